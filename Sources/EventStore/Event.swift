@@ -1,0 +1,76 @@
+public import Foundation
+
+/// An event to append: a past-tense fact with a stable type tag.
+public struct NewEvent: Sendable {
+    /// Deterministic when the caller derives it from the fact (makes appends idempotent);
+    /// random otherwise.
+    public var id: String
+    public var type: String
+    public var schemaVersion: Int
+    /// When the fact happened; nil takes the store clock's time. Imports give historical times.
+    public var recordedAt: Timestamp?
+    /// Which stream the event belongs to, e.g. a source name.
+    public var stream: String
+    /// Small key/values: URL, HTTP status, ETag, run id, duration. Never secrets.
+    public var metadata: [(key: String, value: String)]
+    /// The body, stored once by content hash.
+    public var payload: [UInt8]?
+
+    public init(
+        id: String? = nil, type: String, schemaVersion: Int = 1, recordedAt: Timestamp? = nil,
+        stream: String, metadata: [(key: String, value: String)] = [], payload: [UInt8]? = nil
+    ) {
+        self.id = id ?? UUID().uuidString.lowercased()
+        self.type = type
+        self.schemaVersion = schemaVersion
+        self.recordedAt = recordedAt
+        self.stream = stream
+        self.metadata = metadata
+        self.payload = payload
+    }
+}
+
+/// A reference to a content-addressed body in the blob database.
+public struct PayloadReference: Hashable, Sendable {
+    /// SHA-256 of the uncompressed bytes.
+    public var hash: [UInt8]
+    /// Uncompressed size in bytes.
+    public var size: Int
+
+    public var hashHex: String { hash.hex }
+}
+
+/// An event as stored in the log: the envelope, chained to its predecessor by hash.
+public struct RecordedEvent: Hashable, Sendable {
+    public var seq: UInt64
+    public var id: String
+    public var type: String
+    public var schemaVersion: Int
+    public var recordedAt: Timestamp
+    public var stream: String
+    public var metadata: [Metadatum]
+    public var payload: PayloadReference?
+    /// Hash of the previous event (32 zero bytes for the first).
+    public var previousHash: [UInt8]
+    /// SHA-256 over this envelope's encoding, which includes `previousHash` and the payload hash.
+    public var hash: [UInt8]
+
+    public struct Metadatum: Hashable, Sendable {
+        public var key: String
+        public var value: String
+        public init(key: String, value: String) { self.key = key; self.value = value }
+    }
+
+    /// The first metadata value under `key`.
+    public subscript(metadata key: String) -> String? {
+        metadata.first { $0.key == key }?.value
+    }
+}
+
+/// What happened to one event of an append batch.
+public struct AppendOutcome: Hashable, Sendable {
+    public var seq: UInt64
+    public var id: String
+    /// False when an event with the same id was already in the log; `seq` is then the original's.
+    public var appended: Bool
+}

@@ -1,0 +1,170 @@
+import Crypto
+import Foundation
+public import LMDB
+
+/// The result of ``EventStore/verify()``.
+public struct VerifyReport: Sendable {
+    public var headSeq: UInt64 = 0
+    public var eventsChecked: UInt64 = 0
+    public var blobsChecked = 0
+    /// Every integrity problem found (the first 1,000).
+    public var problems: [String] = []
+    public var problemCount = 0
+    public var projections: [ProjectionCheck] = []
+    public var quarantined: [QuarantinedEvent] = []
+
+    public struct ProjectionCheck: Sendable {
+        public var name: String
+        public var checkpoint: UInt64
+        public var matchesRebuild: Bool
+        public var differences: [String]
+    }
+
+    /// True when the chain, the blobs and every projection hold.
+    public var ok: Bool { problemCount == 0 && projections.allSatisfy(\.matchesRebuild) }
+
+    mutating func problem(_ p: String) {
+        problemCount += 1
+        if problems.count < 1_000 { problems.append(p) }
+    }
+}
+
+extension EventStore {
+    /// Checks the whole store: seqs gapless from 1, every envelope decodes and hashes to its stored
+    /// hash, each links to its predecessor's hash, ids and indexes point at their events, every
+    /// body exists and hashes to its key, and every projection equals a rebuild of it on a scratch
+    /// copy. Reads one consistent snapshot; writers are not blocked.
+    public func verify(checkProjections: Bool = true) async throws -> VerifyReport {
+        let schema = self.schema
+        var report = try await read { txn -> VerifyReport in
+            var report = VerifyReport()
+            let c = try txn.cursor(schema.events)
+            var expected: UInt64 = 1
+            var previous = Envelope.zeroHash
+            var entry = try c.first()
+            while let e = entry {
+                let seq = UInt64(bigEndianBytes: e.key)
+                defer { expected = seq + 1; report.eventsChecked += 1 }
+                if e.key.count != 8 { report.problem("event key of \(e.key.count) bytes is not a seq") }
+                if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
+                guard Envelope.selfConsistent(e.value) else {
+                    report.problem("event \(seq): stored bytes do not match their hash (tampered or damaged)")
+                    previous = e.value.count >= 32 ? [UInt8](e.value[(e.value.count - 32)...]) : Envelope.zeroHash
+                    entry = try c.next()
+                    continue
+                }
+                guard let event = try? Envelope.decode(e.value) else {
+                    report.problem("event \(seq): envelope does not decode")
+                    entry = try c.next()
+                    continue
+                }
+                if event.seq != seq { report.problem("event \(seq): envelope says seq \(event.seq)") }
+                if event.previousHash != previous { report.problem("event \(seq): hash chain broken (previous hash does not match event \(seq - 1))") }
+                previous = event.hash
+                if let s = try txn.get(schema.ids, key: Array(event.id.utf8)) {
+                    if s.withUnsafeBytes({ UInt64(bigEndianBytes: $0) }) != seq { report.problem("event \(seq): id index points elsewhere") }
+                } else {
+                    report.problem("event \(seq): id missing from the id index")
+                }
+                if try !txn.contains(schema.byStream, key: LogSchema.indexKey(event.stream, seq)) { report.problem("event \(seq): missing from the stream index") }
+                if try !txn.contains(schema.byType, key: LogSchema.indexKey(event.type, seq)) { report.problem("event \(seq): missing from the type index") }
+                if let ref = event.payload, try !txn.contains(schema.blobs, key: ref.hash) {
+                    report.problem("event \(seq): body \(ref.hashHex.prefix(16)) is missing")
+                }
+                entry = try c.next()
+            }
+            report.headSeq = expected - 1
+            if try txn.stat(schema.ids).entries != Int(report.eventsChecked) { report.problem("the id index has \(try txn.stat(schema.ids).entries) entries for \(report.eventsChecked) events") }
+            if try txn.stat(schema.byTime).entries != Int(report.eventsChecked) { report.problem("the time index has \(try txn.stat(schema.byTime).entries) entries for \(report.eventsChecked) events") }
+
+            let b = try txn.cursor(schema.blobs)
+            var blob = try b.first()
+            while let e = blob {
+                report.blobsChecked += 1
+                let key = [UInt8](e.key)
+                do {
+                    let body = try BlobCodec.decode(e.value)
+                    if !SHA256.hash(data: body).elementsEqual(key) { report.problem("body \(key.hex.prefix(16)): content does not match its hash") }
+                } catch {
+                    report.problem("body \(key.hex.prefix(16)): does not decode (damaged)")
+                }
+                blob = try b.next()
+            }
+            let counters = try Counters.read(txn, schema)
+            if counters.blobCount != UInt64(report.blobsChecked) { report.problem("counters say \(counters.blobCount) bodies, found \(report.blobsChecked)") }
+            return report
+        }
+        report.quarantined = try await quarantined()
+        guard checkProjections, !projections.isEmpty else { return report }
+
+        let scratch = try await replay(upTo: report.headSeq)
+        defer { try? FileManager.default.removeItem(atPath: scratch.path) }
+        let mine = self.schema
+        let theirs = scratch.schema
+        let scratchEnv = scratch.environment
+        let names = projections.map(\.name)
+        report.projections = try await read { txn in
+            try scratchEnv.read { other in
+                try names.map { name -> VerifyReport.ProjectionCheck in
+                    var diffs: [String] = []
+                    let cp = try Checkpoint.read(name, txn, mine)
+                    let cp2 = try Checkpoint.read(name, other, theirs)
+                    if cp != cp2 { diffs.append("checkpoint \(cp.map { "v\($0.version)@\($0.seq)" } ?? "none") ≠ rebuilt \(cp2.map { "v\($0.version)@\($0.seq)" } ?? "none")") }
+                    let tables = mine.projectionTables[name]!.databases
+                    for (table, db) in tables.sorted(by: { $0.key < $1.key }) {
+                        diffs += try compare(txn, db, other, theirs.projectionTables[name]!.databases[table]!, label: table)
+                    }
+                    let q1 = try quarantineKeys(txn, mine, name)
+                    let q2 = try quarantineKeys(other, theirs, name)
+                    if q1 != q2 { diffs.append("quarantine differs: \(q1.count) here, \(q2.count) in the rebuild") }
+                    return .init(name: name, checkpoint: cp?.seq ?? 0, matchesRebuild: diffs.isEmpty, differences: Array(diffs.prefix(20)))
+                }
+            }
+        }
+        return report
+    }
+}
+
+private func quarantineKeys(_ txn: Transaction, _ s: LogSchema, _ name: String) throws -> [[UInt8]] {
+    let prefix = Array(name.utf8) + [0]
+    let c = try txn.cursor(s.quarantine)
+    var out: [[UInt8]] = []
+    var e = try c.seek(atLeast: prefix)
+    while let entry = e, entry.key.hasPrefix(prefix) {
+        out.append([UInt8](entry.key))
+        e = try c.next()
+    }
+    return out
+}
+
+/// Compares two tables entry by entry; returns up to 20 differences.
+private func compare(_ a: Transaction, _ da: Database, _ b: Transaction, _ db: Database, label: String) throws -> [String] {
+    let ca = try a.cursor(da)
+    let cb = try b.cursor(db)
+    var ea = try ca.first()
+    var eb = try cb.first()
+    var diffs: [String] = []
+    func show(_ k: UnsafeRawBufferPointer) -> String {
+        String(decoding: k.map { $0 == 0 ? UInt8(ascii: "/") : $0 }.prefix(60), as: UTF8.self)
+    }
+    while diffs.count < 20 {
+        switch (ea, eb) {
+        case (nil, nil):
+            return diffs
+        case let (x?, nil):
+            diffs.append("\(label): extra entry \(show(x.key))"); ea = try ca.next()
+        case let (nil, y?):
+            diffs.append("\(label): missing entry \(show(y.key))"); eb = try cb.next()
+        case let (x?, y?):
+            if x.key.elementsEqual(y.key) {
+                if !x.value.elementsEqual(y.value) { diffs.append("\(label): entry \(show(x.key)) differs from the rebuild") }
+                ea = try ca.next(); eb = try cb.next()
+            } else if x.key.lexicographicallyPrecedes(y.key) {
+                diffs.append("\(label): extra entry \(show(x.key))"); ea = try ca.next()
+            } else {
+                diffs.append("\(label): missing entry \(show(y.key))"); eb = try cb.next()
+            }
+        }
+    }
+    return diffs
+}

@@ -1,0 +1,287 @@
+public import Foundation
+public import LMDB
+public import Logging
+
+/// Options for opening a store.
+public struct StoreOptions: Sendable {
+    /// How commits reach the disk. A process crash never loses a committed batch in any mode.
+    public enum Durability: String, Sendable, CaseIterable {
+        /// fsync on every commit: a power loss loses nothing committed.
+        case full
+        /// skip the meta-page fsync: a power loss may undo the last batch, never corrupt.
+        case noMetaSync = "nometasync"
+        /// no fsync: a power loss may lose recent batches.
+        case noSync = "nosync"
+
+        var lmdb: EnvironmentOptions.Durability {
+            switch self {
+            case .full: .full
+            case .noMetaSync: .noMetaSync
+            case .noSync: .noSync
+            }
+        }
+    }
+
+    /// Initial map size; it only reserves address space and grows on demand.
+    public var mapSize: Int = 8 << 30
+    public var durability: Durability = .full
+    public var maxReaders: UInt32 = 126
+    public var clock: any EventClock = SystemClock()
+    public var logger = Logger(label: "strata.eventstore")
+    /// Events per write transaction when catching up or rebuilding.
+    public var catchUpChunk = 8_192
+
+    public init() {}
+}
+
+/// An append-only, hash-chained event log in LMDB, with content-addressed bodies, projections
+/// kept in step with the log in the same transactions, and reads at any point in history.
+///
+/// ```swift
+/// let store = try await EventStore.open(at: path, projections: [KeyedDocumentProjection()])
+/// try await store.append([NewEvent(type: "DocumentRecorded", stream: "cars",
+///                                  metadata: [("collection", "cars"), ("key", "42")], payload: body)])
+/// let events = try await store.events(EventQuery(stream: "cars", limit: 10))
+/// ```
+///
+/// Writes go through one serial writer per process; reads run on a background queue with their
+/// own read-only snapshot and never block the writer or the caller.
+public final class EventStore: Sendable {
+    public let path: String
+    public let projections: [any Projection]
+    let environment: Environment
+    let schema: LogSchema
+    let writer: LogWriter
+    let options: StoreOptions
+
+    private init(path: String, environment: Environment, schema: LogSchema, projections: [any Projection], options: StoreOptions) {
+        self.path = path
+        self.environment = environment
+        self.schema = schema
+        self.projections = projections
+        self.options = options
+        writer = LogWriter(environment: environment, schema: schema, projections: projections, clock: options.clock, logger: options.logger)
+    }
+
+    /// Opens the store in `directory` (created with mode 0700 if missing), then brings every
+    /// projection up to the head of the log, rebuilding those whose version changed.
+    /// - Throws: ``EventStoreError`` if the directory cannot be created or the store is damaged.
+    public static func open(
+        at directory: String, projections: [any Projection] = [], options: StoreOptions = StoreOptions(),
+        progress: (@Sendable (RebuildProgress) -> Void)? = nil
+    ) async throws -> EventStore {
+        let names = projections.map(\.name)
+        guard Set(names).count == names.count else {
+            throw EventStoreError(code: .invalidArgument, message: "two projections share a name: \(names)")
+        }
+        let store: EventStore
+        do {
+            let fm = FileManager.default
+            if !fm.fileExists(atPath: directory) {
+                try fm.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+            var env = EnvironmentOptions()
+            env.mapSize = options.mapSize
+            env.durability = options.durability.lmdb
+            env.maxReaders = options.maxReaders
+            env.maxDatabases = UInt32(16 + projections.reduce(0) { $0 + $1.tables.count })
+            env.fileMode = 0o600
+            let environment = try Environment(path: directory, options: env)
+            let schema = try LogSchema(opening: environment, projections: projections)
+            store = EventStore(path: directory, environment: environment, schema: schema, projections: projections, options: options)
+        } catch {
+            throw EventStoreError.wrap(error, "could not open the store at \(directory)")
+        }
+        try await store.catchUp(progress: progress)
+        return store
+    }
+
+    // MARK: Writing
+
+    /// Appends a batch atomically: events, indexes, bodies, projection updates and checkpoints
+    /// commit in one transaction, so a crash keeps all of the batch or none of it. An event whose
+    /// id is already in the log is not appended again; its outcome carries the original seq.
+    public func append(_ events: [NewEvent]) async throws -> [AppendOutcome] {
+        do { return try await writer.append(events) } catch { throw EventStoreError.wrap(error, "append failed") }
+    }
+
+    /// Appends one event.
+    @discardableResult
+    public func append(_ event: NewEvent) async throws -> AppendOutcome {
+        try await append([event])[0]
+    }
+
+    /// Brings projections up to the head (done on open; useful after another process wrote).
+    public func catchUp(progress: (@Sendable (RebuildProgress) -> Void)? = nil) async throws {
+        let chunk = options.catchUpChunk
+        do { try await writer.catchUpAll(chunk: chunk, progress: progress) } catch { throw EventStoreError.wrap(error, "projection catch-up failed") }
+    }
+
+    /// Rebuilds the named projections (all when `names` is empty) from seq 0, in committed chunks:
+    /// if interrupted, the next open resumes where it stopped.
+    public func rebuild(_ names: [String] = [], progress: (@Sendable (RebuildProgress) -> Void)? = nil) async throws {
+        let known = Set(projections.map(\.name))
+        for n in names where !known.contains(n) {
+            throw EventStoreError(code: .unknownProjection, message: "no projection named '\(n)'; known: \(known.sorted().joined(separator: ", "))")
+        }
+        let targets = names.isEmpty ? known : Set(names)
+        let chunk = options.catchUpChunk
+        do { try await writer.catchUpAll(resetting: targets, chunk: chunk, progress: progress) } catch { throw EventStoreError.wrap(error, "rebuild failed") }
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` in a read-only snapshot on a background queue. The snapshot never blocks the
+    /// writer, and the caller's task is suspended, not blocked, while it runs.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
+        let env = environment
+        return try await withCheckedThrowingContinuation { cont in
+            DispatchQueue.global().async {
+                do { cont.resume(returning: try env.read(body)) } catch { cont.resume(throwing: EventStoreError.wrap(error, "read failed")) }
+            }
+        }
+    }
+
+    /// The tables of projection `name`, for use inside ``read(_:)``.
+    public func tables(of name: String) throws -> TableSet {
+        guard let t = schema.projectionTables[name] else {
+            throw EventStoreError(code: .unknownProjection, message: "no projection named '\(name)'")
+        }
+        return t
+    }
+
+    /// The last seq and hash of the log (0 and zeros when empty).
+    public func head() async throws -> (seq: UInt64, hash: String) {
+        let schema = self.schema
+        return try await read { txn in
+            let h = try LogHead.read(txn, schema)
+            return (h.seq, h.hash.hex)
+        }
+    }
+
+    /// Events matching `query`.
+    public func events(_ query: EventQuery) async throws -> [RecordedEvent] {
+        let schema = self.schema
+        return try await read { txn in try EventQuery.run(query, txn, schema) }
+    }
+
+    /// The event with this seq, if any.
+    public func event(seq: UInt64) async throws -> RecordedEvent? {
+        try await events(EventQuery(fromSeq: seq, toSeq: seq, limit: 1)).first
+    }
+
+    /// The event with this id, if any.
+    public func event(id: String) async throws -> RecordedEvent? {
+        let schema = self.schema
+        return try await read { txn in
+            guard let s = try txn.get(schema.ids, key: Array(id.utf8)) else { return nil }
+            return try EventQuery.run(EventQuery(fromSeq: s.withUnsafeBytes { UInt64(bigEndianBytes: $0) }, limit: 1), txn, schema).first
+        }
+    }
+
+    /// The body of an event, decompressed; nil if it has none.
+    public func payload(of event: RecordedEvent) async throws -> [UInt8]? {
+        let schema = self.schema
+        return try await read { txn in try PayloadSource(blobs: schema.blobs).body(of: event, in: txn) }
+    }
+
+    /// Resolves a point in time to a seq: the last event whose effective time (the running maximum
+    /// of `recordedAt` along the log) is at or before `time`; 0 if none.
+    public func seq(asOf time: Timestamp) async throws -> UInt64 {
+        let schema = self.schema
+        return try await read { txn in
+            let key = LogSchema.timeKey(Timestamp(microseconds: time.microseconds == .max ? .max : time.microseconds + 1), 0)
+            let c = try txn.cursor(schema.byTime)
+            let found: Cursor.Entry?
+            if try c.seek(atLeast: key) != nil { found = try c.previous() } else { found = try c.last() }
+            guard let found else { return 0 }
+            return UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: found.key[8..<16]))
+        }
+    }
+
+    /// Events the projections could not apply, with the reason.
+    public func quarantined(projection: String? = nil) async throws -> [QuarantinedEvent] {
+        let schema = self.schema
+        return try await read { txn in
+            let c = try txn.cursor(schema.quarantine)
+            let prefix: [UInt8] = projection.map { Array($0.utf8) + [0] } ?? []
+            var out: [QuarantinedEvent] = []
+            var e = try c.seek(atLeast: prefix)
+            while let entry = e, entry.key.hasPrefix(prefix) {
+                let k = [UInt8](entry.key)
+                let name = String(decoding: k[0..<(k.count - 9)], as: UTF8.self)
+                let seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: entry.key[(k.count - 8)...]))
+                out.append(QuarantinedEvent(projection: name, seq: seq, reason: String(decoding: entry.value, as: UTF8.self)))
+                e = try c.next()
+            }
+            return out
+        }
+    }
+
+    // MARK: Replay
+
+    /// Folds the log from zero up to `seq` into a new scratch store in `directory` (a fresh
+    /// temporary directory when nil): same events, same hashes, projections computed from scratch.
+    /// The caller owns the directory. Used by `verify` and by tests as the oracle for as-of reads.
+    public func replay(upTo seq: UInt64? = nil, into directory: String? = nil) async throws -> EventStore {
+        let dir = directory ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("strata-replay-\(UUID().uuidString)").path
+        var opts = StoreOptions()
+        opts.durability = .noSync
+        opts.clock = options.clock
+        opts.logger = options.logger
+        opts.mapSize = max(64 << 20, environment.usedBytes * 2)
+        let scratch = try await EventStore.open(at: dir, projections: projections, options: opts)
+        let headSeq = try await head().seq
+        let limit = min(seq ?? headSeq, headSeq)
+        var next: UInt64 = 1
+        let schema = self.schema
+        let targetSchema = scratch.schema
+        let targetEnv = scratch.environment
+        while next <= limit {
+            let from = next
+            let chunk = try await read { txn -> [RecordedChunkEntry] in
+                let c = try txn.cursor(schema.events)
+                var out: [RecordedChunkEntry] = []
+                var entry = try c.seek(atLeast: from.bigEndianBytes)
+                while let e = entry, out.count < 4_096 {
+                    let s = UInt64(bigEndianBytes: e.key)
+                    if s > limit { break }
+                    let event = try Envelope.decode(e.value)
+                    var blob: [UInt8]?
+                    if let ref = event.payload {
+                        let present = try targetEnv.read { t in try t.contains(targetSchema.blobs, key: ref.hash) }
+                        if !present, let stored = try txn.get(schema.blobs, key: ref.hash) { blob = stored }
+                    }
+                    out.append(RecordedChunkEntry(event: event, envelope: [UInt8](e.value), storedBlob: blob))
+                    entry = try c.next()
+                }
+                return out
+            }
+            guard let last = chunk.last else { break }
+            do { try await scratch.writer.importRecorded(chunk) } catch { throw EventStoreError.wrap(error, "replay failed") }
+            next = last.event.seq + 1
+        }
+        return scratch
+    }
+}
+
+/// An event a projection could not apply.
+public struct QuarantinedEvent: Sendable, Hashable, Codable {
+    public var projection: String
+    public var seq: UInt64
+    public var reason: String
+}
+
+extension EventStoreError {
+    /// Wraps any error thrown below the facade into an ``EventStoreError``.
+    static func wrap(_ error: any Error, _ context: String) -> EventStoreError {
+        switch error {
+        case let e as EventStoreError: return e
+        case let e as StorageError: return EventStoreError(code: .storage, message: context, cause: e)
+        case is Envelope.Malformed: return .corrupted("\(context): a stored event does not decode; run `strata verify`")
+        case is ByteReader.Truncated: return .corrupted("\(context): stored bytes are truncated; run `strata verify`")
+        default: return EventStoreError(code: .invalidArgument, message: "\(context): \(error)")
+        }
+    }
+}

@@ -1,0 +1,39 @@
+public import LMDB
+
+/// The one error the event store throws. Storage failures keep their ``StorageError`` as the cause.
+public struct EventStoreError: Error, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Base: Hashable, Sendable {
+            case invalidEvent, storage, corrupted, unknownProjection, notFound, invalidArgument, locked
+        }
+        fileprivate let base: Base
+        /// The event is not acceptable (empty type, NUL bytes, oversize id or metadata).
+        public static let invalidEvent = Code(base: .invalidEvent)
+        /// The storage engine failed; see `cause`.
+        public static let storage = Code(base: .storage)
+        /// Stored bytes do not decode or do not match their hash.
+        public static let corrupted = Code(base: .corrupted)
+        public static let unknownProjection = Code(base: .unknownProjection)
+        public static let notFound = Code(base: .notFound)
+        public static let invalidArgument = Code(base: .invalidArgument)
+        public var description: String { "\(base)" }
+    }
+
+    public var code: Code
+    public var message: String
+    public var cause: StorageError?
+
+    public init(code: Code, message: String, cause: StorageError? = nil) {
+        self.code = code
+        self.message = message
+        self.cause = cause
+    }
+
+    public var description: String {
+        if let cause { return "\(message): \(cause)" }
+        return message
+    }
+
+    static func invalid(_ message: String) -> EventStoreError { .init(code: .invalidEvent, message: message) }
+    static func corrupted(_ message: String) -> EventStoreError { .init(code: .corrupted, message: message) }
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+/// One RFC 6902 operation, extended with the value it replaced or removed (`old`), so a change
+/// list reads as "old → new" and can be reverted.
+public struct PatchOperation: Hashable, Sendable {
+    public enum Op: String, Sendable { case add, remove, replace }
+    public var op: Op
+    /// A JSON Pointer (RFC 6901).
+    public var path: String
+    public var value: JSONValue?
+    public var old: JSONValue?
+
+    public init(op: Op, path: String, value: JSONValue? = nil, old: JSONValue? = nil) {
+        self.op = op
+        self.path = path
+        self.value = value
+        self.old = old
+    }
+
+    public var json: JSONValue {
+        var o: [String: JSONValue] = ["op": .string(op.rawValue), "path": .string(path)]
+        if let value { o["value"] = value }
+        if let old { o["old"] = old }
+        return .object(o)
+    }
+
+    public init(json: JSONValue) throws {
+        guard case .object(let o) = json, case .string(let op)? = o["op"], let kind = Op(rawValue: op),
+              case .string(let path)? = o["path"] else {
+            throw JSONParseError(offset: 0, reason: "not a patch operation")
+        }
+        self.init(op: kind, path: path, value: o["value"], old: o["old"])
+    }
+}
+
+extension JSONValue {
+    /// The operations that turn `self` into `other`, in an order that applies cleanly.
+    /// Objects are compared key by key, arrays index by index (with additions or removals at the
+    /// tail), anything else is replaced whole.
+    public func diff(to other: JSONValue, at pointer: String = "") -> [PatchOperation] {
+        var ops: [PatchOperation] = []
+        Self.diff(self, other, pointer, &ops)
+        return ops
+    }
+
+    private static func diff(_ a: JSONValue, _ b: JSONValue, _ path: String, _ ops: inout [PatchOperation]) {
+        if a == b { return }
+        switch (a, b) {
+        case (.object(let x), .object(let y)):
+            for k in sortedKeys(x) where y[k] == nil {
+                ops.append(PatchOperation(op: .remove, path: path + "/" + escape(k), old: x[k]))
+            }
+            for k in sortedKeys(y) {
+                let p = path + "/" + escape(k)
+                if let old = x[k] { diff(old, y[k]!, p, &ops) } else { ops.append(PatchOperation(op: .add, path: p, value: y[k])) }
+            }
+        case (.array(let x), .array(let y)):
+            let common = min(x.count, y.count)
+            for i in 0..<common { diff(x[i], y[i], path + "/\(i)", &ops) }
+            if x.count > y.count {
+                for i in stride(from: x.count - 1, through: y.count, by: -1) {
+                    ops.append(PatchOperation(op: .remove, path: path + "/\(i)", old: x[i]))
+                }
+            } else {
+                for i in common..<y.count { ops.append(PatchOperation(op: .add, path: path + "/\(i)", value: y[i])) }
+            }
+        default:
+            ops.append(PatchOperation(op: .replace, path: path, value: b, old: a))
+        }
+    }
+
+    /// Applies operations (the inverse direction is `reverted`). Throws on a path that does not exist.
+    public func applying(_ ops: [PatchOperation]) throws -> JSONValue {
+        var v = self
+        for op in ops { v = try v.applying(op, tokens: Self.tokens(op.path)[...]) }
+        return v
+    }
+
+    private func applying(_ op: PatchOperation, tokens: ArraySlice<String>) throws -> JSONValue {
+        let bad = JSONParseError(offset: 0, reason: "patch path \(op.path) does not apply")
+        guard let head = tokens.first else {
+            switch op.op {
+            case .add, .replace: return op.value ?? .null
+            case .remove: throw bad
+            }
+        }
+        let rest = tokens.dropFirst()
+        switch self {
+        case .object(var o):
+            if rest.isEmpty {
+                switch op.op {
+                case .add, .replace: o[head] = op.value ?? .null
+                case .remove: guard o.removeValue(forKey: head) != nil else { throw bad }
+                }
+            } else {
+                guard let child = o[head] else { throw bad }
+                o[head] = try child.applying(op, tokens: rest)
+            }
+            return .object(o)
+        case .array(var a):
+            guard let i = Int(head) ?? (head == "-" ? a.count : nil) else { throw bad }
+            if rest.isEmpty {
+                switch op.op {
+                case .add: guard i <= a.count else { throw bad }; a.insert(op.value ?? .null, at: i)
+                case .replace: guard a.indices.contains(i) else { throw bad }; a[i] = op.value ?? .null
+                case .remove: guard a.indices.contains(i) else { throw bad }; a.remove(at: i)
+                }
+            } else {
+                guard a.indices.contains(i) else { throw bad }
+                a[i] = try a[i].applying(op, tokens: rest)
+            }
+            return .array(a)
+        default:
+            throw bad
+        }
+    }
+
+    static func escape(_ token: String) -> String {
+        token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+    }
+
+    static func tokens(_ pointer: String) -> [String] {
+        guard !pointer.isEmpty else { return [] }
+        return pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
+            $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+        }
+    }
+}

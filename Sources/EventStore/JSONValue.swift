@@ -1,0 +1,339 @@
+/// A JSON value that keeps numbers as their source text (no float rounding) and serializes
+/// canonically: object keys sorted by UTF-8 bytes, no insignificant whitespace. Two documents
+/// with the same canonical bytes are the same document.
+public enum JSONValue: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    /// The number's JSON text, validated against the JSON grammar.
+    case number(String)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// Parses JSON text (RFC 8259), rejecting trailing garbage, bad escapes, invalid UTF-8,
+    /// leading zeros and nesting deeper than 512.
+    public init(parsing bytes: some Collection<UInt8>) throws(JSONParseError) {
+        let array = Array(bytes)
+        let result: Result<JSONValue, JSONParseError> = array.withUnsafeBytes { raw in
+            var p = JSONParser(raw)
+            do throws(JSONParseError) { return .success(try p.parseDocument()) } catch { return .failure(error) }
+        }
+        self = try result.get()
+    }
+
+    public init(parsing text: String) throws(JSONParseError) {
+        try self.init(parsing: Array(text.utf8))
+    }
+
+    /// Canonical bytes: sorted keys, no whitespace.
+    public var canonicalBytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        write(into: &out, pretty: false, indent: 0)
+        return out
+    }
+
+    public var canonicalString: String { String(decoding: canonicalBytes, as: UTF8.self) }
+
+    /// Indented, sorted-key text for people.
+    public var prettyString: String {
+        var out: [UInt8] = []
+        write(into: &out, pretty: true, indent: 0)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The value at a dotted path (`results`, `sprites.front_default`, `moves.0.move.name`);
+    /// an empty path is the value itself.
+    public func value(atPath path: String) -> JSONValue? {
+        guard !path.isEmpty else { return self }
+        var current = self
+        for part in path.split(separator: ".", omittingEmptySubsequences: false) {
+            switch current {
+            case .object(let o):
+                guard let next = o[String(part)] else { return nil }
+                current = next
+            case .array(let a):
+                guard let i = Int(part), a.indices.contains(i) else { return nil }
+                current = a[i]
+            default:
+                return nil
+            }
+        }
+        return current
+    }
+
+    /// A short text for a scalar (strings unquoted), or the canonical JSON of a container.
+    public var displayText: String {
+        switch self {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .number(let n): return n
+        case .string(let s): return s
+        default: return canonicalString
+        }
+    }
+
+    private func write(into out: inout [UInt8], pretty: Bool, indent: Int) {
+        switch self {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .number(let n): out.append(contentsOf: n.utf8)
+        case .string(let s): Self.writeString(s, into: &out)
+        case .array(let a):
+            out.append(UInt8(ascii: "["))
+            for (i, v) in a.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { Self.newline(&out, indent + 1) }
+                v.write(into: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty && !a.isEmpty { Self.newline(&out, indent) }
+            out.append(UInt8(ascii: "]"))
+        case .object(let o):
+            out.append(UInt8(ascii: "{"))
+            for (i, k) in Self.sortedKeys(o).enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { Self.newline(&out, indent + 1) }
+                Self.writeString(k, into: &out)
+                out.append(UInt8(ascii: ":"))
+                if pretty { out.append(UInt8(ascii: " ")) }
+                o[k]!.write(into: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty && !o.isEmpty { Self.newline(&out, indent) }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func sortedKeys(_ o: [String: JSONValue]) -> [String] {
+        o.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    private static func newline(_ out: inout [UInt8], _ indent: Int) {
+        out.append(UInt8(ascii: "\n"))
+        out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent * 2))
+    }
+
+    static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "\""): out.append(contentsOf: [92, 34])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [92, 92])
+            case 0x0A: out.append(contentsOf: [92, UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [92, UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [92, UInt8(ascii: "t")])
+            case 0x08: out.append(contentsOf: [92, UInt8(ascii: "b")])
+            case 0x0C: out.append(contentsOf: [92, UInt8(ascii: "f")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(b >> 4)], hex[Int(b & 15)]])
+            default: out.append(b)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}
+
+/// Why a JSON text was rejected, with the byte offset.
+public struct JSONParseError: Error, Sendable, CustomStringConvertible, Equatable {
+    public var offset: Int
+    public var reason: String
+    public var description: String { "malformed JSON at byte \(offset): \(reason)" }
+}
+
+struct JSONParser {
+    let b: UnsafeRawBufferPointer
+    var i = 0
+    var depth = 0
+    static let maxDepth = 512
+
+    init(_ b: UnsafeRawBufferPointer) { self.b = b }
+
+    func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: i, reason: reason) }
+
+    mutating func skipWS() {
+        while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 }
+    }
+
+    mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+        // A UTF-8 byte order mark is tolerated.
+        if b.count >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF { i = 3 }
+        skipWS()
+        let v = try parseValue()
+        skipWS()
+        guard i == b.count else { throw fail("unexpected data after the JSON value") }
+        return v
+    }
+
+    mutating func parseValue() throws(JSONParseError) -> JSONValue {
+        guard i < b.count else { throw fail("unexpected end of input") }
+        switch b[i] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+        default: throw fail("unexpected character")
+        }
+    }
+
+    mutating func literal(_ word: StaticString) throws(JSONParseError) {
+        let n = word.utf8CodeUnitCount
+        guard b.count - i >= n else { throw fail("unexpected end of input") }
+        let p = word.utf8Start
+        for k in 0..<n where b[i + k] != p[k] { throw fail("invalid literal") }
+        i += n
+    }
+
+    mutating func enter() throws(JSONParseError) {
+        depth += 1
+        if depth > Self.maxDepth { throw fail("nesting deeper than \(Self.maxDepth)") }
+    }
+
+    mutating func parseObject() throws(JSONParseError) -> JSONValue {
+        try enter()
+        i += 1
+        var o: [String: JSONValue] = [:]
+        skipWS()
+        if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; depth -= 1; return .object(o) }
+        while true {
+            skipWS()
+            guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let k = try parseString()
+            skipWS()
+            guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            i += 1
+            skipWS()
+            // Duplicate keys: the last one wins, as in most parsers.
+            o[k] = try parseValue()
+            skipWS()
+            guard i < b.count else { throw fail("unexpected end of input in an object") }
+            if b[i] == UInt8(ascii: ",") { i += 1; continue }
+            if b[i] == UInt8(ascii: "}") { i += 1; break }
+            throw fail("expected ',' or '}'")
+        }
+        depth -= 1
+        return .object(o)
+    }
+
+    mutating func parseArray() throws(JSONParseError) -> JSONValue {
+        try enter()
+        i += 1
+        var a: [JSONValue] = []
+        skipWS()
+        if i < b.count, b[i] == UInt8(ascii: "]") { i += 1; depth -= 1; return .array(a) }
+        while true {
+            skipWS()
+            a.append(try parseValue())
+            skipWS()
+            guard i < b.count else { throw fail("unexpected end of input in an array") }
+            if b[i] == UInt8(ascii: ",") { i += 1; continue }
+            if b[i] == UInt8(ascii: "]") { i += 1; break }
+            throw fail("expected ',' or ']'")
+        }
+        depth -= 1
+        return .array(a)
+    }
+
+    mutating func parseNumber() throws(JSONParseError) -> String {
+        let start = i
+        if b[i] == UInt8(ascii: "-") { i += 1 }
+        func digit(_ k: Int) -> Bool { k < b.count && b[k] >= 48 && b[k] <= 57 }
+        guard digit(i) else { throw fail("invalid number") }
+        if b[i] == 48 {
+            i += 1
+            if digit(i) { throw fail("leading zero in a number") }
+        } else {
+            while digit(i) { i += 1 }
+        }
+        if i < b.count, b[i] == UInt8(ascii: ".") {
+            i += 1
+            guard digit(i) else { throw fail("invalid fraction") }
+            while digit(i) { i += 1 }
+        }
+        if i < b.count, b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E") {
+            i += 1
+            if i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") { i += 1 }
+            guard digit(i) else { throw fail("invalid exponent") }
+            while digit(i) { i += 1 }
+        }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: b[start..<i]), as: UTF8.self)
+    }
+
+    mutating func hex4() throws(JSONParseError) -> UInt32 {
+        guard b.count - i >= 4 else { throw fail("truncated \\u escape") }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let c = b[i]
+            let d: UInt32
+            switch c {
+            case 48...57: d = UInt32(c - 48)
+            case 97...102: d = UInt32(c - 87)
+            case 65...70: d = UInt32(c - 55)
+            default: throw fail("invalid \\u escape")
+            }
+            v = v << 4 | d
+            i += 1
+        }
+        return v
+    }
+
+    mutating func parseString() throws(JSONParseError) -> String {
+        i += 1
+        let start = i
+        // Fast path: no escapes.
+        while i < b.count {
+            let c = b[i]
+            if c == UInt8(ascii: "\"") {
+                let s = UnsafeRawBufferPointer(rebasing: b[start..<i])
+                i += 1
+                guard let str = String(validating: s, as: UTF8.self) else { throw fail("invalid UTF-8 in a string") }
+                return str
+            }
+            if c == UInt8(ascii: "\\") { break }
+            if c < 0x20 { throw fail("control character in a string") }
+            i += 1
+        }
+        var out = [UInt8](UnsafeRawBufferPointer(rebasing: b[start..<i]))
+        while i < b.count {
+            let c = b[i]
+            if c == UInt8(ascii: "\"") {
+                i += 1
+                guard let str = String(validating: out, as: UTF8.self) else { throw fail("invalid UTF-8 in a string") }
+                return str
+            }
+            if c < 0x20 { throw fail("control character in a string") }
+            if c != UInt8(ascii: "\\") { out.append(c); i += 1; continue }
+            i += 1
+            guard i < b.count else { break }
+            let e = b[i]
+            i += 1
+            switch e {
+            case UInt8(ascii: "\""): out.append(34)
+            case UInt8(ascii: "\\"): out.append(92)
+            case UInt8(ascii: "/"): out.append(47)
+            case UInt8(ascii: "b"): out.append(8)
+            case UInt8(ascii: "f"): out.append(12)
+            case UInt8(ascii: "n"): out.append(10)
+            case UInt8(ascii: "r"): out.append(13)
+            case UInt8(ascii: "t"): out.append(9)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4()
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard b.count - i >= 6, b[i] == 92, b[i + 1] == UInt8(ascii: "u") else { throw fail("unpaired surrogate") }
+                    i += 2
+                    let low = try hex4()
+                    guard (0xDC00...0xDFFF).contains(low) else { throw fail("unpaired surrogate") }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00...0xDFFF).contains(scalar) {
+                    throw fail("unpaired surrogate")
+                }
+                guard let u = Unicode.Scalar(scalar) else { throw fail("invalid \\u escape") }
+                out.append(contentsOf: Array(String(Character(u)).utf8))
+            default: throw fail("invalid escape")
+            }
+        }
+        throw fail("unterminated string")
+    }
+}

@@ -1,0 +1,97 @@
+public import LMDB
+
+/// Reads of a ``KeyedDocumentProjection``'s tables inside a read transaction. Every as-of read is
+/// a cursor seek on the history table, not a replay.
+public struct DocumentReader {
+    public let transaction: Transaction
+    public let tables: TableSet
+
+    public init(transaction: Transaction, tables: TableSet) {
+        self.transaction = transaction
+        self.tables = tables
+    }
+
+    /// The document's state now (`asOf` nil) or as of a seq: the last version at or before it.
+    public func state(collection: String, key: String, asOf seq: UInt64? = nil) throws -> DocumentState? {
+        if let seq { return try stateAsOf(collection: collection, key: key, seq: seq) }
+        guard let raw = try transaction.get(tables["current"], key: KeyedDocumentProjection.currentKey(collection, key)) else { return nil }
+        let r = try raw.withUnsafeBytes { try KeyedDocumentProjection.CurrentRecord($0) }
+        return DocumentState(collection: collection, key: key, version: r.version, firstSeq: r.firstSeq, changedSeq: r.changedSeq,
+                             lastSeenSeq: r.lastSeenSeq, removed: r.removed, document: try JSONValue(parsing: r.document))
+    }
+
+    private func stateAsOf(collection: String, key: String, seq: UInt64) throws -> DocumentState? {
+        guard let v = try version(collection: collection, key: key, asOf: seq) else { return nil }
+        let prefix = KeyedDocumentProjection.currentKey(collection, key) + [0]
+        let c = try transaction.cursor(tables["history"])
+        guard let first = try c.seek(atLeast: prefix), first.key.hasPrefix(prefix) else { return nil }
+        let firstSeq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: first.key[prefix.count...]))
+        return DocumentState(collection: collection, key: key, version: v.version, firstSeq: firstSeq, changedSeq: v.seq,
+                             lastSeenSeq: nil, removed: v.isRemoved, document: v.document)
+    }
+
+    /// The version in force at `seq` (one seek), or nil if the document did not exist yet.
+    public func version(collection: String, key: String, asOf seq: UInt64) throws -> DocumentVersion? {
+        let prefix = KeyedDocumentProjection.currentKey(collection, key) + [0]
+        let c = try transaction.cursor(tables["history"])
+        guard let e = try c.seek(atMost: prefix + seq.bigEndianBytes), e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 else { return nil }
+        let at = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
+        return try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, e.value)
+    }
+
+    /// Every version of a document, oldest first, up to `seq` when given.
+    public func history(collection: String, key: String, upTo seq: UInt64 = .max) throws -> [DocumentVersion] {
+        let prefix = KeyedDocumentProjection.currentKey(collection, key) + [0]
+        let c = try transaction.cursor(tables["history"])
+        var out: [DocumentVersion] = []
+        var entry = try c.seek(atLeast: prefix)
+        while let e = entry, e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 {
+            let at = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
+            if at > seq { break }
+            out.append(try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, e.value))
+            entry = try c.next()
+        }
+        return out
+    }
+
+    /// The documents of a collection (all collections when nil), ordered by key bytes, now or as
+    /// of a seq. Removed documents are left out unless `includeRemoved`.
+    public func states(collection: String? = nil, asOf seq: UInt64? = nil, includeRemoved: Bool = false) throws -> [DocumentState] {
+        let prefix: [UInt8] = collection.map { Array($0.utf8) + [0] } ?? []
+        let c = try transaction.cursor(tables["current"])
+        var out: [DocumentState] = []
+        var entry = try c.seek(atLeast: prefix)
+        while let e = entry, e.key.hasPrefix(prefix) {
+            let k = [UInt8](e.key)
+            let split = k.firstIndex(of: 0)!
+            let coll = String(decoding: k[..<split], as: UTF8.self)
+            let key = String(decoding: k[(split + 1)...], as: UTF8.self)
+            if let s = try state(collection: coll, key: key, asOf: seq), includeRemoved || !s.removed { out.append(s) }
+            entry = try c.next()
+        }
+        return out
+    }
+
+    /// The names of the collections that have documents.
+    public func collections() throws -> [String] {
+        let c = try transaction.cursor(tables["current"])
+        var out: [String] = []
+        var entry = try c.first()
+        while let e = entry {
+            let k = [UInt8](e.key)
+            let split = k.firstIndex(of: 0)!
+            out.append(String(decoding: k[..<split], as: UTF8.self))
+            // Skip to the next collection: the first key after `collection 0x00 ...` is `collection 0x01`.
+            entry = try c.seek(atLeast: Array(k[..<split]) + [1])
+        }
+        return out
+    }
+}
+
+extension EventStore {
+    /// Runs `body` with a ``DocumentReader`` over projection `projection` in one read snapshot.
+    public func documents<T: Sendable>(projection: String = "documents", _ body: @escaping @Sendable (DocumentReader) throws -> T) async throws -> T {
+        let tables = try self.tables(of: projection)
+        return try await read { txn in try body(DocumentReader(transaction: txn, tables: tables)) }
+    }
+}

@@ -1,0 +1,289 @@
+public import LMDB
+
+/// What an event says about keyed documents.
+public enum DocumentOperation: Sendable, Hashable {
+    /// The document under `key` is now `document`.
+    case put(collection: String, key: String, document: JSONValue)
+    /// The document under `key` is gone.
+    case remove(collection: String, key: String)
+    /// The complete set of documents in `collection`: absent keys are removed.
+    case snapshot(collection: String, documents: [(key: String, document: JSONValue)])
+
+    public static func == (a: DocumentOperation, b: DocumentOperation) -> Bool {
+        switch (a, b) {
+        case let (.put(c1, k1, d1), .put(c2, k2, d2)): return c1 == c2 && k1 == k2 && d1 == d2
+        case let (.remove(c1, k1), .remove(c2, k2)): return c1 == c2 && k1 == k2
+        case let (.snapshot(c1, d1), .snapshot(c2, d2)):
+            return c1 == c2 && d1.count == d2.count && zip(d1, d2).allSatisfy { $0.key == $1.key && $0.document == $1.document }
+        default: return false
+        }
+    }
+
+    public func hash(into h: inout Hasher) {
+        switch self {
+        case let .put(c, k, _): h.combine(0); h.combine(c); h.combine(k)
+        case let .remove(c, k): h.combine(1); h.combine(c); h.combine(k)
+        case let .snapshot(c, d): h.combine(2); h.combine(c); h.combine(d.count)
+        }
+    }
+}
+
+/// The built-in, domain-agnostic document events that ``KeyedDocumentProjection`` understands
+/// out of the box. Metadata `collection` names the collection; `key` the document.
+public enum DocumentEvents {
+    /// Payload: the document (JSON). Metadata: `collection`, `key`.
+    public static let recorded = "DocumentRecorded"
+    /// No payload. Metadata: `collection`, `key`.
+    public static let removed = "DocumentRemoved"
+    /// Payload: a JSON object mapping every key of the collection to its document.
+    /// Metadata: `collection`.
+    public static let snapshotRecorded = "SnapshotRecorded"
+
+    /// Reads the operations of a built-in document event; nil for other events.
+    public static func operations(_ event: RecordedEvent, _ context: ProjectionContext) throws -> [DocumentOperation]? {
+        switch event.type {
+        case recorded, removed, snapshotRecorded: break
+        default: return nil
+        }
+        guard let collection = event[metadata: "collection"] else { throw DocumentError("metadata 'collection' is missing") }
+        switch event.type {
+        case recorded:
+            guard let key = event[metadata: "key"] else { throw DocumentError("metadata 'key' is missing") }
+            guard let body = try context.payload(of: event) else { throw DocumentError("the event has no payload") }
+            return [.put(collection: collection, key: key, document: try JSONValue(parsing: body))]
+        case removed:
+            guard let key = event[metadata: "key"] else { throw DocumentError("metadata 'key' is missing") }
+            return [.remove(collection: collection, key: key)]
+        default:
+            guard let body = try context.payload(of: event) else { throw DocumentError("the event has no payload") }
+            guard case .object(let map) = try JSONValue(parsing: body) else {
+                throw DocumentError("a snapshot payload must be a JSON object of key → document")
+            }
+            return [.snapshot(collection: collection, documents: JSONValue.sortedKeys(map).map { ($0, map[$0]!) })]
+        }
+    }
+}
+
+/// A failure to interpret an event as document operations (the event gets quarantined).
+public struct DocumentError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// How a version came to be.
+public enum ChangeKind: String, Sendable, Codable, CaseIterable {
+    case added, changed, removed, reappeared
+}
+
+/// One version of a document, as stored in the history table.
+public struct DocumentVersion: Sendable, Hashable {
+    public var collection: String
+    public var key: String
+    /// 1 for the first version, +1 for every change, removal or reappearance.
+    public var version: Int
+    /// The event that produced this version.
+    public var seq: UInt64
+    public var recordedAt: Timestamp
+    public var kind: ChangeKind
+    /// The document at this version; for a removal, the last document before it.
+    public var document: JSONValue
+    /// Field-level changes from the previous version (empty for `added` and `removed`).
+    public var changes: [PatchOperation]
+
+    public var isRemoved: Bool { kind == .removed }
+}
+
+/// The state of a document at some point: its latest version there plus when it was first seen.
+public struct DocumentState: Sendable, Hashable {
+    public var collection: String
+    public var key: String
+    public var version: Int
+    public var firstSeq: UInt64
+    /// The seq of the version in force.
+    public var changedSeq: UInt64
+    /// The last event that saw the document (current state only; nil for as-of reads).
+    public var lastSeenSeq: UInt64?
+    public var removed: Bool
+    public var document: JSONValue
+}
+
+/// A reusable projection for "keyed documents with history": current state, version, first and
+/// last seen seq, removed flag, and every version with field-level changes (RFC 6902 with old
+/// values), keyed by (collection, key, seq) so as-of reads are one cursor seek.
+///
+/// Tables:
+/// - `current`: `collection 0x00 key` → state record
+/// - `history`: `collection 0x00 key 0x00 seq(u64be)` → version record
+///
+/// Operations come from `extract` (by default the built-in ``DocumentEvents``); other events are
+/// ignored.
+public struct KeyedDocumentProjection: Projection {
+    public typealias Extractor = @Sendable (RecordedEvent, ProjectionContext) throws -> [DocumentOperation]?
+
+    public let name: String
+    public let version: Int
+    public let tables = ["current", "history"]
+    private let extract: Extractor
+
+    public init(name: String = "documents", version: Int = 1, extract: @escaping Extractor = DocumentEvents.operations) {
+        self.name = name
+        self.version = version
+        self.extract = extract
+    }
+
+    public func apply(_ event: RecordedEvent, in context: ProjectionContext) throws {
+        guard let ops = try extract(event, context) else { return }
+        for op in ops {
+            switch op {
+            case let .put(collection, key, document):
+                try Self.validate(collection, key)
+                try put(collection, key, document, event, context)
+            case let .remove(collection, key):
+                try Self.validate(collection, key)
+                try remove(collection, key, event, context)
+            case let .snapshot(collection, documents):
+                try Self.validate(collection, "x")
+                var seen = Set<String>()
+                for (key, doc) in documents {
+                    try Self.validate(collection, key)
+                    guard seen.insert(key).inserted else { throw DocumentError("duplicate key '\(key.prefix(64))' in a snapshot of \(collection)") }
+                    try put(collection, key, doc, event, context)
+                }
+                // Everything else in the collection that is not already removed is now removed.
+                let prefix = Array(collection.utf8) + [0]
+                let c = try context.transaction.cursor(context.tables["current"])
+                var gone: [String] = []
+                var entry = try c.seek(atLeast: prefix)
+                while let e = entry, e.key.hasPrefix(prefix) {
+                    let key = String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), as: UTF8.self)
+                    if !seen.contains(key), try !CurrentRecord(e.value).removed { gone.append(key) }
+                    entry = try c.next()
+                }
+                for key in gone { try remove(collection, key, event, context) }
+            }
+        }
+    }
+
+    static func validate(_ collection: String, _ key: String) throws {
+        guard !collection.isEmpty, !key.isEmpty, !collection.utf8.contains(0), !key.utf8.contains(0),
+              collection.utf8.count + key.utf8.count <= 480 else {
+            throw DocumentError("collection and key must be non-empty, NUL-free and at most 480 bytes together")
+        }
+    }
+
+    private func put(_ collection: String, _ key: String, _ doc: JSONValue, _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
+        let txn = ctx.transaction
+        let ck = Self.currentKey(collection, key)
+        let canonical = doc.canonicalBytes
+        var record: CurrentRecord
+        var kind: ChangeKind?
+        var changes: [PatchOperation] = []
+        if let existing = try txn.get(ctx.tables["current"], key: ck) {
+            record = try existing.withUnsafeBytes { try CurrentRecord($0) }
+            if record.removed {
+                kind = .reappeared
+                changes = try JSONValue(parsing: record.document).diff(to: doc)
+            } else if record.document != canonical {
+                kind = .changed
+                changes = try JSONValue(parsing: record.document).diff(to: doc)
+            }
+            record.lastSeenSeq = event.seq
+        } else {
+            kind = .added
+            record = CurrentRecord(version: 0, firstSeq: event.seq, changedSeq: event.seq, lastSeenSeq: event.seq, removed: false, document: canonical)
+        }
+        if let kind {
+            record.version += 1
+            record.changedSeq = event.seq
+            record.removed = false
+            record.document = canonical
+            try writeHistory(collection, key, kind: kind, document: canonical, changes: changes, record: record, event: event, ctx: ctx)
+        }
+        try txn.put(ctx.tables["current"], key: ck, value: record.encoded)
+    }
+
+    private func remove(_ collection: String, _ key: String, _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
+        let ck = Self.currentKey(collection, key)
+        guard let existing = try ctx.transaction.get(ctx.tables["current"], key: ck) else { return }
+        var record = try existing.withUnsafeBytes { try CurrentRecord($0) }
+        guard !record.removed else { return }
+        record.version += 1
+        record.removed = true
+        record.changedSeq = event.seq
+        record.lastSeenSeq = event.seq
+        try writeHistory(collection, key, kind: .removed, document: record.document, changes: [], record: record, event: event, ctx: ctx)
+        try ctx.transaction.put(ctx.tables["current"], key: ck, value: record.encoded)
+    }
+
+    private func writeHistory(_ collection: String, _ key: String, kind: ChangeKind, document: [UInt8], changes: [PatchOperation],
+                              record: CurrentRecord, event: RecordedEvent, ctx: ProjectionContext) throws {
+        var w = ByteWriter(capacity: document.count + 64)
+        w.varint(record.version)
+        w.i64(event.recordedAt.microseconds)
+        w.string(kind.rawValue)
+        w.blob(document)
+        w.blob(changes.isEmpty ? [] : JSONValue.array(changes.map(\.json)).canonicalBytes)
+        try ctx.transaction.put(ctx.tables["history"], key: Self.historyKey(collection, key, event.seq), value: w.bytes)
+    }
+
+    // MARK: Keys and records
+
+    static func currentKey(_ collection: String, _ key: String) -> [UInt8] {
+        Array(collection.utf8) + [0] + Array(key.utf8)
+    }
+
+    static func historyKey(_ collection: String, _ key: String, _ seq: UInt64) -> [UInt8] {
+        currentKey(collection, key) + [0] + seq.bigEndianBytes
+    }
+
+    struct CurrentRecord {
+        var version: Int
+        var firstSeq: UInt64
+        var changedSeq: UInt64
+        var lastSeenSeq: UInt64
+        var removed: Bool
+        var document: [UInt8]
+
+        init(version: Int, firstSeq: UInt64, changedSeq: UInt64, lastSeenSeq: UInt64, removed: Bool, document: [UInt8]) {
+            self.version = version
+            self.firstSeq = firstSeq
+            self.changedSeq = changedSeq
+            self.lastSeenSeq = lastSeenSeq
+            self.removed = removed
+            self.document = document
+        }
+
+        init(_ raw: UnsafeRawBufferPointer) throws {
+            var r = ByteReader(raw)
+            version = Int(try r.varint())
+            firstSeq = try r.varint()
+            changedSeq = try r.varint()
+            lastSeenSeq = try r.varint()
+            removed = try r.u8() != 0
+            document = try r.blob()
+        }
+
+        var encoded: [UInt8] {
+            var w = ByteWriter(capacity: document.count + 32)
+            w.varint(version); w.varint(firstSeq); w.varint(changedSeq); w.varint(lastSeenSeq)
+            w.u8(removed ? 1 : 0)
+            w.blob(document)
+            return w.bytes
+        }
+    }
+
+    static func decodeVersion(collection: String, key: String, seq: UInt64, _ raw: UnsafeRawBufferPointer) throws -> DocumentVersion {
+        var r = ByteReader(raw)
+        let version = Int(try r.varint())
+        let at = Timestamp(microseconds: try r.i64())
+        guard let kind = ChangeKind(rawValue: try r.string()) else { throw DocumentError("unknown change kind in history") }
+        let doc = try JSONValue(parsing: try r.blob())
+        let changesBytes = try r.blob()
+        var changes: [PatchOperation] = []
+        if !changesBytes.isEmpty, case .array(let ops) = try JSONValue(parsing: changesBytes) {
+            changes = try ops.map { try PatchOperation(json: $0) }
+        }
+        return DocumentVersion(collection: collection, key: key, version: version, seq: seq, recordedAt: at,
+                               kind: kind, document: doc, changes: changes)
+    }
+}

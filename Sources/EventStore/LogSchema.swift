@@ -1,0 +1,125 @@
+public import LMDB
+
+/// The LMDB databases of a store and their key layouts (see docs/architecture.md).
+///
+/// | database | key | value |
+/// |---|---|---|
+/// | `events` | seq u64be | envelope (``Envelope``) |
+/// | `ids` | event id (UTF-8) | seq u64be |
+/// | `by-stream` | stream, 0x00, seq u64be | empty |
+/// | `by-type` | type, 0x00, seq u64be | empty |
+/// | `by-time` | effective time (µs, sign-flipped u64be), seq u64be | empty |
+/// | `blobs` | SHA-256 of the body | codec, raw size, bytes (``BlobCodec``) |
+/// | `meta` | name | counters, format |
+/// | `checkpoints` | projection name | varint version, u64be last applied seq |
+/// | `quarantine` | projection name, 0x00, seq u64be | reason (UTF-8) |
+/// | `p/<projection>/<table>` | the projection's own | the projection's own |
+struct LogSchema: Sendable {
+    let events: Database
+    let ids: Database
+    let byStream: Database
+    let byType: Database
+    let byTime: Database
+    let blobs: Database
+    let meta: Database
+    let checkpoints: Database
+    let quarantine: Database
+    let projectionTables: [String: TableSet]
+
+    static let formatVersion: UInt64 = 1
+
+    init(opening env: Environment, projections: [any Projection]) throws {
+        var tables: [String: TableSet] = [:]
+        var dbs: [String: Database] = [:]
+        try env.write { txn in
+            for name in ["events", "ids", "by-stream", "by-type", "by-time", "blobs", "meta", "checkpoints", "quarantine"] {
+                dbs[name] = try env.openDatabase(name, in: txn)
+            }
+            for p in projections {
+                var set: [String: Database] = [:]
+                for t in p.tables {
+                    set[t] = try env.openDatabase(TableSet.databaseName(projection: p.name, table: t), in: txn)
+                }
+                tables[p.name] = TableSet(databases: set)
+            }
+            let formatKey = Array("format".utf8)
+            if let f = try txn.get(dbs["meta"]!, key: formatKey) {
+                let stored = f.withUnsafeBytes { UInt64(bigEndianBytes: $0) }
+                guard stored == Self.formatVersion else {
+                    throw EventStoreError.corrupted("the store has format \(stored) but this strata reads format \(Self.formatVersion); use a matching strata version")
+                }
+            } else {
+                try txn.put(dbs["meta"]!, key: formatKey, value: Self.formatVersion.bigEndianBytes)
+            }
+        }
+        events = dbs["events"]!
+        ids = dbs["ids"]!
+        byStream = dbs["by-stream"]!
+        byType = dbs["by-type"]!
+        byTime = dbs["by-time"]!
+        blobs = dbs["blobs"]!
+        meta = dbs["meta"]!
+        checkpoints = dbs["checkpoints"]!
+        quarantine = dbs["quarantine"]!
+        projectionTables = tables
+    }
+
+    // MARK: Keys
+
+    static func indexKey(_ name: String, _ seq: UInt64) -> [UInt8] {
+        var k = Array(name.utf8)
+        k.append(0)
+        k.append(contentsOf: seq.bigEndianBytes)
+        return k
+    }
+
+    static func timeKey(_ t: Timestamp, _ seq: UInt64) -> [UInt8] {
+        (UInt64(bitPattern: t.microseconds) ^ (1 << 63)).bigEndianBytes + seq.bigEndianBytes
+    }
+
+    static func time(fromKey k: UnsafeRawBufferPointer) -> Timestamp {
+        Timestamp(microseconds: Int64(bitPattern: UInt64(bigEndianBytes: k) ^ (1 << 63)))
+    }
+
+    static let countersKey = Array("counters".utf8)
+}
+
+/// Running totals kept in `meta` and updated in every append transaction.
+struct Counters: Equatable {
+    var payloadBytes: UInt64 = 0     // sum of the sizes of all referenced bodies
+    var payloadCount: UInt64 = 0
+    var blobCount: UInt64 = 0        // distinct bodies
+    var blobRawBytes: UInt64 = 0
+    var blobStoredBytes: UInt64 = 0
+
+    init() {}
+
+    init(_ b: UnsafeRawBufferPointer) throws {
+        var r = ByteReader(b)
+        payloadBytes = try r.varint()
+        payloadCount = try r.varint()
+        blobCount = try r.varint()
+        blobRawBytes = try r.varint()
+        blobStoredBytes = try r.varint()
+    }
+
+    var encoded: [UInt8] {
+        var w = ByteWriter(capacity: 40)
+        w.varint(payloadBytes); w.varint(payloadCount); w.varint(blobCount)
+        w.varint(blobRawBytes); w.varint(blobStoredBytes)
+        return w.bytes
+    }
+
+    static func read(_ txn: Transaction, _ s: LogSchema) throws -> Counters {
+        guard let b = try s.countersKey.withUnsafeBytes({ try txn.get(s.meta, key: $0) }) else { return Counters() }
+        return try Counters(b)
+    }
+
+    func write(_ txn: Transaction, _ s: LogSchema) throws {
+        try txn.put(s.meta, key: LogSchema.countersKey, value: encoded)
+    }
+}
+
+extension LogSchema {
+    var countersKey: [UInt8] { Self.countersKey }
+}

@@ -1,0 +1,323 @@
+import LMDB
+import Logging
+
+/// The single writer of a store in this process. Every LMDB write transaction runs here, on a
+/// private serial queue, begins and ends inside one synchronous call, and never spans an `await`.
+/// Writers in other processes are serialized by LMDB's lock; each transaction reads the head
+/// afresh, so a second process appends after the first.
+actor LogWriter {
+    private let executor: SerialQueueExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    let environment: Environment
+    let schema: LogSchema
+    let projections: [any Projection]
+    let clock: any EventClock
+    let logger: Logger
+
+    init(environment: Environment, schema: LogSchema, projections: [any Projection], clock: any EventClock, logger: Logger) {
+        executor = SerialQueueExecutor(label: "strata.writer.\(environment.path)")
+        self.environment = environment
+        self.schema = schema
+        self.projections = projections
+        self.clock = clock
+        self.logger = logger
+    }
+
+    // MARK: Append
+
+    /// Appends a batch in one write transaction, with every projection's updates and checkpoint.
+    func append(_ batch: [NewEvent]) throws -> [AppendOutcome] {
+        for e in batch { try Self.validate(e) }
+        let started = ContinuousClock.now
+        let outcomes = try environment.write { txn -> [AppendOutcome] in
+            let payloads = PayloadSource(blobs: schema.blobs)
+            var head = try LogHead.read(txn, schema)
+            var counters = try Counters.read(txn, schema)
+            var outcomes: [AppendOutcome] = []
+            outcomes.reserveCapacity(batch.count)
+            var recorded: [RecordedEvent] = []
+            recorded.reserveCapacity(batch.count)
+            let firstNew = head.seq + 1
+            for e in batch {
+                let idKey = Array(e.id.utf8)
+                if let existing = try txn.get(schema.ids, key: idKey) {
+                    outcomes.append(AppendOutcome(seq: existing.withUnsafeBytes { UInt64(bigEndianBytes: $0) }, id: e.id, appended: false))
+                    continue
+                }
+                var ref: PayloadReference?
+                var stored: [UInt8]?
+                if let body = e.payload {
+                    let hash = BlobCodec.hash(body)
+                    ref = PayloadReference(hash: hash, size: body.count)
+                    if try !hash.withUnsafeBytes({ try txn.get(schema.blobs, key: $0) != nil }) {
+                        stored = BlobCodec.encode(body)
+                    }
+                }
+                let seq = head.seq + 1
+                let at = e.recordedAt ?? clock.now()
+                var event = RecordedEvent(
+                    seq: seq, id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: at,
+                    stream: e.stream, metadata: e.metadata.map { .init(key: $0.key, value: $0.value) },
+                    payload: ref, previousHash: head.hash, hash: [])
+                let envelope = Envelope.encode(&event)
+                try write(event, envelope: envelope, storedBlob: stored, body: e.payload, head: &head, counters: &counters, txn: txn)
+                if let body = e.payload { payloads.stage(body, for: seq) }
+                recorded.append(event)
+                outcomes.append(AppendOutcome(seq: seq, id: e.id, appended: true))
+            }
+            guard !recorded.isEmpty else { return outcomes }
+            try counters.write(txn, schema)
+            try applyProjections(recorded, from: firstNew, payloads: payloads, txn: txn)
+            return outcomes
+        }
+        let appended = outcomes.lazy.filter(\.appended).count
+        logger.debug("appended batch", metadata: [
+            "batch.size": "\(batch.count)", "batch.appended": "\(appended)",
+            "batch.lastSeq": "\(outcomes.last?.seq ?? 0)",
+            "batch.micros": "\((ContinuousClock.now - started).components.attoseconds / 1_000_000_000_000 + (ContinuousClock.now - started).components.seconds * 1_000_000)",
+        ])
+        return outcomes
+    }
+
+    /// Writes one encoded event and its indexes.
+    private func write(
+        _ event: RecordedEvent, envelope: [UInt8], storedBlob: [UInt8]?, body: [UInt8]?,
+        head: inout LogHead, counters: inout Counters, txn: Transaction
+    ) throws {
+        let seqKey = event.seq.bigEndianBytes
+        try txn.put(schema.events, key: seqKey, value: envelope, flags: .append)
+        try txn.put(schema.ids, key: Array(event.id.utf8), value: seqKey, flags: .noOverwrite)
+        try txn.put(schema.byStream, key: LogSchema.indexKey(event.stream, event.seq), value: [])
+        try txn.put(schema.byType, key: LogSchema.indexKey(event.type, event.seq), value: [])
+        let effective = max(head.effectiveTime, event.recordedAt)
+        try txn.put(schema.byTime, key: LogSchema.timeKey(effective, event.seq), value: [], flags: .append)
+        if let ref = event.payload {
+            counters.payloadBytes += UInt64(ref.size)
+            counters.payloadCount += 1
+            if let storedBlob {
+                if try txn.put(schema.blobs, key: ref.hash, value: storedBlob, flags: .noOverwrite) {
+                    counters.blobCount += 1
+                    counters.blobRawBytes += UInt64(ref.size)
+                    counters.blobStoredBytes += UInt64(storedBlob.count)
+                }
+            }
+        }
+        head = LogHead(seq: event.seq, hash: event.hash, effectiveTime: effective)
+    }
+
+    /// Copies already-recorded events (envelope bytes and stored blobs kept as they are) into this
+    /// store, applying projections: the scratch side of replay and verify.
+    func importRecorded(_ chunk: [RecordedChunkEntry]) throws {
+        guard !chunk.isEmpty else { return }
+        try environment.write { txn in
+            var head = try LogHead.read(txn, schema)
+            var counters = try Counters.read(txn, schema)
+            let first = head.seq + 1
+            var events: [RecordedEvent] = []
+            for entry in chunk {
+                guard entry.event.seq == head.seq + 1 else {
+                    throw EventStoreError(code: .invalidArgument, message: "replay chunk is not contiguous at seq \(entry.event.seq)")
+                }
+                try write(entry.event, envelope: entry.envelope, storedBlob: entry.storedBlob, body: nil, head: &head, counters: &counters, txn: txn)
+                events.append(entry.event)
+            }
+            try counters.write(txn, schema)
+            try applyProjections(events, from: first, payloads: PayloadSource(blobs: schema.blobs), txn: txn)
+        }
+    }
+
+    // MARK: Projections
+
+    private func applyProjections(_ events: [RecordedEvent], from firstSeq: UInt64, payloads: PayloadSource, txn: Transaction) throws {
+        for p in projections {
+            let tables = schema.projectionTables[p.name]!
+            var cp = try Checkpoint.read(p.name, txn, schema)
+            if cp?.version != p.version {
+                // Stale or missing: rebuild it from zero within this transaction.
+                try reset(p, txn: txn)
+                cp = Checkpoint(version: p.version, seq: 0)
+            }
+            if cp!.seq + 1 < firstSeq {
+                try catchUp(p, tables: tables, from: cp!.seq, to: firstSeq - 1, payloads: payloads, txn: txn)
+            }
+            let pending = events.drop { $0.seq <= cp!.seq }
+            try apply(p, Array(pending), tables: tables, payloads: payloads, txn: txn)
+            try Checkpoint(version: p.version, seq: events.last!.seq).write(p.name, txn, schema)
+        }
+    }
+
+    /// Applies events to one projection. The batch runs in one nested transaction; if any event
+    /// throws, the batch is undone and re-run event by event, quarantining the ones that throw.
+    private func apply(_ p: any Projection, _ events: [RecordedEvent], tables: TableSet, payloads: PayloadSource, txn: Transaction) throws {
+        guard !events.isEmpty else { return }
+        do {
+            try txn.nested { child in
+                let ctx = ProjectionContext(transaction: child, tables: tables, payloads: payloads)
+                for e in events { try p.apply(e, in: ctx) }
+            }
+            return
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            // Fall through to the event-by-event path.
+        }
+        for e in events {
+            do {
+                try txn.nested { child in
+                    try p.apply(e, in: ProjectionContext(transaction: child, tables: tables, payloads: payloads))
+                }
+            } catch let error as StorageError {
+                throw error
+            } catch {
+                let reason = "\(e.type) v\(e.schemaVersion): \(error)"
+                try txn.put(schema.quarantine, key: LogSchema.indexKey(p.name, e.seq), value: Array(reason.utf8.prefix(2000)))
+                logger.warning("event quarantined", metadata: ["projection.name": "\(p.name)", "event.seq": "\(e.seq)"])
+            }
+        }
+    }
+
+    /// Folds events (from, to] from the log into one projection, inside `txn`.
+    private func catchUp(_ p: any Projection, tables: TableSet, from: UInt64, to: UInt64, payloads: PayloadSource, txn: Transaction) throws {
+        var next = from + 1
+        while next <= to {
+            let chunk = try readEvents(from: next, to: min(to, next + 4_095), txn: txn)
+            guard let last = chunk.last else { break }
+            try apply(p, chunk, tables: tables, payloads: payloads, txn: txn)
+            next = last.seq + 1
+        }
+    }
+
+    private func readEvents(from: UInt64, to: UInt64, txn: Transaction) throws -> [RecordedEvent] {
+        let c = try txn.cursor(schema.events)
+        var out: [RecordedEvent] = []
+        var entry = try c.seek(atLeast: from.bigEndianBytes)
+        while let e = entry {
+            let seq = UInt64(bigEndianBytes: e.key)
+            if seq > to { break }
+            do { out.append(try Envelope.decode(e.value)) } catch {
+                throw EventStoreError.corrupted("event \(seq) does not decode; run `strata verify`")
+            }
+            entry = try c.next()
+        }
+        return out
+    }
+
+    private func reset(_ p: any Projection, txn: Transaction) throws {
+        for db in schema.projectionTables[p.name]!.databases.values { try txn.clear(db) }
+        let prefix = Array(p.name.utf8) + [0]
+        let c = try txn.cursor(schema.quarantine)
+        var e = try c.seek(atLeast: prefix)
+        while let entry = e, entry.key.hasPrefix(prefix) {
+            try c.deleteCurrent()
+            e = try c.current()
+        }
+        try Checkpoint(version: p.version, seq: 0).write(p.name, txn, schema)
+    }
+
+    /// Brings every projection (or the named ones, after resetting them) up to the head, in
+    /// transactions of `chunk` events each, so a rebuild is resumable: a killed rebuild continues
+    /// from its last committed checkpoint at the next open.
+    func catchUpAll(resetting names: Set<String> = [], chunk: Int = 8_192, progress: (@Sendable (RebuildProgress) -> Void)?) throws {
+        for p in projections {
+            let tables = schema.projectionTables[p.name]!
+            try environment.write { txn in
+                let cp = try Checkpoint.read(p.name, txn, schema)
+                if names.contains(p.name) || cp?.version != p.version {
+                    if cp != nil { logger.info("rebuilding projection", metadata: ["projection.name": "\(p.name)", "projection.version": "\(p.version)"]) }
+                    try reset(p, txn: txn)
+                }
+            }
+            while true {
+                let done = try environment.write { txn -> Bool in
+                    let head = try LogHead.read(txn, schema)
+                    let cp = try Checkpoint.read(p.name, txn, schema)!
+                    if cp.seq >= head.seq {
+                        progress?(RebuildProgress(projection: p.name, applied: cp.seq, head: head.seq))
+                        return true
+                    }
+                    let to = min(head.seq, cp.seq + UInt64(chunk))
+                    let payloads = PayloadSource(blobs: schema.blobs)
+                    try catchUp(p, tables: tables, from: cp.seq, to: to, payloads: payloads, txn: txn)
+                    try Checkpoint(version: p.version, seq: to).write(p.name, txn, schema)
+                    progress?(RebuildProgress(projection: p.name, applied: to, head: head.seq))
+                    return false
+                }
+                if done { break }
+            }
+        }
+    }
+
+    // MARK: Validation
+
+    static func validate(_ e: NewEvent) throws {
+        func bad(_ what: String) -> EventStoreError { .invalid("event \(e.id.prefix(64)): \(what)") }
+        guard !e.id.isEmpty, e.id.utf8.count <= 256, !e.id.utf8.contains(0) else { throw bad("the id must be 1–256 bytes without NUL") }
+        guard !e.type.isEmpty, e.type.utf8.count <= 128, !e.type.utf8.contains(0) else { throw bad("the type must be 1–128 bytes without NUL") }
+        guard !e.stream.isEmpty, e.stream.utf8.count <= 256, !e.stream.utf8.contains(0) else { throw bad("the stream must be 1–256 bytes without NUL") }
+        guard e.schemaVersion >= 1 else { throw bad("the schema version must be at least 1") }
+        guard e.metadata.count <= 64 else { throw bad("at most 64 metadata entries are allowed") }
+        var total = 0
+        for m in e.metadata {
+            guard !m.key.isEmpty, m.key.utf8.count <= 128 else { throw bad("metadata keys must be 1–128 bytes") }
+            total += m.key.utf8.count + m.value.utf8.count
+        }
+        guard total <= 16_384 else { throw bad("metadata must total at most 16 KiB; put large data in the payload") }
+    }
+}
+
+/// One event of a replay chunk: the decoded envelope, its stored bytes, and its blob if the
+/// target store does not have it yet.
+struct RecordedChunkEntry: @unchecked Sendable {
+    var event: RecordedEvent
+    var envelope: [UInt8]
+    var storedBlob: [UInt8]?
+}
+
+/// The progress of a rebuild or catch-up.
+public struct RebuildProgress: Sendable {
+    public var projection: String
+    public var applied: UInt64
+    public var head: UInt64
+}
+
+/// The last event of the log.
+struct LogHead {
+    var seq: UInt64
+    var hash: [UInt8]
+    var effectiveTime: Timestamp
+
+    static func read(_ txn: Transaction, _ s: LogSchema) throws -> LogHead {
+        let c = try txn.cursor(s.events)
+        guard let last = try c.last() else {
+            return LogHead(seq: 0, hash: Envelope.zeroHash, effectiveTime: Timestamp(microseconds: .min))
+        }
+        let seq = UInt64(bigEndianBytes: last.key)
+        guard last.value.count >= 32 else { throw EventStoreError.corrupted("the last event (\(seq)) is truncated; run `strata verify`") }
+        let hash = [UInt8](last.value[(last.value.count - 32)...])
+        let tc = try txn.cursor(s.byTime)
+        let time = try tc.last().map { LogSchema.time(fromKey: $0.key) } ?? Timestamp(microseconds: .min)
+        return LogHead(seq: seq, hash: hash, effectiveTime: time)
+    }
+}
+
+/// A projection's checkpoint: its version and the last seq it applied.
+struct Checkpoint: Equatable {
+    var version: Int
+    var seq: UInt64
+
+    static func read(_ name: String, _ txn: Transaction, _ s: LogSchema) throws -> Checkpoint? {
+        guard let b = try txn.get(s.checkpoints, key: Array(name.utf8)) else { return nil }
+        return try b.withUnsafeBytes { raw in
+            var r = ByteReader(raw)
+            return Checkpoint(version: Int(try r.varint()), seq: try r.u64())
+        }
+    }
+
+    func write(_ name: String, _ txn: Transaction, _ s: LogSchema) throws {
+        var w = ByteWriter(capacity: 12)
+        w.varint(version)
+        w.u64(seq)
+        try txn.put(s.checkpoints, key: Array(name.utf8), value: w.bytes)
+    }
+}

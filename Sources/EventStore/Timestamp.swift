@@ -1,0 +1,70 @@
+public import Foundation
+
+/// A point in time with microsecond resolution, stored as microseconds since 1970-01-01 UTC.
+public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
+    public var microseconds: Int64
+
+    public init(microseconds: Int64) { self.microseconds = microseconds }
+
+    public init(_ date: Date) {
+        microseconds = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+    }
+
+    public var date: Date { Date(timeIntervalSince1970: Double(microseconds) / 1_000_000) }
+
+    public static func < (a: Timestamp, b: Timestamp) -> Bool { a.microseconds < b.microseconds }
+
+    /// ISO 8601 in UTC with milliseconds, e.g. `2026-11-22T08:00:00.000Z`.
+    public var iso8601: String {
+        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+
+    public var description: String { iso8601 }
+
+    /// Parses ISO 8601 date-times (`2026-11-22T08:00:00Z`, with fractional seconds or an offset)
+    /// and plain dates (`2026-11-22`, taken as the end of that day in UTC).
+    public init?(iso8601 text: String) {
+        let s = text.trimmingCharacters(in: .whitespaces)
+        if let d = try? Date(s, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)) {
+            self.init(d); return
+        }
+        if let d = try? Date(s, strategy: .iso8601) {
+            self.init(d); return
+        }
+        if let d = try? Date(s, strategy: .iso8601.year().month().day().dateSeparator(.dash)) {
+            // A bare date means "as of the end of that day".
+            self.init(microseconds: Timestamp(d).microseconds + 86_400_000_000 - 1); return
+        }
+        return nil
+    }
+}
+
+/// The source of `recordedAt` times. Injected so that tests and replays are deterministic.
+public protocol EventClock: Sendable {
+    func now() -> Timestamp
+}
+
+/// The wall clock.
+public struct SystemClock: EventClock {
+    public init() {}
+    public func now() -> Timestamp { Timestamp(Date()) }
+}
+
+/// A clock that starts at a given time and advances by a fixed step on every reading.
+public final class SteppingClock: EventClock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: Timestamp
+    private let step: Int64
+
+    public init(start: Timestamp = Timestamp(microseconds: 1_767_225_600_000_000), stepMicroseconds: Int64 = 1_000_000) {
+        current = start
+        step = stepMicroseconds
+    }
+
+    public func now() -> Timestamp {
+        lock.lock(); defer { lock.unlock() }
+        let t = current
+        current.microseconds += step
+        return t
+    }
+}

@@ -1,0 +1,214 @@
+public import CLMDB
+
+/// An LMDB transaction. Not `Sendable`: use it inside the closure that created it.
+///
+/// Values returned by ``get(_:key:)`` and cursors point into the memory map and stay valid only
+/// until the transaction ends or the next write to the same database.
+public final class Transaction {
+    let environment: Environment
+    let txn: OpaquePointer
+    public let readOnly: Bool
+    private let holdsGate: Bool
+    private var open = true
+    private weak var parent: Transaction?
+
+    init(environment: Environment, txn: OpaquePointer, readOnly: Bool, holdsGate: Bool, parent: Transaction?) {
+        self.environment = environment
+        self.txn = txn
+        self.readOnly = readOnly
+        self.holdsGate = holdsGate
+        self.parent = parent
+    }
+
+    deinit { if open { abort() } }
+
+    /// Commits. After this call the transaction is closed, whether or not it threw.
+    public func commit() throws {
+        precondition(open, "transaction already ended")
+        open = false
+        let rc = mdb_txn_commit(txn)
+        if holdsGate { environment.gate.unlock() }
+        try check(rc, "mdb_txn_commit")
+    }
+
+    /// Aborts; harmless on an ended transaction.
+    public func abort() {
+        guard open else { return }
+        open = false
+        mdb_txn_abort(txn)
+        if holdsGate { environment.gate.unlock() }
+    }
+
+    /// Runs `body` in a nested (child) write transaction. If `body` throws, only the child's
+    /// writes are undone and the error is rethrown; the parent stays usable.
+    public func nested<T>(_ body: (Transaction) throws -> T) throws -> T {
+        let child = try environment.begin(readOnly: false, parent: self)
+        do {
+            let value = try body(child)
+            try child.commit()
+            return value
+        } catch {
+            child.abort()
+            throw error
+        }
+    }
+
+    // MARK: Reads and writes
+
+    /// The value stored under `key`, or nil. The buffer is valid until the transaction ends.
+    public func get(_ db: Database, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val()
+        let rc = mdb_get(txn, db.dbi, &k, &v)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "mdb_get(\(db.name))")
+        return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+    }
+
+    public func get(_ db: Database, key: [UInt8]) throws -> [UInt8]? {
+        try key.withUnsafeBytes { (k) -> [UInt8]? in
+            guard let v = try get(db, key: k) else { return nil }
+            return [UInt8](v)
+        }
+    }
+
+    public func contains(_ db: Database, key: [UInt8]) throws -> Bool {
+        try key.withUnsafeBytes { (k) -> Bool in try get(db, key: k) != nil }
+    }
+
+    /// Flags for ``put(_:key:value:flags:)``.
+    public struct PutFlags: OptionSet, Sendable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// Fail with `.keyExists` instead of overwriting.
+        public static let noOverwrite = PutFlags(rawValue: UInt32(MDB_NOOVERWRITE))
+        /// The key sorts after every existing key (fast path for logs); else `.keyExists`.
+        public static let append = PutFlags(rawValue: UInt32(MDB_APPEND))
+    }
+
+    /// Stores `value` under `key`. Returns false (and writes nothing) when `.noOverwrite` is set and
+    /// the key exists.
+    @discardableResult
+    public func put(_ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags = []) throws -> Bool {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_put(txn, db.dbi, &k, &v, flags.rawValue)
+        if rc == MDB_KEYEXIST && flags.contains(.noOverwrite) { return false }
+        try check(rc, "mdb_put(\(db.name))")
+        return true
+    }
+
+    @discardableResult
+    public func put(_ db: Database, key: [UInt8], value: [UInt8], flags: PutFlags = []) throws -> Bool {
+        try key.withUnsafeBytes { (k) -> Bool in
+            try value.withUnsafeBytes { (v) -> Bool in
+                try put(db, key: k, value: v, flags: flags)
+            }
+        }
+    }
+
+    /// Reserves `count` bytes under `key` and lets `fill` write them in place (no extra copy).
+    public func putReserved(_ db: Database, key: UnsafeRawBufferPointer, count: Int, fill: (UnsafeMutableRawBufferPointer) -> Void) throws {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: count, mv_data: nil)
+        try check(mdb_put(txn, db.dbi, &k, &v, UInt32(MDB_RESERVE)), "mdb_put(\(db.name), reserve)")
+        fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
+    }
+
+    /// Deletes `key`; returns whether it existed.
+    @discardableResult
+    public func delete(_ db: Database, key: [UInt8]) throws -> Bool {
+        try key.withUnsafeBytes { (kb) -> Bool in
+            var k = MDB_val(mv_size: kb.count, mv_data: UnsafeMutableRawPointer(mutating: kb.baseAddress))
+            let rc = mdb_del(txn, db.dbi, &k, nil)
+            if rc == MDB_NOTFOUND { return false }
+            try check(rc, "mdb_del(\(db.name))")
+            return true
+        }
+    }
+
+    /// Removes every entry of `db`, keeping the database.
+    public func clear(_ db: Database) throws {
+        try check(mdb_drop(txn, db.dbi, 0), "mdb_drop(\(db.name))")
+    }
+
+    public func stat(_ db: Database) throws -> DatabaseStat {
+        var s = MDB_stat()
+        try check(mdb_stat(txn, db.dbi, &s), "mdb_stat(\(db.name))")
+        return DatabaseStat(entries: s.ms_entries, depth: Int(s.ms_depth),
+                            pages: s.ms_branch_pages + s.ms_leaf_pages + s.ms_overflow_pages,
+                            pageSize: Int(s.ms_psize))
+    }
+
+    /// Opens a cursor over `db`, closed when the transaction ends or the cursor is released.
+    public func cursor(_ db: Database) throws -> Cursor {
+        var c: OpaquePointer?
+        try check(mdb_cursor_open(txn, db.dbi, &c), "mdb_cursor_open(\(db.name))")
+        return Cursor(cursor: c!, transaction: self)
+    }
+}
+
+/// A cursor over one database. Entries are (key, value) buffers valid until the transaction ends.
+public final class Cursor {
+    let cursor: OpaquePointer
+    // Keeps the transaction alive as long as the cursor.
+    private let transaction: Transaction
+
+    init(cursor: OpaquePointer, transaction: Transaction) {
+        self.cursor = cursor
+        self.transaction = transaction
+    }
+
+    deinit { mdb_cursor_close(cursor) }
+
+    public typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+
+    private func op(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil) throws -> Entry? {
+        var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
+        var v = MDB_val()
+        let rc = mdb_cursor_get(cursor, &k, &v, op)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "mdb_cursor_get")
+        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+                UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
+    public func first() throws -> Entry? { try op(MDB_FIRST) }
+    public func last() throws -> Entry? { try op(MDB_LAST) }
+    public func next() throws -> Entry? { try op(MDB_NEXT) }
+    public func previous() throws -> Entry? { try op(MDB_PREV) }
+    public func current() throws -> Entry? { try op(MDB_GET_CURRENT) }
+
+    /// Positions at the first key ≥ `key`.
+    public func seek(atLeast key: UnsafeRawBufferPointer) throws -> Entry? {
+        try op(MDB_SET_RANGE, key: key)
+    }
+
+    public func seek(atLeast key: [UInt8]) throws -> Entry? {
+        if key.isEmpty { return try first() }
+        return try key.withUnsafeBytes { (k) -> Entry? in try seek(atLeast: k) }
+    }
+
+    /// Positions at the last key ≤ `key`: one B-tree seek plus at most one step back.
+    public func seek(atMost key: [UInt8]) throws -> Entry? {
+        if let e = try seek(atLeast: key) {
+            if e.key.elementsEqual(key) { return e }
+            return try previous()
+        }
+        return try last()
+    }
+
+    /// Deletes the entry under the cursor.
+    public func deleteCurrent() throws {
+        try check(mdb_cursor_del(cursor, 0), "mdb_cursor_del")
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Whether these bytes start with `prefix`.
+    public func hasPrefix(_ prefix: [UInt8]) -> Bool {
+        guard count >= prefix.count else { return false }
+        for i in 0..<prefix.count where self[i] != prefix[i] { return false }
+        return true
+    }
+}

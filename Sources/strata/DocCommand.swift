@@ -1,0 +1,139 @@
+import ArgumentParser
+import EventStore
+import Foundation
+
+struct DocCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doc",
+        abstract: "Read keyed documents now or as of any event or date.",
+        subcommands: [List.self, Show.self, History.self]
+    )
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List a collection's documents.",
+            discussion: """
+            Examples:
+              strata doc list cars
+              strata doc list cars --as-of 3
+              strata doc list cars --as-of 2026-01-01T00:00:00Z --format json
+            """
+        )
+        @OptionGroup var location: StoreLocation
+        @Argument(help: "The collection.") var collection: String
+        @Option(help: "Read as of a seq or an ISO 8601 date.") var asOf: AsOf?
+        @Flag(help: "Include removed documents.") var includeRemoved = false
+        @Option(help: "table, json or ndjson.") var format: OutputFormat = .table
+
+        func run() async throws {
+            try await reportingErrors {
+                let store = try await location.open()
+                let seq = try await asOf?.resolve(in: store)
+                let (collection, includeRemoved) = (self.collection, self.includeRemoved)
+                let states = try await store.documents { try $0.states(collection: collection, asOf: seq, includeRemoved: includeRemoved) }
+                switch format {
+                case .json, .ndjson: emit(states.map(\.json), as: format)
+                case .table:
+                    if states.isEmpty { emit("no documents in \(collection)\(seq.map { " as of seq \($0)" } ?? "")"); return }
+                    var t = TextTable(headers: ["KEY", "VERSION", "CHANGED", "STATE", "DOCUMENT"])
+                    for s in states {
+                        t.rows.append([s.key, String(s.version), String(s.changedSeq), s.removed ? "removed" : "present", s.document.canonicalString])
+                    }
+                    emit(t.render())
+                }
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show one document.",
+            discussion: "Examples:\n  strata doc show cars 42\n  strata doc show cars 42 --as-of 2"
+        )
+        @OptionGroup var location: StoreLocation
+        @Argument var collection: String
+        @Argument var key: String
+        @Option(help: "Read as of a seq or an ISO 8601 date.") var asOf: AsOf?
+        @Option(help: "table or json.") var format: OutputFormat = .table
+
+        func run() async throws {
+            try await reportingErrors {
+                let store = try await location.open()
+                let seq = try await asOf?.resolve(in: store)
+                let (collection, key) = (self.collection, self.key)
+                guard let s = try await store.documents({ try $0.state(collection: collection, key: key, asOf: seq) }) else {
+                    throw CLIError("no document \(key) in \(collection)\(seq.map { " as of seq \($0)" } ?? ""); list keys with `strata doc list \(collection)`", exit: ExitCodes.notFound)
+                }
+                if format == .table {
+                    emit("""
+                    \(collection)/\(key)  version \(s.version)\(s.removed ? " (removed)" : "")  first seen seq \(s.firstSeq), changed at seq \(s.changedSeq)\(s.lastSeenSeq.map { ", last seen seq \($0)" } ?? "")
+                    \(s.document.prettyString)
+                    """)
+                } else {
+                    emit(s.json.prettyString)
+                }
+            }
+        }
+    }
+
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Every version of a document with its field-level changes.",
+            discussion: "Examples:\n  strata doc history cars 42\n  strata doc history cars 42 --format json"
+        )
+        @OptionGroup var location: StoreLocation
+        @Argument var collection: String
+        @Argument var key: String
+        @Option(help: "Only versions up to this seq or date.") var asOf: AsOf?
+        @Option(help: "table, json or ndjson.") var format: OutputFormat = .table
+
+        func run() async throws {
+            try await reportingErrors {
+                let store = try await location.open()
+                let seq = try await asOf?.resolve(in: store) ?? .max
+                let (collection, key) = (self.collection, self.key)
+                let versions = try await store.documents { try $0.history(collection: collection, key: key, upTo: seq) }
+                if versions.isEmpty {
+                    throw CLIError("no history for \(key) in \(collection); list keys with `strata doc list \(collection)`", exit: ExitCodes.notFound)
+                }
+                switch format {
+                case .json, .ndjson: emit(versions.map(\.json), as: format)
+                case .table:
+                    var lines: [String] = []
+                    for v in versions {
+                        lines.append("v\(v.version)  seq \(v.seq)  \(v.recordedAt.iso8601)  \(v.kind.rawValue)")
+                        for c in v.changes {
+                            switch c.op {
+                            case .add: lines.append("    + \(c.path): \(c.value?.displayText ?? "")")
+                            case .remove: lines.append("    - \(c.path): \(c.old?.displayText ?? "")")
+                            case .replace: lines.append("    ~ \(c.path): \(c.old?.displayText ?? "") → \(c.value?.displayText ?? "")")
+                            }
+                        }
+                    }
+                    emit(lines.joined(separator: "\n"))
+                }
+            }
+        }
+    }
+}
+
+extension DocumentState {
+    var json: JSONValue {
+        var o: [String: JSONValue] = [
+            "collection": .string(collection), "key": .string(key), "version": .int(version),
+            "firstSeq": .int(firstSeq), "changedSeq": .int(changedSeq), "removed": .bool(removed), "document": document,
+        ]
+        if let lastSeenSeq { o["lastSeenSeq"] = .int(lastSeenSeq) }
+        return .object(o)
+    }
+}
+
+extension DocumentVersion {
+    var json: JSONValue {
+        .object([
+            "collection": .string(collection), "key": .string(key), "version": .int(version), "seq": .int(seq),
+            "recordedAt": .string(recordedAt.iso8601), "kind": .string(kind.rawValue), "document": document,
+            "changes": .array(changes.map(\.json)),
+        ])
+    }
+}

@@ -1,0 +1,104 @@
+import ArgumentParser
+import EventStore
+import Foundation
+
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case table, json, ndjson
+}
+
+/// Writes rendered output to stdout (logs and progress go to stderr).
+func emit(_ text: String) {
+    FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+}
+
+/// Emits values as a pretty JSON array or as one canonical JSON object per line.
+func emit(_ values: [JSONValue], as format: OutputFormat) {
+    switch format {
+    case .ndjson: emit(values.map(\.canonicalString).joined(separator: "\n") + (values.isEmpty ? "" : "\n"))
+    default: emit(JSONValue.array(values).prettyString)
+    }
+}
+
+extension JSONValue {
+    static func int<T: BinaryInteger>(_ v: T) -> JSONValue { .number(String(v)) }
+    static func double(_ v: Double) -> JSONValue { .number(String(format: "%.4f", v)) }
+}
+
+extension RecordedEvent {
+    /// The stable JSON shape of an event (docs/cli.md).
+    var json: JSONValue {
+        var meta: [String: JSONValue] = [:]
+        for m in metadata { meta[m.key] = .string(m.value) }
+        return .object([
+            "seq": .int(seq), "id": .string(id), "type": .string(type), "schemaVersion": .int(schemaVersion),
+            "recordedAt": .string(recordedAt.iso8601), "stream": .string(stream), "metadata": .object(meta),
+            "payload": payload.map { .object(["sha256": .string($0.hashHex), "size": .int($0.size)]) } ?? .null,
+            "previousHash": .string(previousHash.hexString), "hash": .string(hash.hexString),
+        ])
+    }
+}
+
+extension Array where Element == UInt8 {
+    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+}
+
+/// A plain text table: columns padded to their widest cell; the last column is not padded.
+struct TextTable {
+    var headers: [String]
+    var rows: [[String]] = []
+
+    func render(maxWidth: Int = Terminal.width) -> String {
+        var widths = headers.map(\.count)
+        for r in rows { for (i, c) in r.enumerated() where i < widths.count { widths[i] = max(widths[i], c.count) } }
+        func line(_ cells: [String]) -> String {
+            var out = ""
+            for (i, c) in cells.enumerated() {
+                if i == cells.count - 1 { out += c } else { out += c.padding(toLength: widths[i], withPad: " ", startingAt: 0) + "  " }
+            }
+            if out.count > maxWidth { out = String(out.prefix(max(1, maxWidth - 1))) + "…" }
+            return out
+        }
+        return ([line(headers)] + rows.map(line)).joined(separator: "\n")
+    }
+}
+
+enum Terminal {
+    static var isTTY: Bool { isatty(STDOUT_FILENO) == 1 }
+
+    /// The width of stdout's terminal; `COLUMNS` or 160 when not a terminal.
+    static var width: Int {
+        var ws = winsize()
+        if isTTY, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &ws) == 0, ws.ws_col > 0 { return Int(ws.ws_col) }
+        if let c = ProcessInfo.processInfo.environment["COLUMNS"], let n = Int(c), n > 0 { return n }
+        return 160
+    }
+}
+
+func byteCount(_ n: some BinaryInteger) -> String {
+    let v = Double(n)
+    switch v {
+    case ..<1024: return "\(n) B"
+    case ..<(1024 * 1024): return String(format: "%.1f KiB", v / 1024)
+    case ..<(1024 * 1024 * 1024): return String(format: "%.1f MiB", v / 1024 / 1024)
+    default: return String(format: "%.2f GiB", v / 1024 / 1024 / 1024)
+    }
+}
+
+/// A point in the log: a seq, or an ISO 8601 date/time resolved to the last event at or before it.
+enum AsOf: ExpressibleByArgument {
+    case seq(UInt64)
+    case time(Timestamp)
+
+    init?(argument: String) {
+        if let s = UInt64(argument) { self = .seq(s) } else if let t = Timestamp(iso8601: argument) { self = .time(t) } else { return nil }
+    }
+
+    static var defaultValueDescription: String { "SEQ|DATE" }
+
+    func resolve(in store: EventStore) async throws -> UInt64 {
+        switch self {
+        case .seq(let s): return s
+        case .time(let t): return try await store.seq(asOf: t)
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import Logging
+
+@main
+struct Strata: AsyncParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "strata",
+        abstract: "Mirror a JSON collection API into a local, time-travelling event store.",
+        discussion: """
+        Every fetch is an immutable event in an LMDB log; projections fold the log into tables you
+        can read now or as of any event or date.
+
+        Exit codes: 0 success, 1 error, 2 verification failed, 3 not found, 64 bad usage.
+        """,
+        version: version,
+        subcommands: [
+            LogCommand.self, DocCommand.self, RecordCommand.self, VerifyCommand.self,
+            RebuildCommand.self, StatsCommand.self, AppendLoopCommand.self,
+        ]
+    )
+}
+
+/// Exit codes other than ArgumentParser's own (0, 1, 64).
+enum ExitCodes {
+    static let verificationFailed = ExitCode(2)
+    static let notFound = ExitCode(3)
+}
+
+/// Options every store command takes.
+struct StoreLocation: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The store directory (also STRATA_STORE).", valueName: "path"))
+    var store: String?
+
+    @Flag(name: .shortAndLong, help: "Log debug details to stderr.")
+    var verbose = false
+
+    /// `--store`, else `$STRATA_STORE`, else `$XDG_DATA_HOME/strata`, else `~/.local/share/strata`.
+    var path: String {
+        let env = ProcessInfo.processInfo.environment
+        if let store, !store.isEmpty { return store }
+        if let s = env["STRATA_STORE"], !s.isEmpty { return s }
+        if let x = env["XDG_DATA_HOME"], !x.isEmpty { return x + "/strata" }
+        return NSHomeDirectory() + "/.local/share/strata"
+    }
+
+    func logger() -> Logger {
+        var logger = Logger(label: "strata") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = verbose ? .debug : .warning
+        return logger
+    }
+
+    /// Opens the store with Strata's projections, showing catch-up progress on a TTY.
+    func open() async throws -> EventStore {
+        var options = StoreOptions()
+        options.logger = logger()
+        if let d = ProcessInfo.processInfo.environment["STRATA_DURABILITY"],
+           let durability = StoreOptions.Durability(rawValue: d) {
+            options.durability = durability
+        }
+        let progress = Progress(label: "catching up")
+        do {
+            let store = try await EventStore.open(at: path, projections: Projections.all, options: options) { progress.update($0) }
+            progress.finish()
+            return store
+        } catch {
+            progress.finish()
+            throw CLIError(error)
+        }
+    }
+}
+
+/// The projections Strata keeps, registered in one place.
+enum Projections {
+    static let all: [any Projection] = [KeyedDocumentProjection()]
+}
+
+/// An error rendered as one line that says what to do; the exit code says what kind.
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+    var exit: ExitCode = .failure
+
+    init(_ message: String, exit: ExitCode = .failure) {
+        description = message
+        self.exit = exit
+    }
+
+    init(_ error: any Error) {
+        if let e = error as? CLIError { self = e; return }
+        description = "\(error)"
+    }
+}
+
+/// Runs a command body, printing errors as `Error: …` on stderr with a meaningful exit code.
+func reportingErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let e as CLIError {
+        FileHandle.standardError.write(Data("Error: \(e.description)\n".utf8))
+        throw e.exit
+    } catch let e as ExitCode {
+        throw e
+    } catch let e as ValidationError {
+        throw e
+    } catch {
+        FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+        throw ExitCode.failure
+    }
+}
