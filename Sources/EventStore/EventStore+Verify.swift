@@ -96,6 +96,13 @@ extension EventStore {
         }
         report.quarantined = try await quarantined()
         guard checkProjections, !projections.isEmpty else { return report }
+        guard report.problemCount == 0 else {
+            // A damaged log cannot be replayed faithfully; the log problems are the finding.
+            report.projections = projections.map {
+                .init(name: $0.name, checkpoint: 0, matchesRebuild: false, differences: ["not compared: the log itself is damaged (see above)"])
+            }
+            return report
+        }
 
         let scratch = try await replay(upTo: report.headSeq)
         defer { try? FileManager.default.removeItem(atPath: scratch.path) }

@@ -1,0 +1,177 @@
+import EventStore
+import Foundation
+import LMDB
+import Testing
+
+@Suite struct EventLogTests {
+    @Test func appendAssignsGaplessSeqsAndChainsHashes() async throws {
+        let store = try await openStore()
+        let outcomes = try await store.append((0..<25).map { NewEvent(type: "Noted", stream: "s\($0 % 3)", payload: bytes("body \($0)")) })
+        #expect(outcomes.map(\.seq) == Array(1...25))
+        #expect(outcomes.allSatisfy { $0.appended })
+        let events = try await store.events(EventQuery())
+        #expect(events.map(\.seq) == Array(1...25))
+        #expect(events[0].previousHash == [UInt8](repeating: 0, count: 32))
+        for (a, b) in zip(events, events.dropFirst()) { #expect(b.previousHash == a.hash) }
+        #expect(Set(events.map(\.hash)).count == 25)
+    }
+
+    @Test func sameIdIsAppendedOnceAndReturnsTheOriginalSeq() async throws {
+        let store = try await openStore()
+        let first = try await store.append(NewEvent(id: "fetch-1", type: "Noted", stream: "s"))
+        _ = try await store.append(NewEvent(type: "Noted", stream: "s"))
+        let again = try await store.append(NewEvent(id: "fetch-1", type: "Different", stream: "other"))
+        #expect(first.seq == 1 && first.appended)
+        #expect(again.seq == 1 && !again.appended)
+        // Duplicates inside one batch too.
+        let batch = try await store.append([NewEvent(id: "x", type: "T", stream: "s"), NewEvent(id: "x", type: "T", stream: "s")])
+        #expect(batch.map(\.seq) == [3, 3])
+        #expect(batch.map(\.appended) == [true, false])
+        #expect(try await store.head().seq == 3)
+        #expect(try await store.event(id: "fetch-1")?.type == "Noted")
+    }
+
+    @Test func queriesByStreamTypeRangeOrderAndLimit() async throws {
+        let store = try await openStore()
+        for i in 1...30 {
+            try await store.append(NewEvent(type: i % 2 == 0 ? "Even" : "Odd", stream: i % 3 == 0 ? "three" : "other"))
+        }
+        let three = try await store.events(EventQuery(stream: "three"))
+        #expect(three.map(\.seq) == [3, 6, 9, 12, 15, 18, 21, 24, 27, 30])
+        let evenThreeNewest = try await store.events(EventQuery(stream: "three", type: "Even", limit: 2, descending: true))
+        #expect(evenThreeNewest.map(\.seq) == [30, 24])
+        let odd = try await store.events(EventQuery(type: "Odd", fromSeq: 10, toSeq: 20))
+        #expect(odd.map(\.seq) == [11, 13, 15, 17, 19])
+        let newest = try await store.events(EventQuery(toSeq: 12, limit: 3, descending: true))
+        #expect(newest.map(\.seq) == [12, 11, 10])
+        #expect(try await store.events(EventQuery(stream: "nope")).isEmpty)
+        #expect(try await store.event(seq: 31) == nil)
+    }
+
+    @Test func envelopeRoundTripsMetadataAndTimes() async throws {
+        let store = try await openStore()
+        let at = Timestamp(iso8601: "2020-05-06T07:08:09.123Z")!
+        try await store.append(NewEvent(id: "a", type: "CollectionPageFetched", schemaVersion: 3, recordedAt: at, stream: "cars",
+                                        metadata: [("url", "http://127.0.0.1:8080/cars?page=2"), ("status", "200"), ("etag", "\"abc\"")]))
+        let e = try #require(try await store.event(seq: 1))
+        #expect(e.id == "a" && e.type == "CollectionPageFetched" && e.schemaVersion == 3 && e.stream == "cars")
+        #expect(e.recordedAt == at)
+        #expect(e[metadata: "etag"] == "\"abc\"")
+        #expect(e.metadata.map(\.key) == ["url", "status", "etag"])
+        #expect(e.payload == nil)
+    }
+
+    @Test func bodiesAreContentAddressedCompressedAndStoredOnce() async throws {
+        let store = try await openStore()
+        let big = bytes(String(repeating: "{\"make\":\"Ford\",\"model\":\"Fiesta\"},", count: 400))
+        let small = bytes("{}")
+        for i in 0..<10 { try await store.append(NewEvent(type: "Fetched", stream: "s", payload: i % 2 == 0 ? big : small)) }
+        let stats = try await store.stats()
+        #expect(stats.blobs == 2)
+        #expect(stats.payloadCount == 10)
+        #expect(stats.payloadBytes == UInt64(5 * big.count + 5 * small.count))
+        #expect(stats.dedupeRatio > 4.9)
+        #expect(stats.blobStoredBytes < UInt64(big.count / 10))
+        let events = try await store.events(EventQuery())
+        #expect(try await store.payload(of: events[0]) == big)
+        #expect(try await store.payload(of: events[1]) == small)
+        #expect(events[0].payload?.size == big.count)
+    }
+
+    @Test func incompressibleBodiesAreStoredRaw() async throws {
+        let store = try await openStore()
+        var rng = SplitMix64(seed: 9)
+        let noise = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        try await store.append(NewEvent(type: "Fetched", stream: "s", payload: noise))
+        let s = try await store.stats()
+        #expect(s.blobStoredBytes == UInt64(noise.count + 3))  // codec byte + 2-byte varint size
+        #expect(try await store.payload(of: try #require(try await store.event(seq: 1))) == noise)
+    }
+
+    @Test func datesResolveToTheLastEventAtOrBeforeThem() async throws {
+        let store = try await openStore()
+        let times = ["2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z"]
+        for t in times { try await store.append(NewEvent(type: "T", recordedAt: Timestamp(iso8601: t), stream: "s")) }
+        #expect(try await store.seq(asOf: Timestamp(iso8601: "2025-12-31T23:59:59Z")!) == 0)
+        #expect(try await store.seq(asOf: Timestamp(iso8601: "2026-01-01T00:00:00Z")!) == 1)
+        #expect(try await store.seq(asOf: Timestamp(iso8601: "2026-02-15T00:00:00Z")!) == 2)
+        #expect(try await store.seq(asOf: Timestamp(iso8601: "2026-03-01")!) == 3)  // a bare date is the end of that day
+        #expect(try await store.seq(asOf: Timestamp(iso8601: "2030-01-01T00:00:00Z")!) == 3)
+        // An event recorded earlier than the head counts at the head's time.
+        try await store.append(NewEvent(type: "T", recordedAt: Timestamp(iso8601: "2025-06-01T00:00:00Z"), stream: "s"))
+        #expect(try await store.seq(asOf: Timestamp(iso8601: "2026-03-02T00:00:00Z")!) == 4)
+        #expect(try await store.seq(asOf: Timestamp(iso8601: "2026-02-15T00:00:00Z")!) == 2)
+    }
+
+    @Test(arguments: [
+        NewEvent(id: "", type: "T", stream: "s"),
+        NewEvent(type: "", stream: "s"),
+        NewEvent(type: "T", stream: ""),
+        NewEvent(type: "T\u{0}", stream: "s"),
+        NewEvent(type: "T", schemaVersion: 0, stream: "s"),
+        NewEvent(type: "T", stream: "s", metadata: [("", "v")]),
+        NewEvent(id: String(repeating: "x", count: 300), type: "T", stream: "s"),
+    ])
+    func invalidEventsAreRejectedAndNothingIsWritten(event: NewEvent) async throws {
+        let store = try await openStore()
+        try await store.append(NewEvent(type: "Good", stream: "s"))
+        await #expect {
+            _ = try await store.append([NewEvent(type: "Good", stream: "s"), event])
+        } throws: { ($0 as? EventStoreError)?.code == .invalidEvent }
+        #expect(try await store.head().seq == 1)
+    }
+
+    @Test func storeDirectoryIsPrivate() async throws {
+        let dir = makeTempDir()
+        _ = try await openStore(dir)
+        let attrs = try FileManager.default.attributesOfItem(atPath: dir)
+        #expect((attrs[.posixPermissions] as? Int) == 0o700)
+        for f in ["data.mdb", "lock.mdb"] {
+            let a = try FileManager.default.attributesOfItem(atPath: dir + "/" + f)
+            #expect((a[.posixPermissions] as? Int) == 0o600)
+        }
+    }
+
+    @Test func concurrentAppendsFromManyTasksAreSerializedWithoutLoss() async throws {
+        let store = try await openStore()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for t in 0..<16 {
+                group.addTask {
+                    for i in 0..<20 {
+                        _ = try await store.append([NewEvent(id: "t\(t)-\(i)", type: "T", stream: "s\(t)"),
+                                                    NewEvent(id: "t\(t)-\(i)b", type: "T", stream: "s\(t)")])
+                    }
+                }
+            }
+            // Readers run alongside and always see a gapless prefix of the log.
+            for _ in 0..<8 {
+                group.addTask {
+                    for _ in 0..<20 {
+                        let events = try await store.events(EventQuery())
+                        #expect(events.map(\.seq) == Array(0..<UInt64(events.count)).map { $0 + 1 })
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await store.head().seq == 640)
+        #expect(try await store.verify().ok)
+    }
+
+    @Test func mapGrowsFromATinyMapDuringAppends() async throws {
+        let store = try await openStore(mapSize: 512 * 1024)
+        var rng = SplitMix64(seed: 3)
+        for b in 0..<40 {
+            let events = (0..<50).map { i in
+                NewEvent(id: "b\(b)-\(i)", type: DocumentEvents.recorded, stream: "c",
+                         metadata: [("collection", "c"), ("key", "k\(i)")],
+                         payload: (0..<1500).map { _ in UInt8.random(in: 97...122, using: &rng) })
+            }
+            _ = try await store.append(events)
+        }
+        let s = try await store.stats()
+        #expect(s.events == 2_000)
+        #expect(s.mapSize >= 4 << 20)
+        #expect(try await store.verify().ok)
+    }
+}

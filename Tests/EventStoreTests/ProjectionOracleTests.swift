@@ -1,0 +1,189 @@
+import EventStore
+import Foundation
+import LMDB
+import Testing
+
+/// Oracle tests: incremental projection == full rebuild == replay to the head, and an as-of read
+/// at k == projecting only the first k events.
+@Suite struct ProjectionOracleTests {
+    @Test(arguments: [1, 2, 3, 4] as [UInt64])
+    func incrementalEqualsRebuildEqualsReplay(seed: UInt64) async throws {
+        let store = try await openStore()
+        try await appendInBatches(generatedEvents(seed: seed, count: 400), to: store, seed: seed)
+        let incremental = try await allStates(store)
+        #expect(!incremental.isEmpty)
+
+        let replayed = try await store.replay()
+        defer { try? FileManager.default.removeItem(atPath: replayed.path) }
+        #expect(try await allStates(replayed) == incremental)
+        #expect(try await replayed.head() == store.head())
+
+        try await store.rebuild()
+        #expect(try await allStates(store) == incremental)
+
+        let report = try await store.verify()
+        #expect(report.ok, "\(report.problems) \(report.projections.map(\.differences))")
+    }
+
+    @Test(arguments: [11, 12] as [UInt64])
+    func asOfEveryKEqualsProjectingTheFirstKEvents(seed: UInt64) async throws {
+        let store = try await openStore()
+        let events = generatedEvents(seed: seed, count: 160)
+        try await appendInBatches(events, to: store, seed: seed)
+        let head = try await store.head().seq
+        var k: UInt64 = 0
+        while k <= head {
+            let prefix = try await store.replay(upTo: k)
+            let expected = try await allStates(prefix).map(\.comparable)
+            let asOf = try await allStates(store, asOf: k).map(\.comparable)
+            #expect(asOf == expected, "as-of \(k) differs from the first \(k) events projected")
+            // Histories truncated at k equal the prefix's full histories.
+            for s in expected.prefix(3) {
+                let (c, key, upTo) = (s.collection, s.key, k)
+                let h1 = try await store.documents { try $0.history(collection: c, key: key, upTo: upTo) }
+                let h2 = try await prefix.documents { try $0.history(collection: c, key: key) }
+                #expect(h1 == h2)
+            }
+            try? FileManager.default.removeItem(atPath: prefix.path)
+            k += 7
+        }
+    }
+
+    @Test func historyRecordsFieldLevelChangesWithOldValues() async throws {
+        let store = try await openStore()
+        func put(_ id: String, _ doc: String) -> NewEvent {
+            NewEvent(id: id, type: DocumentEvents.recorded, stream: "cars", metadata: [("collection", "cars"), ("key", "42")], payload: bytes(doc))
+        }
+        _ = try await store.append([
+            put("1", #"{"make":"Ford","price":1000,"tags":["a"]}"#),
+            put("2", #"{"make":"Ford","price":1000,"tags":["a"]}"#),           // unchanged: no version
+            put("3", #"{"make":"Ford","price":900,"tags":["a","b"],"km":5}"#),
+            NewEvent(id: "4", type: DocumentEvents.removed, stream: "cars", metadata: [("collection", "cars"), ("key", "42")]),
+            put("5", #"{"make":"Ford","price":950}"#),
+        ])
+        let h = try await store.documents { try $0.history(collection: "cars", key: "42") }
+        #expect(h.map(\.kind) == [.added, .changed, .removed, .reappeared])
+        #expect(h.map(\.version) == [1, 2, 3, 4])
+        #expect(h.map(\.seq) == [1, 3, 4, 5])
+        #expect(h[1].changes == [
+            PatchOperation(op: .add, path: "/km", value: .number("5")),
+            PatchOperation(op: .replace, path: "/price", value: .number("900"), old: .number("1000")),
+            PatchOperation(op: .add, path: "/tags/1", value: .string("b")),
+        ])
+        let lastBeforeRemoval = try JSONValue(parsing: #"{"make":"Ford","price":900,"tags":["a","b"],"km":5}"#)
+        #expect(h[2].document == lastBeforeRemoval)
+        #expect(h[3].changes.contains(PatchOperation(op: .remove, path: "/tags", old: .array([.string("a"), .string("b")]))))
+        let now = try #require(try await store.documents { try $0.state(collection: "cars", key: "42") })
+        #expect(now.version == 4 && now.firstSeq == 1 && now.changedSeq == 5 && now.lastSeenSeq == 5 && !now.removed)
+        let atTwo = try #require(try await store.documents { try $0.state(collection: "cars", key: "42", asOf: 2) })
+        let firstDoc = try JSONValue(parsing: #"{"make":"Ford","price":1000,"tags":["a"]}"#)
+        #expect(atTwo.version == 1 && atTwo.document == firstDoc)
+        let atFour = try #require(try await store.documents { try $0.state(collection: "cars", key: "42", asOf: 4) })
+        #expect(atFour.removed)
+        #expect(try await store.documents { try $0.state(collection: "cars", key: "42", asOf: 0) } == nil)
+    }
+
+    @Test func snapshotsRemoveAbsentKeysAndReappearances() async throws {
+        let store = try await openStore()
+        func snap(_ id: String, _ body: String) -> NewEvent {
+            NewEvent(id: id, type: DocumentEvents.snapshotRecorded, stream: "cars", metadata: [("collection", "cars")], payload: bytes(body))
+        }
+        _ = try await store.append([snap("1", #"{"a":{"v":1},"b":{"v":1}}"#), snap("2", #"{"a":{"v":1}}"#), snap("3", #"{"a":{"v":2},"b":{"v":1}}"#)])
+        let present = try await store.documents { try $0.states(collection: "cars") }
+        #expect(present.map(\.key) == ["a", "b"])
+        let b = try await store.documents { try $0.history(collection: "cars", key: "b") }
+        #expect(b.map(\.kind) == [.added, .removed, .reappeared])
+        #expect(try await store.documents { try $0.states(collection: "cars", asOf: 2) }.map(\.key) == ["a"])
+        #expect(try await store.documents { try $0.collections() } == ["cars"])
+    }
+}
+
+@Suite struct ProjectionLifecycleTests {
+    @Test func malformedEventsAreQuarantinedAndTheProjectionMovesOn() async throws {
+        let store = try await openStore()
+        let events = generatedEvents(seed: 77, count: 120, malformedEvery: 10)
+        try await appendInBatches(events, to: store, seed: 77)
+        let q = try await store.quarantined()
+        #expect(q.count == 12)
+        #expect(q.allSatisfy { $0.projection == "documents" && $0.reason.contains("malformed JSON") })
+        // Good events in the same batches as bad ones were applied: the projection equals a rebuild
+        // and its checkpoint is at the head.
+        let report = try await store.verify()
+        #expect(report.ok)
+        #expect(report.quarantined.count == 12)
+        let stats = try await store.stats()
+        #expect(stats.projections[0].checkpoint == 120 && stats.projections[0].quarantined == 12)
+        // An event missing its collection cannot be applied either.
+        try await store.append(NewEvent(type: DocumentEvents.recorded, stream: "cars", metadata: [("key", "x")], payload: bytes("{}")))
+        let q2 = try await store.quarantined(projection: "documents")
+        #expect(q2.count == 13)
+        #expect(q2.last!.reason.contains("collection"))
+    }
+
+    @Test func aProjectionWhoseVersionChangedIsRebuiltOnOpen() async throws {
+        let dir = makeTempDir()
+        do {
+            let store = try await openStore(dir)
+            try await appendInBatches(generatedEvents(seed: 5, count: 100), to: store, seed: 5)
+        }
+        // Version 2 keeps only the "cars" collection.
+        let carsOnly = KeyedDocumentProjection(version: 2) { event, ctx in
+            event[metadata: "collection"] == "cars" ? try DocumentEvents.operations(event, ctx) : nil
+        }
+        let store = try await openStore(dir, projections: [carsOnly])
+        let stats = try await store.stats()
+        #expect(stats.projections[0].storedVersion == 2 && stats.projections[0].checkpoint == 100)
+        let colls = try await store.documents { try $0.collections() }
+        #expect(colls == ["cars"])
+        #expect(try await store.verify().ok)
+    }
+
+    @Test func anInterruptedRebuildResumesFromItsLastCommittedChunk() async throws {
+        let dir = makeTempDir()
+        let failAt = FailSwitch()
+        let flaky = KeyedDocumentProjection { event, ctx in
+            if failAt.seq == event.seq { throw StorageError(code: .io, message: "simulated crash") }
+            return try DocumentEvents.operations(event, ctx)
+        }
+        var options = testOptions()
+        options.catchUpChunk = 50
+        let expected: [DocumentState]
+        do {
+            let store = try await EventStore.open(at: dir, projections: [flaky], options: options)
+            try await appendInBatches(generatedEvents(seed: 8, count: 300), to: store, seed: 8)
+            expected = try await allStates(store)
+            failAt.seq = 230
+            let seen = ProgressLog()
+            await #expect(throws: (any Error).self) { try await store.rebuild(progress: { seen.add($0.applied) }) }
+            #expect(seen.values.contains(200))
+            #expect(try await store.stats().projections[0].checkpoint == 200)
+        }
+        failAt.seq = nil
+        let seen = ProgressLog()
+        let store = try await EventStore.open(at: dir, projections: [flaky], options: options) { seen.add($0.applied) }
+        #expect(seen.values.first == 250)  // resumed after 200, not from zero
+        #expect(try await allStates(store) == expected)
+        #expect(try await store.verify().ok)
+    }
+
+    @Test func unknownProjectionNamesAreRejected() async throws {
+        let store = try await openStore()
+        await #expect { try await store.rebuild(["nope"]) } throws: { ($0 as? EventStoreError)?.code == .unknownProjection }
+    }
+}
+
+final class FailSwitch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _seq: UInt64?
+    var seq: UInt64? {
+        get { lock.lock(); defer { lock.unlock() }; return _seq }
+        set { lock.lock(); _seq = newValue; lock.unlock() }
+    }
+}
+
+final class ProgressLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _values: [UInt64] = []
+    func add(_ v: UInt64) { lock.lock(); _values.append(v); lock.unlock() }
+    var values: [UInt64] { lock.lock(); defer { lock.unlock() }; return _values }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import LMDB
+import Testing
+
+func makeTempDir(_ name: String = "lmdb") -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-test-\(name)-\(UUID().uuidString)").path
+    try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+@Suite struct EnvironmentTests {
+    @Test func putGetDeleteRoundTrip() throws {
+        let env = try Environment(path: makeTempDir())
+        let db = try env.write { try env.openDatabase("t", in: $0) }
+        try env.write { (txn) throws in
+            try txn.put(db, key: [1, 2], value: [9, 9, 9])
+            #expect(try txn.put(db, key: [1, 2], value: [0], flags: .noOverwrite) == false)
+        }
+        try env.read { (txn) throws in
+            #expect(try txn.get(db, key: [1, 2]) == [9, 9, 9])
+            #expect(try txn.get(db, key: [7]) == nil)
+        }
+        try env.write { (txn) throws in #expect(try txn.delete(db, key: [1, 2])); #expect(try txn.delete(db, key: [1, 2]) == false) }
+        try env.read { (txn) throws in #expect(try txn.get(db, key: [1, 2]) == nil) }
+    }
+
+    @Test func abortedWriteLeavesNothing() throws {
+        let env = try Environment(path: makeTempDir())
+        let db = try env.write { try env.openDatabase("t", in: $0) }
+        struct Boom: Error {}
+        #expect(throws: Boom.self) {
+            try env.write { (txn) throws in
+                try txn.put(db, key: [1], value: [1])
+                throw Boom()
+            }
+        }
+        try env.read { (txn) throws in #expect(try txn.stat(db).entries == 0) }
+    }
+
+    @Test func appendRejectsOutOfOrderKeys() throws {
+        let env = try Environment(path: makeTempDir())
+        let db = try env.write { try env.openDatabase("t", in: $0) }
+        try env.write { (txn) throws in try txn.put(db, key: [0, 5], value: [1], flags: .append) }
+        #expect {
+            try env.write { (txn) throws in try txn.put(db, key: [0, 4], value: [1], flags: .append) }
+        } throws: { ($0 as? StorageError)?.code == .keyExists }
+    }
+
+    @Test func cursorSeeksAtLeastAndAtMost() throws {
+        let env = try Environment(path: makeTempDir())
+        let db = try env.write { try env.openDatabase("t", in: $0) }
+        try env.write { (txn) throws in for k: UInt8 in [10, 20, 30] { try txn.put(db, key: [k], value: [k]) } }
+        try env.read { (txn) throws in
+            let c = try txn.cursor(db)
+            #expect(try c.seek(atLeast: [15]).map { [UInt8]($0.key) } == [20])
+            #expect(try c.seek(atMost: [15]).map { [UInt8]($0.key) } == [10])
+            #expect(try c.seek(atMost: [20]).map { [UInt8]($0.key) } == [20])
+            #expect(try c.seek(atMost: [99]).map { [UInt8]($0.key) } == [30])
+            #expect(try c.seek(atMost: [5]) == nil)
+            #expect(try c.seek(atLeast: [31]) == nil)
+        }
+    }
+
+    @Test func nestedTransactionAbortKeepsParent() throws {
+        let env = try Environment(path: makeTempDir())
+        let db = try env.write { try env.openDatabase("t", in: $0) }
+        struct Boom: Error {}
+        try env.write { (txn) throws in
+            try txn.put(db, key: [1], value: [1])
+            _ = try? txn.nested { child in
+                try child.put(db, key: [2], value: [2])
+                throw Boom()
+            }
+            try txn.nested { child in try child.put(db, key: [3], value: [3]) }
+        }
+        try env.read { (txn) throws in
+            #expect(try txn.get(db, key: [1]) == [1])
+            #expect(try txn.get(db, key: [2]) == nil)
+            #expect(try txn.get(db, key: [3]) == [3])
+        }
+    }
+
+    @Test func mapGrowsFromTinyMapAndWholeBatchIsRetried() throws {
+        var options = EnvironmentOptions()
+        options.mapSize = 256 * 1024
+        options.durability = .noSync
+        let env = try Environment(path: makeTempDir(), options: options)
+        let db = try env.write { try env.openDatabase("t", in: $0) }
+        let value = [UInt8](repeating: 7, count: 300)
+        for batch in 0..<50 {
+            try env.write { (txn) throws in
+                for i in 0..<400 {
+                    let k = UInt64(batch * 400 + i)
+                    try withUnsafeBytes(of: k.bigEndian) { kb in
+                        try value.withUnsafeBytes { try txn.put(db, key: kb, value: $0, flags: .append) }
+                    }
+                }
+            }
+        }
+        #expect(env.mapSize > 4 * 1024 * 1024)
+        try env.read { (txn) throws in #expect(try txn.stat(db).entries == 20_000) }
+    }
+
+    @Test func errorsNameTheRemedyNotTheRawCode() throws {
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-\(UUID().uuidString)/x").path
+        #expect {
+            _ = try Environment(path: missing)
+        } throws: { error in
+            let e = error as! StorageError
+            return e.code == .io && e.message.contains("does not exist")
+        }
+    }
+
+    @Test func oversizeKeyIsABadValueSize() throws {
+        let env = try Environment(path: makeTempDir())
+        let db = try env.write { try env.openDatabase("t", in: $0) }
+        #expect(env.maxKeySize == 511)
+        #expect {
+            try env.write { (txn) throws in try txn.put(db, key: [UInt8](repeating: 1, count: 512), value: [1]) }
+        } throws: { ($0 as? StorageError)?.code == .badValueSize }
+    }
+}

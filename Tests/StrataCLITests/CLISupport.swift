@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+/// The built `strata` binary next to the test bundle.
+let strataBinary: String = {
+    if let p = ProcessInfo.processInfo.environment["STRATA_BIN"] { return p }
+    var candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path, Bundle.main.bundlePath]
+    candidates += Bundle.allBundles.map { URL(fileURLWithPath: $0.bundlePath).deletingLastPathComponent().path }
+    for dir in candidates {
+        let p = dir + "/strata"
+        if FileManager.default.isExecutableFile(atPath: p) { return p }
+    }
+    return ".build/debug/strata"
+}()
+
+struct RunResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+func makeStoreDir() -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("strata-cli-\(UUID().uuidString)").path
+}
+
+/// Starts `strata` with `args` against the store at `store`.
+func startStrata(_ args: [String], store: String, stdin: Data? = nil) throws -> (Process, Pipe, Pipe) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: strataBinary)
+    p.arguments = args
+    var env = ProcessInfo.processInfo.environment
+    env["STRATA_STORE"] = store
+    env["NO_COLOR"] = "1"
+    p.environment = env
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    if let stdin {
+        let inPipe = Pipe()
+        p.standardInput = inPipe
+        try p.run()
+        inPipe.fileHandleForWriting.write(stdin)
+        try inPipe.fileHandleForWriting.close()
+    } else {
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+    }
+    return (p, out, err)
+}
+
+/// Runs `strata` to completion.
+@discardableResult
+func strata(_ args: [String], store: String, stdin: Data? = nil) throws -> RunResult {
+    let (p, out, err) = try startStrata(args, store: store, stdin: stdin)
+    // Read before waiting so a full pipe cannot block the child.
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return RunResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+}
+
+func writeTemp(_ text: String) throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("strata-cli-\(UUID().uuidString).json").path
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
+
+func jsonObject(_ text: String) throws -> Any {
+    try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
+}
