@@ -51,7 +51,7 @@ let package = Package(
         ),
 
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"], swiftSettings: strictSettings),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "LMDB"], swiftSettings: strictSettings),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "LMDB", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
         .testTarget(
             name: "StrataCLITests",
             dependencies: ["strata", "EventStore", "LMDB"],

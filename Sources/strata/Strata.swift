@@ -22,6 +22,35 @@ struct Strata: AsyncParsableCommand {
             RebuildCommand.self, StatsCommand.self, AppendLoopCommand.self,
         ]
     )
+
+    /// Accepts the global options `--store PATH` and `--verbose` before the subcommand too
+    /// (`strata --store /tmp/s log`) by moving them after it, where each command declares them.
+    static func main() async {
+        await main(hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst())))
+    }
+
+    static func hoistingGlobalOptions(_ args: [String]) -> [String] {
+        var globals: [String] = []
+        var rest = args[...]
+        while let first = rest.first, first.hasPrefix("-") {
+            if first == "--store", rest.count >= 2 {
+                globals += rest.prefix(2); rest = rest.dropFirst(2)
+            } else if first.hasPrefix("--store=") || first == "--verbose" || first == "-v" {
+                globals.append(first); rest = rest.dropFirst()
+            } else {
+                break
+            }
+        }
+        guard !globals.isEmpty, rest.first.map({ !$0.hasPrefix("-") }) == true else { return args }
+        // Insert after the subcommand path (e.g. `doc list`).
+        var path: [String] = []
+        var command: any ParsableCommand.Type = Strata.self
+        while let next = rest.first,
+              let sub = command.configuration.subcommands.first(where: { $0.configuration.commandName == next || $0._commandName == next }) {
+            path.append(next); rest = rest.dropFirst(); command = sub
+        }
+        return path + globals + rest
+    }
 }
 
 /// Exit codes other than ArgumentParser's own (0, 1, 64).

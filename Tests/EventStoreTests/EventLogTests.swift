@@ -165,12 +165,13 @@ import Testing
             let events = (0..<50).map { i in
                 NewEvent(id: "b\(b)-\(i)", type: DocumentEvents.recorded, stream: "c",
                          metadata: [("collection", "c"), ("key", "k\(i)")],
-                         payload: (0..<1500).map { _ in UInt8.random(in: 97...122, using: &rng) })
+                         payload: bytes("{\"s\":\"") + (0..<1500).map { _ in UInt8.random(in: 97...122, using: &rng) } + bytes("\"}"))
             }
             _ = try await store.append(events)
         }
         let s = try await store.stats()
         #expect(s.events == 2_000)
+        #expect(try await store.quarantined().isEmpty)
         #expect(s.mapSize >= 4 << 20)
         #expect(try await store.verify().ok)
     }

@@ -1,4 +1,5 @@
 import EventStore
+import Logging
 import Foundation
 
 func makeTempDir(_ name: String = "store") -> String {
@@ -10,6 +11,7 @@ func testOptions(mapSize: Int = 64 << 20) -> StoreOptions {
     o.durability = .noSync
     o.mapSize = mapSize
     o.clock = SteppingClock()
+    o.logger.logLevel = .critical
     return o
 }
 
