@@ -75,7 +75,7 @@ actor LogWriter {
         logger.debug("appended batch", metadata: [
             "batch.size": "\(batch.count)", "batch.appended": "\(appended)",
             "batch.lastSeq": "\(outcomes.last?.seq ?? 0)",
-            "batch.micros": "\((ContinuousClock.now - started).components.attoseconds / 1_000_000_000_000 + (ContinuousClock.now - started).components.seconds * 1_000_000)",
+            "batch.duration": "\(ContinuousClock.now - started)",
         ])
         return outcomes
     }

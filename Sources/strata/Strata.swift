@@ -19,7 +19,7 @@ struct Strata: AsyncParsableCommand {
         version: version,
         subcommands: [
             LogCommand.self, DocCommand.self, RecordCommand.self, VerifyCommand.self,
-            RebuildCommand.self, StatsCommand.self, AppendLoopCommand.self,
+            RebuildCommand.self, StatsCommand.self, BenchCommand.self, AppendLoopCommand.self,
         ]
     )
 

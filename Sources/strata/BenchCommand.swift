@@ -1,0 +1,154 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import Logging
+
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure the real code paths on a scratch store.",
+        discussion: """
+        Runs on a new temporary store (removed afterwards) unless --store is given. Build with
+        `swift build -c release` for meaningful numbers.
+
+        Examples:
+          strata bench ingest --events 200000 --payload-bytes 256 --objects 10000 --batch 1000
+          strata bench asof --events 1000000 --objects 10000 --format json
+          strata bench rebuild --events 200000
+        """
+    )
+
+    enum Workload: String, ExpressibleByArgument, CaseIterable { case ingest, rebuild, asof }
+
+    @Argument(help: "ingest, rebuild or asof.") var workload: Workload
+    @Option(help: "Events in the log.") var events = 100_000
+    @Option(help: "Approximate bytes of each event's JSON body.") var payloadBytes = 256
+    @Option(help: "Distinct objects the events are spread over.") var objects = 10_000
+    @Option(help: "Events per append (one transaction each).") var batch = 1_000
+    @Option(help: "as-of: reads to sample.") var samples = 100_000
+    @Option(help: "full, nometasync or nosync.") var durability: String = "full"
+    @Option(help: "A store directory to use instead of a temporary one.") var store: String?
+    @Option(help: "table or json.") var format: OutputFormat = .table
+
+    func validate() throws {
+        guard events > 0, objects > 0, batch > 0, samples > 0, payloadBytes >= 32 else {
+            throw ValidationError("--events, --objects, --batch and --samples must be positive; --payload-bytes at least 32")
+        }
+        guard StoreOptions.Durability(rawValue: durability) != nil else {
+            throw ValidationError("--durability must be full, nometasync or nosync")
+        }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let dir = store ?? FileManager.default.temporaryDirectory.appendingPathComponent("strata-bench-\(UUID().uuidString)").path
+            defer { if store == nil { try? FileManager.default.removeItem(atPath: dir) } }
+            var options = StoreOptions()
+            options.durability = StoreOptions.Durability(rawValue: durability)!
+            options.logger.logLevel = .error
+            let s = try await EventStore.open(at: dir, projections: Projections.all, options: options)
+            var result: [String: JSONValue] = [
+                "workload": .string(workload.rawValue), "events": .int(events), "payloadBytes": .int(payloadBytes),
+                "objects": .int(objects), "batch": .int(batch), "durability": .string(durability),
+                "machine": .string("\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB"),
+            ]
+            switch workload {
+            case .ingest:
+                let (elapsed, latencies, bytes) = try await ingest(into: s)
+                result["seconds"] = .double(elapsed)
+                result["eventsPerSecond"] = .int(Int(Double(events) / elapsed))
+                result["bytesPerSecond"] = .int(Int(Double(bytes) / elapsed))
+                result["batchP50Micros"] = .int(percentile(latencies, 0.50))
+                result["batchP95Micros"] = .int(percentile(latencies, 0.95))
+                result["batchP99Micros"] = .int(percentile(latencies, 0.99))
+            case .rebuild:
+                _ = try await ingest(into: s)
+                let clock = ContinuousClock()
+                let start = clock.now
+                try await s.rebuild()
+                let elapsed = seconds(clock.now - start)
+                result["seconds"] = .double(elapsed)
+                result["eventsPerSecond"] = .int(Int(Double(events) / elapsed))
+            case .asof:
+                _ = try await ingest(into: s)
+                let head = try await s.head().seq
+                let (objects, samples) = (self.objects, self.samples)
+                let nanos = try await s.documents { reader -> [Int] in
+                    var rng = SystemRandomNumberGenerator()
+                    var out: [Int] = []
+                    out.reserveCapacity(samples)
+                    let clock = ContinuousClock()
+                    for i in 0..<(samples + 1_000) {
+                        let key = "o\(Int.random(in: 0..<objects, using: &rng))"
+                        let seq = UInt64.random(in: 1...head, using: &rng)
+                        let t0 = clock.now
+                        _ = try reader.version(collection: "bench", key: key, asOf: seq)
+                        if i >= 1_000 { out.append(Int(seconds(clock.now - t0) * 1e9)) }  // the first 1,000 warm up
+                    }
+                    return out
+                }
+                result["samples"] = .int(samples)
+                result["p50Micros"] = .double(Double(percentile(nanos, 0.50)) / 1000)
+                result["p95Micros"] = .double(Double(percentile(nanos, 0.95)) / 1000)
+                result["p99Micros"] = .double(Double(percentile(nanos, 0.99)) / 1000)
+            }
+            let stats = try await s.stats()
+            result["storeBytes"] = .int(stats.fileBytes)
+            if format == .table {
+                emit(JSONValue.sortedDisplay(result))
+            } else {
+                emit(JSONValue.object(result).prettyString)
+            }
+        }
+    }
+
+    /// Appends `events` synthetic DocumentRecorded events in batches; returns the elapsed seconds,
+    /// per-batch latencies in µs and the body bytes written. Bodies are generated before timing.
+    private func ingest(into store: EventStore) async throws -> (Double, [Int], Int) {
+        var rng = SystemRandomNumberGenerator()
+        let filler = String(repeating: "x", count: max(0, payloadBytes - 60))
+        var batches: [[NewEvent]] = []
+        var bytes = 0
+        var i = 0
+        while i < events {
+            var b: [NewEvent] = []
+            b.reserveCapacity(batch)
+            for _ in 0..<min(batch, events - i) {
+                let body = Array("{\"id\":\(i % objects),\"n\":\(i),\"price\":\(UInt32.random(in: 0...99_999, using: &rng)),\"f\":\"\(filler)\"}".utf8)
+                bytes += body.count
+                b.append(NewEvent(id: "bench-\(i)", type: DocumentEvents.recorded, stream: "bench",
+                                  metadata: [("collection", "bench"), ("key", "o\(i % objects)")], payload: body))
+                i += 1
+            }
+            batches.append(b)
+        }
+        let clock = ContinuousClock()
+        var latencies: [Int] = []
+        let start = clock.now
+        for b in batches {
+            let t0 = clock.now
+            _ = try await store.append(b)
+            latencies.append(Int(seconds(clock.now - t0) * 1_000_000))
+        }
+        return (seconds(clock.now - start), latencies, bytes)
+    }
+}
+
+private func seconds(_ d: Duration) -> Double {
+    Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}
+
+private func percentile(_ values: [Int], _ p: Double) -> Int {
+    guard !values.isEmpty else { return 0 }
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+
+extension JSONValue {
+    /// `key  value` lines, sorted by key.
+    static func sortedDisplay(_ o: [String: JSONValue]) -> String {
+        let width = (o.keys.map(\.count).max() ?? 0) + 2
+        return o.keys.sorted().map { $0.padding(toLength: width, withPad: " ", startingAt: 0) + o[$0]!.displayText }.joined(separator: "\n")
+    }
+}
