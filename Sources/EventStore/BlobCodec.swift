@@ -13,23 +13,27 @@ enum BlobCodec {
 
     static func hash(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
 
-    /// Encodes a body for storage.
-    static func encode(_ body: [UInt8]) -> [UInt8] {
+    /// Encodes a body for storage, compressing with `context` (reused: creating a zstd context
+    /// per body costs more than compressing a small one).
+    static func encode(_ body: [UInt8], context: ZstdContext) -> [UInt8] {
         var w = ByteWriter(capacity: body.count + 12)
         if body.count >= compressionThreshold {
             let bound = ZSTD_compressBound(body.count)
-            var out = [UInt8](repeating: 0, count: bound)
-            let n = out.withUnsafeMutableBytes { o in
+            // Header (codec + size varint) first, then compress straight into the tail.
+            w.u8(zstd)
+            w.varint(body.count)
+            let header = w.bytes.count
+            w.bytes.append(contentsOf: repeatElement(0, count: bound))
+            let n = w.bytes.withUnsafeMutableBytes { o in
                 body.withUnsafeBytes { i in
-                    ZSTD_compress(o.baseAddress, bound, i.baseAddress, i.count, level)
+                    ZSTD_compressCCtx(context.cctx, o.baseAddress! + header, bound, i.baseAddress, i.count, level)
                 }
             }
             if ZSTD_isError(n) == 0, n * 10 <= body.count * 9 {
-                w.u8(zstd)
-                w.varint(body.count)
-                w.raw(out[0..<n])
+                w.bytes.removeLast(bound - n)
                 return w.bytes
             }
+            w = ByteWriter(capacity: body.count + 12)
         }
         w.u8(raw)
         w.varint(body.count)
@@ -39,7 +43,7 @@ enum BlobCodec {
 
     /// Decodes a stored value back to the body. Throws on an unknown codec, a size mismatch or a
     /// zstd error (a damaged blob).
-    static func decode(_ stored: UnsafeRawBufferPointer) throws -> [UInt8] {
+    static func decode(_ stored: UnsafeRawBufferPointer, context: ZstdContext? = nil) throws -> [UInt8] {
         var r = ByteReader(stored)
         let codec = try r.u8()
         let size = Int(try r.varint())
@@ -52,12 +56,33 @@ enum BlobCodec {
         case zstd:
             var out = [UInt8](repeating: 0, count: size)
             let n = out.withUnsafeMutableBytes { o in
-                ZSTD_decompress(o.baseAddress, size, rest.baseAddress, rest.count)
+                if let context {
+                    ZSTD_decompressDCtx(context.dctx, o.baseAddress, size, rest.baseAddress, rest.count)
+                } else {
+                    ZSTD_decompress(o.baseAddress, size, rest.baseAddress, rest.count)
+                }
             }
             guard ZSTD_isError(n) == 0, n == size else { throw ByteReader.Truncated() }
             return out
         default:
             throw ByteReader.Truncated()
         }
+    }
+}
+
+/// Reusable zstd compression and decompression contexts. Not thread-safe: one per writer or per
+/// read batch.
+final class ZstdContext {
+    let cctx: OpaquePointer
+    let dctx: OpaquePointer
+
+    init() {
+        cctx = ZSTD_createCCtx()
+        dctx = ZSTD_createDCtx()
+    }
+
+    deinit {
+        ZSTD_freeCCtx(cctx)
+        ZSTD_freeDCtx(dctx)
     }
 }

@@ -113,23 +113,32 @@ public enum JSONValue: Hashable, Sendable {
     }
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "\""): out.append(contentsOf: [92, 34])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [92, 92])
-            case 0x0A: out.append(contentsOf: [92, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [92, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [92, UInt8(ascii: "t")])
-            case 0x08: out.append(contentsOf: [92, UInt8(ascii: "b")])
-            case 0x0C: out.append(contentsOf: [92, UInt8(ascii: "f")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(b >> 4)], hex[Int(b & 15)]])
-            default: out.append(b)
+        var s = s
+        s.withUTF8 { u in
+            out.append(UInt8(ascii: "\""))
+            // Copy runs that need no escaping in one go.
+            var runStart = 0
+            for i in 0..<u.count {
+                let b = u[i]
+                guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: u[runStart..<i]))
+                runStart = i + 1
+                switch b {
+                case UInt8(ascii: "\""): out.append(contentsOf: [92, 34])
+                case UInt8(ascii: "\\"): out.append(contentsOf: [92, 92])
+                case 0x0A: out.append(contentsOf: [92, UInt8(ascii: "n")])
+                case 0x0D: out.append(contentsOf: [92, UInt8(ascii: "r")])
+                case 0x09: out.append(contentsOf: [92, UInt8(ascii: "t")])
+                case 0x08: out.append(contentsOf: [92, UInt8(ascii: "b")])
+                case 0x0C: out.append(contentsOf: [92, UInt8(ascii: "f")])
+                default:
+                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                    out.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(b >> 4)], hex[Int(b & 15)]])
+                }
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: u[runStart..<u.count]))
+            out.append(UInt8(ascii: "\""))
         }
-        out.append(UInt8(ascii: "\""))
     }
 }
 

@@ -14,6 +14,7 @@ actor LogWriter {
     let projections: [any Projection]
     let clock: any EventClock
     let logger: Logger
+    private let zstd = ZstdContext()
 
     init(environment: Environment, schema: LogSchema, projections: [any Projection], clock: any EventClock, logger: Logger) {
         executor = SerialQueueExecutor(label: "strata.writer.\(environment.path)")
@@ -31,7 +32,7 @@ actor LogWriter {
         for e in batch { try Self.validate(e) }
         let started = ContinuousClock.now
         let outcomes = try environment.write { txn -> [AppendOutcome] in
-            let payloads = PayloadSource(blobs: schema.blobs)
+            let payloads = PayloadSource(blobs: schema.blobs, zstd: zstd)
             var head = try LogHead.read(txn, schema)
             var counters = try Counters.read(txn, schema)
             var outcomes: [AppendOutcome] = []
@@ -51,7 +52,7 @@ actor LogWriter {
                     let hash = BlobCodec.hash(body)
                     ref = PayloadReference(hash: hash, size: body.count)
                     if try !hash.withUnsafeBytes({ try txn.get(schema.blobs, key: $0) != nil }) {
-                        stored = BlobCodec.encode(body)
+                        stored = BlobCodec.encode(body, context: zstd)
                     }
                 }
                 let seq = head.seq + 1
@@ -123,7 +124,7 @@ actor LogWriter {
                 events.append(entry.event)
             }
             try counters.write(txn, schema)
-            try applyProjections(events, from: first, payloads: PayloadSource(blobs: schema.blobs), txn: txn)
+            try applyProjections(events, from: first, payloads: PayloadSource(blobs: schema.blobs, zstd: zstd), txn: txn)
         }
     }
 
@@ -237,7 +238,7 @@ actor LogWriter {
                         return true
                     }
                     let to = min(head.seq, cp.seq + UInt64(chunk))
-                    let payloads = PayloadSource(blobs: schema.blobs)
+                    let payloads = PayloadSource(blobs: schema.blobs, zstd: zstd)
                     try catchUp(p, tables: tables, from: cp.seq, to: to, payloads: payloads, txn: txn)
                     try Checkpoint(version: p.version, seq: to).write(p.name, txn, schema)
                     progress?(RebuildProgress(projection: p.name, applied: to, head: head.seq))

@@ -48,9 +48,13 @@ public struct ProjectionContext {
 /// Supplies bodies of events: from the batch being appended, else from the blob database.
 final class PayloadSource {
     private let blobs: Database
+    private let zstd: ZstdContext
     private var pending: [UInt64: [UInt8]] = [:]
 
-    init(blobs: Database) { self.blobs = blobs }
+    init(blobs: Database, zstd: ZstdContext = ZstdContext()) {
+        self.blobs = blobs
+        self.zstd = zstd
+    }
 
     func stage(_ body: [UInt8], for seq: UInt64) { pending[seq] = body }
     func clear() { pending.removeAll(keepingCapacity: true) }
@@ -62,6 +66,6 @@ final class PayloadSource {
         guard let stored else {
             throw EventStoreError.corrupted("the body \(ref.hashHex.prefix(16)) of event \(event.seq) is missing from the blob store; run `strata verify`")
         }
-        return try BlobCodec.decode(stored)
+        return try BlobCodec.decode(stored, context: zstd)
     }
 }
