@@ -6,7 +6,7 @@ import Logging
 /// Writers in other processes are serialized by LMDB's lock; each transaction reads the head
 /// afresh, so a second process appends after the first.
 actor LogWriter {
-    private let executor: SerialQueueExecutor
+    private let executor: DedicatedThreadExecutor
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     let environment: Environment
@@ -17,13 +17,15 @@ actor LogWriter {
     private let zstd = ZstdContext()
 
     init(environment: Environment, schema: LogSchema, projections: [any Projection], clock: any EventClock, logger: Logger) {
-        executor = SerialQueueExecutor(label: "strata.writer.\(environment.path)")
+        executor = DedicatedThreadExecutor(name: "strata.writer")
         self.environment = environment
         self.schema = schema
         self.projections = projections
         self.clock = clock
         self.logger = logger
     }
+
+    deinit { executor.shutdown() }
 
     // MARK: Append
 

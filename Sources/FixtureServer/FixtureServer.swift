@@ -1,0 +1,235 @@
+public import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// A fault a route can be switched to.
+public enum Fault: String, Sendable, CaseIterable {
+    /// 500 with a JSON error body.
+    case serverError
+    /// 429 with `Retry-After: 1`.
+    case tooManyRequests
+    /// A body that is not valid JSON.
+    case malformed
+    /// Half the body, then the connection is cut.
+    case truncated
+    /// Valid JSON of the wrong type (a string where a list is expected).
+    case wrongType
+    /// The normal response after `slowSeconds`.
+    case slow
+    /// A body of `hugeBytes` bytes.
+    case huge
+    /// A redirect to itself.
+    case redirectLoop
+}
+
+/// Serves a directory tree of JSON fixtures over HTTP on 127.0.0.1, as a stand-in for the APIs
+/// Strata mirrors: versioned datasets, ETag/304, page-number and id-window paging with `next`
+/// links and `Link` headers, relative URLs, images, and a fault switch per route.
+///
+/// A request for `/D/rest` is answered from `ROOT/D/v<version>/rest` (or `rest.json`), else from
+/// `ROOT/D/rest` (version-independent files such as images).
+public final class FixtureServer: @unchecked Sendable {
+    public let root: String
+    private let lock = NSLock()
+    private var _version: Int
+    private var faults: [(prefix: String, fault: Fault, remaining: Int?)] = []
+    private var _requests: [String: Int] = [:]
+    private var task: Task<Void, any Error>?
+    public private(set) var port = 0
+    public var slowSeconds: Double = 3
+    public var hugeBytes = 80 << 20
+
+    public init(root: String, version: Int = 1) {
+        self.root = root
+        _version = version
+    }
+
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// The dataset version served (v1, v2, …).
+    public var version: Int {
+        get { lock.lock(); defer { lock.unlock() }; return _version }
+        set { lock.lock(); _version = newValue; lock.unlock() }
+    }
+
+    /// Switches routes under `prefix` to `fault` (for `times` requests, or until cleared).
+    public func setFault(_ fault: Fault?, for prefix: String, times: Int? = nil) {
+        lock.lock(); defer { lock.unlock() }
+        faults.removeAll { $0.prefix == prefix }
+        if let fault { faults.append((prefix, fault, times)) }
+    }
+
+    /// How many requests reached `path` (query excluded).
+    public func requests(to path: String) -> Int {
+        lock.lock(); defer { lock.unlock() }
+        return _requests[path, default: 0]
+    }
+
+    private func takeFault(for path: String) -> Fault? {
+        lock.lock(); defer { lock.unlock() }
+        _requests[path, default: 0] += 1
+        guard let i = faults.indices.filter({ path.hasPrefix(faults[$0].prefix) }).max(by: { faults[$0].prefix.count < faults[$1].prefix.count }) else { return nil }
+        let f = faults[i]
+        if let r = f.remaining {
+            if r <= 1 { faults.remove(at: i) } else { faults[i].remaining = r - 1 }
+        }
+        return f.fault
+    }
+
+    /// Starts listening on 127.0.0.1 (`port` 0 picks a free one) and returns the port.
+    @discardableResult
+    public func start(port requested: Int = 0) async throws -> Int {
+        let router = Router()
+        router.get("**") { request, _ in try await self.respond(request) }
+        router.head("**") { request, _ in try await self.respond(request) }
+        let (stream, continuation) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "fixture-server")
+        logger.logLevel = .error
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname("127.0.0.1", port: requested)),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            },
+            logger: logger
+        )
+        task = Task { try await app.runService(gracefulShutdownSignals: []) }
+        for await p in stream { port = p }
+        return port
+    }
+
+    /// Stops the server.
+    public func stop() async {
+        task?.cancel()
+        _ = try? await task?.value
+        task = nil
+    }
+
+    // MARK: Responses
+
+    private func respond(_ request: Request) async throws -> Response {
+        let path = request.uri.path
+        let fault = takeFault(for: path)
+        switch fault {
+        case .serverError?:
+            return json(#"{"error":"internal error"}"#, status: .internalServerError)
+        case .tooManyRequests?:
+            var r = json(#"{"error":"slow down"}"#, status: .tooManyRequests)
+            r.headers[.retryAfter] = "1"
+            return r
+        case .redirectLoop?:
+            return Response(status: .found, headers: [.location: request.uri.description])
+        case .huge?:
+            let total = hugeBytes
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody { writer in
+                let chunk = ByteBuffer(bytes: [UInt8](repeating: UInt8(ascii: " "), count: 1 << 16))
+                var sent = 0
+                try await writer.write(ByteBuffer(string: "["))
+                while sent < total { try await writer.write(chunk); sent += chunk.readableBytes }
+                try await writer.write(ByteBuffer(string: "]"))
+                try await writer.finish(nil)
+            })
+        case .slow?:
+            try await Task.sleep(for: .seconds(slowSeconds))
+        default:
+            break
+        }
+        guard var (body, contentType) = load(path) else {
+            return json(#"{"error":"not found"}"#, status: .notFound)
+        }
+        var headers: HTTPFields = [.contentType: contentType]
+        if contentType == "application/json" {
+            (body, headers) = page(body, request: request, headers: headers)
+        }
+        switch fault {
+        case .malformed?:
+            body = Array(body.prefix(max(1, body.count / 2))) + Array("{,]".utf8)
+        case .wrongType?:
+            body = Array(#""this is a string, not the expected list""#.utf8)
+        case .truncated?:
+            let part = ByteBuffer(bytes: body.prefix(max(1, body.count / 2)))
+            return Response(status: .ok, headers: [.contentType: contentType], body: ResponseBody(contentLength: body.count) { writer in
+                try await writer.write(part)
+                throw CancellationError()  // the connection is closed mid-body
+            })
+        default:
+            break
+        }
+        let etag = "\"\(fnv1a(body))\""
+        headers[.eTag] = etag
+        if let inm = request.headers[.ifNoneMatch], inm == etag {
+            return Response(status: .notModified, headers: [.eTag: etag])
+        }
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    private func json(_ text: String, status: HTTPResponse.Status) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    private func load(_ path: String) -> ([UInt8], String)? {
+        let parts = path.split(separator: "/").map(String.init)
+        guard let dataset = parts.first, !parts.contains(".."), !parts.contains(where: { $0.hasPrefix(".") }) else { return nil }
+        let rest = parts.dropFirst().joined(separator: "/")
+        let candidates = [
+            "\(root)/\(dataset)/v\(version)/\(rest)", "\(root)/\(dataset)/v\(version)/\(rest).json",
+            "\(root)/\(dataset)/\(rest)", "\(root)/\(dataset)/\(rest).json",
+        ]
+        for c in candidates {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: c, isDirectory: &isDir), !isDir.boolValue, let d = FileManager.default.contents(atPath: c) {
+                let type = c.hasSuffix(".png") ? "image/png" : c.hasSuffix(".jpg") ? "image/jpeg" : "application/json"
+                return ([UInt8](d), type)
+            }
+        }
+        return nil
+    }
+
+    /// Pages a list: `?page=N&size=M` (1-based) or `?since_id=A|max_id=B&count=M` over the array at
+    /// the root or under `results`. Adds a relative `next` URL to object bodies and a `Link` header.
+    private func page(_ body: [UInt8], request: Request, headers: HTTPFields) -> ([UInt8], HTTPFields) {
+        let q = request.uri.queryParameters
+        let pageNumber = q["page"].flatMap { Int(String($0)) }
+        let size = (q["size"] ?? q["per_page"]).flatMap { Int(String($0)) }
+        let count = q["count"].flatMap { Int(String($0)) }
+        let sinceId = q["since_id"].flatMap { Int(String($0)) }
+        let maxId = q["max_id"].flatMap { Int(String($0)) }
+        guard (pageNumber != nil && size != nil) || count != nil,
+              let any = try? JSONSerialization.jsonObject(with: Data(body)) else { return (body, headers) }
+        var object = any as? [String: Any]
+        guard var items = (object?["results"] ?? any) as? [Any] else { return (body, headers) }
+        var headers = headers
+        var nextQuery: String?
+        let path = request.uri.path
+        if let pageNumber, let size, size > 0 {
+            let start = max(0, (pageNumber - 1) * size)
+            let slice = start < items.count ? Array(items[start..<min(items.count, start + size)]) : []
+            if start + size < items.count { nextQuery = "page=\(pageNumber + 1)&size=\(size)" }
+            items = slice
+        } else if let count {
+            func id(_ v: Any) -> Int { ((v as? [String: Any])?["id"] as? Int) ?? 0 }
+            var window = items.filter { (sinceId == nil || id($0) > sinceId!) && (maxId == nil || id($0) <= maxId!) }
+            window.sort { id($0) > id($1) }
+            let taken = Array(window.prefix(count))
+            if window.count > count, let last = taken.last { nextQuery = "max_id=\(id(last) - 1)&count=\(count)" + (sinceId.map { "&since_id=\($0)" } ?? "") }
+            items = taken
+        }
+        if object != nil {
+            object!["results"] = items
+            object!["next"] = nextQuery.map { "\(path)?\($0)" } ?? NSNull()
+        }
+        if let nextQuery { headers[HTTPField.Name("Link")!] = "<\(path)?\(nextQuery)>; rel=\"next\"" }
+        let out = (try? JSONSerialization.data(withJSONObject: object ?? items, options: [.sortedKeys])) ?? Data(body)
+        return ([UInt8](out), headers)
+    }
+}
+
+/// FNV-1a 64 of the bytes, hex: a stable ETag.
+func fnv1a(_ bytes: [UInt8]) -> String {
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325
+    for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+    return String(h, radix: 16)
+}

@@ -1,0 +1,225 @@
+import CCurl
+public import Foundation
+
+/// An ``HTTPClient`` on libcurl's multi interface, driven by one dedicated thread.
+///
+/// `send` hands the request to the loop thread and suspends; the thread adds an easy handle to
+/// the multi handle, drives every transfer with `curl_multi_perform` + `curl_multi_poll`, and
+/// resumes each caller when its transfer completes. Easy handles are reset and reused, so
+/// connections, TLS sessions and DNS results are reused; HTTP/2 multiplexing is used where the
+/// server offers it. No blocking call ever runs on Swift's cooperative pool (whose threads, on
+/// Linux, are libdispatch's: blocking them would starve every task in the process).
+///
+/// Options: redirects followed (at most 5) only to http/https; automatic decompression of every
+/// encoding libcurl supports; TLS peer and host verification on unless `insecureSkipTLSVerify`;
+/// connect and total timeouts; a body limit enforced while receiving; `NOSIGNAL`.
+public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
+    public struct Configuration: Sendable {
+        public var userAgent: String
+        public var connectTimeout: Double = 10
+        public var maxRedirects = 5
+        /// Turns TLS verification off. Only for a test server with a self-signed certificate.
+        public var insecureSkipTLSVerify = false
+        public init(userAgent: String = "Strata/0.1") { self.userAgent = userAgent }
+    }
+
+    /// One request in flight.
+    final class Transfer {
+        let request: HTTPRequest
+        let sink: BodySink
+        let continuation: CheckedContinuation<HTTPResponse, any Error>
+        var handle: UnsafeMutableRawPointer?
+        var headers: UnsafeMutablePointer<curl_slist>?
+        var started = ContinuousClock.now
+
+        init(request: HTTPRequest, continuation: CheckedContinuation<HTTPResponse, any Error>) {
+            self.request = request
+            self.sink = BodySink(limit: request.maxBytes)
+            self.continuation = continuation
+        }
+    }
+
+    private let configuration: Configuration
+    private let multi: UnsafeMutableRawPointer
+    private let lock = NSLock()
+    private var pending: [Transfer] = []
+    private var stopping = false
+    private var thread: Thread?
+    // Owned by the loop thread only:
+    private var active: [UnsafeMutableRawPointer: Transfer] = [:]
+    private var idle: [UnsafeMutableRawPointer] = []
+
+    private static let globalInit: Void = { curl_global_init(CCURL_GLOBAL_ALL) }()
+
+    public init(configuration: Configuration = Configuration()) {
+        _ = Self.globalInit
+        self.configuration = configuration
+        multi = curl_multi_init()!
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 16)
+        let t = Thread { [unowned self] in self.loop() }
+        t.name = "strata.curl"
+        thread = t
+        t.start()
+    }
+
+    deinit {
+        // The loop thread holds no strong reference; it exits on `stopping`.
+        lock.lock(); stopping = true; lock.unlock()
+        curl_multi_wakeup(multi)
+        while true {
+            lock.lock(); let done = thread == nil; lock.unlock()
+            if done { break }
+            usleep(1_000)
+        }
+        curl_multi_cleanup(multi)
+        for h in idle { curl_easy_cleanup(h) }
+    }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<HTTPResponse, any Error>) in
+            lock.lock()
+            pending.append(Transfer(request: request, continuation: c))
+            lock.unlock()
+            curl_multi_wakeup(multi)
+        }
+    }
+
+    /// The loop thread: add new transfers, drive all of them, finish completed ones.
+    private func loop() {
+        while true {
+            lock.lock()
+            let stop = stopping
+            let new = pending
+            pending.removeAll()
+            lock.unlock()
+            if stop { break }
+            for t in new { start(t) }
+            var running: Int32 = 0
+            curl_multi_perform(multi, &running)
+            var left: Int32 = 0
+            while let msg = curl_multi_info_read(multi, &left) {
+                guard msg.pointee.msg == CURLMSG_DONE, let h = msg.pointee.easy_handle, let t = active.removeValue(forKey: h) else { continue }
+                let rc = msg.pointee.data.result
+                curl_multi_remove_handle(multi, h)
+                finish(t, rc)
+                curl_slist_free_all(t.headers)
+                Unmanaged.passUnretained(t.sink).release()
+                curl_easy_reset(h)
+                idle.append(h)
+            }
+            curl_multi_poll(multi, nil, 0, 1_000, nil)
+        }
+        for (h, t) in active {
+            curl_multi_remove_handle(multi, h)
+            t.continuation.resume(throwing: FetchError(code: .other, message: "the HTTP client was shut down", url: t.request.url))
+            Unmanaged.passUnretained(t.sink).release()
+            curl_easy_cleanup(h)
+        }
+        active.removeAll()
+        lock.lock(); thread = nil; lock.unlock()
+    }
+
+    private func start(_ t: Transfer) {
+        let h = idle.popLast() ?? curl_easy_init()!
+        let request = t.request
+        for (name, value) in request.headers { t.headers = curl_slist_append(t.headers, "\(name): \(value)") }
+        let protocols = request.allowFileScheme ? "http,https,file" : "http,https"
+        _ = ccurl_setopt_string(h, CURLOPT_URL, request.url)
+        _ = ccurl_setopt_string(h, CURLOPT_PROTOCOLS_STR, protocols)
+        _ = ccurl_setopt_string(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        _ = ccurl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 1)
+        _ = ccurl_setopt_long(h, CURLOPT_MAXREDIRS, configuration.maxRedirects)
+        _ = ccurl_setopt_string(h, CURLOPT_ACCEPT_ENCODING, "")
+        _ = ccurl_setopt_long(h, CURLOPT_HTTP_CONTENT_DECODING, 1)
+        _ = ccurl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
+        _ = ccurl_setopt_long(h, CURLOPT_TIMEOUT_MS, Int(request.timeout * 1000))
+        _ = ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Int(min(configuration.connectTimeout, request.timeout) * 1000))
+        _ = ccurl_setopt_string(h, CURLOPT_USERAGENT, configuration.userAgent)
+        _ = ccurl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, configuration.insecureSkipTLSVerify ? 0 : 1)
+        _ = ccurl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, configuration.insecureSkipTLSVerify ? 0 : 2)
+        _ = ccurl_setopt_long(h, CURLOPT_MAXFILESIZE, request.maxBytes)
+        if t.headers != nil { _ = ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, t.headers) }
+        _ = ccurl_setopt_write_cb(h, CURLOPT_WRITEFUNCTION, curlWriteBody)
+        _ = ccurl_setopt_ptr(h, CURLOPT_WRITEDATA, Unmanaged.passRetained(t.sink).toOpaque())
+        t.handle = h
+        t.started = ContinuousClock.now
+        active[h] = t
+        curl_multi_add_handle(multi, h)
+    }
+
+    private func finish(_ t: Transfer, _ rc: CURLcode) {
+        let h = t.handle!
+        let elapsed = ContinuousClock.now - t.started
+        var status = 0
+        _ = ccurl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &status)
+        var effective: UnsafeMutablePointer<CChar>?
+        _ = ccurl_getinfo_string(h, CURLINFO_EFFECTIVE_URL, &effective)
+        let finalURL = effective.map { String(cString: $0) } ?? t.request.url
+        guard rc == CURLE_OK else {
+            t.continuation.resume(throwing: Self.error(rc, url: t.request.url, request: t.request, sink: t.sink, status: status))
+            return
+        }
+        var found: [String: String] = [:]
+        for name in ["etag", "last-modified", "retry-after", "content-type", "link", "location"] {
+            var out: UnsafeMutablePointer<curl_header>?
+            if curl_easy_header(h, name, 0, UInt32(CURLH_HEADER), -1, &out) == CURLHE_OK, let out {
+                found[name] = String(cString: out.pointee.value)
+            }
+        }
+        if t.request.url.hasPrefix("file:") && status == 0 { status = 200 }
+        t.continuation.resume(returning: HTTPResponse(status: status, url: finalURL, body: t.sink.bytes, headers: found, duration: elapsed))
+    }
+
+    private static func error(_ rc: CURLcode, url: String, request: HTTPRequest, sink: BodySink, status: Int) -> FetchError {
+        let detail = String(cString: curl_easy_strerror(rc))
+        switch rc {
+        case CURLE_OPERATION_TIMEDOUT:
+            return FetchError(code: .timeout, message: "no complete response within \(formatSeconds(request.timeout)) s; retry later or raise --timeout", url: url)
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_SEND_ERROR:
+            return FetchError(code: .connection, message: "could not connect (\(detail)); check the URL and that the server is up", url: url)
+        case CURLE_TOO_MANY_REDIRECTS:
+            return FetchError(code: .redirects, message: "more than 5 redirects (a redirect loop?); fix the source URL", url: url)
+        case CURLE_FILESIZE_EXCEEDED:
+            return FetchError(code: .tooLarge, message: "the body is larger than \(request.maxBytes) bytes; raise --max-bytes if that is expected", url: url)
+        case CURLE_WRITE_ERROR where sink.overflowed:
+            return FetchError(code: .tooLarge, message: "the body is larger than \(request.maxBytes) bytes; raise --max-bytes if that is expected", url: url)
+        case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_BAD_CONTENT_ENCODING:
+            return FetchError(code: .truncated, message: "the connection was cut before the whole body arrived (\(detail)); retry", url: url)
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CACERT_BADFILE:
+            return FetchError(code: .tls, message: "TLS verification failed (\(detail)); the server's certificate is not trusted", url: url)
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
+            return FetchError(code: .invalidURL, message: "the URL is malformed or its scheme is not allowed here (\(detail))", url: url)
+        case CURLE_FILE_COULDNT_READ_FILE:
+            return FetchError(code: .connection, message: "cannot read the file; check the path", url: url)
+        default:
+            return FetchError(code: .other, message: "transfer failed: \(detail)", url: url, status: status == 0 ? nil : status)
+        }
+    }
+}
+
+func formatSeconds(_ s: Double) -> String {
+    s == s.rounded() ? String(Int(s)) : String(format: "%.2f", s)
+}
+
+/// Collects a response body, refusing more than `limit` bytes.
+final class BodySink {
+    var bytes: [UInt8] = []
+    let limit: Int
+    var overflowed = false
+    init(limit: Int) { self.limit = limit }
+}
+
+/// libcurl's write callback: a global function capturing nothing.
+private func curlWriteBody(_ ptr: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?) -> Int {
+    guard let userdata else { return 0 }
+    let sink = Unmanaged<BodySink>.fromOpaque(userdata).takeUnretainedValue()
+    let n = size * count
+    if sink.bytes.count + n > sink.limit {
+        sink.overflowed = true
+        return 0
+    }
+    if let ptr, n > 0 {
+        ptr.withMemoryRebound(to: UInt8.self, capacity: n) { sink.bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: n)) }
+    }
+    return n
+}

@@ -1,0 +1,109 @@
+public import Foundation
+
+/// An HTTP GET to perform.
+public struct HTTPRequest: Sendable, Hashable {
+    public var url: String
+    /// Header lines already resolved (secrets included): never log or store these.
+    public var headers: [(name: String, value: String)]
+    /// Total time allowed, seconds.
+    public var timeout: Double
+    public var maxBytes: Int
+    /// Allow `file://` (only for sources whose own URL is a file URL).
+    public var allowFileScheme: Bool
+
+    public init(url: String, headers: [(name: String, value: String)] = [], timeout: Double = 30, maxBytes: Int = 64 << 20, allowFileScheme: Bool = false) {
+        self.url = url
+        self.headers = headers
+        self.timeout = timeout
+        self.maxBytes = maxBytes
+        self.allowFileScheme = allowFileScheme
+    }
+
+    public static func == (a: HTTPRequest, b: HTTPRequest) -> Bool {
+        a.url == b.url && a.timeout == b.timeout && a.maxBytes == b.maxBytes && a.allowFileScheme == b.allowFileScheme
+            && a.headers.map(\.name) == b.headers.map(\.name) && a.headers.map(\.value) == b.headers.map(\.value)
+    }
+
+    public func hash(into h: inout Hasher) { h.combine(url) }
+}
+
+/// A completed exchange (any status).
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    /// The URL after redirects.
+    public var url: String
+    public var body: [UInt8]
+    /// The response headers Strata uses, lower-cased names: etag, last-modified, retry-after,
+    /// content-type, link.
+    public var headers: [String: String]
+    public var duration: Duration
+
+    public init(status: Int, url: String, body: [UInt8], headers: [String: String], duration: Duration) {
+        self.status = status
+        self.url = url
+        self.body = body
+        self.headers = headers
+        self.duration = duration
+    }
+}
+
+/// Performs HTTP requests without blocking the caller.
+public protocol HTTPClient: Sendable {
+    /// Performs `request`. Returns any HTTP status; throws ``FetchError`` only when no complete
+    /// response arrived (connection, timeout, TLS, too large, truncated, redirect loop).
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse
+}
+
+/// The one error of the fetch path: what went wrong, where, and what to do.
+public struct FetchError: Error, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Base: String, Hashable, Sendable {
+            case connection, timeout, tls, tooLarge, truncated, redirects, http, invalidURL, malformedJSON,
+                 itemsPath, wrongType, duplicateIds, missingId, source, other
+        }
+        fileprivate let base: Base
+        public static let connection = Code(base: .connection)
+        public static let timeout = Code(base: .timeout)
+        public static let tls = Code(base: .tls)
+        public static let tooLarge = Code(base: .tooLarge)
+        public static let truncated = Code(base: .truncated)
+        public static let redirects = Code(base: .redirects)
+        public static let http = Code(base: .http)
+        public static let invalidURL = Code(base: .invalidURL)
+        public static let malformedJSON = Code(base: .malformedJSON)
+        public static let itemsPath = Code(base: .itemsPath)
+        public static let wrongType = Code(base: .wrongType)
+        public static let duplicateIds = Code(base: .duplicateIds)
+        public static let missingId = Code(base: .missingId)
+        public static let source = Code(base: .source)
+        public static let other = Code(base: .other)
+        public var description: String { base.rawValue }
+
+        /// Worth another attempt: connection trouble, a timeout, a cut body, 429 or 5xx.
+        public var isTransient: Bool { [.connection, .timeout, .truncated].contains(base) }
+    }
+
+    public var code: Code
+    public var message: String
+    public var url: String
+    public var status: Int?
+    /// Seconds the server asked us to wait (429/503 `Retry-After`).
+    public var retryAfter: Double?
+
+    public init(code: Code, message: String, url: String, status: Int? = nil, retryAfter: Double? = nil) {
+        self.code = code
+        self.message = message
+        self.url = url
+        self.status = status
+        self.retryAfter = retryAfter
+    }
+
+    public var description: String { "\(message) (\(url))" }
+
+    /// Whether a retry may succeed.
+    public var isRetryable: Bool {
+        if code.isTransient { return true }
+        if code == .http, let status { return status == 429 || status >= 500 }
+        return false
+    }
+}

@@ -1,0 +1,85 @@
+import FixtureServer
+import Foundation
+import StrataData
+import Testing
+
+/// The libcurl client against the real fixture server on 127.0.0.1.
+@Suite struct CurlHTTPClientTests {
+    let client = CurlHTTPClient()
+
+    @Test func getsABodyWithItsETagAndHonoursIfNoneMatch() async throws {
+        try await withFixtureServer { server in
+            let r = try await client.send(HTTPRequest(url: server.baseURL + "/cars/offers"))
+            #expect(r.status == 200)
+            #expect(r.headers["content-type"] == "application/json")
+            let etag = try #require(r.headers["etag"])
+            #expect(String(decoding: r.body, as: UTF8.self).contains("\"results\""))
+            let again = try await client.send(HTTPRequest(url: server.baseURL + "/cars/offers", headers: [("If-None-Match", etag)]))
+            #expect(again.status == 304 && again.body.isEmpty)
+        }
+    }
+
+    @Test func pagesCarryLinkHeaders() async throws {
+        try await withFixtureServer { server in
+            let r = try await client.send(HTTPRequest(url: server.baseURL + "/cars/offers?page=1&size=10"))
+            #expect(r.headers["link"] == "</cars/offers?page=2&size=10>; rel=\"next\"")
+        }
+    }
+
+    @Test func serverErrorsAreResponsesNotThrows() async throws {
+        try await withFixtureServer { server in
+            server.setFault(.serverError, for: "/cars")
+            let r = try await client.send(HTTPRequest(url: server.baseURL + "/cars/offers"))
+            #expect(r.status == 500)
+            server.setFault(.tooManyRequests, for: "/cars")
+            let t = try await client.send(HTTPRequest(url: server.baseURL + "/cars/offers"))
+            #expect(t.status == 429 && t.headers["retry-after"] == "1")
+        }
+    }
+
+    @Test func transportFaultsThrowClearErrors() async throws {
+        try await withFixtureServer { server in
+            server.slowSeconds = 2
+            server.setFault(.slow, for: "/cars")
+            await #expect { _ = try await client.send(HTTPRequest(url: server.baseURL + "/cars/offers", timeout: 0.3)) } throws: {
+                ($0 as? FetchError)?.code == .timeout
+            }
+            server.setFault(.redirectLoop, for: "/cars")
+            await #expect { _ = try await client.send(HTTPRequest(url: server.baseURL + "/cars/offers")) } throws: {
+                ($0 as? FetchError)?.code == .redirects
+            }
+            server.hugeBytes = 4 << 20
+            server.setFault(.huge, for: "/cars")
+            await #expect { _ = try await client.send(HTTPRequest(url: server.baseURL + "/cars/offers", maxBytes: 1 << 20)) } throws: {
+                ($0 as? FetchError)?.code == .tooLarge
+            }
+            server.setFault(.truncated, for: "/cars")
+            await #expect { _ = try await client.send(HTTPRequest(url: server.baseURL + "/cars/offers")) } throws: {
+                ($0 as? FetchError)?.code == .truncated
+            }
+            // A closed loopback port: connection refused.
+            let closed = server.baseURL.replacingOccurrences(of: ":\(server.port)", with: ":1")
+            await #expect { _ = try await client.send(HTTPRequest(url: closed + "/x")) } throws: {
+                ($0 as? FetchError)?.code == .connection
+            }
+        }
+    }
+
+    @Test func fileURLsOnlyWhenAllowed() async throws {
+        let path = fixturesRoot + "/notes/v1/notes.json"
+        let r = try await client.send(HTTPRequest(url: "file://" + path, allowFileScheme: true))
+        #expect(r.status == 200 && r.body.count > 100)
+        await #expect { _ = try await client.send(HTTPRequest(url: "file://" + path)) } throws: {
+            ($0 as? FetchError)?.code == .invalidURL
+        }
+    }
+
+    @Test func manyConcurrentRequestsReuseHandles() async throws {
+        try await withFixtureServer { server in
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for i in 1...40 { group.addTask { try await client.send(HTTPRequest(url: server.baseURL + "/pokedex/pokemon/\(i % 16 + 1)")).status } }
+                for try await status in group { #expect(status == 200) }
+            }
+        }
+    }
+}
