@@ -123,7 +123,8 @@ extension UInt64 {
 }
 
 extension Array where Element == UInt8 {
-    var hex: String {
+    /// Lower-case hex.
+    public var hex: String {
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(count * 2)
@@ -134,7 +135,8 @@ extension Array where Element == UInt8 {
         return String(decoding: out, as: UTF8.self)
     }
 
-    init?(hex: String) {
+    /// Parses hex (either case); nil on odd length or a non-hex digit.
+    public init?(hex: String) {
         let u = Array(hex.utf8)
         guard u.count % 2 == 0 else { return nil }
         func nibble(_ c: UInt8) -> UInt8? {

@@ -15,10 +15,14 @@ public struct NewEvent: Sendable {
     public var metadata: [(key: String, value: String)]
     /// The body, stored once by content hash.
     public var payload: [UInt8]?
+    /// Instead of `payload`: a body already in the store (e.g. the unchanged body behind a 304),
+    /// referenced without storing anything again. Appending fails if the body is not stored.
+    public var payloadReference: PayloadReference?
 
     public init(
         id: String? = nil, type: String, schemaVersion: Int = 1, recordedAt: Timestamp? = nil,
-        stream: String, metadata: [(key: String, value: String)] = [], payload: [UInt8]? = nil
+        stream: String, metadata: [(key: String, value: String)] = [], payload: [UInt8]? = nil,
+        payloadReference: PayloadReference? = nil
     ) {
         self.id = id ?? UUID().uuidString.lowercased()
         self.type = type
@@ -27,11 +31,23 @@ public struct NewEvent: Sendable {
         self.stream = stream
         self.metadata = metadata
         self.payload = payload
+        self.payloadReference = payloadReference
     }
 }
 
 /// A reference to a content-addressed body in the blob database.
 public struct PayloadReference: Hashable, Sendable {
+    public init(hash: [UInt8], size: Int) {
+        self.hash = hash
+        self.size = size
+    }
+
+    /// From a lower-case hex SHA-256.
+    public init?(hashHex: String, size: Int) {
+        guard let h = [UInt8](hex: hashHex), h.count == 32 else { return nil }
+        self.init(hash: h, size: size)
+    }
+
     /// SHA-256 of the uncompressed bytes.
     public var hash: [UInt8]
     /// Uncompressed size in bytes.

@@ -185,6 +185,16 @@ public final class EventStore: Sendable {
         return try await read { txn in try PayloadSource(blobs: schema.blobs).body(of: event, in: txn) }
     }
 
+    /// A stored body by its SHA-256 (hex), decompressed; nil if absent.
+    public func body(sha256 hex: String) async throws -> [UInt8]? {
+        guard let key = [UInt8](hex: hex), key.count == 32 else { return nil }
+        let schema = self.schema
+        return try await read { txn in
+            guard let stored = try txn.get(schema.blobs, key: key) else { return nil }
+            return try stored.withUnsafeBytes { try BlobCodec.decode($0) }
+        }
+    }
+
     /// Resolves a point in time to a seq: the last event whose effective time (the running maximum
     /// of `recordedAt` along the log) is at or before `time`; 0 if none.
     public func seq(asOf time: Timestamp) async throws -> UInt64 {

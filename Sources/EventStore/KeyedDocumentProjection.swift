@@ -8,6 +8,9 @@ public enum DocumentOperation: Sendable, Hashable {
     case remove(collection: String, key: String)
     /// The complete set of documents in `collection`: absent keys are removed.
     case snapshot(collection: String, documents: [(key: String, document: JSONValue)])
+    /// Removes every present document of `collection` not seen (put) at or after seq `since`:
+    /// the end of a complete pass over a paged collection.
+    case sweep(collection: String, since: UInt64)
 
     public static func == (a: DocumentOperation, b: DocumentOperation) -> Bool {
         switch (a, b) {
@@ -15,6 +18,7 @@ public enum DocumentOperation: Sendable, Hashable {
         case let (.remove(c1, k1), .remove(c2, k2)): return c1 == c2 && k1 == k2
         case let (.snapshot(c1, d1), .snapshot(c2, d2)):
             return c1 == c2 && d1.count == d2.count && zip(d1, d2).allSatisfy { $0.key == $1.key && $0.document == $1.document }
+        case let (.sweep(c1, s1), .sweep(c2, s2)): return c1 == c2 && s1 == s2
         default: return false
         }
     }
@@ -24,6 +28,7 @@ public enum DocumentOperation: Sendable, Hashable {
         case let .put(c, k, _): h.combine(0); h.combine(c); h.combine(k)
         case let .remove(c, k): h.combine(1); h.combine(c); h.combine(k)
         case let .snapshot(c, d): h.combine(2); h.combine(c); h.combine(d.count)
+        case let .sweep(c, s): h.combine(3); h.combine(c); h.combine(s)
         }
     }
 }
@@ -150,18 +155,28 @@ public struct KeyedDocumentProjection: Projection {
                     try put(collection, key, doc, event, context)
                 }
                 // Everything else in the collection that is not already removed is now removed.
-                let prefix = Array(collection.utf8) + [0]
-                let c = try context.transaction.cursor(context.tables["current"])
-                var gone: [String] = []
-                var entry = try c.seek(atLeast: prefix)
-                while let e = entry, e.key.hasPrefix(prefix) {
-                    let key = String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), as: UTF8.self)
-                    if !seen.contains(key), try !CurrentRecord(e.value).removed { gone.append(key) }
-                    entry = try c.next()
-                }
-                for key in gone { try remove(collection, key, event, context) }
+                try removeAll(in: collection, event, context) { key, _ in !seen.contains(key) }
+            case let .sweep(collection, since):
+                try Self.validate(collection, "x")
+                try removeAll(in: collection, event, context) { _, record in record.lastSeenSeq < since }
             }
         }
+    }
+
+    /// Removes the present documents of `collection` for which `condition` holds.
+    private func removeAll(in collection: String, _ event: RecordedEvent, _ context: ProjectionContext,
+                           where condition: (String, CurrentRecord) -> Bool) throws {
+        let prefix = Array(collection.utf8) + [0]
+        let c = try context.transaction.cursor(context.tables["current"])
+        var gone: [String] = []
+        var entry = try c.seek(atLeast: prefix)
+        while let e = entry, e.key.hasPrefix(prefix) {
+            let key = String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), as: UTF8.self)
+            let record = try CurrentRecord(e.value)
+            if !record.removed, condition(key, record) { gone.append(key) }
+            entry = try c.next()
+        }
+        for key in gone { try remove(collection, key, event, context) }
     }
 
     static func validate(_ collection: String, _ key: String) throws {

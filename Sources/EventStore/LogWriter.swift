@@ -56,6 +56,11 @@ actor LogWriter {
                     if try !hash.withUnsafeBytes({ try txn.get(schema.blobs, key: $0) != nil }) {
                         stored = BlobCodec.encode(body, context: zstd)
                     }
+                } else if let existing = e.payloadReference {
+                    guard try txn.contains(schema.blobs, key: existing.hash) else {
+                        throw EventStoreError.invalid("event \(e.id.prefix(64)) references body \(existing.hashHex.prefix(16)), which is not stored")
+                    }
+                    ref = existing
                 }
                 let seq = head.seq + 1
                 let at = e.recordedAt ?? clock.now()
@@ -259,6 +264,7 @@ actor LogWriter {
         guard !e.type.isEmpty, e.type.utf8.count <= 128, !e.type.utf8.contains(0) else { throw bad("the type must be 1–128 bytes without NUL") }
         guard !e.stream.isEmpty, e.stream.utf8.count <= 256, !e.stream.utf8.contains(0) else { throw bad("the stream must be 1–256 bytes without NUL") }
         guard e.schemaVersion >= 1 else { throw bad("the schema version must be at least 1") }
+        guard e.payload == nil || e.payloadReference == nil else { throw bad("give a payload or a payload reference, not both") }
         guard e.metadata.count <= 64 else { throw bad("at most 64 metadata entries are allowed") }
         var total = 0
         for m in e.metadata {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import EventStore
+import StrataData
 import Foundation
 import Logging
 
@@ -18,6 +19,7 @@ struct Strata: AsyncParsableCommand {
         """,
         version: version,
         subcommands: [
+            SourceCommand.self, FetchCommand.self, ImportCommand.self,
             LogCommand.self, DocCommand.self, RecordCommand.self, VerifyCommand.self,
             RebuildCommand.self, StatsCommand.self, BenchCommand.self, AppendLoopCommand.self,
         ]
@@ -104,7 +106,7 @@ struct StoreLocation: ParsableArguments {
 
 /// The projections Strata keeps, registered in one place.
 enum Projections {
-    static let all: [any Projection] = [KeyedDocumentProjection()]
+    static let all: [any Projection] = [KeyedDocumentProjection()] + DataProjections.all
 }
 
 /// An error rendered as one line that says what to do; the exit code says what kind.

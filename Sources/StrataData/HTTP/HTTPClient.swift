@@ -89,6 +89,8 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
     public var status: Int?
     /// Seconds the server asked us to wait (429/503 `Retry-After`).
     public var retryAfter: Double?
+    /// Set once a `FetchFailed` event for this error is in the log.
+    var recorded = false
 
     public init(code: Code, message: String, url: String, status: Int? = nil, retryAfter: Double? = nil) {
         self.code = code

@@ -1,0 +1,25 @@
+/// The event types of the data layer: past-tense facts with stable tags (schema version 1).
+///
+/// | type | stream | metadata | payload |
+/// |---|---|---|---|
+/// | `SourceDefined`, `SourceChanged` | source | `source` | the definition (JSON) |
+/// | `SourceRemoved` | source | `source` | none |
+/// | `CollectionPageFetched` | source | `source`, `run`, `page`, `url`, `status`, `etag`?, `lastModified`?, `items`?, `id`, `durationMs`, `import`? | the body |
+/// | `PageNotModified` | source | as above, status 304 | a reference to the unchanged body |
+/// | `FetchCompleted` | source | `source`, `run`, `pages`, `complete` (appended in one batch right after its `pages` page events) | none |
+/// | `DetailFetched` | source | `source`, `run`, `key`, `url`, `status`, `etag`?, `durationMs` | the body |
+/// | `DetailNotModified` | source | as above, status 304 | a reference to the unchanged body |
+/// | `ImageFetched` | source | `source`, `run`, `key`, `url`, `contentType`?, `etag`? | the image bytes |
+/// | `FetchFailed` | source | `source`, `run`, `url`, `stage` (list/detail/image), `error`, `status`?, `attempt`, `willRetry` | none |
+public enum DataEvents {
+    public static let sourceDefined = "SourceDefined"
+    public static let sourceChanged = "SourceChanged"
+    public static let sourceRemoved = "SourceRemoved"
+    public static let pageFetched = "CollectionPageFetched"
+    public static let pageNotModified = "PageNotModified"
+    public static let fetchCompleted = "FetchCompleted"
+    public static let detailFetched = "DetailFetched"
+    public static let detailNotModified = "DetailNotModified"
+    public static let imageFetched = "ImageFetched"
+    public static let fetchFailed = "FetchFailed"
+}

@@ -1,0 +1,82 @@
+public import EventStore
+
+/// The projections of the data layer, all built on ``KeyedDocumentProjection``.
+public enum DataProjections {
+    /// Source definitions: collection `sources`, key = source name.
+    public static let sources = KeyedDocumentProjection(name: "sources", version: 1) { event, ctx in
+        switch event.type {
+        case DataEvents.sourceDefined, DataEvents.sourceChanged:
+            guard let name = event[metadata: "source"], let body = try ctx.payload(of: event) else { throw DocumentError("source event without a name or definition") }
+            return [.put(collection: "sources", key: name, document: try JSONValue(parsing: body))]
+        case DataEvents.sourceRemoved:
+            guard let name = event[metadata: "source"] else { throw DocumentError("source event without a name") }
+            return [.remove(collection: "sources", key: name)]
+        default:
+            return nil
+        }
+    }
+
+    /// Items: collection = source name, key = item id. Pages put their items (a 304 page puts the
+    /// same items again, which only marks them seen); a complete pass sweeps the unseen ones away.
+    public static let items = KeyedDocumentProjection(name: "items", version: 1) { event, ctx in
+        switch event.type {
+        case DataEvents.pageFetched, DataEvents.pageNotModified:
+            guard let source = event[metadata: "source"], let body = try ctx.payload(of: event) else { throw DocumentError("page event without a source or body") }
+            let url = event[metadata: "url"] ?? ""
+            let (_, items) = try ItemExtraction(metadataOf: event).items(in: body, url: url)
+            return items.map { .put(collection: source, key: $0.key, document: $0.item) }
+        case DataEvents.fetchCompleted:
+            // The run's pages and this event were appended in one batch, so they are the `pages`
+            // events right before it.
+            guard let source = event[metadata: "source"], event[metadata: "complete"] == "true",
+                  let pages = event[metadata: "pages"].flatMap(UInt64.init), pages < event.seq else { return [] }
+            return [.sweep(collection: source, since: event.seq - pages)]
+        case DataEvents.sourceRemoved:
+            return nil
+        default:
+            return nil
+        }
+    }
+
+    /// Detail documents: collection = source name, key = item id.
+    public static let details = KeyedDocumentProjection(name: "details", version: 1) { event, ctx in
+        guard event.type == DataEvents.detailFetched || event.type == DataEvents.detailNotModified else { return nil }
+        guard let source = event[metadata: "source"], let key = event[metadata: "key"], let body = try ctx.payload(of: event) else {
+            throw DocumentError("detail event without source, key or body")
+        }
+        return [.put(collection: source, key: key, document: try JSONValue(parsing: body))]
+    }
+
+    /// Stored images: collection = source name, key = item id; document = url, sha256, size, type.
+    public static let images = KeyedDocumentProjection(name: "images", version: 1) { event, _ in
+        guard event.type == DataEvents.imageFetched else { return nil }
+        guard let source = event[metadata: "source"], let key = event[metadata: "key"], let ref = event.payload else {
+            throw DocumentError("image event without source, key or body")
+        }
+        return [.put(collection: source, key: key, document: .object([
+            "url": .string(event[metadata: "url"] ?? ""), "sha256": .string(ref.hashHex), "size": .number(String(ref.size)),
+            "contentType": .string(event[metadata: "contentType"] ?? ""),
+        ]))]
+    }
+
+    /// Validators per URL for conditional requests: collection `http`, key = URL;
+    /// document = etag, lastModified, sha256 and size of the body they validate.
+    public static let httpCache = KeyedDocumentProjection(name: "http-cache", version: 1) { event, _ in
+        switch event.type {
+        case DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched, DataEvents.imageFetched:
+            guard let url = event[metadata: "url"], let ref = event.payload, event[metadata: "import"] == nil else { return [] }
+            let etag = event[metadata: "etag"], modified = event[metadata: "lastModified"]
+            guard etag != nil || modified != nil else { return [.remove(collection: "http", key: url)] }
+            var doc: [String: JSONValue] = ["sha256": .string(ref.hashHex), "size": .number(String(ref.size))]
+            if let etag { doc["etag"] = .string(etag) }
+            if let modified { doc["lastModified"] = .string(modified) }
+            if let link = event[metadata: "link"] { doc["link"] = .string(link) }
+            return [.put(collection: "http", key: url, document: .object(doc))]
+        default:
+            return nil
+        }
+    }
+
+    /// Every projection the data layer keeps, besides the generic documents projection.
+    public static let all: [any Projection] = [sources, items, details, images, httpCache]
+}

@@ -1,0 +1,481 @@
+public import EventStore
+public import Foundation
+public import Logging
+
+/// Waits between retries; injected so tests control time.
+public protocol Sleeper: Sendable {
+    func sleep(seconds: Double) async throws
+}
+
+public struct TaskSleeper: Sleeper {
+    public init() {}
+    public func sleep(seconds: Double) async throws { try await Task.sleep(for: .seconds(seconds)) }
+}
+
+public struct FetchOptions: Sendable {
+    public var details = false
+    public var images = false
+    /// Detail and image requests in flight at once.
+    public var concurrency = 8
+    /// Stop after this many list pages (the pass is then incomplete: nothing is removed).
+    public var pageLimit: Int?
+    public var timeout: Double = 30
+    public var maxBytes = 64 << 20
+    /// Extra attempts after a retryable failure.
+    public var retries = 3
+    public var baseBackoff: Double = 0.5
+    public var maxBackoff: Double = 30
+    /// Where `$VAR` in header templates is looked up.
+    public var environment: [String: String] = ProcessInfo.processInfo.environment
+    public init() {}
+}
+
+/// What one fetch of one source did.
+public struct FetchSummary: Sendable, Equatable {
+    public var source: String
+    public var run: String
+    public var pages = 0
+    public var pagesNotModified = 0
+    public var complete = false
+    public var added = 0
+    public var changed = 0
+    public var removed = 0
+    public var reappeared = 0
+    public var details = 0
+    public var detailsNotModified = 0
+    public var images = 0
+    public var bytes = 0
+    public var failures: [String] = []
+    public var seconds: Double = 0
+}
+
+/// Fetches sources into the store: every response (and every failed attempt) becomes an event.
+///
+/// The list pages of one pass are validated (JSON, items, ids) as they arrive and appended
+/// together with their `FetchCompleted` in one transaction, so a failed or killed pass changes no
+/// item; only a complete pass removes items it did not see. Details and images follow, each
+/// appended as it arrives.
+public final class Fetcher: Sendable {
+    let store: EventStore
+    let client: any HTTPClient
+    let sleeper: any Sleeper
+    let logger: Logger
+
+    public init(store: EventStore, client: any HTTPClient, sleeper: any Sleeper = TaskSleeper(), logger: Logger = Logger(label: "strata.fetch")) {
+        self.store = store
+        self.client = client
+        self.sleeper = sleeper
+        self.logger = logger
+    }
+
+    // MARK: List
+
+    /// Fetches every page of `source`, then details and images as asked.
+    /// - Throws: ``FetchError`` for the list (after recording a `FetchFailed` event); detail and
+    ///   image failures are recorded and listed in the summary's `failures` instead.
+    public func fetch(_ source: SourceDefinition, options: FetchOptions = FetchOptions()) async throws -> FetchSummary {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let run = UUID().uuidString.lowercased()
+        var summary = FetchSummary(source: source.name, run: run)
+        let context = RunContext(source: source, run: run, options: options)
+        let headers: [(name: String, value: String)]
+        do { headers = try source.resolvedHeaders(environment: options.environment) } catch {
+            try await recordFailure(context, url: source.url, stage: "list", error: error, attempt: 1, willRetry: false)
+            throw error
+        }
+        let extraction = ItemExtraction(source)
+        var events: [NewEvent] = []
+        var url = firstPageURL(source)
+        var visited = Set<String>()
+        var page = 1
+        var complete = false
+        while true {
+            guard visited.insert(url).inserted else {
+                let e = FetchError(code: .redirects, message: "the next-page links loop back to a page already fetched", url: url)
+                try await recordFailure(context, url: url, stage: "list", error: e, attempt: 1, willRetry: false)
+                throw e
+            }
+            let cached = try await validators(for: url)
+            let response = try await get(url, headers: headers + conditionalHeaders(cached), stage: "list", context: context)
+            var meta = common(context) + [("page", String(page)), ("url", url), ("status", String(response.status)),
+                                          ("durationMs", milliseconds(response.duration))] + extraction.metadata
+            if let etag = response.headers["etag"] { meta.append(("etag", etag)) }
+            if let lm = response.headers["last-modified"] { meta.append(("lastModified", lm)) }
+            // A 304 carries no Link header: page on with the one stored beside the body.
+            var responseHeaders = response.headers
+            if response.status == 304, responseHeaders["link"] == nil, let link = cached?.link { responseHeaders["link"] = link }
+            if let link = responseHeaders["link"] { meta.append(("link", link)) }
+            let body: [UInt8]
+            if response.status == 304, let cached, let ref = PayloadReference(hashHex: cached.sha256, size: cached.size),
+               let stored = try await store.body(sha256: cached.sha256) {
+                body = stored
+                if cached.etag != nil && response.headers["etag"] == nil { meta.append(("etag", cached.etag!)) }
+                events.append(NewEvent(type: DataEvents.pageNotModified, stream: source.name, metadata: meta, payloadReference: ref))
+                summary.pagesNotModified += 1
+            } else if (200..<300).contains(response.status) {
+                body = response.body
+                events.append(NewEvent(type: DataEvents.pageFetched, stream: source.name, metadata: meta, payload: body))
+                summary.bytes += body.count
+            } else {
+                let e = FetchError(code: .http, message: "HTTP \(response.status) for the list; check the URL and any auth header", url: url, status: response.status)
+                try await recordFailure(context, url: url, stage: "list", error: e, attempt: 1, willRetry: false, status: response.status)
+                throw e
+            }
+            let (document, items): (JSONValue, [(key: String, item: JSONValue)])
+            do { (document, items) = try extraction.items(in: body, url: url) } catch {
+                try await recordFailure(context, url: url, stage: "list", error: error, attempt: 1, willRetry: false, status: response.status)
+                throw error
+            }
+            summary.pages += 1
+            guard let next = nextPageURL(source, current: url, page: page, document: document, itemCount: items.count, headers: responseHeaders) else {
+                complete = true
+                break
+            }
+            if let limit = options.pageLimit, page >= limit { break }
+            url = next
+            page += 1
+        }
+        events.append(NewEvent(type: DataEvents.fetchCompleted, stream: source.name,
+                               metadata: common(context) + [("pages", String(events.count)), ("complete", String(complete))]))
+        let outcomes = try await store.append(events)
+        let runStart = outcomes.first!.seq
+        summary.complete = complete
+        try await countChanges(&summary, source: source.name, since: runStart)
+        if options.details, source.detailURL != nil || source.detailURLField != nil {
+            try await fetchDetails(source, since: runStart, headers: headers, context: context, summary: &summary)
+        }
+        if options.images, source.image != nil {
+            try await fetchImages(source, headers: headers, context: context, summary: &summary)
+        }
+        summary.seconds = seconds(clock.now - started)
+        logger.debug("fetched", metadata: ["source": "\(source.name)", "run": "\(run)", "pages": "\(summary.pages)"])
+        return summary
+    }
+
+    /// Records local JSON files as complete snapshots of the source's list, exactly as if fetched.
+    public func importSnapshots(_ source: SourceDefinition, files: [(path: String, body: [UInt8])], recordedAt: Timestamp?) async throws -> FetchSummary {
+        let run = UUID().uuidString.lowercased()
+        let context = RunContext(source: source, run: run, options: FetchOptions())
+        var summary = FetchSummary(source: source.name, run: run)
+        let extraction = ItemExtraction(source)
+        var firstSeq: UInt64?
+        for (path, body) in files {
+            let url = URL(fileURLWithPath: path).absoluteString
+            do { _ = try extraction.items(in: body, url: url) } catch {
+                try await recordFailure(context, url: url, stage: "import", error: error, attempt: 1, willRetry: false)
+                throw error
+            }
+            let meta = common(context) + [("page", "1"), ("url", url), ("status", "200"), ("import", "true")] + extraction.metadata
+            let outcomes = try await store.append([
+                NewEvent(type: DataEvents.pageFetched, recordedAt: recordedAt, stream: source.name, metadata: meta, payload: body),
+                NewEvent(type: DataEvents.fetchCompleted, recordedAt: recordedAt, stream: source.name,
+                         metadata: common(context) + [("pages", "1"), ("complete", "true")]),
+            ])
+            firstSeq = firstSeq ?? outcomes[0].seq
+            summary.pages += 1
+            summary.bytes += body.count
+        }
+        summary.complete = true
+        if let firstSeq { try await countChanges(&summary, source: source.name, since: firstSeq) }
+        return summary
+    }
+
+    /// Counts the items this run added, changed, removed or brought back.
+    private func countChanges(_ summary: inout FetchSummary, source: String, since: UInt64) async throws {
+        let kinds: [ChangeKind] = try await store.documents(projection: "items") { reader in
+            try reader.states(collection: source, includeRemoved: true).filter { $0.changedSeq >= since }.compactMap {
+                try reader.version(collection: source, key: $0.key, asOf: $0.changedSeq)?.kind
+            }
+        }
+        for k in kinds {
+            switch k {
+            case .added: summary.added += 1
+            case .changed: summary.changed += 1
+            case .removed: summary.removed += 1
+            case .reappeared: summary.reappeared += 1
+            }
+        }
+    }
+
+    // MARK: Details and images
+
+    private func fetchDetails(_ source: SourceDefinition, since runStart: UInt64, headers: [(name: String, value: String)],
+                              context: RunContext, summary: inout FetchSummary) async throws {
+        let name = source.name
+        // New, changed or reappeared items of this run, and any present item still without a detail.
+        let targets: [(key: String, item: JSONValue)] = try await store.read { [store] txn in
+            let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
+            let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
+            return try items.states(collection: name).compactMap { s in
+                let hasDetail = try details.state(collection: name, key: s.key) != nil
+                return (s.changedSeq >= runStart || !hasDetail) ? (s.key, s.document) : nil
+            }
+        }
+        let listURL = source.url
+        let jobs: [(key: String, url: String)] = targets.compactMap { t in
+            if let template = source.detailURL {
+                let encoded = t.key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? t.key
+                return (t.key, template.replacingOccurrences(of: "{id}", with: encoded))
+            }
+            guard let field = source.detailURLField, case .string(let raw)? = t.item.value(atPath: field),
+                  let resolved = resolve(raw, against: listURL) else { return nil }
+            return (t.key, resolved)
+        }
+        let results = await boundedMap(jobs, concurrency: context.options.concurrency) { job -> DetailOutcome in
+            do {
+                let cached = try await self.validators(for: job.url)
+                let r = try await self.get(job.url, headers: headers + self.conditionalHeaders(cached), stage: "detail", context: context)
+                var meta = self.common(context) + [("key", job.key), ("url", job.url), ("status", String(r.status)), ("durationMs", self.milliseconds(r.duration))]
+                if let etag = r.headers["etag"] { meta.append(("etag", etag)) }
+                if let lm = r.headers["last-modified"] { meta.append(("lastModified", lm)) }
+                if r.status == 304, let cached, let ref = PayloadReference(hashHex: cached.sha256, size: cached.size) {
+                    return .notModified(NewEvent(type: DataEvents.detailNotModified, stream: source.name, metadata: meta, payloadReference: ref))
+                }
+                guard (200..<300).contains(r.status) else {
+                    throw FetchError(code: .http, message: "HTTP \(r.status) for the detail of \(job.key)", url: job.url, status: r.status)
+                }
+                do { _ = try JSONValue(parsing: r.body) } catch {
+                    throw FetchError(code: .malformedJSON, message: "the detail of \(job.key) is not valid JSON (\(error))", url: job.url)
+                }
+                return .fetched(NewEvent(type: DataEvents.detailFetched, stream: source.name, metadata: meta, payload: r.body), r.body.count)
+            } catch let error as FetchError {
+                return .failed(error)
+            } catch {
+                return .failed(FetchError(code: .other, message: "\(error)", url: job.url))
+            }
+        }
+        var batch: [NewEvent] = []
+        for r in results {
+            switch r {
+            case .fetched(let e, let bytes): batch.append(e); summary.details += 1; summary.bytes += bytes
+            case .notModified(let e): batch.append(e); summary.detailsNotModified += 1
+            case .failed(let e):
+                if !e.recorded { try await recordFailure(context, url: e.url, stage: "detail", error: e, attempt: 1, willRetry: false, status: e.status) }
+                summary.failures.append("\(e)")
+            }
+            if batch.count >= 64 { _ = try await store.append(batch); batch.removeAll() }
+        }
+        if !batch.isEmpty { _ = try await store.append(batch) }
+    }
+
+    private enum DetailOutcome: Sendable {
+        case fetched(NewEvent, Int)
+        case notModified(NewEvent)
+        case failed(FetchError)
+    }
+
+    private func fetchImages(_ source: SourceDefinition, headers: [(name: String, value: String)], context: RunContext, summary: inout FetchSummary) async throws {
+        guard let path = source.image else { return }
+        let name = source.name
+        let listURL = source.url
+        let jobs: [(key: String, url: String)] = try await store.read { [store] txn in
+            let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
+            let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
+            let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
+            var out: [(String, String)] = []
+            for s in try items.states(collection: name) {
+                var raw: String?
+                if case .string(let v)? = s.document.value(atPath: path) { raw = v }
+                else if let d = try details.state(collection: name, key: s.key), case .string(let v)? = d.document.value(atPath: path) { raw = v }
+                guard let raw, let url = resolve(raw, against: listURL) else { continue }
+                if let have = try images.state(collection: name, key: s.key), have.document.value(atPath: "url") == .string(url) { continue }
+                out.append((s.key, url))
+            }
+            return out
+        }
+        let results = await boundedMap(jobs, concurrency: context.options.concurrency) { job -> DetailOutcome in
+            do {
+                let r = try await self.get(job.url, headers: headers, stage: "image", context: context)
+                guard (200..<300).contains(r.status) else {
+                    throw FetchError(code: .http, message: "HTTP \(r.status) for the image of \(job.key)", url: job.url, status: r.status)
+                }
+                var meta = self.common(context) + [("key", job.key), ("url", job.url), ("status", String(r.status))]
+                if let t = r.headers["content-type"] { meta.append(("contentType", t)) }
+                if let etag = r.headers["etag"] { meta.append(("etag", etag)) }
+                return .fetched(NewEvent(type: DataEvents.imageFetched, stream: source.name, metadata: meta, payload: r.body), r.body.count)
+            } catch let error as FetchError {
+                return .failed(error)
+            } catch {
+                return .failed(FetchError(code: .other, message: "\(error)", url: job.url))
+            }
+        }
+        var batch: [NewEvent] = []
+        for r in results {
+            switch r {
+            case .fetched(let e, let bytes): batch.append(e); summary.images += 1; summary.bytes += bytes
+            case .notModified(let e): batch.append(e)
+            case .failed(let e):
+                if !e.recorded { try await recordFailure(context, url: e.url, stage: "image", error: e, attempt: 1, willRetry: false, status: e.status) }
+                summary.failures.append("\(e)")
+            }
+            if batch.count >= 64 { _ = try await store.append(batch); batch.removeAll() }
+        }
+        if !batch.isEmpty { _ = try await store.append(batch) }
+    }
+
+    // MARK: Requests with retries
+
+    struct RunContext: Sendable {
+        var source: SourceDefinition
+        var run: String
+        var options: FetchOptions
+    }
+
+    /// GET with retries: connection errors, timeouts, cut bodies, 429 and 5xx are retried with
+    /// exponential backoff and jitter (or the server's `Retry-After`, up to 60 s); every failed
+    /// attempt is recorded as a `FetchFailed` event. Returns the first non-retryable response.
+    func get(_ url: String, headers: [(name: String, value: String)], stage: String, context: RunContext) async throws -> HTTPResponse {
+        let o = context.options
+        let request = HTTPRequest(url: url, headers: headers, timeout: o.timeout, maxBytes: o.maxBytes,
+                                  allowFileScheme: context.source.url.lowercased().hasPrefix("file:"))
+        var attempt = 1
+        while true {
+            var failure: FetchError
+            do {
+                let r = try await client.send(request)
+                guard r.status == 429 || r.status >= 500 else { return r }
+                failure = FetchError(code: .http, message: "HTTP \(r.status) (server error or rate limit)", url: url, status: r.status,
+                                     retryAfter: r.headers["retry-after"].flatMap(Self.retryAfterSeconds))
+            } catch let e as FetchError {
+                failure = e
+            }
+            let willRetry = failure.isRetryable && attempt <= o.retries
+            try await recordFailure(context, url: url, stage: stage, error: failure, attempt: attempt, willRetry: willRetry, status: failure.status)
+            failure.recorded = true
+            guard willRetry else { throw failure }
+            let backoff = min(o.maxBackoff, o.baseBackoff * pow(2, Double(attempt - 1))) * Double.random(in: 0.5...1.0)
+            try await sleeper.sleep(seconds: min(60, failure.retryAfter ?? backoff))
+            attempt += 1
+        }
+    }
+
+    /// `Retry-After` as seconds: an integer, or an HTTP date.
+    static func retryAfterSeconds(_ value: String) -> Double? {
+        if let s = Double(value.trimmingCharacters(in: .whitespaces)) { return max(0, s) }
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return f.date(from: value).map { max(0, $0.timeIntervalSinceNow) }
+    }
+
+    private func recordFailure(_ context: RunContext, url: String, stage: String, error: any Error, attempt: Int, willRetry: Bool, status: Int? = nil) async throws {
+        let fe = error as? FetchError
+        var meta = common(context) + [("url", url), ("stage", stage), ("error", fe?.code.description ?? "other"),
+                                      ("message", String((fe?.message ?? "\(error)").prefix(500))),
+                                      ("attempt", String(attempt)), ("willRetry", String(willRetry))]
+        if let status { meta.append(("status", String(status))) }
+        _ = try await store.append(NewEvent(type: DataEvents.fetchFailed, stream: context.source.name, metadata: meta))
+        logger.debug("fetch attempt failed", metadata: ["source": "\(context.source.name)", "url": "\(url)", "attempt": "\(attempt)"])
+    }
+
+    // MARK: Helpers
+
+    struct Validators: Sendable {
+        var etag: String?
+        var lastModified: String?
+        var link: String?
+        var sha256: String
+        var size: Int
+    }
+
+    func validators(for url: String) async throws -> Validators? {
+        guard let s = try await store.documents(projection: "http-cache", { try $0.state(collection: "http", key: url) }), !s.removed,
+              case .string(let sha)? = s.document.value(atPath: "sha256"), case .number(let size)? = s.document.value(atPath: "size") else { return nil }
+        var v = Validators(sha256: sha, size: Int(size) ?? 0)
+        if case .string(let e)? = s.document.value(atPath: "etag") { v.etag = e }
+        if case .string(let m)? = s.document.value(atPath: "lastModified") { v.lastModified = m }
+        if case .string(let l)? = s.document.value(atPath: "link") { v.link = l }
+        return v
+    }
+
+    func conditionalHeaders(_ v: Validators?) -> [(name: String, value: String)] {
+        var out: [(String, String)] = []
+        if let e = v?.etag { out.append(("If-None-Match", e)) }
+        if let m = v?.lastModified { out.append(("If-Modified-Since", m)) }
+        return out
+    }
+
+    func common(_ context: RunContext) -> [(key: String, value: String)] {
+        [("source", context.source.name), ("run", context.run)]
+    }
+
+    func milliseconds(_ d: Duration) -> String { String(Int(seconds(d) * 1000)) }
+
+    private func firstPageURL(_ source: SourceDefinition) -> String {
+        guard let p = source.pageParam, let size = source.pageSize else { return source.url }
+        return withQuery(source.url, [(p, "1"), (source.sizeParam, String(size))])
+    }
+
+    private func nextPageURL(_ source: SourceDefinition, current: String, page: Int, document: JSONValue, itemCount: Int, headers: [String: String]) -> String? {
+        if let p = source.pageParam, let size = source.pageSize {
+            guard itemCount >= size else { return nil }
+            return withQuery(source.url, [(p, String(page + 1)), (source.sizeParam, String(size))])
+        }
+        if let path = source.next {
+            guard case .string(let raw)? = document.value(atPath: path), !raw.isEmpty else { return nil }
+            return resolve(raw, against: current)
+        }
+        if let link = headers["link"], let next = Self.nextLink(link) { return resolve(next, against: current) }
+        return nil
+    }
+
+    /// The `rel="next"` target of a `Link` header.
+    static func nextLink(_ header: String) -> String? {
+        for part in header.split(separator: ",") {
+            let segs = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let first = segs.first, first.hasPrefix("<"), first.hasSuffix(">") else { continue }
+            if segs.dropFirst().contains(where: { $0.replacingOccurrences(of: "\"", with: "").lowercased() == "rel=next" }) {
+                return String(first.dropFirst().dropLast())
+            }
+        }
+        return nil
+    }
+
+    private func withQuery(_ url: String, _ items: [(String, String)]) -> String {
+        guard var c = URLComponents(string: url) else { return url }
+        var q = (c.queryItems ?? []).filter { item in !items.contains { $0.0 == item.name } }
+        q += items.map { URLQueryItem(name: $0.0, value: $0.1) }
+        c.queryItems = q
+        return c.string ?? url
+    }
+}
+
+
+/// Resolves a possibly relative URL against `base`. A result must stay http(s) when the base is
+/// http(s): a server cannot point Strata at `file://`.
+func resolve(_ raw: String, against base: String) -> String? {
+    guard let baseURL = URL(string: base), let u = URL(string: raw, relativeTo: baseURL)?.absoluteURL,
+          let scheme = u.scheme?.lowercased() else { return nil }
+    let baseScheme = baseURL.scheme?.lowercased() ?? ""
+    if baseScheme == "http" || baseScheme == "https" {
+        guard scheme == "http" || scheme == "https" else { return nil }
+    }
+    return u.absoluteString
+}
+
+func seconds(_ d: Duration) -> Double {
+    Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}
+
+/// Runs `body` over `items` with at most `concurrency` in flight; results in input order.
+func boundedMap<T: Sendable, R: Sendable>(_ items: [T], concurrency: Int, _ body: @escaping @Sendable (T) async -> R) async -> [R] {
+    await withTaskGroup(of: (Int, R).self) { group in
+        var results = [R?](repeating: nil, count: items.count)
+        var next = 0
+        for _ in 0..<min(max(1, concurrency), items.count) {
+            let i = next, item = items[i]
+            group.addTask { (i, await body(item)) }
+            next += 1
+        }
+        while let (i, r) = await group.next() {
+            results[i] = r
+            if next < items.count {
+                let j = next, item = items[j]
+                group.addTask { (j, await body(item)) }
+                next += 1
+            }
+        }
+        return results.map { $0! }
+    }
+}

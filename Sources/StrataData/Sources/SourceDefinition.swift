@@ -1,0 +1,125 @@
+public import EventStore
+public import Foundation
+
+/// How to mirror one JSON collection API: where the list is, how to find the items and their ids
+/// in it, how to page, and where each item's detail and image are. Stored as the payload of
+/// `SourceDefined`/`SourceChanged` events.
+public struct SourceDefinition: Codable, Sendable, Equatable {
+    public var name: String
+    /// The list endpoint (http, https or file).
+    public var url: String
+    /// Dotted path to the items (an array, or an object whose keys are ids); nil: the body itself.
+    public var items: String?
+    /// Dotted paths whose values, joined with ":", form the item id; `["@key"]` for object maps.
+    public var id: [String]
+    public var title: String?
+    public var subtitle: [String]
+    public var image: String?
+    /// A detail URL template with `{id}`, e.g. `https://api.example/cars/{id}`.
+    public var detailURL: String?
+    /// A field of the item holding its detail URL (may be relative to the list URL).
+    public var detailURLField: String?
+    /// Dotted path to the next page's URL in the body.
+    public var next: String?
+    /// Page-number paging: the page parameter's name; sizes go in `sizeParam`.
+    public var pageParam: String?
+    public var sizeParam: String
+    public var pageSize: Int?
+    /// Fields to index for filtering.
+    public var index: [String]
+    /// Header templates, `Name: value`; `$VAR` and `${VAR}` are read from the environment when
+    /// fetching and never stored resolved.
+    public var headers: [String]
+
+    public init(
+        name: String, url: String, items: String? = nil, id: [String] = ["id"], title: String? = nil, subtitle: [String] = [],
+        image: String? = nil, detailURL: String? = nil, detailURLField: String? = nil, next: String? = nil,
+        pageParam: String? = nil, sizeParam: String = "size", pageSize: Int? = nil, index: [String] = [], headers: [String] = []
+    ) {
+        self.name = name; self.url = url; self.items = items; self.id = id; self.title = title; self.subtitle = subtitle
+        self.image = image; self.detailURL = detailURL; self.detailURLField = detailURLField; self.next = next
+        self.pageParam = pageParam; self.sizeParam = sizeParam; self.pageSize = pageSize; self.index = index; self.headers = headers
+    }
+
+    /// Checks the definition; the error names the flag at fault and why.
+    public func validate() throws(FetchError) {
+        func bad(_ flag: String, _ why: String) -> FetchError {
+            FetchError(code: .source, message: "source \(name): \(flag) \(why)", url: url)
+        }
+        guard !name.isEmpty, name.utf8.count <= 64,
+              name.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" || $0 == "." }) else {
+            throw bad("NAME", "must be 1–64 letters, digits, '-', '_' or '.'")
+        }
+        guard let u = URL(string: url), let scheme = u.scheme?.lowercased(), ["http", "https", "file"].contains(scheme),
+              scheme == "file" || u.host != nil else {
+            throw bad("--url", "must be an absolute http, https or file URL, e.g. https://api.example.com/items")
+        }
+        for (flag, path) in [("--items", items), ("--title", title), ("--image", image), ("--detail-url-field", detailURLField), ("--next", next)] {
+            if let path, !Self.isPath(path) { throw bad(flag, "'\(path)' is not a dotted path like results or data.items") }
+        }
+        for p in subtitle + index where !Self.isPath(p) { throw bad("--subtitle/--index", "'\(p)' is not a dotted path") }
+        guard !id.isEmpty else { throw bad("--id", "needs at least one path") }
+        for p in id where !(p == "@key" || Self.isPath(p)) { throw bad("--id", "'\(p)' is not a dotted path or @key") }
+        if id.contains("@key") && id.count > 1 { throw bad("--id", "@key cannot be combined with other paths") }
+        if detailURL != nil && detailURLField != nil { throw bad("--detail-url", "and --detail-url-field cannot both be given") }
+        if let t = detailURL {
+            guard t.contains("{id}") else { throw bad("--detail-url", "must contain {id}, e.g. https://api.example.com/items/{id}") }
+            guard URL(string: t.replacingOccurrences(of: "{id}", with: "1"))?.scheme != nil else { throw bad("--detail-url", "must be an absolute URL") }
+        }
+        if (pageParam == nil) != (pageSize == nil) { throw bad("--page-param", "and --page-size go together") }
+        if let n = pageSize, !(1...10_000).contains(n) { throw bad("--page-size", "must be 1–10000") }
+        if pageParam != nil && next != nil { throw bad("--page-param", "and --next are two paging styles; pick one") }
+        for h in headers {
+            guard let colon = h.firstIndex(of: ":"), !h[..<colon].trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw bad("--header", "'\(h)' must look like 'Name: value'")
+            }
+        }
+    }
+
+    static func isPath(_ p: String) -> Bool {
+        !p.isEmpty && !p.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty)
+    }
+
+    /// Resolves header templates against `environment`. Throws naming the variable, never its value.
+    public func resolvedHeaders(environment: [String: String]) throws(FetchError) -> [(name: String, value: String)] {
+        var out: [(String, String)] = []
+        for h in headers {
+            let colon = h.firstIndex(of: ":")!
+            let name = h[..<colon].trimmingCharacters(in: .whitespaces)
+            var value = h[h.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            var resolved = ""
+            while let dollar = value.firstIndex(of: "$") {
+                resolved += value[..<dollar]
+                var rest = value[value.index(after: dollar)...]
+                var variable = ""
+                if rest.first == "{", let close = rest.firstIndex(of: "}") {
+                    variable = String(rest[rest.index(after: rest.startIndex)..<close])
+                    rest = rest[rest.index(after: close)...]
+                } else {
+                    variable = String(rest.prefix { $0.isLetter || $0.isNumber || $0 == "_" })
+                    rest = rest.dropFirst(variable.count)
+                }
+                guard !variable.isEmpty else { resolved += "$"; value = String(rest); continue }
+                guard let v = environment[variable] else {
+                    throw FetchError(code: .source, message: "header \(name) uses $\(variable), which is not set in the environment", url: url)
+                }
+                resolved += v
+                value = String(rest)
+            }
+            out.append((name, resolved + value))
+        }
+        return out
+    }
+
+    public var json: JSONValue {
+        (try? JSONValue(parsing: (try? JSONEncoder.sorted.encode(self)).map { [UInt8]($0) } ?? [])) ?? .null
+    }
+}
+
+extension JSONEncoder {
+    static var sorted: JSONEncoder {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        return e
+    }
+}
