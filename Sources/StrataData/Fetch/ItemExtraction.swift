@@ -33,6 +33,9 @@ public struct ItemExtraction: Sendable {
         let container: JSONValue
         if let itemsPath {
             guard let v = doc.value(atPath: itemsPath) else {
+                if case .object = doc {} else {
+                    throw FetchError(code: .wrongType, message: "expected a JSON object holding '\(itemsPath)', got \(doc.kindName)", url: url)
+                }
                 throw FetchError(code: .itemsPath, message: "the response has no '\(itemsPath)'; check --items", url: url)
             }
             container = v

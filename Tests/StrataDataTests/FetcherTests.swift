@@ -1,0 +1,227 @@
+import EventStore
+import FixtureServer
+import Foundation
+import StrataData
+import Testing
+
+/// The fetch pipeline against the real fixture server over loopback.
+@Suite struct FetcherTests {
+    @Test func mirrorsEveryDatasetAcrossThreeVersions() async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            var options = fetchOptions()
+            options.details = true
+            options.images = true
+            let sources = [server.cars, server.catalog, server.notes, server.pokedex]
+            var v1: [String: FetchSummary] = [:]
+            for s in sources { v1[s.name] = try await fetcher.fetch(s, options: options) }
+            #expect(v1["cars"]!.pages == 3 && v1["cars"]!.added == 24 && v1["cars"]!.images == 24)
+            #expect(v1["catalog"]!.pages == 3 && v1["catalog"]!.added == 40)
+            #expect(v1["notes"]!.added == 12)
+            #expect(v1["pokedex"]!.added == 12 && v1["pokedex"]!.details == 12 && v1["pokedex"]!.images == 12)
+            // The image path lives deep inside the detail, and the detail URL was relative.
+            let pika = try await store.documents(projection: "images") { try $0.state(collection: "pokedex", key: "ivysaur") }
+            #expect(pika?.document.value(atPath: "url") == .string(server.baseURL + "/pokedex/images/2.png"))
+            let noteKeys = try await itemKeys(store, "notes")
+            #expect(noteKeys.allSatisfy { $0.hasPrefix("-N") })
+
+            // Unchanged API: only not-modified pages and completions are added.
+            let before = try await store.head().seq
+            for s in sources {
+                let r = try await fetcher.fetch(s, options: options)
+                #expect(r.added + r.changed + r.removed == 0 && r.pagesNotModified == r.pages && r.details == 0 && r.images == 0, "\(r)")
+            }
+            let added = try await store.events(EventQuery(fromSeq: before + 1))
+            #expect(Set(added.map(\.type)) == [DataEvents.pageNotModified, DataEvents.fetchCompleted])
+            #expect(added.allSatisfy { $0.type != DataEvents.pageNotModified || $0[metadata: "status"] == "304" })
+
+            server.version = 2
+            let cars2 = try await fetcher.fetch(server.cars, options: options)
+            #expect(cars2.added == 3 && cars2.removed == 2 && cars2.changed == 4 && cars2.images == 3)
+            let notes2 = try await fetcher.fetch(server.notes, options: options)
+            #expect(notes2.added == 1 && notes2.changed == 1 && notes2.removed == 1)
+            let poke2 = try await fetcher.fetch(server.pokedex, options: options)
+            #expect(poke2.added == 2 && poke2.removed == 1 && poke2.details == 2)
+
+            server.version = 3
+            let cars3 = try await fetcher.fetch(server.cars, options: options)
+            #expect(cars3.reappeared == 1 && cars3.removed == 1)
+            let h = try await store.documents(projection: "items") { try $0.history(collection: "cars", key: "9") }
+            #expect(h.map(\.kind) == [.added, .removed, .reappeared])
+            #expect(h.last!.changes.contains { $0.path == "/price" && $0.op == .replace })
+            #expect(try await store.verify().ok)
+        }
+    }
+
+    @Test(arguments: [
+        (Fault.serverError, FetchError.Code.http), (.tooManyRequests, .http), (.malformed, .malformedJSON),
+        (.truncated, .truncated), (.wrongType, .wrongType), (.slow, .timeout), (.huge, .tooLarge), (.redirectLoop, .redirects),
+    ])
+    func everyFaultGivesAClearErrorAFailureEventAndChangesNothing(fault: Fault, code: FetchError.Code) async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let sleeper = RecordingSleeper()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: sleeper, logger: quietLogger())
+            var options = fetchOptions(retries: 1)
+            options.timeout = 1
+            options.maxBytes = 1 << 20
+            server.slowSeconds = 2
+            server.hugeBytes = 3 << 20
+            _ = try await fetcher.fetch(server.cars, options: options)
+            let before = try await itemStates(store)
+            server.version = 2
+            server.setFault(fault, for: "/cars/offers")
+            await #expect { _ = try await fetcher.fetch(server.cars, options: options) } throws: { error in
+                guard let e = error as? FetchError else { return false }
+                return e.code == code && e.url.contains("/cars/offers") && !e.message.isEmpty
+            }
+            #expect(try await itemStates(store) == before)
+            let failures = try await store.events(EventQuery(type: DataEvents.fetchFailed))
+            #expect(!failures.isEmpty)
+            #expect(failures.last![metadata: "willRetry"] == "false")
+            #expect(failures.allSatisfy { $0[metadata: "url"]?.contains("/cars/offers") == true })
+            // No page of the failed pass was stored.
+            let pages = try await store.events(EventQuery(type: DataEvents.pageFetched))
+            #expect(pages.count == 3)
+            #expect(try await store.verify().ok)
+        }
+    }
+
+    @Test func connectionRefusedOnAClosedPort() async throws {
+        let store = try await makeStore()
+        let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+        let source = SourceDefinition(name: "gone", url: "http://127.0.0.1:1/items")
+        await #expect { _ = try await fetcher.fetch(source, options: fetchOptions(retries: 2)) } throws: {
+            ($0 as? FetchError)?.code == .connection
+        }
+        #expect(try await store.events(EventQuery(type: DataEvents.fetchFailed)).count == 3)
+    }
+
+    @Test func retriesBackOffAndHonourRetryAfter() async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let sleeper = RecordingSleeper()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: sleeper, logger: quietLogger())
+            var options = fetchOptions(retries: 3)
+            options.baseBackoff = 0.2
+            options.maxBackoff = 1
+            server.setFault(.serverError, for: "/cars/offers", times: 2)
+            let r = try await fetcher.fetch(server.cars, options: options)
+            #expect(r.added == 24)
+            #expect(sleeper.sleeps.count == 2)
+            #expect(sleeper.sleeps[0] >= 0.1 && sleeper.sleeps[0] <= 0.2)
+            #expect(sleeper.sleeps[1] >= 0.2 && sleeper.sleeps[1] <= 0.4)
+            let failed = try await store.events(EventQuery(type: DataEvents.fetchFailed))
+            #expect(failed.map { $0[metadata: "attempt"] } == ["1", "2"])
+            #expect(failed.allSatisfy { $0[metadata: "willRetry"] == "true" && $0[metadata: "status"] == "500" })
+
+            server.setFault(.tooManyRequests, for: "/notes/notes", times: 1)
+            _ = try await fetcher.fetch(server.notes, options: options)
+            #expect(sleeper.sleeps.last == 1.0)
+        }
+    }
+
+    @Test func duplicateIdsAndMissingPathsAreRejected() async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            var dup = server.cars
+            dup.id = ["make"]
+            await #expect { _ = try await fetcher.fetch(dup, options: fetchOptions()) } throws: {
+                ($0 as? FetchError)?.code == .duplicateIds && "\($0)".contains("two items have the id")
+            }
+            var missing = server.cars
+            missing.items = "data.offers"
+            await #expect { _ = try await fetcher.fetch(missing, options: fetchOptions()) } throws: {
+                ($0 as? FetchError)?.code == .itemsPath && "\($0)".contains("data.offers")
+            }
+            var noId = server.notes
+            noId.id = ["id"]
+            await #expect { _ = try await fetcher.fetch(noId, options: fetchOptions()) } throws: { ($0 as? FetchError)?.code == .wrongType }
+            #expect(try await itemStates(store).isEmpty)
+        }
+    }
+
+    @Test func compositeIdsJoinTheirParts() async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            var composite = server.cars
+            composite.id = ["make", "id"]
+            _ = try await fetcher.fetch(composite, options: fetchOptions())
+            let keys = try await itemKeys(store, "cars")
+            #expect(keys.count == 24 && keys.allSatisfy { $0.contains(":") })
+        }
+    }
+
+    @Test func importRecordsSnapshotsWithTheirHistoricalDates() async throws {
+        let store = try await makeStore()
+        let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+        let source = SourceDefinition(name: "cars", url: "http://127.0.0.1:9/cars", items: "results")
+        for (v, date) in [(1, "2025-01-01T00:00:00Z"), (2, "2025-02-01T00:00:00Z")] {
+            let path = fixturesRoot + "/cars/v\(v)/offers.json"
+            let body = [UInt8](FileManager.default.contents(atPath: path)!)
+            _ = try await fetcher.importSnapshots(source, files: [(path, body)], recordedAt: Timestamp(iso8601: date))
+        }
+        let mid = try await store.seq(asOf: Timestamp(iso8601: "2025-01-15")!)
+        let then = try await store.documents(projection: "items") { try $0.states(collection: "cars", asOf: mid) }
+        #expect(then.count == 24)
+        let now = try await itemKeys(store, "cars")
+        #expect(now.count == 25 && !now.contains("9") && now.contains("27"))
+        let bad = [UInt8]("{\"results\": 5}".utf8)
+        await #expect { _ = try await fetcher.importSnapshots(source, files: [("/tmp/bad.json", bad)], recordedAt: nil) } throws: {
+            ($0 as? FetchError)?.code == .wrongType
+        }
+        #expect(try await itemKeys(store, "cars").count == 25)
+    }
+
+    @Test func secretsNeverReachTheStore() async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            var source = server.cars
+            source.headers = ["Authorization: Bearer $STRATA_TEST_TOKEN", "X-Api-Key: ${STRATA_TEST_KEY}"]
+            try await SourceCatalog(store: store).define(source)
+            var options = fetchOptions()
+            options.environment = ["STRATA_TEST_TOKEN": "tok-5ecret-9f2c", "STRATA_TEST_KEY": "key-5ecret-77aa"]
+            options.images = true
+            _ = try await fetcher.fetch(source, options: options)
+            options.environment = [:]
+            await #expect { _ = try await fetcher.fetch(source, options: options) } throws: {
+                "\($0)".contains("$STRATA_TEST_TOKEN") && !"\($0)".contains("5ecret")
+            }
+            let data = try Data(contentsOf: URL(fileURLWithPath: store.path + "/data.mdb"))
+            #expect(data.range(of: Data("5ecret".utf8)) == nil)
+            #expect(data.range(of: Data("STRATA_TEST_TOKEN".utf8)) != nil)  // the template is stored, not the value
+        }
+    }
+
+    @Test func sourceDefinitionsAreValidatedAndVersionedAsEvents() async throws {
+        let store = try await makeStore()
+        let catalog = SourceCatalog(store: store)
+        let bad: [(SourceDefinition, String)] = [
+            (SourceDefinition(name: "x", url: "ftp://host/list"), "--url"),
+            (SourceDefinition(name: "bad name", url: "http://h/l"), "NAME"),
+            (SourceDefinition(name: "x", url: "http://h/l", items: "a..b"), "--items"),
+            (SourceDefinition(name: "x", url: "http://h/l", detailURL: "http://h/items"), "{id}"),
+            (SourceDefinition(name: "x", url: "http://h/l", pageParam: "page"), "--page-size"),
+            (SourceDefinition(name: "x", url: "http://h/l", id: ["@key", "id"]), "--id"),
+            (SourceDefinition(name: "x", url: "http://h/l", headers: ["NoColon"]), "--header"),
+        ]
+        for (def, flag) in bad {
+            await #expect { try await catalog.define(def) } throws: { "\($0)".contains(flag) }
+        }
+        let good = SourceDefinition(name: "cars", url: "http://127.0.0.1:9/cars")
+        try await catalog.define(good)
+        await #expect { try await catalog.define(good) } throws: { "\($0)".contains("--replace") }
+        var changed = good
+        changed.title = "make"
+        try await catalog.define(changed, replace: true)
+        #expect(try await catalog.get("cars")?.title == "make")
+        try await catalog.remove("cars")
+        #expect(try await catalog.get("cars") == nil)
+        let types = try await store.events(EventQuery(stream: "cars")).map(\.type)
+        #expect(types == [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved])
+    }
+}
