@@ -23,31 +23,39 @@ deps:
 
 build: deps
 	$(SWIFT) build --product strata
+	$(SWIFT) build --product strata-fixture-server
 
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-## The core demo: three snapshots of a used-car collection recorded as events, then read back
-## now, as of the first snapshot, as history and as a verified, deduplicated log.
+## The main job end to end: a fixture API on loopback is mirrored into a fresh store, changes
+## twice, and is read back now, in the past, as history, and verified.
 demo: build
-	@set -e; store=$$(mktemp -d)/store; \
-	step() { printf '\n$$ strata %s\n' "$$*"; $(STRATA) --store "$$store" "$$@"; }; \
-	export STRATA_STORE=$$store; \
-	for v in 1 2 3; do \
-	  step record --stream cars --type SnapshotRecorded --meta collection=cars --meta source=fixtures/snapshots \
-	    --id cars-v$$v --recorded-at 2026-0$$v-01T09:00:00Z --payload fixtures/snapshots/cars-v$$v.json; \
-	done; \
-	step record --stream cars --type SnapshotRecorded --meta collection=cars --id cars-v3 --payload fixtures/snapshots/cars-v3.json; \
-	step log; \
-	step doc list cars; \
-	step doc list cars --as-of 2026-01-15; \
-	step doc history cars 3; \
-	step doc history cars 4; \
-	step doc show cars 5 --as-of 1; \
+	@set -e; tmp=$$(mktemp -d); export STRATA_STORE=$$tmp/store; \
+	step() { printf '\n$$ strata %s\n' "$$*"; $(STRATA) "$$@"; }; \
+	.build/debug/strata-fixture-server --port 0 > $$tmp/server.log & server=$$!; \
+	trap 'kill $$server 2>/dev/null; rm -rf "$$tmp"' EXIT; \
+	for i in $$(seq 50); do grep -q serving $$tmp/server.log 2>/dev/null && break; sleep 0.1; done; \
+	base=$$(sed -n 's/.* on \(http[^ ]*\).*/\1/p' $$tmp/server.log); echo "fixture API at $$base (dataset v1)"; \
+	step source add cars --url $$base/cars/offers --items results --title make --subtitle model --image image \
+	  --page-param page --page-size 10 --index make,model; \
+	step source add pokedex --url $$base/pokedex/pokemon --items results --id name --detail-url-field url \
+	  --image sprites.front_default; \
+	step fetch --details --images; \
+	step fetch; \
+	kill -USR1 $$server; sleep 0.3; echo; echo "fixture API now serves v2"; \
+	step fetch --details --images; \
+	kill -USR1 $$server; sleep 0.3; echo; echo "fixture API now serves v3"; \
+	step fetch --details --images; \
+	first=$$($(STRATA) log --stream cars --type FetchCompleted --oldest-first --limit 1 --format ndjson | sed -n 's/.*"seq":\([0-9]*\).*/\1/p'); \
+	step log --limit 6; \
+	step doc history cars 9 --projection items; \
+	step doc history cars 3 --projection items; \
+	step doc show pokedex ivysaur --projection images; \
+	step doc list cars --projection items --as-of $$first; \
 	step stats; \
-	step verify; \
-	rm -rf "$$(dirname $$store)"
+	step verify
 
 clean:
 	rm -rf .build

@@ -3,6 +3,9 @@ import Foundation
 
 // strata-fixture-server [--root fixtures] [--port 8080] [--version 1]
 // Serves the bundled fixture datasets on 127.0.0.1; `kill -USR1` advances the dataset version.
+/// Writes a line to stdout unbuffered (scripts wait for it).
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
 var root = "fixtures", port = 8080, version = 1
 var args = CommandLine.arguments.dropFirst()
 while let a = args.popFirst() {
@@ -17,12 +20,12 @@ while let a = args.popFirst() {
 }
 let server = FixtureServer(root: root, version: version)
 let bound = try await server.start(port: port)
-print("serving \(root) v\(version) on http://127.0.0.1:\(bound)")
+say("serving \(root) v\(version) on http://127.0.0.1:\(bound)")
 signal(SIGUSR1, SIG_IGN)
 let source = DispatchSource.makeSignalSource(signal: SIGUSR1)
 source.setEventHandler {
     server.version += 1
-    print("now serving v\(server.version)")
+    say("now serving v\(server.version)")
 }
 source.resume()
 while true { try await Task.sleep(for: .seconds(3600)) }

@@ -6,6 +6,11 @@ struct DocCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doc",
         abstract: "Read keyed documents now or as of any event or date.",
+        discussion: """
+        --projection picks the table: documents (recorded with `strata record`), items (fetched
+        list items), details, images, sources or http-cache; the collection of items, details and
+        images is the source name.
+        """,
         subcommands: [List.self, Show.self, History.self]
     )
 
@@ -20,6 +25,7 @@ struct DocCommand: AsyncParsableCommand {
             """
         )
         @OptionGroup var location: StoreLocation
+        @Option(help: "documents, items, details, images, sources or http-cache.") var projection = "documents"
         @Argument(help: "The collection.") var collection: String
         @Option(help: "Read as of a seq or an ISO 8601 date.") var asOf: AsOf?
         @Flag(help: "Include removed documents.") var includeRemoved = false
@@ -30,7 +36,7 @@ struct DocCommand: AsyncParsableCommand {
                 let store = try await location.open()
                 let seq = try await asOf?.resolve(in: store)
                 let (collection, includeRemoved) = (self.collection, self.includeRemoved)
-                let states = try await store.documents { try $0.states(collection: collection, asOf: seq, includeRemoved: includeRemoved) }
+                let states = try await store.documents(projection: projection) { try $0.states(collection: collection, asOf: seq, includeRemoved: includeRemoved) }
                 switch format {
                 case .json, .ndjson: emit(states.map(\.json), as: format)
                 case .table:
@@ -51,6 +57,7 @@ struct DocCommand: AsyncParsableCommand {
             discussion: "Examples:\n  strata doc show cars 42\n  strata doc show cars 42 --as-of 2"
         )
         @OptionGroup var location: StoreLocation
+        @Option(help: "documents, items, details, images, sources or http-cache.") var projection = "documents"
         @Argument var collection: String
         @Argument var key: String
         @Option(help: "Read as of a seq or an ISO 8601 date.") var asOf: AsOf?
@@ -61,7 +68,7 @@ struct DocCommand: AsyncParsableCommand {
                 let store = try await location.open()
                 let seq = try await asOf?.resolve(in: store)
                 let (collection, key) = (self.collection, self.key)
-                guard let s = try await store.documents({ try $0.state(collection: collection, key: key, asOf: seq) }) else {
+                guard let s = try await store.documents(projection: projection, { try $0.state(collection: collection, key: key, asOf: seq) }) else {
                     throw CLIError("no document \(key) in \(collection)\(seq.map { " as of seq \($0)" } ?? ""); list keys with `strata doc list \(collection)`", exit: ExitCodes.notFound)
                 }
                 if format == .table {
@@ -82,6 +89,7 @@ struct DocCommand: AsyncParsableCommand {
             discussion: "Examples:\n  strata doc history cars 42\n  strata doc history cars 42 --format json"
         )
         @OptionGroup var location: StoreLocation
+        @Option(help: "documents, items, details, images, sources or http-cache.") var projection = "documents"
         @Argument var collection: String
         @Argument var key: String
         @Option(help: "Only versions up to this seq or date.") var asOf: AsOf?
@@ -92,7 +100,7 @@ struct DocCommand: AsyncParsableCommand {
                 let store = try await location.open()
                 let seq = try await asOf?.resolve(in: store) ?? .max
                 let (collection, key) = (self.collection, self.key)
-                let versions = try await store.documents { try $0.history(collection: collection, key: key, upTo: seq) }
+                let versions = try await store.documents(projection: projection) { try $0.history(collection: collection, key: key, upTo: seq) }
                 if versions.isEmpty {
                     throw CLIError("no history for \(key) in \(collection); list keys with `strata doc list \(collection)`", exit: ExitCodes.notFound)
                 }
