@@ -86,7 +86,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataCLITests",
-            dependencies: ["strata", "EventStore", "LMDB"],
+            dependencies: ["strata", "EventStore", "LMDB", "FixtureServer"],
             swiftSettings: strictSettings
         ),
     ]
