@@ -167,14 +167,18 @@ struct FetchCommand: AsyncParsableCommand {
             options.timeout = timeout
             options.maxBytes = maxBytes
             options.retries = retries
+            let line = FetchProgressLine()
+            options.progress = { line.show($0) }
             var failed = false
             for s in sources {
                 do {
                     let r = try await fetcher.fetch(s, options: options)
+                    line.clear()
                     emit(r.line)
                     for f in r.failures.prefix(10) { FileHandle.standardError.write(Data("Error: source \(s.name): \(f)\n".utf8)) }
                     if !r.failures.isEmpty { failed = true }
                 } catch let e as FetchError {
+                    line.clear()
                     FileHandle.standardError.write(Data("Error: source \(s.name): \(e.message) (\(e.url))\n".utf8))
                     failed = true
                 }
@@ -239,5 +243,36 @@ extension FetchSummary {
         parts.append(String(format: "%.2f s", seconds))
         if !complete { parts.append("incomplete pass: nothing removed") }
         return parts.joined(separator: ", ")
+    }
+}
+
+/// A progress line on stderr while fetching, only when stderr is a terminal.
+final class FetchProgressLine: @unchecked Sendable {
+    private let enabled = isatty(STDERR_FILENO) == 1
+    private let lock = NSLock()
+    private var last = Date.distantPast
+    private var shown = false
+
+    func show(_ p: FetchProgress) {
+        guard enabled else { return }
+        lock.lock(); defer { lock.unlock() }
+        let now = Date()
+        guard now.timeIntervalSince(last) > 0.08 || p.done == p.total else { return }
+        last = now
+        shown = true
+        var text = "\(p.source): \(p.stage.rawValue) \(p.done)"
+        if let total = p.total, total > 0 {
+            let width = 24, filled = min(width, p.done * width / total)
+            text += "/\(total) [" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "]"
+        } else {
+            text += " page\(p.done == 1 ? "" : "s")"
+        }
+        FileHandle.standardError.write(Data("\r\(text)\u{1B}[K".utf8))
+    }
+
+    func clear() {
+        lock.lock(); defer { lock.unlock() }
+        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        shown = false
     }
 }

@@ -21,18 +21,6 @@ func openStore(_ dir: String = makeTempDir(), projections: [any Projection] = [K
 
 func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
 
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A random sequence of built-in document events over a few collections and keys: puts that
 /// change or repeat documents, removals, complete snapshots, and now and then a malformed body.
 func generatedEvents(seed: UInt64, count: Int, malformedEvery: Int = 0) -> [NewEvent] {

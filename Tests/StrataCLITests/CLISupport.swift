@@ -48,15 +48,34 @@ func startStrata(_ args: [String], store: String, stdin: Data? = nil) throws -> 
     return (p, out, err)
 }
 
-/// Runs `strata` to completion.
+/// Runs `strata` to completion. The blocking waits run on a thread of their own, never on Swift's
+/// cooperative pool, so servers and fetches in other tests keep running meanwhile.
 @discardableResult
-func strata(_ args: [String], store: String, stdin: Data? = nil) throws -> RunResult {
-    let (p, out, err) = try startStrata(args, store: store, stdin: stdin)
-    // Read before waiting so a full pipe cannot block the child.
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return RunResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+func strata(_ args: [String], store: String, stdin: Data? = nil) async throws -> RunResult {
+    try await offPool {
+        let (p, out, err) = try startStrata(args, store: store, stdin: stdin)
+        // Read both pipes before waiting so a full pipe cannot block the child.
+        let errBox = DataBox()
+        let done = DispatchSemaphore(value: 0)
+        Thread { errBox.data = err.fileHandleForReading.readDataToEndOfFile(); done.signal() }.start()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        done.wait()
+        let e = errBox.data
+        p.waitUntilExit()
+        return RunResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+}
+
+/// Runs blocking work on a new thread and awaits its result.
+func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { c in
+        Thread { c.resume(with: Result { try work() }) }.start()
+    }
+}
+
+/// Waits for a child process without blocking the cooperative pool.
+func waitForExit(_ p: Process) async throws {
+    _ = try await offPool { p.waitUntilExit(); return 0 }
 }
 
 func writeTemp(_ text: String) throws -> String {
@@ -68,3 +87,5 @@ func writeTemp(_ text: String) throws -> String {
 func jsonObject(_ text: String) throws -> Any {
     try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
 }
+
+final class DataBox: @unchecked Sendable { var data = Data() }

@@ -5,20 +5,20 @@ import Testing
     let v1 = #"{"1":{"make":"Ford","model":"Fiesta","price":1000},"2":{"make":"VW","model":"Golf","price":2000}}"#
     let v2 = #"{"1":{"make":"Ford","model":"Fiesta","price":900},"3":{"make":"Fiat","model":"Uno","price":500}}"#
 
-    func seeded() throws -> String {
+    func seeded() async throws -> String {
         let store = makeStoreDir()
         let (f1, f2) = (try writeTemp(v1), try writeTemp(v2))
         for (id, file, at) in [("s1", f1, "2026-01-01T00:00:00Z"), ("s2", f2, "2026-02-01T00:00:00Z")] {
-            let r = try strata(["record", "--stream", "cars", "--type", "SnapshotRecorded", "--meta", "collection=cars",
+            let r = try await strata(["record", "--stream", "cars", "--type", "SnapshotRecorded", "--meta", "collection=cars",
                                 "--payload", file, "--id", id, "--recorded-at", at], store: store)
             #expect(r.status == 0, "\(r.stderr)")
         }
         return store
     }
 
-    @Test func logJSONCarriesTheStableEventFields() throws {
-        let store = try seeded()
-        let r = try strata(["log", "--format", "json"], store: store)
+    @Test func logJSONCarriesTheStableEventFields() async throws {
+        let store = try await seeded()
+        let r = try await strata(["log", "--format", "json"], store: store)
         #expect(r.status == 0)
         let events = try #require(try jsonObject(r.stdout) as? [[String: Any]])
         #expect(events.count == 2)
@@ -28,70 +28,70 @@ import Testing
         }
         #expect(events[1]["recordedAt"] as? String == "2026-01-01T00:00:00.000Z")
         #expect((events[0]["payload"] as? [String: Any])?["size"] as? Int == v2.utf8.count)
-        let nd = try strata(["log", "--format", "ndjson", "--oldest-first", "--type", "SnapshotRecorded"], store: store)
+        let nd = try await strata(["log", "--format", "ndjson", "--oldest-first", "--type", "SnapshotRecorded"], store: store)
         let lines = nd.stdout.split(separator: "\n")
         #expect(lines.count == 2 && lines[0].hasPrefix("{") && lines[0].contains("\"seq\":1"))
-        let table = try strata(["log"], store: store)
+        let table = try await strata(["log"], store: store)
         #expect(table.stdout.hasPrefix("SEQ  RECORDED"))
     }
 
-    @Test func recordingTheSameIdTwiceChangesNothing() throws {
-        let store = try seeded()
-        let again = try strata(["record", "--stream", "cars", "--type", "SnapshotRecorded", "--meta", "collection=cars",
+    @Test func recordingTheSameIdTwiceChangesNothing() async throws {
+        let store = try await seeded()
+        let again = try await strata(["record", "--stream", "cars", "--type", "SnapshotRecorded", "--meta", "collection=cars",
                                 "--id", "s1", "--payload", "-", "--format", "json"], store: store, stdin: Data(v2.utf8))
         #expect(again.status == 0)
         let o = try #require(try jsonObject(again.stdout) as? [String: Any])
         #expect(o["seq"] as? Int == 1 && o["appended"] as? Bool == false)
     }
 
-    @Test func documentsReadNowAndAsOfASeqOrADate() throws {
-        let store = try seeded()
-        let now = try strata(["doc", "list", "cars", "--format", "json"], store: store)
+    @Test func documentsReadNowAndAsOfASeqOrADate() async throws {
+        let store = try await seeded()
+        let now = try await strata(["doc", "list", "cars", "--format", "json"], store: store)
         let rows = try #require(try jsonObject(now.stdout) as? [[String: Any]])
         #expect(rows.map { $0["key"] as? String } == ["1", "3"])
-        let then = try strata(["doc", "list", "cars", "--as-of", "2026-01-15", "--format", "json"], store: store)
+        let then = try await strata(["doc", "list", "cars", "--as-of", "2026-01-15", "--format", "json"], store: store)
         let old = try #require(try jsonObject(then.stdout) as? [[String: Any]])
         #expect(old.map { $0["key"] as? String } == ["1", "2"])
         #expect((old[0]["document"] as? [String: Any])?["price"] as? Int == 1000)
-        let h = try strata(["doc", "history", "cars", "1"], store: store)
+        let h = try await strata(["doc", "history", "cars", "1"], store: store)
         #expect(h.stdout.contains("~ /price: 1000 → 900"))
-        let hj = try strata(["doc", "history", "cars", "2", "--format", "json"], store: store)
+        let hj = try await strata(["doc", "history", "cars", "2", "--format", "json"], store: store)
         let versions = try #require(try jsonObject(hj.stdout) as? [[String: Any]])
         #expect(versions.map { $0["kind"] as? String } == ["added", "removed"])
-        let show = try strata(["doc", "show", "cars", "1", "--as-of", "1", "--format", "json"], store: store)
+        let show = try await strata(["doc", "show", "cars", "1", "--as-of", "1", "--format", "json"], store: store)
         #expect((try jsonObject(show.stdout) as? [String: Any])?["version"] as? Int == 1)
     }
 
-    @Test func exitCodesAreMeaningful() throws {
-        let store = try seeded()
-        let missing = try strata(["doc", "show", "cars", "999"], store: store)
+    @Test func exitCodesAreMeaningful() async throws {
+        let store = try await seeded()
+        let missing = try await strata(["doc", "show", "cars", "999"], store: store)
         #expect(missing.status == 3)
         #expect(missing.stderr.contains("Error: no document 999 in cars"))
-        let usage = try strata(["log", "--limit", "0"], store: store)
+        let usage = try await strata(["log", "--limit", "0"], store: store)
         #expect(usage.status == 64)
-        let badMeta = try strata(["record", "--stream", "s", "--type", "T", "--meta", "novalue"], store: store)
+        let badMeta = try await strata(["record", "--stream", "s", "--type", "T", "--meta", "novalue"], store: store)
         #expect(badMeta.status == 64 && badMeta.stderr.contains("key=value"))
-        let badDate = try strata(["doc", "list", "cars", "--as-of", "last tuesday"], store: store)
+        let badDate = try await strata(["doc", "list", "cars", "--as-of", "last tuesday"], store: store)
         #expect(badDate.status == 64)
-        let badFile = try strata(["record", "--stream", "s", "--type", "T", "--payload", "/nonexistent/file"], store: store)
+        let badFile = try await strata(["record", "--stream", "s", "--type", "T", "--payload", "/nonexistent/file"], store: store)
         #expect(badFile.status == 1 && badFile.stderr.contains("cannot read the payload file"))
-        let notAStore = try strata(["log"], store: "/proc/strata-cannot-exist")
+        let notAStore = try await strata(["log"], store: "/proc/strata-cannot-exist")
         #expect(notAStore.status == 1 && notAStore.stderr.hasPrefix("Error: could not open the store"))
     }
 
-    @Test func statsVerifyAndRebuildReport() throws {
-        let store = try seeded()
-        let s = try strata(["stats", "--format", "json"], store: store)
+    @Test func statsVerifyAndRebuildReport() async throws {
+        let store = try await seeded()
+        let s = try await strata(["stats", "--format", "json"], store: store)
         let o = try #require(try jsonObject(s.stdout) as? [String: Any])
         #expect(o["events"] as? Int == 2 && o["blobs"] as? Int == 2)
         let p = try #require((o["projections"] as? [[String: Any]])?.first)
         #expect(p["name"] as? String == "documents" && p["checkpoint"] as? Int == 2)
-        let v = try strata(["verify", "--format", "json"], store: store)
+        let v = try await strata(["verify", "--format", "json"], store: store)
         #expect(v.status == 0)
         #expect((try jsonObject(v.stdout) as? [String: Any])?["ok"] as? Bool == true)
-        let r = try strata(["rebuild"], store: store)
-        #expect(r.status == 0 && r.stdout.contains("rebuilt documents through seq 2"))
-        let bad = try strata(["rebuild", "nope"], store: store)
+        let r = try await strata(["rebuild"], store: store)
+        #expect(r.status == 0 && r.stdout.contains("rebuilt documents, sources, items") && r.stdout.contains("through seq 2"))
+        let bad = try await strata(["rebuild", "nope"], store: store)
         #expect(bad.status == 1 && bad.stderr.contains("no projection named 'nope'"))
     }
 }

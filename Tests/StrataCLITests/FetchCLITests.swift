@@ -17,23 +17,23 @@ private let fixturesRoot: String = {
         try await server.start()
         defer { Task { await server.stop() } }
         let store = makeStoreDir()
-        let add = try strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
+        let add = try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
                               "--page-param", "page", "--page-size", "10"], store: store)
         #expect(add.status == 0)
-        let badAdd = try strata(["source", "add", "x", "--url", "ftp://h/x"], store: store)
+        let badAdd = try await strata(["source", "add", "x", "--url", "ftp://h/x"], store: store)
         #expect(badAdd.status == 64 && badAdd.stderr.contains("--url"))
-        let ok = try strata(["fetch", "cars"], store: store)
+        let ok = try await strata(["fetch", "cars"], store: store)
         #expect(ok.status == 0 && ok.stdout.hasPrefix("cars: 3 pages, +24 added"))
         server.setFault(.malformed, for: "/cars/offers")
-        let bad = try strata(["fetch", "cars", "--retries", "0"], store: store)
+        let bad = try await strata(["fetch", "cars", "--retries", "0"], store: store)
         #expect(bad.status == 1)
         #expect(bad.stderr.hasPrefix("Error: source cars: the response is not valid JSON"))
         #expect(bad.stderr.contains(server.baseURL + "/cars/offers"))
-        let missing = try strata(["fetch", "nope"], store: store)
+        let missing = try await strata(["fetch", "nope"], store: store)
         #expect(missing.status == 3)
-        let failures = try strata(["log", "--type", "FetchFailed", "--format", "json"], store: store)
+        let failures = try await strata(["log", "--type", "FetchFailed", "--format", "json"], store: store)
         #expect(failures.stdout.contains("\"error\": \"malformedJSON\""))
-        #expect(try strata(["verify"], store: store).status == 0)
+        #expect(try await strata(["verify"], store: store).status == 0)
     }
 
     /// A fetch killed while its list pass is in flight leaves a consistent store with none of
@@ -43,9 +43,9 @@ private let fixturesRoot: String = {
         try await server.start()
         defer { Task { await server.stop() } }
         let store = makeStoreDir()
-        #expect(try strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
+        #expect(try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
                             "--page-param", "page", "--page-size", "10"], store: store).status == 0)
-        #expect(try strata(["fetch", "cars"], store: store).status == 0)
+        #expect(try await strata(["fetch", "cars"], store: store).status == 0)
         server.version = 2
         server.slowSeconds = 20
         server.setFault(.slow, for: "/cars/offers")
@@ -53,12 +53,12 @@ private let fixturesRoot: String = {
         var waited = 0
         while server.requests(to: "/cars/offers") < 4 && waited < 100 { try await Task.sleep(for: .milliseconds(50)); waited += 1 }
         kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
-        #expect(try strata(["verify"], store: store).status == 0)
-        let pages = try strata(["log", "--type", "CollectionPageFetched", "--format", "ndjson", "--limit", "100"], store: store)
+        try await waitForExit(p)
+        #expect(try await strata(["verify"], store: store).status == 0)
+        let pages = try await strata(["log", "--type", "CollectionPageFetched", "--format", "ndjson", "--limit", "100"], store: store)
         #expect(pages.stdout.split(separator: "\n").count == 3)
         server.setFault(nil, for: "/cars/offers")
-        let rerun = try strata(["fetch", "cars"], store: store)
+        let rerun = try await strata(["fetch", "cars"], store: store)
         #expect(rerun.status == 0 && rerun.stdout.contains("+3 added"), "\(rerun.stdout)")
     }
 }

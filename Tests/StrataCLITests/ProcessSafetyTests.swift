@@ -5,44 +5,44 @@ import Testing
 /// Several processes against one store: LMDB serializes writers across processes; readers see
 /// consistent snapshots; a writer killed at any point loses at most its uncommitted batch.
 @Suite(.serialized) struct ProcessSafetyTests {
-    @Test func twoWriterProcessesAtOnceBothSucceedSerialized() throws {
+    @Test func twoWriterProcessesAtOnceBothSucceedSerialized() async throws {
         let store = makeStoreDir()
         let a = try startStrata(["_append-loop", "--count", "300", "--batch", "7", "--id-prefix", "A", "--seed", "1"], store: store)
         let b = try startStrata(["_append-loop", "--count", "300", "--batch", "5", "--id-prefix", "B", "--seed", "2"], store: store)
-        a.0.waitUntilExit(); b.0.waitUntilExit()
+        try await waitForExit(a.0); try await waitForExit(b.0)
         #expect(a.0.terminationStatus == 0 && b.0.terminationStatus == 0)
-        let v = try strata(["verify", "--format", "json"], store: store)
+        let v = try await strata(["verify", "--format", "json"], store: store)
         let o = try #require(try jsonObject(v.stdout) as? [String: Any])
         #expect(v.status == 0 && o["headSeq"] as? Int == 600, "\(v.stdout)")
-        let ids = try strata(["log", "--limit", "1000", "--format", "ndjson"], store: store).stdout
+        let ids = try await strata(["log", "--limit", "1000", "--format", "ndjson"], store: store).stdout
         #expect(ids.components(separatedBy: "\"id\":\"A-").count - 1 == 300)
         #expect(ids.components(separatedBy: "\"id\":\"B-").count - 1 == 300)
     }
 
-    @Test func readerProcessesSeeConsistentSnapshotsWhileAWriterAppends() throws {
+    @Test func readerProcessesSeeConsistentSnapshotsWhileAWriterAppends() async throws {
         let store = makeStoreDir()
-        try strata(["_append-loop", "--count", "10"], store: store)
+        try await strata(["_append-loop", "--count", "10"], store: store)
         let writer = try startStrata(["_append-loop", "--count", "3000", "--batch", "3", "--id-prefix", "w"], store: store)
         var reads = 0
         while writer.0.isRunning || reads < 4 {
             // verify without projections checks the chain of whatever snapshot it gets.
-            let v = try strata(["verify", "--skip-projections", "--format", "json"], store: store)
+            let v = try await strata(["verify", "--skip-projections", "--format", "json"], store: store)
             #expect(v.status == 0, "\(v.stdout) \(v.stderr)")
-            let log = try strata(["log", "--limit", "3", "--format", "json"], store: store)
+            let log = try await strata(["log", "--limit", "3", "--format", "json"], store: store)
             #expect(log.status == 0)
             reads += 1
             if reads > 200 { break }
         }
-        writer.0.waitUntilExit()
+        try await waitForExit(writer.0)
         #expect(writer.0.terminationStatus == 0)
         #expect(reads >= 4)
-        #expect(try strata(["verify"], store: store).status == 0)
+        #expect(try await strata(["verify"], store: store).status == 0)
     }
 
     /// A child appending in a loop is killed with SIGKILL at random points. After every kill the
     /// store opens, `verify` passes (gapless seqs, intact chain, projections equal a rebuild), no
     /// batch is partial, and a re-run completes the job without duplicating anything.
-    @Test func killedWritersLeaveAnIntactStore() throws {
+    @Test func killedWritersLeaveAnIntactStore() async throws {
         let iterations = Int(ProcessInfo.processInfo.environment["STRATA_CRASH_ITERATIONS"] ?? "") ?? 30
         let store = makeStoreDir()
         let batch = 6
@@ -51,11 +51,11 @@ import Testing
         var lastHead = 0
         for i in 0..<iterations {
             let (p, _, _) = try startStrata(["_append-loop", "--count", "\(total)", "--batch", "\(batch)", "--id-prefix", "crash"], store: store)
-            usleep(UInt32.random(in: 40_000...400_000, using: &rng))
+            try await Task.sleep(for: .milliseconds(Int.random(in: 40...400, using: &rng)))
             kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
+            try await waitForExit(p)
             #expect(p.terminationReason == .uncaughtSignal || p.terminationStatus == 0)
-            let v = try strata(["verify", "--format", "json"], store: store)
+            let v = try await strata(["verify", "--format", "json"], store: store)
             let o = try #require(try jsonObject(v.stdout) as? [String: Any], "iteration \(i): \(v.stderr)")
             #expect(v.status == 0 && o["ok"] as? Bool == true, "iteration \(i): \(v.stdout)")
             let head = o["headSeq"] as? Int ?? -1
@@ -65,9 +65,9 @@ import Testing
         }
         // Re-running the same job completes it: ids already stored are skipped.
         let target = lastHead + 60
-        let rerun = try strata(["_append-loop", "--count", "\(target)", "--batch", "\(batch)", "--id-prefix", "crash"], store: store)
+        let rerun = try await strata(["_append-loop", "--count", "\(target)", "--batch", "\(batch)", "--id-prefix", "crash"], store: store)
         #expect(rerun.status == 0)
-        let final = try strata(["verify", "--format", "json"], store: store)
+        let final = try await strata(["verify", "--format", "json"], store: store)
         #expect((try jsonObject(final.stdout) as? [String: Any])?["headSeq"] as? Int == target)
         #expect(final.status == 0)
     }
@@ -77,10 +77,10 @@ import Testing
     }
 
     @Test(arguments: Tamper.allCases)
-    func verifyReportsTampering(_ tamper: Tamper) throws {
+    func verifyReportsTampering(_ tamper: Tamper) async throws {
         let store = makeStoreDir()
-        #expect(try strata(["_append-loop", "--count", "40", "--batch", "4"], store: store).status == 0)
-        #expect(try strata(["verify"], store: store).status == 0)
+        #expect(try await strata(["_append-loop", "--count", "40", "--batch", "4"], store: store).status == 0)
+        #expect(try await strata(["verify"], store: store).status == 0)
         do {
             var options = EnvironmentOptions()
             options.maxDatabases = 64
@@ -109,7 +109,7 @@ import Testing
                 }
             }
         }
-        let v = try strata(["verify"], store: store)
+        let v = try await strata(["verify"], store: store)
         #expect(v.status == 2, "\(tamper): \(v.stdout)")
         #expect(v.stdout.contains("verify: FAILED"))
         switch tamper {

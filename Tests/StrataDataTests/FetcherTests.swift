@@ -64,9 +64,9 @@ import Testing
             let sleeper = RecordingSleeper()
             let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: sleeper, logger: quietLogger())
             var options = fetchOptions(retries: 1)
-            options.timeout = 1
+            options.timeout = fault == .slow ? 1 : 20
             options.maxBytes = 1 << 20
-            server.slowSeconds = 2
+            server.slowSeconds = 4
             server.hugeBytes = 3 << 20
             _ = try await fetcher.fetch(server.cars, options: options)
             let before = try await itemStates(store)
@@ -141,6 +141,39 @@ import Testing
             await #expect { _ = try await fetcher.fetch(noId, options: fetchOptions()) } throws: { ($0 as? FetchError)?.code == .wrongType }
             #expect(try await itemStates(store).isEmpty)
         }
+    }
+
+    @Test func followsNextLinksInTheBodyAndReportsProgress() async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            let source = SourceDefinition(name: "cars", url: server.baseURL + "/cars/offers?page=1&size=7", items: "results", next: "next")
+            let seen = ProgressLog()
+            var options = fetchOptions()
+            options.progress = { seen.add($0) }
+            let r = try await fetcher.fetch(source, options: options)
+            #expect(r.pages == 4 && r.added == 24 && r.complete)
+            #expect(seen.values.map(\.done) == [1, 2, 3, 4])
+            // A page limit makes the pass incomplete: nothing is removed.
+            server.version = 2
+            options.pageLimit = 1
+            let partial = try await fetcher.fetch(source, options: options)
+            #expect(!partial.complete && partial.removed == 0 && partial.pages == 1)
+        }
+    }
+
+    @Test func serverURLsCannotEscapeToFiles() async throws {
+        let base = "http://127.0.0.1:8080/pokedex/pokemon"
+        #expect(resolve("pokemon/1", against: base) == "http://127.0.0.1:8080/pokedex/pokemon/1")
+        #expect(resolve("/images/1.png", against: base) == "http://127.0.0.1:8080/images/1.png")
+        #expect(resolve("https://cdn.example/x.png", against: base) == "https://cdn.example/x.png")
+        #expect(resolve("file:///etc/passwd", against: base) == nil)
+        #expect(resolve("ftp://host/x", against: base) == nil)
+        #expect(resolve("gopher://host/x", against: base) == nil)
+        #expect(resolve("data.json", against: "file:///srv/api/list.json") == "file:///srv/api/data.json")
+        let store = try await makeStore()
+        let direct = SourceDefinition(name: "x", url: base, detailURL: "file:///etc/{id}")
+        await #expect { try await SourceCatalog(store: store).define(direct) } throws: { "\($0)".contains("--detail-url") }
     }
 
     @Test func compositeIdsJoinTheirParts() async throws {
@@ -224,4 +257,11 @@ import Testing
         let types = try await store.events(EventQuery(stream: "cars")).map(\.type)
         #expect(types == [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved])
     }
+}
+
+final class ProgressLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _values: [FetchProgress] = []
+    func add(_ p: FetchProgress) { lock.withLock { _values.append(p) } }
+    var values: [FetchProgress] { lock.withLock { _values } }
 }

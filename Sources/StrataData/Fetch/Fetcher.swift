@@ -12,7 +12,19 @@ public struct TaskSleeper: Sleeper {
     public func sleep(seconds: Double) async throws { try await Task.sleep(for: .seconds(seconds)) }
 }
 
+/// Where a fetch is, for a progress display.
+public struct FetchProgress: Sendable, Equatable {
+    public enum Stage: String, Sendable { case list, details, images }
+    public var source: String
+    public var stage: Stage
+    public var done: Int
+    /// Known for details and images; nil while paging.
+    public var total: Int?
+}
+
 public struct FetchOptions: Sendable {
+    /// Called as pages, details and images complete (from any task).
+    public var progress: (@Sendable (FetchProgress) -> Void)?
     public var details = false
     public var images = false
     /// Detail and image requests in flight at once.
@@ -128,6 +140,7 @@ public final class Fetcher: Sendable {
                 throw error
             }
             summary.pages += 1
+            options.progress?(FetchProgress(source: source.name, stage: .list, done: summary.pages, total: nil))
             guard let next = nextPageURL(source, current: url, page: page, document: document, itemCount: items.count, headers: responseHeaders) else {
                 complete = true
                 break
@@ -222,41 +235,23 @@ public final class Fetcher: Sendable {
                   let resolved = resolve(raw, against: listURL) else { return nil }
             return (t.key, resolved)
         }
-        let results = await boundedMap(jobs, concurrency: context.options.concurrency) { job -> DetailOutcome in
-            do {
-                let cached = try await self.validators(for: job.url)
-                let r = try await self.get(job.url, headers: headers + self.conditionalHeaders(cached), stage: "detail", context: context)
-                var meta = self.common(context) + [("key", job.key), ("url", job.url), ("status", String(r.status)), ("durationMs", self.milliseconds(r.duration))]
-                if let etag = r.headers["etag"] { meta.append(("etag", etag)) }
-                if let lm = r.headers["last-modified"] { meta.append(("lastModified", lm)) }
-                if r.status == 304, let cached, let ref = PayloadReference(hashHex: cached.sha256, size: cached.size) {
-                    return .notModified(NewEvent(type: DataEvents.detailNotModified, stream: source.name, metadata: meta, payloadReference: ref))
-                }
-                guard (200..<300).contains(r.status) else {
-                    throw FetchError(code: .http, message: "HTTP \(r.status) for the detail of \(job.key)", url: job.url, status: r.status)
-                }
-                do { _ = try JSONValue(parsing: r.body) } catch {
-                    throw FetchError(code: .malformedJSON, message: "the detail of \(job.key) is not valid JSON (\(error))", url: job.url)
-                }
-                return .fetched(NewEvent(type: DataEvents.detailFetched, stream: source.name, metadata: meta, payload: r.body), r.body.count)
-            } catch let error as FetchError {
-                return .failed(error)
-            } catch {
-                return .failed(FetchError(code: .other, message: "\(error)", url: job.url))
+        try await runJobs(jobs, stage: .details, context: context, summary: &summary) { job in
+            let cached = try await self.validators(for: job.url)
+            let r = try await self.get(job.url, headers: headers + self.conditionalHeaders(cached), stage: "detail", context: context)
+            var meta = self.common(context) + [("key", job.key), ("url", job.url), ("status", String(r.status)), ("durationMs", self.milliseconds(r.duration))]
+            if let etag = r.headers["etag"] { meta.append(("etag", etag)) }
+            if let lm = r.headers["last-modified"] { meta.append(("lastModified", lm)) }
+            if r.status == 304, let cached, let ref = PayloadReference(hashHex: cached.sha256, size: cached.size) {
+                return .notModified(NewEvent(type: DataEvents.detailNotModified, stream: source.name, metadata: meta, payloadReference: ref))
             }
-        }
-        var batch: [NewEvent] = []
-        for r in results {
-            switch r {
-            case .fetched(let e, let bytes): batch.append(e); summary.details += 1; summary.bytes += bytes
-            case .notModified(let e): batch.append(e); summary.detailsNotModified += 1
-            case .failed(let e):
-                if !e.recorded { try await recordFailure(context, url: e.url, stage: "detail", error: e, attempt: 1, willRetry: false, status: e.status) }
-                summary.failures.append("\(e)")
+            guard (200..<300).contains(r.status) else {
+                throw FetchError(code: .http, message: "HTTP \(r.status) for the detail of \(job.key)", url: job.url, status: r.status)
             }
-            if batch.count >= 64 { _ = try await store.append(batch); batch.removeAll() }
+            do { _ = try JSONValue(parsing: r.body) } catch {
+                throw FetchError(code: .malformedJSON, message: "the detail of \(job.key) is not valid JSON (\(error))", url: job.url)
+            }
+            return .fetched(NewEvent(type: DataEvents.detailFetched, stream: source.name, metadata: meta, payload: r.body), r.body.count)
         }
-        if !batch.isEmpty { _ = try await store.append(batch) }
     }
 
     private enum DetailOutcome: Sendable {
@@ -284,32 +279,47 @@ public final class Fetcher: Sendable {
             }
             return out
         }
-        let results = await boundedMap(jobs, concurrency: context.options.concurrency) { job -> DetailOutcome in
-            do {
-                let r = try await self.get(job.url, headers: headers, stage: "image", context: context)
-                guard (200..<300).contains(r.status) else {
-                    throw FetchError(code: .http, message: "HTTP \(r.status) for the image of \(job.key)", url: job.url, status: r.status)
-                }
-                var meta = self.common(context) + [("key", job.key), ("url", job.url), ("status", String(r.status))]
-                if let t = r.headers["content-type"] { meta.append(("contentType", t)) }
-                if let etag = r.headers["etag"] { meta.append(("etag", etag)) }
-                return .fetched(NewEvent(type: DataEvents.imageFetched, stream: source.name, metadata: meta, payload: r.body), r.body.count)
-            } catch let error as FetchError {
-                return .failed(error)
-            } catch {
+        try await runJobs(jobs, stage: .images, context: context, summary: &summary) { job in
+            let r = try await self.get(job.url, headers: headers, stage: "image", context: context)
+            guard (200..<300).contains(r.status) else {
+                throw FetchError(code: .http, message: "HTTP \(r.status) for the image of \(job.key)", url: job.url, status: r.status)
+            }
+            var meta = self.common(context) + [("key", job.key), ("url", job.url), ("status", String(r.status))]
+            if let t = r.headers["content-type"] { meta.append(("contentType", t)) }
+            if let etag = r.headers["etag"] { meta.append(("etag", etag)) }
+            return .fetched(NewEvent(type: DataEvents.imageFetched, stream: source.name, metadata: meta, payload: r.body), r.body.count)
+        }
+    }
+
+    /// Runs per-item requests with bounded concurrency, appending their events in batches of 64 as
+    /// they complete (so memory stays bounded and a killed run keeps what it finished), recording
+    /// failures, counting into `summary` and reporting progress.
+    private func runJobs(_ jobs: [(key: String, url: String)], stage: FetchProgress.Stage, context: RunContext, summary: inout FetchSummary,
+                         _ work: @escaping @Sendable ((key: String, url: String)) async throws -> DetailOutcome) async throws {
+        let progress = context.options.progress
+        let stageName = stage == .details ? "detail" : "image"
+        var batch: [NewEvent] = []
+        var done = 0
+        try await forEachConcurrently(jobs, concurrency: context.options.concurrency, { job -> DetailOutcome in
+            do { return try await work(job) } catch let error as FetchError { return .failed(error) } catch {
                 return .failed(FetchError(code: .other, message: "\(error)", url: job.url))
             }
-        }
-        var batch: [NewEvent] = []
-        for r in results {
-            switch r {
-            case .fetched(let e, let bytes): batch.append(e); summary.images += 1; summary.bytes += bytes
-            case .notModified(let e): batch.append(e)
+        }) { outcome in
+            switch outcome {
+            case .fetched(let e, let bytes):
+                batch.append(e)
+                summary.bytes += bytes
+                if stage == .details { summary.details += 1 } else { summary.images += 1 }
+            case .notModified(let e):
+                batch.append(e)
+                summary.detailsNotModified += 1
             case .failed(let e):
-                if !e.recorded { try await recordFailure(context, url: e.url, stage: "image", error: e, attempt: 1, willRetry: false, status: e.status) }
+                if !e.recorded { try await recordFailure(context, url: e.url, stage: stageName, error: e, attempt: 1, willRetry: false, status: e.status) }
                 summary.failures.append("\(e)")
             }
             if batch.count >= 64 { _ = try await store.append(batch); batch.removeAll() }
+            done += 1
+            progress?(FetchProgress(source: context.source.name, stage: stage, done: done, total: jobs.count))
         }
         if !batch.isEmpty { _ = try await store.append(batch) }
     }
@@ -443,8 +453,8 @@ public final class Fetcher: Sendable {
 
 
 /// Resolves a possibly relative URL against `base`. A result must stay http(s) when the base is
-/// http(s): a server cannot point Strata at `file://`.
-func resolve(_ raw: String, against base: String) -> String? {
+/// http(s): a server cannot point Strata at `file://` (or any other scheme).
+public func resolve(_ raw: String, against base: String) -> String? {
     guard let baseURL = URL(string: base), let u = URL(string: raw, relativeTo: baseURL)?.absoluteURL,
           let scheme = u.scheme?.lowercased() else { return nil }
     let baseScheme = baseURL.scheme?.lowercased() ?? ""
@@ -458,24 +468,25 @@ func seconds(_ d: Duration) -> Double {
     Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
 }
 
-/// Runs `body` over `items` with at most `concurrency` in flight; results in input order.
-func boundedMap<T: Sendable, R: Sendable>(_ items: [T], concurrency: Int, _ body: @escaping @Sendable (T) async -> R) async -> [R] {
-    await withTaskGroup(of: (Int, R).self) { group in
-        var results = [R?](repeating: nil, count: items.count)
+/// Runs `work` over `items` with at most `concurrency` in flight, handing each result to `handle`
+/// in the caller's task as it completes.
+func forEachConcurrently<T: Sendable, R: Sendable>(
+    _ items: [T], concurrency: Int, _ work: @escaping @Sendable (T) async -> R, handle: (R) async throws -> Void
+) async throws {
+    try await withThrowingTaskGroup(of: R.self) { group in
         var next = 0
         for _ in 0..<min(max(1, concurrency), items.count) {
-            let i = next, item = items[i]
-            group.addTask { (i, await body(item)) }
+            let item = items[next]
+            group.addTask { await work(item) }
             next += 1
         }
-        while let (i, r) = await group.next() {
-            results[i] = r
+        while let r = try await group.next() {
+            try await handle(r)
             if next < items.count {
-                let j = next, item = items[j]
-                group.addTask { (j, await body(item)) }
+                let item = items[next]
+                group.addTask { await work(item) }
                 next += 1
             }
         }
-        return results.map { $0! }
     }
 }

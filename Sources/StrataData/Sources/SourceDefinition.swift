@@ -64,7 +64,9 @@ public struct SourceDefinition: Codable, Sendable, Equatable {
         if detailURL != nil && detailURLField != nil { throw bad("--detail-url", "and --detail-url-field cannot both be given") }
         if let t = detailURL {
             guard t.contains("{id}") else { throw bad("--detail-url", "must contain {id}, e.g. https://api.example.com/items/{id}") }
-            guard URL(string: t.replacingOccurrences(of: "{id}", with: "1"))?.scheme != nil else { throw bad("--detail-url", "must be an absolute URL") }
+            let detailScheme = URL(string: t.replacingOccurrences(of: "{id}", with: "1"))?.scheme?.lowercased()
+            guard let detailScheme, ["http", "https", "file"].contains(detailScheme) else { throw bad("--detail-url", "must be an absolute http(s) URL") }
+            guard detailScheme != "file" || scheme == "file" else { throw bad("--detail-url", "cannot be a file URL for an http(s) source") }
         }
         if (pageParam == nil) != (pageSize == nil) { throw bad("--page-param", "and --page-size go together") }
         if let n = pageSize, !(1...10_000).contains(n) { throw bad("--page-size", "must be 1–10000") }
