@@ -4,7 +4,7 @@ APT_PACKAGES := pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
-.PHONY: deps build test demo clean
+.PHONY: deps build test demo bench clean
 
 ## Install missing Debian packages (as root), or print the command to run.
 deps:
@@ -56,6 +56,10 @@ demo: build
 	step doc list cars --projection items --as-of $$first; \
 	step stats; \
 	step verify
+
+## Benchmarks/ (its own package): Strata's ingest beside the raw-LMDB C floor and a GRDB peer.
+bench: deps
+	cd Benchmarks && swift package --disable-sandbox benchmark --no-progress --format markdown
 
 clean:
 	rm -rf .build

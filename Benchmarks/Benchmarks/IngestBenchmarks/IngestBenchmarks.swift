@@ -1,0 +1,125 @@
+import Benchmark
+import EventStore
+import Foundation
+import GRDB
+import LMDBFloor
+
+// One workload for all three: `events` DocumentRecorded-style events with ~256-byte JSON bodies
+// spread over `objects` objects (every event changes its object, so every event writes a history
+// version), `batch` events per durable transaction (fsync on every commit).
+let events = 20_000
+let objects = 2_000
+let batch = 1_000
+
+let bodies: [[UInt8]] = {
+    var rng = SplitMix64(seed: 7)
+    let filler = String(repeating: "x", count: 196)
+    return (0..<events).map { i in
+        Array("{\"id\":\(i % objects),\"n\":\(i),\"price\":\(rng.next() % 100_000),\"f\":\"\(filler)\"}".utf8)
+    }
+}()
+
+func scratch() -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-bench-\(UUID().uuidString)").path
+    try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .throughput, .mallocCountTotal, .peakMemoryResident],
+        timeUnits: .milliseconds, warmupIterations: 1, scalingFactor: .one,
+        maxDuration: .seconds(120), maxIterations: 7
+    )
+
+    Benchmark("Ingest/floor (C, raw LMDB)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            let dir = scratch()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let pointers = bodies.map { UnsafePointer<UInt8>($0.withUnsafeBufferPointer { UnsafeMutablePointer(mutating: $0.baseAddress!) }) }
+            let sizes = bodies.map { UInt32($0.count) }
+            benchmark.startMeasurement()
+            let rc = pointers.withUnsafeBufferPointer { p in
+                p.withMemoryRebound(to: Optional<UnsafePointer<UInt8>>.self) { opt in
+                    lmdb_floor_ingest(dir, opt.baseAddress, sizes, UInt64(events), UInt64(objects), UInt32(batch), 0)
+                }
+            }
+            benchmark.stopMeasurement()
+            precondition(rc == 0, "floor failed: \(rc)")
+        }
+    }
+
+    Benchmark("Ingest/Strata (EventStore + history projection)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            let dir = scratch()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            var options = StoreOptions()
+            options.logger.logLevel = .error
+            let store = try await EventStore.open(at: dir + "/store", projections: [KeyedDocumentProjection()], options: options)
+            let batches = stride(from: 0, to: events, by: batch).map { start in
+                (start..<min(events, start + batch)).map { i in
+                    NewEvent(id: "e\(i)", type: DocumentEvents.recorded, stream: "bench",
+                             metadata: [("collection", "bench"), ("key", "o\(i % objects)")], payload: bodies[i])
+                }
+            }
+            benchmark.startMeasurement()
+            for b in batches { _ = try await store.append(b) }
+            benchmark.stopMeasurement()
+        }
+    }
+
+    Benchmark("Ingest/GRDB peer (SQLite WAL, same projection)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            let dir = scratch()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            var config = Configuration()
+            config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+            let pool = try DatabasePool(path: dir + "/peer.sqlite", configuration: config)
+            try await pool.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE event (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type TEXT NOT NULL,
+                                        stream TEXT NOT NULL, recordedAt INTEGER NOT NULL, payload BLOB NOT NULL);
+                    CREATE TABLE current (collection TEXT NOT NULL, key TEXT NOT NULL, version INTEGER NOT NULL,
+                                          firstSeq INTEGER NOT NULL, lastSeq INTEGER NOT NULL, document BLOB NOT NULL,
+                                          PRIMARY KEY (collection, key)) WITHOUT ROWID;
+                    CREATE TABLE history (collection TEXT NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, version INTEGER NOT NULL,
+                                          document BLOB NOT NULL, changes BLOB NOT NULL, PRIMARY KEY (collection, key, seq)) WITHOUT ROWID;
+                    """)
+            }
+            benchmark.startMeasurement()
+            var seq = 0
+            for start in stride(from: 0, to: events, by: batch) {
+                let range = start..<min(events, start + batch)
+                let first = seq
+                try await pool.write { db in
+                    let insertEvent = try db.cachedStatement(sql: "INSERT INTO event (seq, id, type, stream, recordedAt, payload) VALUES (?, ?, ?, ?, ?, ?)")
+                    let selectCurrent = try db.cachedStatement(sql: "SELECT version, firstSeq, document FROM current WHERE collection = ? AND key = ?")
+                    let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO current (collection, key, version, firstSeq, lastSeq, document) VALUES (?, ?, ?, ?, ?, ?)")
+                    let insertHistory = try db.cachedStatement(sql: "INSERT INTO history (collection, key, seq, version, document, changes) VALUES (?, ?, ?, ?, ?, ?)")
+                    var s = first
+                    for i in range {
+                        s += 1
+                        let key = "o\(i % objects)"
+                        try insertEvent.execute(arguments: [s, "e\(i)", DocumentEvents.recorded, "bench", Int(Date().timeIntervalSince1970 * 1e6), Data(bodies[i])])
+                        let doc = try JSONValue(parsing: bodies[i])
+                        let canonical = Data(doc.canonicalBytes)
+                        var version = 1, firstSeq = s
+                        var changes = Data()
+                        if let row = try Row.fetchOne(selectCurrent, arguments: ["bench", key]) {
+                            let old: Data = row[2]
+                            if old == canonical { continue }
+                            version = row[0] + 1
+                            firstSeq = row[1]
+                            let ops = try JSONValue(parsing: [UInt8](old)).diff(to: doc)
+                            changes = Data(JSONValue.array(ops.map(\.json)).canonicalBytes)
+                        }
+                        try upsert.execute(arguments: ["bench", key, version, firstSeq, s, canonical])
+                        try insertHistory.execute(arguments: ["bench", key, s, version, canonical, changes])
+                    }
+                }
+                seq = first + range.count
+            }
+            benchmark.stopMeasurement()
+        }
+    }
+}
