@@ -89,7 +89,7 @@ public struct StorageError: Error, Sendable, CustomStringConvertible, Equatable 
         case ENOENT:
             code = .io; message = "the store directory does not exist"
         case EIO:
-            code = .io; message = "an I/O error occurred on the store; check the disk"
+            code = .io; message = "writing the store failed (a full disk, a file size limit or a failing disk); free space and retry: nothing of this transaction was committed"
         case ENOMEM:
             code = .io; message = "out of memory or address space for the store's map"
         default:

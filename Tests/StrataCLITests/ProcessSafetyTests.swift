@@ -120,3 +120,36 @@ import Testing
         }
     }
 }
+
+@Suite struct ResourceLimitTests {
+    /// A full disk (the process's file size limit) fails the append cleanly and keeps the store
+    /// intact: the store opens, verifies, and holds only whole batches.
+    @Test func aFullDiskGivesACleanErrorAndAnIntactStore() async throws {
+        let store = makeStoreDir()
+        #expect(try await strata(["_append-loop", "--count", "50", "--batch", "5"], store: store).status == 0)
+        let result = try await offPool { () -> RunResult in
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/bash")
+            // Ignore SIGXFSZ so the write fails with EFBIG instead of killing the process.
+            p.arguments = ["-c", "trap '' XFSZ; ulimit -f 2048; exec \"$0\" _append-loop --count 200000 --batch 50 --id-prefix big --keys 5000", strataBinary]
+            var env = ProcessInfo.processInfo.environment
+            env["STRATA_STORE"] = store
+            p.environment = env
+            let err = Pipe()
+            p.standardError = err
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            let e = err.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            return RunResult(status: p.terminationStatus, stdout: "", stderr: String(decoding: e, as: UTF8.self))
+        }
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("file size limit") && result.stderr.contains("nothing of this transaction was committed"), "\(result.stderr)")
+        #expect(!result.stderr.contains("Fatal error"))
+        let v = try await strata(["verify", "--format", "json"], store: store)
+        #expect(v.status == 0, "\(v.stdout)")
+        let o = try #require(try jsonObject(v.stdout) as? [String: Any])
+        let head = o["headSeq"] as? Int ?? -1
+        #expect(head > 50 && (head - 50) % 50 == 0, "head \(head)")
+    }
+}
