@@ -57,9 +57,7 @@ struct DocCommand: AsyncParsableCommand {
             discussion: "Examples:\n  strata doc show cars 42\n  strata doc show cars 42 --as-of 2"
         )
         @OptionGroup var location: StoreLocation
-        @Option(help: "documents, items, details, images, sources or http-cache.") var projection = "documents"
-        @Argument var collection: String
-        @Argument var key: String
+        @OptionGroup var document: DocumentSelection
         @Option(help: "Read as of a seq or an ISO 8601 date.") var asOf: AsOf?
         @Option(help: "table or json.") var format: OutputFormat = .table
 
@@ -67,7 +65,7 @@ struct DocCommand: AsyncParsableCommand {
             try await reportingErrors {
                 let store = try await location.open()
                 let seq = try await asOf?.resolve(in: store)
-                let (collection, key) = (self.collection, self.key)
+                let (collection, key, projection) = (document.collection, document.key, document.projection)
                 guard let s = try await store.documents(projection: projection, { try $0.state(collection: collection, key: key, asOf: seq) }) else {
                     throw CLIError("no document \(key) in \(collection)\(seq.map { " as of seq \($0)" } ?? ""); list keys with `strata doc list \(collection)`", exit: ExitCodes.notFound)
                 }
@@ -89,9 +87,7 @@ struct DocCommand: AsyncParsableCommand {
             discussion: "Examples:\n  strata doc history cars 42\n  strata doc history cars 42 --format json"
         )
         @OptionGroup var location: StoreLocation
-        @Option(help: "documents, items, details, images, sources or http-cache.") var projection = "documents"
-        @Argument var collection: String
-        @Argument var key: String
+        @OptionGroup var document: DocumentSelection
         @Option(help: "Only versions up to this seq or date.") var asOf: AsOf?
         @Option(help: "table, json or ndjson.") var format: OutputFormat = .table
 
@@ -99,7 +95,7 @@ struct DocCommand: AsyncParsableCommand {
             try await reportingErrors {
                 let store = try await location.open()
                 let seq = try await asOf?.resolve(in: store) ?? .max
-                let (collection, key) = (self.collection, self.key)
+                let (collection, key, projection) = (document.collection, document.key, document.projection)
                 let versions = try await store.documents(projection: projection) { try $0.history(collection: collection, key: key, upTo: seq) }
                 if versions.isEmpty {
                     throw CLIError("no history for \(key) in \(collection); list keys with `strata doc list \(collection)`", exit: ExitCodes.notFound)
@@ -123,6 +119,13 @@ struct DocCommand: AsyncParsableCommand {
             }
         }
     }
+}
+
+/// Which document: the projection's table, the collection and the key.
+struct DocumentSelection: ParsableArguments {
+    @Option(help: "documents, items, details, images, sources or http-cache.") var projection = "documents"
+    @Argument(help: "The collection (for items, details and images: the source name).") var collection: String
+    @Argument(help: "The document's key.") var key: String
 }
 
 extension DocumentState {
