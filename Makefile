@@ -54,6 +54,7 @@ demo: build
 	step doc history cars 3 --projection items; \
 	step doc show pokedex ivysaur --projection images; \
 	step doc list cars --projection items --as-of $$first; \
+	step doc diff cars --projection items --from $$first; \
 	step stats; \
 	step verify
 

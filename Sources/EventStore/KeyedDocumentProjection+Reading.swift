@@ -72,6 +72,36 @@ public struct DocumentReader {
         return out
     }
 
+    /// What changed in a collection between two points: documents added, removed, changed (with
+    /// field-level operations from the state at `from` to the state at `to`) or back again.
+    /// Documents equal at both points are left out. One seek pair per key.
+    public func diff(collection: String, from: UInt64, to: UInt64) throws -> [DocumentDiff] {
+        let prefix = Array(collection.utf8) + [0]
+        let c = try transaction.cursor(tables["current"])
+        var out: [DocumentDiff] = []
+        var entry = try c.seek(atLeast: prefix)
+        while let e = entry, e.key.hasPrefix(prefix) {
+            let key = String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), as: UTF8.self)
+            let a = try version(collection: collection, key: key, asOf: from)
+            let b = try version(collection: collection, key: key, asOf: to)
+            let before = a.flatMap { $0.isRemoved ? nil : $0.document }
+            let after = b.flatMap { $0.isRemoved ? nil : $0.document }
+            switch (before, after) {
+            case (nil, let new?):
+                out.append(DocumentDiff(key: key, kind: a == nil ? .added : .reappeared, before: nil, after: new,
+                                        changes: a.map { $0.document.diff(to: new) } ?? []))
+            case (let old?, nil):
+                out.append(DocumentDiff(key: key, kind: .removed, before: old, after: nil, changes: []))
+            case (let old?, let new?) where old != new:
+                out.append(DocumentDiff(key: key, kind: .changed, before: old, after: new, changes: old.diff(to: new)))
+            default:
+                break
+            }
+            entry = try c.next()
+        }
+        return out
+    }
+
     /// The names of the collections that have documents.
     public func collections() throws -> [String] {
         let c = try transaction.cursor(tables["current"])
@@ -86,6 +116,17 @@ public struct DocumentReader {
         }
         return out
     }
+}
+
+/// One document's difference between two points of the log.
+public struct DocumentDiff: Sendable, Hashable {
+    public var key: String
+    /// `added` (absent before), `removed` (absent after), `changed`, or `reappeared` (removed
+    /// before, present after; `changes` are from its last state before removal).
+    public var kind: ChangeKind
+    public var before: JSONValue?
+    public var after: JSONValue?
+    public var changes: [PatchOperation]
 }
 
 extension EventStore {

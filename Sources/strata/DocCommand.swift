@@ -11,7 +11,7 @@ struct DocCommand: AsyncParsableCommand {
         list items), details, images, sources or http-cache; the collection of items, details and
         images is the source name.
         """,
-        subcommands: [List.self, Show.self, History.self]
+        subcommands: [List.self, Show.self, History.self, Diff.self]
     )
 
     struct List: AsyncParsableCommand {
@@ -106,17 +106,70 @@ struct DocCommand: AsyncParsableCommand {
                     var lines: [String] = []
                     for v in versions {
                         lines.append("v\(v.version)  seq \(v.seq)  \(v.recordedAt.iso8601)  \(v.kind.rawValue)")
-                        for c in v.changes {
-                            switch c.op {
-                            case .add: lines.append("    + \(c.path): \(c.value?.displayText ?? "")")
-                            case .remove: lines.append("    - \(c.path): \(c.old?.displayText ?? "")")
-                            case .replace: lines.append("    ~ \(c.path): \(c.old?.displayText ?? "") → \(c.value?.displayText ?? "")")
-                            }
-                        }
+                        for c in v.changes { lines.append("    \(c.summary)") }
                     }
                     emit(lines.joined(separator: "\n"))
                 }
             }
+        }
+    }
+}
+
+extension DocCommand {
+    struct Diff: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "What was added, removed and changed in a collection between two points.",
+            discussion: """
+            Examples:
+              strata doc diff cars --projection items --from 2026-01-01 --to 2026-03-01
+              strata doc diff cars --from 3 --to 9 --format json
+            """
+        )
+        @OptionGroup var location: StoreLocation
+        @Option(help: "documents, items, details, images, sources or http-cache.") var projection = "documents"
+        @Argument(help: "The collection (for items: the source name).") var collection: String
+        @Option(help: "The earlier point: a seq or an ISO 8601 date.") var from: AsOf
+        @Option(help: "The later point (default: now).") var to: AsOf?
+        @Option(help: "table, json or ndjson.") var format: OutputFormat = .table
+
+        func run() async throws {
+            try await reportingErrors {
+                let store = try await location.open()
+                let a = try await from.resolve(in: store)
+                let head = try await store.head().seq
+                let b = try await to?.resolve(in: store) ?? head
+                let (collection, projection) = (self.collection, self.projection)
+                let diffs = try await store.documents(projection: projection) { try $0.diff(collection: collection, from: a, to: b) }
+                switch format {
+                case .json, .ndjson: emit(diffs.map(\.json), as: format)
+                case .table:
+                    var lines = ["\(collection): seq \(a) → \(b): " + ChangeKind.allCases.map { k in "\(diffs.filter { $0.kind == k }.count) \(k.rawValue)" }.joined(separator: ", ")]
+                    for d in diffs {
+                        let mark = switch d.kind { case .added: "+"; case .removed: "-"; case .changed: "~"; case .reappeared: "↺" }
+                        lines.append("\(mark) \(d.key)")
+                        for c in d.changes { lines.append("    \(c.summary)") }
+                    }
+                    emit(lines.joined(separator: "\n"))
+                }
+            }
+        }
+    }
+}
+
+extension DocumentDiff {
+    var json: JSONValue {
+        .object(["key": .string(key), "kind": .string(kind.rawValue), "before": before ?? .null, "after": after ?? .null,
+                 "changes": .array(changes.map(\.json))])
+    }
+}
+
+extension PatchOperation {
+    /// `~ /price: 1000 → 900`, `+ /km: 5`, `- /tags: [...]`.
+    var summary: String {
+        switch op {
+        case .add: "+ \(path): \(value?.displayText ?? "")"
+        case .remove: "- \(path): \(old?.displayText ?? "")"
+        case .replace: "~ \(path): \(old?.displayText ?? "") → \(value?.displayText ?? "")"
         }
     }
 }

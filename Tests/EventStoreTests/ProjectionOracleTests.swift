@@ -83,6 +83,26 @@ import Testing
         #expect(try await store.documents { try $0.state(collection: "cars", key: "42", asOf: 0) } == nil)
     }
 
+    @Test(arguments: [21, 22] as [UInt64])
+    func diffBetweenTwoPointsMatchesTheTwoAsOfStates(seed: UInt64) async throws {
+        let store = try await openStore()
+        try await appendInBatches(generatedEvents(seed: seed, count: 150), to: store, seed: seed)
+        for (from, to) in [(0, 150), (20, 90), (60, 61), (100, 40)] as [(UInt64, UInt64)] {
+            for collection in ["cars", "bikes"] {
+                let diffs = try await store.documents { try $0.diff(collection: collection, from: from, to: to) }
+                let before = Dictionary(uniqueKeysWithValues: try await store.documents { try $0.states(collection: collection, asOf: from) }.map { ($0.key, $0.document) })
+                let after = Dictionary(uniqueKeysWithValues: try await store.documents { try $0.states(collection: collection, asOf: to) }.map { ($0.key, $0.document) })
+                let changedKeys = Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }
+                #expect(Set(diffs.map(\.key)) == changedKeys)
+                for d in diffs {
+                    #expect(d.before == before[d.key] && d.after == after[d.key])
+                    if d.kind == .changed { #expect(try d.before!.applying(d.changes) == d.after!) }
+                    if d.kind == .added { #expect(d.before == nil && d.changes.isEmpty) }
+                }
+            }
+        }
+    }
+
     @Test func snapshotsRemoveAbsentKeysAndReappearances() async throws {
         let store = try await openStore()
         func snap(_ id: String, _ body: String) -> NewEvent {
