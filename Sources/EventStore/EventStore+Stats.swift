@@ -26,6 +26,8 @@ public struct StoreStats: Sendable, Codable {
     public var mapSize: Int
     public var usedBytes: Int
     public var fileBytes: Int
+    /// Reader slots of dead processes cleared when this process opened the store.
+    public var staleReadersCleared: Int
     public var projections: [ProjectionStats]
 
     public struct ProjectionStats: Sendable, Codable {
@@ -77,7 +79,8 @@ extension EventStore {
                 payloadBytes: counters.payloadBytes, payloadCount: counters.payloadCount,
                 dedupeRatio: counters.blobRawBytes == 0 ? 1 : Double(counters.payloadBytes) / Double(counters.blobRawBytes),
                 compressionRatio: counters.blobStoredBytes == 0 ? 1 : Double(counters.blobRawBytes) / Double(counters.blobStoredBytes),
-                mapSize: env.mapSize, usedBytes: env.usedBytes, fileBytes: fileBytes, projections: ps)
+                mapSize: env.mapSize, usedBytes: env.usedBytes, fileBytes: fileBytes,
+                staleReadersCleared: env.staleReadersCleared, projections: ps)
         }
     }
 }

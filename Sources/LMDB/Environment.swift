@@ -40,6 +40,8 @@ public final class Environment: @unchecked Sendable {
     public let options: EnvironmentOptions
     /// Held shared by every transaction, exclusively by a map resize.
     let gate = RWLock()
+    /// Reader slots of dead processes cleared when this environment was opened.
+    public let staleReadersCleared: Int
 
     /// Opens (and creates) the environment at `path`, a directory that must exist.
     /// - Throws: ``StorageError`` if the directory is missing, unreadable or not an LMDB store.
@@ -66,9 +68,11 @@ public final class Environment: @unchecked Sendable {
         self.env = env
         self.path = path
         self.options = options
-        // Reclaim reader slots left by processes that died holding a read transaction.
+        // Reclaim reader slots left by processes that died holding a read transaction: they
+        // would pin old pages and keep the file from reusing them.
         var dead: Int32 = 0
         _ = mdb_reader_check(env, &dead)
+        staleReadersCleared = Int(dead)
     }
 
     deinit { mdb_env_close(env) }

@@ -102,3 +102,24 @@ struct AppendLoopCommand: AsyncParsableCommand {
         }
     }
 }
+
+/// Opens the store, holds a read snapshot and sleeps: the child of the stale-reader test.
+struct HoldReadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "_hold-read", abstract: "Hold a read transaction (testing aid).", shouldDisplay: false)
+
+    @OptionGroup var location: StoreLocation
+    @Option var seconds: Double = 60
+
+    func run() async throws {
+        try await reportingErrors {
+            let store = try await location.open()
+            let seconds = self.seconds
+            _ = try await store.read { _ in
+                FileHandle.standardOutput.write(Data("holding\n".utf8))
+                Thread.sleep(forTimeInterval: seconds)
+                return 0
+            }
+        }
+    }
+}

@@ -21,7 +21,7 @@ struct Strata: AsyncParsableCommand {
         subcommands: [
             SourceCommand.self, FetchCommand.self, ImportCommand.self,
             LogCommand.self, DocCommand.self, RecordCommand.self, VerifyCommand.self,
-            RebuildCommand.self, StatsCommand.self, BenchCommand.self, AppendLoopCommand.self,
+            RebuildCommand.self, StatsCommand.self, BenchCommand.self, AppendLoopCommand.self, HoldReadCommand.self,
         ]
     )
 

@@ -136,6 +136,7 @@ extension StoreStats {
             "payloadBytes": .int(payloadBytes), "payloadCount": .int(payloadCount),
             "dedupeRatio": .double(dedupeRatio), "compressionRatio": .double(compressionRatio),
             "mapSize": .int(mapSize), "usedBytes": .int(usedBytes), "fileBytes": .int(fileBytes),
+            "staleReadersCleared": .int(staleReadersCleared),
             "projections": .array(projections.map { p in
                 .object([
                     "name": .string(p.name), "version": .int(p.version), "checkpoint": .int(p.checkpoint),

@@ -153,3 +153,28 @@ import Testing
         #expect(head > 50 && (head - 50) % 50 == 0, "head \(head)")
     }
 }
+
+extension ResourceLimitTests {
+    /// A process killed while holding a read transaction leaves its reader slot behind while other
+    /// processes keep the store open (the first opener after everyone closed resets the table
+    /// anyway); the next open reclaims it.
+    @Test func aStaleReaderSlotFromAKilledProcessIsReclaimed() async throws {
+        let store = makeStoreDir()
+        #expect(try await strata(["_append-loop", "--count", "20"], store: store).status == 0)
+        let (survivor, survivorOut, _) = try startStrata(["_hold-read", "--seconds", "30"], store: store)
+        let (victim, victimOut, _) = try startStrata(["_hold-read", "--seconds", "30"], store: store)
+        for out in [survivorOut, victimOut] {
+            let line = try await offPool { String(decoding: out.fileHandleForReading.availableData, as: UTF8.self) }
+            #expect(line.contains("holding"))
+        }
+        kill(victim.processIdentifier, SIGKILL)
+        try await waitForExit(victim)
+        let stats = try await strata(["stats", "--format", "json"], store: store)
+        let o = try #require(try jsonObject(stats.stdout) as? [String: Any])
+        #expect(o["staleReadersCleared"] as? Int == 1)
+        let again = try await strata(["stats", "--format", "json"], store: store)
+        #expect((try jsonObject(again.stdout) as? [String: Any])?["staleReadersCleared"] as? Int == 0)
+        kill(survivor.processIdentifier, SIGKILL)
+        try await waitForExit(survivor)
+    }
+}
