@@ -1,6 +1,6 @@
 # Strata — `make demo` runs the main job end to end, `make test` runs the whole suite.
 SHELL := /bin/bash
-APT_PACKAGES := pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev
+APT_PACKAGES := pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev openssl
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
