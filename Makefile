@@ -4,7 +4,7 @@ APT_PACKAGES := pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev openssl
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
-.PHONY: deps build test demo bench clean
+.PHONY: deps build test demo bench stress clean
 
 ## Install missing Debian packages (as root), or print the command to run.
 deps:
@@ -57,6 +57,14 @@ demo: build
 	step doc diff cars --projection items --from $$first; \
 	step stats; \
 	step verify
+
+## The reliability tests at full scale (the suite runs them at CI scale): 1,000 kills of each
+## writer kind, 1 M fuzzed bodies, 10,000 tamper trials. Figures: docs/reliability.md.
+stress: deps
+	$(SWIFT) build --build-tests
+	STRATA_CRASH_ITERATIONS=1000 STRATA_FETCH_CRASH_ITERATIONS=1000 STRATA_FUZZ_ITERATIONS=1000000 \
+	STRATA_TAMPER_TRIALS=10000 $(SWIFT) test --skip-build \
+	  --filter 'killedWriters|killedFetches|mutatedBodies|everyFlippedByte'
 
 ## Benchmarks/ (its own package): Strata's ingest beside the raw-LMDB C floor and a GRDB peer.
 bench: deps

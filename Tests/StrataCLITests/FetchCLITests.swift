@@ -112,3 +112,42 @@ private let fixturesRoot: String = {
         #expect(try await strata(["verify"], store: store).status == 0)
     }
 }
+
+@Suite(.serialized) struct FetchCrashTests {
+    /// `strata fetch --details --images` and `strata import` SIGKILLed at random points, again and
+    /// again, against an API that keeps changing: after every kill the store verifies; at the end
+    /// a full fetch completes and the items equal the API's.
+    @Test func killedFetchesAndImportsLeaveAnIntactStore() async throws {
+        let iterations = Int(ProcessInfo.processInfo.environment["STRATA_FETCH_CRASH_ITERATIONS"] ?? "") ?? 100
+        let server = FixtureServer(root: fixturesRoot)
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let store = makeStoreDir()
+        #expect(try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
+                                  "--page-param", "page", "--page-size", "5", "--image", "image"], store: store).status == 0)
+        #expect(try await strata(["source", "add", "pokedex", "--url", server.baseURL + "/pokedex/pokemon", "--items", "results",
+                                  "--id", "name", "--detail-url-field", "url", "--image", "sprites.front_default"], store: store).status == 0)
+        let snapshots = (1...3).map { fixturesRoot + "/cars/v\($0)/offers.json" }
+        var rng = SystemRandomNumberGenerator()
+        for i in 0..<iterations {
+            server.version = 1 + i % 3
+            let args = i % 2 == 0 ? ["fetch", "--details", "--images", "--concurrency", "4"] : ["import", "cars"] + snapshots
+            let (p, _, _) = try startStrata(args, store: store)
+            try await Task.sleep(for: .milliseconds(Int.random(in: 5...250, using: &rng)))
+            kill(p.processIdentifier, SIGKILL)
+            try await waitForExit(p)
+            let v = try await strata(["verify", "--format", "json"], store: store)
+            #expect(v.status == 0, "iteration \(i) (\(args[0])): \(v.stdout) \(v.stderr)")
+            if v.status != 0 { break }
+        }
+        server.version = 3
+        let final = try await strata(["fetch", "--details", "--images"], store: store)
+        #expect(final.status == 0, "\(final.stderr)")
+        let listed = try await strata(["doc", "list", "cars", "--projection", "items", "--format", "json"], store: store)
+        let keys = (try jsonObject(listed.stdout) as? [[String: Any]])?.compactMap { $0["key"] as? String } ?? []
+        let v3 = try jsonObject(String(decoding: try Data(contentsOf: URL(fileURLWithPath: snapshots[2])), as: UTF8.self)) as? [String: Any]
+        let expected = (v3?["results"] as? [[String: Any]])?.compactMap { ($0["id"] as? Int).map(String.init) } ?? []
+        #expect(Set(keys) == Set(expected) && !keys.isEmpty)
+        #expect(try await strata(["verify"], store: store).status == 0)
+    }
+}
