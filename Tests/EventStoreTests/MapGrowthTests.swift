@@ -1,0 +1,35 @@
+import EventStore
+import Foundation
+import Testing
+
+/// A store opened with a 1 MiB map grows, doubling on `MDB_MAP_FULL` and retrying whole batches,
+/// to `STRATA_MAP_GROWTH_MB` (64 in CI, gigabytes under `make stress`), losing nothing.
+@Suite struct MapGrowthTests {
+    @Test func aTinyMapGrowsToTheTargetAndEverythingVerifies() async throws {
+        let targetMB = Int(ProcessInfo.processInfo.environment["STRATA_MAP_GROWTH_MB"] ?? "") ?? 64
+        let dir = makeTempDir("growth")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try await openStore(dir, projections: [], mapSize: 1 << 20)
+        var rng = SplitMix64(seed: 77)
+        let bodySize = 64 * 1024
+        // Incompressible bodies, each distinct (a counter in the first 8 bytes), stored whole in
+        // overflow pages.
+        var base = [UInt8](repeating: 0, count: bodySize)
+        for i in stride(from: 0, to: bodySize, by: 8) { withUnsafeBytes(of: rng.next()) { base.replaceSubrange(i..<i + 8, with: $0) } }
+        var appended = 0
+        while try await store.stats().mapSize < targetMB << 20 {
+            let batch = (0..<16).map { j in
+                var body = base
+                withUnsafeBytes(of: UInt64(appended + j)) { body.replaceSubrange(0..<8, with: $0) }
+                return NewEvent(type: "BlobFetched", stream: "growth", payload: body)
+            }
+            _ = try await store.append(batch)
+            appended += batch.count
+        }
+        let stats = try await store.stats()
+        #expect(stats.events == appended && stats.blobs == appended)
+        #expect(stats.blobRawBytes == UInt64(appended * bodySize))
+        let report = try await store.verify()
+        #expect(report.ok && report.eventsChecked == UInt64(appended))
+    }
+}
