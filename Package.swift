@@ -14,6 +14,9 @@ let package = Package(
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "LMDB", targets: ["LMDB"]),
         .library(name: "StrataData", targets: ["StrataData"]),
+        .library(name: "StrataDomain", targets: ["StrataDomain"]),
+        .library(name: "StrataPresentation", targets: ["StrataPresentation"]),
+        .library(name: "StrataApp", targets: ["StrataApp"]),
         .executable(name: "strata", targets: ["strata"]),
     ],
     dependencies: [
@@ -22,12 +25,21 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/Swinject/Swinject", from: "2.10.0"),
     ],
     targets: [
         // C system libraries (Debian -dev packages).
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CChafa", pkgConfig: "chafa", providers: [.apt(["libchafa-dev", "libglib2.0-dev"])]),
+        .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CLibJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg-dev"])]),
+        // PNG and JPEG to RGBA (C, because libjpeg reports errors with longjmp).
+        .target(name: "CImageDecode", dependencies: ["CLibPNG", "CLibJPEG"]),
+
+        // JSON values: a canonical, number-preserving parser and RFC 6902 diffs with old values.
+        .target(name: "StrataJSON", swiftSettings: strictSettings),
 
         // Thin Swift wrapper over LMDB: environment, transactions, databases, cursors, StorageError.
         .target(name: "LMDB", dependencies: ["CLMDB"], swiftSettings: strictSettings),
@@ -36,7 +48,7 @@ let package = Package(
         .target(
             name: "EventStore",
             dependencies: [
-                "LMDB", "CZstd",
+                "LMDB", "CZstd", "StrataJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -48,6 +60,27 @@ let package = Package(
         .target(
             name: "StrataData",
             dependencies: ["EventStore", "CCurl", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
+
+        // Domain: Item, ItemVersion, Change, Source, FetchRun; repository protocols and their LMDB
+        // and network implementations; use cases; Dto/Entity → Domain mappers.
+        .target(name: "StrataDomain", dependencies: ["StrataData", "StrataJSON"], swiftSettings: strictSettings),
+
+        // Presentation: ViewData, MVVM view models, terminal renderers. No storage, no CLI parsing.
+        .target(name: "StrataPresentation", dependencies: ["StrataDomain", "StrataJSON"], swiftSettings: strictSettings),
+
+        // Terminal thumbnails: decoded images drawn as symbols by chafa.
+        .target(name: "TerminalImages", dependencies: ["CChafa", "CImageDecode"], swiftSettings: strictSettings),
+
+        // The composition root: Swinject assemblies for Data, Domain and Presentation.
+        .target(
+            name: "StrataApp",
+            dependencies: [
+                "StrataData", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore",
+                .product(name: "Swinject", package: "Swinject"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
 
@@ -70,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "strata",
             dependencies: [
-                "EventStore", "StrataData",
+                "EventStore", "StrataData", "StrataDomain", "StrataPresentation", "StrataApp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -82,6 +115,13 @@ let package = Package(
         .testTarget(
             name: "StrataDataTests",
             dependencies: ["StrataData", "EventStore", "FixtureServer"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(name: "StrataDomainTests", dependencies: ["StrataDomain", "StrataData", "EventStore", "FixtureServer"], swiftSettings: strictSettings),
+        .testTarget(name: "StrataPresentationTests", dependencies: ["StrataPresentation", "StrataDomain"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "StrataAppTests",
+            dependencies: ["StrataApp", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "StrataData", .product(name: "Swinject", package: "Swinject")],
             swiftSettings: strictSettings
         ),
         .testTarget(

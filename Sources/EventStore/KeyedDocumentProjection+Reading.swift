@@ -102,6 +102,30 @@ public struct DocumentReader {
         return out
     }
 
+    /// The paths indexed for `collection` (see ``DocumentOperation/index(collection:paths:)``).
+    public func indexedPaths(collection: String) throws -> [String] {
+        guard let raw = try transaction.get(tables["indexes"], key: Array(collection.utf8)),
+              case .array(let list) = try JSONValue(parsing: raw) else { return [] }
+        return list.compactMap { if case .string(let s) = $0 { s } else { nil } }
+    }
+
+    /// The keys of the present documents whose value at `path` is `value` (a string as it is,
+    /// other scalars as JSON text), in key order; nil when the path is not indexed or the value
+    /// cannot be indexed, so the caller must scan.
+    public func keys(collection: String, path: String, equals value: String) throws -> [String]? {
+        guard try indexedPaths(collection: collection).contains(path),
+              KeyedDocumentProjection.indexText(.string(value)) != nil else { return nil }
+        let prefix = KeyedDocumentProjection.indexPrefix(collection, path, value)
+        let c = try transaction.cursor(tables["index"])
+        var out: [String] = []
+        var entry = try c.seek(atLeast: prefix)
+        while let e = entry, e.key.hasPrefix(prefix) {
+            out.append(String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), as: UTF8.self))
+            entry = try c.next()
+        }
+        return out
+    }
+
     /// The names of the collections that have documents.
     public func collections() throws -> [String] {
         let c = try transaction.cursor(tables["current"])

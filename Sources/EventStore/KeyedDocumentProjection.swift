@@ -11,6 +11,9 @@ public enum DocumentOperation: Sendable, Hashable {
     /// Removes every present document of `collection` not seen (put) at or after seq `since`:
     /// the end of a complete pass over a paged collection.
     case sweep(collection: String, since: UInt64)
+    /// Keeps an exact-match index on these dotted paths of `collection`'s present documents
+    /// (replacing any earlier set; an empty list drops the index).
+    case index(collection: String, paths: [String])
 
     public static func == (a: DocumentOperation, b: DocumentOperation) -> Bool {
         switch (a, b) {
@@ -19,6 +22,7 @@ public enum DocumentOperation: Sendable, Hashable {
         case let (.snapshot(c1, d1), .snapshot(c2, d2)):
             return c1 == c2 && d1.count == d2.count && zip(d1, d2).allSatisfy { $0.key == $1.key && $0.document == $1.document }
         case let (.sweep(c1, s1), .sweep(c2, s2)): return c1 == c2 && s1 == s2
+        case let (.index(c1, p1), .index(c2, p2)): return c1 == c2 && p1 == p2
         default: return false
         }
     }
@@ -29,6 +33,7 @@ public enum DocumentOperation: Sendable, Hashable {
         case let .remove(c, k): h.combine(1); h.combine(c); h.combine(k)
         case let .snapshot(c, d): h.combine(2); h.combine(c); h.combine(d.count)
         case let .sweep(c, s): h.combine(3); h.combine(c); h.combine(s)
+        case let .index(c, p): h.combine(4); h.combine(c); h.combine(p)
         }
     }
 }
@@ -119,6 +124,8 @@ public struct DocumentState: Sendable, Hashable {
 /// Tables:
 /// - `current`: `collection 0x00 key` → state record
 /// - `history`: `collection 0x00 key 0x00 seq(u64be)` → version record
+/// - `indexes`: `collection` → the indexed paths (canonical JSON array)
+/// - `index`: `collection 0x00 path 0x00 value 0x00 key` → empty, for present documents only
 ///
 /// Operations come from `extract` (by default the built-in ``DocumentEvents``); other events are
 /// ignored.
@@ -127,7 +134,7 @@ public struct KeyedDocumentProjection: Projection {
 
     public let name: String
     public let version: Int
-    public let tables = ["current", "history"]
+    public let tables = ["current", "history", "index", "indexes"]
     private let extract: Extractor
 
     public init(name: String = "documents", version: Int = 1, extract: @escaping Extractor = DocumentEvents.operations) {
@@ -159,6 +166,9 @@ public struct KeyedDocumentProjection: Projection {
             case let .sweep(collection, since):
                 try Self.validate(collection, "x")
                 try removeAll(in: collection, event, context) { _, record in record.lastSeenSeq < since }
+            case let .index(collection, paths):
+                try Self.validate(collection, "x")
+                try defineIndex(collection, paths: paths, context)
             }
         }
     }
@@ -208,6 +218,11 @@ public struct KeyedDocumentProjection: Projection {
             record = CurrentRecord(version: 0, firstSeq: event.seq, changedSeq: event.seq, lastSeenSeq: event.seq, removed: false, document: canonical)
         }
         if let kind {
+            let paths = try indexedPaths(collection, ctx)
+            if !paths.isEmpty {
+                let old = kind == .changed ? try JSONValue(parsing: record.document) : nil
+                try updateIndex(collection, key, paths: paths, old: old, new: doc, ctx)
+            }
             record.version += 1
             record.changedSeq = event.seq
             record.removed = false
@@ -222,6 +237,8 @@ public struct KeyedDocumentProjection: Projection {
         guard let existing = try ctx.transaction.get(ctx.tables["current"], key: ck) else { return }
         var record = try existing.withUnsafeBytes { try CurrentRecord($0) }
         guard !record.removed else { return }
+        let paths = try indexedPaths(collection, ctx)
+        if !paths.isEmpty { try updateIndex(collection, key, paths: paths, old: try JSONValue(parsing: record.document), new: nil, ctx) }
         record.version += 1
         record.removed = true
         record.changedSeq = event.seq
@@ -239,6 +256,79 @@ public struct KeyedDocumentProjection: Projection {
         w.blob(document)
         w.blob(changes.isEmpty ? [] : JSONValue.array(changes.map(\.json)).canonicalBytes)
         try ctx.transaction.put(ctx.tables["history"], key: Self.historyKey(collection, key, event.seq), value: w.bytes)
+    }
+
+    // MARK: Indexes
+
+    private func indexedPaths(_ collection: String, _ ctx: ProjectionContext) throws -> [String] {
+        guard let raw = try ctx.transaction.get(ctx.tables["indexes"], key: Array(collection.utf8)),
+              case .array(let list) = try JSONValue(parsing: raw) else { return [] }
+        return list.compactMap { if case .string(let s) = $0 { s } else { nil } }
+    }
+
+    private func defineIndex(_ collection: String, paths: [String], _ ctx: ProjectionContext) throws {
+        let paths = Array(Set(paths)).sorted()
+        let before = try indexedPaths(collection, ctx)
+        guard before != paths else { return }
+        let txn = ctx.transaction
+        // Drop the collection's entries, then index every present document on the new paths.
+        let prefix = Array(collection.utf8) + [0]
+        let c = try txn.cursor(ctx.tables["index"])
+        var stale: [[UInt8]] = []
+        var entry = try c.seek(atLeast: prefix)
+        while let e = entry, e.key.hasPrefix(prefix) { stale.append([UInt8](e.key)); entry = try c.next() }
+        for k in stale { try txn.delete(ctx.tables["index"], key: k) }
+        if paths.isEmpty {
+            try txn.delete(ctx.tables["indexes"], key: Array(collection.utf8))
+            return
+        }
+        try txn.put(ctx.tables["indexes"], key: Array(collection.utf8), value: JSONValue.array(paths.map { .string($0) }).canonicalBytes)
+        let docs = try txn.cursor(ctx.tables["current"])
+        var present: [(String, JSONValue)] = []
+        entry = try docs.seek(atLeast: prefix)
+        while let e = entry, e.key.hasPrefix(prefix) {
+            let record = try CurrentRecord(e.value)
+            if !record.removed {
+                present.append((String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), as: UTF8.self),
+                                try JSONValue(parsing: record.document)))
+            }
+            entry = try docs.next()
+        }
+        for (key, doc) in present { try updateIndex(collection, key, paths: paths, old: nil, new: doc, ctx) }
+    }
+
+    private func updateIndex(_ collection: String, _ key: String, paths: [String], old: JSONValue?, new: JSONValue?, _ ctx: ProjectionContext) throws {
+        for path in paths {
+            let before = old.flatMap { Self.indexKey(collection, path, $0.value(atPath: path), key) }
+            let after = new.flatMap { Self.indexKey(collection, path, $0.value(atPath: path), key) }
+            guard before != after else { continue }
+            if let before { try ctx.transaction.delete(ctx.tables["index"], key: before) }
+            if let after { try ctx.transaction.put(ctx.tables["index"], key: after, value: []) }
+        }
+    }
+
+    /// The index text of a value: strings as they are, other scalars as JSON text; containers,
+    /// absent values and values too long or holding NUL are not indexed.
+    static func indexText(_ value: JSONValue?) -> String? {
+        let text: String
+        switch value {
+        case .string(let s)?: text = s
+        case .number(let n)?: text = n
+        case .bool(let b)?: text = b ? "true" : "false"
+        case .null?: text = "null"
+        default: return nil
+        }
+        return text.utf8.count <= 192 && !text.utf8.contains(0) ? text : nil
+    }
+
+    static func indexPrefix(_ collection: String, _ path: String, _ text: String) -> [UInt8] {
+        Array(collection.utf8) + [0] + Array(path.utf8) + [0] + Array(text.utf8) + [0]
+    }
+
+    static func indexKey(_ collection: String, _ path: String, _ value: JSONValue?, _ key: String) -> [UInt8]? {
+        guard let text = indexText(value) else { return nil }
+        let k = indexPrefix(collection, path, text) + Array(key.utf8)
+        return k.count <= 511 ? k : nil
     }
 
     // MARK: Keys and records

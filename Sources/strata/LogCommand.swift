@@ -1,5 +1,8 @@
 import ArgumentParser
 import EventStore
+import StrataApp
+import StrataDomain
+import StrataPresentation
 
 struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,25 +32,29 @@ struct LogCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try await location.open()
-            let events = try await store.events(EventQuery(
-                stream: stream, type: type, fromSeq: since ?? 1, toSeq: until ?? .max, limit: limit, descending: !oldestFirst))
             switch format {
             case .json, .ndjson:
+                let store = try await location.open()
+                let events = try await store.events(EventQuery(
+                    stream: stream, type: type, fromSeq: since ?? 1, toSeq: until ?? .max, limit: limit, descending: !oldestFirst))
                 emit(events.map(\.json), as: format)
             case .table:
-                if events.isEmpty { emit("no events"); return }
-                var t = TextTable(headers: ["SEQ", "RECORDED", "TYPE", "STREAM", "PAYLOAD", "HASH", "METADATA"])
-                for e in events {
-                    t.rows.append([
-                        String(e.seq), e.recordedAt.iso8601, e.type, e.stream,
-                        e.payload.map { byteCount($0.size) } ?? "-", String(e.hash.hexString.prefix(12)),
-                        e.metadata.map { "\($0.key)=\($0.value)" }.joined(separator: " "),
-                    ])
+                let screen = Screen()
+                let app = try await location.app(screen: screen) { $0.thumbnails = nil }
+                let query = LogQuery(stream: stream, type: type, fromSeq: since ?? 1, toSeq: until ?? .max, limit: limit, newestFirst: !oldestFirst)
+                let state = await table(app: app, query: query)
+                guard case .loaded(let rows) = state.content else {
+                    throw (state.content.error ?? PresentableError(kind: .storage, message: "the log did not load")).cli
                 }
-                emit(t.render())
+                screen.page(EventLogRenderer(options: screen.options).render(rows))
             }
         }
     }
-}
 
+    @MainActor
+    private func table(app: StrataApp, query: LogQuery) async -> EventLogViewModel.State {
+        let vm = app.viewModels.eventLog()
+        await vm.send(.load(query))
+        return vm.state
+    }
+}

@@ -18,8 +18,13 @@ public enum DataProjections {
 
     /// Items: collection = source name, key = item id. Pages put their items (a 304 page puts the
     /// same items again, which only marks them seen); a complete pass sweeps the unseen ones away.
-    public static let items = KeyedDocumentProjection(name: "items", version: 1) { event, ctx in
+    /// A source's `index` fields are kept in an exact-match index for `--where` filters.
+    public static let items = KeyedDocumentProjection(name: "items", version: 2) { event, ctx in
         switch event.type {
+        case DataEvents.sourceDefined, DataEvents.sourceChanged:
+            guard let name = event[metadata: "source"], let body = try ctx.payload(of: event) else { throw DocumentError("source event without a name or definition") }
+            guard case .array(let paths)? = try JSONValue(parsing: body).value(atPath: "index") else { return [.index(collection: name, paths: [])] }
+            return [.index(collection: name, paths: paths.compactMap { if case .string(let p) = $0 { p } else { nil } })]
         case DataEvents.pageFetched, DataEvents.pageNotModified:
             guard let source = event[metadata: "source"], let body = try ctx.payload(of: event) else { throw DocumentError("page event without a source or body") }
             let url = event[metadata: "url"] ?? ""

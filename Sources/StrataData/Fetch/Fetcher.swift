@@ -225,17 +225,53 @@ public final class Fetcher: Sendable {
                 return (s.changedSeq >= runStart || !hasDetail) ? (s.key, s.document) : nil
             }
         }
-        let listURL = source.url
-        let jobs: [(key: String, url: String)] = targets.compactMap { t in
-            if let template = source.detailURL {
-                let encoded = t.key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? t.key
-                return (t.key, template.replacingOccurrences(of: "{id}", with: encoded))
-            }
-            guard let field = source.detailURLField, case .string(let raw)? = t.item.value(atPath: field),
-                  let resolved = resolve(raw, against: listURL) else { return nil }
-            return (t.key, resolved)
+        let jobs = targets.compactMap { detailJob(source, key: $0.key, item: $0.item) }
+        try await runJobs(jobs, stage: .details, context: context, summary: &summary, detailWork(source, headers: headers, context: context))
+    }
+
+    /// Downloads one item's detail into the store (a conditional request when one is stored).
+    /// - Throws: ``FetchError`` when the source has no detail URL or the item is unknown and the
+    ///   URL needs its fields; a failed request is recorded and listed in `failures` instead.
+    public func fetchDetail(_ source: SourceDefinition, key: String, options: FetchOptions = FetchOptions()) async throws -> FetchSummary {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let run = UUID().uuidString.lowercased()
+        var summary = FetchSummary(source: source.name, run: run)
+        let context = RunContext(source: source, run: run, options: options)
+        guard source.detailURL != nil || source.detailURLField != nil else {
+            throw FetchError(code: .source, message: "source \(source.name) has no detail URL; add one with `strata source add --replace --detail-url`", url: source.url)
         }
-        try await runJobs(jobs, stage: .details, context: context, summary: &summary) { job in
+        let headers: [(name: String, value: String)]
+        do { headers = try source.resolvedHeaders(environment: options.environment) } catch {
+            try await recordFailure(context, url: source.url, stage: "detail", error: error, attempt: 1, willRetry: false)
+            throw error
+        }
+        let name = source.name
+        let item = try await store.documents(projection: "items") { try $0.state(collection: name, key: key)?.document }
+        guard let job = detailJob(source, key: key, item: item ?? .null) else {
+            throw FetchError(code: .source, message: "no stored item \(key) in \(name) to read its detail URL from; run `strata fetch \(name)` first", url: source.url)
+        }
+        try await runJobs([job], stage: .details, context: context, summary: &summary, detailWork(source, headers: headers, context: context))
+        summary.seconds = seconds(clock.now - started)
+        return summary
+    }
+
+    /// The detail URL of an item: the template with its id, or its detail field resolved
+    /// against the list URL.
+    private func detailJob(_ source: SourceDefinition, key: String, item: JSONValue) -> (key: String, url: String)? {
+        if let template = source.detailURL {
+            let encoded = key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? key
+            return (key, template.replacingOccurrences(of: "{id}", with: encoded))
+        }
+        guard let field = source.detailURLField, case .string(let raw)? = item.value(atPath: field),
+              let resolved = resolve(raw, against: source.url) else { return nil }
+        return (key, resolved)
+    }
+
+    /// One detail request: a 304 references the stored body, a 2xx must be JSON.
+    private func detailWork(_ source: SourceDefinition, headers: [(name: String, value: String)], context: RunContext)
+        -> @Sendable ((key: String, url: String)) async throws -> DetailOutcome {
+        { job in
             let cached = try await self.validators(for: job.url)
             let r = try await self.get(job.url, headers: headers + self.conditionalHeaders(cached), stage: "detail", context: context)
             var meta = self.common(context) + [("key", job.key), ("url", job.url), ("status", String(r.status)), ("durationMs", self.milliseconds(r.duration))]
@@ -247,9 +283,7 @@ public final class Fetcher: Sendable {
             guard (200..<300).contains(r.status) else {
                 throw FetchError(code: .http, message: "HTTP \(r.status) for the detail of \(job.key)", url: job.url, status: r.status)
             }
-            do { _ = try JSONValue(parsing: r.body) } catch {
-                throw FetchError(code: .malformedJSON, message: "the detail of \(job.key) is not valid JSON (\(error))", url: job.url)
-            }
+            _ = try ItemDetailDto(id: job.key, body: r.body, url: job.url)
             return .fetched(NewEvent(type: DataEvents.detailFetched, stream: source.name, metadata: meta, payload: r.body), r.body.count)
         }
     }

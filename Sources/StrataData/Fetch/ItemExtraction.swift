@@ -57,7 +57,7 @@ public struct ItemExtraction: Sendable {
                 out.append((key, item))
             }
         case .object(let map) where idPaths == ["@key"]:
-            for key in JSONValue.sortedKeysOf(map) { out.append((key, map[key]!)) }
+            for key in JSONValue.sortedKeys(map) { out.append((key, map[key]!)) }
         case .object:
             throw FetchError(code: .wrongType, message: "the items are an object, not an array; use --id @key for object maps or point --items at the array", url: url)
         default:
@@ -96,7 +96,4 @@ extension JSONValue {
         }
     }
 
-    static func sortedKeysOf(_ o: [String: JSONValue]) -> [String] {
-        o.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-    }
 }

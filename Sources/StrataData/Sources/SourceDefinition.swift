@@ -4,7 +4,7 @@ public import Foundation
 /// How to mirror one JSON collection API: where the list is, how to find the items and their ids
 /// in it, how to page, and where each item's detail and image are. Stored as the payload of
 /// `SourceDefined`/`SourceChanged` events.
-public struct SourceDefinition: Codable, Sendable, Equatable {
+public struct SourceDefinition: Codable, Sendable, Hashable {
     public var name: String
     /// The list endpoint (http, https or file).
     public var url: String

@@ -103,7 +103,8 @@ public enum JSONValue: Hashable, Sendable {
         }
     }
 
-    static func sortedKeys(_ o: [String: JSONValue]) -> [String] {
+    /// An object's keys in canonical order (by UTF-8 bytes).
+    public static func sortedKeys(_ o: [String: JSONValue]) -> [String] {
         o.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 

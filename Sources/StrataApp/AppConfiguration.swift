@@ -1,0 +1,22 @@
+public import Logging
+public import StrataData
+public import TerminalImages
+
+/// Everything the composition root needs to know about this run.
+public struct AppConfiguration: Sendable {
+    public var userAgent: String
+    /// Turns TLS verification off (explicit opt-out only).
+    public var insecureSkipTLSVerify = false
+    /// Fetch settings for refreshes and detail downloads.
+    public var fetch = FetchOptions()
+    /// Draw thumbnails with this colour mode; nil draws none (not a TTY, `NO_COLOR`, dumb terminal).
+    public var thumbnails: Thumbnailer.ColorMode?
+    public var thumbnailColumns = 8
+    public var thumbnailRows = 4
+    public var logger: Logger
+
+    public init(userAgent: String, logger: Logger = Logger(label: "strata")) {
+        self.userAgent = userAgent
+        self.logger = logger
+    }
+}

@@ -1,0 +1,94 @@
+public import EventStore
+import Foundation
+import Logging
+import StrataData
+import StrataDomain
+public import StrataPresentation
+public import Swinject
+import TerminalImages
+
+/// Data: the opened store, the libcurl client, the fetcher, the source catalog and the tables.
+public struct DataAssembly: Assembly {
+    let store: EventStore
+    let configuration: AppConfiguration
+
+    public init(store: EventStore, configuration: AppConfiguration) {
+        self.store = store
+        self.configuration = configuration
+    }
+
+    public func assemble(container: Container) {
+        let (store, configuration) = (store, configuration)
+        container.register(EventStore.self) { _ in store }.inObjectScope(.container)
+        container.register((any HTTPClient).self) { _ in
+            var config = CurlHTTPClient.Configuration(userAgent: configuration.userAgent)
+            config.insecureSkipTLSVerify = configuration.insecureSkipTLSVerify
+            return CurlHTTPClient(configuration: config)
+        }.inObjectScope(.container)
+        container.register(Fetcher.self) { r in
+            Fetcher(store: r.resolve(EventStore.self)!, client: r.resolve((any HTTPClient).self)!, logger: configuration.logger)
+        }.inObjectScope(.container)
+        container.register(SourceCatalog.self) { r in SourceCatalog(store: r.resolve(EventStore.self)!) }
+        container.register(ItemTables.self) { r in ItemTables(store: r.resolve(EventStore.self)!) }
+    }
+}
+
+/// Domain: the repositories over LMDB and the network, and the use cases over them.
+public struct DomainAssembly: Assembly {
+    let configuration: AppConfiguration
+
+    public init(configuration: AppConfiguration) { self.configuration = configuration }
+
+    public func assemble(container: Container) {
+        let fetchOptions = configuration.fetch
+        container.register((any EventLogRepository).self) { r in LMDBEventLogRepository(store: r.resolve(EventStore.self)!) }
+        container.register((any SourceRepository).self) { r in LMDBSourceRepository(tables: r.resolve(ItemTables.self)!) }
+        container.register((any ItemRepository).self) { r in
+            LMDBItemRepository(tables: r.resolve(ItemTables.self)!, sources: r.resolve((any SourceRepository).self)!,
+                               log: r.resolve((any EventLogRepository).self)!)
+        }
+        container.register((any RemoteRepository).self) { r in
+            FetcherRemoteRepository(fetcher: r.resolve(Fetcher.self)!, catalog: r.resolve(SourceCatalog.self)!, options: fetchOptions)
+        }
+        container.register(QueryItems.self) { r in QueryItems(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
+        container.register(RefreshSource.self) { r in RefreshSource(remote: r.resolve((any RemoteRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
+        container.register(LoadItemDetail.self) { r in
+            LoadItemDetail(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
+                           remote: r.resolve((any RemoteRepository).self)!)
+        }
+        container.register(GetItemHistory.self) { r in GetItemHistory(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
+        container.register(DiffCollection.self) { r in DiffCollection(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
+        container.register(ReplayLog.self) { r in ReplayLog(log: r.resolve((any EventLogRepository).self)!) }
+        container.register(UseCases.self) { r in
+            UseCases(query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
+                     history: r.resolve(GetItemHistory.self)!, diff: r.resolve(DiffCollection.self)!, replay: r.resolve(ReplayLog.self)!,
+                     sources: r.resolve((any SourceRepository).self)!)
+        }
+    }
+}
+
+/// Presentation: thumbnails and the factory that makes view models on the main actor.
+public struct PresentationAssembly: Assembly {
+    let configuration: AppConfiguration
+
+    public init(configuration: AppConfiguration) { self.configuration = configuration }
+
+    public func assemble(container: Container) {
+        let configuration = configuration
+        container.register(ThumbnailSettings?.self) { _ in
+            configuration.thumbnails.map {
+                ThumbnailSettings(renderer: Thumbnailer(mode: $0), columns: configuration.thumbnailColumns, rows: configuration.thumbnailRows)
+            }
+        }
+        container.register(ViewModelFactory.self) { r in
+            ViewModelFactory(
+                query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
+                history: r.resolve(GetItemHistory.self)!, diff: r.resolve(DiffCollection.self)!, replay: r.resolve(ReplayLog.self)!,
+                items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
+                thumbnails: r.resolve(ThumbnailSettings?.self)!
+            )
+        }
+    }
+}
+
+extension Thumbnailer: ImageRenderer {}

@@ -1,0 +1,41 @@
+public import EventStore
+import StrataData
+public import StrataDomain
+import StrataPresentation
+public import Swinject
+
+/// The composition root: assembles Data, Domain and Presentation once, at the executable's
+/// entry, and hands out what the commands need. No container is passed further down.
+public struct StrataApp: Sendable {
+    /// Makes the view models of every screen.
+    public let viewModels: ViewModelFactory
+    /// The use cases, for machine-readable output that needs no view state.
+    public let useCases: UseCases
+
+    /// Assembles the app over an opened store.
+    public init(store: EventStore, configuration: AppConfiguration) {
+        let assembler = Self.assembler(store: store, configuration: configuration)
+        viewModels = assembler.resolver.resolve(ViewModelFactory.self)!
+        useCases = assembler.resolver.resolve(UseCases.self)!
+    }
+
+    /// The assembler with every registration (also used by the test that resolves them all).
+    public static func assembler(store: EventStore, configuration: AppConfiguration) -> Assembler {
+        Assembler([
+            DataAssembly(store: store, configuration: configuration),
+            DomainAssembly(configuration: configuration),
+            PresentationAssembly(configuration: configuration),
+        ])
+    }
+}
+
+/// The resolved use cases.
+public struct UseCases: Sendable {
+    public let query: QueryItems
+    public let refresh: RefreshSource
+    public let loadDetail: LoadItemDetail
+    public let history: GetItemHistory
+    public let diff: DiffCollection
+    public let replay: ReplayLog
+    public let sources: any SourceRepository
+}

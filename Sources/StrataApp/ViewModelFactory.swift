@@ -1,0 +1,36 @@
+import StrataDomain
+public import StrataPresentation
+
+/// Makes the screens' view models from the resolved use cases. Resolved once at the root, then
+/// passed by value; view models are created on the main actor where they live.
+public struct ViewModelFactory: Sendable {
+    let query: QueryItems
+    let refresh: RefreshSource
+    let loadDetail: LoadItemDetail
+    let history: GetItemHistory
+    let diff: DiffCollection
+    let replay: ReplayLog
+    let items: any ItemRepository
+    let sources: any SourceRepository
+    let thumbnails: ThumbnailSettings?
+
+    @MainActor public func itemList(source: String, filter: FilterViewData) -> ItemListViewModel {
+        ItemListViewModel(source: source, filter: filter, query: query, refresh: refresh, items: items, thumbnails: thumbnails)
+    }
+
+    @MainActor public func itemDetail(source: String) -> ItemDetailViewModel {
+        ItemDetailViewModel(source: source, loadDetail: loadDetail, items: items, thumbnails: thumbnails)
+    }
+
+    @MainActor public func itemHistory(source: String) -> ItemHistoryViewModel {
+        ItemHistoryViewModel(source: source, history: history)
+    }
+
+    @MainActor public func collectionDiff(source: String) -> CollectionDiffViewModel {
+        CollectionDiffViewModel(source: source, diff: diff, sources: sources)
+    }
+
+    @MainActor public func eventLog() -> EventLogViewModel {
+        EventLogViewModel(replay: replay)
+    }
+}

@@ -1,0 +1,109 @@
+public import EventStore
+
+/// Reads the data layer's tables (`items`, `details`, `images`, `sources`) into entities, each
+/// call in one read snapshot, now or as of a seq. Never blocks its caller: reads run on the
+/// store's reader executor.
+public struct ItemTables: Sendable {
+    public let store: EventStore
+
+    public init(store: EventStore) { self.store = store }
+
+    /// A source's items (with their stored images), ordered by id bytes.
+    public func items(source: String, asOf seq: UInt64? = nil, includeRemoved: Bool = false) async throws -> [ItemEntity] {
+        try await store.read { [store] txn in
+            let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
+            let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
+            return try items.states(collection: source, asOf: seq, includeRemoved: includeRemoved).map { s in
+                ItemEntity(s, detail: nil, image: try images.state(collection: source, key: s.key, asOf: seq).flatMap { ImageEntity($0.document) })
+            }
+        }
+    }
+
+    /// The present items whose indexed `path` equals `value` (current state only); nil when
+    /// the path is not indexed, so the caller must scan.
+    public func items(source: String, path: String, equals value: String) async throws -> [ItemEntity]? {
+        try await store.read { [store] txn in
+            let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
+            let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
+            guard let keys = try items.keys(collection: source, path: path, equals: value) else { return nil }
+            return try keys.compactMap { key in
+                guard let s = try items.state(collection: source, key: key) else { return nil }
+                return ItemEntity(s, detail: nil, image: try images.state(collection: source, key: key).flatMap { ImageEntity($0.document) })
+            }
+        }
+    }
+
+    /// The paths indexed for a source's items.
+    public func indexedPaths(source: String) async throws -> [String] {
+        try await store.documents(projection: "items") { try $0.indexedPaths(collection: source) }
+    }
+
+    /// One item with its detail and image, now or as of a seq; nil if it never existed by then.
+    public func item(source: String, id: String, asOf seq: UInt64? = nil) async throws -> ItemEntity? {
+        try await store.read { [store] txn in
+            let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
+            let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
+            let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
+            guard let s = try items.state(collection: source, key: id, asOf: seq) else { return nil }
+            return ItemEntity(s, detail: try details.state(collection: source, key: id, asOf: seq)?.document,
+                              image: try images.state(collection: source, key: id, asOf: seq).flatMap { ImageEntity($0.document) })
+        }
+    }
+
+    /// Every version of an item up to a seq, oldest first, each with its event's type and run.
+    public func history(source: String, id: String, upTo seq: UInt64 = .max) async throws -> [ItemVersionEntity] {
+        let versions = try await store.documents(projection: "items") { try $0.history(collection: source, key: id, upTo: seq) }
+        var out: [ItemVersionEntity] = []
+        out.reserveCapacity(versions.count)
+        for v in versions {
+            let event = try await store.event(seq: v.seq)
+            out.append(ItemVersionEntity(version: v.version, seq: v.seq, recordedAt: v.recordedAt, kind: v.kind, changes: v.changes,
+                                         document: v.document, run: event?[metadata: "run"], eventType: event?.type))
+        }
+        return out
+    }
+
+    /// Items added, removed, changed or back between two seqs.
+    public func diff(source: String, from: UInt64, to: UInt64) async throws -> [ItemDiffEntity] {
+        try await store.documents(projection: "items") { try $0.diff(collection: source, from: from, to: to) }.map {
+            ItemDiffEntity(id: $0.key, kind: $0.kind, before: $0.before, after: $0.after, changes: $0.changes)
+        }
+    }
+
+    /// The bytes of a stored body (an image) by SHA-256.
+    public func body(sha256: String) async throws -> [UInt8]? {
+        try await store.body(sha256: sha256)
+    }
+
+    /// Every defined source with its latest runs.
+    public func sources() async throws -> [SourceEntity] {
+        var out: [SourceEntity] = []
+        for definition in try await SourceCatalog(store: store).all() { out.append(try await entity(definition)) }
+        return out
+    }
+
+    /// One source with its latest runs, or nil.
+    public func source(named name: String) async throws -> SourceEntity? {
+        guard let definition = try await SourceCatalog(store: store).get(name) else { return nil }
+        return try await entity(definition)
+    }
+
+    private func entity(_ definition: SourceDefinition) async throws -> SourceEntity {
+        let completed = try await store.events(EventQuery(stream: definition.name, type: DataEvents.fetchCompleted, limit: 1, descending: true)).first
+        // The newest list failure that ended its run (no retry left) — a detail or image failure
+        // belongs to a run whose list completed.
+        let failures = try await store.events(EventQuery(stream: definition.name, type: DataEvents.fetchFailed, limit: 64, descending: true))
+        let listFailure = failures.first { ($0[metadata: "stage"] == "list" || $0[metadata: "stage"] == "import") && $0[metadata: "willRetry"] != "true" }
+        let success = completed.map { e in
+            FetchRunEntity(run: e[metadata: "run"] ?? "", seq: e.seq, recordedAt: e.recordedAt, completed: true,
+                           complete: e[metadata: "complete"] == "true", pages: Int(e[metadata: "pages"] ?? "") ?? 0,
+                           failures: failures.count { $0[metadata: "run"] == e[metadata: "run"] && $0[metadata: "willRetry"] != "true" })
+        }
+        var last = success
+        if let f = listFailure, f.seq > (completed?.seq ?? 0) {
+            last = FetchRunEntity(run: f[metadata: "run"] ?? "", seq: f.seq, recordedAt: f.recordedAt, completed: false,
+                                  error: f[metadata: "error"] ?? "the fetch failed")
+        }
+        return SourceEntity(definition: definition, lastRun: last, lastSuccess: success)
+    }
+}

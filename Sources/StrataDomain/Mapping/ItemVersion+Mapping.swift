@@ -1,0 +1,61 @@
+public import EventStore
+public import StrataData
+
+extension ChangeKind {
+    public init(_ kind: StoredChangeKind) {
+        switch kind {
+        case .added: self = .added
+        case .changed: self = .changed
+        case .removed: self = .removed
+        case .reappeared: self = .reappeared
+        }
+    }
+}
+
+extension StoredChangeKind {
+    public init(_ kind: ChangeKind) {
+        switch kind {
+        case .added: self = .added
+        case .changed: self = .changed
+        case .removed: self = .removed
+        case .reappeared: self = .reappeared
+        }
+    }
+}
+
+extension Change {
+    /// A field change from an RFC 6902 operation with its old value.
+    public init(patch: PatchOperation) {
+        let kind: Kind = switch patch.op { case .add: .added; case .remove: .removed; case .replace: .replaced }
+        self.init(kind: kind, path: patch.path, old: patch.old, new: patch.value)
+    }
+}
+
+extension PatchOperation {
+    public init(_ change: Change) {
+        let op: Op = switch change.kind { case .added: .add; case .removed: .remove; case .replaced: .replace }
+        self.init(op: op, path: change.path, value: change.new, old: change.old)
+    }
+}
+
+extension ItemVersion {
+    public init(entity e: ItemVersionEntity) {
+        self.init(version: e.version, seq: e.seq, recordedAt: e.recordedAt.date, kind: ChangeKind(e.kind), run: e.run, eventType: e.eventType,
+                  changes: e.changes.map(Change.init(patch:)), document: e.document)
+    }
+}
+
+extension ItemVersionEntity {
+    public init(_ v: ItemVersion) {
+        self.init(version: v.version, seq: v.seq, recordedAt: Timestamp(v.recordedAt), kind: StoredChangeKind(v.kind),
+                  changes: v.changes.map(PatchOperation.init), document: v.document, run: v.run, eventType: v.eventType)
+    }
+}
+
+extension ItemDiff {
+    public init(entity e: ItemDiffEntity, source: Source) {
+        let doc = e.after ?? e.before ?? .null
+        let title = source.titlePath.flatMap { doc.value(atPath: $0) }.flatMap(\.scalarText) ?? e.id
+        self.init(id: e.id, title: title, kind: ChangeKind(e.kind), changes: e.changes.map(Change.init(patch:)))
+    }
+}

@@ -1,0 +1,45 @@
+public import EventStore
+public import StrataData
+
+extension Source {
+    public init(entity e: SourceEntity) {
+        let d = e.definition
+        self.init(name: d.name, url: d.url, titlePath: d.title, subtitlePaths: d.subtitle, imagePath: d.image, indexPaths: d.index,
+                  hasDetails: d.detailURL != nil || d.detailURLField != nil,
+                  lastRun: e.lastRun.map(FetchRun.init(entity:)), lastSuccess: e.lastSuccess.map(FetchRun.init(entity:)))
+    }
+}
+
+extension FetchRun {
+    public init(entity e: FetchRunEntity) {
+        self.init(id: e.run, seq: e.seq, at: e.recordedAt.date,
+                  outcome: e.completed ? .completed(complete: e.complete) : .failed(e.error ?? "the fetch failed"),
+                  pages: e.pages, failures: e.failures)
+    }
+}
+
+extension FetchRunEntity {
+    public init(_ run: FetchRun) {
+        switch run.outcome {
+        case .completed(let complete):
+            self.init(run: run.id, seq: run.seq, recordedAt: Timestamp(run.at), completed: true, complete: complete, pages: run.pages, failures: run.failures)
+        case .failed(let message):
+            self.init(run: run.id, seq: run.seq, recordedAt: Timestamp(run.at), completed: false, pages: run.pages, error: message, failures: run.failures)
+        }
+    }
+}
+
+extension RefreshResult {
+    public init(summary s: FetchSummary) {
+        self.init(source: s.source, run: s.run, pages: s.pages, added: s.added, changed: s.changed + s.reappeared, removed: s.removed,
+                  details: s.details, images: s.images, failures: s.failures, seconds: s.seconds)
+    }
+}
+
+extension LogEntry {
+    public init(event e: RecordedEvent) {
+        self.init(seq: e.seq, recordedAt: e.recordedAt.date, type: e.type, stream: e.stream,
+                  metadata: e.metadata.map { Field(path: $0.key, value: $0.value) }, payloadSize: e.payload?.size,
+                  hash: e.hash.hex)
+    }
+}

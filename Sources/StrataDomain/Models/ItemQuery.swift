@@ -1,0 +1,55 @@
+public import Foundation
+
+/// A point of the log to read at: now, an event's seq, or a moment (the last event at or before it).
+public enum PointInTime: Sendable, Hashable {
+    case now
+    case seq(UInt64)
+    case date(Date)
+}
+
+/// An exact-match filter on a field: `make=Toyota`.
+public struct FieldFilter: Sendable, Hashable {
+    public var path: String
+    public var value: String
+    public init(path: String, value: String) { self.path = path; self.value = value }
+}
+
+/// Ordering by a field's value; numbers compare as numbers.
+public struct ItemSort: Sendable, Hashable {
+    public var path: String
+    public var descending: Bool
+    public init(path: String, descending: Bool = false) { self.path = path; self.descending = descending }
+}
+
+/// Which items of a source to read, and how.
+public struct ItemQuery: Sendable, Hashable {
+    public var source: String
+    public var filters: [FieldFilter]
+    /// Case-insensitive text searched in the id, title, subtitle and fields.
+    public var search: String?
+    public var sort: ItemSort?
+    public var limit: Int?
+    public var offset: Int
+    public var at: PointInTime
+
+    public init(source: String, filters: [FieldFilter] = [], search: String? = nil, sort: ItemSort? = nil, limit: Int? = nil,
+                offset: Int = 0, at: PointInTime = .now) {
+        self.source = source; self.filters = filters; self.search = search; self.sort = sort; self.limit = limit
+        self.offset = offset; self.at = at
+    }
+}
+
+/// One page of a query's items.
+public struct ItemPage: Sendable, Hashable {
+    public var items: [Item]
+    /// How many items matched before limit and offset.
+    public var total: Int
+    /// The seq read at (nil: now).
+    public var seq: UInt64?
+    /// Whether an index answered the filters instead of a scan.
+    public var usedIndex: Bool
+
+    public init(items: [Item], total: Int, seq: UInt64? = nil, usedIndex: Bool = false) {
+        self.items = items; self.total = total; self.seq = seq; self.usedIndex = usedIndex
+    }
+}

@@ -1,0 +1,29 @@
+public import Foundation
+public import StrataJSON
+
+/// How a version of an item came to be.
+public enum ChangeKind: String, Sendable, Hashable, CaseIterable, Codable {
+    case added, changed, removed, reappeared
+}
+
+/// One version of an item: when, by which event and fetch, and what changed field by field.
+public struct ItemVersion: Sendable, Hashable {
+    public var version: Int
+    public var seq: UInt64
+    public var recordedAt: Date
+    public var kind: ChangeKind
+    /// The fetch run whose event produced this version (nil for imports without one).
+    public var run: String?
+    /// The event type that produced it (`CollectionPageFetched`, `FetchCompleted`, ...).
+    public var eventType: String?
+    /// Field-level changes from the previous version (empty for added and removed).
+    public var changes: [Change]
+    /// The item at this version; for a removal, the last state before it.
+    public var document: JSONValue
+
+    public init(version: Int, seq: UInt64, recordedAt: Date, kind: ChangeKind, run: String? = nil, eventType: String? = nil,
+                changes: [Change] = [], document: JSONValue) {
+        self.version = version; self.seq = seq; self.recordedAt = recordedAt; self.kind = kind; self.run = run
+        self.eventType = eventType; self.changes = changes; self.document = document
+    }
+}

@@ -1,0 +1,35 @@
+public import Foundation
+
+/// One event of the log, for people: what happened, when, to which stream.
+public struct LogEntry: Sendable, Hashable {
+    public var seq: UInt64
+    public var recordedAt: Date
+    public var type: String
+    public var stream: String
+    public var metadata: [Field]
+    public var payloadSize: Int?
+    public var hash: String
+
+    public init(seq: UInt64, recordedAt: Date, type: String, stream: String, metadata: [Field] = [], payloadSize: Int? = nil, hash: String) {
+        self.seq = seq; self.recordedAt = recordedAt; self.type = type; self.stream = stream; self.metadata = metadata
+        self.payloadSize = payloadSize; self.hash = hash
+    }
+
+    public subscript(metadata key: String) -> String? { metadata.first { $0.path == key }?.value }
+
+    /// Whether the event records a failure.
+    public var isFailure: Bool { type.hasSuffix("Failed") }
+}
+
+/// Which events to read.
+public struct LogQuery: Sendable, Hashable {
+    public var stream: String?
+    public var type: String?
+    public var fromSeq: UInt64
+    public var toSeq: UInt64
+    public var limit: Int
+    public var newestFirst: Bool
+    public init(stream: String? = nil, type: String? = nil, fromSeq: UInt64 = 1, toSeq: UInt64 = .max, limit: Int = 50, newestFirst: Bool = true) {
+        self.stream = stream; self.type = type; self.fromSeq = fromSeq; self.toSeq = toSeq; self.limit = limit; self.newestFirst = newestFirst
+    }
+}

@@ -1,0 +1,43 @@
+public import StrataData
+
+/// ``RemoteRepository`` through the data layer's ``Fetcher`` (libcurl). Failures are recorded as
+/// `FetchFailed` events by the fetcher and surface here as ``RepositoryError`` `network`.
+public struct FetcherRemoteRepository: RemoteRepository {
+    let fetcher: Fetcher
+    let catalog: SourceCatalog
+    let options: FetchOptions
+
+    public init(fetcher: Fetcher, catalog: SourceCatalog, options: FetchOptions = FetchOptions()) {
+        self.fetcher = fetcher
+        self.catalog = catalog
+        self.options = options
+    }
+
+    public func refresh(source name: String, details: Bool, images: Bool) async throws -> RefreshResult {
+        let definition = try await definition(name)
+        var options = self.options
+        options.details = details
+        options.images = images
+        do {
+            return RefreshResult(summary: try await fetcher.fetch(definition, options: options))
+        } catch let e as FetchError {
+            throw RepositoryError(.network, e.description, cause: e)
+        }
+    }
+
+    public func loadDetail(source name: String, id: String) async throws {
+        let definition = try await definition(name)
+        let summary: FetchSummary
+        do { summary = try await fetcher.fetchDetail(definition, key: id, options: options) } catch let e as FetchError {
+            throw RepositoryError(.network, e.description, cause: e)
+        }
+        if let failure = summary.failures.first { throw RepositoryError(.network, failure) }
+    }
+
+    private func definition(_ name: String) async throws -> SourceDefinition {
+        guard let d = try await storage({ try await catalog.get(name) }) else {
+            throw RepositoryError(.notFound, "no source named \(name); see `strata source list`")
+        }
+        return d
+    }
+}

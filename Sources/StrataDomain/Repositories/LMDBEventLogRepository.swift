@@ -1,0 +1,28 @@
+public import EventStore
+
+/// ``EventLogRepository`` over the event store.
+public struct LMDBEventLogRepository: EventLogRepository {
+    let store: EventStore
+
+    public init(store: EventStore) { self.store = store }
+
+    public func entries(_ query: LogQuery) async throws -> [LogEntry] {
+        try await storage {
+            try await store.events(EventQuery(stream: query.stream, type: query.type, fromSeq: query.fromSeq, toSeq: query.toSeq,
+                                              limit: query.limit, descending: query.newestFirst))
+        }.map(LogEntry.init(event:))
+    }
+
+    public func resolve(_ point: PointInTime) async throws -> UInt64 {
+        let head = try await storage { try await store.head().seq }
+        switch point {
+        case .now:
+            return head
+        case .seq(let s):
+            guard s <= head else { throw RepositoryError(.invalidQuery, "seq \(s) is after the newest event (\(head)); see `strata log`") }
+            return s
+        case .date(let d):
+            return try await storage { try await store.seq(asOf: Timestamp(d)) }
+        }
+    }
+}

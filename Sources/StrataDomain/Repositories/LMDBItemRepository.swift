@@ -1,0 +1,111 @@
+public import StrataData
+import EventStore
+import Foundation
+
+/// ``ItemRepository`` over the LMDB tables: `--where` filters on indexed fields are index
+/// lookups (current reads); other filters, search and sort scan the source's items.
+public struct LMDBItemRepository: ItemRepository {
+    let tables: ItemTables
+    let sources: any SourceRepository
+    let log: any EventLogRepository
+
+    public init(tables: ItemTables, sources: any SourceRepository, log: any EventLogRepository) {
+        self.tables = tables
+        self.sources = sources
+        self.log = log
+    }
+
+    public func items(_ query: ItemQuery) async throws -> ItemPage {
+        let source = try await sources.source(named: query.source)
+        let seq = try await seq(of: query.at)
+        var usedIndex = false
+        var entities: [ItemEntity]?
+        if seq == nil, let first = query.filters.first {
+            entities = try await storage { try await tables.items(source: source.name, path: first.path, equals: first.value) }
+            usedIndex = entities != nil
+        }
+        let all: [ItemEntity]
+        if let entities { all = entities } else { all = try await storage { try await tables.items(source: source.name, asOf: seq) } }
+        var items = all.map { Item(entity: $0, source: source) }.filter { item in
+            query.filters.allSatisfy { f in item.value(atPath: f.path)?.filterText == f.value }
+        }
+        if let text = query.search?.lowercased(), !text.isEmpty {
+            items = items.filter { $0.searchText.contains(text) }
+        }
+        if let sort = query.sort {
+            items = items.sorted(by: sort)
+        }
+        let total = items.count
+        let page = items.dropFirst(query.offset).prefix(query.limit ?? .max)
+        return ItemPage(items: Array(page), total: total, seq: seq, usedIndex: usedIndex)
+    }
+
+    public func item(source name: String, id: String, at point: PointInTime) async throws -> Item? {
+        let source = try await sources.source(named: name)
+        let seq = try await seq(of: point)
+        return try await storage { try await tables.item(source: name, id: id, asOf: seq) }.map { Item(entity: $0, source: source) }
+    }
+
+    public func history(source: String, id: String, upTo point: PointInTime) async throws -> [ItemVersion] {
+        let seq = try await seq(of: point) ?? .max
+        return try await storage { try await tables.history(source: source, id: id, upTo: seq) }.map(ItemVersion.init(entity:))
+    }
+
+    public func diff(source name: String, from: PointInTime, to: PointInTime) async throws -> CollectionDiff {
+        let source = try await sources.source(named: name)
+        let a = try await log.resolve(from), b = try await log.resolve(to)
+        let entities = a <= b ? try await storage { try await tables.diff(source: name, from: a, to: b) } : []
+        return CollectionDiff(source: name, fromSeq: a, toSeq: b, items: entities.map { ItemDiff(entity: $0, source: source) })
+    }
+
+    public func imageData(_ image: ItemImage) async throws -> [UInt8]? {
+        try await storage { try await tables.body(sha256: image.sha256) }
+    }
+
+    /// nil for now; the resolved seq otherwise.
+    private func seq(of point: PointInTime) async throws -> UInt64? {
+        point == .now ? nil : try await log.resolve(point)
+    }
+}
+
+/// Runs a storage read, wrapping its failures as ``RepositoryError`` `storage`.
+func storage<T>(_ body: () async throws -> T) async throws -> T {
+    do { return try await body() } catch let e as RepositoryError { throw e } catch {
+        throw RepositoryError(.storage, "could not read the store: \(error)", cause: error)
+    }
+}
+
+extension JSONValue {
+    /// The text a `--where PATH=VALUE` filter compares with: scalars as text, containers as JSON.
+    var filterText: String { scalarText ?? canonicalString }
+}
+
+extension Item {
+    /// Lowercased id, title, subtitle and field values, for `--search`.
+    var searchText: String {
+        ([id, title] + subtitle + fields.map(\.value)).joined(separator: "\u{1F}").lowercased()
+    }
+}
+
+extension [Item] {
+    /// Sorted by the value at `order.path`: numbers numerically, then text; missing values last.
+    func sorted(by order: ItemSort) -> [Item] {
+        let keyed = map { ($0, $0.value(atPath: order.path)) }
+        return keyed.sorted { a, b in
+            switch (a.1, b.1) {
+            case (nil, nil): return a.0.id < b.0.id
+            case (nil, _): return false
+            case (_, nil): return true
+            case let (x?, y?):
+                if let dx = x.numberValue, let dy = y.numberValue, dx != dy { return order.descending ? dx > dy : dx < dy }
+                let tx = x.filterText, ty = y.filterText
+                if tx == ty { return a.0.id < b.0.id }
+                return order.descending ? tx > ty : tx < ty
+            }
+        }.map(\.0)
+    }
+}
+
+extension JSONValue {
+    var numberValue: Double? { if case .number(let n) = self { Double(n) } else { nil } }
+}

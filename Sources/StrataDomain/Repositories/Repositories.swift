@@ -1,0 +1,36 @@
+/// The stored items of every source: lists, filters, single items, history and diffs, now or as
+/// of any point of the log. Reads never touch the network.
+public protocol ItemRepository: Sendable {
+    /// The items matching `query`. Throws `notFound` for an unknown source.
+    func items(_ query: ItemQuery) async throws -> ItemPage
+    /// One item (with its detail and image) at a point; nil if it did not exist there.
+    func item(source: String, id: String, at point: PointInTime) async throws -> Item?
+    /// Every version of an item, oldest first, up to a point.
+    func history(source: String, id: String, upTo point: PointInTime) async throws -> [ItemVersion]
+    /// Items added, removed, changed or back between two points.
+    func diff(source: String, from: PointInTime, to: PointInTime) async throws -> CollectionDiff
+    /// The bytes of a stored image.
+    func imageData(_ image: ItemImage) async throws -> [UInt8]?
+}
+
+/// The defined sources and the state of their fetches.
+public protocol SourceRepository: Sendable {
+    func sources() async throws -> [Source]
+    /// The source named `name`. Throws `notFound` naming the known ones.
+    func source(named name: String) async throws -> Source
+}
+
+/// The network side: downloads into the store. Every response and failure becomes an event.
+public protocol RemoteRepository: Sendable {
+    /// Fetches the source's list (and details and images when asked) into the store.
+    func refresh(source: String, details: Bool, images: Bool) async throws -> RefreshResult
+    /// Downloads one item's detail into the store. Throws `network` when it could not.
+    func loadDetail(source: String, id: String) async throws
+}
+
+/// The event log itself.
+public protocol EventLogRepository: Sendable {
+    func entries(_ query: LogQuery) async throws -> [LogEntry]
+    /// The seq a point stands for: the head for `.now`, the last event at or before a date.
+    func resolve(_ point: PointInTime) async throws -> UInt64
+}

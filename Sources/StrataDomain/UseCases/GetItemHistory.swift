@@ -1,0 +1,40 @@
+/// Every version of an item with its field-level changes, optionally hiding churning fields.
+public struct GetItemHistory: Sendable {
+    let items: any ItemRepository
+    let sources: any SourceRepository
+
+    public init(items: any ItemRepository, sources: any SourceRepository) {
+        self.items = items
+        self.sources = sources
+    }
+
+    public struct Result: Sendable, Hashable {
+        public var source: Source
+        public var id: String
+        public var versions: [ItemVersion]
+    }
+
+    /// - Parameter ignoring: dotted paths or JSON Pointers whose changes are hidden; a `changed`
+    ///   version left with no change is dropped.
+    /// - Throws: ``RepositoryError`` `notFound` when the source or item has no history.
+    public func callAsFunction(source name: String, id: String, upTo point: PointInTime = .now, ignoring: [String] = []) async throws -> Result {
+        let source = try await sources.source(named: name)
+        let versions = try await items.history(source: name, id: id, upTo: point)
+        guard !versions.isEmpty else {
+            throw RepositoryError(.notFound, "no history for \(id) in \(name); list ids with `strata list \(name)`")
+        }
+        return Result(source: source, id: id, versions: versions.ignoring(ignoring))
+    }
+}
+
+extension [ItemVersion] {
+    /// Hides changes to `paths`; drops `changed` versions left empty.
+    func ignoring(_ paths: [String]) -> [ItemVersion] {
+        guard !paths.isEmpty else { return self }
+        return compactMap { v in
+            var v = v
+            v.changes.removeAll { c in paths.contains { c.touches($0) } }
+            return v.kind == .changed && v.changes.isEmpty ? nil : v
+        }
+    }
+}

@@ -1,0 +1,42 @@
+/// An item's full detail: downloaded into the store first when reading now and online, then read
+/// from the store. A failed download keeps the stored detail and reports the error beside it.
+public struct LoadItemDetail: Sendable {
+    let items: any ItemRepository
+    let sources: any SourceRepository
+    let remote: any RemoteRepository
+
+    public init(items: any ItemRepository, sources: any SourceRepository, remote: any RemoteRepository) {
+        self.items = items
+        self.sources = sources
+        self.remote = remote
+    }
+
+    public struct Result: Sendable, Equatable {
+        public var source: Source
+        public var item: Item
+        /// Why the download failed, when it did (the item is the stored one).
+        public var refreshError: RepositoryError?
+        /// Whether the network was asked.
+        public var refreshed: Bool
+    }
+
+    /// - Throws: ``RepositoryError`` `notFound` for an unknown source or an item absent at `point`.
+    public func callAsFunction(source name: String, id: String, at point: PointInTime = .now, offline: Bool = false) async throws -> Result {
+        let source = try await sources.source(named: name)
+        var refreshError: RepositoryError?
+        let online = point == .now && !offline && source.hasDetails
+        if online {
+            do { try await remote.loadDetail(source: name, id: id) } catch let e as RepositoryError {
+                refreshError = e
+            } catch {
+                refreshError = RepositoryError(.network, "could not download the detail of \(id): \(error)", cause: error)
+            }
+        }
+        guard let item = try await items.item(source: name, id: id, at: point) else {
+            if let refreshError, refreshError.code != .network { throw refreshError }
+            let when = point == .now ? "" : " at that point"
+            throw RepositoryError(.notFound, "no item \(id) in \(name)\(when); list ids with `strata list \(name)`")
+        }
+        return Result(source: source, item: item, refreshError: refreshError, refreshed: online)
+    }
+}

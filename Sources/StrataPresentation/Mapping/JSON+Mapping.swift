@@ -1,0 +1,72 @@
+import Foundation
+public import StrataDomain
+public import StrataJSON
+
+/// The machine-readable shapes of `--format json|ndjson` (documented in docs/cli.md). Keys are
+/// stable; times are ISO 8601 UTC; seqs are numbers.
+extension JSONValue {
+    /// A list row or an item: id, title, fields, image, version and the stored documents.
+    public init(item i: Item) {
+        var fields: [String: JSONValue] = [:]
+        for f in i.fields { fields[f.path] = .string(f.value) }
+        self = .object([
+            "source": .string(i.source), "id": .string(i.id), "title": .string(i.title),
+            "subtitle": .array(i.subtitle.map { .string($0) }), "fields": .object(fields),
+            "imageURL": i.imageURL.map { .string($0) } ?? .null,
+            "image": i.image.map { .object(["url": .string($0.url), "sha256": .string($0.sha256), "size": .number(String($0.size)),
+                                             "contentType": .string($0.contentType)]) } ?? .null,
+            "version": .number(String(i.version)), "firstSeq": .number(String(i.firstSeq)), "changedSeq": .number(String(i.changedSeq)),
+            "removed": .bool(i.isRemoved), "document": i.document, "detail": i.detail ?? .null,
+        ])
+    }
+
+    public init(change c: Change) {
+        var o: [String: JSONValue] = ["kind": .string(c.kind.rawValue), "path": .string(c.path)]
+        if let old = c.old { o["old"] = old }
+        if let new = c.new { o["new"] = new }
+        self = .object(o)
+    }
+
+    public init(version v: ItemVersion) {
+        self = .object([
+            "version": .number(String(v.version)), "seq": .number(String(v.seq)), "recordedAt": .string(ISOTime.format(v.recordedAt)),
+            "kind": .string(v.kind.rawValue), "run": v.run.map { .string($0) } ?? .null, "eventType": v.eventType.map { .string($0) } ?? .null,
+            "changes": .array(v.changes.map(JSONValue.init(change:))), "document": v.document,
+        ])
+    }
+
+    public init(diff d: ItemDiff) {
+        self = .object(["id": .string(d.id), "title": .string(d.title), "kind": .string(d.kind.rawValue),
+                        "changes": .array(d.changes.map(JSONValue.init(change:)))])
+    }
+
+    public init(source s: Source) {
+        func run(_ r: FetchRun?) -> JSONValue {
+            guard let r else { return .null }
+            var o: [String: JSONValue] = ["run": .string(r.id), "seq": .number(String(r.seq)), "at": .string(ISOTime.format(r.at)),
+                                          "succeeded": .bool(r.succeeded), "pages": .number(String(r.pages)), "failures": .number(String(r.failures))]
+            switch r.outcome {
+            case .completed(let complete): o["complete"] = .bool(complete)
+            case .failed(let message): o["error"] = .string(message)
+            }
+            return .object(o)
+        }
+        self = .object(["name": .string(s.name), "url": .string(s.url), "lastRun": run(s.lastRun), "lastSuccess": run(s.lastSuccess)])
+    }
+
+    public init(entry e: LogEntry) {
+        var meta: [String: JSONValue] = [:]
+        for m in e.metadata { meta[m.path] = .string(m.value) }
+        self = .object(["seq": .number(String(e.seq)), "recordedAt": .string(ISOTime.format(e.recordedAt)), "type": .string(e.type),
+                        "stream": .string(e.stream), "metadata": .object(meta),
+                        "payloadSize": e.payloadSize.map { .number(String($0)) } ?? .null, "hash": .string(e.hash)])
+    }
+}
+
+enum ISOTime {
+    static func format(_ d: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f.string(from: d)
+    }
+}

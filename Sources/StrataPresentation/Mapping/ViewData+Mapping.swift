@@ -1,0 +1,253 @@
+import Foundation
+public import StrataDomain
+import StrataJSON
+
+/// Times as people read them in a terminal: `2026-11-22 10:04:05Z`, always UTC so output is
+/// the same everywhere.
+enum TimeText {
+    static func format(_ date: Date) -> String {
+        var cal = Calendar(identifier: .gregorian)
+        cal.timeZone = TimeZone(identifier: "UTC")!
+        let c = cal.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        return String(format: "%04d-%02d-%02d %02d:%02d:%02dZ", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!)
+    }
+}
+
+extension SourceViewData {
+    public init(source s: Source) {
+        let freshness: Freshness
+        switch (s.lastRun, s.lastSuccess) {
+        case (nil, _): freshness = .never
+        case (let run?, let good) where !run.succeeded:
+            if case .failed(let message) = run.outcome {
+                freshness = .failed(at: TimeText.format(run.at), error: message, lastGood: good.map { TimeText.format($0.at) })
+            } else {
+                freshness = .never
+            }
+        case (let run?, _): freshness = .fetched(at: TimeText.format(run.at), seq: run.seq)
+        }
+        self.init(name: s.name, url: s.url, freshness: freshness, indexedFields: s.indexPaths)
+    }
+
+    /// "last fetched 2026-11-22 10:04:05Z (seq 42)", or what failed and what is shown instead.
+    public var stalenessText: String {
+        switch freshness {
+        case .never: "\(name): never fetched; run `strata fetch \(name)`"
+        case .fetched(let at, let seq): "\(name): last fetched \(at) (seq \(seq))"
+        case .failed(let at, let error, let good):
+            "\(name): last fetch failed \(at): \(error); " + (good.map { "showing data fetched \($0)" } ?? "nothing stored yet")
+        }
+    }
+}
+
+extension ItemRowViewData {
+    public init(item: Item) {
+        self.init(id: item.id, title: item.title, subtitle: item.subtitle.joined(separator: " · "), fields: item.fields.map(\.value),
+                  picture: item.imageURL ?? item.image?.url ?? "-", isRemoved: item.isRemoved)
+    }
+}
+
+extension ItemListViewData {
+    public init(source: Source, page: ItemPage, offset: Int) {
+        self.init(source: SourceViewData(source: source), columns: source.indexPaths, rows: page.items.map(ItemRowViewData.init(item:)),
+                  total: page.total, offset: offset, asOf: page.seq.map { "seq \($0)" }, usedIndex: page.usedIndex)
+    }
+}
+
+extension ItemDetailViewData {
+    public init(source: Source, item: Item, asOf: UInt64?, refreshError: String?) {
+        var status = "v\(item.version) · first seen seq \(item.firstSeq) · changed seq \(item.changedSeq)"
+        if item.isRemoved { status += " · removed" }
+        var fields = (item.detail ?? item.document).flattened()
+        if item.detail != nil {
+            // List fields the detail lacks still matter (e.g. the list's price).
+            let have = Set(fields.map(\.label))
+            fields += item.document.flattened().filter { !have.contains($0.label) }
+        }
+        self.init(source: SourceViewData(source: source), id: item.id, title: item.title, subtitle: item.subtitle.joined(separator: " · "),
+                  status: status, fields: fields, picture: item.imageURL ?? item.image?.url ?? "-", isRemoved: item.isRemoved,
+                  asOf: asOf.map { "seq \($0)" }, refreshError: refreshError)
+    }
+}
+
+extension ChangeViewData {
+    public init(change c: Change) {
+        let mark: Mark = switch c.kind { case .added: .added; case .removed: .removed; case .replaced: .replaced }
+        self.init(mark: mark, path: c.path, old: c.old.map(\.shortText), new: c.new.map(\.shortText))
+    }
+}
+
+extension Change {
+    /// Back from the view: text values are parsed as JSON where they are JSON, else kept as strings.
+    public init(viewData v: ChangeViewData) {
+        let kind: Kind = switch v.mark { case .added: .added; case .removed: .removed; case .replaced: .replaced }
+        func value(_ text: String?) -> JSONValue? {
+            guard let text else { return nil }
+            return (try? JSONValue(parsing: text)) ?? .string(text)
+        }
+        self.init(kind: kind, path: v.path, old: value(v.old), new: value(v.new))
+    }
+}
+
+extension VersionViewData {
+    public init(version v: ItemVersion) {
+        self.init(version: v.version, seq: v.seq, time: TimeText.format(v.recordedAt), kind: v.kind.rawValue,
+                  run: v.run.map { String($0.prefix(8)) } ?? "-", changes: v.changes.map(ChangeViewData.init(change:)))
+    }
+}
+
+extension HistoryViewData {
+    public init(source: Source, id: String, versions: [ItemVersion]) {
+        let last = versions.last?.document
+        let title = source.titlePath.flatMap { last?.value(atPath: $0)?.shortText } ?? id
+        self.init(source: SourceViewData(source: source), id: id, title: title, versions: versions.map(VersionViewData.init(version:)))
+    }
+}
+
+extension DiffItemViewData {
+    public init(diff d: ItemDiff) {
+        let mark = switch d.kind { case .added: "+"; case .removed: "-"; case .changed: "~"; case .reappeared: "↺" }
+        self.init(mark: mark, id: d.id, title: d.title, changes: d.changes.map(ChangeViewData.init(change:)))
+    }
+}
+
+extension DiffViewData {
+    public init(source: Source, diff: CollectionDiff) {
+        let summary = ChangeKind.allCases.map { "\(diff.count($0)) \($0.rawValue)" }.joined(separator: ", ")
+        self.init(source: SourceViewData(source: source), from: diff.fromSeq, to: diff.toSeq, summary: summary,
+                  items: diff.items.map(DiffItemViewData.init(diff:)))
+    }
+}
+
+extension EventViewData {
+    /// Metadata keys worth a glance, in this order; the rest is in `--format json`.
+    static let summaryKeys = ["source", "key", "collection", "page", "status", "items", "pages", "complete", "stage", "error", "url"]
+
+    public init(entry e: LogEntry) {
+        let summary = Self.summaryKeys.compactMap { k in e[metadata: k].map { "\(k)=\($0)" } }.joined(separator: " ")
+        self.init(seq: e.seq, time: TimeText.format(e.recordedAt), type: e.type, stream: e.stream, summary: summary,
+                  size: e.payloadSize.map(ByteText.format) ?? "-", hash: String(e.hash.prefix(12)), isFailure: e.isFailure)
+    }
+}
+
+/// Sizes as people read them.
+enum ByteText {
+    static func format(_ n: Int) -> String {
+        let v = Double(n)
+        switch v {
+        case ..<1024: return "\(n) B"
+        case ..<(1024 * 1024): return String(format: "%.1f KiB", v / 1024)
+        default: return String(format: "%.1f MiB", v / 1024 / 1024)
+        }
+    }
+}
+
+extension JSONValue {
+    /// A scalar's text (strings unquoted); containers as compact JSON cut at 80 characters.
+    var shortText: String {
+        switch self {
+        case .string(let s): return s
+        case .number(let n): return n
+        case .bool(let b): return b ? "true" : "false"
+        case .null: return "null"
+        case .array, .object:
+            let text = canonicalString
+            return text.count > 80 ? String(text.prefix(79)) + "…" : text
+        }
+    }
+
+    /// Every scalar as a dotted path and its text, in key order; empty containers as `[]`/`{}`.
+    func flattened(prefix: String = "") -> [LabeledValue] {
+        switch self {
+        case .object(let o):
+            if o.isEmpty { return prefix.isEmpty ? [] : [LabeledValue(prefix, "{}")] }
+            return JSONValue.sortedKeys(o).flatMap { k in o[k]!.flattened(prefix: prefix.isEmpty ? k : prefix + "." + k) }
+        case .array(let a):
+            if a.isEmpty { return [LabeledValue(prefix, "[]")] }
+            return a.enumerated().flatMap { i, v in v.flattened(prefix: prefix.isEmpty ? String(i) : prefix + "." + String(i)) }
+        default:
+            return [LabeledValue(prefix.isEmpty ? "value" : prefix, shortText)]
+        }
+    }
+}
+
+extension PointInTime {
+    /// Parses what a user types for `--as-of`: a seq, or an ISO 8601 date (`2026-01-31`) or
+    /// date-time (`2026-01-31T10:00:00Z`, fractions allowed). nil for anything else.
+    public init?(text: String) {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        if let seq = UInt64(t) { self = .seq(seq); return }
+        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds], [.withFullDate]] {
+            let f = ISO8601DateFormatter()
+            f.formatOptions = options
+            if let d = f.date(from: t) { self = .date(d); return }
+        }
+        return nil
+    }
+
+    /// The text form: a seq, an ISO 8601 date-time, or nil for now.
+    public var text: String? {
+        switch self {
+        case .now: return nil
+        case .seq(let s): return String(s)
+        case .date(let d):
+            let f = ISO8601DateFormatter()
+            f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return f.string(from: d)
+        }
+    }
+}
+
+extension ItemQuery {
+    /// The query a filter's text describes.
+    /// - Throws: ``PresentableError`` `invalidInput` naming the bad part.
+    public init(source: String, filter f: FilterViewData) throws(PresentableError) {
+        var filters: [FieldFilter] = []
+        for w in f.wheres {
+            guard let eq = w.firstIndex(of: "="), eq != w.startIndex else {
+                throw PresentableError(kind: .invalidInput, message: "--where '\(w)' must look like PATH=VALUE, e.g. make=Toyota")
+            }
+            filters.append(FieldFilter(path: String(w[..<eq]), value: String(w[w.index(after: eq)...])))
+        }
+        var sort: ItemSort?
+        if let s = f.sort, !s.isEmpty {
+            sort = s.hasPrefix("-") ? ItemSort(path: String(s.dropFirst()), descending: true) : ItemSort(path: s)
+            if sort!.path.isEmpty { throw PresentableError(kind: .invalidInput, message: "--sort needs a path, e.g. price or -price") }
+        }
+        if let l = f.limit, l < 1 { throw PresentableError(kind: .invalidInput, message: "--limit must be at least 1") }
+        guard f.offset >= 0 else { throw PresentableError(kind: .invalidInput, message: "--offset must not be negative") }
+        var at = PointInTime.now
+        if let a = f.asOf {
+            guard let p = PointInTime(text: a) else {
+                throw PresentableError(kind: .invalidInput, message: "--as-of '\(a)' is neither a seq nor an ISO 8601 date like 2026-01-31T10:00:00Z")
+            }
+            at = p
+        }
+        self.init(source: source, filters: filters, search: f.search, sort: sort, limit: f.limit, offset: f.offset, at: at)
+    }
+}
+
+extension FilterViewData {
+    /// The text form of a query.
+    public init(query q: ItemQuery) {
+        self.init(wheres: q.filters.map { "\($0.path)=\($0.value)" }, search: q.search,
+                  sort: q.sort.map { ($0.descending ? "-" : "") + $0.path }, limit: q.limit, offset: q.offset, asOf: q.at.text)
+    }
+}
+
+extension PresentableError {
+    public init(_ error: any Error) {
+        if let e = error as? PresentableError { self = e; return }
+        if let e = error as? RepositoryError {
+            let kind: Kind = switch e.code {
+            case .notFound: .notFound
+            case .invalidQuery: .invalidInput
+            case .network: .network
+            default: .storage
+            }
+            self.init(kind: kind, message: e.message)
+            return
+        }
+        self.init(kind: .storage, message: "\(error)")
+    }
+}

@@ -1,0 +1,23 @@
+/// Draws what changed between two points: a summary line, then each item with its changes.
+public struct DiffRenderer: Sendable {
+    public var options: RenderOptions
+    public init(options: RenderOptions) { self.options = options }
+
+    public func render(_ d: DiffViewData) -> String {
+        var lines = [options.bold(TextCell.fit("\(d.source.name): seq \(d.from) → \(d.to): \(d.summary)", options.width))]
+        if d.items.isEmpty { lines.append("no differences") }
+        for item in d.items {
+            let head = TextCell.fit("\(item.mark) \(item.id)  \(item.title)", options.width)
+            let styled = switch item.mark { case "+", "↺": options.green(head); case "-": options.red(head); default: options.yellow(head) }
+            lines.append(styled)
+            for c in item.changes {
+                lines.append("    " + options.change(ChangeViewData(mark: c.mark, path: c.path,
+                                                                     old: c.old.map { TextCell.fit($0, options.width / 2) },
+                                                                     new: c.new.map { TextCell.fit($0, options.width / 2) }))
+                             .truncatedVisible(options.width - 4))
+            }
+        }
+        lines.append(options.staleness(d.source))
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,42 @@
+/// Draws an item's versions, each with its field changes.
+public struct HistoryRenderer: Sendable {
+    public var options: RenderOptions
+    public init(options: RenderOptions) { self.options = options }
+
+    public func render(_ h: HistoryViewData) -> String {
+        var lines = [options.bold(TextCell.fit("\(h.title)  (\(h.source.name)/\(h.id)) · \(h.versions.count) version\(h.versions.count == 1 ? "" : "s")", options.width))]
+        for v in h.versions {
+            let head = options.isNarrow
+                ? "v\(v.version)  seq \(v.seq)  \(v.kind)\n    \(v.time)"
+                : "v\(v.version)  seq \(v.seq)  \(v.time)  \(TextCell.pad(v.kind, 10))  run \(v.run)"
+            let colored = v.kind == "removed" ? options.red(head) : (v.kind == "added" || v.kind == "reappeared" ? options.green(head) : head)
+            lines.append(TableLayout.trimTrailing(colored))
+            for c in v.changes {
+                lines.append("    " + options.change(ChangeViewData(mark: c.mark, path: c.path,
+                                                                     old: c.old.map { TextCell.fit($0, options.width / 2) },
+                                                                     new: c.new.map { TextCell.fit($0, options.width / 2) }))
+                             .truncatedVisible(options.width - 4))
+            }
+        }
+        lines.append(options.staleness(h.source))
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+extension String {
+    /// Cuts a possibly coloured line to `width` visible characters (colour kept only when uncut).
+    func truncatedVisible(_ width: Int) -> String {
+        TextCell.width(self) <= width ? self : TextCell.fit(strippingEscapes, width)
+    }
+
+    var strippingEscapes: String {
+        var out = String.UnicodeScalarView()
+        var inEscape = false
+        for ch in unicodeScalars {
+            if inEscape { if (0x40...0x7E).contains(ch.value) && ch != "[" { inEscape = false }; continue }
+            if ch == "\u{1B}" { inEscape = true; continue }
+            out.append(ch)
+        }
+        return String(out)
+    }
+}

@@ -1,0 +1,74 @@
+/// How to draw: the terminal's width and whether colour is on. Below 80 columns the narrow
+/// (card) layouts are used, at 80 and above the wide (table) ones.
+public struct RenderOptions: Sendable, Hashable {
+    public var width: Int
+    public var color: Bool
+
+    public init(width: Int, color: Bool) {
+        self.width = max(20, width)
+        self.color = color
+    }
+
+    public var isNarrow: Bool { width < 80 }
+
+    func bold(_ s: String) -> String { wrap(s, "1") }
+    func dim(_ s: String) -> String { wrap(s, "2") }
+    func red(_ s: String) -> String { wrap(s, "31") }
+    func green(_ s: String) -> String { wrap(s, "32") }
+    func yellow(_ s: String) -> String { wrap(s, "33") }
+    func cyan(_ s: String) -> String { wrap(s, "36") }
+
+    private func wrap(_ s: String, _ code: String) -> String {
+        color && !s.isEmpty ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s
+    }
+
+    /// Colours a change line by its mark.
+    func change(_ c: ChangeViewData) -> String {
+        switch c.mark {
+        case .added: green(c.text)
+        case .removed: red(c.text)
+        case .replaced: yellow(c.text)
+        }
+    }
+
+    /// The staleness line: dim when fresh, red when the last fetch failed.
+    func staleness(_ s: SourceViewData) -> String {
+        if case .failed = s.freshness { return red(s.stalenessText) }
+        return dim(s.stalenessText)
+    }
+}
+
+/// Plain-text measuring and cutting that ignores ANSI escape sequences.
+enum TextCell {
+    /// The number of visible characters (escape sequences excluded).
+    static func width(_ s: String) -> Int {
+        var n = 0
+        var inEscape = false
+        for ch in s.unicodeScalars {
+            if inEscape { if (0x40...0x7E).contains(ch.value) && ch != "[" { inEscape = false }; continue }
+            if ch == "\u{1B}" { inEscape = true; continue }
+            n += 1
+        }
+        return n
+    }
+
+    /// Cuts plain text to `width` characters, ending with `…` when cut; newlines become spaces.
+    static func fit(_ s: String, _ width: Int) -> String {
+        let flat = s.contains("\n") || s.contains("\t") ? s.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ") : s
+        guard width > 0 else { return "" }
+        guard flat.unicodeScalars.count > width else { return flat }
+        return String(String.UnicodeScalarView(flat.unicodeScalars.prefix(width - 1))) + "…"
+    }
+
+    /// Pads (visible width) to `width` with spaces.
+    static func pad(_ s: String, _ width: Int) -> String {
+        let w = self.width(s)
+        return w >= width ? s : s + String(repeating: " ", count: width - w)
+    }
+}
+
+extension String {
+    fileprivate func replacingOccurrences(of a: String, with b: String) -> String {
+        split(separator: Character(a), omittingEmptySubsequences: false).joined(separator: b)
+    }
+}

@@ -1,0 +1,60 @@
+public import StrataDomain
+
+/// The diff screen: items added, removed and changed between two points.
+@MainActor
+public final class CollectionDiffViewModel {
+    public struct State: Sendable, Equatable {
+        public var source: String
+        public var from: String?
+        public var to: String?
+        public var ignoring: [String] = []
+        public var content: Loadable<DiffViewData>
+    }
+
+    public enum Command: Sendable, Equatable {
+        /// `to` nil: now.
+        case compare(from: String, to: String?, ignoring: [String])
+    }
+
+    private let diff: DiffCollection
+    private let sources: any SourceRepository
+    private let store: StateStore<State>
+
+    public init(source: String, diff: DiffCollection, sources: any SourceRepository) {
+        self.diff = diff
+        self.sources = sources
+        store = StateStore(State(source: source, content: .idle))
+    }
+
+    public var state: State { store.value }
+    public func updates() -> AsyncStream<State> { store.updates() }
+
+    public func send(_ command: Command) async {
+        var s = state
+        guard case let .compare(from, to, ignoring) = command else { return }
+        s.from = from; s.to = to; s.ignoring = ignoring
+        let previous = s.content.value
+        s.content = .loading(previous: previous)
+        store.set(s)
+        do {
+            guard let a = PointInTime(text: from) else {
+                throw PresentableError(kind: .invalidInput, message: "--from '\(from)' is neither a seq nor an ISO 8601 date")
+            }
+            var b = PointInTime.now
+            if let to {
+                guard let p = PointInTime(text: to) else {
+                    throw PresentableError(kind: .invalidInput, message: "--to '\(to)' is neither a seq nor an ISO 8601 date")
+                }
+                b = p
+            }
+            let result = try await diff(source: s.source, from: a, to: b, ignoring: ignoring)
+            let source = try await sources.source(named: s.source)
+            s = state
+            s.content = .loaded(DiffViewData(source: source, diff: result))
+        } catch {
+            s = state
+            s.content = .failed(PresentableError(error), previous: previous)
+        }
+        store.set(s)
+    }
+}

@@ -1,0 +1,75 @@
+public import StrataDomain
+
+/// The detail screen: downloads the item's detail into the store (unless offline or reading as
+/// of a point), then shows it from the store. A failed download keeps the stored detail.
+@MainActor
+public final class ItemDetailViewModel {
+    public struct State: Sendable, Equatable {
+        public var source: String
+        public var id: String?
+        public var asOf: String?
+        public var offline = false
+        /// The detail is being downloaded (show a spinner).
+        public var isDownloading = false
+        public var content: Loadable<ItemDetailViewData>
+    }
+
+    public enum Command: Sendable, Equatable {
+        case open(id: String, asOf: String?, offline: Bool)
+        case reload
+    }
+
+    private let loadDetail: LoadItemDetail
+    private let items: any ItemRepository
+    private let thumbnails: ThumbnailSettings?
+    private let store: StateStore<State>
+
+    public init(source: String, loadDetail: LoadItemDetail, items: any ItemRepository, thumbnails: ThumbnailSettings? = nil) {
+        self.loadDetail = loadDetail
+        self.items = items
+        self.thumbnails = thumbnails
+        store = StateStore(State(source: source, content: .idle))
+    }
+
+    public var state: State { store.value }
+    public func updates() -> AsyncStream<State> { store.updates() }
+
+    public func send(_ command: Command) async {
+        var s = state
+        switch command {
+        case let .open(id, asOf, offline):
+            s.id = id; s.asOf = asOf; s.offline = offline
+        case .reload:
+            guard s.id != nil else { return }
+        }
+        guard let id = s.id else { return }
+        let previous = s.content.value
+        var point = PointInTime.now
+        if let a = s.asOf {
+            guard let p = PointInTime(text: a) else {
+                s.content = .failed(PresentableError(kind: .invalidInput, message: "--as-of '\(a)' is neither a seq nor an ISO 8601 date"), previous: previous)
+                store.set(s)
+                return
+            }
+            point = p
+        }
+        s.isDownloading = point == .now && !s.offline
+        s.content = .loading(previous: previous)
+        store.set(s)
+        do {
+            let r = try await loadDetail(source: s.source, id: id, at: point, offline: s.offline)
+            var data = ItemDetailViewData(source: r.source, item: r.item, asOf: point == .now ? nil : r.item.changedSeq,
+                                          refreshError: r.refreshError?.message)
+            if case .seq(let seq) = point { data.asOf = "seq \(seq)" } else if let a = s.asOf { data.asOf = a }
+            data.thumbnail = await thumbnail(for: r.item, settings: thumbnails, items: items)
+            s = state
+            s.isDownloading = false
+            s.content = .loaded(data)
+        } catch {
+            s = state
+            s.isDownloading = false
+            s.content = .failed(PresentableError(error), previous: previous)
+        }
+        store.set(s)
+    }
+}

@@ -1,0 +1,264 @@
+import ArgumentParser
+import Foundation
+import StrataApp
+import StrataDomain
+import StrataJSON
+import StrataPresentation
+
+/// `--as-of` validated at parse time: a seq or an ISO 8601 date/time.
+struct PointArgument: ExpressibleByArgument {
+    var text: String
+    init?(argument: String) {
+        guard PointInTime(text: argument) != nil else { return nil }
+        text = argument
+    }
+    static var defaultValueDescription: String { "SEQ|DATE" }
+}
+
+struct ListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List a source's items from the store (never the network).",
+        discussion: """
+        --where on a field declared with `source add --index` uses the index (current reads);
+        other filters, --search and --sort scan the source. Values compare as text.
+
+        Examples:
+          strata list cars
+          strata list cars --where make=Toyota --sort -price --limit 10
+          strata list cars --search corolla --format csv
+          strata list cars --as-of 2026-01-31T00:00:00Z --format json
+        """
+    )
+    @OptionGroup var location: StoreLocation
+    @Argument(help: "The source name.") var name: String
+    @Option(name: .customLong("where"), help: ArgumentHelp("Only items whose field equals a value (repeatable).", valueName: "path=value"))
+    var wheres: [String] = []
+    @Option(help: "Only items whose id, title, subtitle or fields contain this text (any case).") var search: String?
+    @Option(help: ArgumentHelp("Order by a field; prefix - for descending.", valueName: "path")) var sort: String?
+    @Option(help: "At most this many items.") var limit: Int?
+    @Option(help: "Skip this many items first.") var offset = 0
+    @Option(help: "Read as of a seq or an ISO 8601 date.") var asOf: PointArgument?
+    @Flag(help: "Fetch the source (list only) before listing; a failure keeps the stored list.") var refresh = false
+    @Option(help: "table, json, ndjson or csv.") var format: ViewFormat = .table
+
+    func validate() throws {
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        guard offset >= 0 else { throw ValidationError("--offset must not be negative") }
+        for w in wheres where !w.contains("=") || w.hasPrefix("=") { throw ValidationError("--where '\(w)' must look like PATH=VALUE, e.g. make=Toyota") }
+        if refresh && asOf != nil { throw ValidationError("--refresh and --as-of do not go together") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let screen = Screen()
+            let app = try await location.app(screen: screen) { if format != .table { $0.thumbnails = nil } }
+            let filter = FilterViewData(wheres: wheres, search: search, sort: sort, limit: limit, offset: offset, asOf: asOf?.text)
+            if format == .json || format == .ndjson {
+                if refresh { _ = try? await app.useCases.refresh(name) }
+                let result: QueryItems.Result
+                do { result = try await app.useCases.query(try ItemQuery(source: name, filter: filter)) } catch { throw PresentableError(error).cli }
+                emit(result.page.items.map(JSONValue.init(item:)), as: format == .json ? .json : .ndjson)
+                return
+            }
+            try await MainActor.run {} // view models live on the main actor
+            let state = try await loadList(app: app, filter: filter)
+            guard case .loaded(let list) = state.content else {
+                throw (state.content.error ?? PresentableError(kind: .storage, message: "the list did not load")).cli
+            }
+            if format == .csv { FileHandle.standardOutput.write(Data(CSVRenderer().render(list).utf8)); return }
+            screen.page(ItemListRenderer(options: screen.options).render(list, refreshMessage: state.refreshMessage))
+            if let m = state.refreshMessage, m.contains("failed") { warn("Error: \(m)"); throw ExitCode.failure }
+        }
+    }
+
+    @MainActor
+    private func loadList(app: StrataApp, filter: FilterViewData) async throws -> ItemListViewModel.State {
+        let vm = app.viewModels.itemList(source: name, filter: filter)
+        if refresh {
+            let spinner = Spinner("fetching \(name)")
+            spinner.start()
+            await vm.send(.refresh(details: false, images: false))
+            spinner.stop()
+        } else {
+            await vm.send(.load)
+        }
+        return vm.state
+    }
+}
+
+struct ShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Show one item in full, downloading its detail first.",
+        discussion: """
+        Without --as-of and --offline the item's detail is downloaded into the store first (a
+        failure is reported on stderr, the stored detail is shown, and the exit code is 1).
+        With --as-of the network is never touched. Long output goes through $PAGER on a terminal.
+
+        Examples:
+          strata show cars 42
+          strata show cars 42 --offline --format json
+          strata show cars 42 --as-of 17
+        """
+    )
+    @OptionGroup var location: StoreLocation
+    @Argument(help: "The source name.") var name: String
+    @Argument(help: "The item's id.") var id: String
+    @Option(help: "Read as of a seq or an ISO 8601 date (never downloads).") var asOf: PointArgument?
+    @Flag(help: "Do not download; show what is stored.") var offline = false
+    @Option(help: "table or json.") var format: ViewFormat = .table
+
+    func validate() throws {
+        guard format == .table || format == .json else { throw ValidationError("--format must be table or json for show") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let screen = Screen()
+            let app = try await location.app(screen: screen) { if format != .table { $0.thumbnails = nil } }
+            if format == .json {
+                let spinner = Spinner("downloading \(id)")
+                spinner.start()
+                let result: LoadItemDetail.Result
+                do {
+                    result = try await app.useCases.loadDetail(source: name, id: id, at: asOf.flatMap { PointInTime(text: $0.text) } ?? .now, offline: offline)
+                } catch { spinner.stop(); throw PresentableError(error).cli }
+                spinner.stop()
+                emit(JSONValue(item: result.item).prettyString)
+                if let e = result.refreshError { warn("Error: could not download the detail: \(e.message); showed the stored one"); throw ExitCode.failure }
+                return
+            }
+            let state = await open(app: app)
+            guard case .loaded(let detail) = state.content else {
+                throw (state.content.error ?? PresentableError(kind: .storage, message: "the item did not load")).cli
+            }
+            screen.page(ItemDetailRenderer(options: screen.options).render(detail))
+            if let e = detail.refreshError { warn("Error: could not download the detail: \(e); showed the stored one"); throw ExitCode.failure }
+        }
+    }
+
+    @MainActor
+    private func open(app: StrataApp) async -> ItemDetailViewModel.State {
+        let vm = app.viewModels.itemDetail(source: name)
+        let spinner = Spinner("downloading \(id)")
+        let watcher = Task { @MainActor in
+            for await s in vm.updates() {
+                if s.isDownloading && s.content.isLoading { spinner.start() } else { spinner.stop() }
+            }
+        }
+        await vm.send(.open(id: id, asOf: asOf?.text, offline: offline))
+        watcher.cancel()
+        spinner.stop()
+        return vm.state
+    }
+}
+
+struct HistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "Every version of an item, with field-level changes.",
+        discussion: """
+        Each version shows its seq, time, the fetch run that saw it and what changed (old → new),
+        removals and reappearances included. --as-of cuts the history at a point.
+
+        Examples:
+          strata history cars 42
+          strata history cars 42 --ignore updated_at --format json
+        """
+    )
+    @OptionGroup var location: StoreLocation
+    @Argument(help: "The source name.") var name: String
+    @Argument(help: "The item's id.") var id: String
+    @Option(help: ArgumentHelp("Hide changes to this field (repeatable).", valueName: "path")) var ignore: [String] = []
+    @Option(help: "Only versions up to this seq or ISO 8601 date.") var asOf: PointArgument?
+    @Option(help: "table, json or ndjson.") var format: ViewFormat = .table
+
+    func validate() throws {
+        guard format != .csv else { throw ValidationError("--format must be table, json or ndjson for history") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let screen = Screen()
+            let app = try await location.app(screen: screen) { $0.thumbnails = nil }
+            if format != .table {
+                let result: GetItemHistory.Result
+                do {
+                    result = try await app.useCases.history(source: name, id: id, upTo: asOf.flatMap { PointInTime(text: $0.text) } ?? .now, ignoring: ignore)
+                } catch { throw PresentableError(error).cli }
+                emit(result.versions.map(JSONValue.init(version:)), as: format == .json ? .json : .ndjson)
+                return
+            }
+            let state = await load(app: app)
+            guard case .loaded(let history) = state.content else {
+                throw (state.content.error ?? PresentableError(kind: .storage, message: "the history did not load")).cli
+            }
+            screen.page(HistoryRenderer(options: screen.options).render(history))
+        }
+    }
+
+    @MainActor
+    private func load(app: StrataApp) async -> ItemHistoryViewModel.State {
+        let vm = app.viewModels.itemHistory(source: name)
+        await vm.send(.load(id: id, upTo: asOf?.text, ignoring: ignore))
+        return vm.state
+    }
+}
+
+struct DiffCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "diff",
+        abstract: "Items added, removed and changed between two points.",
+        discussion: """
+        Examples:
+          strata diff cars --from 5 --to 40
+          strata diff cars --from 2026-01-01 --format json
+        """
+    )
+    @OptionGroup var location: StoreLocation
+    @Argument(help: "The source name.") var name: String
+    @Option(help: "The earlier point: a seq or an ISO 8601 date.") var from: PointArgument
+    @Option(help: "The later point (default: now).") var to: PointArgument?
+    @Option(help: ArgumentHelp("Hide changes to this field (repeatable).", valueName: "path")) var ignore: [String] = []
+    @Option(help: "table, json or ndjson.") var format: ViewFormat = .table
+
+    func validate() throws {
+        guard format != .csv else { throw ValidationError("--format must be table, json or ndjson for diff") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let screen = Screen()
+            let app = try await location.app(screen: screen) { $0.thumbnails = nil }
+            if format != .table {
+                let diff: CollectionDiff
+                do {
+                    diff = try await app.useCases.diff(source: name, from: PointInTime(text: from.text)!,
+                                                       to: to.flatMap { PointInTime(text: $0.text) } ?? .now, ignoring: ignore)
+                } catch { throw PresentableError(error).cli }
+                if format == .json {
+                    emit(JSONValue.object([
+                        "source": .string(diff.source), "fromSeq": .number(String(diff.fromSeq)), "toSeq": .number(String(diff.toSeq)),
+                        "items": .array(diff.items.map(JSONValue.init(diff:))),
+                    ]).prettyString)
+                } else {
+                    emit(diff.items.map(JSONValue.init(diff:)), as: .ndjson)
+                }
+                return
+            }
+            let state = await load(app: app)
+            guard case .loaded(let diff) = state.content else {
+                throw (state.content.error ?? PresentableError(kind: .storage, message: "the diff did not load")).cli
+            }
+            screen.page(DiffRenderer(options: screen.options).render(diff))
+        }
+    }
+
+    @MainActor
+    private func load(app: StrataApp) async -> CollectionDiffViewModel.State {
+        let vm = app.viewModels.collectionDiff(source: name)
+        await vm.send(.compare(from: from.text, to: to?.text, ignoring: ignore))
+        return vm.state
+    }
+}

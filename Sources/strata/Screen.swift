@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import StrataApp
+import StrataPresentation
+import TerminalImages
+
+/// What the terminal can show: width, colour, thumbnails; and where long output goes.
+struct Screen {
+    let isTTY = Terminal.isTTY
+    let environment = ProcessInfo.processInfo.environment
+
+    /// Colour only on a terminal, never with `NO_COLOR` set or a dumb terminal.
+    var color: Bool {
+        isTTY && (environment["NO_COLOR"] ?? "").isEmpty && !["", "dumb"].contains(environment["TERM"] ?? "")
+    }
+
+    var width: Int { Terminal.width }
+
+    var options: RenderOptions { RenderOptions(width: width, color: color) }
+
+    /// Thumbnails where colour is on (the same rules), in the terminal's colour depth.
+    var thumbnailMode: Thumbnailer.ColorMode? {
+        color ? Thumbnailer.ColorMode(environment: environment) : nil
+    }
+
+    /// Writes `text` to stdout, through the user's pager (`$PAGER`, else `less -FRX`) when on a
+    /// terminal and taller than it.
+    func page(_ text: String) {
+        var ws = winsize()
+        let rows = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &ws) == 0 && ws.ws_row > 0 ? Int(ws.ws_row) : 0
+        let lines = text.reduce(0) { $1 == "\n" ? $0 + 1 : $0 }
+        guard isTTY, rows > 0, lines >= rows, environment["STRATA_NO_PAGER"] == nil else { emit(text); return }
+        let pager = (environment["PAGER"].flatMap { $0.isEmpty ? nil : $0 }) ?? "less -FRX"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", pager]
+        let pipe = Pipe()
+        process.standardInput = pipe
+        do {
+            try process.run()
+            pipe.fileHandleForWriting.write(Data(text.utf8))
+            try? pipe.fileHandleForWriting.close()
+            process.waitUntilExit()
+        } catch {
+            emit(text)
+        }
+    }
+}
+
+/// A spinner on stderr while something downloads (only when stderr is a terminal).
+final class Spinner: @unchecked Sendable {
+    private let label: String
+    private var task: Task<Void, Never>?
+    private let enabled = isatty(STDERR_FILENO) == 1
+
+    init(_ label: String) { self.label = label }
+
+    func start() {
+        guard enabled, task == nil else { return }
+        let label = label
+        task = Task.detached {
+            let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+            var i = 0
+            while !Task.isCancelled {
+                FileHandle.standardError.write(Data("\r\(frames[i % frames.count]) \(label)\u{1B}[K".utf8))
+                i += 1
+                try? await Task.sleep(for: .milliseconds(80))
+            }
+        }
+    }
+
+    func stop() {
+        guard let task else { return }
+        task.cancel()
+        self.task = nil
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}
+
+/// Output formats of the item screens.
+enum ViewFormat: String, ExpressibleByArgument, CaseIterable {
+    case table, json, ndjson, csv
+}
+
+extension StoreLocation {
+    /// Opens the store and assembles the app once (the composition root).
+    func app(screen: Screen, configure: (inout AppConfiguration) -> Void = { _ in }) async throws -> StrataApp {
+        let store = try await open()
+        var configuration = AppConfiguration(userAgent: "Strata/\(Strata.version)", logger: logger())
+        configuration.thumbnails = screen.thumbnailMode
+        configure(&configuration)
+        return StrataApp(store: store, configuration: configuration)
+    }
+}
+
+extension PresentableError {
+    /// The error as the CLI reports it: one line, with an exit code by kind.
+    var cli: CLIError {
+        switch kind {
+        case .notFound: CLIError(message, exit: ExitCodes.notFound)
+        case .invalidInput: CLIError(message, exit: ExitCode.validationFailure)
+        case .network, .storage: CLIError(message)
+        }
+    }
+}
+
+/// Writes one line to stderr.
+func warn(_ text: String) {
+    FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+}
