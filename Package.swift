@@ -118,7 +118,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "StrataDomainTests", dependencies: ["StrataDomain", "StrataData", "EventStore", "FixtureServer"], swiftSettings: strictSettings),
-        .testTarget(name: "StrataPresentationTests", dependencies: ["StrataPresentation", "StrataDomain"], swiftSettings: strictSettings),
+        .testTarget(name: "StrataPresentationTests", dependencies: ["StrataPresentation", "StrataDomain", "StrataJSON"], swiftSettings: strictSettings),
         .testTarget(
             name: "StrataAppTests",
             dependencies: ["StrataApp", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "StrataData", .product(name: "Swinject", package: "Swinject")],

@@ -98,8 +98,7 @@ extension VersionViewData {
 
 extension HistoryViewData {
     public init(source: Source, id: String, versions: [ItemVersion]) {
-        let last = versions.last?.document
-        let title = source.titlePath.flatMap { last?.value(atPath: $0)?.shortText } ?? id
+        let title = source.titlePath.flatMap { path in versions.reversed().lazy.compactMap { $0.document.value(atPath: path)?.shortText }.first } ?? id
         self.init(source: SourceViewData(source: source), id: id, title: title, versions: versions.map(VersionViewData.init(version:)))
     }
 }

@@ -5,10 +5,13 @@ public struct HistoryRenderer: Sendable {
 
     public func render(_ h: HistoryViewData) -> String {
         var lines = [options.bold(TextCell.fit("\(h.title)  (\(h.source.name)/\(h.id)) · \(h.versions.count) version\(h.versions.count == 1 ? "" : "s")", options.width))]
+        let versionWidth = h.versions.map { "v\($0.version)".count }.max() ?? 2
+        let seqWidth = h.versions.map { "seq \($0.seq)".count }.max() ?? 5
         for v in h.versions {
+            let number = TextCell.pad("v\(v.version)", versionWidth), seq = TextCell.pad("seq \(v.seq)", seqWidth)
             let head = options.isNarrow
-                ? "v\(v.version)  seq \(v.seq)  \(v.kind)\n    \(v.time)"
-                : "v\(v.version)  seq \(v.seq)  \(v.time)  \(TextCell.pad(v.kind, 10))  run \(v.run)"
+                ? "\(number)  \(seq)  \(v.kind)\n    \(v.time)"
+                : "\(number)  \(seq)  \(v.time)  \(TextCell.pad(v.kind, 10))  run \(v.run)"
             let colored = v.kind == "removed" ? options.red(head) : (v.kind == "added" || v.kind == "reappeared" ? options.green(head) : head)
             lines.append(TableLayout.trimTrailing(colored))
             for c in v.changes {

@@ -17,17 +17,19 @@ public struct ItemDetailRenderer: Sendable {
         if options.isNarrow {
             for f in d.fields {
                 lines.append(options.cyan(TextCell.fit(f.label, options.width)))
-                lines.append("  " + TextCell.fit(f.value, options.width - 2))
+                lines += TextCell.wrap(f.value, options.width - 2).map { "  " + $0 }
             }
         } else {
             let labelWidth = min(40, d.fields.map { $0.label.unicodeScalars.count }.max() ?? 5)
             for f in d.fields {
                 let label = TextCell.pad(TextCell.fit(f.label, labelWidth), labelWidth)
-                lines.append(options.cyan(label) + "  " + TextCell.fit(f.value, options.width - labelWidth - 2))
+                let value = TextCell.wrap(f.value, options.width - labelWidth - 2)
+                lines.append(options.cyan(label) + "  " + value[0])
+                lines += value.dropFirst().map { String(repeating: " ", count: labelWidth + 2) + $0 }
             }
         }
         lines.append("")
-        if let e = d.refreshError { lines.append(options.yellow("could not download the detail (\(e)); showing the stored one")) }
+        if let e = d.refreshError { lines.append(options.message("could not download the detail (\(e)); showing the stored one", options.yellow)) }
         lines.append(options.staleness(d.source))
         return lines.map(TableLayout.trimTrailing).joined(separator: "\n") + "\n"
     }

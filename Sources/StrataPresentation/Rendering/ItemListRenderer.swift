@@ -13,8 +13,8 @@ public struct ItemListRenderer: Sendable {
         } else {
             lines += table(list)
         }
-        lines.append(options.dim(footer(list)))
-        if let refreshMessage { lines.append(refreshMessage.contains("failed") ? options.red(refreshMessage) : options.dim(refreshMessage)) }
+        lines.append(options.message(footer(list), options.dim))
+        if let refreshMessage { lines.append(options.message(refreshMessage, refreshMessage.contains("failed") ? options.red : options.dim)) }
         lines.append(options.staleness(list.source))
         return lines.joined(separator: "\n") + "\n"
     }
@@ -53,7 +53,7 @@ public struct ItemListRenderer: Sendable {
         for (r, row) in list.rows.enumerated() {
             let text = TableLayout.line(columns.map { $0.cells[r] }, widths)
             let styled = row.isRemoved ? options.red(text) : text
-            guard let thumb = row.thumbnail, let tw = thumbWidth else { out.append(styled); continue }
+            guard let thumb = row.thumbnail, let tw = thumbWidth else { out.append(pad + styled); continue }
             for (i, t) in thumb.enumerated() {
                 out.append(TextCell.pad(t, tw) + "  " + (i == 0 ? styled : ""))
             }

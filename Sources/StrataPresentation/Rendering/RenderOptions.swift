@@ -31,10 +31,16 @@ public struct RenderOptions: Sendable, Hashable {
         }
     }
 
-    /// The staleness line: dim when fresh, red when the last fetch failed.
+    /// The staleness line(s), wrapped to the width: dim when fresh, red when the last fetch failed.
     func staleness(_ s: SourceViewData) -> String {
-        if case .failed = s.freshness { return red(s.stalenessText) }
-        return dim(s.stalenessText)
+        let lines = TextCell.wrap(s.stalenessText, width)
+        if case .failed = s.freshness { return lines.map(red).joined(separator: "\n") }
+        return lines.map(dim).joined(separator: "\n")
+    }
+
+    /// A message wrapped to the width, each line styled.
+    func message(_ text: String, _ style: (String) -> String) -> String {
+        TextCell.wrap(text, width).map(style).joined(separator: "\n")
     }
 }
 
@@ -58,6 +64,25 @@ enum TextCell {
         guard width > 0 else { return "" }
         guard flat.unicodeScalars.count > width else { return flat }
         return String(String.UnicodeScalarView(flat.unicodeScalars.prefix(width - 1))) + "…"
+    }
+
+    /// Word-wraps plain text to `width`, continuation lines indented by two spaces; words
+    /// longer than a line are cut.
+    static func wrap(_ text: String, _ width: Int) -> [String] {
+        var lines: [String] = []
+        var current = ""
+        for word in text.split(separator: " ", omittingEmptySubsequences: true).map(String.init) {
+            let room = width - (lines.isEmpty ? 0 : 2)
+            let candidate = current.isEmpty ? word : current + " " + word
+            if candidate.unicodeScalars.count <= room {
+                current = candidate
+            } else {
+                if !current.isEmpty { lines.append(current) }
+                current = fit(word, width - 2)
+            }
+        }
+        if !current.isEmpty || lines.isEmpty { lines.append(current) }
+        return lines.enumerated().map { $0.offset == 0 ? $0.element : "  " + $0.element }
     }
 
     /// Pads (visible width) to `width` with spaces.

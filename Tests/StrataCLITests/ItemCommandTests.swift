@@ -1,0 +1,173 @@
+import FixtureServer
+import Foundation
+import Testing
+
+private let fixturesRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    while url.path != "/" {
+        url.deleteLastPathComponent()
+        if FileManager.default.fileExists(atPath: url.appendingPathComponent("fixtures/cars").path) { return url.appendingPathComponent("fixtures").path }
+    }
+    return "fixtures"
+}()
+
+/// The built binary against the fixture server: list, show, history, diff and as-of, their
+/// JSON shapes, exit codes and stderr.
+@Suite(.serialized) struct ItemCommandTests {
+    /// A store with the cars source fetched at v1, v2 and v3 (details and images); returns the
+    /// server (at v3), the store and the seq of each fetch's `FetchCompleted`.
+    func fetchedCars() async throws -> (FixtureServer, String, [Int]) {
+        let server = FixtureServer(root: fixturesRoot)
+        try await server.start()
+        let store = makeStoreDir()
+        let add = try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
+                                    "--title", "model", "--subtitle", "make", "--image", "image", "--page-param", "page", "--page-size", "10",
+                                    "--index", "make,model", "--detail-url", server.baseURL + "/cars/offers/{id}"], store: store)
+        #expect(add.status == 0, "\(add.stderr)")
+        for v in 1...3 {
+            server.version = v
+            let f = try await strata(["fetch", "cars", "--details", "--images"], store: store)
+            #expect(f.status == 0, "\(f.stderr)")
+        }
+        let runs = try jsonObject(try await strata(["log", "--type", "FetchCompleted", "--oldest-first", "--format", "json"], store: store).stdout) as! [[String: Any]]
+        return (server, store, runs.map { $0["seq"] as! Int })
+    }
+
+    @Test func listTableJsonCsvFiltersAndAsOf() async throws {
+        let (server, store, runs) = try await fetchedCars()
+        defer { Task { await server.stop() } }
+        let table = try await strata(["list", "cars"], store: store)
+        #expect(table.status == 0 && table.stderr.isEmpty)
+        let lines = table.stdout.split(separator: "\n")
+        #expect(lines[0].hasPrefix("ID  TITLE") && lines[0].contains("MAKE") && lines[0].contains("IMAGE"))
+        #expect(lines.contains { $0 == "25 items" })
+        #expect(lines.last?.hasPrefix("cars: last fetched ") == true && lines.last?.hasSuffix("(seq \(runs[2]))") == true)
+        #expect(table.stdout.contains(server.baseURL + "/cars/images/3.png"))
+
+        let json = try await strata(["list", "cars", "--where", "make=Toyota", "--sort", "price", "--format", "json"], store: store)
+        let rows = try jsonObject(json.stdout) as! [[String: Any]]
+        #expect(!rows.isEmpty)
+        #expect(Set(rows[0].keys) == ["source", "id", "title", "subtitle", "fields", "imageURL", "image", "version", "firstSeq", "changedSeq", "removed", "document", "detail"])
+        #expect(rows.allSatisfy { ($0["fields"] as! [String: String])["make"] == "Toyota" })
+        let prices = rows.map { ($0["document"] as! [String: Any])["price"] as! Int }
+        #expect(prices == prices.sorted())
+        #expect((rows[0]["image"] as? [String: Any])?["contentType"] as? String == "image/png")
+
+        let asOf = try await strata(["list", "cars", "--as-of", String(runs[0]), "--format", "ndjson"], store: store)
+        #expect(asOf.stdout.split(separator: "\n").count == 24)
+        let asOfTable = try await strata(["list", "cars", "--as-of", String(runs[0]), "--limit", "3", "--offset", "3"], store: store)
+        #expect(asOfTable.stdout.contains("4–6 of 24 · as of seq \(runs[0])"))
+        let search = try await strata(["list", "cars", "--search", "RAV4", "--format", "csv"], store: store)
+        let csv = search.stdout.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        #expect(csv[0] == "id,title,subtitle,make,model,image,removed" && csv.count > 1 && csv.dropFirst().allSatisfy { $0.contains(",RAV4,") })
+        let narrow = try await offPool { try runWith(env: ["COLUMNS": "60"], ["list", "cars", "--limit", "2"], store: store) }
+        #expect(narrow.stdout.split(separator: "\n").allSatisfy { $0.count <= 60 } && !narrow.stdout.contains("ID  TITLE"))
+    }
+
+    @Test func showDownloadsFailsSoftlyAndReadsAsOf() async throws {
+        let (server, store, runs) = try await fetchedCars()
+        defer { Task { await server.stop() } }
+        let before = server.requests(to: "/cars/offers/3")
+        let show = try await strata(["show", "cars", "3"], store: store)
+        #expect(show.status == 0 && show.stderr.isEmpty)
+        #expect(server.requests(to: "/cars/offers/3") == before + 1)
+        #expect(show.stdout.hasPrefix("RAV4  (cars/3)") && show.stdout.contains("seller.city") && show.stdout.contains("Wien"))
+        let json = try jsonObject(try await strata(["show", "cars", "3", "--offline", "--format", "json"], store: store).stdout) as! [String: Any]
+        #expect((json["detail"] as? [String: Any])?["specs"] != nil && json["version"] as? Int == 3)
+
+        server.setFault(.serverError, for: "/cars/offers/3")
+        let failed = try await strata(["show", "cars", "3"], store: store)
+        #expect(failed.status == 1)
+        #expect(failed.stdout.contains("seller.city"))  // the stored detail, still shown
+        #expect(failed.stderr.hasPrefix("Error: could not download the detail: HTTP 500"))
+        let log = try await strata(["log", "--type", "FetchFailed", "--limit", "1", "--format", "json"], store: store)
+        #expect(log.stdout.contains("\"stage\": \"detail\""))
+
+        let requests = server.requests(to: "/cars/offers/3")
+        // As of the v2 list the detail stored was v1's (details follow their list): Gent, not Wien.
+        let old = try await strata(["show", "cars", "3", "--as-of", String(runs[1])], store: store)
+        #expect(old.status == 0 && server.requests(to: "/cars/offers/3") == requests)
+        #expect(old.stdout.contains("as of seq \(runs[1])") && old.stdout.contains("Gent") && !old.stdout.contains("Wien"))
+        let beforeDetails = try await strata(["show", "cars", "3", "--as-of", String(runs[0])], store: store)
+        #expect(beforeDetails.status == 0 && !beforeDetails.stdout.contains("seller.city"))
+        let missing = try await strata(["show", "cars", "999", "--offline"], store: store)
+        #expect(missing.status == 3 && missing.stderr.hasPrefix("Error: no item 999 in cars"))
+    }
+
+    @Test func historyAndDiff() async throws {
+        let (server, store, runs) = try await fetchedCars()
+        defer { Task { await server.stop() } }
+        let h = try await strata(["history", "cars", "9"], store: store)
+        #expect(h.status == 0)
+        let kinds = h.stdout.split(separator: "\n").compactMap { line in ["added", "removed", "reappeared", "changed"].first { line.hasPrefix("v") && line.contains("  \($0)") } }
+        #expect(kinds == ["added", "removed", "reappeared"])
+        #expect(h.stdout.contains("~ /price:"))
+        let json = try jsonObject(try await strata(["history", "cars", "3", "--format", "json"], store: store).stdout) as! [[String: Any]]
+        #expect(json.map { $0["kind"] as! String } == ["added", "changed", "changed"])
+        #expect(Set(json[1].keys) == ["version", "seq", "recordedAt", "kind", "run", "eventType", "changes", "document"])
+        let change = (json[1]["changes"] as! [[String: Any]])[0]
+        #expect(change["path"] as? String == "/price" && change["kind"] as? String == "replaced" && change["old"] is Int && change["new"] is Int)
+        let ignored = try jsonObject(try await strata(["history", "cars", "3", "--ignore", "price", "--ignore", "rating", "--format", "json"], store: store).stdout) as! [Any]
+        #expect(ignored.count == 1)
+        let cut = try jsonObject(try await strata(["history", "cars", "9", "--as-of", String(runs[1]), "--format", "json"], store: store).stdout) as! [Any]
+        #expect(cut.count == 2)
+
+        let diff = try await strata(["diff", "cars", "--from", String(runs[0]), "--to", String(runs[1])], store: store)
+        #expect(diff.stdout.hasPrefix("cars: seq \(runs[0]) → \(runs[1]): 3 added, 4 changed, 2 removed, 0 reappeared"))
+        let dj = try jsonObject(try await strata(["diff", "cars", "--from", String(runs[0]), "--format", "json"], store: store).stdout) as! [String: Any]
+        #expect(Set(dj.keys) == ["source", "fromSeq", "toSeq", "items"])
+        let items = dj["items"] as! [[String: Any]]
+        #expect(Set(items[0].keys) == ["id", "title", "kind", "changes"])
+        let backwards = try await strata(["diff", "cars", "--from", String(runs[1]), "--to", String(runs[0])], store: store)
+        #expect(backwards.status == 64 && backwards.stderr.contains("swap them"))
+    }
+
+    @Test func errorsAndExitCodes() async throws {
+        let (server, store, _) = try await fetchedCars()
+        let unknown = try await strata(["list", "boats"], store: store)
+        #expect(unknown.status == 3 && unknown.stderr == "Error: no source named boats; known: cars\n")
+        let badPoint = try await strata(["list", "cars", "--as-of", "last tuesday"], store: store)
+        #expect(badPoint.status == 64)
+        let badWhere = try await strata(["list", "cars", "--where", "make"], store: store)
+        #expect(badWhere.status == 64 && badWhere.stderr.contains("PATH=VALUE"))
+        let future = try await strata(["list", "cars", "--as-of", "999999"], store: store)
+        #expect(future.status == 64 && future.stderr.contains("after the newest event"))
+        let noHistory = try await strata(["history", "cars", "nope"], store: store)
+        #expect(noHistory.status == 3)
+        let log = try await strata(["log", "--limit", "3"], store: store)
+        #expect(log.status == 0 && log.stdout.hasPrefix("SEQ  TIME"))
+        // A refresh against a server that is gone: the stored list, the error on stderr, exit 1.
+        await server.stop()
+        let refresh = try await strata(["list", "cars", "--refresh", "--limit", "2"], store: store)
+        #expect(refresh.status == 1)
+        #expect(refresh.stdout.contains("1–2 of 25") && refresh.stdout.contains("refresh failed"))
+        #expect(refresh.stderr.hasPrefix("Error: refresh failed:"))
+        let stale = try await strata(["list", "cars", "--limit", "1"], store: store)
+        #expect(stale.stdout.contains("cars: last fetch failed"))
+        for command in ["list", "show", "history", "diff"] {
+            let help = try await strata([command, "--help"], store: store)
+            #expect(help.status == 0 && help.stdout.contains("Examples:"))
+        }
+    }
+}
+
+/// Runs `strata` with extra environment variables (blocking; call through `offPool`).
+private func runWith(env extra: [String: String], _ args: [String], store: String) throws -> RunResult {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: strataBinary)
+    p.arguments = args
+    var env = ProcessInfo.processInfo.environment
+    env["STRATA_STORE"] = store
+    env["NO_COLOR"] = "1"
+    for (k, v) in extra { env[k] = v }
+    p.environment = env
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    p.standardInput = FileHandle.nullDevice
+    try p.run()
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return RunResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+}
