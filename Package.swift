@@ -103,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "strata",
             dependencies: [
-                "EventStore", "StrataData", "StrataDomain", "StrataPresentation", "StrataApp",
+                "EventStore", "StrataData", "StrataDomain", "StrataPresentation", "StrataApp", "FixtureServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

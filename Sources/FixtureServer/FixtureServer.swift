@@ -86,7 +86,7 @@ public final class FixtureServer: @unchecked Sendable {
         router.head("**") { request, _ in try await self.respond(request) }
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "fixture-server")
-        logger.logLevel = .error
+        logger.logLevel = .critical  // stopping by cancellation logs errors that are not
         let app = Application(
             router: router,
             configuration: .init(address: .hostname("127.0.0.1", port: requested)),

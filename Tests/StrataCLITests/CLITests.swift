@@ -32,7 +32,7 @@ import Testing
         let lines = nd.stdout.split(separator: "\n")
         #expect(lines.count == 2 && lines[0].hasPrefix("{") && lines[0].contains("\"seq\":1"))
         let table = try await strata(["log"], store: store)
-        #expect(table.stdout.hasPrefix("SEQ  RECORDED"))
+        #expect(table.stdout.hasPrefix("SEQ  TIME  ") && table.stdout.contains("SnapshotRecorded"))
     }
 
     @Test func recordingTheSameIdTwiceChangesNothing() async throws {

@@ -87,3 +87,10 @@ import Testing
         #expect(!c.touches("spec") && !c.touches("price"))
     }
 }
+
+@Suite struct OrderTests {
+    @Test func idsSortNaturally() {
+        let ids = ["10", "b", "2", "a10", "1", "a9", "02"]
+        #expect(ids.sorted(by: Item.idPrecedes) == ["1", "02", "2", "10", "a10", "a9", "b"])
+    }
+}

@@ -34,6 +34,8 @@ public struct LMDBItemRepository: ItemRepository {
         }
         if let sort = query.sort {
             items = items.sorted(by: sort)
+        } else {
+            items.sort { Item.idPrecedes($0.id, $1.id) }
         }
         let total = items.count
         let page = items.dropFirst(query.offset).prefix(query.limit ?? .max)
@@ -55,7 +57,8 @@ public struct LMDBItemRepository: ItemRepository {
         let source = try await sources.source(named: name)
         let a = try await log.resolve(from), b = try await log.resolve(to)
         let entities = a <= b ? try await storage { try await tables.diff(source: name, from: a, to: b) } : []
-        return CollectionDiff(source: name, fromSeq: a, toSeq: b, items: entities.map { ItemDiff(entity: $0, source: source) })
+        let items = entities.map { ItemDiff(entity: $0, source: source) }.sorted { Item.idPrecedes($0.id, $1.id) }
+        return CollectionDiff(source: name, fromSeq: a, toSeq: b, items: items)
     }
 
     public func imageData(_ image: ItemImage) async throws -> [UInt8]? {
@@ -81,6 +84,17 @@ extension JSONValue {
 }
 
 extension Item {
+    /// The order people expect ids in: numeric ids by value (2 before 10) and before other ids,
+    /// which compare by their UTF-8 bytes.
+    public static func idPrecedes(_ a: String, _ b: String) -> Bool {
+        switch (UInt64(a), UInt64(b)) {
+        case let (x?, y?): return x != y ? x < y : a.utf8.lexicographicallyPrecedes(b.utf8)
+        case (.some, nil): return true
+        case (nil, .some): return false
+        case (nil, nil): return a.utf8.lexicographicallyPrecedes(b.utf8)
+        }
+    }
+
     /// Lowercased id, title, subtitle and field values, for `--search`.
     var searchText: String {
         ([id, title] + subtitle + fields.map(\.value)).joined(separator: "\u{1F}").lowercased()
@@ -93,13 +107,13 @@ extension [Item] {
         let keyed = map { ($0, $0.value(atPath: order.path)) }
         return keyed.sorted { a, b in
             switch (a.1, b.1) {
-            case (nil, nil): return a.0.id < b.0.id
+            case (nil, nil): return Item.idPrecedes(a.0.id, b.0.id)
             case (nil, _): return false
             case (_, nil): return true
             case let (x?, y?):
                 if let dx = x.numberValue, let dy = y.numberValue, dx != dy { return order.descending ? dx > dy : dx < dy }
                 let tx = x.filterText, ty = y.filterText
-                if tx == ty { return a.0.id < b.0.id }
+                if tx == ty { return Item.idPrecedes(a.0.id, b.0.id) }
                 return order.descending ? tx > ty : tx < ty
             }
         }.map(\.0)

@@ -1,0 +1,112 @@
+import ArgumentParser
+import FixtureServer
+import Foundation
+
+/// The end-to-end story on the bundled fixture API: define, fetch, list, show, change the API
+/// twice, then history, diff and as-of. The fixture server runs in this process on loopback; each
+/// step runs this same binary as a child process, exactly as a user would type it.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Mirror the bundled used-car fixture API through three versions and show what changed.",
+        discussion: """
+        Uses a new temporary store unless --store is given; the fixture server listens on an
+        ephemeral 127.0.0.1 port for the duration of the demo.
+
+        Example:
+          strata demo --fixtures fixtures
+        """
+    )
+    @Option(help: ArgumentHelp("The store directory (default: a new temporary one, removed afterwards).", valueName: "path"))
+    var store: String?
+    @Option(help: ArgumentHelp("The fixtures directory.", valueName: "path")) var fixtures = "fixtures"
+
+    func validate() throws {
+        guard FileManager.default.fileExists(atPath: fixtures + "/cars") else {
+            throw ValidationError("no fixtures at \(fixtures); run from the repository root or pass --fixtures")
+        }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let server = FixtureServer(root: fixtures)
+            try await server.start()
+            let temporary = store == nil
+            let path = store ?? FileManager.default.temporaryDirectory.appendingPathComponent("strata-demo-\(UUID().uuidString)").path
+            defer { if temporary { try? FileManager.default.removeItem(atPath: path) } }
+            do {
+                try await story(server: server, store: path)
+                await server.stop()
+            } catch {
+                await server.stop()
+                throw error
+            }
+        }
+    }
+
+    private func story(server: FixtureServer, store: String) async throws {
+        let base = server.baseURL
+        say("# The fixture API (used-car offers) is at \(base), serving version 1; the store is \(store).")
+        try await step(store, "source", "add", "cars", "--url", base + "/cars/offers", "--items", "results", "--title", "model",
+                       "--subtitle", "make", "--subtitle", "price", "--image", "image", "--page-param", "page", "--page-size", "10",
+                       "--index", "make,model", "--detail-url", base + "/cars/offers/{id}")
+        try await step(store, "fetch", "cars", "--details", "--images")
+        let first = try await lastFetch(store)
+        try await step(store, "list", "cars", "--limit", "8")
+        try await step(store, "list", "cars", "--where", "make=Toyota", "--sort=-price")
+        try await step(store, "show", "cars", "3")
+        server.version = 2
+        say("\n# The API now serves version 2: prices drop, cars 9 and 17 are sold, three new offers.")
+        try await step(store, "fetch", "cars", "--details", "--images")
+        server.version = 3
+        say("\n# Version 3: car 9 is back, cheaper; car 3 changes price, rating and seller.")
+        try await step(store, "fetch", "cars", "--details", "--images")
+        let last = try await lastFetch(store)
+        try await step(store, "history", "cars", "3")
+        try await step(store, "history", "cars", "9")
+        try await step(store, "diff", "cars", "--from", String(first), "--to", String(last))
+        try await step(store, "list", "cars", "--as-of", String(first), "--limit", "5")
+        try await step(store, "log", "--limit", "8")
+        try await step(store, "verify")
+    }
+
+    /// Prints `$ strata ARGS` and runs it against the demo store; a failing step stops the demo.
+    private func step(_ store: String, _ args: String...) async throws {
+        say("\n$ strata " + args.map { $0.contains(" ") || $0.contains("{") ? "'\($0)'" : $0 }.joined(separator: " "))
+        let status = try await run(args, store: store, capture: false).status
+        guard status == 0 else { throw CLIError("the demo step `strata \(args.joined(separator: " "))` exited with \(status)") }
+    }
+
+    /// The seq of the latest `FetchCompleted`.
+    private func lastFetch(_ store: String) async throws -> UInt64 {
+        let out = try await run(["log", "--type", "FetchCompleted", "--limit", "1", "--format", "ndjson"], store: store, capture: true).output
+        guard let range = out.range(of: #""seq":(\d+)"#, options: .regularExpression),
+              let seq = UInt64(out[range].dropFirst(6)) else { throw CLIError("the demo could not read the last fetch's seq") }
+        return seq
+    }
+
+    private func run(_ args: [String], store: String, capture: Bool) async throws -> (status: Int32, output: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).resolvingSymlinksInPath()
+        if !FileManager.default.isExecutableFile(atPath: p.executableURL!.path) {
+            p.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        }
+        p.arguments = ["--store", store] + args
+        var env = ProcessInfo.processInfo.environment
+        env["STRATA_NO_PAGER"] = "1"
+        p.environment = env
+        let pipe = Pipe()
+        if capture { p.standardOutput = pipe }
+        try p.run()
+        // Wait on a thread of its own, never on the cooperative pool (the server runs there).
+        return try await withCheckedThrowingContinuation { c in
+            Thread {
+                let data = capture ? pipe.fileHandleForReading.readDataToEndOfFile() : Data()
+                p.waitUntilExit()
+                c.resume(returning: (p.terminationStatus, String(decoding: data, as: UTF8.self)))
+            }.start()
+        }
+    }
+
+    private func say(_ text: String) { emit(text) }
+}
