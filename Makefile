@@ -4,7 +4,7 @@ APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev openssl l
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
-.PHONY: deps build test demo bench stress clean
+.PHONY: deps build test demo bench stress coverage clean
 
 ## Install missing Debian packages (as root), or print the command to run.
 deps:
@@ -33,6 +33,16 @@ test: deps
 ## twice, and is read back now, in the past, as history, and verified.
 demo: build
 	$(STRATA) demo --fixtures fixtures
+
+## Line coverage of the Domain and Presentation layers (their own tests and the app's), in a
+## separate build folder so the regular build stays incremental.
+LLVM_COV := $(dir $(realpath $(shell command -v $(SWIFT))))llvm-cov
+coverage: deps
+	$(SWIFT) build --build-tests --enable-code-coverage --scratch-path .build-cov
+	$(SWIFT) test --skip-build --enable-code-coverage --scratch-path .build-cov \
+	  --filter "StrataDomainTests|StrataPresentationTests|StrataAppTests"
+	$(LLVM_COV) report .build-cov/debug/StrataPackageTests.xctest \
+	  -instr-profile=.build-cov/debug/codecov/default.profdata Sources/StrataDomain Sources/StrataPresentation
 
 ## The reliability tests at full scale (the suite runs them at CI scale): 1,000 kills of each
 ## writer kind, 1 M fuzzed bodies, 10,000 tamper trials, a 1 MiB map grown to 2 GiB.
