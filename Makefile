@@ -47,11 +47,29 @@ coverage: deps
 ## The reliability tests at full scale (the suite runs them at CI scale): 1,000 kills of each
 ## writer kind, 1 M fuzzed bodies, 10,000 tamper trials, a 1 MiB map grown to 2 GiB.
 ## Figures: docs/reliability.md.
+STRESS_ENV = STRATA_CRASH_ITERATIONS=1000 STRATA_FETCH_CRASH_ITERATIONS=1000 STRATA_FUZZ_ITERATIONS=1000000 \
+	STRATA_TAMPER_TRIALS=10000 STRATA_MAP_GROWTH_MB=2048
 stress: deps
 	$(SWIFT) build --build-tests
-	STRATA_CRASH_ITERATIONS=1000 STRATA_FETCH_CRASH_ITERATIONS=1000 STRATA_FUZZ_ITERATIONS=1000000 \
-	STRATA_TAMPER_TRIALS=10000 STRATA_MAP_GROWTH_MB=2048 $(SWIFT) test --skip-build \
-	  --filter 'killedWriters|killedFetches|mutatedBodies|everyFlippedByte|aTinyMapGrows'
+	@set -e; log=$$(mktemp); rows=$$(mktemp); failed=0; \
+	for spec in "killedWriters|SIGKILL of an appending process|1,000 kills" \
+	            "killedFetches|SIGKILL of strata fetch and strata import|1,000 kills" \
+	            "mutatedBodies|mutated fixture bodies through the response path|1,000,000 bodies" \
+	            "everyFlippedByte|one flipped bit in a stored envelope or body, then verify|10,000 trials" \
+	            "aTinyMapGrows|a 1 MiB map grown by appends|to 2 GiB"; do \
+	  test=$${spec%%|*}; rest=$${spec#*|}; what=$${rest%%|*}; scale=$${rest#*|}; \
+	  echo "stress: $$test ($$scale)"; start=$$(date +%s); \
+	  if env $(STRESS_ENV) $(SWIFT) test --skip-build --filter "$$test" > $$log 2>&1; then result=held; \
+	  else result="FAILED: $$(grep -m1 -E 'recorded an issue|error' $$log | cut -c1-160)"; failed=1; fi; \
+	  echo "| \`$$test\` | $$what | $$scale | $$result | $$(( $$(date +%s) - start )) s |" >> $$rows; tail -1 $$rows; \
+	done; \
+	{ echo "<!-- stress:begin -->"; \
+	  echo "Last full run: $$(date -u +%Y-%m-%d), commit $$(git rev-parse --short HEAD 2>/dev/null || echo -), $$(nproc) cores, $$($(SWIFT) --version 2>/dev/null | head -1)."; \
+	  echo; echo "| test | what | scale | result | time |"; echo "|---|---|---|---|---|"; cat $$rows; \
+	  echo "<!-- stress:end -->"; } > $$log; \
+	awk -v f=$$log 'BEGIN{while((getline l < f)>0) s=s l "\n"} /<!-- stress:begin -->/{printf "%s", s; skip=1; next} /<!-- stress:end -->/{skip=0; next} !skip' \
+	  docs/reliability.md > $$rows && cp $$rows docs/reliability.md; rm -f $$log $$rows; \
+	echo "figures written to docs/reliability.md"; exit $$failed
 
 ## Benchmarks/ (its own package): Strata's ingest beside the raw-LMDB C floor and a GRDB peer.
 bench: deps

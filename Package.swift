@@ -110,23 +110,31 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // Helpers shared by the test targets (fixtures, temp stores, the fixture server): a target,
+        // not a product.
+        .target(
+            name: "StrataTestSupport",
+            dependencies: ["EventStore", "StrataData", "FixtureServer", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/StrataTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"], swiftSettings: strictSettings),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "LMDB", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
         .testTarget(
             name: "StrataDataTests",
-            dependencies: ["StrataData", "EventStore", "FixtureServer"],
+            dependencies: ["StrataTestSupport", "StrataData", "EventStore", "FixtureServer"],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "StrataDomainTests", dependencies: ["StrataDomain", "StrataData", "EventStore", "FixtureServer"], swiftSettings: strictSettings),
+        .testTarget(name: "StrataDomainTests", dependencies: ["StrataTestSupport", "StrataDomain", "StrataData", "EventStore", "FixtureServer"], swiftSettings: strictSettings),
         .testTarget(name: "StrataPresentationTests", dependencies: ["StrataPresentation", "StrataDomain", "StrataJSON"], swiftSettings: strictSettings),
         .testTarget(
             name: "StrataAppTests",
-            dependencies: ["StrataApp", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "StrataData", .product(name: "Swinject", package: "Swinject")],
+            dependencies: ["StrataTestSupport", "StrataApp", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "StrataData", .product(name: "Swinject", package: "Swinject")],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "StrataCLITests",
-            dependencies: ["strata", "EventStore", "LMDB", "FixtureServer"],
+            dependencies: ["StrataTestSupport", "strata", "EventStore", "LMDB", "FixtureServer"],
             swiftSettings: strictSettings
         ),
     ]

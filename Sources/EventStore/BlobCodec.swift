@@ -3,11 +3,20 @@ import Crypto
 
 /// How payload bodies are stored in the `blobs` database, keyed by SHA-256 of the raw bytes.
 ///
-/// Value layout: `u8 codec (0 raw, 1 zstd) | varint rawSize | bytes`. A body is compressed with
-/// zstd (level 3) when it is at least 128 bytes and compression saves at least 10%.
+/// Value layout: `u8 codec | varint rawSize | bytes`, where codec 0 stores the body as it is and
+/// codec 2 stores `8-byte seal | zstd frame`, the seal being the first 8 bytes of SHA-256 over the
+/// frame. A body is compressed with zstd (level 3) when it is at least 128 bytes and compression
+/// saves at least 10%.
+///
+/// Why the seal: a zstd frame has bits a decoder ignores (the header's unused bit, slack in
+/// entropy tables), so a flipped bit there decodes to the same body and the content hash alone
+/// cannot see it. The seal makes every change of the stored bytes detectable by `verify`.
+/// Codec 1 (zstd without a seal, written by earlier versions) is still read.
 enum BlobCodec {
     static let raw: UInt8 = 0
     static let zstd: UInt8 = 1
+    static let sealedZstd: UInt8 = 2
+    static let sealSize = 8
     static let compressionThreshold = 128
     static let level: Int32 = 3
 
@@ -19,11 +28,12 @@ enum BlobCodec {
         var w = ByteWriter(capacity: body.count + 12)
         if body.count >= compressionThreshold {
             let bound = ZSTD_compressBound(body.count)
-            // Header (codec + size varint) first, then compress straight into the tail.
-            w.u8(zstd)
+            // Header (codec + size varint + seal room) first, then compress straight into the tail.
+            w.u8(sealedZstd)
             w.varint(body.count)
-            let header = w.bytes.count
-            w.bytes.append(contentsOf: repeatElement(0, count: bound))
+            let sealAt = w.bytes.count
+            let header = sealAt + sealSize
+            w.bytes.append(contentsOf: repeatElement(0, count: sealSize + bound))
             let n = w.bytes.withUnsafeMutableBytes { o in
                 body.withUnsafeBytes { i in
                     ZSTD_compressCCtx(context.cctx, o.baseAddress! + header, bound, i.baseAddress, i.count, level)
@@ -31,6 +41,8 @@ enum BlobCodec {
             }
             if ZSTD_isError(n) == 0, n * 10 <= body.count * 9 {
                 w.bytes.removeLast(bound - n)
+                let seal = w.bytes.withUnsafeBytes { Array(SHA256.hash(data: UnsafeRawBufferPointer(rebasing: $0[header...])).prefix(sealSize)) }
+                w.bytes.replaceSubrange(sealAt..<header, with: seal)
                 return w.bytes
             }
             w = ByteWriter(capacity: body.count + 12)
@@ -41,19 +53,25 @@ enum BlobCodec {
         return w.bytes
     }
 
-    /// Decodes a stored value back to the body. Throws on an unknown codec, a size mismatch or a
-    /// zstd error (a damaged blob).
-    static func decode(_ stored: UnsafeRawBufferPointer, context: ZstdContext? = nil) throws -> [UInt8] {
+    /// Decodes a stored value back to the body. Throws on an unknown codec, a size mismatch, a
+    /// zstd error or (with `checkSeal`, as `verify` does) a seal that does not match the frame.
+    static func decode(_ stored: UnsafeRawBufferPointer, context: ZstdContext? = nil, checkSeal: Bool = false) throws -> [UInt8] {
         var r = ByteReader(stored)
         let codec = try r.u8()
         let size = Int(try r.varint())
         guard size <= 1 << 34 else { throw ByteReader.Truncated() }
-        let rest = try r.slice(r.remaining)
+        var rest = try r.slice(r.remaining)
         switch codec {
         case raw:
             guard rest.count == size else { throw ByteReader.Truncated() }
             return [UInt8](rest)
-        case zstd:
+        case zstd, sealedZstd:
+            if codec == sealedZstd {
+                guard rest.count > sealSize else { throw ByteReader.Truncated() }
+                let seal = UnsafeRawBufferPointer(rebasing: rest[..<sealSize])
+                rest = UnsafeRawBufferPointer(rebasing: rest[sealSize...])
+                if checkSeal, !SHA256.hash(data: rest).prefix(sealSize).elementsEqual(seal) { throw ByteReader.Truncated() }
+            }
             var out = [UInt8](repeating: 0, count: size)
             let n = out.withUnsafeMutableBytes { o in
                 if let context {

@@ -83,7 +83,7 @@ extension EventStore {
                 report.blobsChecked += 1
                 let key = [UInt8](e.key)
                 do {
-                    let body = try BlobCodec.decode(e.value)
+                    let body = try BlobCodec.decode(e.value, checkSeal: true)
                     if !SHA256.hash(data: body).elementsEqual(key) { report.problem("body \(key.hex.prefix(16)): content does not match its hash") }
                 } catch {
                     report.problem("body \(key.hex.prefix(16)): does not decode (damaged)")

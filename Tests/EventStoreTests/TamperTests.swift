@@ -10,7 +10,7 @@ import Testing
         let store = try await openStore()
         try await appendInBatches(generatedEvents(seed: 99, count: 120), to: store, seed: 99)
         #expect(try await store.verify(checkProjections: false).ok)
-        var rng = SplitMix64(seed: 4242)
+        var rng = SplitMix64(seed: UInt64(ProcessInfo.processInfo.environment["STRATA_TAMPER_SEED"] ?? "") ?? 4242)
         let env = store.environment
         let schema = store.schema
         var caught = 0
@@ -36,5 +36,27 @@ import Testing
         }
         #expect(caught == trials)
         #expect(try await store.verify().ok)
+    }
+
+    /// A zstd frame has a header bit decoders ignore: flipping it leaves the body intact, so only
+    /// the seal over the stored frame can tell. `verify` must report it.
+    @Test func aFlipThatDecodesToTheSameBodyIsStillReported() async throws {
+        let store = try await openStore()
+        let body = Array(String(repeating: "{\"make\":\"Toyota\",\"model\":\"Corolla\"} ", count: 20).utf8)
+        try await store.append(NewEvent(type: "DocumentRecorded", stream: "s", metadata: [("collection", "c"), ("key", "k")], payload: body))
+        let env = store.environment, blobs = store.schema.blobs
+        let (key, stored) = try env.read { txn -> ([UInt8], [UInt8]) in
+            let e = try #require(try txn.cursor(blobs).first())
+            return ([UInt8](e.key), [UInt8](e.value))
+        }
+        #expect(stored[0] == BlobCodec.sealedZstd)
+        let magic: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD]
+        let at = try #require((0...(stored.count - 4)).first { Array(stored[$0..<$0 + 4]) == magic })
+        var damaged = stored
+        damaged[at + 4] ^= 0x10  // Frame_Header_Descriptor bit 4: "unused", ignored by decoders
+        #expect(try damaged.withUnsafeBytes { try BlobCodec.decode($0) } == body)
+        try env.write { txn in try txn.put(blobs, key: key, value: damaged) }
+        let report = try await store.verify(checkProjections: false)
+        #expect(!report.ok && report.problems.contains { $0.contains("damaged") })
     }
 }

@@ -7,25 +7,8 @@ import StrataDomain
 import StrataPresentation
 import Swinject
 import TerminalImages
+import StrataTestSupport
 import Testing
-
-let fixturesRoot: String = {
-    var url = URL(fileURLWithPath: #filePath)
-    while url.path != "/" {
-        url.deleteLastPathComponent()
-        if FileManager.default.fileExists(atPath: url.appendingPathComponent("fixtures/cars").path) { return url.appendingPathComponent("fixtures").path }
-    }
-    return "fixtures"
-}()
-
-func makeStore() async throws -> EventStore {
-    var o = StoreOptions()
-    o.durability = .noSync
-    o.mapSize = 64 << 20
-    o.logger.logLevel = .critical
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-app-\(UUID().uuidString)").path
-    return try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()] + DataProjections.all, options: o)
-}
 
 @Suite struct AppAssemblyTests {
     /// Every registration of every assembly resolves against a real temp store, and the

@@ -24,13 +24,14 @@ func makeStoreDir() -> String {
 }
 
 /// Starts `strata` with `args` against the store at `store`.
-func startStrata(_ args: [String], store: String, stdin: Data? = nil) throws -> (Process, Pipe, Pipe) {
+func startStrata(_ args: [String], store: String, stdin: Data? = nil, env extra: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: strataBinary)
     p.arguments = args
     var env = ProcessInfo.processInfo.environment
     env["STRATA_STORE"] = store
     env["NO_COLOR"] = "1"
+    for (k, v) in extra { env[k] = v }
     p.environment = env
     let out = Pipe(), err = Pipe()
     p.standardOutput = out
@@ -51,9 +52,9 @@ func startStrata(_ args: [String], store: String, stdin: Data? = nil) throws -> 
 /// Runs `strata` to completion. The blocking waits run on a thread of their own, never on Swift's
 /// cooperative pool, so servers and fetches in other tests keep running meanwhile.
 @discardableResult
-func strata(_ args: [String], store: String, stdin: Data? = nil) async throws -> RunResult {
+func strata(_ args: [String], store: String, stdin: Data? = nil, env: [String: String] = [:]) async throws -> RunResult {
     try await offPool {
-        let (p, out, err) = try startStrata(args, store: store, stdin: stdin)
+        let (p, out, err) = try startStrata(args, store: store, stdin: stdin, env: env)
         // Read both pipes before waiting so a full pipe cannot block the child.
         let errBox = DataBox()
         let done = DispatchSemaphore(value: 0)

@@ -1,15 +1,8 @@
 import FixtureServer
 import Foundation
+import StrataTestSupport
 import Testing
 
-private let fixturesRoot: String = {
-    var url = URL(fileURLWithPath: #filePath)
-    while url.path != "/" {
-        url.deleteLastPathComponent()
-        if FileManager.default.fileExists(atPath: url.appendingPathComponent("fixtures/cars").path) { return url.appendingPathComponent("fixtures").path }
-    }
-    return "fixtures"
-}()
 
 @Suite(.serialized) struct FetchCLITests {
     @Test func fetchExitCodesAndOneLineErrors() async throws {
@@ -118,7 +111,7 @@ private let fixturesRoot: String = {
     /// again, against an API that keeps changing: after every kill the store verifies; at the end
     /// a full fetch completes and the items equal the API's.
     @Test func killedFetchesAndImportsLeaveAnIntactStore() async throws {
-        let iterations = Int(ProcessInfo.processInfo.environment["STRATA_FETCH_CRASH_ITERATIONS"] ?? "") ?? 100
+        let iterations = Int(ProcessInfo.processInfo.environment["STRATA_FETCH_CRASH_ITERATIONS"] ?? "") ?? 200
         let server = FixtureServer(root: fixturesRoot)
         try await server.start()
         defer { Task { await server.stop() } }

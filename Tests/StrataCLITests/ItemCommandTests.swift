@@ -1,15 +1,8 @@
 import FixtureServer
 import Foundation
+import StrataTestSupport
 import Testing
 
-private let fixturesRoot: String = {
-    var url = URL(fileURLWithPath: #filePath)
-    while url.path != "/" {
-        url.deleteLastPathComponent()
-        if FileManager.default.fileExists(atPath: url.appendingPathComponent("fixtures/cars").path) { return url.appendingPathComponent("fixtures").path }
-    }
-    return "fixtures"
-}()
 
 /// The built binary against the fixture server: list, show, history, diff and as-of, their
 /// JSON shapes, exit codes and stderr.
@@ -60,7 +53,7 @@ private let fixturesRoot: String = {
         let search = try await strata(["list", "cars", "--search", "RAV4", "--format", "csv"], store: store)
         let csv = search.stdout.components(separatedBy: "\r\n").filter { !$0.isEmpty }
         #expect(csv[0] == "id,title,subtitle,make,model,image,removed" && csv.count > 1 && csv.dropFirst().allSatisfy { $0.contains(",RAV4,") })
-        let narrow = try await offPool { try runWith(env: ["COLUMNS": "60"], ["list", "cars", "--limit", "2"], store: store) }
+        let narrow = try await strata(["list", "cars", "--limit", "2"], store: store, env: ["COLUMNS": "60"])
         #expect(narrow.stdout.split(separator: "\n").allSatisfy { $0.count <= 60 } && !narrow.stdout.contains("ID  TITLE"))
     }
 
@@ -149,25 +142,4 @@ private let fixturesRoot: String = {
             #expect(help.status == 0 && help.stdout.contains("Examples:"))
         }
     }
-}
-
-/// Runs `strata` with extra environment variables (blocking; call through `offPool`).
-private func runWith(env extra: [String: String], _ args: [String], store: String) throws -> RunResult {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: strataBinary)
-    p.arguments = args
-    var env = ProcessInfo.processInfo.environment
-    env["STRATA_STORE"] = store
-    env["NO_COLOR"] = "1"
-    for (k, v) in extra { env[k] = v }
-    p.environment = env
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    p.standardInput = FileHandle.nullDevice
-    try p.run()
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return RunResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
 }

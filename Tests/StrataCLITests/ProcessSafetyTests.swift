@@ -43,7 +43,7 @@ import Testing
     /// store opens, `verify` passes (gapless seqs, intact chain, projections equal a rebuild), no
     /// batch is partial, and a re-run completes the job without duplicating anything.
     @Test func killedWritersLeaveAnIntactStore() async throws {
-        let iterations = Int(ProcessInfo.processInfo.environment["STRATA_CRASH_ITERATIONS"] ?? "") ?? 100
+        let iterations = Int(ProcessInfo.processInfo.environment["STRATA_CRASH_ITERATIONS"] ?? "") ?? 200
         let store = makeStoreDir()
         let batch = 6
         let total = 1_000_000

@@ -1,43 +1,10 @@
+@_exported import StrataTestSupport
 import FixtureServer
 import Foundation
-
-/// The repository's fixtures directory, found from this source file.
-let fixturesRoot: String = {
-    var url = URL(fileURLWithPath: #filePath)
-    while url.path != "/" {
-        url.deleteLastPathComponent()
-        let candidate = url.appendingPathComponent("fixtures/cars")
-        if FileManager.default.fileExists(atPath: candidate.path) { return url.appendingPathComponent("fixtures").path }
-    }
-    return "fixtures"
-}()
-
-/// Starts a fixture server on an ephemeral loopback port for the duration of `body`.
-func withFixtureServer<T>(version: Int = 1, _ body: (FixtureServer) async throws -> T) async throws -> T {
-    let server = FixtureServer(root: fixturesRoot, version: version)
-    try await server.start()
-    do {
-        let result = try await body(server)
-        await server.stop()
-        return result
-    } catch {
-        await server.stop()
-        throw error
-    }
-}
 
 import EventStore
 import Logging
 import StrataData
-
-func makeStore() async throws -> EventStore {
-    var o = StoreOptions()
-    o.durability = .noSync
-    o.mapSize = 256 << 20
-    o.logger.logLevel = .critical
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-data-\(UUID().uuidString)").path
-    return try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()] + DataProjections.all, options: o)
-}
 
 /// Records requested sleeps instead of sleeping.
 final class RecordingSleeper: Sleeper, @unchecked Sendable {
@@ -47,11 +14,6 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
     func sleep(seconds: Double) async throws { lock.withLock { _sleeps.append(seconds) } }
 }
 
-func quietLogger() -> Logger {
-    var l = Logger(label: "test")
-    l.logLevel = .critical
-    return l
-}
 
 func fetchOptions(retries: Int = 0) -> FetchOptions {
     var o = FetchOptions()

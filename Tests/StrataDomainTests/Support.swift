@@ -5,29 +5,11 @@ import Logging
 import StrataData
 import StrataDomain
 
-/// The repository's fixtures directory, found from this source file.
-let fixturesRoot: String = {
-    var url = URL(fileURLWithPath: #filePath)
-    while url.path != "/" {
-        url.deleteLastPathComponent()
-        if FileManager.default.fileExists(atPath: url.appendingPathComponent("fixtures/cars").path) { return url.appendingPathComponent("fixtures").path }
-    }
-    return "fixtures"
-}()
+@_exported import StrataTestSupport
 
-func fixture(_ path: String) throws -> [UInt8] {
-    [UInt8](try Data(contentsOf: URL(fileURLWithPath: fixturesRoot + "/" + path)))
-}
-
-/// A real store in a temp directory with Strata's projections.
-func makeStore() async throws -> EventStore {
-    var o = StoreOptions()
-    o.durability = .noSync
-    o.mapSize = 256 << 20
-    o.logger.logLevel = .critical
-    o.clock = SteppingClock()  // from 2026-01-01, one second per event: dates are repeatable
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-domain-\(UUID().uuidString)").path
-    return try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()] + DataProjections.all, options: o)
+/// A store whose clock starts at 2026-01-01, one second per event, so dates are repeatable.
+func makeSteppedStore() async throws -> EventStore {
+    try await StrataTestSupport.makeStore(clock: SteppingClock())
 }
 
 let carsDefinition = SourceDefinition(name: "cars", url: "http://127.0.0.1:1/cars/offers", items: "results", title: "model",
@@ -53,7 +35,7 @@ struct Repositories {
 /// A store holding the cars source with its three fixture versions imported, one per day.
 /// Returns the seq of each version's `FetchCompleted`.
 func carsStore(definition: SourceDefinition = carsDefinition) async throws -> (Repositories, [UInt64]) {
-    let store = try await makeStore()
+    let store = try await makeSteppedStore()
     try await SourceCatalog(store: store).define(definition)
     let fetcher = Fetcher(store: store, client: CurlHTTPClient(), logger: quiet())
     var ends: [UInt64] = []
@@ -65,22 +47,4 @@ func carsStore(definition: SourceDefinition = carsDefinition) async throws -> (R
     return (Repositories(store: store), ends)
 }
 
-func quiet() -> Logger {
-    var l = Logger(label: "test")
-    l.logLevel = .critical
-    return l
-}
-
-/// Starts a fixture server on an ephemeral loopback port for the duration of `body`.
-func withFixtureServer<T>(version: Int = 1, _ body: (FixtureServer) async throws -> T) async throws -> T {
-    let server = FixtureServer(root: fixturesRoot, version: version)
-    try await server.start()
-    do {
-        let result = try await body(server)
-        await server.stop()
-        return result
-    } catch {
-        await server.stop()
-        throw error
-    }
-}
+func quiet() -> Logger { quietLogger() }

@@ -26,7 +26,7 @@ import Testing
 
     @Test func refreshThenDetailThenFailedDetailKeepsTheStoredOne() async throws {
         try await withFixtureServer { server in
-            let store = try await makeStore()
+            let store = try await makeSteppedStore()
             try await define(store, server.baseURL)
             let (r, remote) = wired(store)
             let refresh = RefreshSource(remote: remote, sources: r.sources)
@@ -56,7 +56,7 @@ import Testing
 
     @Test func failedRefreshIsANetworkErrorAndKeepsItems() async throws {
         try await withFixtureServer { server in
-            let store = try await makeStore()
+            let store = try await makeSteppedStore()
             try await define(store, server.baseURL)
             let (r, remote) = wired(store)
             let refresh = RefreshSource(remote: remote, sources: r.sources)

@@ -184,6 +184,16 @@ extension PointInTime {
         return nil
     }
 
+    /// Parses an option's text; nil text is now.
+    /// - Throws: ``PresentableError`` `invalidInput` naming the option.
+    static func parse(_ text: String?, option: String) throws(PresentableError) -> PointInTime {
+        guard let text else { return .now }
+        guard let point = PointInTime(text: text) else {
+            throw PresentableError(kind: .invalidInput, message: "\(option) '\(text)' is neither a seq nor an ISO 8601 date like 2026-01-31T10:00:00Z")
+        }
+        return point
+    }
+
     /// The text form: a seq, an ISO 8601 date-time, or nil for now.
     public var text: String? {
         switch self {
@@ -215,13 +225,7 @@ extension ItemQuery {
         }
         if let l = f.limit, l < 1 { throw PresentableError(kind: .invalidInput, message: "--limit must be at least 1") }
         guard f.offset >= 0 else { throw PresentableError(kind: .invalidInput, message: "--offset must not be negative") }
-        var at = PointInTime.now
-        if let a = f.asOf {
-            guard let p = PointInTime(text: a) else {
-                throw PresentableError(kind: .invalidInput, message: "--as-of '\(a)' is neither a seq nor an ISO 8601 date like 2026-01-31T10:00:00Z")
-            }
-            at = p
-        }
+        let at = try PointInTime.parse(f.asOf, option: "--as-of")
         self.init(source: source, filters: filters, search: f.search, sort: sort, limit: f.limit, offset: f.offset, at: at)
     }
 }

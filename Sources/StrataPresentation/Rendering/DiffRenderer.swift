@@ -11,10 +11,7 @@ public struct DiffRenderer: Sendable {
             let styled = switch item.mark { case "+", "↺": options.green(head); case "-": options.red(head); default: options.yellow(head) }
             lines.append(styled)
             for c in item.changes {
-                lines.append("    " + options.change(ChangeViewData(mark: c.mark, path: c.path,
-                                                                     old: c.old.map { TextCell.fit($0, options.width / 2) },
-                                                                     new: c.new.map { TextCell.fit($0, options.width / 2) }))
-                             .truncatedVisible(options.width - 4))
+                lines.append(options.changeLine(c))
             }
         }
         lines.append(options.staleness(d.source))

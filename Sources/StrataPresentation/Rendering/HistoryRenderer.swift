@@ -15,10 +15,7 @@ public struct HistoryRenderer: Sendable {
             let colored = v.kind == "removed" ? options.red(head) : (v.kind == "added" || v.kind == "reappeared" ? options.green(head) : head)
             lines.append(TableLayout.trimTrailing(colored))
             for c in v.changes {
-                lines.append("    " + options.change(ChangeViewData(mark: c.mark, path: c.path,
-                                                                     old: c.old.map { TextCell.fit($0, options.width / 2) },
-                                                                     new: c.new.map { TextCell.fit($0, options.width / 2) }))
-                             .truncatedVisible(options.width - 4))
+                lines.append(options.changeLine(c))
             }
         }
         lines.append(options.staleness(h.source))

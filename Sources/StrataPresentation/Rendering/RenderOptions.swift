@@ -31,6 +31,12 @@ public struct RenderOptions: Sendable, Hashable {
         }
     }
 
+    /// An indented change line: values cut to half the width each, the line to the width.
+    func changeLine(_ c: ChangeViewData) -> String {
+        let cut = ChangeViewData(mark: c.mark, path: c.path, old: c.old.map { TextCell.fit($0, width / 2) }, new: c.new.map { TextCell.fit($0, width / 2) })
+        return "    " + change(cut).truncatedVisible(width - 4)
+    }
+
     /// The staleness line(s), wrapped to the width: dim when fresh, red when the last fetch failed.
     func staleness(_ s: SourceViewData) -> String {
         let lines = TextCell.wrap(s.stalenessText, width)

@@ -37,16 +37,8 @@ public final class CollectionDiffViewModel {
         s.content = .loading(previous: previous)
         store.set(s)
         do {
-            guard let a = PointInTime(text: from) else {
-                throw PresentableError(kind: .invalidInput, message: "--from '\(from)' is neither a seq nor an ISO 8601 date")
-            }
-            var b = PointInTime.now
-            if let to {
-                guard let p = PointInTime(text: to) else {
-                    throw PresentableError(kind: .invalidInput, message: "--to '\(to)' is neither a seq nor an ISO 8601 date")
-                }
-                b = p
-            }
+            let a = try PointInTime.parse(from, option: "--from")
+            let b = try PointInTime.parse(to, option: "--to")
             let result = try await diff(source: s.source, from: a, to: b, ignoring: ignoring)
             let source = try await sources.source(named: s.source)
             s = state

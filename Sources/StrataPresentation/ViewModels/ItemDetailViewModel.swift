@@ -44,14 +44,11 @@ public final class ItemDetailViewModel {
         }
         guard let id = s.id else { return }
         let previous = s.content.value
-        var point = PointInTime.now
-        if let a = s.asOf {
-            guard let p = PointInTime(text: a) else {
-                s.content = .failed(PresentableError(kind: .invalidInput, message: "--as-of '\(a)' is neither a seq nor an ISO 8601 date"), previous: previous)
-                store.set(s)
-                return
-            }
-            point = p
+        let point: PointInTime
+        do { point = try PointInTime.parse(s.asOf, option: "--as-of") } catch {
+            s.content = .failed(error, previous: previous)
+            store.set(s)
+            return
         }
         s.isDownloading = point == .now && !s.offline
         s.content = .loading(previous: previous)

@@ -39,13 +39,7 @@ public final class ItemHistoryViewModel {
         s.content = .loading(previous: previous)
         store.set(s)
         do {
-            var point = PointInTime.now
-            if let u = s.upTo {
-                guard let p = PointInTime(text: u) else {
-                    throw PresentableError(kind: .invalidInput, message: "--as-of '\(u)' is neither a seq nor an ISO 8601 date")
-                }
-                point = p
-            }
+            let point = try PointInTime.parse(s.upTo, option: "--as-of")
             let r = try await history(source: s.source, id: id, upTo: point, ignoring: s.ignoring)
             s = state
             s.content = .loaded(HistoryViewData(source: r.source, id: id, versions: r.versions))
