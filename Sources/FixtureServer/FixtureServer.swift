@@ -137,6 +137,10 @@ public final class FixtureServer: @unchecked Sendable {
         default:
             break
         }
+        if path.hasPrefix("/synthetic/"), let body = synthetic(path, request.uri.queryParameters) {
+            return Response(status: .ok, headers: [.contentType: "application/json", .eTag: "\"\(fnv1a(body))\""],
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        }
         guard var (body, contentType) = load(path) else {
             return json(#"{"error":"not found"}"#, status: .notFound)
         }
@@ -164,6 +168,34 @@ public final class FixtureServer: @unchecked Sendable {
             return Response(status: .notModified, headers: [.eTag: etag])
         }
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// A generated dataset for benchmarks: `/synthetic/items?n=N&bytes=B` lists N items, each with
+    /// a relative detail URL; `/synthetic/items/I?bytes=B` is a nested detail of about B bytes.
+    /// Both depend on the served version, so a version bump changes every detail.
+    private func synthetic(_ path: String, _ query: Parameters) -> [UInt8]? {
+        let parts = path.split(separator: "/")
+        let bytes = query["bytes"].flatMap { Int(String($0)) }.map { min(max($0, 64), 16 << 20) } ?? 1024
+        let v = version
+        if parts.count == 2, parts[1] == "items" {
+            let n = query["n"].flatMap { Int(String($0)) }.map { min(max($0, 0), 1_000_000) } ?? 100
+            var out = #"{"count":\#(n),"results":["#
+            for i in 0..<n {
+                if i > 0 { out += "," }
+                out += #"{"id":\#(i),"title":"item \#(i)","url":"/synthetic/items/\#(i)?bytes=\#(bytes)"}"#
+            }
+            return Array((out + "]}").utf8)
+        }
+        guard parts.count == 3, parts[1] == "items", let i = Int(parts[2]) else { return nil }
+        var out = #"{"id":\#(i),"version":\#(v),"title":"item \#(i)","price":\#((i * 7919 + v * 13) % 100_000),"tags":["a\#(i % 7)","b\#(i % 11)"],"#
+        out += #""specs":{"km":\#(i * 31 % 200_000),"year":\#(2000 + i % 25),"owner":{"name":"owner \#(i % 97)","city":"city \#(i % 13)"}},"parts":["#
+        var k = 0
+        while out.utf8.count < bytes - 40 {
+            if k > 0 { out += "," }
+            out += #"{"n":\#(k),"code":"p\#((i &* 31 &+ k &* 17) % 9973)","qty":\#((k * 3 + v) % 10)}"#
+            k += 1
+        }
+        return Array((out + "]}").utf8)
     }
 
     private func json(_ text: String, status: HTTPResponse.Status) -> Response {

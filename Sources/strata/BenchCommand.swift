@@ -1,7 +1,9 @@
 import ArgumentParser
 import EventStore
+import FixtureServer
 import Foundation
 import Logging
+import StrataData
 
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,13 +17,22 @@ struct BenchCommand: AsyncParsableCommand {
           strata bench ingest --events 200000 --payload-bytes 256 --objects 10000 --batch 1000
           strata bench asof --events 1000000 --objects 10000 --format json
           strata bench rebuild --events 200000
+          strata bench fetch --events 2000 --payload-bytes 4096 --concurrency 8 --format json
+
+        fetch: a list of N items and their N details (about B bytes each) from the fixture
+        server, started in this process on 127.0.0.1, through the real fetch path (libcurl
+        multi, events, projections); then an unchanged re-fetch, to measure how little it adds.
+        asof: also measured on a log 10× as long (same objects), to show how latency grows
+        with history (--no-growth skips it).
         """
     )
 
-    enum Workload: String, ExpressibleByArgument, CaseIterable { case ingest, rebuild, asof }
+    enum Workload: String, ExpressibleByArgument, CaseIterable { case ingest, rebuild, asof, fetch }
 
-    @Argument(help: "ingest, rebuild or asof.") var workload: Workload
-    @Option(help: "Events in the log.") var events = 100_000
+    @Argument(help: "ingest, rebuild, asof or fetch.") var workload: Workload
+    @Option(help: "Events in the log (fetch: details).") var events = 100_000
+    @Option(help: "fetch: requests in flight.") var concurrency = 8
+    @Flag(help: "asof: skip the second log 10× as long.") var noGrowth = false
     @Option(help: "Approximate bytes of each event's JSON body.") var payloadBytes = 256
     @Option(help: "Distinct objects the events are spread over.") var objects = 10_000
     @Option(help: "Events per append (one transaction each).") var batch = 1_000
@@ -71,26 +82,22 @@ struct BenchCommand: AsyncParsableCommand {
                 result["eventsPerSecond"] = .int(Int(Double(events) / elapsed))
             case .asof:
                 _ = try await ingest(into: s)
-                let head = try await s.head().seq
-                let (objects, samples) = (self.objects, self.samples)
-                let nanos = try await s.documents { reader -> [Int] in
-                    var rng = SystemRandomNumberGenerator()
-                    var out: [Int] = []
-                    out.reserveCapacity(samples)
-                    let clock = ContinuousClock()
-                    for i in 0..<(samples + 1_000) {
-                        let key = "o\(Int.random(in: 0..<objects, using: &rng))"
-                        let seq = UInt64.random(in: 1...head, using: &rng)
-                        let t0 = clock.now
-                        _ = try reader.version(collection: "bench", key: key, asOf: seq)
-                        if i >= 1_000 { out.append(Int(seconds(clock.now - t0) * 1e9)) }  // the first 1,000 warm up
-                    }
-                    return out
-                }
+                let nanos = try await asOfLatencies(s)
                 result["samples"] = .int(samples)
                 result["p50Micros"] = .double(Double(percentile(nanos, 0.50)) / 1000)
                 result["p95Micros"] = .double(Double(percentile(nanos, 0.95)) / 1000)
                 result["p99Micros"] = .double(Double(percentile(nanos, 0.99)) / 1000)
+                if !noGrowth {
+                    // Nine more logs' worth of events over the same objects: 10× the history.
+                    for round in 1...9 { _ = try await ingest(into: s, idPrefix: "bench\(round)-") }
+                    let grown = try await asOfLatencies(s)
+                    result["events10x"] = .int(events * 10)
+                    result["p50Micros10x"] = .double(Double(percentile(grown, 0.50)) / 1000)
+                    result["p99Micros10x"] = .double(Double(percentile(grown, 0.99)) / 1000)
+                    result["p99Growth10x"] = .double(Double(percentile(grown, 0.99)) / Double(max(1, percentile(nanos, 0.99))))
+                }
+            case .fetch:
+                try await fetch(into: s, result: &result)
             }
             let stats = try await s.stats()
             result["storeBytes"] = .int(stats.fileBytes)
@@ -102,9 +109,80 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
+    /// Random objects at random seqs: nanoseconds per as-of read, after 1,000 warm-up reads.
+    private func asOfLatencies(_ s: EventStore) async throws -> [Int] {
+        let head = try await s.head().seq
+        let (objects, samples) = (self.objects, self.samples)
+        return try await s.documents { reader -> [Int] in
+            var rng = SystemRandomNumberGenerator()
+            var out: [Int] = []
+            out.reserveCapacity(samples)
+            let clock = ContinuousClock()
+            for i in 0..<(samples + 1_000) {
+                let key = "o\(Int.random(in: 0..<objects, using: &rng))"
+                let seq = UInt64.random(in: 1...head, using: &rng)
+                let t0 = clock.now
+                _ = try reader.version(collection: "bench", key: key, asOf: seq)
+                if i >= 1_000 { out.append(Int(seconds(clock.now - t0) * 1e9)) }
+            }
+            return out
+        }
+    }
+
+    /// The fetch workload: list + details from the in-process fixture server, then an unchanged
+    /// re-fetch.
+    private func fetch(into s: EventStore, result: inout [String: JSONValue]) async throws {
+        let server = FixtureServer(root: FileManager.default.currentDirectoryPath)
+        try await server.start()
+        do {
+            let n = events
+            let source = SourceDefinition(name: "bench", url: server.baseURL + "/synthetic/items?n=\(n)&bytes=\(payloadBytes)",
+                                          items: "results", title: "title", detailURLField: "url")
+            try await SourceCatalog(store: s).define(source)
+            var quiet = Logger(label: "bench")
+            quiet.logLevel = .critical
+            let fetcher = Fetcher(store: s, client: CurlHTTPClient(), logger: quiet)
+            var options = FetchOptions()
+            options.details = true
+            options.concurrency = concurrency
+            options.retries = 0
+            let clock = ContinuousClock()
+            let start = clock.now
+            let first = try await fetcher.fetch(source, options: options)
+            let elapsed = seconds(clock.now - start)
+            guard first.failures.isEmpty, first.details == n else {
+                throw CLIError("the fetch benchmark failed: \(first.failures.first ?? "\(first.details) of \(n) details")")
+            }
+            let details = try await s.events(EventQuery(type: DataEvents.detailFetched))
+            let millis = details.compactMap { $0[metadata: "durationMs"].flatMap(Int.init) }
+            result["concurrency"] = .int(concurrency)
+            result["details"] = .int(first.details)
+            result["seconds"] = .double(elapsed)
+            result["eventsPerSecond"] = .int(Int(Double(first.details + first.pages) / elapsed))
+            result["detailsPerSecond"] = .int(Int(Double(first.details) / elapsed))
+            result["bytesPerSecond"] = .int(Int(Double(first.bytes) / elapsed))
+            result["requestP50Micros"] = .int(percentile(millis, 0.50) * 1000)
+            result["requestP95Micros"] = .int(percentile(millis, 0.95) * 1000)
+            result["requestP99Micros"] = .int(percentile(millis, 0.99) * 1000)
+            // Unchanged re-fetches: a 304 page and a FetchCompleted each, nothing else. Fifty of
+            // them, so LMDB's 4 KiB page granularity averages out.
+            let before = try await s.stats()
+            var pages = 0
+            for _ in 0..<50 { pages += try await fetcher.fetch(source, options: options).pages }
+            let after = try await s.stats()
+            result["refetchPages"] = .int(pages)
+            result["refetchLogBytesPerPage"] = .int((after.logBytes + after.indexBytes - before.logBytes - before.indexBytes) / max(1, pages))
+            result["refetchStoreBytesPerPage"] = .int((after.usedBytes - before.usedBytes) / max(1, pages))
+            await server.stop()
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
     /// Appends `events` synthetic DocumentRecorded events in batches; returns the elapsed seconds,
     /// per-batch latencies in µs and the body bytes written. Bodies are generated before timing.
-    private func ingest(into store: EventStore) async throws -> (Double, [Int], Int) {
+    private func ingest(into store: EventStore, idPrefix: String = "bench-") async throws -> (Double, [Int], Int) {
         var rng = SystemRandomNumberGenerator()
         let filler = String(repeating: "x", count: max(0, payloadBytes - 60))
         var batches: [[NewEvent]] = []
@@ -116,7 +194,7 @@ struct BenchCommand: AsyncParsableCommand {
             for _ in 0..<min(batch, events - i) {
                 let body = Array("{\"id\":\(i % objects),\"n\":\(i),\"price\":\(UInt32.random(in: 0...99_999, using: &rng)),\"f\":\"\(filler)\"}".utf8)
                 bytes += body.count
-                b.append(NewEvent(id: "bench-\(i)", type: DocumentEvents.recorded, stream: "bench",
+                b.append(NewEvent(id: "\(idPrefix)\(i)", type: DocumentEvents.recorded, stream: "bench",
                                   metadata: [("collection", "bench"), ("key", "o\(i % objects)")], payload: body))
                 i += 1
             }
