@@ -30,7 +30,8 @@ public struct DocumentReader {
                              lastSeenSeq: nil, removed: v.isRemoved, document: v.document)
     }
 
-    /// The version in force at `seq` (one seek), or nil if the document did not exist yet.
+    /// The version in force at `seq` (one seek), or nil if the document did not exist yet. Its
+    /// `changes` are empty (only ``history(collection:key:upTo:)`` derives them).
     public func version(collection: String, key: String, asOf seq: UInt64) throws -> DocumentVersion? {
         let prefix = KeyedDocumentProjection.currentKey(collection, key) + [0]
         let c = try transaction.cursor(tables["history"])
@@ -39,7 +40,9 @@ public struct DocumentReader {
         return try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, e.value)
     }
 
-    /// Every version of a document, oldest first, up to `seq` when given.
+    /// Every version of a document, oldest first, up to `seq` when given, each with its
+    /// field-level changes from the version before (RFC 6902 with old values; empty for `added`
+    /// and `removed`; for `reappeared`, from the last state before the removal).
     public func history(collection: String, key: String, upTo seq: UInt64 = .max) throws -> [DocumentVersion] {
         let prefix = KeyedDocumentProjection.currentKey(collection, key) + [0]
         let c = try transaction.cursor(tables["history"])
@@ -48,7 +51,11 @@ public struct DocumentReader {
         while let e = entry, e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 {
             let at = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
             if at > seq { break }
-            out.append(try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, e.value))
+            var v = try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, e.value)
+            if v.changes.isEmpty, v.kind == .changed || v.kind == .reappeared, let previous = out.last {
+                v.changes = previous.document.diff(to: v.document)
+            }
+            out.append(v)
             entry = try c.next()
         }
         return out

@@ -123,7 +123,8 @@ public struct DocumentState: Sendable, Hashable {
 ///
 /// Tables:
 /// - `current`: `collection 0x00 key` → state record
-/// - `history`: `collection 0x00 key 0x00 seq(u64be)` → version record
+/// - `history`: `collection 0x00 key 0x00 seq(u64be)` → version record (the document at that
+///   version; field-level changes are derived from the previous version when read)
 /// - `indexes`: `collection` → the indexed paths (canonical JSON array)
 /// - `index`: `collection 0x00 path 0x00 value 0x00 key` → empty, for present documents only
 ///
@@ -137,7 +138,7 @@ public struct KeyedDocumentProjection: Projection {
     public let tables = ["current", "history", "index", "indexes"]
     private let extract: Extractor
 
-    public init(name: String = "documents", version: Int = 1, extract: @escaping Extractor = DocumentEvents.operations) {
+    public init(name: String = "documents", version: Int = 2, extract: @escaping Extractor = DocumentEvents.operations) {
         self.name = name
         self.version = version
         self.extract = extract
@@ -202,15 +203,12 @@ public struct KeyedDocumentProjection: Projection {
         let canonical = doc.canonicalBytes
         var record: CurrentRecord
         var kind: ChangeKind?
-        var changes: [PatchOperation] = []
         if let existing = try txn.get(ctx.tables["current"], key: ck) {
             record = try existing.withUnsafeBytes { try CurrentRecord($0) }
             if record.removed {
                 kind = .reappeared
-                changes = try JSONValue(parsing: record.document).diff(to: doc)
             } else if record.document != canonical {
                 kind = .changed
-                changes = try JSONValue(parsing: record.document).diff(to: doc)
             }
             record.lastSeenSeq = event.seq
         } else {
@@ -227,7 +225,7 @@ public struct KeyedDocumentProjection: Projection {
             record.changedSeq = event.seq
             record.removed = false
             record.document = canonical
-            try writeHistory(collection, key, kind: kind, document: canonical, changes: changes, record: record, event: event, ctx: ctx)
+            try writeHistory(collection, key, kind: kind, document: canonical, record: record, event: event, ctx: ctx)
         }
         try txn.put(ctx.tables["current"], key: ck, value: record.encoded)
     }
@@ -243,18 +241,21 @@ public struct KeyedDocumentProjection: Projection {
         record.removed = true
         record.changedSeq = event.seq
         record.lastSeenSeq = event.seq
-        try writeHistory(collection, key, kind: .removed, document: record.document, changes: [], record: record, event: event, ctx: ctx)
+        try writeHistory(collection, key, kind: .removed, document: record.document, record: record, event: event, ctx: ctx)
         try ctx.transaction.put(ctx.tables["current"], key: ck, value: record.encoded)
     }
 
-    private func writeHistory(_ collection: String, _ key: String, kind: ChangeKind, document: [UInt8], changes: [PatchOperation],
+    /// Writes a version. Its field-level changes are not stored: they follow from the previous
+    /// version's document, and ``DocumentReader/history(collection:key:upTo:)`` computes them,
+    /// which keeps a diff (and a parse of the old document) off the ingest path.
+    private func writeHistory(_ collection: String, _ key: String, kind: ChangeKind, document: [UInt8],
                               record: CurrentRecord, event: RecordedEvent, ctx: ProjectionContext) throws {
         var w = ByteWriter(capacity: document.count + 64)
         w.varint(record.version)
         w.i64(event.recordedAt.microseconds)
         w.string(kind.rawValue)
         w.blob(document)
-        w.blob(changes.isEmpty ? [] : JSONValue.array(changes.map(\.json)).canonicalBytes)
+        w.blob([])  // changes: computed on read (stores written before kept them here; still read)
         try ctx.transaction.put(ctx.tables["history"], key: Self.historyKey(collection, key, event.seq), value: w.bytes)
     }
 

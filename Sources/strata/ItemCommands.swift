@@ -61,8 +61,7 @@ struct ListCommand: AsyncParsableCommand {
                 emit(result.page.items.map(JSONValue.init(item:)), as: format == .json ? .json : .ndjson)
                 return
             }
-            try await MainActor.run {} // view models live on the main actor
-            let state = try await loadList(app: app, filter: filter)
+            let state = await loadList(app: app, filter: filter)
             guard case .loaded(let list) = state.content else {
                 throw (state.content.error ?? PresentableError(kind: .storage, message: "the list did not load")).cli
             }
@@ -73,7 +72,7 @@ struct ListCommand: AsyncParsableCommand {
     }
 
     @MainActor
-    private func loadList(app: StrataApp, filter: FilterViewData) async throws -> ItemListViewModel.State {
+    private func loadList(app: StrataApp, filter: FilterViewData) async -> ItemListViewModel.State {
         let vm = app.viewModels.itemList(source: name, filter: filter)
         if refresh {
             let spinner = Spinner("fetching \(name)")

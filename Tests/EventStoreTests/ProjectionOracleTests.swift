@@ -146,13 +146,14 @@ import Testing
             let store = try await openStore(dir)
             try await appendInBatches(generatedEvents(seed: 5, count: 100), to: store, seed: 5)
         }
-        // Version 2 keeps only the "cars" collection.
-        let carsOnly = KeyedDocumentProjection(version: 2) { event, ctx in
+        // The next version keeps only the "cars" collection.
+        let next = KeyedDocumentProjection().version + 1
+        let carsOnly = KeyedDocumentProjection(version: next) { event, ctx in
             event[metadata: "collection"] == "cars" ? try DocumentEvents.operations(event, ctx) : nil
         }
         let store = try await openStore(dir, projections: [carsOnly])
         let stats = try await store.stats()
-        #expect(stats.projections[0].storedVersion == 2 && stats.projections[0].checkpoint == 100)
+        #expect(stats.projections[0].storedVersion == next && stats.projections[0].checkpoint == 100)
         let colls = try await store.documents { try $0.collections() }
         #expect(colls == ["cars"])
         #expect(try await store.verify().ok)
