@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "StrataDomain", targets: ["StrataDomain"]),
         .library(name: "StrataPresentation", targets: ["StrataPresentation"]),
         .library(name: "StrataApp", targets: ["StrataApp"]),
+        // The fixture API server, for the benchmarks package.
+        .library(name: "FixtureServer", targets: ["FixtureServer"]),
         .executable(name: "strata", targets: ["strata"]),
     ],
     dependencies: [

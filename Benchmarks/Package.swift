@@ -13,6 +13,20 @@ let package = Package(
     targets: [
         // The floor: the same ingest written directly against LMDB in C.
         .target(name: "LMDBFloor", linkerSettings: [.linkedLibrary("lmdb")]),
+        // The fetch floor: libcurl multi in C over the same URLs.
+        .target(name: "CurlFloor", linkerSettings: [.linkedLibrary("curl")]),
+        .executableTarget(
+            name: "FetchBenchmarks",
+            dependencies: [
+                "CurlFloor",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "EventStore", package: "Strata"),
+                .product(name: "StrataData", package: "Strata"),
+                .product(name: "FixtureServer", package: "Strata"),
+            ],
+            path: "Benchmarks/FetchBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         .executableTarget(
             name: "IngestBenchmarks",
             dependencies: [

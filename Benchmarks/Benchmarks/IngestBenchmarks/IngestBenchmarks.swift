@@ -104,14 +104,13 @@ let benchmarks: @Sendable () -> Void = {
                         let doc = try JSONValue(parsing: bodies[i])
                         let canonical = Data(doc.canonicalBytes)
                         var version = 1, firstSeq = s
-                        var changes = Data()
+                        // Like Strata, field-level changes are derived on read, not stored.
+                        let changes = Data()
                         if let row = try Row.fetchOne(selectCurrent, arguments: ["bench", key]) {
                             let old: Data = row[2]
                             if old == canonical { continue }
                             version = row[0] + 1
                             firstSeq = row[1]
-                            let ops = try JSONValue(parsing: [UInt8](old)).diff(to: doc)
-                            changes = Data(JSONValue.array(ops.map(\.json)).canonicalBytes)
                         }
                         try upsert.execute(arguments: ["bench", key, version, firstSeq, s, canonical])
                         try insertHistory.execute(arguments: ["bench", key, s, version, canonical, changes])
@@ -122,4 +121,62 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.stopMeasurement()
         }
     }
+
+    // Real bodies: `realBodies` nested detail documents of about 16 KB each (the shape of the
+    // fixture API's details), ingested end to end by Strata, against Foundation's JSONDecoder
+    // decoding the same bytes into Codable DTOs and doing nothing else.
+    Benchmark("RealBody/Foundation JSONDecoder (decode only)") { benchmark in
+        let decoder = JSONDecoder()
+        for _ in benchmark.scaledIterations {
+            benchmark.startMeasurement()
+            for body in realBodies { blackHole(try decoder.decode(DetailDto.self, from: Data(body))) }
+            benchmark.stopMeasurement()
+        }
+    }
+
+    Benchmark("RealBody/Strata (events + details projection, durable)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            let dir = scratch()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            var options = StoreOptions()
+            options.logger.logLevel = .error
+            let store = try await EventStore.open(at: dir + "/store", projections: [KeyedDocumentProjection()], options: options)
+            let batches = stride(from: 0, to: realBodies.count, by: 64).map { start in
+                (start..<min(realBodies.count, start + 64)).map { i in
+                    NewEvent(id: "d\(i)", type: DocumentEvents.recorded, stream: "bench",
+                             metadata: [("collection", "details"), ("key", String(i))], payload: realBodies[i])
+                }
+            }
+            benchmark.startMeasurement()
+            for b in batches { _ = try await store.append(b) }
+            benchmark.stopMeasurement()
+        }
+    }
+}
+
+/// The fixture API's detail shape (see `FixtureServer`'s synthetic dataset).
+struct DetailDto: Decodable {
+    struct Owner: Decodable { var name: String; var city: String }
+    struct Specs: Decodable { var km: Int; var year: Int; var owner: Owner }
+    struct Part: Decodable { var n: Int; var code: String; var qty: Int }
+    var id: Int
+    var version: Int
+    var title: String
+    var price: Int
+    var tags: [String]
+    var specs: Specs
+    var parts: [Part]
+}
+
+let realBodyBytes = 16_384
+let realBodies: [[UInt8]] = (0..<400).map { i in
+    var out = #"{"id":\#(i),"version":1,"title":"item \#(i)","price":\#((i * 7919) % 100_000),"tags":["a\#(i % 7)","b\#(i % 11)"],"#
+    out += #""specs":{"km":\#(i * 31 % 200_000),"year":\#(2000 + i % 25),"owner":{"name":"owner \#(i % 97)","city":"city \#(i % 13)"}},"parts":["#
+    var k = 0
+    while out.utf8.count < realBodyBytes - 40 {
+        if k > 0 { out += "," }
+        out += #"{"n":\#(k),"code":"p\#((i &* 31 &+ k &* 17) % 9973)","qty":\#(k % 10)}"#
+        k += 1
+    }
+    return Array((out + "]}").utf8)
 }

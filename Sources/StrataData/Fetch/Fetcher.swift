@@ -253,6 +253,9 @@ public final class Fetcher: Sendable {
         }
         try await runJobs([job], stage: .details, context: context, summary: &summary, detailWork(source, headers: headers, context: context))
         summary.seconds = seconds(clock.now - started)
+        logger.debug("detail fetched", metadata: ["source": "\(source.name)", "key": "\(key)", "run": "\(run)",
+                                                  "stored": "\(summary.details)", "notModified": "\(summary.detailsNotModified)",
+                                                  "failed": "\(summary.failures.count)"])
         return summary
     }
 
