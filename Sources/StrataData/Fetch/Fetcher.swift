@@ -337,28 +337,48 @@ public final class Fetcher: Sendable {
         let stageName = stage == .details ? "detail" : "image"
         var batch: [NewEvent] = []
         var done = 0
-        try await forEachConcurrently(jobs, concurrency: context.options.concurrency, { job -> DetailOutcome in
-            do { return try await work(job) } catch let error as FetchError { return .failed(error) } catch {
-                return .failed(FetchError(code: .other, message: "\(error)", url: job.url))
+        // Appends are pipelined: one batch commits (fsync) while the next downloads, and at most
+        // one append is in flight, so batches still commit in order.
+        var pending: Task<Void, any Error>?
+        let store = self.store
+        func flush() {
+            guard !batch.isEmpty else { return }
+            let (events, previous) = (batch, pending)
+            batch.removeAll(keepingCapacity: true)
+            pending = Task {
+                try await previous?.value
+                _ = try await store.append(events)
             }
-        }) { outcome in
-            switch outcome {
-            case .fetched(let e, let bytes):
-                batch.append(e)
-                summary.bytes += bytes
-                if stage == .details { summary.details += 1 } else { summary.images += 1 }
-            case .notModified(let e):
-                batch.append(e)
-                summary.detailsNotModified += 1
-            case .failed(let e):
-                if !e.recorded { try await recordFailure(context, url: e.url, stage: stageName, error: e, attempt: 1, willRetry: false, status: e.status) }
-                summary.failures.append("\(e)")
-            }
-            if batch.count >= 64 { _ = try await store.append(batch); batch.removeAll() }
-            done += 1
-            progress?(FetchProgress(source: context.source.name, stage: stage, done: done, total: jobs.count))
         }
-        if !batch.isEmpty { _ = try await store.append(batch) }
+        do {
+            try await forEachConcurrently(jobs, concurrency: context.options.concurrency, { job -> DetailOutcome in
+                do { return try await work(job) } catch let error as FetchError { return .failed(error) } catch {
+                    return .failed(FetchError(code: .other, message: "\(error)", url: job.url))
+                }
+            }) { outcome in
+                switch outcome {
+                case .fetched(let e, let bytes):
+                    batch.append(e)
+                    summary.bytes += bytes
+                    if stage == .details { summary.details += 1 } else { summary.images += 1 }
+                case .notModified(let e):
+                    batch.append(e)
+                    summary.detailsNotModified += 1
+                case .failed(let e):
+                    if !e.recorded { try await recordFailure(context, url: e.url, stage: stageName, error: e, attempt: 1, willRetry: false, status: e.status) }
+                    summary.failures.append("\(e)")
+                }
+                if batch.count >= 64 { flush() }
+                done += 1
+                progress?(FetchProgress(source: context.source.name, stage: stage, done: done, total: jobs.count))
+            }
+        } catch {
+            // Whatever was already handed to the writer still commits (a killed run keeps it too).
+            try? await pending?.value
+            throw error
+        }
+        flush()
+        try await pending?.value
     }
 
     // MARK: Requests with retries
