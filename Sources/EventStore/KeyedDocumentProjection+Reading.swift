@@ -20,6 +20,26 @@ public struct DocumentReader {
                              lastSeenSeq: r.lastSeenSeq, removed: r.removed, document: try JSONValue(parsing: r.document))
     }
 
+    /// The document's current bookkeeping without parsing it: one `mdb_get`, a few varints.
+    public func summary(collection: String, key: String) throws -> DocumentSummary? {
+        guard let raw = try transaction.get(tables["current"], key: KeyedDocumentProjection.currentKey(collection, key)) else { return nil }
+        return try raw.withUnsafeBytes { try DocumentSummary(record: $0) }
+    }
+
+    /// Every current document of a collection, by key bytes, without parsing any: for deciding
+    /// which few to read in full.
+    public func summaries(collection: String) throws -> [(key: String, summary: DocumentSummary)] {
+        let prefix = Array(collection.utf8) + [0]
+        let c = try transaction.cursor(tables["current"])
+        var out: [(String, DocumentSummary)] = []
+        var entry = try c.seek(atLeast: prefix)
+        while let e = entry, e.key.hasPrefix(prefix) {
+            out.append((String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), as: UTF8.self), try DocumentSummary(record: e.value)))
+            entry = try c.next()
+        }
+        return out
+    }
+
     private func stateAsOf(collection: String, key: String, seq: UInt64) throws -> DocumentState? {
         guard let v = try version(collection: collection, key: key, asOf: seq) else { return nil }
         let prefix = KeyedDocumentProjection.currentKey(collection, key) + [0]
@@ -146,6 +166,25 @@ public struct DocumentReader {
             entry = try c.seek(atLeast: Array(k[..<split]) + [1])
         }
         return out
+    }
+}
+
+/// A document's current bookkeeping: its version, when it was first seen, changed and last seen,
+/// and whether it is removed.
+public struct DocumentSummary: Sendable, Hashable {
+    public var version: Int
+    public var firstSeq: UInt64
+    public var changedSeq: UInt64
+    public var lastSeenSeq: UInt64
+    public var removed: Bool
+
+    init(record raw: UnsafeRawBufferPointer) throws {
+        var r = ByteReader(raw)
+        version = Int(try r.varint())
+        firstSeq = try r.varint()
+        changedSeq = try r.varint()
+        lastSeenSeq = try r.varint()
+        removed = try r.u8() != 0
     }
 }
 

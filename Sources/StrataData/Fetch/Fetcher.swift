@@ -216,13 +216,17 @@ public final class Fetcher: Sendable {
     private func fetchDetails(_ source: SourceDefinition, since runStart: UInt64, headers: [(name: String, value: String)],
                               context: RunContext, summary: inout FetchSummary) async throws {
         let name = source.name
-        // New, changed or reappeared items of this run, and any present item still without a detail.
+        // New, changed or reappeared items of this run, and any present item still without a
+        // detail. Decided from the records' bookkeeping; only the targets' documents are parsed.
+        let needsURL = source.detailURL == nil
         let targets: [(key: String, item: JSONValue)] = try await store.read { [store] txn in
             let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
             let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
-            return try items.states(collection: name).compactMap { s in
-                let hasDetail = try details.state(collection: name, key: s.key) != nil
-                return (s.changedSeq >= runStart || !hasDetail) ? (s.key, s.document) : nil
+            return try items.summaries(collection: name).compactMap { key, s in
+                guard !s.removed else { return nil }
+                let hasDetail = try details.summary(collection: name, key: key) != nil
+                guard s.changedSeq >= runStart || !hasDetail else { return nil }
+                return (key, needsURL ? try items.state(collection: name, key: key)?.document ?? .null : .null)
             }
         }
         let jobs = targets.compactMap { detailJob(source, key: $0.key, item: $0.item) }
@@ -306,13 +310,20 @@ public final class Fetcher: Sendable {
             let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
             let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
             var out: [(String, String)] = []
-            for s in try items.states(collection: name) {
+            for (key, item) in try items.summaries(collection: name) where !item.removed {
+                // An image stored after the item and its detail last changed is still current:
+                // skip it without parsing either document.
+                if let image = try images.summary(collection: name, key: key), !image.removed, image.changedSeq >= item.changedSeq {
+                    let detail = try details.summary(collection: name, key: key)
+                    if detail == nil || image.changedSeq >= detail!.changedSeq { continue }
+                }
+                guard let s = try items.state(collection: name, key: key) else { continue }
                 var raw: String?
                 if case .string(let v)? = s.document.value(atPath: path) { raw = v }
-                else if let d = try details.state(collection: name, key: s.key), case .string(let v)? = d.document.value(atPath: path) { raw = v }
+                else if let d = try details.state(collection: name, key: key), case .string(let v)? = d.document.value(atPath: path) { raw = v }
                 guard let raw, let url = resolve(raw, against: listURL) else { continue }
-                if let have = try images.state(collection: name, key: s.key), have.document.value(atPath: "url") == .string(url) { continue }
-                out.append((s.key, url))
+                if let have = try images.state(collection: name, key: key), have.document.value(atPath: "url") == .string(url) { continue }
+                out.append((key, url))
             }
             return out
         }
