@@ -115,6 +115,14 @@ import Testing
         let server = FixtureServer(root: fixturesRoot)
         try await server.start()
         defer { Task { await server.stop() } }
+        // A new store every 50 kills, so `verify` after each kill stays cheap at any scale.
+        for chunk in stride(from: 0, to: iterations, by: 50) {
+            try await killFetches(server: server, count: min(50, iterations - chunk), first: chunk)
+        }
+    }
+
+    /// `count` kills of fetches and imports on one new store; then a full fetch completes.
+    private func killFetches(server: FixtureServer, count: Int, first: Int) async throws {
         let store = makeStoreDir()
         #expect(try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
                                   "--page-param", "page", "--page-size", "5", "--image", "image"], store: store).status == 0)
@@ -122,7 +130,7 @@ import Testing
                                   "--id", "name", "--detail-url-field", "url", "--image", "sprites.front_default"], store: store).status == 0)
         let snapshots = (1...3).map { fixturesRoot + "/cars/v\($0)/offers.json" }
         var rng = SystemRandomNumberGenerator()
-        for i in 0..<iterations {
+        for i in first..<(first + count) {
             server.version = 1 + i % 3
             let args = i % 2 == 0 ? ["fetch", "--details", "--images", "--concurrency", "4"] : ["import", "cars"] + snapshots
             let (p, _, _) = try startStrata(args, store: store)
