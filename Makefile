@@ -73,7 +73,28 @@ stress: deps
 
 ## Benchmarks/ (its own package): Strata's ingest beside the raw-LMDB C floor and a GRDB peer.
 bench: deps
-	cd Benchmarks && swift package --disable-sandbox benchmark --no-progress --format markdown
+	@set -e; out=$$(mktemp); section=$$(mktemp); \
+	(cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --no-progress --format markdown) | tee $$out; \
+	awk ' \
+	  /^### / { name = substr($$0, 5); next } \
+	  /^\| Time \(wall clock\)/ { split($$0, c, "|"); gsub(/[ ,]/, "", c[5]); p50[name] = c[5] + 0 } \
+	  function r(a, b) { return (a > 0 && b > 0) ? sprintf("%.2f", a / b) : "n/a" } \
+	  function find(prefix,   k) { for (k in p50) if (index(k, prefix) == 1) return p50[k]; return 0 } \
+	  END { \
+	    fl = find("Ingest/floor"); st = find("Ingest/Strata"); pe = find("Ingest/GRDB"); \
+	    ff = find("Fetch/floor"); fs = find("Fetch/Strata"); rf = find("RealBody/Foundation"); rs = find("RealBody/Strata"); \
+	    print "| measure | p50 Strata | p50 reference | ratio | target |"; print "|---|---|---|---|---|"; \
+	    printf "| synthetic ingest vs raw LMDB floor | %s ms | %s ms | Strata / floor = **%s** | ≥ 0.7 |\n", st, fl, r(fl, st); \
+	    printf "| synthetic ingest vs GRDB peer | %s ms | %s ms | Strata / peer = **%s×** | ≥ 1.0× |\n", st, pe, r(pe, st); \
+	    printf "| real 16 KB bodies vs JSONDecoder-only decode | %s ms | %s ms | Strata / Foundation = **%s×** | ≥ 5× |\n", rs, rf, r(rf, rs); \
+	    printf "| fetch of list + 500 details, 8 in flight, vs raw libcurl | %s ms | %s ms | Strata / floor = **%s** | ≥ 0.8 |\n", fs, ff, r(ff, fs); \
+	  }' $$out > $$section; \
+	{ echo "<!-- bench:begin -->"; echo "Last run: $$(date -u +%Y-%m-%d), commit $$(git rev-parse --short HEAD 2>/dev/null || echo -), $$(nproc) cores, $$($(SWIFT) --version 2>/dev/null | head -1). Ratios are throughput ratios from p50 wall clock (higher is better for Strata)."; \
+	  echo; cat $$section; echo; echo "<details><summary>package-benchmark output</summary>"; echo; \
+	  sed -n '/^## Baseline/,$$p' $$out; echo; echo "</details>"; echo "<!-- bench:end -->"; } > $$section.md; \
+	awk -v f=$$section.md 'BEGIN{while((getline l < f)>0) s=s l "\n"} /<!-- bench:begin -->/{printf "%s", s; skip=1; next} /<!-- bench:end -->/{skip=0; next} !skip' \
+	  docs/benchmarks.md > $$out && cp $$out docs/benchmarks.md; rm -f $$out $$section $$section.md; \
+	echo "ratios written to docs/benchmarks.md"
 
 clean:
 	rm -rf .build
