@@ -33,6 +33,7 @@ let package = Package(
                 "LMDBFloor",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "EventStore", package: "Strata"),
+                .product(name: "FixtureServer", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/IngestBenchmarks",

@@ -180,6 +180,11 @@ public struct DocumentSummary: Sendable, Hashable {
 
     init(record raw: UnsafeRawBufferPointer) throws {
         var r = ByteReader(raw)
+        try self.init(reading: &r)
+    }
+
+    /// Reads the header of a `current` record (everything before the document).
+    init(reading r: inout ByteReader) throws {
         version = Int(try r.varint())
         firstSeq = try r.varint()
         changedSeq = try r.varint()

@@ -361,11 +361,12 @@ public struct KeyedDocumentProjection: Projection {
 
         init(_ raw: UnsafeRawBufferPointer) throws {
             var r = ByteReader(raw)
-            version = Int(try r.varint())
-            firstSeq = try r.varint()
-            changedSeq = try r.varint()
-            lastSeenSeq = try r.varint()
-            removed = try r.u8() != 0
+            let header = try DocumentSummary(reading: &r)
+            version = header.version
+            firstSeq = header.firstSeq
+            changedSeq = header.changedSeq
+            lastSeenSeq = header.lastSeenSeq
+            removed = header.removed
             document = try r.blob()
         }
 

@@ -187,6 +187,12 @@ public final class FixtureServer: @unchecked Sendable {
             return Array((out + "]}").utf8)
         }
         guard parts.count == 3, parts[1] == "items", let i = Int(parts[2]) else { return nil }
+        return Self.syntheticDetail(id: i, version: v, bytes: bytes)
+    }
+
+    /// The synthetic dataset's detail document of item `id` at `version`: nested JSON (specs,
+    /// an owner, a list of parts) of about `bytes` bytes. Deterministic.
+    public static func syntheticDetail(id i: Int, version v: Int, bytes: Int) -> [UInt8] {
         var out = #"{"id":\#(i),"version":\#(v),"title":"item \#(i)","price":\#((i * 7919 + v * 13) % 100_000),"tags":["a\#(i % 7)","b\#(i % 11)"],"#
         out += #""specs":{"km":\#(i * 31 % 200_000),"year":\#(2000 + i % 25),"owner":{"name":"owner \#(i % 97)","city":"city \#(i % 13)"}},"parts":["#
         var k = 0

@@ -1,5 +1,6 @@
 import Benchmark
 import EventStore
+import FixtureServer
 import Foundation
 import GRDB
 import LMDBFloor
@@ -154,7 +155,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 }
 
-/// The fixture API's detail shape (see `FixtureServer`'s synthetic dataset).
+/// The synthetic fixture API's detail shape (`FixtureServer.syntheticDetail`).
 struct DetailDto: Decodable {
     struct Owner: Decodable { var name: String; var city: String }
     struct Specs: Decodable { var km: Int; var year: Int; var owner: Owner }
@@ -169,14 +170,4 @@ struct DetailDto: Decodable {
 }
 
 let realBodyBytes = 16_384
-let realBodies: [[UInt8]] = (0..<400).map { i in
-    var out = #"{"id":\#(i),"version":1,"title":"item \#(i)","price":\#((i * 7919) % 100_000),"tags":["a\#(i % 7)","b\#(i % 11)"],"#
-    out += #""specs":{"km":\#(i * 31 % 200_000),"year":\#(2000 + i % 25),"owner":{"name":"owner \#(i % 97)","city":"city \#(i % 13)"}},"parts":["#
-    var k = 0
-    while out.utf8.count < realBodyBytes - 40 {
-        if k > 0 { out += "," }
-        out += #"{"n":\#(k),"code":"p\#((i &* 31 &+ k &* 17) % 9973)","qty":\#(k % 10)}"#
-        k += 1
-    }
-    return Array((out + "]}").utf8)
-}
+let realBodies: [[UInt8]] = (0..<400).map { FixtureServer.syntheticDetail(id: $0, version: 1, bytes: realBodyBytes) }
