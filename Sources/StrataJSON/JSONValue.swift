@@ -289,20 +289,32 @@ struct JSONParser {
         return v
     }
 
+    /// A string from UTF-8 bytes, or nil if they are not valid UTF-8. ASCII needs no check;
+    /// otherwise the decoder's repaired result must be byte-identical to the input. (This avoids
+    /// the generic `String(validating:as:)`, whose metadata lookups dominated parsing.)
+    static func string(_ bytes: UnsafeRawBufferPointer, ascii: Bool) -> String? {
+        let utf8 = bytes.assumingMemoryBound(to: UInt8.self)
+        let s = String(decoding: utf8, as: UTF8.self)
+        if ascii { return s }
+        return s.utf8.elementsEqual(utf8) ? s : nil
+    }
+
     mutating func parseString() throws(JSONParseError) -> String {
         i += 1
         let start = i
         // Fast path: no escapes.
+        var ascii = true
         while i < b.count {
             let c = b[i]
             if c == UInt8(ascii: "\"") {
                 let s = UnsafeRawBufferPointer(rebasing: b[start..<i])
                 i += 1
-                guard let str = String(validating: s, as: UTF8.self) else { throw fail("invalid UTF-8 in a string") }
+                guard let str = Self.string(s, ascii: ascii) else { throw fail("invalid UTF-8 in a string") }
                 return str
             }
             if c == UInt8(ascii: "\\") { break }
             if c < 0x20 { throw fail("control character in a string") }
+            if c >= 0x80 { ascii = false }
             i += 1
         }
         var out = [UInt8](UnsafeRawBufferPointer(rebasing: b[start..<i]))
@@ -310,7 +322,7 @@ struct JSONParser {
             let c = b[i]
             if c == UInt8(ascii: "\"") {
                 i += 1
-                guard let str = String(validating: out, as: UTF8.self) else { throw fail("invalid UTF-8 in a string") }
+                guard let str = out.withUnsafeBytes({ Self.string($0, ascii: false) }) else { throw fail("invalid UTF-8 in a string") }
                 return str
             }
             if c < 0x20 { throw fail("control character in a string") }

@@ -47,3 +47,21 @@ import Testing
         }
     }
 }
+
+@Suite struct JSONUTF8Tests {
+    /// Invalid UTF-8 inside strings is rejected, whether or not a decoder's repair would keep the
+    /// length (a cut 4-byte sequence becomes one 3-byte U+FFFD); valid text round-trips exactly.
+    @Test(arguments: [[0xC3, 0x28], [0xF0, 0x9F, 0x98], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xFF], [0x80], [0xF0, 0x9F, 0x98, 0x78]] as [[UInt8]])
+    func invalidUTF8IsRejected(bad: [UInt8]) {
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: [0x22] + bad + [0x22]) }
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: Array(#"{"k":"a\n"#.utf8) + bad + [0x22, 0x7D]) }
+    }
+
+    @Test func validTextRoundTrips() throws {
+        for text in ["Škoda Mégane", "«très bon état»", "日本語", "emoji 😀 and 🇧🇪", "plain"] {
+            let v = try JSONValue(parsing: Array("\"\(text)\"".utf8))
+            #expect(v == .string(text))
+            #expect(try JSONValue(parsing: Array("\"a\\n\(text)\"".utf8)) == .string("a\n" + text))
+        }
+    }
+}
