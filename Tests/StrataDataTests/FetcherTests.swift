@@ -33,8 +33,9 @@ import Testing
                 #expect(r.added + r.changed + r.removed == 0 && r.pagesNotModified == r.pages && r.details == 0 && r.images == 0, "\(r)")
             }
             let added = try await store.events(EventQuery(fromSeq: before + 1))
-            #expect(Set(added.map(\.type)) == [DataEvents.pageNotModified, DataEvents.fetchCompleted])
-            #expect(added.allSatisfy { $0.type != DataEvents.pageNotModified || $0[metadata: "status"] == "304" })
+            // One ListNotModified per source: no page events, nothing re-marked.
+            #expect(added.map(\.type) == Array(repeating: DataEvents.listNotModified, count: sources.count))
+            #expect(added.map { $0[metadata: "pages"] } == ["3", "3", "1", "1"])
 
             server.version = 2
             let cars2 = try await fetcher.fetch(server.cars, options: options)

@@ -7,6 +7,7 @@
 /// | `CollectionPageFetched` | source | `source`, `run`, `page`, `url`, `status`, `etag`?, `lastModified`?, `items`?, `id`, `durationMs`, `import`? | the body |
 /// | `PageNotModified` | source | as above, status 304 | a reference to the unchanged body |
 /// | `FetchCompleted` | source | `source`, `run`, `pages`, `complete` (appended in one batch right after its `pages` page events) | none |
+/// | `ListNotModified` | source | `source`, `run`, `pages`: a complete pass whose every page answered 304 (instead of its page events and `FetchCompleted`) | none |
 /// | `DetailFetched` | source | `source`, `run`, `key`, `url`, `status`, `etag`?, `durationMs` | the body |
 /// | `DetailNotModified` | source | as above, status 304 | a reference to the unchanged body |
 /// | `ImageFetched` | source | `source`, `run`, `key`, `url`, `contentType`?, `etag`? | the image bytes |
@@ -18,6 +19,7 @@ public enum DataEvents {
     public static let pageFetched = "CollectionPageFetched"
     public static let pageNotModified = "PageNotModified"
     public static let fetchCompleted = "FetchCompleted"
+    public static let listNotModified = "ListNotModified"
     public static let detailFetched = "DetailFetched"
     public static let detailNotModified = "DetailNotModified"
     public static let imageFetched = "ImageFetched"

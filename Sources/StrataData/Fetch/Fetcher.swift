@@ -149,8 +149,15 @@ public final class Fetcher: Sendable {
             url = next
             page += 1
         }
-        events.append(NewEvent(type: DataEvents.fetchCompleted, stream: source.name,
-                               metadata: common(context) + [("pages", String(events.count)), ("complete", String(complete))]))
+        if complete && summary.pagesNotModified == summary.pages {
+            // Every page answered 304: one compact fact for the pass instead of a page event per
+            // page. Nothing changed, so there is nothing to mark seen or sweep.
+            events = [NewEvent(type: DataEvents.listNotModified, stream: source.name,
+                               metadata: common(context) + [("pages", String(summary.pages))])]
+        } else {
+            events.append(NewEvent(type: DataEvents.fetchCompleted, stream: source.name,
+                                   metadata: common(context) + [("pages", String(events.count)), ("complete", String(complete))]))
+        }
         let outcomes = try await store.append(events)
         let runStart = outcomes.first!.seq
         summary.complete = complete

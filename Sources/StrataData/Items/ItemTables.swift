@@ -89,14 +89,17 @@ public struct ItemTables: Sendable {
     }
 
     private func entity(_ definition: SourceDefinition) async throws -> SourceEntity {
-        let completed = try await store.events(EventQuery(stream: definition.name, type: DataEvents.fetchCompleted, limit: 1, descending: true)).first
+        // The newest completed pass: a FetchCompleted, or a ListNotModified (all pages 304).
+        let completed = try await [DataEvents.fetchCompleted, DataEvents.listNotModified].asyncCompactMap { type in
+            try await store.events(EventQuery(stream: definition.name, type: type, limit: 1, descending: true)).first
+        }.max { $0.seq < $1.seq }
         // The newest list failure that ended its run (no retry left) — a detail or image failure
         // belongs to a run whose list completed.
         let failures = try await store.events(EventQuery(stream: definition.name, type: DataEvents.fetchFailed, limit: 64, descending: true))
         let listFailure = failures.first { ($0[metadata: "stage"] == "list" || $0[metadata: "stage"] == "import") && $0[metadata: "willRetry"] != "true" }
         let success = completed.map { e in
             FetchRunEntity(run: e[metadata: "run"] ?? "", seq: e.seq, recordedAt: e.recordedAt, completed: true,
-                           complete: e[metadata: "complete"] == "true", pages: Int(e[metadata: "pages"] ?? "") ?? 0,
+                           complete: e.type == DataEvents.listNotModified || e[metadata: "complete"] == "true", pages: Int(e[metadata: "pages"] ?? "") ?? 0,
                            failures: failures.count { $0[metadata: "run"] == e[metadata: "run"] && $0[metadata: "willRetry"] != "true" })
         }
         var last = success
@@ -105,5 +108,13 @@ public struct ItemTables: Sendable {
                                   error: f[metadata: "error"] ?? "the fetch failed")
         }
         return SourceEntity(definition: definition, lastRun: last, lastSuccess: success)
+    }
+}
+
+extension Array {
+    func asyncCompactMap<T>(_ transform: (Element) async throws -> T?) async rethrows -> [T] {
+        var out: [T] = []
+        for e in self { if let t = try await transform(e) { out.append(t) } }
+        return out
     }
 }
