@@ -137,9 +137,13 @@ public final class FixtureServer: @unchecked Sendable {
         default:
             break
         }
-        if path.hasPrefix("/synthetic/"), let body = synthetic(path, request.uri.queryParameters) {
-            return Response(status: .ok, headers: [.contentType: "application/json", .eTag: "\"\(fnv1a(body))\""],
-                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        if path.hasPrefix("/synthetic/"), let generated = synthetic(path, request.uri.queryParameters) {
+            let (body, headers) = page(generated, request: request, headers: [.contentType: "application/json"])
+            let etag = "\"\(fnv1a(body))\""
+            if request.headers[.ifNoneMatch] == etag { return Response(status: .notModified, headers: [.eTag: etag]) }
+            var h = headers
+            h[.eTag] = etag
+            return Response(status: .ok, headers: h, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
         }
         guard var (body, contentType) = load(path) else {
             return json(#"{"error":"not found"}"#, status: .notFound)
@@ -171,7 +175,8 @@ public final class FixtureServer: @unchecked Sendable {
     }
 
     /// A generated dataset for benchmarks: `/synthetic/items?n=N&bytes=B` lists N items, each with
-    /// a relative detail URL; `/synthetic/items/I?bytes=B` is a nested detail of about B bytes.
+    /// a relative detail URL (paged like the others with `&page=P&size=S`);
+    /// `/synthetic/items/I?bytes=B` is a nested detail of about B bytes.
     /// Both depend on the served version, so a version bump changes every detail.
     private func synthetic(_ path: String, _ query: Parameters) -> [UInt8]? {
         let parts = path.split(separator: "/")
