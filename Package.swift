@@ -128,7 +128,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "StrataDomainTests", dependencies: ["StrataTestSupport", "StrataDomain", "StrataData", "EventStore", "FixtureServer"], swiftSettings: strictSettings),
-        .testTarget(name: "StrataPresentationTests", dependencies: ["StrataPresentation", "StrataDomain", "StrataJSON"], swiftSettings: strictSettings),
+        .testTarget(name: "StrataPresentationTests", dependencies: ["StrataPresentation", "StrataDomain", "StrataJSON"],
+                    exclude: ["Goldens"], swiftSettings: strictSettings),  // read at run time by path
         .testTarget(
             name: "StrataAppTests",
             dependencies: ["StrataTestSupport", "StrataApp", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "StrataData", .product(name: "Swinject", package: "Swinject")],

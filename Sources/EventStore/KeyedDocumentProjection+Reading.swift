@@ -16,8 +16,9 @@ public struct DocumentReader {
         if let seq { return try stateAsOf(collection: collection, key: key, seq: seq) }
         guard let raw = try transaction.get(tables["current"], key: KeyedDocumentProjection.currentKey(collection, key)) else { return nil }
         let r = try raw.withUnsafeBytes { try KeyedDocumentProjection.CurrentRecord($0) }
+        let document = try KeyedDocumentProjection.document(collection, key, at: r.changedSeq, transaction, tables)
         return DocumentState(collection: collection, key: key, version: r.version, firstSeq: r.firstSeq, changedSeq: r.changedSeq,
-                             lastSeenSeq: r.lastSeenSeq, removed: r.removed, document: try JSONValue(parsing: r.document))
+                             lastSeenSeq: r.lastSeenSeq, removed: r.removed, document: try JSONValue(parsing: document))
     }
 
     /// The document's current bookkeeping without parsing it: one `mdb_get`, a few varints.

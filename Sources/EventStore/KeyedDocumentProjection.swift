@@ -1,4 +1,5 @@
 public import LMDB
+import Crypto
 
 /// What an event says about keyed documents.
 public enum DocumentOperation: Sendable, Hashable {
@@ -122,7 +123,9 @@ public struct DocumentState: Sendable, Hashable {
 /// values), keyed by (collection, key, seq) so as-of reads are one cursor seek.
 ///
 /// Tables:
-/// - `current`: `collection 0x00 key` → state record
+/// - `current`: `collection 0x00 key` → state record: version, first/changed/last-seen seq,
+///   removed flag and a 16-byte digest of the canonical document (not the document: it lives
+///   once, in `history`, so a change writes it once and an unchanged put touches a few bytes)
 /// - `history`: `collection 0x00 key 0x00 seq(u64be)` → version record (the document at that
 ///   version; field-level changes are derived from the previous version when read)
 /// - `indexes`: `collection` → the indexed paths (canonical JSON array)
@@ -138,7 +141,7 @@ public struct KeyedDocumentProjection: Projection {
     public let tables = ["current", "history", "index", "indexes"]
     private let extract: Extractor
 
-    public init(name: String = "documents", version: Int = 2, extract: @escaping Extractor = DocumentEvents.operations) {
+    public init(name: String = "documents", version: Int = 3, extract: @escaping Extractor = DocumentEvents.operations) {
         self.name = name
         self.version = version
         self.extract = extract
@@ -201,30 +204,31 @@ public struct KeyedDocumentProjection: Projection {
         let txn = ctx.transaction
         let ck = Self.currentKey(collection, key)
         let canonical = doc.canonicalBytes
+        let digest = Self.digest(canonical)
         var record: CurrentRecord
         var kind: ChangeKind?
         if let existing = try txn.get(ctx.tables["current"], key: ck) {
             record = try existing.withUnsafeBytes { try CurrentRecord($0) }
             if record.removed {
                 kind = .reappeared
-            } else if record.document != canonical {
+            } else if record.digest != digest {
                 kind = .changed
             }
             record.lastSeenSeq = event.seq
         } else {
             kind = .added
-            record = CurrentRecord(version: 0, firstSeq: event.seq, changedSeq: event.seq, lastSeenSeq: event.seq, removed: false, document: canonical)
+            record = CurrentRecord(version: 0, firstSeq: event.seq, changedSeq: event.seq, lastSeenSeq: event.seq, removed: false, digest: digest)
         }
         if let kind {
             let paths = try indexedPaths(collection, ctx)
             if !paths.isEmpty {
-                let old = kind == .changed ? try JSONValue(parsing: record.document) : nil
+                let old = kind == .changed ? try JSONValue(parsing: Self.document(collection, key, at: record.changedSeq, txn, ctx.tables)) : nil
                 try updateIndex(collection, key, paths: paths, old: old, new: doc, ctx)
             }
             record.version += 1
             record.changedSeq = event.seq
             record.removed = false
-            record.document = canonical
+            record.digest = digest
             try writeHistory(collection, key, kind: kind, document: canonical, record: record, event: event, ctx: ctx)
         }
         try txn.put(ctx.tables["current"], key: ck, value: record.encoded)
@@ -235,13 +239,14 @@ public struct KeyedDocumentProjection: Projection {
         guard let existing = try ctx.transaction.get(ctx.tables["current"], key: ck) else { return }
         var record = try existing.withUnsafeBytes { try CurrentRecord($0) }
         guard !record.removed else { return }
+        let last = try Self.document(collection, key, at: record.changedSeq, ctx.transaction, ctx.tables)
         let paths = try indexedPaths(collection, ctx)
-        if !paths.isEmpty { try updateIndex(collection, key, paths: paths, old: try JSONValue(parsing: record.document), new: nil, ctx) }
+        if !paths.isEmpty { try updateIndex(collection, key, paths: paths, old: try JSONValue(parsing: last), new: nil, ctx) }
         record.version += 1
         record.removed = true
         record.changedSeq = event.seq
         record.lastSeenSeq = event.seq
-        try writeHistory(collection, key, kind: .removed, document: record.document, record: record, event: event, ctx: ctx)
+        try writeHistory(collection, key, kind: .removed, document: last, record: record, event: event, ctx: ctx)
         try ctx.transaction.put(ctx.tables["current"], key: ck, value: record.encoded)
     }
 
@@ -290,8 +295,8 @@ public struct KeyedDocumentProjection: Projection {
         while let e = entry, e.key.hasPrefix(prefix) {
             let record = try CurrentRecord(e.value)
             if !record.removed {
-                present.append((String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), as: UTF8.self),
-                                try JSONValue(parsing: record.document)))
+                let key = String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), as: UTF8.self)
+                present.append((key, try JSONValue(parsing: Self.document(collection, key, at: record.changedSeq, txn, ctx.tables))))
             }
             entry = try docs.next()
         }
@@ -342,21 +347,38 @@ public struct KeyedDocumentProjection: Projection {
         currentKey(collection, key) + [0] + seq.bigEndianBytes
     }
 
+    /// The digest kept in `current` to tell a changed document from an unchanged one: the first
+    /// 16 bytes of SHA-256 over the canonical bytes.
+    static func digest(_ canonical: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: canonical).prefix(16)) }
+
+    /// The canonical bytes of the document stored with the version at `seq`.
+    static func document(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> [UInt8] {
+        let raw = try historyKey(collection, key, seq).withUnsafeBytes { try txn.get(tables["history"], key: $0) }
+        guard let raw else {
+            throw EventStoreError.corrupted("the version at seq \(seq) of \(collection)/\(key.prefix(64)) is missing from history; run `strata verify`")
+        }
+        var r = ByteReader(raw)
+        _ = try r.varint()
+        _ = try r.i64()
+        _ = try r.string()
+        return try r.blob()
+    }
+
     struct CurrentRecord {
         var version: Int
         var firstSeq: UInt64
         var changedSeq: UInt64
         var lastSeenSeq: UInt64
         var removed: Bool
-        var document: [UInt8]
+        var digest: [UInt8]
 
-        init(version: Int, firstSeq: UInt64, changedSeq: UInt64, lastSeenSeq: UInt64, removed: Bool, document: [UInt8]) {
+        init(version: Int, firstSeq: UInt64, changedSeq: UInt64, lastSeenSeq: UInt64, removed: Bool, digest: [UInt8]) {
             self.version = version
             self.firstSeq = firstSeq
             self.changedSeq = changedSeq
             self.lastSeenSeq = lastSeenSeq
             self.removed = removed
-            self.document = document
+            self.digest = digest
         }
 
         init(_ raw: UnsafeRawBufferPointer) throws {
@@ -367,14 +389,14 @@ public struct KeyedDocumentProjection: Projection {
             changedSeq = header.changedSeq
             lastSeenSeq = header.lastSeenSeq
             removed = header.removed
-            document = try r.blob()
+            digest = [UInt8](try r.slice(16))
         }
 
         var encoded: [UInt8] {
-            var w = ByteWriter(capacity: document.count + 32)
+            var w = ByteWriter(capacity: 48)
             w.varint(version); w.varint(firstSeq); w.varint(changedSeq); w.varint(lastSeenSeq)
             w.u8(removed ? 1 : 0)
-            w.blob(document)
+            w.raw(digest)
             return w.bytes
         }
     }

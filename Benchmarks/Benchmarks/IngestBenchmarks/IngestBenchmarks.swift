@@ -123,6 +123,65 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // Rebuild: the documents projection refolded from the log of the ingest workload (built once,
+    // unmeasured), in transactions of 8,192 events, against the C floor redoing the same puts.
+    Benchmark("Rebuild/floor (C, raw LMDB)") { benchmark in
+        let dir = scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        precondition(floorIngest(dir) == 0)
+        for _ in benchmark.scaledIterations {
+            benchmark.startMeasurement()
+            let rc = lmdb_floor_rebuild(dir, UInt64(objects), 8_192)
+            benchmark.stopMeasurement()
+            precondition(rc == 0, "floor rebuild failed: \(rc)")
+        }
+    }
+
+    Benchmark("Rebuild/Strata (documents projection from the log)") { benchmark in
+        let dir = scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try await strataIngest(dir, durability: .full)  // so the rebuild commits durably, like the floor
+        for _ in benchmark.scaledIterations {
+            benchmark.startMeasurement()
+            try await store.rebuild(["documents"])
+            benchmark.stopMeasurement()
+        }
+    }
+
+    // As-of: 20,000 reads of a random object at a random seq on the ingest workload's store, one
+    // read transaction; the p50 below is of the whole batch (divide by 20,000 for one read).
+    Benchmark("AsOf/floor (C, raw LMDB seek, 20k reads)") { benchmark in
+        let dir = scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        precondition(floorIngest(dir) == 0)
+        let (keys, seqs) = asOfSamples()
+        var nanos = [UInt64](repeating: 0, count: keys.count)
+        for _ in benchmark.scaledIterations {
+            benchmark.startMeasurement()
+            let rc = lmdb_floor_asof(dir, keys, seqs, UInt64(keys.count), &nanos)
+            benchmark.stopMeasurement()
+            precondition(rc == 0, "floor as-of failed: \(rc)")
+        }
+    }
+
+    Benchmark("AsOf/Strata (DocumentReader.version, 20k reads)") { benchmark in
+        let dir = scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try await strataIngest(dir)
+        let (keys, seqs) = asOfSamples()
+        let names = keys.map { "o\($0)" }
+        for _ in benchmark.scaledIterations {
+            benchmark.startMeasurement()
+            let found = try await store.documents { reader in
+                var n = 0
+                for i in names.indices where try reader.version(collection: "bench", key: names[i], asOf: seqs[i]) != nil { n += 1 }
+                return n
+            }
+            benchmark.stopMeasurement()
+            blackHole(found)
+        }
+    }
+
     // Real bodies: `realBodies` nested detail documents of about 16 KB each (the shape of the
     // fixture API's details), ingested end to end by Strata, against Foundation's JSONDecoder
     // decoding the same bytes into Codable DTOs and doing nothing else.
@@ -171,3 +230,37 @@ struct DetailDto: Decodable {
 
 let realBodyBytes = 16_384
 let realBodies: [[UInt8]] = (0..<400).map { FixtureServer.syntheticDetail(id: $0, version: 1, bytes: realBodyBytes) }
+
+/// The ingest workload written by the C floor into `dir` (for the rebuild and as-of floors).
+func floorIngest(_ dir: String) -> Int32 {
+    let pointers = bodies.map { UnsafePointer<UInt8>($0.withUnsafeBufferPointer { UnsafeMutablePointer(mutating: $0.baseAddress!) }) }
+    let sizes = bodies.map { UInt32($0.count) }
+    return pointers.withUnsafeBufferPointer { p in
+        p.withMemoryRebound(to: Optional<UnsafePointer<UInt8>>.self) { opt in
+            lmdb_floor_ingest(dir, opt.baseAddress, sizes, UInt64(events), UInt64(objects), UInt32(batch), 1)
+        }
+    }
+}
+
+/// The ingest workload appended by Strata into a store under `dir` (for rebuild and as-of).
+func strataIngest(_ dir: String, durability: StoreOptions.Durability = .noSync) async throws -> EventStore {
+    var options = StoreOptions()
+    options.logger.logLevel = .error
+    options.durability = durability
+    let store = try await EventStore.open(at: dir + "/store", projections: [KeyedDocumentProjection()], options: options)
+    for start in stride(from: 0, to: events, by: batch) {
+        _ = try await store.append((start..<min(events, start + batch)).map { i in
+            NewEvent(id: "e\(i)", type: DocumentEvents.recorded, stream: "bench",
+                     metadata: [("collection", "bench"), ("key", "o\(i % objects)")], payload: bodies[i])
+        })
+    }
+    return store
+}
+
+/// 20,000 (object, seq) pairs, the same for the floor and Strata.
+func asOfSamples() -> ([UInt64], [UInt64]) {
+    var rng = SplitMix64(seed: 11)
+    let keys = (0..<20_000).map { _ in rng.next() % UInt64(objects) }
+    let seqs = (0..<20_000).map { _ in 1 + rng.next() % UInt64(events) }
+    return (keys, seqs)
+}
