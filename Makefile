@@ -83,11 +83,14 @@ bench: deps
 	  END { \
 	    fl = find("Ingest/floor"); st = find("Ingest/Strata"); pe = find("Ingest/GRDB"); \
 	    ff = find("Fetch/floor"); fs = find("Fetch/Strata"); rf = find("RealBody/Foundation"); rs = find("RealBody/Strata"); \
+	    bf = find("Rebuild/floor"); bs = find("Rebuild/Strata"); af = find("AsOf/floor"); ao = find("AsOf/Strata"); \
 	    print "| measure | p50 Strata | p50 reference | ratio | target |"; print "|---|---|---|---|---|"; \
 	    printf "| synthetic ingest vs raw LMDB floor | %s ms | %s ms | Strata / floor = **%s** | ≥ 0.7 |\n", st, fl, r(fl, st); \
 	    printf "| synthetic ingest vs GRDB peer | %s ms | %s ms | Strata / peer = **%s×** | ≥ 1.0× |\n", st, pe, r(pe, st); \
 	    printf "| real 16 KB bodies vs JSONDecoder-only decode | %s ms | %s ms | Strata / Foundation = **%s×** | ≥ 5× |\n", rs, rf, r(rf, rs); \
 	    printf "| fetch of list + 500 details, 8 in flight, vs raw libcurl | %s ms | %s ms | Strata / floor = **%s** | ≥ 0.8 |\n", fs, ff, r(ff, fs); \
+	    printf "| rebuild of the ingest log vs raw LMDB floor | %s ms | %s ms | Strata / floor = **%s** | ≥ 0.7 |\n", bs, bf, r(bf, bs); \
+	    printf "| as-of read, mean of 20k (20k-event log) vs raw LMDB seek | %.2f µs | %.2f µs | Strata / floor = **%s** | p99 < 100 µs (strata bench asof) |\n", ao * 1000 / 20000, af * 1000 / 20000, r(af, ao); \
 	  }' $$out > $$section; \
 	{ echo "<!-- bench:begin -->"; echo "Last run: $$(date -u +%Y-%m-%d), commit $$(git rev-parse --short HEAD 2>/dev/null || echo -), $$(nproc) cores, $$($(SWIFT) --version 2>/dev/null | head -1). Ratios are throughput ratios from p50 wall clock (higher is better for Strata)."; \
 	  echo; cat $$section; echo; echo "<details><summary>package-benchmark output</summary>"; echo; \

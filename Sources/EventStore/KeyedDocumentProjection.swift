@@ -5,6 +5,9 @@ import Crypto
 public enum DocumentOperation: Sendable, Hashable {
     /// The document under `key` is now `document`.
     case put(collection: String, key: String, document: JSONValue)
+    /// The document under `key` is now the JSON text `json`: canonicalized straight from the text
+    /// (the tree is only built when the collection has indexes). Malformed text throws.
+    case putJSON(collection: String, key: String, json: [UInt8])
     /// The document under `key` is gone.
     case remove(collection: String, key: String)
     /// The complete set of documents in `collection`: absent keys are removed.
@@ -19,6 +22,7 @@ public enum DocumentOperation: Sendable, Hashable {
     public static func == (a: DocumentOperation, b: DocumentOperation) -> Bool {
         switch (a, b) {
         case let (.put(c1, k1, d1), .put(c2, k2, d2)): return c1 == c2 && k1 == k2 && d1 == d2
+        case let (.putJSON(c1, k1, j1), .putJSON(c2, k2, j2)): return c1 == c2 && k1 == k2 && j1 == j2
         case let (.remove(c1, k1), .remove(c2, k2)): return c1 == c2 && k1 == k2
         case let (.snapshot(c1, d1), .snapshot(c2, d2)):
             return c1 == c2 && d1.count == d2.count && zip(d1, d2).allSatisfy { $0.key == $1.key && $0.document == $1.document }
@@ -35,6 +39,7 @@ public enum DocumentOperation: Sendable, Hashable {
         case let .snapshot(c, d): h.combine(2); h.combine(c); h.combine(d.count)
         case let .sweep(c, s): h.combine(3); h.combine(c); h.combine(s)
         case let .index(c, p): h.combine(4); h.combine(c); h.combine(p)
+        case let .putJSON(c, k, _): h.combine(5); h.combine(c); h.combine(k)
         }
     }
 }
@@ -61,7 +66,7 @@ public enum DocumentEvents {
         case recorded:
             guard let key = event[metadata: "key"] else { throw DocumentError("metadata 'key' is missing") }
             guard let body = try context.payload(of: event) else { throw DocumentError("the event has no payload") }
-            return [.put(collection: collection, key: key, document: try JSONValue(parsing: body))]
+            return [.putJSON(collection: collection, key: key, json: body)]
         case removed:
             guard let key = event[metadata: "key"] else { throw DocumentError("metadata 'key' is missing") }
             return [.remove(collection: collection, key: key)]
@@ -153,7 +158,10 @@ public struct KeyedDocumentProjection: Projection {
             switch op {
             case let .put(collection, key, document):
                 try Self.validate(collection, key)
-                try put(collection, key, document, event, context)
+                try put(collection, key, canonical: document.canonicalBytes, document, event, context)
+            case let .putJSON(collection, key, json):
+                try Self.validate(collection, key)
+                try put(collection, key, canonical: try JSONValue.canonicalize(json), nil, event, context)
             case let .remove(collection, key):
                 try Self.validate(collection, key)
                 try remove(collection, key, event, context)
@@ -163,7 +171,7 @@ public struct KeyedDocumentProjection: Projection {
                 for (key, doc) in documents {
                     try Self.validate(collection, key)
                     guard seen.insert(key).inserted else { throw DocumentError("duplicate key '\(key.prefix(64))' in a snapshot of \(collection)") }
-                    try put(collection, key, doc, event, context)
+                    try put(collection, key, canonical: doc.canonicalBytes, doc, event, context)
                 }
                 // Everything else in the collection that is not already removed is now removed.
                 try removeAll(in: collection, event, context) { key, _ in !seen.contains(key) }
@@ -200,10 +208,10 @@ public struct KeyedDocumentProjection: Projection {
         }
     }
 
-    private func put(_ collection: String, _ key: String, _ doc: JSONValue, _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
+    /// Puts a document given by its canonical bytes (and its tree when the caller has it).
+    private func put(_ collection: String, _ key: String, canonical: [UInt8], _ doc: JSONValue?, _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
         let txn = ctx.transaction
         let ck = Self.currentKey(collection, key)
-        let canonical = doc.canonicalBytes
         let digest = Self.digest(canonical)
         var record: CurrentRecord
         var kind: ChangeKind?
@@ -223,7 +231,7 @@ public struct KeyedDocumentProjection: Projection {
             let paths = try indexedPaths(collection, ctx)
             if !paths.isEmpty {
                 let old = kind == .changed ? try JSONValue(parsing: Self.document(collection, key, at: record.changedSeq, txn, ctx.tables)) : nil
-                try updateIndex(collection, key, paths: paths, old: old, new: doc, ctx)
+                try updateIndex(collection, key, paths: paths, old: old, new: try doc ?? JSONValue(parsing: canonical), ctx)
             }
             record.version += 1
             record.changedSeq = event.seq

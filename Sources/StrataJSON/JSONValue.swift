@@ -115,31 +115,7 @@ public enum JSONValue: Hashable, Sendable {
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
         var s = s
-        s.withUTF8 { u in
-            out.append(UInt8(ascii: "\""))
-            // Copy runs that need no escaping in one go.
-            var runStart = 0
-            for i in 0..<u.count {
-                let b = u[i]
-                guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else { continue }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: u[runStart..<i]))
-                runStart = i + 1
-                switch b {
-                case UInt8(ascii: "\""): out.append(contentsOf: [92, 34])
-                case UInt8(ascii: "\\"): out.append(contentsOf: [92, 92])
-                case 0x0A: out.append(contentsOf: [92, UInt8(ascii: "n")])
-                case 0x0D: out.append(contentsOf: [92, UInt8(ascii: "r")])
-                case 0x09: out.append(contentsOf: [92, UInt8(ascii: "t")])
-                case 0x08: out.append(contentsOf: [92, UInt8(ascii: "b")])
-                case 0x0C: out.append(contentsOf: [92, UInt8(ascii: "f")])
-                default:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    out.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(b >> 4)], hex[Int(b & 15)]])
-                }
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: u[runStart..<u.count]))
-            out.append(UInt8(ascii: "\""))
-        }
+        s.withUTF8 { writeEscaped($0, into: &out) }
     }
 }
 
@@ -248,6 +224,12 @@ struct JSONParser {
 
     mutating func parseNumber() throws(JSONParseError) -> String {
         let start = i
+        try scanNumber()
+        return String(decoding: UnsafeRawBufferPointer(rebasing: b[start..<i]), as: UTF8.self)
+    }
+
+    /// Moves past a number, validating it against the JSON grammar.
+    mutating func scanNumber() throws(JSONParseError) {
         if b[i] == UInt8(ascii: "-") { i += 1 }
         func digit(_ k: Int) -> Bool { k < b.count && b[k] >= 48 && b[k] <= 57 }
         guard digit(i) else { throw fail("invalid number") }
@@ -268,7 +250,6 @@ struct JSONParser {
             guard digit(i) else { throw fail("invalid exponent") }
             while digit(i) { i += 1 }
         }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: b[start..<i]), as: UTF8.self)
     }
 
     mutating func hex4() throws(JSONParseError) -> UInt32 {
@@ -298,6 +279,8 @@ struct JSONParser {
         if ascii { return s }
         return s.utf8.elementsEqual(utf8) ? s : nil
     }
+
+    static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool { string(bytes, ascii: false) != nil }
 
     mutating func parseString() throws(JSONParseError) -> String {
         i += 1

@@ -65,3 +65,86 @@ import Testing
         }
     }
 }
+
+/// `JSONValue.canonicalize` (straight from text) must give exactly the tree path's bytes and
+/// reject exactly what the parser rejects: stored documents and their digests depend on it.
+@Suite struct JSONCanonicalizerTests {
+    /// Canonical bytes via the tree, or nil when the parser rejects the text.
+    static func viaTree(_ text: [UInt8]) -> [UInt8]? { (try? JSONValue(parsing: text))?.canonicalBytes }
+    static func direct(_ text: [UInt8]) -> [UInt8]? { try? JSONValue.canonicalize(text) }
+
+    @Test(arguments: [
+        #" { "b" : [1, 2.5e3, -0, true, null], "a": "x\"\u00e9\ud83d\ude00\n" } "#,
+        #"{"z":1,"a":{"y":[{"b":2,"a":1},{}],"x":"\u0001\t\\\/"},"m":[]}"#,
+        #"{"k":1,"k":2,"a":0,"k":3}"#, #"{"b":1,"a":2,"b":{"d":1,"c":2}}"#,
+        #"{"\u00e9":1,"e":2,"é":3,"\ud83d\ude00":4,"":5}"#, #"["\u0000","\u001f",1e-7,-0.5E+3]"#,
+        "\u{FEFF}{\"bom\":true}", "  \"just a string\"  ", "123", "[[[[]]]]", "{}",
+    ])
+    func matchesTheTreePath(text: String) throws {
+        let bytes = Array(text.utf8)
+        let tree = try #require(Self.viaTree(bytes))
+        #expect(try JSONValue.canonicalize(bytes) == tree)
+    }
+
+    @Test(arguments: [
+        "", "{", "[1,]", "{\"a\":1,}", "01", "1.", "-", "tru", "\"abc", "\"\\x\"", "\"\\ud800\"", "[1] 2", "{\"a\" 1}",
+        "\"a\u{01}\"", "nul", "[" + String(repeating: "[", count: 600) + String(repeating: "]", count: 601), "{1:2}", "[1 2]",
+    ])
+    func rejectsWhatTheParserRejects(text: String) {
+        #expect(throws: JSONParseError.self) { try JSONValue.canonicalize(Array(text.utf8)) }
+    }
+
+    @Test func invalidUTF8IsRejected() {
+        for bad: [UInt8] in [[0xC3, 0x28], [0xF0, 0x9F, 0x98], [0xED, 0xA0, 0x80], [0xFF]] {
+            #expect(Self.direct([0x22] + bad + [0x22]) == nil)
+            #expect(Self.direct(Array(#"{"k":"a\n"#.utf8) + bad + [0x22, 0x7D]) == nil)
+            #expect(Self.direct(Array(#"{""#.utf8) + bad + Array(#"":1}"#.utf8)) == nil)
+        }
+    }
+
+    /// Keys are compared by their bytes (RFC 8259), so "é" and "e\u{301}" are two members; the tree
+    /// (Swift `String` keys, compared by canonical equivalence) would merge them.
+    @Test func keysDifferingOnlyInNormalizationStayApart() throws {
+        let text = Array(#"{"e\u0301":1,"\u00e9":2}"#.utf8)
+        #expect(try JSONValue.canonicalize(text) == Array("{\"e\u{301}\":1,\"é\":2}".utf8))
+    }
+
+    /// Random documents written with shuffled keys, duplicates, escapes and whitespace, then
+    /// mutated byte by byte: both paths agree on every input, accepted or not.
+    @Test func agreesOnRandomAndMutatedText() {
+        var rng = SplitMix64(seed: 2026)
+        // No two keys that are canonically equivalent Unicode but different bytes (see below).
+        let keys = ["a", "b", "ab", "é", "\\\"q", "\\ud83d\\ude00", "", "Z", "a\\nb"]
+        let scalars = ["null", "true", "false", "0", "-1.5e3", "12345678901234567890", "\"x\"", "\"\\u00e9\\t\"", "\"日本\"", "\"\\/\""]
+        func ws() -> String { ["", " ", "\n\t", "  "].randomElement(using: &rng)! }
+        func random(_ depth: Int) -> String {
+            switch Int.random(in: 0..<(depth > 3 ? 1 : 3), using: &rng) {
+            case 0: return scalars.randomElement(using: &rng)!
+            case 1: return "[" + (0..<Int.random(in: 0..<4, using: &rng)).map { _ in ws() + random(depth + 1) + ws() }.joined(separator: ",") + "]"
+            default:
+                return "{" + (0..<Int.random(in: 0..<5, using: &rng)).map { _ in
+                    ws() + "\"" + keys.randomElement(using: &rng)! + "\"" + ws() + ":" + ws() + random(depth + 1)
+                }.joined(separator: ",") + ws() + "}"
+            }
+        }
+        var accepted = 0, rejected = 0
+        for _ in 0..<3_000 {
+            let text = Array(random(0).utf8)
+            #expect(Self.direct(text) == Self.viaTree(text))
+            for _ in 0..<5 {
+                var m = text
+                guard !m.isEmpty else { continue }
+                let at = Int(rng.next() % UInt64(m.count))
+                switch rng.next() % 3 {
+                case 0: m[at] = UInt8(truncatingIfNeeded: rng.next())
+                case 1: m.remove(at: at)
+                default: m.insert(Array("{}[],:\"\\ 0e-".utf8).randomElement(using: &rng)!, at: at)
+                }
+                let (d, t) = (Self.direct(m), Self.viaTree(m))
+                #expect(d == t, "\(String(decoding: m, as: UTF8.self))")
+                if t == nil { rejected += 1 } else { accepted += 1 }
+            }
+        }
+        #expect(accepted > 1_000 && rejected > 1_000)
+    }
+}

@@ -49,7 +49,7 @@ public enum DataProjections {
         guard let source = event[metadata: "source"], let key = event[metadata: "key"], let body = try ctx.payload(of: event) else {
             throw DocumentError("detail event without source, key or body")
         }
-        return [.put(collection: source, key: key, document: try JSONValue(parsing: body))]
+        return [.putJSON(collection: source, key: key, json: body)]
     }
 
     /// Stored images: collection = source name, key = item id; document = url, sha256, size, type.
