@@ -61,6 +61,18 @@ public struct DocumentReader {
         return try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, e.value)
     }
 
+    /// How the version at exactly `seq` came to be, from the history record's header (the
+    /// document is not parsed); nil when no version was written at `seq`.
+    public func changeKind(collection: String, key: String, at seq: UInt64) throws -> ChangeKind? {
+        let k = KeyedDocumentProjection.historyKey(collection, key, seq)
+        guard let raw = try k.withUnsafeBytes({ try transaction.get(tables["history"], key: $0) }) else { return nil }
+        var r = ByteReader(raw)
+        _ = try r.varint()
+        _ = try r.i64()
+        guard let kind = ChangeKind(rawValue: try r.string()) else { throw DocumentError("unknown change kind in history") }
+        return kind
+    }
+
     /// Every version of a document, oldest first, up to `seq` when given, each with its
     /// field-level changes from the version before (RFC 6902 with old values; empty for `added`
     /// and `removed`; for `reappeared`, from the last state before the removal).

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -137,15 +137,14 @@ public final class FixtureServer: @unchecked Sendable {
         default:
             break
         }
-        if path.hasPrefix("/synthetic/"), let generated = synthetic(path, request.uri.queryParameters) {
-            let (body, headers) = page(generated, request: request, headers: [.contentType: "application/json"])
+        if path.hasPrefix("/synthetic/"), let (body, headers) = synthetic(path, request.uri.queryParameters) {
             let etag = "\"\(fnv1a(body))\""
             if request.headers[.ifNoneMatch] == etag { return Response(status: .notModified, headers: [.eTag: etag]) }
             var h = headers
             h[.eTag] = etag
             return Response(status: .ok, headers: h, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
         }
-        guard var (body, contentType) = load(path) else {
+        guard case (var body, let contentType)? = load(path) else {
             return json(#"{"error":"not found"}"#, status: .notFound)
         }
         var headers: HTTPFields = [.contentType: contentType]
@@ -175,24 +174,37 @@ public final class FixtureServer: @unchecked Sendable {
     }
 
     /// A generated dataset for benchmarks: `/synthetic/items?n=N&bytes=B` lists N items, each with
-    /// a relative detail URL (paged like the others with `&page=P&size=S`);
+    /// a relative detail URL, paged with `&page=P&size=S` (`next` and a Link header, as the other
+    /// datasets; generated page by page, so serving it costs the server next to nothing);
     /// `/synthetic/items/I?bytes=B` is a nested detail of about B bytes.
     /// Both depend on the served version, so a version bump changes every detail.
-    private func synthetic(_ path: String, _ query: Parameters) -> [UInt8]? {
+    private func synthetic(_ path: String, _ query: Parameters) -> ([UInt8], HTTPFields)? {
         let parts = path.split(separator: "/")
         let bytes = query["bytes"].flatMap { Int(String($0)) }.map { min(max($0, 64), 16 << 20) } ?? 1024
         let v = version
+        var headers: HTTPFields = [.contentType: "application/json"]
         if parts.count == 2, parts[1] == "items" {
             let n = query["n"].flatMap { Int(String($0)) }.map { min(max($0, 0), 1_000_000) } ?? 100
-            var out = #"{"count":\#(n),"results":["#
-            for i in 0..<n {
-                if i > 0 { out += "," }
+            var range = 0..<n
+            var next = "null"
+            if let page = query["page"].flatMap({ Int(String($0)) }), let size = query["size"].flatMap({ Int(String($0)) }), size > 0 {
+                let start = min(n, max(0, (page - 1) * size))
+                range = start..<min(n, start + size)
+                if start + size < n {
+                    let link = "/synthetic/items?n=\(n)&bytes=\(bytes)&page=\(page + 1)&size=\(size)"
+                    next = "\"\(link)\""
+                    headers[HTTPField.Name("Link")!] = "<\(link)>; rel=\"next\""
+                }
+            }
+            var out = #"{"count":\#(n),"next":\#(next),"results":["#
+            for i in range {
+                if i > range.lowerBound { out += "," }
                 out += #"{"id":\#(i),"title":"item \#(i)","url":"/synthetic/items/\#(i)?bytes=\#(bytes)"}"#
             }
-            return Array((out + "]}").utf8)
+            return (Array((out + "]}").utf8), headers)
         }
         guard parts.count == 3, parts[1] == "items", let i = Int(parts[2]) else { return nil }
-        return Self.syntheticDetail(id: i, version: v, bytes: bytes)
+        return (Self.syntheticDetail(id: i, version: v, bytes: bytes), headers)
     }
 
     /// The synthetic dataset's detail document of item `id` at `version`: nested JSON (specs,

@@ -11,7 +11,7 @@ extension JSONValue {
         return try result.get()
     }
 
-    private static func withContiguousBytes<R>(_ text: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    static func withContiguousBytes<R>(_ text: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         if let r = text.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) { return r }
         return Array(text).withUnsafeBytes(body)
     }
@@ -221,5 +221,87 @@ struct JSONCanonicalizer {
         p.i = start - 1
         var s = try p.parseString()
         keys.append(contentsOf: s.utf8)
+    }
+}
+
+extension JSONValue {
+    /// Checks that `text` is one JSON value (the parser's grammar, limits and rejections) without
+    /// building anything: for bodies that are only stored, whose validity must be known first.
+    public static func validate(_ text: some Collection<UInt8>) throws(JSONParseError) {
+        let result: JSONParseError? = withContiguousBytes(text) { raw in
+            var p = JSONParser(raw)
+            do throws(JSONParseError) { try p.skipDocument(); return nil } catch { return error }
+        }
+        if let result { throw result }
+    }
+}
+
+extension JSONParser {
+    mutating func skipDocument() throws(JSONParseError) {
+        if b.count >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF { i = 3 }
+        skipWS()
+        try skipValue()
+        skipWS()
+        guard i == b.count else { throw fail("unexpected data after the JSON value") }
+    }
+
+    mutating func skipValue() throws(JSONParseError) {
+        guard i < b.count else { throw fail("unexpected end of input") }
+        switch b[i] {
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            let close = b[i] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            let isObject = close == UInt8(ascii: "}")
+            try enter()
+            i += 1
+            skipWS()
+            if i < b.count, b[i] == close { i += 1; depth -= 1; return }
+            while true {
+                skipWS()
+                if isObject {
+                    guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                    try skipString()
+                    skipWS()
+                    guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                    i += 1
+                    skipWS()
+                }
+                try skipValue()
+                skipWS()
+                guard i < b.count else { throw fail(isObject ? "unexpected end of input in an object" : "unexpected end of input in an array") }
+                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                if b[i] == close { i += 1; break }
+                throw fail(isObject ? "expected ',' or '}'" : "expected ',' or ']'")
+            }
+            depth -= 1
+        case UInt8(ascii: "\""): try skipString()
+        case UInt8(ascii: "t"): try literal("true")
+        case UInt8(ascii: "f"): try literal("false")
+        case UInt8(ascii: "n"): try literal("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try scanNumber()
+        default: throw fail("unexpected character")
+        }
+    }
+
+    /// Moves past a string, validated as ``parseString()`` does (escapes through it).
+    mutating func skipString() throws(JSONParseError) {
+        let open = i
+        i += 1
+        let start = i
+        var ascii = true
+        while i < b.count {
+            let c = b[i]
+            if c == UInt8(ascii: "\"") {
+                let s = UnsafeRawBufferPointer(rebasing: b[start..<i])
+                i += 1
+                guard ascii || Self.isValidUTF8(s) else { throw fail("invalid UTF-8 in a string") }
+                return
+            }
+            if c == UInt8(ascii: "\\") { break }
+            if c < 0x20 { throw fail("control character in a string") }
+            if c >= 0x80 { ascii = false }
+            i += 1
+        }
+        i = open
+        _ = try parseString()
     }
 }

@@ -92,13 +92,17 @@ import Testing
     ])
     func rejectsWhatTheParserRejects(text: String) {
         #expect(throws: JSONParseError.self) { try JSONValue.canonicalize(Array(text.utf8)) }
+        #expect(throws: JSONParseError.self) { try JSONValue.validate(Array(text.utf8)) }
     }
+
+    static func valid(_ text: [UInt8]) -> Bool { (try? JSONValue.validate(text)) != nil }
 
     @Test func invalidUTF8IsRejected() {
         for bad: [UInt8] in [[0xC3, 0x28], [0xF0, 0x9F, 0x98], [0xED, 0xA0, 0x80], [0xFF]] {
             #expect(Self.direct([0x22] + bad + [0x22]) == nil)
             #expect(Self.direct(Array(#"{"k":"a\n"#.utf8) + bad + [0x22, 0x7D]) == nil)
             #expect(Self.direct(Array(#"{""#.utf8) + bad + Array(#"":1}"#.utf8)) == nil)
+            #expect(!Self.valid(Array(#"[1,""#.utf8) + bad + Array(#"\t"]"#.utf8)))
         }
     }
 
@@ -131,6 +135,7 @@ import Testing
         for _ in 0..<3_000 {
             let text = Array(random(0).utf8)
             #expect(Self.direct(text) == Self.viaTree(text))
+            #expect(Self.valid(text))
             for _ in 0..<5 {
                 var m = text
                 guard !m.isEmpty else { continue }
@@ -142,6 +147,7 @@ import Testing
                 }
                 let (d, t) = (Self.direct(m), Self.viaTree(m))
                 #expect(d == t, "\(String(decoding: m, as: UTF8.self))")
+                #expect(Self.valid(m) == (t != nil))
                 if t == nil { rejected += 1 } else { accepted += 1 }
             }
         }

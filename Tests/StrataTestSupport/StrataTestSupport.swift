@@ -1,6 +1,6 @@
 public import EventStore
 public import FixtureServer
-public import Foundation
+import Foundation
 public import Logging
 import StrataData
 

@@ -204,8 +204,9 @@ public final class Fetcher: Sendable {
     /// Counts the items this run added, changed, removed or brought back.
     private func countChanges(_ summary: inout FetchSummary, source: String, since: UInt64) async throws {
         let kinds: [ChangeKind] = try await store.documents(projection: "items") { reader in
-            try reader.states(collection: source, includeRemoved: true).filter { $0.changedSeq >= since }.compactMap {
-                try reader.version(collection: source, key: $0.key, asOf: $0.changedSeq)?.kind
+            // Bookkeeping and history headers only: no document is parsed.
+            try reader.summaries(collection: source).filter { $0.summary.changedSeq >= since }.compactMap {
+                try reader.changeKind(collection: source, key: $0.key, at: $0.summary.changedSeq)
             }
         }
         for k in kinds {
@@ -297,7 +298,7 @@ public final class Fetcher: Sendable {
             guard (200..<300).contains(r.status) else {
                 throw FetchError(code: .http, message: "HTTP \(r.status) for the detail of \(job.key)", url: job.url, status: r.status)
             }
-            _ = try ItemDetailDto(id: job.key, body: r.body, url: job.url)
+            try ItemDetailDto.validate(id: job.key, body: r.body, url: job.url)
             return .fetched(NewEvent(type: DataEvents.detailFetched, stream: source.name, metadata: meta, payload: r.body), r.body.count)
         }
     }

@@ -38,9 +38,17 @@ public struct ItemDetailDto: Sendable, Hashable {
 
     /// - Throws: ``FetchError`` `malformedJSON` when the body is not JSON.
     public init(id: String, body: [UInt8], url: String) throws(FetchError) {
-        do { document = try JSONValue(parsing: body) } catch {
-            throw FetchError(code: .malformedJSON, message: "the detail of \(id) is not valid JSON (\(error))", url: url)
-        }
+        do { document = try JSONValue(parsing: body) } catch { throw Self.malformed(id, url, error) }
         self.id = id
+    }
+
+    /// Checks that a detail body is JSON without decoding it (the fetch path stores it as is).
+    /// - Throws: ``FetchError`` `malformedJSON` when the body is not JSON.
+    public static func validate(id: String, body: [UInt8], url: String) throws(FetchError) {
+        do { try JSONValue.validate(body) } catch { throw malformed(id, url, error) }
+    }
+
+    private static func malformed(_ id: String, _ url: String, _ error: JSONParseError) -> FetchError {
+        FetchError(code: .malformedJSON, message: "the detail of \(id) is not valid JSON (\(error))", url: url)
     }
 }
