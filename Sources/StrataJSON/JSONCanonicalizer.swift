@@ -199,28 +199,12 @@ struct JSONCanonicalizer {
     /// Decodes the string at the cursor (validated as the parser does) and appends its UTF-8 to
     /// `keys`.
     mutating func readString() throws(JSONParseError) {
-        p.i += 1
-        let start = p.i
-        var ascii = true
-        let b = p.b
-        while p.i < b.count {
-            let c = b[p.i]
-            if c == UInt8(ascii: "\"") {
-                let s = UnsafeRawBufferPointer(rebasing: b[start..<p.i])
-                p.i += 1
-                guard ascii || JSONParser.isValidUTF8(s) else { throw p.fail("invalid UTF-8 in a string") }
-                keys.append(contentsOf: s)
-                return
-            }
-            if c == UInt8(ascii: "\\") { break }
-            if c < 0x20 { throw p.fail("control character in a string") }
-            if c >= 0x80 { ascii = false }
-            p.i += 1
+        if let (s, ascii) = try p.scanPlainString() {
+            guard ascii || JSONParser.isValidUTF8(s) else { throw p.fail("invalid UTF-8 in a string") }
+            keys.append(contentsOf: s)
+            return
         }
-        // Escapes: the parser's slow path decodes them; reuse it on a String, then copy its bytes.
-        p.i = start - 1
-        var s = try p.parseString()
-        keys.append(contentsOf: s.utf8)
+        keys.append(contentsOf: try p.parseString().utf8)
     }
 }
 
@@ -284,24 +268,10 @@ extension JSONParser {
 
     /// Moves past a string, validated as ``parseString()`` does (escapes through it).
     mutating func skipString() throws(JSONParseError) {
-        let open = i
-        i += 1
-        let start = i
-        var ascii = true
-        while i < b.count {
-            let c = b[i]
-            if c == UInt8(ascii: "\"") {
-                let s = UnsafeRawBufferPointer(rebasing: b[start..<i])
-                i += 1
-                guard ascii || Self.isValidUTF8(s) else { throw fail("invalid UTF-8 in a string") }
-                return
-            }
-            if c == UInt8(ascii: "\\") { break }
-            if c < 0x20 { throw fail("control character in a string") }
-            if c >= 0x80 { ascii = false }
-            i += 1
+        if let (s, ascii) = try scanPlainString() {
+            guard ascii || Self.isValidUTF8(s) else { throw fail("invalid UTF-8 in a string") }
+            return
         }
-        i = open
         _ = try parseString()
     }
 }

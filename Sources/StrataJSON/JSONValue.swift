@@ -282,25 +282,36 @@ struct JSONParser {
 
     static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool { string(bytes, ascii: false) != nil }
 
-    mutating func parseString() throws(JSONParseError) -> String {
+    /// Moves past a string that has no escapes, returning its raw bytes and whether they are all
+    /// ASCII (not yet checked as UTF-8); at the first backslash, moves back to the opening quote
+    /// and returns nil, so the caller decodes escapes with ``parseString()``.
+    mutating func scanPlainString() throws(JSONParseError) -> (bytes: UnsafeRawBufferPointer, ascii: Bool)? {
+        let open = i
         i += 1
         let start = i
-        // Fast path: no escapes.
         var ascii = true
         while i < b.count {
             let c = b[i]
             if c == UInt8(ascii: "\"") {
                 let s = UnsafeRawBufferPointer(rebasing: b[start..<i])
                 i += 1
-                guard let str = Self.string(s, ascii: ascii) else { throw fail("invalid UTF-8 in a string") }
-                return str
+                return (s, ascii)
             }
-            if c == UInt8(ascii: "\\") { break }
+            if c == UInt8(ascii: "\\") { i = open; return nil }
             if c < 0x20 { throw fail("control character in a string") }
             if c >= 0x80 { ascii = false }
             i += 1
         }
-        var out = [UInt8](UnsafeRawBufferPointer(rebasing: b[start..<i]))
+        throw fail("unterminated string")
+    }
+
+    mutating func parseString() throws(JSONParseError) -> String {
+        if let (s, ascii) = try scanPlainString() {
+            guard let str = Self.string(s, ascii: ascii) else { throw fail("invalid UTF-8 in a string") }
+            return str
+        }
+        i += 1
+        var out: [UInt8] = []
         while i < b.count {
             let c = b[i]
             if c == UInt8(ascii: "\"") {
