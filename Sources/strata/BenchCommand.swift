@@ -10,20 +10,21 @@ struct BenchCommand: AsyncParsableCommand {
         commandName: "bench",
         abstract: "Measure the real code paths on a scratch store.",
         discussion: """
-        Runs on a new temporary store (removed afterwards) unless --store is given. Build with
-        `swift build -c release` for meaningful numbers.
+        Runs on a new temporary store (removed afterwards) unless --store is given. Build with `swift build -c release` for meaningful numbers.
 
         Examples:
-          strata bench ingest --events 200000 --payload-bytes 256 --objects 10000 --batch 1000
-          strata bench asof --events 1000000 --objects 10000 --format json
-          strata bench rebuild --events 200000
-          strata bench fetch --events 2000 --payload-bytes 4096 --concurrency 8 --format json
+          strata bench ingest --events 200000 --batch 1000
+          strata bench asof --events 1000000 --format json
+          strata bench rebuild --events 1000000 --durability nosync
+          strata bench fetch --events 2000 --payload-bytes 4096
 
-        fetch: a list of N items (pages of 100) and their N details (about B bytes each) from the fixture
-        server, started in this process on 127.0.0.1, through the real fetch path (libcurl
-        multi, events, projections); then an unchanged re-fetch, to measure how little it adds.
-        asof: also measured on a log 10× as long (same objects), to show how latency grows
-        with history (--no-growth skips it).
+        ingest: synthetic DocumentRecorded events (bodies of about B bytes over K objects, every event a change) appended in batches, each batch one transaction with every projection.
+
+        rebuild: every projection folded again from a log of N such events.
+
+        asof: random objects at random seqs on a log of N events; also on a log 10× as long (same objects), to show how latency grows with history (--no-growth skips it).
+
+        fetch: a list of N items (pages of 100) and their N details (about B bytes each) from the fixture server, started in this process on 127.0.0.1, through the real fetch path (libcurl multi, events, projections); then 50 unchanged re-fetches, to measure how little they add.
         """
     )
 
