@@ -208,3 +208,57 @@ final class ProgressLog: @unchecked Sendable {
     func add(_ v: UInt64) { lock.lock(); _values.append(v); lock.unlock() }
     var values: [UInt64] { lock.lock(); defer { lock.unlock() }; return _values }
 }
+
+@Suite struct DocumentStorageTests {
+    /// A document lives once, in `history`: `current` holds bookkeeping and a digest, so a 16 KB
+    /// document does not make a 16 KB current row, and repeating it writes no version.
+    @Test func aDocumentIsStoredOnceAndARepeatIsAFewBytes() async throws {
+        let store = try await openStore()
+        let big = "{\"k\":1,\"blob\":\"" + String(repeating: "x", count: 16_000) + "\"}"
+        func put(_ id: String, _ doc: String) -> NewEvent {
+            NewEvent(id: id, type: DocumentEvents.recorded, stream: "s", metadata: [("collection", "c"), ("key", "a")], payload: bytes(doc))
+        }
+        _ = try await store.append([put("1", big), put("2", big), put("3", big.replacingOccurrences(of: "\"k\":1", with: "\"k\":2"))])
+        let tables = try store.tables(of: "documents")
+        let (currentBytes, versions) = try await store.read { txn in
+            let row = try txn.get(tables["current"], key: Array("c\u{0}a".utf8))
+            let c = try txn.cursor(tables["history"])
+            var n = 0
+            var e = try c.first()
+            while e != nil { n += 1; e = try c.next() }
+            return (row?.count ?? -1, n)
+        }
+        #expect(currentBytes > 0 && currentBytes <= 48)
+        #expect(versions == 2)
+        let state = try #require(try await store.documents { try $0.state(collection: "c", key: "a") })
+        #expect(state.version == 2 && state.lastSeenSeq == 3 && state.document.value(atPath: "k") == .number("2"))
+        #expect(try await store.documents { try $0.changeKind(collection: "c", key: "a", at: 3) } == .changed)
+        #expect(try await store.documents { try $0.changeKind(collection: "c", key: "a", at: 2) } == nil)
+        #expect(try await store.verify().ok)
+    }
+
+    /// Documents given as text (`putJSON`) keep an index in step like tree documents do, and a
+    /// reordered but equal text is no change.
+    @Test func indexesFollowDocumentsGivenAsText() async throws {
+        let projection = KeyedDocumentProjection(name: "documents", version: 1) { event, ctx in
+            if event.type == "Index" { return [.index(collection: "c", paths: ["color"])] }
+            guard let body = try ctx.payload(of: event) else { return [.remove(collection: "c", key: event[metadata: "key"]!)] }
+            return [.putJSON(collection: "c", key: event[metadata: "key"]!, json: body)]
+        }
+        let store = try await openStore(projections: [projection])
+        func put(_ id: String, _ key: String, _ doc: String) -> NewEvent {
+            NewEvent(id: id, type: "Put", stream: "s", metadata: [("key", key)], payload: bytes(doc))
+        }
+        _ = try await store.append([
+            NewEvent(id: "0", type: "Index", stream: "s"),
+            put("1", "a", #"{"color":"red","n":1}"#), put("2", "b", #"{"color":"red","n":2}"#),
+            put("3", "a", #"{"n":1,"color":"red"}"#),                 // same document, other order
+            put("4", "b", #"{"color":"blue","n":2}"#),
+            NewEvent(id: "5", type: "Remove", stream: "s", metadata: [("key", "a")]),
+        ])
+        #expect(try await store.documents { try $0.keys(collection: "c", path: "color", equals: "red") } == [])
+        #expect(try await store.documents { try $0.keys(collection: "c", path: "color", equals: "blue") } == ["b"])
+        #expect(try await store.documents { try $0.history(collection: "c", key: "a") }.map(\.kind) == [.added, .removed])
+        #expect(try await store.verify().ok)
+    }
+}
