@@ -118,7 +118,7 @@ import Testing
     @Test func errorsAndExitCodes() async throws {
         let (server, store, _) = try await fetchedCars()
         let unknown = try await strata(["list", "boats"], store: store)
-        #expect(unknown.status == 3 && unknown.stderr == "Error: no source named boats; known: cars\n")
+        #expect(unknown.status == 3 && unknown.stderr == "Error: no source named boats; known: cars\n", "\(unknown)")
         let badPoint = try await strata(["list", "cars", "--as-of", "last tuesday"], store: store)
         #expect(badPoint.status == 64)
         let badWhere = try await strata(["list", "cars", "--where", "make"], store: store)
