@@ -64,13 +64,9 @@ public struct DocumentReader {
     /// How the version at exactly `seq` came to be, from the history record's header (the
     /// document is not parsed); nil when no version was written at `seq`.
     public func changeKind(collection: String, key: String, at seq: UInt64) throws -> ChangeKind? {
-        let k = KeyedDocumentProjection.historyKey(collection, key, seq)
-        guard let raw = try k.withUnsafeBytes({ try transaction.get(tables["history"], key: $0) }) else { return nil }
+        guard let raw = try KeyedDocumentProjection.versionRecord(collection, key, at: seq, transaction, tables) else { return nil }
         var r = ByteReader(raw)
-        _ = try r.varint()
-        _ = try r.i64()
-        guard let kind = ChangeKind(rawValue: try r.string()) else { throw DocumentError("unknown change kind in history") }
-        return kind
+        return try KeyedDocumentProjection.VersionHeader(reading: &r).kind
     }
 
     /// Every version of a document, oldest first, up to `seq` when given, each with its

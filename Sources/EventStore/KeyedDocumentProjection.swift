@@ -361,15 +361,31 @@ public struct KeyedDocumentProjection: Projection {
 
     /// The canonical bytes of the document stored with the version at `seq`.
     static func document(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> [UInt8] {
-        let raw = try historyKey(collection, key, seq).withUnsafeBytes { try txn.get(tables["history"], key: $0) }
-        guard let raw else {
+        guard let raw = try versionRecord(collection, key, at: seq, txn, tables) else {
             throw EventStoreError.corrupted("the version at seq \(seq) of \(collection)/\(key.prefix(64)) is missing from history; run `strata verify`")
         }
         var r = ByteReader(raw)
-        _ = try r.varint()
-        _ = try r.i64()
-        _ = try r.string()
+        _ = try VersionHeader(reading: &r)
         return try r.blob()
+    }
+
+    /// The stored bytes of the version written at exactly `seq`, or nil.
+    static func versionRecord(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> UnsafeRawBufferPointer? {
+        try historyKey(collection, key, seq).withUnsafeBytes { try txn.get(tables["history"], key: $0) }
+    }
+
+    /// The head of a `history` record, before the document: version, time, how it came to be.
+    struct VersionHeader {
+        var version: Int
+        var recordedAt: Timestamp
+        var kind: ChangeKind
+
+        init(reading r: inout ByteReader) throws {
+            version = Int(try r.varint())
+            recordedAt = Timestamp(microseconds: try r.i64())
+            guard let kind = ChangeKind(rawValue: try r.string()) else { throw DocumentError("unknown change kind in history") }
+            self.kind = kind
+        }
     }
 
     struct CurrentRecord {
@@ -411,16 +427,14 @@ public struct KeyedDocumentProjection: Projection {
 
     static func decodeVersion(collection: String, key: String, seq: UInt64, _ raw: UnsafeRawBufferPointer) throws -> DocumentVersion {
         var r = ByteReader(raw)
-        let version = Int(try r.varint())
-        let at = Timestamp(microseconds: try r.i64())
-        guard let kind = ChangeKind(rawValue: try r.string()) else { throw DocumentError("unknown change kind in history") }
+        let header = try VersionHeader(reading: &r)
         let doc = try JSONValue(parsing: try r.blob())
         let changesBytes = try r.blob()
         var changes: [PatchOperation] = []
         if !changesBytes.isEmpty, case .array(let ops) = try JSONValue(parsing: changesBytes) {
             changes = try ops.map { try PatchOperation(json: $0) }
         }
-        return DocumentVersion(collection: collection, key: key, version: version, seq: seq, recordedAt: at,
-                               kind: kind, document: doc, changes: changes)
+        return DocumentVersion(collection: collection, key: key, version: header.version, seq: seq, recordedAt: header.recordedAt,
+                               kind: header.kind, document: doc, changes: changes)
     }
 }

@@ -37,14 +37,8 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             let dir = scratch()
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let pointers = bodies.map { UnsafePointer<UInt8>($0.withUnsafeBufferPointer { UnsafeMutablePointer(mutating: $0.baseAddress!) }) }
-            let sizes = bodies.map { UInt32($0.count) }
             benchmark.startMeasurement()
-            let rc = pointers.withUnsafeBufferPointer { p in
-                p.withMemoryRebound(to: Optional<UnsafePointer<UInt8>>.self) { opt in
-                    lmdb_floor_ingest(dir, opt.baseAddress, sizes, UInt64(events), UInt64(objects), UInt32(batch), 0)
-                }
-            }
+            let rc = floorIngest(dir, nosync: false)
             benchmark.stopMeasurement()
             precondition(rc == 0, "floor failed: \(rc)")
         }
@@ -54,15 +48,8 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             let dir = scratch()
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            var options = StoreOptions()
-            options.logger.logLevel = .error
-            let store = try await EventStore.open(at: dir + "/store", projections: [KeyedDocumentProjection()], options: options)
-            let batches = stride(from: 0, to: events, by: batch).map { start in
-                (start..<min(events, start + batch)).map { i in
-                    NewEvent(id: "e\(i)", type: DocumentEvents.recorded, stream: "bench",
-                             metadata: [("collection", "bench"), ("key", "o\(i % objects)")], payload: bodies[i])
-                }
-            }
+            let store = try await openStore(dir, durability: .full)
+            let batches = ingestBatches()
             benchmark.startMeasurement()
             for b in batches { _ = try await store.append(b) }
             benchmark.stopMeasurement()
@@ -128,7 +115,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("Rebuild/floor (C, raw LMDB)") { benchmark in
         let dir = scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        precondition(floorIngest(dir) == 0)
+        precondition(floorIngest(dir, nosync: true) == 0)
         for _ in benchmark.scaledIterations {
             benchmark.startMeasurement()
             let rc = lmdb_floor_rebuild(dir, UInt64(objects), 8_192)
@@ -153,7 +140,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("AsOf/floor (C, raw LMDB seek, 20k reads)") { benchmark in
         let dir = scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        precondition(floorIngest(dir) == 0)
+        precondition(floorIngest(dir, nosync: true) == 0)
         let (keys, seqs) = asOfSamples()
         var nanos = [UInt64](repeating: 0, count: keys.count)
         for _ in benchmark.scaledIterations {
@@ -198,9 +185,7 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             let dir = scratch()
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            var options = StoreOptions()
-            options.logger.logLevel = .error
-            let store = try await EventStore.open(at: dir + "/store", projections: [KeyedDocumentProjection()], options: options)
+            let store = try await openStore(dir, durability: .full)
             let batches = stride(from: 0, to: realBodies.count, by: 64).map { start in
                 (start..<min(realBodies.count, start + 64)).map { i in
                     NewEvent(id: "d\(i)", type: DocumentEvents.recorded, stream: "bench",
@@ -231,29 +216,41 @@ struct DetailDto: Decodable {
 let realBodyBytes = 16_384
 let realBodies: [[UInt8]] = (0..<400).map { FixtureServer.syntheticDetail(id: $0, version: 1, bytes: realBodyBytes) }
 
-/// The ingest workload written by the C floor into `dir` (for the rebuild and as-of floors).
-func floorIngest(_ dir: String) -> Int32 {
-    let pointers = bodies.map { UnsafePointer<UInt8>($0.withUnsafeBufferPointer { UnsafeMutablePointer(mutating: $0.baseAddress!) }) }
-    let sizes = bodies.map { UInt32($0.count) }
-    return pointers.withUnsafeBufferPointer { p in
+/// The ingest workload written by the C floor into `dir` (`nosync` for the rebuild and as-of
+/// floors' setup). The body pointers are built once, outside any measurement.
+func floorIngest(_ dir: String, nosync: Bool) -> Int32 {
+    bodyPointers.withUnsafeBufferPointer { p in
         p.withMemoryRebound(to: Optional<UnsafePointer<UInt8>>.self) { opt in
-            lmdb_floor_ingest(dir, opt.baseAddress, sizes, UInt64(events), UInt64(objects), UInt32(batch), 1)
+            lmdb_floor_ingest(dir, opt.baseAddress, bodySizes, UInt64(events), UInt64(objects), UInt32(batch), nosync ? 1 : 0)
+        }
+    }
+}
+// Read-only after initialization; the pointers address the immutable global `bodies`.
+nonisolated(unsafe) let bodyPointers = bodies.map { UnsafePointer<UInt8>($0.withUnsafeBufferPointer { UnsafeMutablePointer(mutating: $0.baseAddress!) }) }
+let bodySizes = bodies.map { UInt32($0.count) }
+
+/// A store under `dir` with the documents projection, as every Strata benchmark opens it.
+func openStore(_ dir: String, durability: StoreOptions.Durability) async throws -> EventStore {
+    var options = StoreOptions()
+    options.logger.logLevel = .error
+    options.durability = durability
+    return try await EventStore.open(at: dir + "/store", projections: [KeyedDocumentProjection()], options: options)
+}
+
+/// The ingest workload as Strata appends it: `batch` events per append.
+func ingestBatches() -> [[NewEvent]] {
+    stride(from: 0, to: events, by: batch).map { start in
+        (start..<min(events, start + batch)).map { i in
+            NewEvent(id: "e\(i)", type: DocumentEvents.recorded, stream: "bench",
+                     metadata: [("collection", "bench"), ("key", "o\(i % objects)")], payload: bodies[i])
         }
     }
 }
 
 /// The ingest workload appended by Strata into a store under `dir` (for rebuild and as-of).
 func strataIngest(_ dir: String, durability: StoreOptions.Durability = .noSync) async throws -> EventStore {
-    var options = StoreOptions()
-    options.logger.logLevel = .error
-    options.durability = durability
-    let store = try await EventStore.open(at: dir + "/store", projections: [KeyedDocumentProjection()], options: options)
-    for start in stride(from: 0, to: events, by: batch) {
-        _ = try await store.append((start..<min(events, start + batch)).map { i in
-            NewEvent(id: "e\(i)", type: DocumentEvents.recorded, stream: "bench",
-                     metadata: [("collection", "bench"), ("key", "o\(i % objects)")], payload: bodies[i])
-        })
-    }
+    let store = try await openStore(dir, durability: durability)
+    for b in ingestBatches() { _ = try await store.append(b) }
     return store
 }
 
