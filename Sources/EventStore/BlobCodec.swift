@@ -90,7 +90,7 @@ enum BlobCodec {
 
 /// Reusable zstd compression and decompression contexts. Not thread-safe: one per writer or per
 /// read batch.
-final class ZstdContext {
+final class ZstdContext: @unchecked Sendable {
     let cctx: OpaquePointer
     let dctx: OpaquePointer
 

@@ -79,6 +79,16 @@ enum Envelope {
         }
     }
 
+    /// The type's UTF-8 bytes inside stored envelope bytes, read without decoding the rest; nil
+    /// when the bytes are not an envelope of this format.
+    static func type(in bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        var r = ByteReader(bytes)
+        guard (try? r.u8()) == format, (try? r.u64()) != nil,
+              let idLength = try? r.count(), (try? r.slice(idLength)) != nil,
+              let typeLength = try? r.count() else { return nil }
+        return try? r.slice(typeLength)
+    }
+
     /// Whether the stored bytes hash to the hash they carry.
     static func selfConsistent(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count > 32 else { return false }

@@ -29,7 +29,7 @@ public struct StoreOptions: Sendable {
     public var clock: any EventClock = SystemClock()
     public var logger = Logger(label: "strata.eventstore")
     /// Events per write transaction when catching up or rebuilding.
-    public var catchUpChunk = 8_192
+    public var catchUpChunk = 262_144
 
     public init() {}
 }

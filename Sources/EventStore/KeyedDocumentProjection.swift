@@ -55,6 +55,9 @@ public enum DocumentEvents {
     /// Metadata: `collection`.
     public static let snapshotRecorded = "SnapshotRecorded"
 
+    /// The types ``operations(_:_:)`` reads.
+    public static let types: Set<String> = [recorded, removed, snapshotRecorded]
+
     /// Reads the operations of a built-in document event; nil for other events.
     public static func operations(_ event: RecordedEvent, _ context: ProjectionContext) throws -> [DocumentOperation]? {
         switch event.type {
@@ -144,11 +147,20 @@ public struct KeyedDocumentProjection: Projection {
     public let name: String
     public let version: Int
     public let tables = ["current", "history", "index", "indexes"]
+    public let eventTypes: Set<String>?
     private let extract: Extractor
 
-    public init(name: String = "documents", version: Int = 3, extract: @escaping Extractor = DocumentEvents.operations) {
+    /// The built-in ``DocumentEvents``.
+    public init(name: String = "documents", version: Int = 3) {
+        self.init(name: name, version: version, eventTypes: DocumentEvents.types, extract: DocumentEvents.operations)
+    }
+
+    /// Operations from `extract`. `eventTypes` must name every type `extract` returns operations
+    /// for (nil, the default: every type); the store does not hand it other events.
+    public init(name: String = "documents", version: Int = 3, eventTypes: Set<String>? = nil, extract: @escaping Extractor) {
         self.name = name
         self.version = version
+        self.eventTypes = eventTypes
         self.extract = extract
     }
 
@@ -161,7 +173,11 @@ public struct KeyedDocumentProjection: Projection {
                 try put(collection, key, canonical: document.canonicalBytes, document, event, context)
             case let .putJSON(collection, key, json):
                 try Self.validate(collection, key)
-                try put(collection, key, canonical: try JSONValue.canonicalize(json), nil, event, context)
+                if let prepared = context.payloads.preparedDocument(of: event, json: json) {
+                    try put(collection, key, canonical: prepared.canonical, digest: prepared.digest, nil, event, context)
+                } else {
+                    try put(collection, key, canonical: try JSONValue.canonicalize(json), nil, event, context)
+                }
             case let .remove(collection, key):
                 try Self.validate(collection, key)
                 try remove(collection, key, event, context)
@@ -209,14 +225,16 @@ public struct KeyedDocumentProjection: Projection {
     }
 
     /// Puts a document given by its canonical bytes (and its tree when the caller has it).
-    private func put(_ collection: String, _ key: String, canonical: [UInt8], _ doc: JSONValue?, _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
+    private func put(_ collection: String, _ key: String, canonical: [UInt8], digest: [UInt8]? = nil, _ doc: JSONValue?,
+                     _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
         let txn = ctx.transaction
+        let current = ctx.tables["current"]
         let ck = Self.currentKey(collection, key)
-        let digest = Self.digest(canonical)
+        let digest = digest ?? Self.digest(canonical)
         var record: CurrentRecord
         var kind: ChangeKind?
-        if let existing = try txn.get(ctx.tables["current"], key: ck) {
-            record = try existing.withUnsafeBytes { try CurrentRecord($0) }
+        if let existing = try ck.withUnsafeBytes({ try txn.get(current, key: $0) }) {
+            record = try CurrentRecord(existing)
             if record.removed {
                 kind = .reappeared
             } else if record.digest != digest {
@@ -239,7 +257,7 @@ public struct KeyedDocumentProjection: Projection {
             record.digest = digest
             try writeHistory(collection, key, kind: kind, document: canonical, record: record, event: event, ctx: ctx)
         }
-        try txn.put(ctx.tables["current"], key: ck, value: record.encoded)
+        try txn.put(current, key: ck, value: record.encoded)
     }
 
     private func remove(_ collection: String, _ key: String, _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
@@ -347,12 +365,20 @@ public struct KeyedDocumentProjection: Projection {
 
     // MARK: Keys and records
 
-    static func currentKey(_ collection: String, _ key: String) -> [UInt8] {
-        Array(collection.utf8) + [0] + Array(key.utf8)
+    static func currentKey(_ collection: String, _ key: String, reserving extra: Int = 0) -> [UInt8] {
+        var k: [UInt8] = []
+        k.reserveCapacity(collection.utf8.count + key.utf8.count + 1 + extra)
+        k.append(contentsOf: collection.utf8)
+        k.append(0)
+        k.append(contentsOf: key.utf8)
+        return k
     }
 
     static func historyKey(_ collection: String, _ key: String, _ seq: UInt64) -> [UInt8] {
-        currentKey(collection, key) + [0] + seq.bigEndianBytes
+        var k = currentKey(collection, key, reserving: 9)
+        k.append(0)
+        withUnsafeBytes(of: seq.bigEndian) { k.append(contentsOf: $0) }
+        return k
     }
 
     /// The digest kept in `current` to tell a changed document from an unchanged one: the first

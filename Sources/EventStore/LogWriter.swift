@@ -12,15 +12,20 @@ actor LogWriter {
     let environment: Environment
     let schema: LogSchema
     let projections: [any Projection]
+    /// Each projection's event-type filter, in the order of `projections`.
+    private let filters: [EventTypeFilter]
     let clock: any EventClock
     let logger: Logger
     private let zstd = ZstdContext()
+    /// The read-ahead thread's own contexts (one read-ahead runs at a time).
+    private let readAheadZstd = ZstdContext()
 
     init(environment: Environment, schema: LogSchema, projections: [any Projection], clock: any EventClock, logger: Logger) {
         executor = DedicatedThreadExecutor(name: "strata.writer")
         self.environment = environment
         self.schema = schema
         self.projections = projections
+        filters = projections.map { EventTypeFilter($0.eventTypes) }
         self.clock = clock
         self.logger = logger
     }
@@ -138,7 +143,7 @@ actor LogWriter {
     // MARK: Projections
 
     private func applyProjections(_ events: [RecordedEvent], from firstSeq: UInt64, payloads: PayloadSource, txn: Transaction) throws {
-        for p in projections {
+        for (i, p) in projections.enumerated() {
             let tables = schema.projectionTables[p.name]!
             var cp = try Checkpoint.read(p.name, txn, schema)
             if cp?.version != p.version {
@@ -147,10 +152,11 @@ actor LogWriter {
                 cp = Checkpoint(version: p.version, seq: 0)
             }
             if cp!.seq + 1 < firstSeq {
-                try catchUp(p, tables: tables, from: cp!.seq, to: firstSeq - 1, payloads: payloads, txn: txn)
+                try catchUp(i, tables: tables, from: cp!.seq, to: firstSeq - 1, payloads: payloads, txn: txn)
             }
-            let pending = events.drop { $0.seq <= cp!.seq }
-            try apply(p, Array(pending), tables: tables, payloads: payloads, txn: txn)
+            let filter = filters[i]
+            let pending = events.filter { $0.seq > cp!.seq && filter.accepts($0.type) }
+            try apply(p, pending, tables: tables, payloads: payloads, txn: txn)
             try Checkpoint(version: p.version, seq: events.last!.seq).write(p.name, txn, schema)
         }
     }
@@ -185,30 +191,16 @@ actor LogWriter {
         }
     }
 
-    /// Folds events (from, to] from the log into one projection, inside `txn`.
-    private func catchUp(_ p: any Projection, tables: TableSet, from: UInt64, to: UInt64, payloads: PayloadSource, txn: Transaction) throws {
+    /// Folds events (from, to] from the log into projection `index`, inside `txn`.
+    private func catchUp(_ index: Int, tables: TableSet, from: UInt64, to: UInt64, payloads: PayloadSource, txn: Transaction) throws {
         var next = from + 1
         while next <= to {
-            let chunk = try readEvents(from: next, to: min(to, next + 4_095), txn: txn)
-            guard let last = chunk.last else { break }
-            try apply(p, chunk, tables: tables, payloads: payloads, txn: txn)
-            next = last.seq + 1
+            let last = min(to, next + 4_095)
+            let events = try FoldInput.readEvents(from: next, to: last, for: [(filters[index], from)], schema: schema, txn: txn)[0]
+            payloads.stage(try PayloadSource.readBodies(of: events, blobs: schema.blobs, in: txn, zstd: zstd))
+            try apply(projections[index], events, tables: tables, payloads: payloads, txn: txn)
+            next = last + 1
         }
-    }
-
-    private func readEvents(from: UInt64, to: UInt64, txn: Transaction) throws -> [RecordedEvent] {
-        let c = try txn.cursor(schema.events)
-        var out: [RecordedEvent] = []
-        var entry = try c.seek(atLeast: from.bigEndianBytes)
-        while let e = entry {
-            let seq = UInt64(bigEndianBytes: e.key)
-            if seq > to { break }
-            do { out.append(try Envelope.decode(e.value)) } catch {
-                throw EventStoreError.corrupted("event \(seq) does not decode; run `strata verify`")
-            }
-            entry = try c.next()
-        }
-        return out
     }
 
     private func reset(_ p: any Projection, txn: Transaction) throws {
@@ -218,41 +210,65 @@ actor LogWriter {
         var e = try c.seek(atLeast: prefix)
         while let entry = e, entry.key.hasPrefix(prefix) {
             try c.deleteCurrent()
-            e = try c.current()
+            // Seek again: after deleting the table's last entry the cursor has no current one.
+            e = try c.seek(atLeast: prefix)
         }
         try Checkpoint(version: p.version, seq: 0).write(p.name, txn, schema)
     }
 
     /// Brings every projection (or the named ones, after resetting them) up to the head, in
     /// transactions of `chunk` events each, so a rebuild is resumable: a killed rebuild continues
-    /// from its last committed checkpoint at the next open.
-    func catchUpAll(resetting names: Set<String> = [], chunk: Int = 8_192, progress: (@Sendable (RebuildProgress) -> Void)?) throws {
-        for p in projections {
-            let tables = schema.projectionTables[p.name]!
-            try environment.write { txn in
+    /// from its last committed checkpoint at the next open. All lagging projections fold in one
+    /// pass over the log: each event is read once and decoded once, and only if a projection
+    /// takes its type.
+    func catchUpAll(resetting names: Set<String> = [], chunk: Int = 65_536, progress: (@Sendable (RebuildProgress) -> Void)?) throws {
+        try environment.write { txn in
+            for p in projections {
                 let cp = try Checkpoint.read(p.name, txn, schema)
                 if names.contains(p.name) || cp?.version != p.version {
                     if cp != nil { logger.info("rebuilding projection", metadata: ["projection.name": "\(p.name)", "projection.version": "\(p.version)"]) }
                     try reset(p, txn: txn)
                 }
             }
-            while true {
-                let done = try environment.write { txn -> Bool in
-                    let head = try LogHead.read(txn, schema)
-                    let cp = try Checkpoint.read(p.name, txn, schema)!
-                    if cp.seq >= head.seq {
-                        progress?(RebuildProgress(projection: p.name, applied: cp.seq, head: head.seq))
-                        return true
+        }
+        // While the writer folds one chunk, the next is read and decoded on another thread.
+        var ahead: FoldReadAhead?
+        defer { _ = ahead?.wait() }
+        while true {
+            let done = try environment.write { txn -> Bool in
+                let head = try LogHead.read(txn, schema)
+                var checkpoints: [UInt64] = []
+                for p in projections {
+                    var cp = try Checkpoint.read(p.name, txn, schema)
+                    if cp?.version != p.version {
+                        // Another process changed it since the reset above: start it over.
+                        try reset(p, txn: txn)
+                        cp = Checkpoint(version: p.version, seq: 0)
                     }
-                    let to = min(head.seq, cp.seq + UInt64(chunk))
-                    let payloads = PayloadSource(blobs: schema.blobs, zstd: zstd)
-                    try catchUp(p, tables: tables, from: cp.seq, to: to, payloads: payloads, txn: txn)
-                    try Checkpoint(version: p.version, seq: to).write(p.name, txn, schema)
-                    progress?(RebuildProgress(projection: p.name, applied: to, head: head.seq))
-                    return false
+                    checkpoints.append(cp!.seq)
                 }
-                if done { break }
+                guard let plan = FoldPlan(checkpoints: checkpoints, head: head.seq, chunk: chunk) else {
+                    progress?(RebuildProgress(projection: projections.map(\.name).joined(separator: ", "), applied: head.seq, head: head.seq))
+                    return true
+                }
+                var input: FoldInput?
+                if let ahead, ahead.plan == plan { input = ahead.wait() }
+                if input == nil { input = try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: txn) }
+                if let next = plan.next(checkpoints: checkpoints, head: head.seq, chunk: chunk), ahead?.plan != next {
+                    _ = ahead?.wait()
+                    ahead = FoldReadAhead(next, filters: filters, schema: schema, environment: environment, zstd: readAheadZstd)
+                }
+                let payloads = PayloadSource(blobs: schema.blobs, zstd: zstd)
+                payloads.stage(input!.bodies)
+                for (j, r) in plan.readers.enumerated() {
+                    let p = projections[r.projection]
+                    try apply(p, input!.events[j], tables: schema.projectionTables[p.name]!, payloads: payloads, txn: txn)
+                    try Checkpoint(version: p.version, seq: plan.to).write(p.name, txn, schema)
+                }
+                progress?(RebuildProgress(projection: plan.readers.map { projections[$0.projection].name }.joined(separator: ", "), applied: plan.to, head: head.seq))
+                return false
             }
+            if done { break }
         }
     }
 

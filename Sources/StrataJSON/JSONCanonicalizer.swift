@@ -78,12 +78,7 @@ struct JSONCanonicalizer {
         switch p.b[p.i] {
         case UInt8(ascii: "{"): try object()
         case UInt8(ascii: "["): try array()
-        case UInt8(ascii: "\""):
-            let start = keys.count
-            try readString()
-            let k = keys
-            k.withUnsafeBufferPointer { JSONValue.writeEscaped(UnsafeBufferPointer(rebasing: $0[start...]), into: &out) }
-            keys.removeSubrange(start...)
+        case UInt8(ascii: "\""): try string(keep: false)
         case UInt8(ascii: "t"): try p.literal("true"); out.append(contentsOf: "true".utf8)
         case UInt8(ascii: "f"): try p.literal("false"); out.append(contentsOf: "false".utf8)
         case UInt8(ascii: "n"): try p.literal("null"); out.append(contentsOf: "null".utf8)
@@ -133,8 +128,10 @@ struct JSONCanonicalizer {
         while true {
             p.skipWS()
             guard p.i < p.b.count, p.b[p.i] == UInt8(ascii: "\"") else { throw p.fail("expected a string key") }
+            if members.count > base { out.append(UInt8(ascii: ",")) }
+            let textStart = out.count
             let keyStart = keys.count
-            try readString()
+            try string(keep: true)
             let key = keyStart..<keys.count
             if members.count > base, ordered {
                 let last = members[members.count - 1]
@@ -146,10 +143,6 @@ struct JSONCanonicalizer {
             guard p.i < p.b.count, p.b[p.i] == UInt8(ascii: ":") else { throw p.fail("expected ':'") }
             p.i += 1
             p.skipWS()
-            if members.count > base { out.append(UInt8(ascii: ",")) }
-            let textStart = out.count
-            let k = keys
-            k.withUnsafeBufferPointer { JSONValue.writeEscaped(UnsafeBufferPointer(rebasing: $0[key]), into: &out) }
             out.append(UInt8(ascii: ":"))
             try value()
             members.append(Member(key: key, text: textStart..<out.count))
@@ -196,15 +189,21 @@ struct JSONCanonicalizer {
         }
     }
 
-    /// Decodes the string at the cursor (validated as the parser does) and appends its UTF-8 to
-    /// `keys`.
-    mutating func readString() throws(JSONParseError) {
+    /// Reads the string at the cursor (validated as the parser does) and writes it canonically; a
+    /// key (`keep`) also goes to `keys`, decoded, for ordering. A string without escapes is its
+    /// own canonical form (no quote, backslash or control character in it), so it is copied.
+    mutating func string(keep: Bool) throws(JSONParseError) {
         if let (s, ascii) = try p.scanPlainString() {
             guard ascii || JSONParser.isValidUTF8(s) else { throw p.fail("invalid UTF-8 in a string") }
-            keys.append(contentsOf: s)
+            if keep { keys.append(contentsOf: s) }
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: s)
+            out.append(UInt8(ascii: "\""))
             return
         }
-        keys.append(contentsOf: try p.parseString().utf8)
+        let decoded = Array(try p.parseString().utf8)
+        if keep { keys.append(contentsOf: decoded) }
+        decoded.withUnsafeBufferPointer { JSONValue.writeEscaped($0, into: &out) }
     }
 }
 

@@ -187,6 +187,51 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
+    /// A catch-up folds every lagging projection in one pass, chunk by chunk, with the next chunk
+    /// read ahead on another thread: projections at different checkpoints, with different type
+    /// filters (one reading every type), and quarantined events end with the same tables as the
+    /// append path builds (verify compares them byte for byte with a scratch replay).
+    @Test(arguments: [1, 7, 64, 100_000])
+    func aOnePassFoldWithReadAheadEqualsTheAppendPath(chunk: Int) async throws {
+        let dir = makeTempDir()
+        let everything = KeyedDocumentProjection(name: "everything", version: 1) { event, ctx in
+            [.put(collection: "types", key: event.type, document: .object(["seq": .number(String(event.seq))]))]
+        }
+        let removals = KeyedDocumentProjection(name: "removals", version: 1, eventTypes: [DocumentEvents.removed]) { event, _ in
+            guard event.type == DocumentEvents.removed else { throw DocumentError("handed a \(event.type)") }
+            return [.put(collection: "removed", key: event[metadata: "key"]!, document: .string(event[metadata: "collection"]!))]
+        }
+        var options = testOptions()
+        options.catchUpChunk = chunk
+        let events = generatedEvents(seed: 21, count: 400, malformedEvery: 37)
+        let expected: [DocumentState]
+        do {
+            let store = try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()], options: options)
+            try await appendInBatches(Array(events[..<250]), to: store, seed: 21)
+        }
+        do {
+            // Two new projections start at 0 while documents is at 250; then documents alone is
+            // rebuilt while the others are at the head.
+            let store = try await EventStore.open(at: dir, projections: [KeyedDocumentProjection(), everything, removals], options: options)
+            try await appendInBatches(Array(events[250...]), to: store, seed: 22)
+            expected = try await allStates(store)
+            #expect(try await store.verify().ok)
+            try await store.rebuild(["documents"])
+            #expect(try await allStates(store) == expected)
+            #expect(try await store.verify().ok)
+            try await store.rebuild()
+            #expect(try await allStates(store) == expected)
+            let report = try await store.verify()
+            #expect(report.ok, "\(report)")
+            let stats = try await store.stats()
+            #expect(stats.projections.allSatisfy { $0.checkpoint == 400 })
+            // Only documents quarantines (the malformed bodies); removals was handed only its type.
+            #expect(stats.projections.map(\.quarantined) == [400 / 37, 0, 0])
+            let removed = try await store.documents(projection: "removals") { try $0.states(collection: "removed") }
+            #expect(!removed.isEmpty)
+        }
+    }
+
     @Test func unknownProjectionNamesAreRejected() async throws {
         let store = try await openStore()
         await #expect { try await store.rebuild(["nope"]) } throws: { ($0 as? EventStoreError)?.code == .unknownProjection }

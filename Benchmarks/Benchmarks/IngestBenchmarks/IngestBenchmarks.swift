@@ -111,14 +111,15 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // Rebuild: the documents projection refolded from the log of the ingest workload (built once,
-    // unmeasured), in transactions of 8,192 events, against the C floor redoing the same puts.
+    // unmeasured), in transactions of Strata's catch-up chunk, against the C floor redoing the
+    // same puts in transactions of the same size.
     Benchmark("Rebuild/floor (C, raw LMDB)") { benchmark in
         let dir = scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         precondition(floorIngest(dir, nosync: true) == 0)
         for _ in benchmark.scaledIterations {
             benchmark.startMeasurement()
-            let rc = lmdb_floor_rebuild(dir, UInt64(objects), 8_192)
+            let rc = lmdb_floor_rebuild(dir, UInt64(objects), UInt32(StoreOptions().catchUpChunk))
             benchmark.stopMeasurement()
             precondition(rc == 0, "floor rebuild failed: \(rc)")
         }

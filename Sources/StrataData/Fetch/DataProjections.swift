@@ -3,7 +3,9 @@ public import EventStore
 /// The projections of the data layer, all built on ``KeyedDocumentProjection``.
 public enum DataProjections {
     /// Source definitions: collection `sources`, key = source name.
-    public static let sources = KeyedDocumentProjection(name: "sources", version: 3) { event, ctx in
+    public static let sources = KeyedDocumentProjection(
+        name: "sources", version: 3, eventTypes: [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved]
+    ) { event, ctx in
         switch event.type {
         case DataEvents.sourceDefined, DataEvents.sourceChanged:
             guard let name = event[metadata: "source"], let body = try ctx.payload(of: event) else { throw DocumentError("source event without a name or definition") }
@@ -19,7 +21,10 @@ public enum DataProjections {
     /// Items: collection = source name, key = item id. Pages put their items (a 304 page puts the
     /// same items again, which only marks them seen); a complete pass sweeps the unseen ones away.
     /// A source's `index` fields are kept in an exact-match index for `--where` filters.
-    public static let items = KeyedDocumentProjection(name: "items", version: 4) { event, ctx in
+    public static let items = KeyedDocumentProjection(
+        name: "items", version: 4,
+        eventTypes: [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted]
+    ) { event, ctx in
         switch event.type {
         case DataEvents.sourceDefined, DataEvents.sourceChanged:
             guard let name = event[metadata: "source"], let body = try ctx.payload(of: event) else { throw DocumentError("source event without a name or definition") }
@@ -44,7 +49,9 @@ public enum DataProjections {
     }
 
     /// Detail documents: collection = source name, key = item id.
-    public static let details = KeyedDocumentProjection(name: "details", version: 3) { event, ctx in
+    public static let details = KeyedDocumentProjection(
+        name: "details", version: 3, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified]
+    ) { event, ctx in
         guard event.type == DataEvents.detailFetched || event.type == DataEvents.detailNotModified else { return nil }
         guard let source = event[metadata: "source"], let key = event[metadata: "key"], let body = try ctx.payload(of: event) else {
             throw DocumentError("detail event without source, key or body")
@@ -53,7 +60,7 @@ public enum DataProjections {
     }
 
     /// Stored images: collection = source name, key = item id; document = url, sha256, size, type.
-    public static let images = KeyedDocumentProjection(name: "images", version: 3) { event, _ in
+    public static let images = KeyedDocumentProjection(name: "images", version: 3, eventTypes: [DataEvents.imageFetched]) { event, _ in
         guard event.type == DataEvents.imageFetched else { return nil }
         guard let source = event[metadata: "source"], let key = event[metadata: "key"], let ref = event.payload else {
             throw DocumentError("image event without source, key or body")
@@ -66,7 +73,10 @@ public enum DataProjections {
 
     /// Validators per URL for conditional requests: collection `http`, key = URL;
     /// document = etag, lastModified, sha256 and size of the body they validate.
-    public static let httpCache = KeyedDocumentProjection(name: "http-cache", version: 3) { event, _ in
+    public static let httpCache = KeyedDocumentProjection(
+        name: "http-cache", version: 3,
+        eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched, DataEvents.imageFetched]
+    ) { event, _ in
         switch event.type {
         case DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched, DataEvents.imageFetched:
             guard let url = event[metadata: "url"], let ref = event.payload, event[metadata: "import"] == nil else { return [] }
