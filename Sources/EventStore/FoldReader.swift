@@ -35,15 +35,16 @@ struct FoldInput: Sendable {
     var events: [[RecordedEvent]]
     var bodies: [UInt64: StagedBody]
 
-    /// `prepareDocuments` also works out the canonical form of every JSON body, for a read-ahead
-    /// thread with time to spare (the writer then skips that work for bodies stored as documents).
+    /// `documentTypes`: the types whose bodies get their canonical form worked out too, for a
+    /// read-ahead thread with time to spare (the writer then skips that work).
     static func read(_ plan: FoldPlan, filters: [EventTypeFilter], schema: LogSchema, zstd: ZstdContext, txn: Transaction,
-                     prepareDocuments: Bool = false) throws -> FoldInput {
+                     documentTypes: Set<String> = []) throws -> FoldInput {
         let readers = plan.readers.map { (filters[$0.projection], $0.applied) }
         let events = try readEvents(from: plan.from + 1, to: plan.to, for: readers, schema: schema, txn: txn)
-        var bodies = try PayloadSource.readBodies(of: union(events), blobs: schema.blobs, in: txn, zstd: zstd)
-        if prepareDocuments {
-            for seq in bodies.keys { bodies[seq]!.prepareDocument() }
+        let all = union(events)
+        var bodies = try PayloadSource.readBodies(of: all, blobs: schema.blobs, in: txn, zstd: zstd)
+        if !documentTypes.isEmpty {
+            for e in all where documentTypes.contains(e.type) { bodies[e.seq]?.prepareDocument() }
         }
         return FoldInput(events: events, bodies: bodies)
     }
@@ -93,11 +94,11 @@ final class FoldReadAhead: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private var result: Result<FoldInput, any Error>?
 
-    init(_ plan: FoldPlan, filters: [EventTypeFilter], schema: LogSchema, environment: Environment, zstd: ZstdContext) {
+    init(_ plan: FoldPlan, filters: [EventTypeFilter], documentTypes: Set<String>, schema: LogSchema, environment: Environment, zstd: ZstdContext) {
         self.plan = plan
         let thread = Thread { [self] in
             result = Result {
-                try environment.read { try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: $0, prepareDocuments: true) }
+                try environment.read { try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: $0, documentTypes: documentTypes) }
             }
             finished.signal()
         }

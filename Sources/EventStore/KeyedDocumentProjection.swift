@@ -148,19 +148,25 @@ public struct KeyedDocumentProjection: Projection {
     public let version: Int
     public let tables = ["current", "history", "index", "indexes"]
     public let eventTypes: Set<String>?
+    public let documentTypes: Set<String>
     private let extract: Extractor
 
     /// The built-in ``DocumentEvents``.
     public init(name: String = "documents", version: Int = 3) {
-        self.init(name: name, version: version, eventTypes: DocumentEvents.types, extract: DocumentEvents.operations)
+        self.init(name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
+                  extract: DocumentEvents.operations)
     }
 
     /// Operations from `extract`. `eventTypes` must name every type `extract` returns operations
     /// for (nil, the default: every type); the store does not hand it other events.
-    public init(name: String = "documents", version: Int = 3, eventTypes: Set<String>? = nil, extract: @escaping Extractor) {
+    /// `documentTypes`: the types whose payload `extract` puts whole (`putJSON` of the payload),
+    /// so their canonical form can be worked out ahead (an optimization only).
+    public init(name: String = "documents", version: Int = 3, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
+                extract: @escaping Extractor) {
         self.name = name
         self.version = version
         self.eventTypes = eventTypes
+        self.documentTypes = documentTypes
         self.extract = extract
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import LMDB
 import Logging
 
@@ -17,8 +18,11 @@ actor LogWriter {
     let clock: any EventClock
     let logger: Logger
     private let zstd = ZstdContext()
-    /// The read-ahead thread's own contexts (one read-ahead runs at a time).
-    private let readAheadZstd = ZstdContext()
+    /// The helper thread's own contexts: for the read-ahead of a fold, or the second half of a
+    /// batch's preparation (never both at once: both run inside calls to this actor).
+    private let helperZstd = ZstdContext()
+    /// Every projection's `documentTypes`.
+    private let documentTypes: Set<String>
 
     init(environment: Environment, schema: LogSchema, projections: [any Projection], clock: any EventClock, logger: Logger) {
         executor = DedicatedThreadExecutor(name: "strata.writer")
@@ -26,6 +30,7 @@ actor LogWriter {
         self.schema = schema
         self.projections = projections
         filters = projections.map { EventTypeFilter($0.eventTypes) }
+        documentTypes = projections.reduce(into: []) { $0.formUnion($1.documentTypes) }
         self.clock = clock
         self.logger = logger
     }
@@ -38,6 +43,7 @@ actor LogWriter {
     func append(_ batch: [NewEvent]) throws -> [AppendOutcome] {
         for e in batch { try Self.validate(e) }
         let started = ContinuousClock.now
+        let prepared = prepare(batch)
         let outcomes = try environment.write { txn -> [AppendOutcome] in
             let payloads = PayloadSource(blobs: schema.blobs, zstd: zstd)
             var head = try LogHead.read(txn, schema)
@@ -47,7 +53,7 @@ actor LogWriter {
             var recorded: [RecordedEvent] = []
             recorded.reserveCapacity(batch.count)
             let firstNew = head.seq + 1
-            for e in batch {
+            for (i, e) in batch.enumerated() {
                 let idKey = Array(e.id.utf8)
                 if let existing = try txn.get(schema.ids, key: idKey) {
                     outcomes.append(AppendOutcome(seq: existing.withUnsafeBytes { UInt64(bigEndianBytes: $0) }, id: e.id, appended: false))
@@ -55,11 +61,11 @@ actor LogWriter {
                 }
                 var ref: PayloadReference?
                 var stored: [UInt8]?
-                if let body = e.payload {
-                    let hash = BlobCodec.hash(body)
-                    ref = PayloadReference(hash: hash, size: body.count)
-                    if try !hash.withUnsafeBytes({ try txn.get(schema.blobs, key: $0) != nil }) {
-                        stored = BlobCodec.encode(body, context: zstd)
+                let body = e.payload.map { prepared[i] ?? PreparedBody($0, type: e.type, documentTypes: documentTypes, zstd: zstd) }
+                if let body {
+                    ref = PayloadReference(hash: body.hash, size: body.staged.body.count)
+                    if try !body.hash.withUnsafeBytes({ try txn.get(schema.blobs, key: $0) != nil }) {
+                        stored = body.encoded ?? BlobCodec.encode(body.staged.body, context: zstd)
                     }
                 } else if let existing = e.payloadReference {
                     guard try txn.contains(schema.blobs, key: existing.hash) else {
@@ -75,7 +81,7 @@ actor LogWriter {
                     payload: ref, previousHash: head.hash, hash: [])
                 let envelope = Envelope.encode(&event)
                 try write(event, envelope: envelope, storedBlob: stored, body: e.payload, head: &head, counters: &counters, txn: txn)
-                if let body = e.payload { payloads.stage(body, for: seq) }
+                if let body { payloads.stage(body.staged, for: seq) }
                 recorded.append(event)
                 outcomes.append(AppendOutcome(seq: seq, id: e.id, appended: true))
             }
@@ -91,6 +97,37 @@ actor LogWriter {
             "batch.duration": "\(ContinuousClock.now - started)",
         ])
         return outcomes
+    }
+
+    /// Works out what a batch's bodies need before the write transaction: hashes, stored forms
+    /// and, for document types, canonical forms. A large batch is split over two threads (this
+    /// one and a helper), so the transaction's serial part is left with the store's own work.
+    /// Bodies a read snapshot already holds are not compressed (the transaction checks again).
+    private func prepare(_ batch: [NewEvent]) -> [PreparedBody?] {
+        var out = [PreparedBody?](repeating: nil, count: batch.count)
+        let bytes = batch.reduce(0) { $0 + ($1.payload?.count ?? 0) }
+        guard bytes > 0 else { return out }
+        let parts = bytes >= 64 << 10 && batch.count > 1 ? 2 : 1
+        let contexts = [zstd, helperZstd]
+        let (environment, blobs, ids, documentTypes) = (environment, schema.blobs, schema.ids, documentTypes)
+        out.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let results = buffer
+            DispatchQueue.concurrentPerform(iterations: parts) { part in
+                // Without a snapshot every body is prepared in full.
+                let snapshot = try? environment.begin(readOnly: true)
+                defer { snapshot?.abort() }
+                for i in stride(from: part, to: batch.count, by: parts) {
+                    guard let body = batch[i].payload else { continue }
+                    // An event already in the log is not appended again: nothing to prepare.
+                    var id = batch[i].id
+                    if let snapshot, (try? id.withUTF8 { try snapshot.get(ids, key: UnsafeRawBufferPointer($0)) }) != nil { continue }
+                    results[i] = PreparedBody(body, type: batch[i].type, documentTypes: documentTypes, zstd: contexts[part]) { hash in
+                        (try? hash.withUnsafeBytes { try snapshot?.get(blobs, key: $0) }) != nil
+                    }
+                }
+            }
+        }
+        return out
     }
 
     /// Writes one encoded event and its indexes.
@@ -251,18 +288,37 @@ actor LogWriter {
                     progress?(RebuildProgress(projection: projections.map(\.name).joined(separator: ", "), applied: head.seq, head: head.seq))
                     return true
                 }
+                // The chunk was read ahead while the one before it folded, and the next one is
+                // read ahead while this one folds. The chunk folds in one nested transaction; if
+                // an event throws, the chunk is undone and folded again projection by projection,
+                // quarantining what throws.
                 var input: FoldInput?
                 if let ahead, ahead.plan == plan { input = ahead.wait() }
                 if input == nil { input = try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: txn) }
                 if let next = plan.next(checkpoints: checkpoints, head: head.seq, chunk: chunk), ahead?.plan != next {
                     _ = ahead?.wait()
-                    ahead = FoldReadAhead(next, filters: filters, schema: schema, environment: environment, zstd: readAheadZstd)
+                    ahead = FoldReadAhead(next, filters: filters, documentTypes: documentTypes, schema: schema, environment: environment, zstd: helperZstd)
                 }
                 let payloads = PayloadSource(blobs: schema.blobs, zstd: zstd)
                 payloads.stage(input!.bodies)
-                for (j, r) in plan.readers.enumerated() {
+                do {
+                    try txn.nested { child in
+                        for (j, r) in plan.readers.enumerated() {
+                            let p = projections[r.projection]
+                            let ctx = ProjectionContext(transaction: child, tables: schema.projectionTables[p.name]!, payloads: payloads)
+                            for e in input!.events[j] { try p.apply(e, in: ctx) }
+                        }
+                    }
+                } catch let error as StorageError {
+                    throw error
+                } catch {
+                    for (j, r) in plan.readers.enumerated() {
+                        let p = projections[r.projection]
+                        try apply(p, input!.events[j], tables: schema.projectionTables[p.name]!, payloads: payloads, txn: txn)
+                    }
+                }
+                for r in plan.readers {
                     let p = projections[r.projection]
-                    try apply(p, input!.events[j], tables: schema.projectionTables[p.name]!, payloads: payloads, txn: txn)
                     try Checkpoint(version: p.version, seq: plan.to).write(p.name, txn, schema)
                 }
                 progress?(RebuildProgress(projection: plan.readers.map { projections[$0.projection].name }.joined(separator: ", "), applied: plan.to, head: head.seq))
@@ -288,6 +344,22 @@ actor LogWriter {
             total += m.key.utf8.count + m.value.utf8.count
         }
         guard total <= 16_384 else { throw bad("metadata must total at most 16 KiB; put large data in the payload") }
+    }
+}
+
+/// A body ready for the write transaction: its content hash, its stored form (nil when it was
+/// already stored), and the staged body the projections read (with its canonical form when its
+/// event type is one a projection stores as a document).
+struct PreparedBody: @unchecked Sendable {
+    var hash: [UInt8]
+    var encoded: [UInt8]?
+    var staged: StagedBody
+
+    init(_ body: [UInt8], type: String, documentTypes: Set<String>, zstd: ZstdContext, isStored: ([UInt8]) -> Bool = { _ in false }) {
+        hash = BlobCodec.hash(body)
+        encoded = isStored(hash) ? nil : BlobCodec.encode(body, context: zstd)
+        staged = StagedBody(body)
+        if documentTypes.contains(type) { staged.prepareDocument() }
     }
 }
 

@@ -17,6 +17,10 @@ public protocol Projection: Sendable {
     /// decoded for it during a rebuild or catch-up and not handed to it at append; declaring
     /// them lets a rebuild skip most of the log for a projection that reads a few types.
     var eventTypes: Set<String>? { get }
+    /// The event types whose whole body it stores as a JSON document (``DocumentOperation/putJSON``
+    /// with the event's payload). Their canonical form is worked out ahead, off the writer's
+    /// critical path: on a second core while a batch is prepared or the next chunk is read.
+    var documentTypes: Set<String> { get }
     /// Applies one event. Throwing quarantines the event for this projection (with the error's
     /// description as the reason) and leaves the tables as they were before the event; storage
     /// errors are not quarantined but abort the whole batch.
@@ -25,6 +29,7 @@ public protocol Projection: Sendable {
 
 extension Projection {
     public var eventTypes: Set<String>? { nil }
+    public var documentTypes: Set<String> { [] }
 }
 
 /// A projection's type filter, compared against envelope bytes so a skipped event costs no
@@ -83,11 +88,10 @@ struct StagedBody: Sendable {
 
     init(_ body: [UInt8]) { self.body = body }
 
-    /// Works out the canonical form of a body that looks like a JSON object or array.
+    /// Works out the canonical form (nothing when the body is not JSON: the projection then
+    /// canonicalizes it itself and reports why it fails).
     mutating func prepareDocument() {
-        guard let first = body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }),
-              first == UInt8(ascii: "{") || first == UInt8(ascii: "["),
-              let c = try? JSONValue.canonicalize(body) else { return }
+        guard let c = try? JSONValue.canonicalize(body) else { return }
         canonical = c
         digest = KeyedDocumentProjection.digest(c)
     }
@@ -104,7 +108,7 @@ final class PayloadSource {
         self.zstd = zstd
     }
 
-    func stage(_ body: [UInt8], for seq: UInt64) { pending[seq] = StagedBody(body) }
+    func stage(_ body: StagedBody, for seq: UInt64) { pending[seq] = body }
     func clear() { pending.removeAll(keepingCapacity: true) }
 
     /// Stages bodies read ahead (``readBodies(of:blobs:in:zstd:budget:)``), by seq.

@@ -50,7 +50,8 @@ public enum DataProjections {
 
     /// Detail documents: collection = source name, key = item id.
     public static let details = KeyedDocumentProjection(
-        name: "details", version: 3, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified]
+        name: "details", version: 3, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
+        documentTypes: [DataEvents.detailFetched, DataEvents.detailNotModified]
     ) { event, ctx in
         guard event.type == DataEvents.detailFetched || event.type == DataEvents.detailNotModified else { return nil }
         guard let source = event[metadata: "source"], let key = event[metadata: "key"], let body = try ctx.payload(of: event) else {
