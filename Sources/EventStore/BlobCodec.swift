@@ -1,5 +1,6 @@
 import CZstd
 import Crypto
+import LMDB
 
 /// How payload bodies are stored in the `blobs` database, keyed by SHA-256 of the raw bytes.
 ///
@@ -16,6 +17,8 @@ enum BlobCodec {
     static let raw: UInt8 = 0
     static let zstd: UInt8 = 1
     static let sealedZstd: UInt8 = 2
+    /// A `blobs` row that points to the `bodies` row (by seq) holding the stored body.
+    static let pointer: UInt8 = 3
     static let sealSize = 8
     static let compressionThreshold = 128
     static let level: Int32 = 3
@@ -51,6 +54,24 @@ enum BlobCodec {
         w.varint(body.count)
         w.raw(body)
         return w.bytes
+    }
+
+    /// The `blobs` row for a body stored in `bodies` under `seq`.
+    static func pointer(to seq: UInt64) -> [UInt8] { [pointer] + seq.bigEndianBytes }
+
+    /// The seq a `blobs` row points to, or nil for a row holding the body itself (format 1).
+    static func pointee(_ row: UnsafeRawBufferPointer) throws -> UInt64? {
+        guard row.first == pointer else { return nil }
+        guard row.count == 9 else { throw ByteReader.Truncated() }
+        return UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: row[1...]))
+    }
+
+    /// The stored body (codec, size, bytes) of the `blobs` row under `hash`, following a pointer
+    /// to `bodies`; nil when there is no such row or the pointer leads nowhere.
+    static func stored(hash: UnsafeRawBufferPointer, blobs: Database, bodies: Database, in txn: Transaction) throws -> UnsafeRawBufferPointer? {
+        guard let row = try txn.get(blobs, key: hash) else { return nil }
+        guard let seq = try pointee(row) else { return row }
+        return try seq.bigEndianBytes.withUnsafeBytes { try txn.get(bodies, key: $0) }
     }
 
     /// Decodes a stored value back to the body. Throws on an unknown codec, a size mismatch, a

@@ -79,17 +79,30 @@ extension EventStore {
 
             let b = try txn.cursor(schema.blobs)
             var blob = try b.first()
+            var pointers = 0
             while let e = blob {
                 report.blobsChecked += 1
                 let key = [UInt8](e.key)
                 do {
-                    let body = try BlobCodec.decode(e.value, checkSeal: true)
+                    var stored = e.value
+                    if let seq = try BlobCodec.pointee(e.value) {
+                        pointers += 1
+                        guard let row = try seq.bigEndianBytes.withUnsafeBytes({ try txn.get(schema.bodies, key: $0) }) else {
+                            report.problem("body \(key.hex.prefix(16)): points to seq \(seq), which holds no body")
+                            blob = try b.next()
+                            continue
+                        }
+                        stored = row
+                    }
+                    let body = try BlobCodec.decode(stored, checkSeal: true)
                     if !SHA256.hash(data: body).elementsEqual(key) { report.problem("body \(key.hex.prefix(16)): content does not match its hash") }
                 } catch {
                     report.problem("body \(key.hex.prefix(16)): does not decode (damaged)")
                 }
                 blob = try b.next()
             }
+            let rows = try txn.stat(schema.bodies).entries
+            if rows != pointers { report.problem("\(rows) stored bodies for \(pointers) hashes that point to one") }
             let counters = try Counters.read(txn, schema)
             if counters.blobCount != UInt64(report.blobsChecked) { report.problem("counters say \(counters.blobCount) bodies, found \(report.blobsChecked)") }
             return report

@@ -182,7 +182,7 @@ public final class EventStore: Sendable {
     /// The body of an event, decompressed; nil if it has none.
     public func payload(of event: RecordedEvent) async throws -> [UInt8]? {
         let schema = self.schema
-        return try await read { txn in try PayloadSource(blobs: schema.blobs).body(of: event, in: txn) }
+        return try await read { txn in try PayloadSource(schema: schema).body(of: event, in: txn) }
     }
 
     /// A stored body by its SHA-256 (hex), decompressed; nil if absent.
@@ -190,8 +190,8 @@ public final class EventStore: Sendable {
         guard let key = [UInt8](hex: hex), key.count == 32 else { return nil }
         let schema = self.schema
         return try await read { txn in
-            guard let stored = try txn.get(schema.blobs, key: key) else { return nil }
-            return try stored.withUnsafeBytes { try BlobCodec.decode($0) }
+            guard let stored = try key.withUnsafeBytes({ try BlobCodec.stored(hash: $0, blobs: schema.blobs, bodies: schema.bodies, in: txn) }) else { return nil }
+            return try BlobCodec.decode(stored)
         }
     }
 
@@ -261,7 +261,9 @@ public final class EventStore: Sendable {
                     var blob: [UInt8]?
                     if let ref = event.payload {
                         let present = try targetEnv.read { t in try t.contains(targetSchema.blobs, key: ref.hash) }
-                        if !present, let stored = try txn.get(schema.blobs, key: ref.hash) { blob = stored }
+                        if !present, let stored = try ref.hash.withUnsafeBytes({ try BlobCodec.stored(hash: $0, blobs: schema.blobs, bodies: schema.bodies, in: txn) }) {
+                            blob = [UInt8](stored)
+                        }
                     }
                     out.append(RecordedChunkEntry(event: event, envelope: [UInt8](e.value), storedBlob: blob))
                     entry = try c.next()

@@ -42,7 +42,7 @@ struct FoldInput: Sendable {
         let readers = plan.readers.map { (filters[$0.projection], $0.applied) }
         let events = try readEvents(from: plan.from + 1, to: plan.to, for: readers, schema: schema, txn: txn)
         let all = union(events)
-        var bodies = try PayloadSource.readBodies(of: all, blobs: schema.blobs, in: txn, zstd: zstd)
+        var bodies = try PayloadSource.readBodies(of: all, schema: schema, in: txn, zstd: zstd)
         if !documentTypes.isEmpty {
             for e in all where documentTypes.contains(e.type) { bodies[e.seq]?.prepareDocument() }
         }

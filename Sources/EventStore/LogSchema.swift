@@ -9,7 +9,8 @@ public import LMDB
 /// | `by-stream` | stream, 0x00, seq u64be | empty |
 /// | `by-type` | type, 0x00, seq u64be | empty |
 /// | `by-time` | effective time (µs, sign-flipped u64be), seq u64be | empty |
-/// | `blobs` | SHA-256 of the body | codec, raw size, bytes (``BlobCodec``) |
+/// | `blobs` | SHA-256 of the body | pointer: codec 3, seq u64be of the event that stored it (format 2); or, written by format 1, the stored body itself (``BlobCodec``) |
+/// | `bodies` | seq u64be of the event that first carried the body | codec, raw size, bytes (``BlobCodec``) |
 /// | `meta` | name | counters, format |
 /// | `checkpoints` | projection name | varint version, u64be last applied seq |
 /// | `quarantine` | projection name, 0x00, seq u64be | reason (UTF-8) |
@@ -21,18 +22,24 @@ struct LogSchema: Sendable {
     let byType: Database
     let byTime: Database
     let blobs: Database
+    let bodies: Database
     let meta: Database
     let checkpoints: Database
     let quarantine: Database
     let projectionTables: [String: TableSet]
 
-    static let formatVersion: UInt64 = 1
+    /// 2: bodies live in `bodies`, keyed by the seq that stored them (appended, so a batch's new
+    /// bodies fill fresh pages in order instead of dirtying a random `blobs` page each), and
+    /// `blobs` maps each hash to that seq. Format 1 stores (bodies inline in `blobs`) are read as
+    /// they are and become format 2 at open; their old rows keep working.
+    static let formatVersion: UInt64 = 2
+    static let readableFormats: ClosedRange<UInt64> = 1...2
 
     init(opening env: Environment, projections: [any Projection]) throws {
         var tables: [String: TableSet] = [:]
         var dbs: [String: Database] = [:]
         try env.write { txn in
-            for name in ["events", "ids", "by-stream", "by-type", "by-time", "blobs", "meta", "checkpoints", "quarantine"] {
+            for name in ["events", "ids", "by-stream", "by-type", "by-time", "blobs", "bodies", "meta", "checkpoints", "quarantine"] {
                 dbs[name] = try env.openDatabase(name, in: txn)
             }
             for p in projections {
@@ -45,9 +52,10 @@ struct LogSchema: Sendable {
             let formatKey = Array("format".utf8)
             if let f = try txn.get(dbs["meta"]!, key: formatKey) {
                 let stored = f.withUnsafeBytes { UInt64(bigEndianBytes: $0) }
-                guard stored == Self.formatVersion else {
-                    throw EventStoreError.corrupted("the store has format \(stored) but this strata reads format \(Self.formatVersion); use a matching strata version")
+                guard Self.readableFormats.contains(stored) else {
+                    throw EventStoreError.corrupted("the store has format \(stored) but this strata reads formats \(Self.readableFormats.lowerBound)–\(Self.readableFormats.upperBound); use a matching strata version")
                 }
+                if stored < Self.formatVersion { try txn.put(dbs["meta"]!, key: formatKey, value: Self.formatVersion.bigEndianBytes) }
             } else {
                 try txn.put(dbs["meta"]!, key: formatKey, value: Self.formatVersion.bigEndianBytes)
             }
@@ -58,6 +66,7 @@ struct LogSchema: Sendable {
         byType = dbs["by-type"]!
         byTime = dbs["by-time"]!
         blobs = dbs["blobs"]!
+        bodies = dbs["bodies"]!
         meta = dbs["meta"]!
         checkpoints = dbs["checkpoints"]!
         quarantine = dbs["quarantine"]!

@@ -45,7 +45,7 @@ actor LogWriter {
         let started = ContinuousClock.now
         let prepared = prepare(batch)
         let outcomes = try environment.write { txn -> [AppendOutcome] in
-            let payloads = PayloadSource(blobs: schema.blobs, zstd: zstd)
+            let payloads = PayloadSource(schema: schema, zstd: zstd)
             var head = try LogHead.read(txn, schema)
             var counters = try Counters.read(txn, schema)
             var outcomes: [AppendOutcome] = []
@@ -146,7 +146,10 @@ actor LogWriter {
             counters.payloadBytes += UInt64(ref.size)
             counters.payloadCount += 1
             if let storedBlob {
-                if try txn.put(schema.blobs, key: ref.hash, value: storedBlob, flags: .noOverwrite) {
+                // The body goes to `bodies` under this seq (appended: fresh pages in order), and
+                // `blobs` maps its hash to that seq.
+                if try txn.put(schema.blobs, key: ref.hash, value: BlobCodec.pointer(to: event.seq), flags: .noOverwrite) {
+                    try txn.put(schema.bodies, key: seqKey, value: storedBlob, flags: .append)
                     counters.blobCount += 1
                     counters.blobRawBytes += UInt64(ref.size)
                     counters.blobStoredBytes += UInt64(storedBlob.count)
@@ -173,7 +176,7 @@ actor LogWriter {
                 events.append(entry.event)
             }
             try counters.write(txn, schema)
-            try applyProjections(events, from: first, payloads: PayloadSource(blobs: schema.blobs, zstd: zstd), txn: txn)
+            try applyProjections(events, from: first, payloads: PayloadSource(schema: schema, zstd: zstd), txn: txn)
         }
     }
 
@@ -234,7 +237,7 @@ actor LogWriter {
         while next <= to {
             let last = min(to, next + 4_095)
             let events = try FoldInput.readEvents(from: next, to: last, for: [(filters[index], from)], schema: schema, txn: txn)[0]
-            payloads.stage(try PayloadSource.readBodies(of: events, blobs: schema.blobs, in: txn, zstd: zstd))
+            payloads.stage(try PayloadSource.readBodies(of: events, schema: schema, in: txn, zstd: zstd))
             try apply(projections[index], events, tables: tables, payloads: payloads, txn: txn)
             next = last + 1
         }
@@ -299,7 +302,7 @@ actor LogWriter {
                     _ = ahead?.wait()
                     ahead = FoldReadAhead(next, filters: filters, documentTypes: documentTypes, schema: schema, environment: environment, zstd: helperZstd)
                 }
-                let payloads = PayloadSource(blobs: schema.blobs, zstd: zstd)
+                let payloads = PayloadSource(schema: schema, zstd: zstd)
                 payloads.stage(input!.bodies)
                 do {
                     try txn.nested { child in

@@ -100,11 +100,13 @@ struct StagedBody: Sendable {
 /// Supplies bodies of events: from the batch being appended, else from the blob database.
 final class PayloadSource {
     let blobs: Database
+    let bodies: Database
     private let zstd: ZstdContext
     private var pending: [UInt64: StagedBody] = [:]
 
-    init(blobs: Database, zstd: ZstdContext = ZstdContext()) {
-        self.blobs = blobs
+    init(schema: LogSchema, zstd: ZstdContext = ZstdContext()) {
+        blobs = schema.blobs
+        bodies = schema.bodies
         self.zstd = zstd
     }
 
@@ -124,33 +126,35 @@ final class PayloadSource {
         return (canonical, digest)
     }
 
-    /// Reads the bodies of `events`, in hash order, so a fold over many events visits the blob
-    /// table's pages in key order instead of at random (at a million blobs the random lookups
-    /// were a quarter of a rebuild). Bodies over 64 KiB (images) are left to be read on demand,
-    /// and so is everything past `budget` bytes, and any body that is missing or damaged (the
-    /// on-demand read reports it for the event that needs it).
-    static func readBodies(of events: some Sequence<RecordedEvent>, blobs: Database, in txn: Transaction, zstd: ZstdContext,
+    /// Reads the bodies of `events`: first each event's own `bodies` row (in seq order, so the
+    /// pages are read in order), then the bodies stored by earlier events, in hash order (the
+    /// `blobs` pages in key order instead of at random). Bodies over 64 KiB (images) are left to
+    /// be read on demand, and so is everything past `budget` bytes, and any body that is missing
+    /// or damaged (the on-demand read reports it for the event that needs it).
+    static func readBodies(of events: some Sequence<RecordedEvent>, schema: LogSchema, in txn: Transaction, zstd: ZstdContext,
                            budget: Int = 256 << 20) throws -> [UInt64: StagedBody] {
-        var wanted: [(order: UInt64, hash: [UInt8], seq: UInt64)] = []
+        var bodies: [UInt64: StagedBody] = [:]
+        var elsewhere: [(order: UInt64, hash: [UInt8], seq: UInt64)] = []
         var bytes = 0
         for e in events {
             guard let ref = e.payload, ref.size <= 64 << 10 else { continue }
             bytes += ref.size
             if bytes > budget { break }
+            if let own = try e.seq.bigEndianBytes.withUnsafeBytes({ try txn.get(schema.bodies, key: $0) }) {
+                if let body = try? BlobCodec.decode(own, context: zstd) { bodies[e.seq] = StagedBody(body) }
+                continue
+            }
             // The first 8 bytes order the lookups (the blob table sorts by the whole hash).
-            wanted.append((ref.hash.withUnsafeBytes { UInt64(bigEndianBytes: $0) }, ref.hash, e.seq))
+            elsewhere.append((ref.hash.withUnsafeBytes { UInt64(bigEndianBytes: $0) }, ref.hash, e.seq))
         }
-        guard wanted.count > 1 else { return [:] }
-        wanted.sort { $0.order < $1.order }
-        var bodies: [UInt64: StagedBody] = [:]
-        bodies.reserveCapacity(wanted.count)
+        elsewhere.sort { $0.order < $1.order }
         var previous: (hash: [UInt8], body: [UInt8])?
-        for w in wanted {
+        for w in elsewhere {
             if let previous, previous.hash == w.hash {
                 bodies[w.seq] = StagedBody(previous.body)
                 continue
             }
-            guard let stored = try w.hash.withUnsafeBytes({ try txn.get(blobs, key: $0) }),
+            guard let stored = try w.hash.withUnsafeBytes({ try BlobCodec.stored(hash: $0, blobs: schema.blobs, bodies: schema.bodies, in: txn) }),
                   let body = try? BlobCodec.decode(stored, context: zstd) else { continue }
             bodies[w.seq] = StagedBody(body)
             previous = (w.hash, body)
@@ -161,7 +165,9 @@ final class PayloadSource {
     func body(of event: RecordedEvent, in txn: Transaction) throws -> [UInt8]? {
         guard let ref = event.payload else { return nil }
         if let b = pending[event.seq] { return b.body }
-        let stored = try ref.hash.withUnsafeBytes { try txn.get(blobs, key: $0) }
+        // The event's own row when it stored the body; else the row of the event that did.
+        let own = try event.seq.bigEndianBytes.withUnsafeBytes { try txn.get(bodies, key: $0) }
+        let stored = try own ?? ref.hash.withUnsafeBytes { try BlobCodec.stored(hash: $0, blobs: blobs, bodies: bodies, in: txn) }
         guard let stored else {
             throw EventStoreError.corrupted("the body \(ref.hashHex.prefix(16)) of event \(event.seq) is missing from the blob store; run `strata verify`")
         }

@@ -1,4 +1,4 @@
-import EventStore
+@testable import EventStore
 import Foundation
 import LMDB
 import Testing
@@ -59,6 +59,46 @@ import Testing
         #expect(e[metadata: "etag"] == "\"abc\"")
         #expect(e.metadata.map(\.key) == ["url", "status", "etag"])
         #expect(e.payload == nil)
+    }
+
+    /// Format 2 keeps a body in `bodies` under the seq that stored it and maps its hash there; a
+    /// format 1 store (the body inline in `blobs`) still reads, verifies and dedupes after it is
+    /// opened (and marked format 2), and its new bodies take the new layout.
+    @Test func bodiesLiveUnderTheirSeqAndFormatOneRowsStillRead() async throws {
+        let dir = makeTempDir()
+        let body = bytes(String(repeating: "{\"make\":\"Ford\"},", count: 50))
+        let hash: [UInt8]
+        do {
+            let store = try await openStore(dir)
+            try await store.append(NewEvent(id: "a", type: "Fetched", stream: "s", payload: body))
+            let (env, schema) = (store.environment, store.schema)
+            hash = try #require(try await store.event(seq: 1)?.payload?.hash)
+            // Rewrite the store as format 1 wrote it.
+            try env.write { txn in
+                let pointer = try #require(try txn.get(schema.blobs, key: hash))
+                #expect(pointer == BlobCodec.pointer(to: 1))
+                let stored = try #require(try txn.get(schema.bodies, key: UInt64(1).bigEndianBytes))
+                try txn.put(schema.blobs, key: hash, value: stored)
+                try txn.delete(schema.bodies, key: UInt64(1).bigEndianBytes)
+                try txn.put(schema.meta, key: Array("format".utf8), value: UInt64(1).bigEndianBytes)
+            }
+        }
+        let store = try await openStore(dir)
+        #expect(try await store.verify().ok)
+        #expect(try await store.body(sha256: hash.hex) == body)
+        try await store.append([
+            NewEvent(id: "b", type: "Fetched", stream: "s", payload: body),              // dedupes to the inline row
+            NewEvent(id: "c", type: "Fetched", stream: "s", payload: bytes("{\"new\":1}")),  // takes the new layout
+        ])
+        let events = try await store.events(EventQuery())
+        #expect(try await store.payload(of: events[1]) == body)
+        #expect(try await store.payload(of: events[2]) == bytes("{\"new\":1}"))
+        let rows = try store.environment.read { txn in
+            (try txn.stat(store.schema.bodies).entries, try txn.get(store.schema.meta, key: Array("format".utf8)).map { $0.withUnsafeBytes { UInt64(bigEndianBytes: $0) } })
+        }
+        #expect(rows.0 == 1 && rows.1 == 2)
+        #expect(try await store.stats().blobs == 2)
+        #expect(try await store.verify().ok)
     }
 
     @Test func bodiesAreContentAddressedCompressedAndStoredOnce() async throws {

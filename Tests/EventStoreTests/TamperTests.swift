@@ -15,8 +15,10 @@ import Testing
         let schema = store.schema
         var caught = 0
         for trial in 0..<trials {
-            let inBlobs = trial % 2 == 1
-            let db = inBlobs ? schema.blobs : schema.events
+            // Envelopes, stored bodies, and the hash → seq rows that point to them.
+            let table = trial % 3
+            let inBlobs = table != 0
+            let db = [schema.events, schema.bodies, schema.blobs][table]
             // Pick an entry and a byte, flip one bit, verify, restore.
             let (key, original, index) = try env.read { txn -> ([UInt8], [UInt8], Int) in
                 let n = try txn.stat(db).entries
@@ -44,7 +46,7 @@ import Testing
         let store = try await openStore()
         let body = Array(String(repeating: "{\"make\":\"Toyota\",\"model\":\"Corolla\"} ", count: 20).utf8)
         try await store.append(NewEvent(type: "DocumentRecorded", stream: "s", metadata: [("collection", "c"), ("key", "k")], payload: body))
-        let env = store.environment, blobs = store.schema.blobs
+        let env = store.environment, blobs = store.schema.bodies
         let (key, stored) = try env.read { txn -> ([UInt8], [UInt8]) in
             let e = try #require(try txn.cursor(blobs).first())
             return ([UInt8](e.key), [UInt8](e.value))

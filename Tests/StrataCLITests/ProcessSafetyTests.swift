@@ -95,7 +95,7 @@ import Testing
             let env = try Environment(path: store, options: options)
             let name = switch tamper {
             case .envelopeByte, .deletedEvent: "events"
-            case .payloadByte: "blobs"
+            case .payloadByte: "bodies"
             case .projectionRow: "p/documents/current"
             }
             let db = try env.write { try env.openDatabase(name, in: $0, create: false) }
