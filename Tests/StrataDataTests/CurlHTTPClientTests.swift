@@ -7,6 +7,12 @@ import Testing
 @Suite struct CurlHTTPClientTests {
     let client = CurlHTTPClient()
 
+    /// A client released at once, before its loop thread has run, shuts down cleanly (its thread
+    /// once read a deinitializing client through a checked unowned reference and trapped).
+    @Test func clientsReleasedAtOnceShutDownCleanly() {
+        for _ in 0..<300 { _ = CurlHTTPClient() }
+    }
+
     @Test func getsABodyWithItsETagAndHonoursIfNoneMatch() async throws {
         try await withFixtureServer { server in
             let r = try await client.send(HTTPRequest(url: server.baseURL + "/cars/offers"))

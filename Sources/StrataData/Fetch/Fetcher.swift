@@ -238,7 +238,9 @@ public final class Fetcher: Sendable {
             }
         }
         let jobs = targets.compactMap { detailJob(source, key: $0.key, item: $0.item) }
-        try await runJobs(jobs, stage: .details, context: context, summary: &summary, detailWork(source, headers: headers, context: context))
+        // Every job's validators in one snapshot, not a read per request.
+        let known = try await validators(for: jobs.map(\.url))
+        try await runJobs(jobs, stage: .details, context: context, summary: &summary, detailWork(source, headers: headers, context: context, validators: known))
     }
 
     /// Downloads one item's detail into the store (a conditional request when one is stored).
@@ -263,7 +265,8 @@ public final class Fetcher: Sendable {
         guard let job = detailJob(source, key: key, item: item ?? .null) else {
             throw FetchError(code: .source, message: "no stored item \(key) in \(name) to read its detail URL from; run `strata fetch \(name)` first", url: source.url)
         }
-        try await runJobs([job], stage: .details, context: context, summary: &summary, detailWork(source, headers: headers, context: context))
+        try await runJobs([job], stage: .details, context: context, summary: &summary,
+                          detailWork(source, headers: headers, context: context, validators: try await validators(for: [job.url])))
         summary.seconds = seconds(clock.now - started)
         logger.debug("detail fetched", metadata: ["source": "\(source.name)", "key": "\(key)", "run": "\(run)",
                                                   "stored": "\(summary.details)", "notModified": "\(summary.detailsNotModified)",
@@ -284,10 +287,10 @@ public final class Fetcher: Sendable {
     }
 
     /// One detail request: a 304 references the stored body, a 2xx must be JSON.
-    private func detailWork(_ source: SourceDefinition, headers: [(name: String, value: String)], context: RunContext)
-        -> @Sendable ((key: String, url: String)) async throws -> DetailOutcome {
+    private func detailWork(_ source: SourceDefinition, headers: [(name: String, value: String)], context: RunContext,
+                            validators: [String: Validators]) -> @Sendable ((key: String, url: String)) async throws -> DetailOutcome {
         { job in
-            let cached = try await self.validators(for: job.url)
+            let cached = validators[job.url]
             let r = try await self.get(job.url, headers: headers + self.conditionalHeaders(cached), stage: "detail", context: context)
             var meta = self.common(context) + [("key", job.key), ("url", job.url), ("status", String(r.status)), ("durationMs", self.milliseconds(r.duration))]
             if let etag = r.headers["etag"] { meta.append(("etag", etag)) }
@@ -347,9 +350,12 @@ public final class Fetcher: Sendable {
         }
     }
 
-    /// Runs per-item requests with bounded concurrency, appending their events in batches of 64 as
-    /// they complete (so memory stays bounded and a killed run keeps what it finished), recording
-    /// failures, counting into `summary` and reporting progress.
+    /// Runs per-item requests with bounded concurrency, appending their events as they complete
+    /// (so memory stays bounded and a killed run keeps what it finished), recording failures,
+    /// counting into `summary` and reporting progress. Appends are group commits: completions
+    /// gather while an append is in flight and go in the next one when it has finished (at least
+    /// 16, or all at the end), and at 256 waiting a batch is handed over regardless. Fast
+    /// transfers so make few large commits (one fsync each) and slow ones small, timely commits.
     private func runJobs(_ jobs: [(key: String, url: String)], stage: FetchProgress.Stage, context: RunContext, summary: inout FetchSummary,
                          _ work: @escaping @Sendable ((key: String, url: String)) async throws -> DetailOutcome) async throws {
         let progress = context.options.progress
@@ -359,12 +365,15 @@ public final class Fetcher: Sendable {
         // Appends are pipelined: one batch commits (fsync) while the next downloads, and at most
         // one append is in flight, so batches still commit in order.
         var pending: Task<Void, any Error>?
+        let idle = AppendIdle()
         let store = self.store
         func flush() {
             guard !batch.isEmpty else { return }
             let (events, previous) = (batch, pending)
             batch.removeAll(keepingCapacity: true)
+            idle.value = false
             pending = Task {
+                defer { idle.value = true }
                 try await previous?.value
                 _ = try await store.append(events)
             }
@@ -387,7 +396,7 @@ public final class Fetcher: Sendable {
                     if !e.recorded { try await recordFailure(context, url: e.url, stage: stageName, error: e, attempt: 1, willRetry: false, status: e.status) }
                     summary.failures.append("\(e)")
                 }
-                if batch.count >= 64 { flush() }
+                if batch.count >= 256 || (batch.count >= 16 && idle.value) { flush() }
                 done += 1
                 progress?(FetchProgress(source: context.source.name, stage: stage, done: done, total: jobs.count))
             }
@@ -398,6 +407,16 @@ public final class Fetcher: Sendable {
         }
         flush()
         try await pending?.value
+    }
+
+    /// Whether no append of ``runJobs`` is in flight.
+    private final class AppendIdle: @unchecked Sendable {
+        private let lock = NSLock()
+        private var _value = true
+        var value: Bool {
+            get { lock.lock(); defer { lock.unlock() }; return _value }
+            set { lock.lock(); _value = newValue; lock.unlock() }
+        }
     }
 
     // MARK: Requests with retries
@@ -466,13 +485,24 @@ public final class Fetcher: Sendable {
     }
 
     func validators(for url: String) async throws -> Validators? {
-        guard let s = try await store.documents(projection: "http-cache", { try $0.state(collection: "http", key: url) }), !s.removed,
-              case .string(let sha)? = s.document.value(atPath: "sha256"), case .number(let size)? = s.document.value(atPath: "size") else { return nil }
-        var v = Validators(sha256: sha, size: Int(size) ?? 0)
-        if case .string(let e)? = s.document.value(atPath: "etag") { v.etag = e }
-        if case .string(let m)? = s.document.value(atPath: "lastModified") { v.lastModified = m }
-        if case .string(let l)? = s.document.value(atPath: "link") { v.link = l }
-        return v
+        try await validators(for: [url])[url]
+    }
+
+    /// The stored validators of `urls` (those that have any), read in one snapshot.
+    func validators(for urls: [String]) async throws -> [String: Validators] {
+        try await store.documents(projection: "http-cache") { reader in
+            var out: [String: Validators] = [:]
+            for url in urls {
+                guard let s = try reader.state(collection: "http", key: url), !s.removed,
+                      case .string(let sha)? = s.document.value(atPath: "sha256"), case .number(let size)? = s.document.value(atPath: "size") else { continue }
+                var v = Validators(sha256: sha, size: Int(size) ?? 0)
+                if case .string(let e)? = s.document.value(atPath: "etag") { v.etag = e }
+                if case .string(let m)? = s.document.value(atPath: "lastModified") { v.lastModified = m }
+                if case .string(let l)? = s.document.value(atPath: "link") { v.link = l }
+                out[url] = v
+            }
+            return out
+        }
     }
 
     func conditionalHeaders(_ v: Validators?) -> [(name: String, value: String)] {

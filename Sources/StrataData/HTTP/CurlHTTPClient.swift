@@ -56,7 +56,10 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
         self.configuration = configuration
         multi = curl_multi_init()!
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 16)
-        let t = Thread { [unowned self] in self.loop() }
+        // Not `unowned`: a client released before its thread first runs is already deinitializing
+        // when the thread reads `self`, and a checked unowned read of it traps. `deinit` waits
+        // for the loop to exit, so the object's memory outlives every access the thread makes.
+        let t = Thread { [unowned(unsafe) self] in self.loop() }
         t.name = "strata.curl"
         thread = t
         t.start()
