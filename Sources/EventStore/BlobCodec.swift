@@ -71,7 +71,13 @@ enum BlobCodec {
     static func stored(hash: UnsafeRawBufferPointer, blobs: Database, bodies: Database, in txn: Transaction) throws -> UnsafeRawBufferPointer? {
         guard let row = try txn.get(blobs, key: hash) else { return nil }
         guard let seq = try pointee(row) else { return row }
-        return try seq.bigEndianBytes.withUnsafeBytes { try txn.get(bodies, key: $0) }
+        return try stored(seq: seq, bodies: bodies, in: txn)
+    }
+
+    /// The stored body in `bodies` under `seq`: the body the event at `seq` carried first; nil
+    /// when that event stored none.
+    static func stored(seq: UInt64, bodies: Database, in txn: Transaction) throws -> UnsafeRawBufferPointer? {
+        try seq.bigEndianBytes.withUnsafeBytes { try txn.get(bodies, key: $0) }
     }
 
     /// Decodes a stored value back to the body. Throws on an unknown codec, a size mismatch, a

@@ -87,7 +87,7 @@ extension EventStore {
                     var stored = e.value
                     if let seq = try BlobCodec.pointee(e.value) {
                         pointers += 1
-                        guard let row = try seq.bigEndianBytes.withUnsafeBytes({ try txn.get(schema.bodies, key: $0) }) else {
+                        guard let row = try BlobCodec.stored(seq: seq, bodies: schema.bodies, in: txn) else {
                             report.problem("body \(key.hex.prefix(16)): points to seq \(seq), which holds no body")
                             blob = try b.next()
                             continue

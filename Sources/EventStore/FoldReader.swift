@@ -12,13 +12,14 @@ struct FoldPlan: Equatable, Sendable {
     var from: UInt64
     var to: UInt64
     var readers: [Reader]
+}
 
+extension FoldPlan {
     /// The next chunk given every projection's checkpoint, or nil when none lags the head.
     init?(checkpoints: [UInt64], head: UInt64, chunk: Int) {
         guard let from = checkpoints.filter({ $0 < head }).min() else { return nil }
-        self.from = from
-        to = min(head, from + UInt64(chunk))
-        readers = checkpoints.enumerated().compactMap { $0.element < min(head, from + UInt64(chunk)) ? Reader(projection: $0.offset, applied: $0.element) : nil }
+        let to = min(head, from + UInt64(chunk))
+        self.init(from: from, to: to, readers: checkpoints.enumerated().compactMap { $0.element < to ? Reader(projection: $0.offset, applied: $0.element) : nil })
     }
 
     /// The chunk after this one, once this one's readers have applied it (nil when that reaches `head`).
@@ -30,7 +31,7 @@ struct FoldPlan: Equatable, Sendable {
 }
 
 /// What a chunk's fold reads from the log: each reader's events (decoded once, and only if some
-/// reader takes the type) and the events' bodies, read in hash order.
+/// reader takes the type) and the events' bodies (``PayloadSource/readBodies(of:schema:in:zstd:budget:)``).
 struct FoldInput: Sendable {
     var events: [[RecordedEvent]]
     var bodies: [UInt64: StagedBody]

@@ -80,7 +80,7 @@ actor LogWriter {
                     stream: e.stream, metadata: e.metadata.map { .init(key: $0.key, value: $0.value) },
                     payload: ref, previousHash: head.hash, hash: [])
                 let envelope = Envelope.encode(&event)
-                try write(event, envelope: envelope, storedBlob: stored, body: e.payload, head: &head, counters: &counters, txn: txn)
+                try write(event, envelope: envelope, storedBlob: stored, head: &head, counters: &counters, txn: txn)
                 if let body { payloads.stage(body.staged, for: seq) }
                 recorded.append(event)
                 outcomes.append(AppendOutcome(seq: seq, id: e.id, appended: true))
@@ -132,7 +132,7 @@ actor LogWriter {
 
     /// Writes one encoded event and its indexes.
     private func write(
-        _ event: RecordedEvent, envelope: [UInt8], storedBlob: [UInt8]?, body: [UInt8]?,
+        _ event: RecordedEvent, envelope: [UInt8], storedBlob: [UInt8]?,
         head: inout LogHead, counters: inout Counters, txn: Transaction
     ) throws {
         let seqKey = event.seq.bigEndianBytes
@@ -172,7 +172,7 @@ actor LogWriter {
                 guard entry.event.seq == head.seq + 1 else {
                     throw EventStoreError(code: .invalidArgument, message: "replay chunk is not contiguous at seq \(entry.event.seq)")
                 }
-                try write(entry.event, envelope: entry.envelope, storedBlob: entry.storedBlob, body: nil, head: &head, counters: &counters, txn: txn)
+                try write(entry.event, envelope: entry.envelope, storedBlob: entry.storedBlob, head: &head, counters: &counters, txn: txn)
                 events.append(entry.event)
             }
             try counters.write(txn, schema)
@@ -235,11 +235,11 @@ actor LogWriter {
     private func catchUp(_ index: Int, tables: TableSet, from: UInt64, to: UInt64, payloads: PayloadSource, txn: Transaction) throws {
         var next = from + 1
         while next <= to {
-            let last = min(to, next + 4_095)
-            let events = try FoldInput.readEvents(from: next, to: last, for: [(filters[index], from)], schema: schema, txn: txn)[0]
-            payloads.stage(try PayloadSource.readBodies(of: events, schema: schema, in: txn, zstd: zstd))
-            try apply(projections[index], events, tables: tables, payloads: payloads, txn: txn)
-            next = last + 1
+            let plan = FoldPlan(from: next - 1, to: min(to, next + 4_095), readers: [.init(projection: index, applied: from)])
+            let input = try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: txn)
+            payloads.stage(input.bodies)
+            try apply(projections[index], input.events[0], tables: tables, payloads: payloads, txn: txn)
+            next = plan.to + 1
         }
     }
 
@@ -261,7 +261,7 @@ actor LogWriter {
     /// from its last committed checkpoint at the next open. All lagging projections fold in one
     /// pass over the log: each event is read once and decoded once, and only if a projection
     /// takes its type.
-    func catchUpAll(resetting names: Set<String> = [], chunk: Int = 65_536, progress: (@Sendable (RebuildProgress) -> Void)?) throws {
+    func catchUpAll(resetting names: Set<String> = [], chunk: Int, progress: (@Sendable (RebuildProgress) -> Void)?) throws {
         try environment.write { txn in
             for p in projections {
                 let cp = try Checkpoint.read(p.name, txn, schema)
@@ -353,7 +353,7 @@ actor LogWriter {
 /// A body ready for the write transaction: its content hash, its stored form (nil when it was
 /// already stored), and the staged body the projections read (with its canonical form when its
 /// event type is one a projection stores as a document).
-struct PreparedBody: @unchecked Sendable {
+struct PreparedBody: Sendable {
     var hash: [UInt8]
     var encoded: [UInt8]?
     var staged: StagedBody

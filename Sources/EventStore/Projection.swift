@@ -39,8 +39,6 @@ struct EventTypeFilter {
 
     init(_ types: Set<String>?) { self.types = types.map { $0.map { Array($0.utf8) } } }
 
-    var acceptsAll: Bool { types == nil }
-
     func accepts(_ type: UnsafeRawBufferPointer) -> Bool {
         guard let types else { return true }
         return types.contains { $0.count == type.count && $0.elementsEqual(type) }
@@ -111,7 +109,6 @@ final class PayloadSource {
     }
 
     func stage(_ body: StagedBody, for seq: UInt64) { pending[seq] = body }
-    func clear() { pending.removeAll(keepingCapacity: true) }
 
     /// Stages bodies read ahead (``readBodies(of:blobs:in:zstd:budget:)``), by seq.
     func stage(_ bodies: [UInt64: StagedBody]) {
@@ -140,7 +137,7 @@ final class PayloadSource {
             guard let ref = e.payload, ref.size <= 64 << 10 else { continue }
             bytes += ref.size
             if bytes > budget { break }
-            if let own = try e.seq.bigEndianBytes.withUnsafeBytes({ try txn.get(schema.bodies, key: $0) }) {
+            if let own = try BlobCodec.stored(seq: e.seq, bodies: schema.bodies, in: txn) {
                 if let body = try? BlobCodec.decode(own, context: zstd) { bodies[e.seq] = StagedBody(body) }
                 continue
             }
@@ -166,7 +163,7 @@ final class PayloadSource {
         guard let ref = event.payload else { return nil }
         if let b = pending[event.seq] { return b.body }
         // The event's own row when it stored the body; else the row of the event that did.
-        let own = try event.seq.bigEndianBytes.withUnsafeBytes { try txn.get(bodies, key: $0) }
+        let own = try BlobCodec.stored(seq: event.seq, bodies: bodies, in: txn)
         let stored = try own ?? ref.hash.withUnsafeBytes { try BlobCodec.stored(hash: $0, blobs: blobs, bodies: bodies, in: txn) }
         guard let stored else {
             throw EventStoreError.corrupted("the body \(ref.hashHex.prefix(16)) of event \(event.seq) is missing from the blob store; run `strata verify`")
