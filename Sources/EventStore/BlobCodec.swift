@@ -1,5 +1,4 @@
 import CZstd
-import Crypto
 import LMDB
 
 /// How payload bodies are stored in the `blobs` database, keyed by SHA-256 of the raw bytes.
@@ -23,7 +22,7 @@ enum BlobCodec {
     static let compressionThreshold = 128
     static let level: Int32 = 3
 
-    static func hash(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
+    static func hash(_ bytes: [UInt8]) -> [UInt8] { Hashing.sha256(bytes) }
 
     /// Encodes a body for storage, compressing with `context` (reused: creating a zstd context
     /// per body costs more than compressing a small one).
@@ -44,7 +43,7 @@ enum BlobCodec {
             }
             if ZSTD_isError(n) == 0, n * 10 <= body.count * 9 {
                 w.bytes.removeLast(bound - n)
-                let seal = w.bytes.withUnsafeBytes { Array(SHA256.hash(data: UnsafeRawBufferPointer(rebasing: $0[header...])).prefix(sealSize)) }
+                let seal = w.bytes.withUnsafeBytes { Hashing.sha256(UnsafeRawBufferPointer(rebasing: $0[header...]), prefix: sealSize) }
                 w.bytes.replaceSubrange(sealAt..<header, with: seal)
                 return w.bytes
             }
@@ -97,7 +96,7 @@ enum BlobCodec {
                 guard rest.count > sealSize else { throw ByteReader.Truncated() }
                 let seal = UnsafeRawBufferPointer(rebasing: rest[..<sealSize])
                 rest = UnsafeRawBufferPointer(rebasing: rest[sealSize...])
-                if checkSeal, !SHA256.hash(data: rest).prefix(sealSize).elementsEqual(seal) { throw ByteReader.Truncated() }
+                if checkSeal, !Hashing.sha256(rest, prefix: sealSize).elementsEqual(seal) { throw ByteReader.Truncated() }
             }
             var out = [UInt8](repeating: 0, count: size)
             let n = out.withUnsafeMutableBytes { o in

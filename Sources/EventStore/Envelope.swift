@@ -1,4 +1,3 @@
-import Crypto
 
 /// The binary encoding of an event envelope (format 1).
 ///
@@ -35,7 +34,7 @@ enum Envelope {
             w.u8(0)
         }
         w.raw(event.previousHash)
-        let digest = Array(SHA256.hash(data: w.bytes))
+        let digest = Hashing.sha256(w.bytes)
         event.hash = digest
         w.raw(digest)
         return w.bytes
@@ -93,7 +92,7 @@ enum Envelope {
     static func selfConsistent(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count > 32 else { return false }
         let body = UnsafeRawBufferPointer(rebasing: bytes[0..<bytes.count - 32])
-        let digest = SHA256.hash(data: body)
+        let digest = Hashing.sha256(body)
         return digest.elementsEqual(bytes[(bytes.count - 32)...])
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 public import LMDB
 
@@ -95,7 +94,7 @@ extension EventStore {
                         stored = row
                     }
                     let body = try BlobCodec.decode(stored, checkSeal: true)
-                    if !SHA256.hash(data: body).elementsEqual(key) { report.problem("body \(key.hex.prefix(16)): content does not match its hash") }
+                    if !Hashing.sha256(body).elementsEqual(key) { report.problem("body \(key.hex.prefix(16)): content does not match its hash") }
                 } catch {
                     report.problem("body \(key.hex.prefix(16)): does not decode (damaged)")
                 }

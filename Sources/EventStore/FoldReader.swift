@@ -38,12 +38,14 @@ struct FoldInput: Sendable {
 
     /// `documentTypes`: the types whose bodies get their canonical form worked out too, for a
     /// read-ahead thread with time to spare (the writer then skips that work).
+    /// `prepared`: the types whose bodies a ``BodyPrep`` reads instead.
     static func read(_ plan: FoldPlan, filters: [EventTypeFilter], schema: LogSchema, zstd: ZstdContext, txn: Transaction,
-                     documentTypes: Set<String> = []) throws -> FoldInput {
+                     documentTypes: Set<String> = [], prepared: Set<String> = []) throws -> FoldInput {
         let readers = plan.readers.map { (filters[$0.projection], $0.applied) }
         let events = try readEvents(from: plan.from + 1, to: plan.to, for: readers, schema: schema, txn: txn)
         let all = union(events)
-        var bodies = try PayloadSource.readBodies(of: all, schema: schema, in: txn, zstd: zstd)
+        var bodies = try PayloadSource.readBodies(of: prepared.isEmpty ? all : all.filter { !prepared.contains($0.type) },
+                                                  schema: schema, in: txn, zstd: zstd)
         if !documentTypes.isEmpty {
             for e in all where documentTypes.contains(e.type) { bodies[e.seq]?.prepareDocument() }
         }
@@ -95,9 +97,12 @@ final class FoldReadAhead: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private var result: Result<FoldInput, any Error>?
 
-    init(_ plan: FoldPlan, filters: [EventTypeFilter], documentTypes: Set<String>, schema: LogSchema, environment: Environment, zstd: ZstdContext) {
+    /// `after`: a ``BodyPrep`` of the current chunk that shares `zstd`; the read starts once it is done.
+    init(_ plan: FoldPlan, filters: [EventTypeFilter], documentTypes: Set<String>, schema: LogSchema, environment: Environment, zstd: ZstdContext,
+         after prep: BodyPrep? = nil) {
         self.plan = plan
         let thread = Thread { [self] in
+            prep?.wait()
             result = Result {
                 try environment.read { try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: $0, documentTypes: documentTypes) }
             }
@@ -113,5 +118,128 @@ final class FoldReadAhead: @unchecked Sendable {
         finished.wait()
         finished.signal()  // later waits return at once
         return try? result?.get()
+    }
+}
+
+/// The document bodies of the chunk being folded, read and prepared on a helper thread while the
+/// writer decodes and folds that same chunk: each event's own `bodies` row (in seq order) is
+/// decompressed, and for a document type canonicalized and digested. For a chunk that was not
+/// read ahead (the first one of a fold), this puts a second core to work from the start.
+///
+/// The helper publishes its work in parts of ``partSize`` seqs, each part's bytes in one arena;
+/// the writer copies what it needs out of a part on its own thread. No per-event object crosses
+/// threads, so neither allocator sees frees of the other's small blocks (an earlier split that
+/// handed over per-event arrays cost more CPU than it saved).
+final class BodyPrep: @unchecked Sendable {
+    static let partSize: UInt64 = 2_048
+
+    /// One part's prepared bodies: slot `seq - start` gives ranges into `arena` (-1: not here).
+    final class Part {
+        struct Slot {
+            var body: Int32 = -1, bodyCount: Int32 = 0
+            var canonical: Int32 = -1, canonicalCount: Int32 = 0
+        }
+        let start: UInt64
+        var arena: [UInt8] = []
+        var slots: [Slot]
+        init(start: UInt64, count: Int) {
+            self.start = start
+            slots = Array(repeating: Slot(), count: count)
+        }
+    }
+
+    let from: UInt64, to: UInt64
+    private let condition = NSCondition()
+    private var parts: [Part?]
+    private var published = 0
+    private var finished = false
+
+    /// Prepares the bodies of events (from, to] whose type is in `documentTypes`, in a read
+    /// transaction of its own, up to `budget` bytes of arenas; bodies over 64 KiB are left to the
+    /// writer.
+    init(from: UInt64, to: UInt64, documentTypes: Set<String>, schema: LogSchema, environment: Environment, zstd: ZstdContext,
+         budget: Int = 256 << 20) {
+        self.from = from
+        self.to = to
+        parts = Array(repeating: nil, count: Int((to - from + Self.partSize - 1) / Self.partSize))
+        let types = documentTypes.map { Array($0.utf8) }
+        let thread = Thread { [self] in
+            try? environment.read { txn in try self.run(types: types, schema: schema, txn: txn, zstd: zstd, budget: budget) }
+            condition.lock(); finished = true; condition.broadcast(); condition.unlock()
+        }
+        thread.name = "strata.body-prep"
+        thread.start()
+    }
+
+    private func run(types: [[UInt8]], schema: LogSchema, txn: Transaction, zstd: ZstdContext, budget: Int) throws {
+        let events = try txn.cursor(schema.events)
+        let bodies = try txn.cursor(schema.bodies)
+        var used = 0
+        for k in parts.indices {
+            let start = from + 1 + UInt64(k) * Self.partSize
+            let end = min(to, start + Self.partSize - 1)
+            let part = Part(start: start, count: Int(end - start + 1))
+            var row = try bodies.seek(atLeast: start.bigEndianBytes)
+            while let r = row {
+                let seq = UInt64(bigEndianBytes: r.key)
+                if seq > end { break }
+                defer { row = try? bodies.next() }
+                guard r.value.count <= 64 << 10, let e = try events.seek(atLeast: seq.bigEndianBytes),
+                      UInt64(bigEndianBytes: e.key) == seq, let type = Envelope.type(in: e.value),
+                      types.contains(where: { $0.count == type.count && $0.elementsEqual(type) }),
+                      let body = try? BlobCodec.decode(r.value, context: zstd) else { continue }
+                var slot = Part.Slot(body: Int32(part.arena.count), bodyCount: Int32(body.count))
+                part.arena.append(contentsOf: body)
+                if let canonical = try? JSONValue.canonicalize(body) {
+                    slot.canonical = Int32(part.arena.count)
+                    slot.canonicalCount = Int32(canonical.count)
+                    part.arena.append(contentsOf: canonical)
+                    part.arena.append(contentsOf: KeyedDocumentProjection.digest(canonical))
+                }
+                part.slots[Int(seq - start)] = slot
+                if part.arena.count > Int32.max / 2 { break }
+            }
+            used += part.arena.count
+            condition.lock(); parts[k] = part; published = k + 1; condition.broadcast(); condition.unlock()
+            if used > budget { return }
+        }
+    }
+
+    /// The part holding `seq`, once published; nil when the helper stopped before it.
+    private func part(_ seq: UInt64) -> Part? {
+        guard seq > from, seq <= to else { return nil }
+        let k = Int((seq - from - 1) / Self.partSize)
+        condition.lock()
+        defer { condition.unlock() }
+        while published <= k && !finished { condition.wait() }
+        return parts[k]
+    }
+
+    /// The body of event `seq`, if the helper prepared it.
+    func body(_ seq: UInt64) -> [UInt8]? {
+        guard let p = part(seq) else { return nil }
+        let s = p.slots[Int(seq - p.start)]
+        guard s.body >= 0 else { return nil }
+        return p.arena.withUnsafeBytes { Array(UnsafeRawBufferPointer(rebasing: $0[Int(s.body)..<Int(s.body + s.bodyCount)])) }
+    }
+
+    /// The canonical form and digest of event `seq`'s body, if the helper prepared them and `json`
+    /// is that body.
+    func document(_ seq: UInt64, matching json: [UInt8]) -> (canonical: [UInt8], digest: [UInt8])? {
+        guard let p = part(seq) else { return nil }
+        let s = p.slots[Int(seq - p.start)]
+        guard s.body >= 0, s.canonical >= 0 else { return nil }
+        return p.arena.withUnsafeBytes { a in
+            guard json.elementsEqual(UnsafeRawBufferPointer(rebasing: a[Int(s.body)..<Int(s.body + s.bodyCount)])) else { return nil }
+            let c = Int(s.canonical), n = Int(s.canonicalCount)
+            return (Array(UnsafeRawBufferPointer(rebasing: a[c..<(c + n)])), Array(UnsafeRawBufferPointer(rebasing: a[(c + n)..<(c + n + 16)])))
+        }
+    }
+
+    /// Waits for the helper to finish (the next chunk's read-ahead starts after it).
+    func wait() {
+        condition.lock()
+        while !finished { condition.wait() }
+        condition.unlock()
     }
 }

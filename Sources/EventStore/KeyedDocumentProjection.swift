@@ -1,5 +1,4 @@
 public import LMDB
-import Crypto
 
 /// What an event says about keyed documents.
 public enum DocumentOperation: Sendable, Hashable {
@@ -389,7 +388,7 @@ public struct KeyedDocumentProjection: Projection {
 
     /// The digest kept in `current` to tell a changed document from an unchanged one: the first
     /// 16 bytes of SHA-256 over the canonical bytes.
-    static func digest(_ canonical: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: canonical).prefix(16)) }
+    static func digest(_ canonical: [UInt8]) -> [UInt8] { Hashing.sha256(canonical, prefix: 16) }
 
     /// The canonical bytes of the document stored with the version at `seq`.
     static func document(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> [UInt8] {

@@ -297,13 +297,25 @@ actor LogWriter {
                 // quarantining what throws.
                 var input: FoldInput?
                 if let ahead, ahead.plan == plan { input = ahead.wait() }
-                if input == nil { input = try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: txn) }
+                // A chunk not read ahead (the first of a fold) gets its document bodies prepared on
+                // the helper thread while this one decodes and folds it.
+                var prep: BodyPrep?
+                defer { prep?.wait() }
+                if input == nil {
+                    if plan.to - plan.from >= 4_096, !documentTypes.isEmpty {
+                        _ = ahead?.wait()
+                        prep = BodyPrep(from: plan.from, to: plan.to, documentTypes: documentTypes, schema: schema, environment: environment, zstd: helperZstd)
+                    }
+                    input = try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: txn, prepared: prep == nil ? [] : documentTypes)
+                }
                 if let next = plan.next(checkpoints: checkpoints, head: head.seq, chunk: chunk), ahead?.plan != next {
                     _ = ahead?.wait()
-                    ahead = FoldReadAhead(next, filters: filters, documentTypes: documentTypes, schema: schema, environment: environment, zstd: helperZstd)
+                    ahead = FoldReadAhead(next, filters: filters, documentTypes: documentTypes, schema: schema, environment: environment, zstd: helperZstd,
+                                          after: prep)
                 }
                 let payloads = PayloadSource(schema: schema, zstd: zstd)
                 payloads.stage(input!.bodies)
+                payloads.prep = prep
                 do {
                     try txn.nested { child in
                         for (j, r) in plan.readers.enumerated() {

@@ -101,6 +101,8 @@ final class PayloadSource {
     let bodies: Database
     private let zstd: ZstdContext
     private var pending: [UInt64: StagedBody] = [:]
+    /// Bodies of the chunk being folded, prepared on a helper thread.
+    var prep: BodyPrep?
 
     init(schema: LogSchema, zstd: ZstdContext = ZstdContext()) {
         blobs = schema.blobs
@@ -118,9 +120,11 @@ final class PayloadSource {
     /// The canonical form and digest worked out ahead for `json`, if `json` is the staged body of
     /// `event`.
     func preparedDocument(of event: RecordedEvent, json: [UInt8]) -> (canonical: [UInt8], digest: [UInt8])? {
-        guard let staged = pending[event.seq], let canonical = staged.canonical, let digest = staged.digest,
-              staged.body == json else { return nil }
-        return (canonical, digest)
+        if let staged = pending[event.seq] {
+            guard let canonical = staged.canonical, let digest = staged.digest, staged.body == json else { return nil }
+            return (canonical, digest)
+        }
+        return prep?.document(event.seq, matching: json)
     }
 
     /// Reads the bodies of `events`: first each event's own `bodies` row (in seq order, so the
@@ -162,6 +166,7 @@ final class PayloadSource {
     func body(of event: RecordedEvent, in txn: Transaction) throws -> [UInt8]? {
         guard let ref = event.payload else { return nil }
         if let b = pending[event.seq] { return b.body }
+        if let b = prep?.body(event.seq) { return b }
         // The event's own row when it stored the body; else the row of the event that did.
         let own = try BlobCodec.stored(seq: event.seq, bodies: bodies, in: txn)
         let stored = try own ?? ref.hash.withUnsafeBytes { try BlobCodec.stored(hash: $0, blobs: blobs, bodies: bodies, in: txn) }

@@ -290,6 +290,21 @@ struct JSONParser {
         i += 1
         let start = i
         var ascii = true
+        // Eight bytes at a time while none of them is a quote, a backslash or a control
+        // character; the word that has one is finished byte by byte below.
+        if let base = b.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            var high: UInt64 = 0
+            while i + 8 <= b.count {
+                let v = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let quote = v ^ (ones &* 0x22), backslash = v ^ (ones &* 0x5C)
+                let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((v &- ones &* 0x20) & ~v)
+                if special & highs != 0 { break }
+                high |= v
+                i += 8
+            }
+            if high & highs != 0 { ascii = false }
+        }
         while i < b.count {
             let c = b[i]
             if c == UInt8(ascii: "\"") {

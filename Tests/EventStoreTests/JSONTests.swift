@@ -153,4 +153,29 @@ import Testing
         }
         #expect(accepted > 1_000 && rejected > 1_000)
     }
+
+    /// Objects wider than the insertion-sort cutoff (16 members), with duplicate and escaped keys,
+    /// and long strings whose quote, backslash, control or non-ASCII byte falls at every offset of
+    /// the 8-byte scan: both paths agree, and one changed byte is judged alike.
+    @Test func agreesOnWideObjectsAndLongStrings() {
+        var rng = SplitMix64(seed: 77)
+        let specials = ["\\\"", "\\\\", "\\n", "\\u0001", "é", "日", "😀", "\\/"]
+        for width in [15, 16, 17, 40, 300] {
+            for _ in 0..<20 {
+                let members = (0..<width).map { _ -> String in
+                    var key = "k\(rng.next() % UInt64(width / 2 + 1))"
+                    if rng.next() % 5 == 0 { key += specials[Int(rng.next() % UInt64(specials.count))] }
+                    let pad = String(repeating: "x", count: Int(rng.next() % 20))
+                    let at = Int(rng.next() % UInt64(pad.count + 1))
+                    let text = String(pad.prefix(at)) + (rng.next() % 2 == 0 ? specials[Int(rng.next() % UInt64(specials.count))] : "") + String(pad.dropFirst(at))
+                    return "\"\(key)\":\"\(text)\""
+                }
+                let text = Array(("{" + members.joined(separator: ",") + "}").utf8)
+                #expect(Self.direct(text) == Self.viaTree(text), "\(String(decoding: text, as: UTF8.self))")
+                var m = text
+                m[Int(rng.next() % UInt64(m.count))] = [0x22, 0x5C, 0x01, 0x7F, 0xC3, 0x20][Int(rng.next() % 6)]
+                #expect(Self.direct(m) == Self.viaTree(m), "\(String(decoding: m, as: UTF8.self))")
+            }
+        }
+    }
 }

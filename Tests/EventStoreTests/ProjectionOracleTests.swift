@@ -232,6 +232,36 @@ import Testing
         }
     }
 
+    /// A chunk of at least 4,096 events that was not read ahead has its document bodies prepared
+    /// on a helper thread (``BodyPrep``) while the writer folds it. The result must equal the
+    /// append path's: with bodies shared by many events (read through the hash, not prepared),
+    /// malformed bodies (quarantined), bodies over 64 KiB (left to the writer), more than one
+    /// part of 2,048 seqs, and a second chunk read ahead once the helper is done.
+    @Test(arguments: [100_000, 4_500])
+    func aChunkWithBodiesPreparedAlongsideFoldsLikeTheAppendPath(chunk: Int) async throws {
+        let dir = makeTempDir()
+        var options = testOptions()
+        options.catchUpChunk = chunk
+        var events = generatedEvents(seed: 31, count: 6_000, malformedEvery: 53)
+        let filler = String(repeating: "y", count: 70_000)
+        for i in stride(from: 100, to: events.count, by: 1_000) {
+            events[i] = NewEvent(id: "big\(i)", type: DocumentEvents.recorded, stream: "cars",
+                                 metadata: [("collection", "cars"), ("key", "big\(i % 3)")], payload: Array("{\"f\":\"\(filler)\",\"i\":\(i)}".utf8))
+        }
+        let store = try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()], options: options)
+        for start in stride(from: 0, to: events.count, by: 500) { _ = try await store.append(Array(events[start..<min(events.count, start + 500)])) }
+        let expected = try await allStates(store)
+        let quarantined = try await store.stats().projections[0].quarantined
+        #expect(quarantined == 6_000 / 53)
+        try await store.rebuild(["documents"])
+        #expect(try await allStates(store) == expected)
+        let stats = try await store.stats()
+        #expect(stats.projections[0].checkpoint == 6_000)
+        #expect(stats.projections[0].quarantined == quarantined)
+        let report = try await store.verify()
+        #expect(report.ok, "\(report)")
+    }
+
     @Test func unknownProjectionNamesAreRejected() async throws {
         let store = try await openStore()
         await #expect { try await store.rebuild(["nope"]) } throws: { ($0 as? EventStoreError)?.code == .unknownProjection }

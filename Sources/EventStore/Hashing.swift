@@ -1,0 +1,19 @@
+import Crypto
+
+/// SHA-256 over raw bytes, straight to a byte array: the store's hashes (bodies, envelopes,
+/// seals, document digests) all go through here. `SHA256.hash(data:)` on an array goes through
+/// `DataProtocol`'s generic region walk and a generic prefix copy, which cost more than hashing a
+/// small document.
+enum Hashing {
+    /// The first `count` bytes (at most 32) of the SHA-256 of `bytes`.
+    static func sha256(_ bytes: UnsafeRawBufferPointer, prefix count: Int = 32) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(bufferPointer: bytes)
+        let digest = hasher.finalize()
+        return digest.withUnsafeBytes { d in Array(UnsafeRawBufferPointer(rebasing: d[0..<min(count, d.count)])) }
+    }
+
+    static func sha256(_ bytes: [UInt8], prefix count: Int = 32) -> [UInt8] {
+        bytes.withUnsafeBytes { sha256($0, prefix: count) }
+    }
+}
