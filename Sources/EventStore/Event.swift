@@ -18,6 +18,10 @@ public struct NewEvent: Sendable {
     /// Instead of `payload`: a body already in the store (e.g. the unchanged body behind a 304),
     /// referenced without storing anything again. Appending fails if the body is not stored.
     public var payloadReference: PayloadReference?
+    /// The payload's canonical JSON form (`JSONValue.canonicalize(payload)`), when the caller
+    /// already worked it out while checking the body (the fetch path does): a projection storing
+    /// the body as a document then uses it instead of canonicalizing again.
+    package var canonicalPayload: [UInt8]?
 
     public init(
         id: String? = nil, type: String, schemaVersion: Int = 1, recordedAt: Timestamp? = nil,

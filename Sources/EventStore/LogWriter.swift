@@ -61,7 +61,7 @@ actor LogWriter {
                 }
                 var ref: PayloadReference?
                 var stored: [UInt8]?
-                let body = e.payload.map { prepared[i] ?? PreparedBody($0, type: e.type, documentTypes: documentTypes, zstd: zstd) }
+                let body = e.payload.map { prepared[i] ?? PreparedBody($0, canonical: e.canonicalPayload, type: e.type, documentTypes: documentTypes, zstd: zstd) }
                 if let body {
                     ref = PayloadReference(hash: body.hash, size: body.staged.body.count)
                     if try !body.hash.withUnsafeBytes({ try txn.get(schema.blobs, key: $0) != nil }) {
@@ -121,7 +121,7 @@ actor LogWriter {
                     // An event already in the log is not appended again: nothing to prepare.
                     var id = batch[i].id
                     if let snapshot, (try? id.withUTF8 { try snapshot.get(ids, key: UnsafeRawBufferPointer($0)) }) != nil { continue }
-                    results[i] = PreparedBody(body, type: batch[i].type, documentTypes: documentTypes, zstd: contexts[part]) { hash in
+                    results[i] = PreparedBody(body, canonical: batch[i].canonicalPayload, type: batch[i].type, documentTypes: documentTypes, zstd: contexts[part]) { hash in
                         (try? hash.withUnsafeBytes { try snapshot?.get(blobs, key: $0) }) != nil
                     }
                 }
@@ -370,11 +370,19 @@ struct PreparedBody: Sendable {
     var encoded: [UInt8]?
     var staged: StagedBody
 
-    init(_ body: [UInt8], type: String, documentTypes: Set<String>, zstd: ZstdContext, isStored: ([UInt8]) -> Bool = { _ in false }) {
+    /// `canonical`: the body's canonical form, when the caller already has it.
+    init(_ body: [UInt8], canonical: [UInt8]? = nil, type: String, documentTypes: Set<String>, zstd: ZstdContext,
+         isStored: ([UInt8]) -> Bool = { _ in false }) {
         hash = BlobCodec.hash(body)
         encoded = isStored(hash) ? nil : BlobCodec.encode(body, context: zstd)
         staged = StagedBody(body)
-        if documentTypes.contains(type) { staged.prepareDocument() }
+        guard documentTypes.contains(type) else { return }
+        if let canonical {
+            staged.canonical = canonical
+            staged.digest = KeyedDocumentProjection.digest(canonical)
+        } else {
+            staged.prepareDocument()
+        }
     }
 }
 

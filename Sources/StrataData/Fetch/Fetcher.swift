@@ -301,8 +301,10 @@ public final class Fetcher: Sendable {
             guard (200..<300).contains(r.status) else {
                 throw FetchError(code: .http, message: "HTTP \(r.status) for the detail of \(job.key)", url: job.url, status: r.status)
             }
-            try ItemDetailDto.validate(id: job.key, body: r.body, url: job.url)
-            return .fetched(NewEvent(type: DataEvents.detailFetched, stream: source.name, metadata: meta, payload: r.body), r.body.count)
+            // Checking the body and canonicalizing it are one pass; the store reuses the result.
+            var event = NewEvent(type: DataEvents.detailFetched, stream: source.name, metadata: meta, payload: r.body)
+            event.canonicalPayload = try ItemDetailDto.canonicalize(id: job.key, body: r.body, url: job.url)
+            return .fetched(event, r.body.count)
         }
     }
 

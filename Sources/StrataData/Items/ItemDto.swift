@@ -42,10 +42,11 @@ public struct ItemDetailDto: Sendable, Hashable {
         self.id = id
     }
 
-    /// Checks that a detail body is JSON without decoding it (the fetch path stores it as is).
+    /// Checks that a detail body is JSON and returns its canonical form (what the store keeps as
+    /// the item's detail document), in one pass.
     /// - Throws: ``FetchError`` `malformedJSON` when the body is not JSON.
-    public static func validate(id: String, body: [UInt8], url: String) throws(FetchError) {
-        do { try JSONValue.validate(body) } catch { throw malformed(id, url, error) }
+    public static func canonicalize(id: String, body: [UInt8], url: String) throws(FetchError) -> [UInt8] {
+        do { return try JSONValue.canonicalize(body) } catch { throw malformed(id, url, error) }
     }
 
     private static func malformed(_ id: String, _ url: String, _ error: JSONParseError) -> FetchError {
