@@ -153,6 +153,7 @@ final class BodyPrep: @unchecked Sendable {
     private var parts: [Part?]
     private var published = 0
     private var finished = false
+    private var cancelled = false
 
     /// Prepares the bodies of events (from, to] whose type is in `documentTypes`, in a read
     /// transaction of its own, up to `budget` bytes of arenas; bodies over 64 KiB are left to the
@@ -176,6 +177,8 @@ final class BodyPrep: @unchecked Sendable {
         let bodies = try txn.cursor(schema.bodies)
         var used = 0
         for k in parts.indices {
+            condition.lock(); let stop = cancelled; condition.unlock()
+            if stop { return }
             let start = from + 1 + UInt64(k) * Self.partSize
             let end = min(to, start + Self.partSize - 1)
             let part = Part(start: start, count: Int(end - start + 1))
@@ -197,7 +200,8 @@ final class BodyPrep: @unchecked Sendable {
                     part.arena.append(contentsOf: KeyedDocumentProjection.digest(canonical))
                 }
                 part.slots[Int(seq - start)] = slot
-                if part.arena.count > Int32.max / 2 { break }
+                // Past the budget, the rest of the chunk is left to the writer.
+                if used + part.arena.count > budget { break }
             }
             used += part.arena.count
             condition.lock(); parts[k] = part; published = k + 1; condition.broadcast(); condition.unlock()
@@ -234,6 +238,12 @@ final class BodyPrep: @unchecked Sendable {
             let c = Int(s.canonical), n = Int(s.canonicalCount)
             return (Array(UnsafeRawBufferPointer(rebasing: a[c..<(c + n)])), Array(UnsafeRawBufferPointer(rebasing: a[(c + n)..<(c + n + 16)])))
         }
+    }
+
+    /// Stops the helper at its next part (the writer no longer needs it) and waits for it.
+    func cancel() {
+        condition.lock(); cancelled = true; condition.unlock()
+        wait()
     }
 
     /// Waits for the helper to finish (the next chunk's read-ahead starts after it).

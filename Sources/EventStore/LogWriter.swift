@@ -300,7 +300,9 @@ actor LogWriter {
                 // A chunk not read ahead (the first of a fold) gets its document bodies prepared on
                 // the helper thread while this one decodes and folds it.
                 var prep: BodyPrep?
-                defer { prep?.wait() }
+                // Normally done by now; on an error (a full map reruns the chunk) it is stopped, and
+                // its read transaction ends before the map may grow.
+                defer { prep?.cancel() }
                 if input == nil {
                     if plan.to - plan.from >= 4_096, !documentTypes.isEmpty {
                         _ = ahead?.wait()

@@ -32,4 +32,30 @@ import Testing
         let report = try await store.verify()
         #expect(report.ok && report.eventsChecked == UInt64(appended))
     }
+
+    /// A fold whose first chunk has its bodies prepared on a helper thread runs out of map: the
+    /// helper is stopped and its read transaction ended before the map grows, and the chunk is
+    /// folded again. The result equals the append path's.
+    @Test func aFoldWithBodiesPreparedAheadGrowsTheMap() async throws {
+        let events = (0..<6_000).map { i in
+            NewEvent(id: "e\(i)", type: DocumentEvents.recorded, stream: "s", metadata: [("collection", "c"), ("key", "k\(i % 500)")],
+                     payload: Array("{\"i\":\(i),\"f\":\"\(String(repeating: "ab\(i)", count: 200))\"}".utf8))
+        }
+        let reference = try await openStore()
+        for start in stride(from: 0, to: events.count, by: 1_000) { _ = try await reference.append(Array(events[start..<start + 1_000])) }
+        let expected = try await allStates(reference)
+        let dir = makeTempDir("growth-fold")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let log = try await openStore(dir, projections: [], mapSize: 1 << 20)
+            for start in stride(from: 0, to: events.count, by: 1_000) { _ = try await log.append(Array(events[start..<start + 1_000])) }
+        }
+        let sizeBefore = try FileManager.default.attributesOfItem(atPath: dir + "/data.mdb")[.size] as! Int
+        // Opening with the documents projection folds the whole log in one chunk, far past the map.
+        let store = try await openStore(dir, mapSize: 1 << 20)
+        #expect(try await store.stats().mapSize > sizeBefore)
+        #expect(try await allStates(store) == expected)
+        let report = try await store.verify()
+        #expect(report.ok, "\(report)")
+    }
 }
