@@ -36,6 +36,8 @@ public final class FixtureServer: @unchecked Sendable {
     private var _version: Int
     private var faults: [(prefix: String, fault: Fault, remaining: Int?)] = []
     private var _requests: [String: Int] = [:]
+    private var inFlight = 0
+    private var _peakInFlight = 0
     private var task: Task<Void, any Error>?
     public private(set) var port = 0
     public var slowSeconds: Double = 3
@@ -67,6 +69,26 @@ public final class FixtureServer: @unchecked Sendable {
         return _requests[path, default: 0]
     }
 
+    /// The most requests handled at once since the start or the last ``resetPeakInFlight()``.
+    public var peakInFlight: Int {
+        lock.lock(); defer { lock.unlock() }
+        return _peakInFlight
+    }
+
+    public func resetPeakInFlight() {
+        lock.lock(); _peakInFlight = inFlight; lock.unlock()
+    }
+
+    /// Answers `request`, counted as in flight until its response is built.
+    private func handle(_ request: Request) async throws -> Response {
+        lock.withLock {
+            inFlight += 1
+            _peakInFlight = max(_peakInFlight, inFlight)
+        }
+        defer { lock.withLock { inFlight -= 1 } }
+        return try await respond(request)
+    }
+
     private func takeFault(for path: String) -> Fault? {
         lock.lock(); defer { lock.unlock() }
         _requests[path, default: 0] += 1
@@ -82,8 +104,8 @@ public final class FixtureServer: @unchecked Sendable {
     @discardableResult
     public func start(port requested: Int = 0) async throws -> Int {
         let router = Router()
-        router.get("**") { request, _ in try await self.respond(request) }
-        router.head("**") { request, _ in try await self.respond(request) }
+        router.get("**") { request, _ in try await self.handle(request) }
+        router.head("**") { request, _ in try await self.handle(request) }
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "fixture-server")
         logger.logLevel = .critical  // stopping by cancellation logs errors that are not

@@ -88,4 +88,65 @@ import Testing
             }
         }
     }
+
+    /// A batch keeps `concurrency` requests in flight and never more, delivers each request once,
+    /// and runs a request again when asked to.
+    @Test func batchesKeepTheirConcurrencyAndDeliverEachRequestOnce() async throws {
+        try await withFixtureServer { server in
+            server.slowSeconds = 0.05
+            server.setFault(.slow, for: "/pokedex/pokemon/")
+            let batch = client.transfers((0..<24).map { HTTPRequest(url: server.baseURL + "/pokedex/pokemon/\($0 % 12 + 1)") }, concurrency: 3)
+            var seen: [Int: Int] = [:]
+            var retried = false
+            for await group in batch {
+                for c in group {
+                    seen[c.index, default: 0] += 1
+                    #expect((try? c.result.get())?.status == 200)
+                    if c.index == 5 && !retried {
+                        retried = true
+                        batch.retryLater(5)
+                        batch.resubmit(5)
+                    }
+                }
+            }
+            #expect(seen.count == 24 && seen[5] == 2 && seen.values.filter { $0 == 1 }.count == 23)
+            #expect(server.peakInFlight == 3)
+        }
+    }
+
+    /// Cancelling a batch, or the task reading it, ends it: nothing more starts, and the client
+    /// keeps working.
+    @Test func aCancelledBatchStartsNothingMore() async throws {
+        try await withFixtureServer { server in
+            server.slowSeconds = 0.05
+            server.setFault(.slow, for: "/pokedex/pokemon/")
+            func started() -> Int { (1...12).reduce(0) { $0 + server.requests(to: "/pokedex/pokemon/\($1)") } }
+            let urls = (0..<200).map { HTTPRequest(url: server.baseURL + "/pokedex/pokemon/\($0 % 12 + 1)") }
+            let batch = client.transfers(urls, concurrency: 2)
+            var got = 0
+            for await group in batch {
+                got += group.count
+                if got >= 2 { batch.cancel() }
+            }
+            #expect(got >= 2 && got < 10)
+            let (firstGroup, signal) = AsyncStream<Void>.makeStream()
+            let reader = Task {
+                var n = 0
+                for await group in client.transfers(urls, concurrency: 2) {
+                    n += group.count
+                    signal.yield()
+                }
+                return n
+            }
+            for await _ in firstGroup { break }
+            reader.cancel()
+            let read = await reader.value
+            #expect(read > 0 && read < 40)
+            // Of the 400 requests queued, only those started before each cancel reached the
+            // server (given time for any already sent to arrive).
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(started() < 60)
+            #expect(try await client.send(HTTPRequest(url: server.baseURL + "/pokedex/pokemon/1")).status == 200)
+        }
+    }
 }

@@ -126,6 +126,37 @@ import Testing
         }
     }
 
+    /// Failed detail requests are recorded and retried within the concurrency; one that keeps
+    /// failing is given up after the retries and listed.
+    @Test func detailFailuresAreRetriedWithinTheConcurrencyAndRecorded() async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let sleeper = RecordingSleeper()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: sleeper, logger: quietLogger())
+            var options = fetchOptions(retries: 2)
+            options.details = true
+            options.concurrency = 3
+            server.setFault(.serverError, for: "/pokedex/pokemon/", times: 5)
+            server.resetPeakInFlight()
+            let r = try await fetcher.fetch(server.pokedex, options: options)
+            #expect(r.details == 12 && r.failures.isEmpty)
+            #expect(server.peakInFlight <= 3)
+            let failed = try await store.events(EventQuery(type: DataEvents.fetchFailed))
+            #expect(failed.count == 5)
+            #expect(failed.allSatisfy { $0[metadata: "stage"] == "detail" && $0[metadata: "willRetry"] == "true" && $0[metadata: "status"] == "500" })
+            #expect(sleeper.sleeps.count == 5)
+            #expect(try await store.documents(projection: "details") { try $0.states(collection: "pokedex") }.count == 12)
+
+            server.setFault(.serverError, for: "/pokedex/pokemon/2")
+            options.retries = 1
+            let one = try await fetcher.fetchDetail(server.pokedex, key: "ivysaur", options: options)
+            #expect(one.details == 0 && one.failures.count == 1 && one.failures[0].contains("/pokedex/pokemon/2"))
+            let last = try await store.events(EventQuery(type: DataEvents.fetchFailed)).suffix(2)
+            #expect(last.map { $0[metadata: "attempt"] } == ["1", "2"])
+            #expect(last.map { $0[metadata: "willRetry"] } == ["true", "false"])
+        }
+    }
+
     @Test func duplicateIdsAndMissingPathsAreRejected() async throws {
         try await withFixtureServer { server in
             let store = try await makeStore()

@@ -240,7 +240,8 @@ public final class Fetcher: Sendable {
         let jobs = targets.compactMap { detailJob(source, key: $0.key, item: $0.item) }
         // Every job's validators in one snapshot, not a read per request.
         let known = try await validators(for: jobs.map(\.url))
-        try await runJobs(jobs, stage: .details, context: context, summary: &summary, detailWork(source, headers: headers, context: context, validators: known))
+        try await runJobs(jobs, stage: .details, context: context, summary: &summary,
+                          headers: { headers + self.conditionalHeaders(known[$0.url]) }, detailOutcome(source, context: context, validators: known))
     }
 
     /// Downloads one item's detail into the store (a conditional request when one is stored).
@@ -265,8 +266,9 @@ public final class Fetcher: Sendable {
         guard let job = detailJob(source, key: key, item: item ?? .null) else {
             throw FetchError(code: .source, message: "no stored item \(key) in \(name) to read its detail URL from; run `strata fetch \(name)` first", url: source.url)
         }
+        let known = try await validators(for: [job.url])
         try await runJobs([job], stage: .details, context: context, summary: &summary,
-                          detailWork(source, headers: headers, context: context, validators: try await validators(for: [job.url])))
+                          headers: { headers + self.conditionalHeaders(known[$0.url]) }, detailOutcome(source, context: context, validators: known))
         summary.seconds = seconds(clock.now - started)
         logger.debug("detail fetched", metadata: ["source": "\(source.name)", "key": "\(key)", "run": "\(run)",
                                                   "stored": "\(summary.details)", "notModified": "\(summary.detailsNotModified)",
@@ -286,12 +288,11 @@ public final class Fetcher: Sendable {
         return (key, resolved)
     }
 
-    /// One detail request: a 304 references the stored body, a 2xx must be JSON.
-    private func detailWork(_ source: SourceDefinition, headers: [(name: String, value: String)], context: RunContext,
-                            validators: [String: Validators]) -> @Sendable ((key: String, url: String)) async throws -> DetailOutcome {
-        { job in
+    /// One detail response as an event: a 304 references the stored body, a 2xx must be JSON.
+    private func detailOutcome(_ source: SourceDefinition, context: RunContext,
+                               validators: [String: Validators]) -> @Sendable (Job, HTTPResponse) throws -> DetailOutcome {
+        { job, r in
             let cached = validators[job.url]
-            let r = try await self.get(job.url, headers: headers + self.conditionalHeaders(cached), stage: "detail", context: context)
             var meta = self.common(context) + [("key", job.key), ("url", job.url), ("status", String(r.status)), ("durationMs", self.milliseconds(r.duration))]
             if let etag = r.headers["etag"] { meta.append(("etag", etag)) }
             if let lm = r.headers["last-modified"] { meta.append(("lastModified", lm)) }
@@ -340,8 +341,7 @@ public final class Fetcher: Sendable {
             }
             return out
         }
-        try await runJobs(jobs, stage: .images, context: context, summary: &summary) { job in
-            let r = try await self.get(job.url, headers: headers, stage: "image", context: context)
+        try await runJobs(jobs, stage: .images, context: context, summary: &summary, headers: { _ in headers }) { job, r in
             guard (200..<300).contains(r.status) else {
                 throw FetchError(code: .http, message: "HTTP \(r.status) for the image of \(job.key)", url: job.url, status: r.status)
             }
@@ -352,16 +352,34 @@ public final class Fetcher: Sendable {
         }
     }
 
-    /// Runs per-item requests with bounded concurrency, appending their events as they complete
-    /// (so memory stays bounded and a killed run keeps what it finished), recording failures,
-    /// counting into `summary` and reporting progress. Appends are group commits: completions
+    /// One item's request of a details or images pass.
+    typealias Job = (key: String, url: String)
+
+    /// Runs per-item requests, at most `concurrency` in flight, turning each response into an
+    /// event with `outcome` and appending the events as they complete (so memory stays bounded
+    /// and a killed run keeps what it finished); records failures, counts into `summary` and
+    /// reports progress.
+    ///
+    /// The client keeps the requests in flight by itself and hands over completions in groups
+    /// (``HTTPTransfers``), so the slots never wait for this task. Every failed attempt is
+    /// recorded; a retryable one is queued again after its back-off and runs in the next free
+    /// slot, so retries never exceed `concurrency` either. Appends are group commits: completions
     /// gather while an append is in flight and go in the next one when it has finished (at least
     /// 16, or all at the end), and at 256 waiting a batch is handed over regardless. Fast
     /// transfers so make few large commits (one fsync each) and slow ones small, timely commits.
-    private func runJobs(_ jobs: [(key: String, url: String)], stage: FetchProgress.Stage, context: RunContext, summary: inout FetchSummary,
-                         _ work: @escaping @Sendable ((key: String, url: String)) async throws -> DetailOutcome) async throws {
+    private func runJobs(_ jobs: [Job], stage: FetchProgress.Stage, context: RunContext, summary: inout FetchSummary,
+                         headers: (Job) -> [(name: String, value: String)],
+                         _ outcome: @escaping @Sendable (Job, HTTPResponse) throws -> DetailOutcome) async throws {
         let progress = context.options.progress
         let stageName = stage == .details ? "detail" : "image"
+        let transfers = client.transfers(jobs.map { request($0.url, headers: headers($0), context: context) },
+                                         concurrency: context.options.concurrency)
+        var attempts = [Int](repeating: 1, count: jobs.count)
+        var backoffs: [Task<Void, Never>] = []
+        defer {
+            transfers.cancel()
+            for b in backoffs { b.cancel() }
+        }
         var batch: [NewEvent] = []
         var done = 0
         // Appends are pipelined: one batch commits (fsync) while the next downloads, and at most
@@ -380,27 +398,60 @@ public final class Fetcher: Sendable {
                 _ = try await store.append(events)
             }
         }
+        func handle(_ outcome: DetailOutcome) async throws {
+            switch outcome {
+            case .fetched(let e, let bytes):
+                batch.append(e)
+                summary.bytes += bytes
+                if stage == .details { summary.details += 1 } else { summary.images += 1 }
+            case .notModified(let e):
+                batch.append(e)
+                summary.detailsNotModified += 1
+            case .failed(let e):
+                if !e.recorded { try await recordFailure(context, url: e.url, stage: stageName, error: e, attempt: 1, willRetry: false, status: e.status) }
+                summary.failures.append("\(e)")
+            }
+            if batch.count >= 256 || (batch.count >= 16 && idle.value) { flush() }
+            done += 1
+            progress?(FetchProgress(source: context.source.name, stage: stage, done: done, total: jobs.count))
+        }
         do {
-            try await forEachConcurrently(jobs, concurrency: context.options.concurrency, { job -> DetailOutcome in
-                do { return try await work(job) } catch let error as FetchError { return .failed(error) } catch {
-                    return .failed(FetchError(code: .other, message: "\(error)", url: job.url))
+            for await completions in transfers {
+                var responses: [(Job, HTTPResponse)] = []
+                for c in completions {
+                    let job = jobs[c.index]
+                    var failure: FetchError
+                    switch c.result {
+                    case .success(let r):
+                        guard let f = retryableFailure(r, url: job.url) else {
+                            responses.append((job, r))
+                            continue
+                        }
+                        failure = f
+                    case .failure(let e):
+                        failure = e
+                    }
+                    let attempt = attempts[c.index]
+                    let willRetry = failure.isRetryable && attempt <= context.options.retries
+                    try await recordFailure(context, url: job.url, stage: stageName, error: failure, attempt: attempt, willRetry: willRetry, status: failure.status)
+                    failure.recorded = true
+                    guard willRetry else {
+                        try await handle(.failed(failure))
+                        continue
+                    }
+                    attempts[c.index] += 1
+                    transfers.retryLater(c.index)
+                    let delay = backoff(failure, attempt: attempt, options: context.options)
+                    backoffs.append(Task { [sleeper] in
+                        do {
+                            try await sleeper.sleep(seconds: delay)
+                            transfers.resubmit(c.index)
+                        } catch {
+                            transfers.abandonRetry(c.index)
+                        }
+                    })
                 }
-            }) { outcome in
-                switch outcome {
-                case .fetched(let e, let bytes):
-                    batch.append(e)
-                    summary.bytes += bytes
-                    if stage == .details { summary.details += 1 } else { summary.images += 1 }
-                case .notModified(let e):
-                    batch.append(e)
-                    summary.detailsNotModified += 1
-                case .failed(let e):
-                    if !e.recorded { try await recordFailure(context, url: e.url, stage: stageName, error: e, attempt: 1, willRetry: false, status: e.status) }
-                    summary.failures.append("\(e)")
-                }
-                if batch.count >= 256 || (batch.count >= 16 && idle.value) { flush() }
-                done += 1
-                progress?(FetchProgress(source: context.source.name, stage: stage, done: done, total: jobs.count))
+                for o in await outcomes(responses, outcome) { try await handle(o) }
             }
         } catch {
             // Whatever was already handed to the writer still commits (a killed run keeps it too).
@@ -409,6 +460,30 @@ public final class Fetcher: Sendable {
         }
         flush()
         try await pending?.value
+        // A cancelled run keeps what finished (committed above) and says it stopped early.
+        try Task.checkCancellation()
+    }
+
+    /// Turns responses into outcomes: in this task, or spread over the cores when a group of
+    /// completions carries enough bytes to be worth the hand-offs.
+    private func outcomes(_ responses: [(Job, HTTPResponse)], _ make: @escaping @Sendable (Job, HTTPResponse) throws -> DetailOutcome) async -> [DetailOutcome] {
+        @Sendable func one(_ job: Job, _ r: HTTPResponse) -> DetailOutcome {
+            do { return try make(job, r) } catch let error as FetchError { return .failed(error) } catch {
+                return .failed(FetchError(code: .other, message: "\(error)", url: job.url))
+            }
+        }
+        let parts = min(responses.count, ProcessInfo.processInfo.activeProcessorCount)
+        guard parts > 1, responses.reduce(0, { $0 + $1.1.body.count }) >= 64 << 10 else { return responses.map(one) }
+        return await withTaskGroup(of: (Int, [DetailOutcome]).self) { group in
+            let size = (responses.count + parts - 1) / parts
+            for part in 0..<parts {
+                let slice = Array(responses[min(responses.count, part * size)..<min(responses.count, (part + 1) * size)])
+                group.addTask { (part, slice.map(one)) }
+            }
+            var out = [[DetailOutcome]](repeating: [], count: parts)
+            for await (part, o) in group { out[part] = o }
+            return out.flatMap { $0 }
+        }
     }
 
     /// Whether no append of ``runJobs`` is in flight.
@@ -433,28 +508,45 @@ public final class Fetcher: Sendable {
     /// exponential backoff and jitter (or the server's `Retry-After`, up to 60 s); every failed
     /// attempt is recorded as a `FetchFailed` event. Returns the first non-retryable response.
     func get(_ url: String, headers: [(name: String, value: String)], stage: String, context: RunContext) async throws -> HTTPResponse {
-        let o = context.options
-        let request = HTTPRequest(url: url, headers: headers, timeout: o.timeout, maxBytes: o.maxBytes,
-                                  allowFileScheme: context.source.url.lowercased().hasPrefix("file:"))
+        let request = request(url, headers: headers, context: context)
         var attempt = 1
         while true {
             var failure: FetchError
             do {
                 let r = try await client.send(request)
-                guard r.status == 429 || r.status >= 500 else { return r }
-                failure = FetchError(code: .http, message: "HTTP \(r.status) (server error or rate limit)", url: url, status: r.status,
-                                     retryAfter: r.headers["retry-after"].flatMap(Self.retryAfterSeconds))
+                guard let f = retryableFailure(r, url: url) else { return r }
+                failure = f
             } catch let e as FetchError {
                 failure = e
             }
-            let willRetry = failure.isRetryable && attempt <= o.retries
+            let willRetry = failure.isRetryable && attempt <= context.options.retries
             try await recordFailure(context, url: url, stage: stage, error: failure, attempt: attempt, willRetry: willRetry, status: failure.status)
             failure.recorded = true
             guard willRetry else { throw failure }
-            let backoff = min(o.maxBackoff, o.baseBackoff * pow(2, Double(attempt - 1))) * Double.random(in: 0.5...1.0)
-            try await sleeper.sleep(seconds: min(60, failure.retryAfter ?? backoff))
+            try await sleeper.sleep(seconds: backoff(failure, attempt: attempt, options: context.options))
             attempt += 1
         }
+    }
+
+    /// The request for `url` under the run's options.
+    func request(_ url: String, headers: [(name: String, value: String)], context: RunContext) -> HTTPRequest {
+        let o = context.options
+        return HTTPRequest(url: url, headers: headers, timeout: o.timeout, maxBytes: o.maxBytes,
+                           allowFileScheme: context.source.url.lowercased().hasPrefix("file:"))
+    }
+
+    /// A complete response that still counts as a failed attempt (429 or 5xx), or nil.
+    func retryableFailure(_ r: HTTPResponse, url: String) -> FetchError? {
+        guard r.status == 429 || r.status >= 500 else { return nil }
+        return FetchError(code: .http, message: "HTTP \(r.status) (server error or rate limit)", url: url, status: r.status,
+                          retryAfter: r.headers["retry-after"].flatMap(Self.retryAfterSeconds))
+    }
+
+    /// How long to wait before attempt `attempt + 1`: the server's `Retry-After`, else
+    /// exponential back-off with jitter; at most 60 s.
+    func backoff(_ failure: FetchError, attempt: Int, options o: FetchOptions) -> Double {
+        let exponential = min(o.maxBackoff, o.baseBackoff * pow(2, Double(attempt - 1))) * Double.random(in: 0.5...1.0)
+        return min(60, failure.retryAfter ?? exponential)
     }
 
     /// `Retry-After` as seconds: an integer, or an HTTP date.
@@ -574,27 +666,4 @@ public func resolve(_ raw: String, against base: String) -> String? {
 
 func seconds(_ d: Duration) -> Double {
     Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-}
-
-/// Runs `work` over `items` with at most `concurrency` in flight, handing each result to `handle`
-/// in the caller's task as it completes.
-func forEachConcurrently<T: Sendable, R: Sendable>(
-    _ items: [T], concurrency: Int, _ work: @escaping @Sendable (T) async -> R, handle: (R) async throws -> Void
-) async throws {
-    try await withThrowingTaskGroup(of: R.self) { group in
-        var next = 0
-        for _ in 0..<min(max(1, concurrency), items.count) {
-            let item = items[next]
-            group.addTask { await work(item) }
-            next += 1
-        }
-        while let r = try await group.next() {
-            try await handle(r)
-            if next < items.count {
-                let item = items[next]
-                group.addTask { await work(item) }
-                next += 1
-            }
-        }
-    }
 }

@@ -5,9 +5,11 @@ public import Foundation
 ///
 /// `send` hands the request to the loop thread and suspends; the thread adds an easy handle to
 /// the multi handle, drives every transfer with `curl_multi_perform` + `curl_multi_poll`, and
-/// resumes each caller when its transfer completes. Easy handles are reset and reused, so
-/// connections, TLS sessions and DNS results are reused; HTTP/2 multiplexing is used where the
-/// server offers it. No blocking call ever runs on Swift's cooperative pool (whose threads, on
+/// resumes each caller when its transfer completes. A batch (`transfers`) is driven by the loop
+/// thread itself: the moment one of its transfers finishes the next one starts, in the same
+/// pass, and the pass's completions reach the consumer together. Easy handles are reused (the
+/// options common to every request are set once per handle), so connections, TLS sessions and
+/// DNS results are reused; HTTP/2 multiplexing is used where the server offers it. No blocking call ever runs on Swift's cooperative pool (whose threads, on
 /// Linux, are libdispatch's: blocking them would starve every task in the process).
 ///
 /// Options: redirects followed (at most 5) only to http/https; automatic decompression of every
@@ -25,17 +27,22 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
 
     /// One request in flight.
     final class Transfer {
+        /// Who learns the outcome: a suspended `send`, or a batch's request number.
+        enum Delivery {
+            case caller(CheckedContinuation<HTTPResponse, any Error>)
+            case batch(HTTPTransfers, Int)
+        }
         let request: HTTPRequest
         let sink: BodySink
-        let continuation: CheckedContinuation<HTTPResponse, any Error>
+        let delivery: Delivery
         var handle: UnsafeMutableRawPointer?
         var headers: UnsafeMutablePointer<curl_slist>?
         var started = ContinuousClock.now
 
-        init(request: HTTPRequest, continuation: CheckedContinuation<HTTPResponse, any Error>) {
+        init(request: HTTPRequest, delivery: Delivery) {
             self.request = request
             self.sink = BodySink(limit: request.maxBytes)
-            self.continuation = continuation
+            self.delivery = delivery
         }
     }
 
@@ -43,11 +50,13 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let lock = NSLock()
     private var pending: [Transfer] = []
+    private var pendingBatches: [HTTPTransfers] = []
     private var stopping = false
     private var thread: Thread?
     // Owned by the loop thread only:
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
     private var idle: [UnsafeMutableRawPointer] = []
+    private var batches: [HTTPTransfers] = []
 
     private static let globalInit: Void = { curl_global_init(CCURL_GLOBAL_ALL) }()
 
@@ -81,68 +90,148 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<HTTPResponse, any Error>) in
             lock.lock()
-            pending.append(Transfer(request: request, continuation: c))
+            pending.append(Transfer(request: request, delivery: .caller(c)))
             lock.unlock()
             curl_multi_wakeup(multi)
         }
     }
 
-    /// The loop thread: add new transfers, drive all of them, finish completed ones.
+    public func transfers(_ requests: [HTTPRequest], concurrency: Int) -> HTTPTransfers {
+        let multi = MultiHandle(pointer: self.multi)
+        let batch = HTTPTransfers(requests: requests, concurrency: concurrency) { curl_multi_wakeup(multi.pointer) }
+        lock.lock()
+        pendingBatches.append(batch)
+        lock.unlock()
+        curl_multi_wakeup(self.multi)
+        return batch
+    }
+
+    /// The multi handle, for a batch's wake-up call (`curl_multi_wakeup` is thread-safe).
+    private struct MultiHandle: @unchecked Sendable { let pointer: UnsafeMutableRawPointer }
+
+    /// The loop thread: add new transfers, drive all of them, finish completed ones and start
+    /// their batches' next requests in the same pass.
     private func loop() {
+        var finished: [(batch: HTTPTransfers, completion: HTTPCompletion)] = []
         while true {
             lock.lock()
             let stop = stopping
             let new = pending
             pending.removeAll()
+            batches.append(contentsOf: pendingBatches)
+            pendingBatches.removeAll()
             lock.unlock()
             if stop { break }
             for t in new { start(t) }
+            startBatched()
             var running: Int32 = 0
             curl_multi_perform(multi, &running)
             var left: Int32 = 0
             while let msg = curl_multi_info_read(multi, &left) {
-                guard msg.pointee.msg == CURLMSG_DONE, let h = msg.pointee.easy_handle, let t = active.removeValue(forKey: h) else { continue }
-                let rc = msg.pointee.data.result
-                curl_multi_remove_handle(multi, h)
-                finish(t, rc)
-                curl_slist_free_all(t.headers)
-                Unmanaged.passUnretained(t.sink).release()
-                curl_easy_reset(h)
-                idle.append(h)
+                guard msg.pointee.msg == CURLMSG_DONE, let h = msg.pointee.easy_handle, let t = active[h] else { continue }
+                let result = finish(t, msg.pointee.data.result)
+                release(t, reuse: true)
+                switch t.delivery {
+                case .caller(let c): c.resume(with: result.mapError { $0 })
+                case .batch(let b, let i): finished.append((b, HTTPCompletion(index: i, result: result)))
+                }
+            }
+            if !finished.isEmpty {
+                deliver(finished)
+                finished.removeAll(keepingCapacity: true)
+                // Refill the freed slots now: their requests go out in the next perform.
+                if startBatched() > 0 { continue }
             }
             curl_multi_poll(multi, nil, 0, 1_000, nil)
         }
-        for (h, t) in active {
-            curl_multi_remove_handle(multi, h)
-            t.continuation.resume(throwing: FetchError(code: .other, message: "the HTTP client was shut down", url: t.request.url))
-            Unmanaged.passUnretained(t.sink).release()
-            curl_easy_cleanup(h)
+        for (_, t) in active {
+            let e = FetchError(code: .other, message: "the HTTP client was shut down", url: t.request.url)
+            release(t, reuse: false)
+            switch t.delivery {
+            case .caller(let c): c.resume(throwing: e)
+            case .batch(let b, let i): b.complete([HTTPCompletion(index: i, result: .failure(e))])
+            }
         }
-        active.removeAll()
-        lock.lock(); thread = nil; lock.unlock()
+        for b in batches { b.cancel() }
+        lock.lock()
+        let late = pendingBatches
+        pendingBatches.removeAll()
+        thread = nil
+        lock.unlock()
+        for b in late { b.cancel() }
     }
 
-    private func start(_ t: Transfer) {
-        let h = idle.popLast() ?? curl_easy_init()!
-        let request = t.request
-        for (name, value) in request.headers { t.headers = curl_slist_append(t.headers, "\(name): \(value)") }
-        let protocols = request.allowFileScheme ? "http,https,file" : "http,https"
-        _ = ccurl_setopt_string(h, CURLOPT_URL, request.url)
-        _ = ccurl_setopt_string(h, CURLOPT_PROTOCOLS_STR, protocols)
+    /// Starts what every batch may start now; forgets finished batches and aborts the transfers
+    /// of cancelled ones. Returns how many transfers it started.
+    @discardableResult
+    private func startBatched() -> Int {
+        guard !batches.isEmpty else { return 0 }
+        var started = 0
+        batches.removeAll { b in
+            if b.isCancelled {
+                for (_, t) in active { if case .batch(let owner, _) = t.delivery, owner === b { release(t, reuse: true) } }
+                return true
+            }
+            for i in b.startable() {
+                start(Transfer(request: b.requests[i], delivery: .batch(b, i)))
+                started += 1
+            }
+            return b.isFinished
+        }
+        return started
+    }
+
+    /// Hands each batch its completions of this pass in one call.
+    private func deliver(_ finished: [(batch: HTTPTransfers, completion: HTTPCompletion)]) {
+        var rest = finished[...]
+        while let first = rest.first {
+            let group = rest.filter { $0.batch === first.batch }
+            rest = rest.filter { $0.batch !== first.batch }[...]
+            first.batch.complete(group.map(\.completion))
+        }
+    }
+
+    /// Takes a transfer's handle off the multi handle and frees what the transfer owned; the
+    /// handle is kept for the next request (or cleaned up).
+    private func release(_ t: Transfer, reuse: Bool) {
+        guard let h = t.handle else { return }
+        active.removeValue(forKey: h)
+        curl_multi_remove_handle(multi, h)
+        _ = ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, nil)
+        curl_slist_free_all(t.headers)
+        t.headers = nil
+        Unmanaged.passUnretained(t.sink).release()
+        t.handle = nil
+        if reuse { idle.append(h) } else { curl_easy_cleanup(h) }
+    }
+
+    /// A reusable easy handle with the options every request shares.
+    private func makeHandle() -> UnsafeMutableRawPointer {
+        let h = curl_easy_init()!
         _ = ccurl_setopt_string(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         _ = ccurl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 1)
         _ = ccurl_setopt_long(h, CURLOPT_MAXREDIRS, configuration.maxRedirects)
         _ = ccurl_setopt_string(h, CURLOPT_ACCEPT_ENCODING, "")
         _ = ccurl_setopt_long(h, CURLOPT_HTTP_CONTENT_DECODING, 1)
         _ = ccurl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
-        _ = ccurl_setopt_long(h, CURLOPT_TIMEOUT_MS, Int(request.timeout * 1000))
-        _ = ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Int(min(configuration.connectTimeout, request.timeout) * 1000))
         _ = ccurl_setopt_string(h, CURLOPT_USERAGENT, configuration.userAgent)
         _ = ccurl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, configuration.insecureSkipTLSVerify ? 0 : 1)
         _ = ccurl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, configuration.insecureSkipTLSVerify ? 0 : 2)
-        _ = ccurl_setopt_long(h, CURLOPT_MAXFILESIZE, request.maxBytes)
-        if t.headers != nil { _ = ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, t.headers) }
         _ = ccurl_setopt_write_cb(h, CURLOPT_WRITEFUNCTION, curlWriteBody)
+        return h
+    }
+
+    private func start(_ t: Transfer) {
+        let h = idle.popLast() ?? makeHandle()
+        let request = t.request
+        for (name, value) in request.headers { t.headers = curl_slist_append(t.headers, "\(name): \(value)") }
+        // Every option that differs between requests is set here, for each one.
+        _ = ccurl_setopt_string(h, CURLOPT_URL, request.url)
+        _ = ccurl_setopt_string(h, CURLOPT_PROTOCOLS_STR, request.allowFileScheme ? "http,https,file" : "http,https")
+        _ = ccurl_setopt_long(h, CURLOPT_TIMEOUT_MS, Int(request.timeout * 1000))
+        _ = ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Int(min(configuration.connectTimeout, request.timeout) * 1000))
+        _ = ccurl_setopt_long(h, CURLOPT_MAXFILESIZE, request.maxBytes)
+        _ = ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, t.headers)
         _ = ccurl_setopt_ptr(h, CURLOPT_WRITEDATA, Unmanaged.passRetained(t.sink).toOpaque())
         t.handle = h
         t.started = ContinuousClock.now
@@ -150,7 +239,7 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
         curl_multi_add_handle(multi, h)
     }
 
-    private func finish(_ t: Transfer, _ rc: CURLcode) {
+    private func finish(_ t: Transfer, _ rc: CURLcode) -> Result<HTTPResponse, FetchError> {
         let h = t.handle!
         let elapsed = ContinuousClock.now - t.started
         var status = 0
@@ -159,8 +248,7 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
         _ = ccurl_getinfo_string(h, CURLINFO_EFFECTIVE_URL, &effective)
         let finalURL = effective.map { String(cString: $0) } ?? t.request.url
         guard rc == CURLE_OK else {
-            t.continuation.resume(throwing: Self.error(rc, url: t.request.url, request: t.request, sink: t.sink, status: status))
-            return
+            return .failure(Self.error(rc, url: t.request.url, request: t.request, sink: t.sink, status: status))
         }
         var found: [String: String] = [:]
         for name in ["etag", "last-modified", "retry-after", "content-type", "link", "location"] {
@@ -170,7 +258,7 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
             }
         }
         if t.request.url.hasPrefix("file:") && status == 0 { status = 200 }
-        t.continuation.resume(returning: HTTPResponse(status: status, url: finalURL, body: t.sink.bytes, headers: found, duration: elapsed))
+        return .success(HTTPResponse(status: status, url: finalURL, body: t.sink.bytes, headers: found, duration: elapsed))
     }
 
     private static func error(_ rc: CURLcode, url: String, request: HTTPRequest, sink: BodySink, status: Int) -> FetchError {

@@ -52,6 +52,10 @@ public protocol HTTPClient: Sendable {
     /// Performs `request`. Returns any HTTP status; throws ``FetchError`` only when no complete
     /// response arrived (connection, timeout, TLS, too large, truncated, redirect loop).
     func send(_ request: HTTPRequest) async throws -> HTTPResponse
+
+    /// Starts `requests`, at most `concurrency` in flight, each finished one replaced by the next
+    /// at once; the completions are read from the returned batch (see ``HTTPTransfers``).
+    func transfers(_ requests: [HTTPRequest], concurrency: Int) -> HTTPTransfers
 }
 
 /// The one error of the fetch path: what went wrong, where, and what to do.
