@@ -64,6 +64,7 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
         _ = Self.globalInit
         self.configuration = configuration
         multi = curl_multi_init()!
+        waker = Waker(multi)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 16)
         // Not `unowned`: a client released before its thread first runs is already deinitializing
         // when the thread reads `self`, and a checked unowned read of it traps. `deinit` waits
@@ -83,6 +84,7 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
             if done { break }
             usleep(1_000)
         }
+        waker.disconnect()
         curl_multi_cleanup(multi)
         for h in idle { curl_easy_cleanup(h) }
     }
@@ -97,8 +99,8 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
     }
 
     public func transfers(_ requests: [HTTPRequest], concurrency: Int) -> HTTPTransfers {
-        let multi = MultiHandle(pointer: self.multi)
-        let batch = HTTPTransfers(requests: requests, concurrency: concurrency) { curl_multi_wakeup(multi.pointer) }
+        let waker = self.waker
+        let batch = HTTPTransfers(requests: requests, concurrency: concurrency) { waker.wake() }
         lock.lock()
         pendingBatches.append(batch)
         lock.unlock()
@@ -106,8 +108,22 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
         return batch
     }
 
-    /// The multi handle, for a batch's wake-up call (`curl_multi_wakeup` is thread-safe).
-    private struct MultiHandle: @unchecked Sendable { let pointer: UnsafeMutableRawPointer }
+    /// Wakes the loop thread for a batch. A batch (and a back-off task resubmitting to it) can
+    /// outlive the client, so the multi handle is reached through this, which the client's
+    /// `deinit` disconnects before the handle is freed.
+    private final class Waker: @unchecked Sendable {
+        private let lock = NSLock()
+        private var multi: UnsafeMutableRawPointer?
+        init(_ multi: UnsafeMutableRawPointer) { self.multi = multi }
+        func wake() {
+            lock.lock(); defer { lock.unlock() }
+            if let multi { curl_multi_wakeup(multi) }
+        }
+        func disconnect() {
+            lock.lock(); multi = nil; lock.unlock()
+        }
+    }
+    private let waker: Waker
 
     /// The loop thread: add new transfers, drive all of them, finish completed ones and start
     /// their batches' next requests in the same pass.
