@@ -432,10 +432,7 @@ public final class Fetcher: Sendable {
                         failure = e
                     }
                     let attempt = attempts[c.index]
-                    let willRetry = failure.isRetryable && attempt <= context.options.retries
-                    try await recordFailure(context, url: job.url, stage: stageName, error: failure, attempt: attempt, willRetry: willRetry, status: failure.status)
-                    failure.recorded = true
-                    guard willRetry else {
+                    guard try await recordAttempt(&failure, attempt: attempt, url: job.url, stage: stageName, context: context) else {
                         try await handle(.failed(failure))
                         continue
                     }
@@ -519,13 +516,19 @@ public final class Fetcher: Sendable {
             } catch let e as FetchError {
                 failure = e
             }
-            let willRetry = failure.isRetryable && attempt <= context.options.retries
-            try await recordFailure(context, url: url, stage: stage, error: failure, attempt: attempt, willRetry: willRetry, status: failure.status)
-            failure.recorded = true
-            guard willRetry else { throw failure }
+            guard try await recordAttempt(&failure, attempt: attempt, url: url, stage: stage, context: context) else { throw failure }
             try await sleeper.sleep(seconds: backoff(failure, attempt: attempt, options: context.options))
             attempt += 1
         }
+    }
+
+    /// Records failed attempt `attempt` at `url` as a `FetchFailed` event (marking `failure`
+    /// recorded) and returns whether it will be retried: a retryable failure within `--retries`.
+    private func recordAttempt(_ failure: inout FetchError, attempt: Int, url: String, stage: String, context: RunContext) async throws -> Bool {
+        let willRetry = failure.isRetryable && attempt <= context.options.retries
+        try await recordFailure(context, url: url, stage: stage, error: failure, attempt: attempt, willRetry: willRetry, status: failure.status)
+        failure.recorded = true
+        return willRetry
     }
 
     /// The request for `url` under the run's options.

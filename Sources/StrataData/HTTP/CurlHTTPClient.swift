@@ -9,8 +9,9 @@ public import Foundation
 /// thread itself: the moment one of its transfers finishes the next one starts, in the same
 /// pass, and the pass's completions reach the consumer together. Easy handles are reused (the
 /// options common to every request are set once per handle), so connections, TLS sessions and
-/// DNS results are reused; HTTP/2 multiplexing is used where the server offers it. No blocking call ever runs on Swift's cooperative pool (whose threads, on
-/// Linux, are libdispatch's: blocking them would starve every task in the process).
+/// DNS results are reused; HTTP/2 multiplexing is used where the server offers it. No blocking
+/// call ever runs on Swift's cooperative pool (whose threads, on Linux, are libdispatch's:
+/// blocking them would starve every task in the process).
 ///
 /// Options: redirects followed (at most 5) only to http/https; automatic decompression of every
 /// encoding libcurl supports; TLS peer and host verification on unless `insecureSkipTLSVerify`;
@@ -104,7 +105,7 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
         lock.lock()
         pendingBatches.append(batch)
         lock.unlock()
-        curl_multi_wakeup(self.multi)
+        waker.wake()
         return batch
     }
 

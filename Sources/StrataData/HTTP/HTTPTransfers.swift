@@ -57,6 +57,9 @@ public final class HTTPTransfers: AsyncSequence, AsyncIteratorProtocol, @uncheck
         self.wake = wake
     }
 
+    /// Nothing left to start, run, retry: every request has its final completion. Lock held.
+    private var allDone: Bool { head == queue.count && inFlight == 0 && awaitingRetry == 0 }
+
     // MARK: Producer (the HTTP client)
 
     /// Claims the requests to start now: up to the free slots, none while the backlog is full.
@@ -119,7 +122,7 @@ public final class HTTPTransfers: AsyncSequence, AsyncIteratorProtocol, @uncheck
                     lock.unlock()
                     if wakeProducer { wake() }
                     c.resume(returning: out)
-                } else if cancelled || (head == queue.count && inFlight == 0 && awaitingRetry == 0) {
+                } else if cancelled || allDone {
                     drained = true
                     lock.unlock()
                     wake()
@@ -155,7 +158,7 @@ public final class HTTPTransfers: AsyncSequence, AsyncIteratorProtocol, @uncheck
     public func abandonRetry(_ index: Int) {
         lock.lock()
         awaitingRetry -= 1
-        let waiting = (head == queue.count && inFlight == 0 && awaitingRetry == 0 && ready.isEmpty) ? consumer : nil
+        let waiting = (allDone && ready.isEmpty) ? consumer : nil
         if waiting != nil { consumer = nil; drained = true }
         lock.unlock()
         waiting?.resume(returning: nil)
