@@ -262,7 +262,7 @@ public struct KeyedDocumentProjection: Projection {
             record.digest = digest
             try writeHistory(collection, key, kind: kind, document: canonical, record: record, event: event, ctx: ctx)
         }
-        try txn.put(current, key: ck, value: record.encoded)
+        try ck.withUnsafeBytes { k in try record.withEncoded { try txn.put(current, key: k, value: $0) } }
     }
 
     private func remove(_ collection: String, _ key: String, _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
@@ -278,7 +278,7 @@ public struct KeyedDocumentProjection: Projection {
         record.changedSeq = event.seq
         record.lastSeenSeq = event.seq
         try writeHistory(collection, key, kind: .removed, document: last, record: record, event: event, ctx: ctx)
-        try ctx.transaction.put(ctx.tables["current"], key: ck, value: record.encoded)
+        try ck.withUnsafeBytes { k in try record.withEncoded { try ctx.transaction.put(ctx.tables["current"], key: k, value: $0) } }
     }
 
     /// Writes a version. Its field-level changes are not stored: they follow from the previous
@@ -286,27 +286,43 @@ public struct KeyedDocumentProjection: Projection {
     /// which keeps a diff (and a parse of the old document) off the ingest path.
     private func writeHistory(_ collection: String, _ key: String, kind: ChangeKind, document: [UInt8],
                               record: CurrentRecord, event: RecordedEvent, ctx: ProjectionContext) throws {
-        var w = ByteWriter(capacity: document.count + 64)
+        // The header is small; the document is copied once, straight into the page.
+        var w = ByteWriter(capacity: 48)
         w.varint(record.version)
         w.i64(event.recordedAt.microseconds)
         w.string(kind.rawValue)
-        w.blob(document)
-        w.blob([])  // changes: computed on read (stores written before kept them here; still read)
-        try ctx.transaction.put(ctx.tables["history"], key: Self.historyKey(collection, key, event.seq), value: w.bytes)
+        w.varint(document.count)
+        let header = w.bytes
+        // After the document: the changes, computed on read (stores written before kept them
+        // here; still read), so an empty blob.
+        try Self.historyKey(collection, key, event.seq).withUnsafeBytes { hk in
+            try ctx.transaction.putReserved(ctx.tables["history"], key: hk, count: header.count + document.count + 1) { out in
+                header.withUnsafeBytes { out.copyMemory(from: $0) }
+                document.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[header.count...]).copyMemory(from: $0) }
+                out[out.count - 1] = 0
+            }
+        }
     }
 
     // MARK: Indexes
 
+    /// The collection's indexed paths; read once per context (``defineIndex`` keeps the memo).
     private func indexedPaths(_ collection: String, _ ctx: ProjectionContext) throws -> [String] {
-        guard let raw = try ctx.transaction.get(ctx.tables["indexes"], key: Array(collection.utf8)),
-              case .array(let list) = try JSONValue(parsing: raw) else { return [] }
-        return list.compactMap { if case .string(let s) = $0 { s } else { nil } }
+        if let known = ctx.memo.indexedPaths[collection] { return known }
+        var paths: [String] = []
+        if let raw = try ctx.transaction.get(ctx.tables["indexes"], key: Array(collection.utf8)),
+           case .array(let list) = try JSONValue(parsing: raw) {
+            paths = list.compactMap { if case .string(let s) = $0 { s } else { nil } }
+        }
+        ctx.memo.indexedPaths[collection] = paths
+        return paths
     }
 
     private func defineIndex(_ collection: String, paths: [String], _ ctx: ProjectionContext) throws {
         let paths = Array(Set(paths)).sorted()
         let before = try indexedPaths(collection, ctx)
         guard before != paths else { return }
+        ctx.memo.indexedPaths[collection] = paths
         let txn = ctx.transaction
         // Drop the collection's entries, then index every present document on the new paths.
         let prefix = Array(collection.utf8) + [0]
@@ -447,12 +463,29 @@ public struct KeyedDocumentProjection: Projection {
             digest = [UInt8](try r.slice(16))
         }
 
-        var encoded: [UInt8] {
-            var w = ByteWriter(capacity: 48)
-            w.varint(version); w.varint(firstSeq); w.varint(changedSeq); w.varint(lastSeenSeq)
-            w.u8(removed ? 1 : 0)
-            w.raw(digest)
-            return w.bytes
+        var encoded: [UInt8] { withEncoded { [UInt8]($0) } }
+
+        /// The stored form, built on the stack (it is written on every put): four varints, the
+        /// removed flag and the digest.
+        func withEncoded<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+            try withUnsafeTemporaryAllocation(byteCount: 4 * 10 + 1 + digest.count, alignment: 1) { out in
+                var n = 0
+                func varint(_ value: UInt64) {
+                    var v = value
+                    while v >= 0x80 {
+                        out[n] = UInt8(truncatingIfNeeded: v) | 0x80
+                        n += 1
+                        v >>= 7
+                    }
+                    out[n] = UInt8(v)
+                    n += 1
+                }
+                varint(UInt64(version)); varint(firstSeq); varint(changedSeq); varint(lastSeenSeq)
+                out[n] = removed ? 1 : 0
+                n += 1
+                for b in digest { out[n] = b; n += 1 }
+                return try body(UnsafeRawBufferPointer(rebasing: out[0..<n]))
+            }
         }
     }
 

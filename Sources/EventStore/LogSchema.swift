@@ -82,6 +82,19 @@ struct LogSchema: Sendable {
         return k
     }
 
+    /// ``indexKey(_:_:)`` built on the stack, for `body`.
+    static func withIndexKey<T>(_ name: String, _ seq: UInt64, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        var name = name
+        return try name.withUTF8 { utf8 in
+            try withUnsafeTemporaryAllocation(byteCount: utf8.count + 9, alignment: 1) { key in
+                key.copyMemory(from: UnsafeRawBufferPointer(utf8))
+                key[utf8.count] = 0
+                key.storeBytes(of: seq.bigEndian, toByteOffset: utf8.count + 1, as: UInt64.self)
+                return try body(UnsafeRawBufferPointer(key))
+            }
+        }
+    }
+
     static func timeKey(_ t: Timestamp, _ seq: UInt64) -> [UInt8] {
         (UInt64(bitPattern: t.microseconds) ^ (1 << 63)).bigEndianBytes + seq.bigEndianBytes
     }

@@ -45,6 +45,8 @@ actor LogWriter {
         let started = ContinuousClock.now
         let prepared = prepare(batch)
         let outcomes = try environment.write { txn -> [AppendOutcome] in
+            // Moved out one by one below; a rerun of this body (after the map grew) starts over.
+            var prepared = prepared
             let payloads = PayloadSource(schema: schema, zstd: zstd)
             var head = try LogHead.read(txn, schema)
             var counters = try Counters.read(txn, schema)
@@ -54,14 +56,14 @@ actor LogWriter {
             recorded.reserveCapacity(batch.count)
             let firstNew = head.seq + 1
             for (i, e) in batch.enumerated() {
-                let idKey = Array(e.id.utf8)
-                if let existing = try txn.get(schema.ids, key: idKey) {
-                    outcomes.append(AppendOutcome(seq: existing.withUnsafeBytes { UInt64(bigEndianBytes: $0) }, id: e.id, appended: false))
+                var id = e.id
+                if let existing = try id.withUTF8({ try txn.get(schema.ids, key: UnsafeRawBufferPointer($0)) }) {
+                    outcomes.append(AppendOutcome(seq: UInt64(bigEndianBytes: existing), id: e.id, appended: false))
                     continue
                 }
                 var ref: PayloadReference?
                 var stored: [UInt8]?
-                let body = e.payload.map { prepared[i] ?? PreparedBody($0, canonical: e.canonicalPayload, type: e.type, documentTypes: documentTypes, zstd: zstd) }
+                let body = e.payload.map { prepared[i].take() ?? PreparedBody($0, canonical: e.canonicalPayload, type: e.type, documentTypes: documentTypes, zstd: zstd) }
                 if let body {
                     ref = PayloadReference(hash: body.hash, size: body.staged.body.count)
                     if try !body.hash.withUnsafeBytes({ try txn.get(schema.blobs, key: $0) != nil }) {
@@ -135,25 +137,28 @@ actor LogWriter {
         _ event: RecordedEvent, envelope: [UInt8], storedBlob: [UInt8]?,
         head: inout LogHead, counters: inout Counters, txn: Transaction
     ) throws {
-        let seqKey = event.seq.bigEndianBytes
-        try txn.put(schema.events, key: seqKey, value: envelope, flags: .append)
-        try txn.put(schema.ids, key: Array(event.id.utf8), value: seqKey, flags: .noOverwrite)
-        try txn.put(schema.byStream, key: LogSchema.indexKey(event.stream, event.seq), value: [])
-        try txn.put(schema.byType, key: LogSchema.indexKey(event.type, event.seq), value: [])
+        // Keys are built in place on the stack: this runs for every event of every append.
         let effective = max(head.effectiveTime, event.recordedAt)
-        try txn.put(schema.byTime, key: LogSchema.timeKey(effective, event.seq), value: [], flags: .append)
-        if let ref = event.payload {
+        let none = UnsafeRawBufferPointer(start: nil, count: 0)
+        try withUnsafeBytes(of: event.seq.bigEndian) { seqKey in
+            try envelope.withUnsafeBytes { try txn.put(schema.events, key: seqKey, value: $0, flags: .append) }
+            var id = event.id
+            try id.withUTF8 { try txn.put(schema.ids, key: UnsafeRawBufferPointer($0), value: seqKey, flags: .noOverwrite) }
+            try LogSchema.withIndexKey(event.stream, event.seq) { try txn.put(schema.byStream, key: $0, value: none) }
+            try LogSchema.withIndexKey(event.type, event.seq) { try txn.put(schema.byType, key: $0, value: none) }
+            let timeKey = ((UInt64(bitPattern: effective.microseconds) ^ (1 << 63)).bigEndian, event.seq.bigEndian)
+            try withUnsafeBytes(of: timeKey) { try txn.put(schema.byTime, key: $0, value: none, flags: .append) }
+            guard let ref = event.payload else { return }
             counters.payloadBytes += UInt64(ref.size)
             counters.payloadCount += 1
-            if let storedBlob {
-                // The body goes to `bodies` under this seq (appended: fresh pages in order), and
-                // `blobs` maps its hash to that seq.
-                if try txn.put(schema.blobs, key: ref.hash, value: BlobCodec.pointer(to: event.seq), flags: .noOverwrite) {
-                    try txn.put(schema.bodies, key: seqKey, value: storedBlob, flags: .append)
-                    counters.blobCount += 1
-                    counters.blobRawBytes += UInt64(ref.size)
-                    counters.blobStoredBytes += UInt64(storedBlob.count)
-                }
+            guard let storedBlob else { return }
+            // The body goes to `bodies` under this seq (appended: fresh pages in order), and
+            // `blobs` maps its hash to that seq.
+            if try txn.put(schema.blobs, key: ref.hash, value: BlobCodec.pointer(to: event.seq), flags: .noOverwrite) {
+                try storedBlob.withUnsafeBytes { try txn.put(schema.bodies, key: seqKey, value: $0, flags: .append) }
+                counters.blobCount += 1
+                counters.blobRawBytes += UInt64(ref.size)
+                counters.blobStoredBytes += UInt64(storedBlob.count)
             }
         }
         head = LogHead(seq: event.seq, hash: event.hash, effectiveTime: effective)
@@ -195,8 +200,9 @@ actor LogWriter {
                 try catchUp(i, tables: tables, from: cp!.seq, to: firstSeq - 1, payloads: payloads, txn: txn)
             }
             let filter = filters[i]
-            let pending = events.filter { $0.seq > cp!.seq && filter.accepts($0.type) }
-            try apply(p, pending, tables: tables, payloads: payloads, txn: txn)
+            // Usually every event is new to the projection and of its types: no copy then.
+            let takesAll = events.allSatisfy { $0.seq > cp!.seq && filter.accepts($0.type) }
+            try apply(p, takesAll ? events : events.filter { $0.seq > cp!.seq && filter.accepts($0.type) }, tables: tables, payloads: payloads, txn: txn)
             try Checkpoint(version: p.version, seq: events.last!.seq).write(p.name, txn, schema)
         }
     }

@@ -54,11 +54,19 @@ struct EventTypeFilter {
 /// The database handles of one projection's tables in one environment.
 public struct TableSet: Sendable {
     let databases: [String: Database]
+    /// The same, for the lookup on every put: a projection has a handful of tables, and comparing
+    /// a few short names beats hashing one.
+    private let list: [(name: String, database: Database)]
+
+    init(databases: [String: Database]) {
+        self.databases = databases
+        list = databases.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
 
     /// The table named `name`. Traps on a table the projection did not declare: a programming error.
     public subscript(name: String) -> Database {
-        guard let db = databases[name] else { preconditionFailure("table \(name) was not declared by its projection") }
-        return db
+        for t in list where t.name == name { return t.database }
+        preconditionFailure("table \(name) was not declared by its projection")
     }
 
     static func databaseName(projection: String, table: String) -> String { "p/\(projection)/\(table)" }
@@ -70,11 +78,20 @@ public struct ProjectionContext {
     public let transaction: Transaction
     public let tables: TableSet
     let payloads: PayloadSource
+    /// What a built-in projection remembers across the events of one context.
+    let memo = ProjectionMemo()
 
     /// The event's body (decompressed), or nil when it has none.
     public func payload(of event: RecordedEvent) throws -> [UInt8]? {
         try payloads.body(of: event, in: transaction)
     }
+}
+
+/// Facts a built-in projection looked up once per context instead of once per event. A context
+/// lives for one batch (or chunk) inside one transaction, and only the projection writes them.
+final class ProjectionMemo {
+    /// ``KeyedDocumentProjection``'s indexed paths, per collection.
+    var indexedPaths: [String: [String]] = [:]
 }
 
 /// A body read ahead of its fold, with its canonical JSON form and that form's digest when it is
