@@ -336,4 +336,37 @@ final class ProgressLog: @unchecked Sendable {
         #expect(try await store.documents { try $0.history(collection: "c", key: "a") }.map(\.kind) == [.added, .removed])
         #expect(try await store.verify().ok)
     }
+
+    /// The indexed paths are looked up once per batch: an index defined (or dropped) in the middle
+    /// of a batch still applies to every put after it, and to the documents put before it.
+    @Test func anIndexDefinedMidBatchAppliesToTheRestOfTheBatch() async throws {
+        let projection = KeyedDocumentProjection(name: "documents", version: 1) { event, ctx in
+            if event.type == "Index" { return [.index(collection: "c", paths: event[metadata: "paths"].map { [$0] } ?? [])] }
+            return [.putJSON(collection: "c", key: event[metadata: "key"]!, json: try ctx.payload(of: event)!)]
+        }
+        let store = try await openStore(projections: [projection])
+        func put(_ id: String, _ key: String, _ color: String) -> NewEvent {
+            NewEvent(id: id, type: "Put", stream: "s", metadata: [("key", key)], payload: bytes(#"{"color":"\#(color)"}"#))
+        }
+        func keys(_ path: String, _ value: String) async throws -> [String] {
+            try await store.documents { try $0.keys(collection: "c", path: path, equals: value) } ?? []
+        }
+        _ = try await store.append([
+            put("1", "a", "red"),
+            NewEvent(id: "2", type: "Index", stream: "s", metadata: [("paths", "color")]),
+            put("3", "b", "red"), put("4", "a", "blue"),
+        ])
+        #expect(try await keys("color", "red") == ["b"])
+        #expect(try await keys("color", "blue") == ["a"])
+        _ = try await store.append([
+            NewEvent(id: "5", type: "Index", stream: "s"),
+            put("6", "c", "red"),
+            NewEvent(id: "7", type: "Index", stream: "s", metadata: [("paths", "color")]),
+            put("8", "b", "green"),
+        ])
+        #expect(try await keys("color", "red") == ["c"])
+        #expect(try await keys("color", "green") == ["b"])
+        #expect(try await keys("color", "blue") == ["a"])
+        #expect(try await store.verify().ok)
+    }
 }
