@@ -114,17 +114,18 @@ let package = Package(
 
         // Helpers shared by the test targets (fixtures, temp stores, the fixture server): a target,
         // not a product.
+        .target(name: "TestScratch", path: "Tests/TestScratch", swiftSettings: strictSettings),
         .target(
             name: "StrataTestSupport",
-            dependencies: ["EventStore", "StrataData", "FixtureServer", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TestScratch", "EventStore", "StrataData", "FixtureServer", .product(name: "Logging", package: "swift-log")],
             path: "Tests/StrataTestSupport",
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "LMDBTests", dependencies: ["LMDB"], swiftSettings: strictSettings),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "LMDB", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
+        .testTarget(name: "LMDBTests", dependencies: ["TestScratch", "LMDB"], swiftSettings: strictSettings),
+        .testTarget(name: "EventStoreTests", dependencies: ["TestScratch", "EventStore", "LMDB", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
         .testTarget(
             name: "StrataDataTests",
-            dependencies: ["StrataTestSupport", "StrataData", "EventStore", "FixtureServer"],
+            dependencies: ["StrataTestSupport", "TestScratch", "StrataData", "EventStore", "FixtureServer"],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "StrataDomainTests", dependencies: ["StrataTestSupport", "StrataDomain", "StrataData", "EventStore", "FixtureServer"], swiftSettings: strictSettings),
@@ -137,7 +138,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataCLITests",
-            dependencies: ["StrataTestSupport", "strata", "EventStore", "LMDB", "FixtureServer"],
+            dependencies: ["StrataTestSupport", "TestScratch", "strata", "EventStore", "LMDB", "FixtureServer"],
             swiftSettings: strictSettings
         ),
     ]

@@ -1,9 +1,10 @@
 import EventStore
 import Logging
 import Foundation
+import TestScratch
 
 func makeTempDir(_ name: String = "store") -> String {
-    FileManager.default.temporaryDirectory.appendingPathComponent("strata-test-\(name)-\(UUID().uuidString)").path
+    TestScratch.path(name)
 }
 
 func testOptions(mapSize: Int = 64 << 20) -> StoreOptions {

@@ -1,11 +1,10 @@
 import Foundation
 import LMDB
+import TestScratch
 import Testing
 
 func makeTempDir(_ name: String = "lmdb") -> String {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-test-\(name)-\(UUID().uuidString)").path
-    try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    return dir
+    TestScratch.directory(name)
 }
 
 @Suite struct EnvironmentTests {

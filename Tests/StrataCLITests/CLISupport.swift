@@ -1,4 +1,5 @@
 import Foundation
+import TestScratch
 import Testing
 
 /// The built `strata` binary next to the test bundle.
@@ -20,7 +21,7 @@ struct RunResult {
 }
 
 func makeStoreDir() -> String {
-    FileManager.default.temporaryDirectory.appendingPathComponent("strata-cli-\(UUID().uuidString)").path
+    TestScratch.path("cli")
 }
 
 /// Starts `strata` with `args` against the store at `store`.
@@ -80,7 +81,7 @@ func waitForExit(_ p: Process) async throws {
 }
 
 func writeTemp(_ text: String) throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("strata-cli-\(UUID().uuidString).json").path
+    let path = TestScratch.path("cli") + ".json"
     try text.write(toFile: path, atomically: true, encoding: .utf8)
     return path
 }

@@ -1,12 +1,13 @@
 import Foundation
 import StrataData
+import TestScratch
 import Testing
 
 /// TLS verification is on by default: a self-signed server is refused, and only the explicit,
 /// loudly named opt-out accepts it. Uses Debian's `openssl s_server` on 127.0.0.1.
 @Suite struct TLSTests {
     @Test func selfSignedCertificatesAreRefusedUnlessVerificationIsExplicitlyOff() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-tls-\(UUID().uuidString)").path
+        let dir = TestScratch.path("tls")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let gen = try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir + "/k.pem",

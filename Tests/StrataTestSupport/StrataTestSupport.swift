@@ -3,6 +3,7 @@ public import FixtureServer
 import Foundation
 public import Logging
 import StrataData
+import TestScratch
 
 /// The repository's fixtures directory, found from this source file.
 public let fixturesRoot: String = {
@@ -27,7 +28,7 @@ public func makeStore(clock: (any EventClock)? = nil, mapSize: Int = 256 << 20) 
     o.mapSize = mapSize
     o.logger.logLevel = .critical
     if let clock { o.clock = clock }
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-test-\(UUID().uuidString)").path
+    let dir = TestScratch.path("store")
     return try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()] + DataProjections.all, options: o)
 }
 
