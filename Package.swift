@@ -105,7 +105,7 @@ let package = Package(
         .executableTarget(
             name: "strata",
             dependencies: [
-                "EventStore", "StrataData", "StrataDomain", "StrataPresentation", "StrataApp", "FixtureServer",
+                "EventStore", "LMDB", "StrataData", "StrataDomain", "StrataPresentation", "StrataApp", "FixtureServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
