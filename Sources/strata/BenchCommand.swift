@@ -23,7 +23,7 @@ struct BenchCommand: AsyncParsableCommand {
 
         rebuild: every projection folded again from a log of N such events.
 
-        asof: random objects at random seqs on a log of N events; also on a log 10× as long (same objects), to show how latency grows with history (--no-growth skips it).
+        asof: random objects at random seqs on a log of N events, warm (every page of the documents projection read once first); also on a log 10× as long (same objects), to show how latency grows with history (--no-growth skips it).
 
         fetch: a list of N items (pages of 100) and their N details (about B bytes each) from the fixture server, started in this process on 127.0.0.1, through the real fetch path (libcurl multi, events, projections); then 50 unchanged re-fetches, to measure how little they add.
         """
