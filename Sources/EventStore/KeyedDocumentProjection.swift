@@ -463,8 +463,6 @@ public struct KeyedDocumentProjection: Projection {
             digest = [UInt8](try r.slice(16))
         }
 
-        var encoded: [UInt8] { withEncoded { [UInt8]($0) } }
-
         /// The stored form, built on the stack (it is written on every put): four varints, the
         /// removed flag and the digest.
         func withEncoded<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
