@@ -16,13 +16,17 @@ struct ByteWriter {
 
     mutating func i64(_ v: Int64) { u64(UInt64(bitPattern: v)) }
 
-    mutating func varint(_ value: UInt64) {
+    mutating func varint(_ value: UInt64) { Self.varint(value) { bytes.append($0) } }
+
+    /// The LEB128 bytes of `value`, handed to `emit` in order (also for writers into raw memory).
+    @inline(__always)
+    static func varint(_ value: UInt64, _ emit: (UInt8) -> Void) {
         var v = value
         while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            emit(UInt8(truncatingIfNeeded: v) | 0x80)
             v >>= 7
         }
-        bytes.append(UInt8(v))
+        emit(UInt8(v))
     }
 
     mutating func varint(_ v: Int) { varint(UInt64(v)) }

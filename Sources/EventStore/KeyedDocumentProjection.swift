@@ -262,7 +262,7 @@ public struct KeyedDocumentProjection: Projection {
             record.digest = digest
             try writeHistory(collection, key, kind: kind, document: canonical, record: record, event: event, ctx: ctx)
         }
-        try ck.withUnsafeBytes { k in try record.withEncoded { try txn.put(current, key: k, value: $0) } }
+        _ = try ck.withUnsafeBytes { k in try record.withEncoded { try txn.put(current, key: k, value: $0) } }
     }
 
     private func remove(_ collection: String, _ key: String, _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
@@ -278,7 +278,7 @@ public struct KeyedDocumentProjection: Projection {
         record.changedSeq = event.seq
         record.lastSeenSeq = event.seq
         try writeHistory(collection, key, kind: .removed, document: last, record: record, event: event, ctx: ctx)
-        try ck.withUnsafeBytes { k in try record.withEncoded { try ctx.transaction.put(ctx.tables["current"], key: k, value: $0) } }
+        _ = try ck.withUnsafeBytes { k in try record.withEncoded { try ctx.transaction.put(ctx.tables["current"], key: k, value: $0) } }
     }
 
     /// Writes a version. Its field-level changes are not stored: they follow from the previous
@@ -468,20 +468,11 @@ public struct KeyedDocumentProjection: Projection {
         func withEncoded<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
             try withUnsafeTemporaryAllocation(byteCount: 4 * 10 + 1 + digest.count, alignment: 1) { out in
                 var n = 0
-                func varint(_ value: UInt64) {
-                    var v = value
-                    while v >= 0x80 {
-                        out[n] = UInt8(truncatingIfNeeded: v) | 0x80
-                        n += 1
-                        v >>= 7
-                    }
-                    out[n] = UInt8(v)
-                    n += 1
-                }
-                varint(UInt64(version)); varint(firstSeq); varint(changedSeq); varint(lastSeenSeq)
-                out[n] = removed ? 1 : 0
-                n += 1
-                for b in digest { out[n] = b; n += 1 }
+                func emit(_ b: UInt8) { out[n] = b; n += 1 }
+                ByteWriter.varint(UInt64(version), emit); ByteWriter.varint(firstSeq, emit)
+                ByteWriter.varint(changedSeq, emit); ByteWriter.varint(lastSeenSeq, emit)
+                emit(removed ? 1 : 0)
+                for b in digest { emit(b) }
                 return try body(UnsafeRawBufferPointer(rebasing: out[0..<n]))
             }
         }

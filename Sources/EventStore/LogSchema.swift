@@ -75,14 +75,10 @@ struct LogSchema: Sendable {
 
     // MARK: Keys
 
-    static func indexKey(_ name: String, _ seq: UInt64) -> [UInt8] {
-        var k = Array(name.utf8)
-        k.append(0)
-        k.append(contentsOf: seq.bigEndianBytes)
-        return k
-    }
+    /// `name 0x00 seq(u64be)`: a key of the stream and type indexes.
+    static func indexKey(_ name: String, _ seq: UInt64) -> [UInt8] { withIndexKey(name, seq) { [UInt8]($0) } }
 
-    /// ``indexKey(_:_:)`` built on the stack, for `body`.
+    /// ``indexKey(_:_:)`` built on the stack, for `body` (no allocation: it runs for every append).
     static func withIndexKey<T>(_ name: String, _ seq: UInt64, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
         var name = name
         return try name.withUTF8 { utf8 in
@@ -95,8 +91,12 @@ struct LogSchema: Sendable {
         }
     }
 
-    static func timeKey(_ t: Timestamp, _ seq: UInt64) -> [UInt8] {
-        (UInt64(bitPattern: t.microseconds) ^ (1 << 63)).bigEndianBytes + seq.bigEndianBytes
+    /// `time(u64be, sign bit flipped so negative times sort first) seq(u64be)`: a key of the time index.
+    static func timeKey(_ t: Timestamp, _ seq: UInt64) -> [UInt8] { withTimeKey(t, seq) { [UInt8]($0) } }
+
+    /// ``timeKey(_:_:)`` built on the stack, for `body`.
+    static func withTimeKey<T>(_ t: Timestamp, _ seq: UInt64, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        try withUnsafeBytes(of: ((UInt64(bitPattern: t.microseconds) ^ (1 << 63)).bigEndian, seq.bigEndian), body)
     }
 
     static func time(fromKey k: UnsafeRawBufferPointer) -> Timestamp {

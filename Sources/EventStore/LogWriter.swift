@@ -141,13 +141,12 @@ actor LogWriter {
         let effective = max(head.effectiveTime, event.recordedAt)
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
         try withUnsafeBytes(of: event.seq.bigEndian) { seqKey in
-            try envelope.withUnsafeBytes { try txn.put(schema.events, key: seqKey, value: $0, flags: .append) }
+            _ = try envelope.withUnsafeBytes { try txn.put(schema.events, key: seqKey, value: $0, flags: .append) }
             var id = event.id
             try id.withUTF8 { try txn.put(schema.ids, key: UnsafeRawBufferPointer($0), value: seqKey, flags: .noOverwrite) }
             try LogSchema.withIndexKey(event.stream, event.seq) { try txn.put(schema.byStream, key: $0, value: none) }
             try LogSchema.withIndexKey(event.type, event.seq) { try txn.put(schema.byType, key: $0, value: none) }
-            let timeKey = ((UInt64(bitPattern: effective.microseconds) ^ (1 << 63)).bigEndian, event.seq.bigEndian)
-            try withUnsafeBytes(of: timeKey) { try txn.put(schema.byTime, key: $0, value: none, flags: .append) }
+            try LogSchema.withTimeKey(effective, event.seq) { try txn.put(schema.byTime, key: $0, value: none, flags: .append) }
             guard let ref = event.payload else { return }
             counters.payloadBytes += UInt64(ref.size)
             counters.payloadCount += 1
@@ -155,7 +154,7 @@ actor LogWriter {
             // The body goes to `bodies` under this seq (appended: fresh pages in order), and
             // `blobs` maps its hash to that seq.
             if try txn.put(schema.blobs, key: ref.hash, value: BlobCodec.pointer(to: event.seq), flags: .noOverwrite) {
-                try storedBlob.withUnsafeBytes { try txn.put(schema.bodies, key: seqKey, value: $0, flags: .append) }
+                _ = try storedBlob.withUnsafeBytes { try txn.put(schema.bodies, key: seqKey, value: $0, flags: .append) }
                 counters.blobCount += 1
                 counters.blobRawBytes += UInt64(ref.size)
                 counters.blobStoredBytes += UInt64(storedBlob.count)
@@ -200,9 +199,10 @@ actor LogWriter {
                 try catchUp(i, tables: tables, from: cp!.seq, to: firstSeq - 1, payloads: payloads, txn: txn)
             }
             let filter = filters[i]
+            let applied = cp!.seq
+            let takes = { (e: RecordedEvent) in e.seq > applied && filter.accepts(e.type) }
             // Usually every event is new to the projection and of its types: no copy then.
-            let takesAll = events.allSatisfy { $0.seq > cp!.seq && filter.accepts($0.type) }
-            try apply(p, takesAll ? events : events.filter { $0.seq > cp!.seq && filter.accepts($0.type) }, tables: tables, payloads: payloads, txn: txn)
+            try apply(p, events.allSatisfy(takes) ? events : events.filter(takes), tables: tables, payloads: payloads, txn: txn)
             try Checkpoint(version: p.version, seq: events.last!.seq).write(p.name, txn, schema)
         }
     }
