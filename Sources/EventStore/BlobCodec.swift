@@ -55,8 +55,14 @@ enum BlobCodec {
         return w.bytes
     }
 
-    /// The `blobs` row for a body stored in `bodies` under `seq`.
-    static func pointer(to seq: UInt64) -> [UInt8] { [pointer] + seq.bigEndianBytes }
+    /// The `blobs` row for a body stored in `bodies` under `seq`, built on the stack for `body`.
+    static func withPointer<T>(to seq: UInt64, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        try withUnsafeTemporaryAllocation(byteCount: 9, alignment: 1) { row in
+            row[0] = pointer
+            row.storeBytes(of: seq.bigEndian, toByteOffset: 1, as: UInt64.self)
+            return try body(UnsafeRawBufferPointer(row))
+        }
+    }
 
     /// The seq a `blobs` row points to, or nil for a row holding the body itself (format 1).
     static func pointee(_ row: UnsafeRawBufferPointer) throws -> UInt64? {

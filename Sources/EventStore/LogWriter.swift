@@ -56,8 +56,11 @@ actor LogWriter {
             recorded.reserveCapacity(batch.count)
             let firstNew = head.seq + 1
             for (i, e) in batch.enumerated() {
+                let seq = head.seq + 1
+                // The id and the body's hash are claimed with one insert each (no lookup first):
+                // an existing row is the duplicate's seq, or the body stored already.
                 var id = e.id
-                if let existing = try id.withUTF8({ try txn.get(schema.ids, key: UnsafeRawBufferPointer($0)) }) {
+                if let existing = try Self.claim(schema.ids, key: &id, seq: seq, txn) {
                     outcomes.append(AppendOutcome(seq: UInt64(bigEndianBytes: existing), id: e.id, appended: false))
                     continue
                 }
@@ -66,7 +69,7 @@ actor LogWriter {
                 let body = e.payload.map { prepared[i].take() ?? PreparedBody($0, canonical: e.canonicalPayload, type: e.type, documentTypes: documentTypes, zstd: zstd) }
                 if let body {
                     ref = PayloadReference(hash: body.hash, size: body.staged.body.count)
-                    if try !body.hash.withUnsafeBytes({ try txn.get(schema.blobs, key: $0) != nil }) {
+                    if try Self.claimBody(body.hash, seq: seq, schema, txn) {
                         stored = body.encoded ?? BlobCodec.encode(body.staged.body, context: zstd)
                     }
                 } else if let existing = e.payloadReference {
@@ -75,7 +78,6 @@ actor LogWriter {
                     }
                     ref = existing
                 }
-                let seq = head.seq + 1
                 let at = e.recordedAt ?? clock.now()
                 var event = RecordedEvent(
                     seq: seq, id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: at,
@@ -132,7 +134,23 @@ actor LogWriter {
         return out
     }
 
-    /// Writes one encoded event and its indexes.
+    /// Inserts `key` → `seq` into `db` unless `key` is there; returns the row found then.
+    private static func claim(_ db: Database, key: inout String, seq: UInt64, _ txn: Transaction) throws -> UnsafeRawBufferPointer? {
+        try withUnsafeBytes(of: seq.bigEndian) { seqKey in
+            try key.withUTF8 { try txn.insert(db, key: UnsafeRawBufferPointer($0), value: seqKey) }
+        }
+    }
+
+    /// Points `blobs` at `seq` for a body not stored yet; false when it is stored already (the
+    /// event at `seq` then stores nothing).
+    private static func claimBody(_ hash: [UInt8], seq: UInt64, _ schema: LogSchema, _ txn: Transaction) throws -> Bool {
+        try hash.withUnsafeBytes { h in
+            try BlobCodec.withPointer(to: seq) { try txn.insert(schema.blobs, key: h, value: $0) == nil }
+        }
+    }
+
+    /// Writes one encoded event and its indexes but the id's, which the caller claimed (as it did
+    /// the body's hash when `storedBlob` is given: the body to store under this seq).
     private func write(
         _ event: RecordedEvent, envelope: [UInt8], storedBlob: [UInt8]?,
         head: inout LogHead, counters: inout Counters, txn: Transaction
@@ -142,8 +160,6 @@ actor LogWriter {
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
         try withUnsafeBytes(of: event.seq.bigEndian) { seqKey in
             _ = try envelope.withUnsafeBytes { try txn.put(schema.events, key: seqKey, value: $0, flags: .append) }
-            var id = event.id
-            try id.withUTF8 { try txn.put(schema.ids, key: UnsafeRawBufferPointer($0), value: seqKey, flags: .noOverwrite) }
             try LogSchema.withIndexKey(event.stream, event.seq) { try txn.put(schema.byStream, key: $0, value: none) }
             try LogSchema.withIndexKey(event.type, event.seq) { try txn.put(schema.byType, key: $0, value: none) }
             try LogSchema.withTimeKey(effective, event.seq) { try txn.put(schema.byTime, key: $0, value: none, flags: .append) }
@@ -151,14 +167,12 @@ actor LogWriter {
             counters.payloadBytes += UInt64(ref.size)
             counters.payloadCount += 1
             guard let storedBlob else { return }
-            // The body goes to `bodies` under this seq (appended: fresh pages in order), and
-            // `blobs` maps its hash to that seq.
-            if try txn.put(schema.blobs, key: ref.hash, value: BlobCodec.pointer(to: event.seq), flags: .noOverwrite) {
-                _ = try storedBlob.withUnsafeBytes { try txn.put(schema.bodies, key: seqKey, value: $0, flags: .append) }
-                counters.blobCount += 1
-                counters.blobRawBytes += UInt64(ref.size)
-                counters.blobStoredBytes += UInt64(storedBlob.count)
-            }
+            // The body goes to `bodies` under this seq (appended: fresh pages in order); `blobs`
+            // maps its hash to that seq.
+            _ = try storedBlob.withUnsafeBytes { try txn.put(schema.bodies, key: seqKey, value: $0, flags: .append) }
+            counters.blobCount += 1
+            counters.blobRawBytes += UInt64(ref.size)
+            counters.blobStoredBytes += UInt64(storedBlob.count)
         }
         head = LogHead(seq: event.seq, hash: event.hash, effectiveTime: effective)
     }
@@ -176,7 +190,11 @@ actor LogWriter {
                 guard entry.event.seq == head.seq + 1 else {
                     throw EventStoreError(code: .invalidArgument, message: "replay chunk is not contiguous at seq \(entry.event.seq)")
                 }
-                try write(entry.event, envelope: entry.envelope, storedBlob: entry.storedBlob, head: &head, counters: &counters, txn: txn)
+                var id = entry.event.id
+                _ = try Self.claim(schema.ids, key: &id, seq: entry.event.seq, txn)
+                var stored = entry.storedBlob
+                if stored != nil, let ref = entry.event.payload, try !Self.claimBody(ref.hash, seq: entry.event.seq, schema, txn) { stored = nil }
+                try write(entry.event, envelope: entry.envelope, storedBlob: stored, head: &head, counters: &counters, txn: txn)
                 events.append(entry.event)
             }
             try counters.write(txn, schema)
@@ -200,9 +218,11 @@ actor LogWriter {
             }
             let filter = filters[i]
             let applied = cp!.seq
-            let takes = { (e: RecordedEvent) in e.seq > applied && filter.accepts(e.type) }
-            // Usually every event is new to the projection and of its types: no copy then.
-            try apply(p, events.allSatisfy(takes) ? events : events.filter(takes), tables: tables, payloads: payloads, txn: txn)
+            // Usually every event is new to the projection and of its types: no copy then. The
+            // test reads each event in place by index (a closure taking events copies each one).
+            func takes(_ j: Int) -> Bool { events[j].seq > applied && filter.accepts(events[j].type) }
+            try apply(p, events.indices.allSatisfy(takes) ? events : events.indices.filter(takes).map { events[$0] },
+                      tables: tables, payloads: payloads, txn: txn)
             try Checkpoint(version: p.version, seq: events.last!.seq).write(p.name, txn, schema)
         }
     }
@@ -214,7 +234,7 @@ actor LogWriter {
         do {
             try txn.nested { child in
                 let ctx = ProjectionContext(transaction: child, tables: tables, payloads: payloads)
-                for e in events { try p.apply(e, in: ctx) }
+                for j in events.indices { try p.apply(events[j], in: ctx) }
             }
             return
         } catch let error as StorageError {

@@ -107,6 +107,17 @@ public final class Transaction {
         }
     }
 
+    /// Stores `value` under `key` unless the key exists, and then returns the stored value instead
+    /// (nil when `value` was stored): one B-tree descent where a get and a put take two.
+    public func insert(_ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_put(txn, db.dbi, &k, &v, UInt32(MDB_NOOVERWRITE))
+        if rc == MDB_KEYEXIST { return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size) }
+        try check(rc, "mdb_put(\(db.name))")
+        return nil
+    }
+
     /// Reserves `count` bytes under `key` and lets `fill` write them in place (no extra copy).
     public func putReserved(_ db: Database, key: UnsafeRawBufferPointer, count: Int, fill: (UnsafeMutableRawBufferPointer) -> Void) throws {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
