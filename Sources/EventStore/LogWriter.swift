@@ -349,7 +349,9 @@ actor LogWriter {
                         for (j, r) in plan.readers.enumerated() {
                             let p = projections[r.projection]
                             let ctx = ProjectionContext(transaction: child, tables: schema.projectionTables[p.name]!, payloads: payloads)
-                            for e in input!.events[j] { try p.apply(e, in: ctx) }
+                            // By index: each event is read in place, not copied.
+                            let events = input!.events[j]
+                            for k in events.indices { try p.apply(events[k], in: ctx) }
                         }
                     }
                 } catch let error as StorageError {
