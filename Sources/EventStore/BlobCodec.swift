@@ -1,3 +1,4 @@
+import Synchronization
 import CZstd
 import LMDB
 
@@ -135,4 +136,14 @@ final class ZstdContext: @unchecked Sendable {
         ZSTD_freeCCtx(cctx)
         ZSTD_freeDCtx(dctx)
     }
+
+    /// Runs `body` with a context from a process-wide pool, for reads on any thread (creating a
+    /// context per read costs more than decompressing a small body).
+    static func pooled<T>(_ body: (ZstdContext) throws -> T) rethrows -> T {
+        let context = pool.withLock { $0.popLast() } ?? ZstdContext()
+        defer { pool.withLock { if $0.count < 16 { $0.append(context) } } }
+        return try body(context)
+    }
+
+    private static let pool = Mutex<[ZstdContext]>([])
 }

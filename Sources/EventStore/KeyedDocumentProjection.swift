@@ -151,7 +151,7 @@ public struct KeyedDocumentProjection: Projection {
     private let extract: Extractor
 
     /// The built-in ``DocumentEvents``.
-    public init(name: String = "documents", version: Int = 3) {
+    public init(name: String = "documents", version: Int = 4) {
         self.init(name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
                   extract: DocumentEvents.operations)
     }
@@ -160,7 +160,7 @@ public struct KeyedDocumentProjection: Projection {
     /// for (nil, the default: every type); the store does not hand it other events.
     /// `documentTypes`: the types whose payload `extract` puts whole (`putJSON` of the payload),
     /// so their canonical form can be worked out ahead (an optimization only).
-    public init(name: String = "documents", version: Int = 3, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
+    public init(name: String = "documents", version: Int = 4, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
                 extract: @escaping Extractor) {
         self.name = name
         self.version = version
@@ -178,10 +178,12 @@ public struct KeyedDocumentProjection: Projection {
                 try put(collection, key, canonical: document.canonicalBytes, document, event, context)
             case let .putJSON(collection, key, json):
                 try Self.validate(collection, key)
+                // The event's whole payload is not copied into history: the version points to it.
+                let whole = try context.isPayload(json, of: event)
                 if let prepared = context.payloads.preparedDocument(of: event, json: json) {
-                    try put(collection, key, canonical: prepared.canonical, digest: prepared.digest, nil, event, context)
+                    try put(collection, key, canonical: prepared.canonical, digest: prepared.digest, nil, event, context, whole: whole)
                 } else {
-                    try put(collection, key, canonical: try JSONValue.canonicalize(json), nil, event, context)
+                    try put(collection, key, canonical: try JSONValue.canonicalize(json), nil, event, context, whole: whole)
                 }
             case let .remove(collection, key):
                 try Self.validate(collection, key)
@@ -230,8 +232,9 @@ public struct KeyedDocumentProjection: Projection {
     }
 
     /// Puts a document given by its canonical bytes (and its tree when the caller has it).
+    /// `whole`: the document is the event's payload, so its version points there.
     private func put(_ collection: String, _ key: String, canonical: [UInt8], digest: [UInt8]? = nil, _ doc: JSONValue?,
-                     _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
+                     _ event: RecordedEvent, _ ctx: ProjectionContext, whole: Bool = false) throws {
         let txn = ctx.transaction
         let current = ctx.tables["current"]
         let ck = Self.currentKey(collection, key)
@@ -260,7 +263,7 @@ public struct KeyedDocumentProjection: Projection {
             record.changedSeq = event.seq
             record.removed = false
             record.digest = digest
-            try writeHistory(collection, key, kind: kind, document: canonical, record: record, event: event, ctx: ctx)
+            try writeHistory(collection, key, kind: kind, document: whole ? .payload(of: event.seq) : .inline(canonical), record: record, event: event, ctx: ctx)
         }
         _ = try ck.withUnsafeBytes { k in try record.withEncoded { try txn.put(current, key: k, value: $0) } }
     }
@@ -270,9 +273,12 @@ public struct KeyedDocumentProjection: Projection {
         guard let existing = try ctx.transaction.get(ctx.tables["current"], key: ck) else { return }
         var record = try existing.withUnsafeBytes { try CurrentRecord($0) }
         guard !record.removed else { return }
-        let last = try Self.document(collection, key, at: record.changedSeq, ctx.transaction, ctx.tables)
+        let last = try Self.storedDocument(collection, key, at: record.changedSeq, ctx.transaction, ctx.tables)
         let paths = try indexedPaths(collection, ctx)
-        if !paths.isEmpty { try updateIndex(collection, key, paths: paths, old: try JSONValue(parsing: last), new: nil, ctx) }
+        if !paths.isEmpty {
+            let old = try JSONValue(parsing: last.text())
+            try updateIndex(collection, key, paths: paths, old: old, new: nil, ctx)
+        }
         record.version += 1
         record.removed = true
         record.changedSeq = event.seq
@@ -284,21 +290,35 @@ public struct KeyedDocumentProjection: Projection {
     /// Writes a version. Its field-level changes are not stored: they follow from the previous
     /// version's document, and ``DocumentReader/history(collection:key:upTo:)`` computes them,
     /// which keeps a diff (and a parse of the old document) off the ingest path.
-    private func writeHistory(_ collection: String, _ key: String, kind: ChangeKind, document: [UInt8],
+    private func writeHistory(_ collection: String, _ key: String, kind: ChangeKind, document: DocumentSource,
                               record: CurrentRecord, event: RecordedEvent, ctx: ProjectionContext) throws {
-        // The header is small; the document is copied once, straight into the page.
+        // The header is small; an inline document is copied once, straight into the page.
         var w = ByteWriter(capacity: 48)
         w.varint(record.version)
         w.i64(event.recordedAt.microseconds)
         w.string(kind.rawValue)
-        w.varint(document.count)
+        let inline: [UInt8]
+        switch document {
+        case .inline(let bytes):
+            inline = bytes
+            w.varint(bytes.count)
+        case .encoded(let bytes):
+            inline = bytes
+            w.varint(0)
+            w.varint(bytes.count)
+        case .payload(of: let seq):
+            // Copied from the log's row as it is (compressed, sealed): no second compression.
+            inline = try [UInt8](ctx.tables.log.storedPayload(at: seq, in: ctx.transaction))
+            w.varint(0)
+            w.varint(inline.count)
+        }
         let header = w.bytes
         // After the document: the changes, computed on read (stores written before kept them
         // here; still read), so an empty blob.
         try Self.historyKey(collection, key, event.seq).withUnsafeBytes { hk in
-            try ctx.transaction.putReserved(ctx.tables["history"], key: hk, count: header.count + document.count + 1) { out in
+            try ctx.transaction.putReserved(ctx.tables["history"], key: hk, count: header.count + inline.count + 1) { out in
                 header.withUnsafeBytes { out.copyMemory(from: $0) }
-                document.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[header.count...]).copyMemory(from: $0) }
+                inline.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[header.count...]).copyMemory(from: $0) }
                 out[out.count - 1] = 0
             }
         }
@@ -406,14 +426,53 @@ public struct KeyedDocumentProjection: Projection {
     /// 16 bytes of SHA-256 over the canonical bytes.
     static func digest(_ canonical: [UInt8]) -> [UInt8] { Hashing.sha256(canonical, prefix: 16) }
 
-    /// The canonical bytes of the document stored with the version at `seq`.
+    /// The JSON text of the document of the version at `seq`: its canonical bytes, or the
+    /// payload it was (the same document, as its event carried it).
     static func document(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> [UInt8] {
+        try storedDocument(collection, key, at: seq, txn, tables).text()
+    }
+
+    /// The document of the version at `seq` as the version holds it.
+    static func storedDocument(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> DocumentSource {
         guard let raw = try versionRecord(collection, key, at: seq, txn, tables) else {
             throw EventStoreError.corrupted("the version at seq \(seq) of \(collection)/\(key.prefix(64)) is missing from history; run `strata verify`")
         }
         var r = ByteReader(raw)
         _ = try VersionHeader(reading: &r)
-        return try r.blob()
+        return try DocumentSource(reading: &r)
+    }
+
+    /// A version's document: canonical bytes (a document an operation built, or one a payload
+    /// only contains), or, when it is an event's whole payload, that payload's stored form copied
+    /// from the log (``BlobCodec``: usually zstd-compressed, so a version of a JSON document takes
+    /// a fraction of its text, at no second compression).
+    ///
+    /// Stored after the version header as `varint n, n bytes` for canonical bytes (n > 0: no JSON
+    /// text is empty), or `varint 0, varint m, m bytes` for a stored payload.
+    enum DocumentSource {
+        case inline([UInt8])
+        case encoded([UInt8])
+        /// To write: the stored payload of the event at this seq.
+        case payload(of: UInt64)
+
+        init(reading r: inout ByteReader) throws {
+            let n = Int(try r.varint())
+            self = n > 0 ? .inline([UInt8](try r.slice(n))) : .encoded(try r.blob())
+        }
+
+        /// The JSON text (for a payload, as the event carried it: the same document, maybe in
+        /// another key order).
+        func text() throws -> [UInt8] {
+            switch self {
+            case .inline(let bytes): bytes
+            case .encoded(let bytes): try bytes.withUnsafeBytes { try Self.decode($0) }
+            case .payload(of: _): preconditionFailure("a payload to store is not read back")
+            }
+        }
+
+        static func decode(_ stored: UnsafeRawBufferPointer) throws -> [UInt8] {
+            try ZstdContext.pooled { try BlobCodec.decode(stored, context: $0) }
+        }
     }
 
     /// The stored bytes of the version written at exactly `seq`, or nil.
@@ -481,7 +540,8 @@ public struct KeyedDocumentProjection: Projection {
     static func decodeVersion(collection: String, key: String, seq: UInt64, _ raw: UnsafeRawBufferPointer) throws -> DocumentVersion {
         var r = ByteReader(raw)
         let header = try VersionHeader(reading: &r)
-        let doc = try JSONValue(parsing: try r.blob())
+        let n = Int(try r.varint())
+        let doc = n > 0 ? try JSONValue(parsing: try r.slice(n)) : try JSONValue(parsing: DocumentSource.decode(try r.slice(Int(try r.varint()))))
         let changesBytes = try r.blob()
         var changes: [PatchOperation] = []
         if !changesBytes.isEmpty, case .array(let ops) = try JSONValue(parsing: changesBytes) {

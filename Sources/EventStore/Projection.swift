@@ -57,9 +57,13 @@ public struct TableSet: Sendable {
     /// The same, for the lookup on every put: a projection has a handful of tables, and comparing
     /// a few short names beats hashing one.
     private let list: [(name: String, database: Database)]
+    /// The log's databases a projection's rows may point into (a history version whose document
+    /// is an event's payload).
+    let log: LogDatabases
 
-    init(databases: [String: Database]) {
+    init(databases: [String: Database], log: LogDatabases) {
         self.databases = databases
+        self.log = log
         list = databases.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
@@ -70,6 +74,26 @@ public struct TableSet: Sendable {
     }
 
     static func databaseName(projection: String, table: String) -> String { "p/\(projection)/\(table)" }
+}
+
+/// The log's databases that hold events and their bodies.
+struct LogDatabases: Sendable {
+    let events: Database
+    let blobs: Database
+    let bodies: Database
+
+    /// The stored form (``BlobCodec``: codec, size, bytes) of the payload of the event at `seq`:
+    /// its own `bodies` row when it stored the body (one lookup), else the row its hash names.
+    /// Valid until the transaction writes again.
+    func storedPayload(at seq: UInt64, in txn: Transaction) throws -> UnsafeRawBufferPointer {
+        if let own = try BlobCodec.stored(seq: seq, bodies: bodies, in: txn) { return own }
+        guard let envelope = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(events, key: $0) }),
+              let ref = try? Envelope.decode(envelope).payload,
+              let stored = try ref.hash.withUnsafeBytes({ try BlobCodec.stored(hash: $0, blobs: blobs, bodies: bodies, in: txn) }) else {
+            throw EventStoreError.corrupted("the stored payload of event \(seq) is missing; run `strata verify`")
+        }
+        return stored
+    }
 }
 
 /// What a projection may touch while applying an event: its tables, inside the batch's write
@@ -84,6 +108,13 @@ public struct ProjectionContext {
     /// The event's body (decompressed), or nil when it has none.
     public func payload(of event: RecordedEvent) throws -> [UInt8]? {
         try payloads.body(of: event, in: transaction)
+    }
+
+    /// Whether `json` is the event's whole payload (the same buffer, usually: then no bytes are
+    /// compared). Decided by content, so a rebuild decides as the append did.
+    func isPayload(_ json: [UInt8], of event: RecordedEvent) throws -> Bool {
+        guard let ref = event.payload, ref.size == json.count, let body = try payload(of: event) else { return false }
+        return body == json
     }
 }
 
