@@ -144,6 +144,7 @@ final class BodyPrep: @unchecked Sendable {
         struct Slot {
             var body: Int32 = -1, bodyCount: Int32 = 0
             var canonical: Int32 = -1, canonicalCount: Int32 = 0
+            var stored: Int32 = -1, storedCount: Int32 = 0
         }
         let start: UInt64
         var arena: [UInt8] = []
@@ -199,6 +200,9 @@ final class BodyPrep: @unchecked Sendable {
                       let body = try? BlobCodec.decode(r.value, context: zstd) else { continue }
                 var slot = Part.Slot(body: Int32(part.arena.count), bodyCount: Int32(body.count))
                 part.arena.append(contentsOf: body)
+                slot.stored = Int32(part.arena.count)
+                slot.storedCount = Int32(r.value.count)
+                part.arena.append(contentsOf: r.value)
                 if let canonical = try? JSONValue.canonicalize(body) {
                     slot.canonical = Int32(part.arena.count)
                     slot.canonicalCount = Int32(canonical.count)
@@ -233,6 +237,26 @@ final class BodyPrep: @unchecked Sendable {
         return p.arena.withUnsafeBytes { Array(UnsafeRawBufferPointer(rebasing: $0[Int(s.body)..<Int(s.body + s.bodyCount)])) }
     }
 
+    /// The stored form (the `bodies` row) of event `seq`'s body, if the helper prepared it.
+    func stored(_ seq: UInt64) -> [UInt8]? {
+        guard let p = part(seq) else { return nil }
+        let s = p.slots[Int(seq - p.start)]
+        guard s.stored >= 0 else { return nil }
+        return p.arena.withUnsafeBytes { Array(UnsafeRawBufferPointer(rebasing: $0[Int(s.stored)..<Int(s.stored + s.storedCount)])) }
+    }
+
+    /// Whether `json` is event `seq`'s body; nil when the helper did not prepare it.
+    func matches(_ seq: UInt64, _ json: [UInt8]) -> Bool? {
+        guard let p = part(seq) else { return nil }
+        let s = p.slots[Int(seq - p.start)]
+        guard s.body >= 0 else { return nil }
+        return p.arena.withUnsafeBytes { Self.equal(json, UnsafeRawBufferPointer(rebasing: $0[Int(s.body)..<Int(s.body + s.bodyCount)])) }
+    }
+
+    private static func equal(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Bool {
+        a.count == b.count && (a.isEmpty || a.withUnsafeBytes { memcmp($0.baseAddress!, b.baseAddress!, b.count) == 0 })
+    }
+
     /// The canonical form and digest of event `seq`'s body, if the helper prepared them and `json`
     /// is that body.
     func document(_ seq: UInt64, matching json: [UInt8]) -> (canonical: [UInt8], digest: [UInt8])? {
@@ -240,7 +264,7 @@ final class BodyPrep: @unchecked Sendable {
         let s = p.slots[Int(seq - p.start)]
         guard s.body >= 0, s.canonical >= 0 else { return nil }
         return p.arena.withUnsafeBytes { a in
-            guard json.elementsEqual(UnsafeRawBufferPointer(rebasing: a[Int(s.body)..<Int(s.body + s.bodyCount)])) else { return nil }
+            guard Self.equal(json, UnsafeRawBufferPointer(rebasing: a[Int(s.body)..<Int(s.body + s.bodyCount)])) else { return nil }
             let c = Int(s.canonical), n = Int(s.canonicalCount)
             return (Array(UnsafeRawBufferPointer(rebasing: a[c..<(c + n)])), Array(UnsafeRawBufferPointer(rebasing: a[(c + n)..<(c + n + 16)])))
         }

@@ -307,8 +307,9 @@ public struct KeyedDocumentProjection: Projection {
             w.varint(0)
             w.varint(bytes.count)
         case .payload(of: let seq):
-            // Copied from the log's row as it is (compressed, sealed): no second compression.
-            inline = try [UInt8](ctx.tables.log.storedPayload(at: seq, in: ctx.transaction))
+            // Copied from the log's row as it is (compressed, sealed): no second compression. The
+            // append and the fold usually have it at hand; else it is read.
+            inline = try ctx.payloads.storedForm(of: seq) ?? [UInt8](ctx.tables.log.storedPayload(at: seq, in: ctx.transaction))
             w.varint(0)
             w.varint(inline.count)
         }

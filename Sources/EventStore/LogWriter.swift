@@ -85,7 +85,11 @@ actor LogWriter {
                     payload: ref, previousHash: head.hash, hash: [])
                 let envelope = Envelope.encode(&event)
                 try write(event, envelope: envelope, storedBlob: stored, head: &head, counters: &counters, txn: txn)
-                if let body { payloads.stage(body.staged, for: seq) }
+                if let body {
+                    var staged = body.staged
+                    staged.stored = stored
+                    payloads.stage(staged, for: seq)
+                }
                 recorded.append(event)
                 outcomes.append(AppendOutcome(seq: seq, id: e.id, appended: true))
             }

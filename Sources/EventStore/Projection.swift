@@ -113,8 +113,7 @@ public struct ProjectionContext {
     /// Whether `json` is the event's whole payload (the same buffer, usually: then no bytes are
     /// compared). Decided by content, so a rebuild decides as the append did.
     func isPayload(_ json: [UInt8], of event: RecordedEvent) throws -> Bool {
-        guard let ref = event.payload, ref.size == json.count, let body = try payload(of: event) else { return false }
-        return body == json
+        try payloads.isPayload(json, of: event, in: transaction)
     }
 }
 
@@ -131,6 +130,8 @@ struct StagedBody: Sendable {
     var body: [UInt8]
     var canonical: [UInt8]?
     var digest: [UInt8]?
+    /// The body's stored form (its row in the log, ``BlobCodec``), when it is at hand.
+    var stored: [UInt8]?
 
     init(_ body: [UInt8]) { self.body = body }
 
@@ -190,7 +191,11 @@ final class PayloadSource {
             bytes += ref.size
             if bytes > budget { break }
             if let own = try BlobCodec.stored(seq: e.seq, bodies: schema.bodies, in: txn) {
-                if let body = try? BlobCodec.decode(own, context: zstd) { bodies[e.seq] = StagedBody(body) }
+                if let body = try? BlobCodec.decode(own, context: zstd) {
+                    var staged = StagedBody(body)
+                    staged.stored = [UInt8](own)
+                    bodies[e.seq] = staged
+                }
                 continue
             }
             // The first 8 bytes order the lookups (the blob table sorts by the whole hash).
@@ -209,6 +214,21 @@ final class PayloadSource {
             previous = (w.hash, body)
         }
         return bodies
+    }
+
+    /// The stored form of event `seq`'s body, when staged or prepared with it.
+    func storedForm(of seq: UInt64) -> [UInt8]? {
+        if let staged = pending[seq] { return staged.stored }
+        return prep?.stored(seq)
+    }
+
+    /// Whether `json` is the event's whole payload: by identity or content, without copying a
+    /// prepared body out.
+    func isPayload(_ json: [UInt8], of event: RecordedEvent, in txn: Transaction) throws -> Bool {
+        guard let ref = event.payload, ref.size == json.count else { return false }
+        if let staged = pending[event.seq] { return staged.body == json }
+        if let matches = prep?.matches(event.seq, json) { return matches }
+        return try body(of: event, in: txn) == json
     }
 
     func body(of event: RecordedEvent, in txn: Transaction) throws -> [UInt8]? {
