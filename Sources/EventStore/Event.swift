@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// An event to append: a past-tense fact with a stable type tag.
 public struct NewEvent: Sendable {

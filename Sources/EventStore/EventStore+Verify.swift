@@ -1,5 +1,5 @@
 import Foundation
-public import LMDB
+import LMDB
 
 /// The result of ``EventStore/verify()``.
 public struct VerifyReport: Sendable {

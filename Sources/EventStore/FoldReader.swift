@@ -86,11 +86,23 @@ struct FoldInput: Sendable {
         return out
     }
 
-    /// The events of several readers' lists, each once (each list is in seq order).
+    /// The events of several readers' lists, each once, in seq order: a merge of the lists (each
+    /// is in seq order), with no set of seen seqs and one array of the right size.
     static func union(_ lists: [[RecordedEvent]]) -> [RecordedEvent] {
         guard lists.count > 1 else { return lists.first ?? [] }
-        var seen = Set<UInt64>()
-        return lists.joined().filter { seen.insert($0.seq).inserted }
+        var out: [RecordedEvent] = []
+        out.reserveCapacity(lists.map(\.count).max() ?? 0)
+        var next = [Int](repeating: 0, count: lists.count)
+        while true {
+            var lowest: UInt64 = .max
+            for k in lists.indices where next[k] < lists[k].count { lowest = min(lowest, lists[k][next[k]].seq) }
+            guard lowest != .max else { return out }
+            var taken = false
+            for k in lists.indices where next[k] < lists[k].count && lists[k][next[k]].seq == lowest {
+                if !taken { out.append(lists[k][next[k]]); taken = true }
+                next[k] += 1
+            }
+        }
     }
 }
 

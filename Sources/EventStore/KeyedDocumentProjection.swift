@@ -1,4 +1,4 @@
-public import LMDB
+import LMDB
 
 /// What an event says about keyed documents.
 public enum DocumentOperation: Sendable, Hashable {

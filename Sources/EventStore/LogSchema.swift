@@ -1,4 +1,4 @@
-public import LMDB
+import LMDB
 
 /// The LMDB databases of a store and their key layouts (see docs/architecture.md).
 ///

@@ -164,9 +164,9 @@ actor LogWriter {
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
         try withUnsafeBytes(of: event.seq.bigEndian) { seqKey in
             _ = try envelope.withUnsafeBytes { try txn.put(schema.events, key: seqKey, value: $0, flags: .append) }
-            try LogSchema.withIndexKey(event.stream, event.seq) { try txn.put(schema.byStream, key: $0, value: none) }
-            try LogSchema.withIndexKey(event.type, event.seq) { try txn.put(schema.byType, key: $0, value: none) }
-            try LogSchema.withTimeKey(effective, event.seq) { try txn.put(schema.byTime, key: $0, value: none, flags: .append) }
+            _ = try LogSchema.withIndexKey(event.stream, event.seq) { try txn.put(schema.byStream, key: $0, value: none) }
+            _ = try LogSchema.withIndexKey(event.type, event.seq) { try txn.put(schema.byType, key: $0, value: none) }
+            _ = try LogSchema.withTimeKey(effective, event.seq) { try txn.put(schema.byTime, key: $0, value: none, flags: .append) }
             guard let ref = event.payload else { return }
             counters.payloadBytes += UInt64(ref.size)
             counters.payloadCount += 1

@@ -45,7 +45,7 @@ struct EventTypeFilter {
     }
 
     func accepts(_ type: String) -> Bool {
-        guard let types else { return true }
+        guard types != nil else { return true }
         var t = type
         return t.withUTF8 { accepts(UnsafeRawBufferPointer($0)) }
     }

@@ -1,4 +1,4 @@
-public import CLMDB
+import CLMDB
 import Glibc
 
 /// The one error the storage layer throws. Raw LMDB return codes never leave this module:

@@ -1,4 +1,4 @@
-public import CLMDB
+import CLMDB
 
 /// An LMDB transaction. Not `Sendable`: use it inside the closure that created it.
 ///

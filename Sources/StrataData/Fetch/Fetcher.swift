@@ -1,5 +1,5 @@
 public import EventStore
-public import Foundation
+import Foundation
 public import Logging
 
 /// Waits between retries; injected so tests control time.

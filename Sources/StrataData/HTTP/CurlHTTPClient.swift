@@ -1,5 +1,5 @@
 import CCurl
-public import Foundation
+import Foundation
 
 /// An ``HTTPClient`` on libcurl's multi interface, driven by one dedicated thread.
 ///

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// An HTTP GET to perform.
 public struct HTTPRequest: Sendable, Hashable {

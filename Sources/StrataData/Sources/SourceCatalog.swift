@@ -1,5 +1,5 @@
 public import EventStore
-public import Foundation
+import Foundation
 
 /// Source definitions as events (`SourceDefined`, `SourceChanged`, `SourceRemoved`) and their
 /// current state from the `sources` projection.

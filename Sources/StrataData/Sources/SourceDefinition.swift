@@ -1,5 +1,5 @@
 public import EventStore
-public import Foundation
+import Foundation
 
 /// How to mirror one JSON collection API: where the list is, how to find the items and their ids
 /// in it, how to page, and where each item's detail and image are. Stored as the payload of

@@ -1,4 +1,4 @@
-public import EventStore
+import EventStore
 public import StrataData
 
 extension Item {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import StrataJSON
 
 /// One object of a mirrored collection as the app sees it: its list entry, the fields its
