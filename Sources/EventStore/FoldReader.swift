@@ -243,43 +243,42 @@ final class BodyPrep: @unchecked Sendable {
 
     /// The body of event `seq`, if the helper prepared it.
     func body(_ seq: UInt64) -> [UInt8]? {
-        guard let p = part(seq) else { return nil }
-        let s = p.slots[Int(seq - p.start)]
-        guard s.body >= 0 else { return nil }
-        return p.arena.withUnsafeBytes { Array(UnsafeRawBufferPointer(rebasing: $0[Int(s.body)..<Int(s.body + s.bodyCount)])) }
+        withPrepared(seq) { s, a in Array(Self.bytes(a, s.body, s.bodyCount)) }
     }
 
     /// The stored form (the `bodies` row) of event `seq`'s body, if the helper prepared it.
     func stored(_ seq: UInt64) -> [UInt8]? {
-        guard let p = part(seq) else { return nil }
-        let s = p.slots[Int(seq - p.start)]
-        guard s.stored >= 0 else { return nil }
-        return p.arena.withUnsafeBytes { Array(UnsafeRawBufferPointer(rebasing: $0[Int(s.stored)..<Int(s.stored + s.storedCount)])) }
+        withPrepared(seq) { s, a in s.stored >= 0 ? Array(Self.bytes(a, s.stored, s.storedCount)) : nil }
     }
 
     /// Whether `json` is event `seq`'s body; nil when the helper did not prepare it.
     func matches(_ seq: UInt64, _ json: [UInt8]) -> Bool? {
-        guard let p = part(seq) else { return nil }
-        let s = p.slots[Int(seq - p.start)]
-        guard s.body >= 0 else { return nil }
-        return p.arena.withUnsafeBytes { Self.equal(json, UnsafeRawBufferPointer(rebasing: $0[Int(s.body)..<Int(s.body + s.bodyCount)])) }
-    }
-
-    private static func equal(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Bool {
-        a.count == b.count && (a.isEmpty || a.withUnsafeBytes { memcmp($0.baseAddress!, b.baseAddress!, b.count) == 0 })
+        withPrepared(seq) { s, a in Self.equal(json, Self.bytes(a, s.body, s.bodyCount)) }
     }
 
     /// The canonical form and digest of event `seq`'s body, if the helper prepared them and `json`
     /// is that body.
     func document(_ seq: UInt64, matching json: [UInt8]) -> (canonical: [UInt8], digest: [UInt8])? {
+        withPrepared(seq) { s, a in
+            guard s.canonical >= 0, Self.equal(json, Self.bytes(a, s.body, s.bodyCount)) else { return nil }
+            return (Array(Self.bytes(a, s.canonical, s.canonicalCount)), Array(Self.bytes(a, s.canonical + s.canonicalCount, 16)))
+        }
+    }
+
+    /// Runs `body` with event `seq`'s slot and its part's arena, if the helper prepared the event.
+    private func withPrepared<T>(_ seq: UInt64, _ body: (Part.Slot, UnsafeRawBufferPointer) -> T?) -> T? {
         guard let p = part(seq) else { return nil }
         let s = p.slots[Int(seq - p.start)]
-        guard s.body >= 0, s.canonical >= 0 else { return nil }
-        return p.arena.withUnsafeBytes { a in
-            guard Self.equal(json, UnsafeRawBufferPointer(rebasing: a[Int(s.body)..<Int(s.body + s.bodyCount)])) else { return nil }
-            let c = Int(s.canonical), n = Int(s.canonicalCount)
-            return (Array(UnsafeRawBufferPointer(rebasing: a[c..<(c + n)])), Array(UnsafeRawBufferPointer(rebasing: a[(c + n)..<(c + n + 16)])))
-        }
+        guard s.body >= 0 else { return nil }
+        return p.arena.withUnsafeBytes { body(s, $0) }
+    }
+
+    private static func bytes(_ arena: UnsafeRawBufferPointer, _ at: Int32, _ count: Int32) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: arena[Int(at)..<Int(at + count)])
+    }
+
+    private static func equal(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Bool {
+        a.count == b.count && (a.isEmpty || a.withUnsafeBytes { memcmp($0.baseAddress!, b.baseAddress!, b.count) == 0 })
     }
 
     /// Stops the helper at its next part (the writer no longer needs it) and waits for it.

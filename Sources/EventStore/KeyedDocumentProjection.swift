@@ -178,7 +178,7 @@ public struct KeyedDocumentProjection: Projection {
                 try put(collection, key, canonical: document.canonicalBytes, document, event, context)
             case let .putJSON(collection, key, json):
                 try Self.validate(collection, key)
-                // The event's whole payload is not copied into history: the version points to it.
+                // A version of the event's whole payload keeps the payload's stored form.
                 let whole = try context.isPayload(json, of: event)
                 if let prepared = context.payloads.preparedDocument(of: event, json: json) {
                     try put(collection, key, canonical: prepared.canonical, digest: prepared.digest, nil, event, context, whole: whole)
@@ -232,7 +232,8 @@ public struct KeyedDocumentProjection: Projection {
     }
 
     /// Puts a document given by its canonical bytes (and its tree when the caller has it).
-    /// `whole`: the document is the event's payload, so its version points there.
+    /// `whole`: the document is the event's whole payload, so its version keeps the payload's
+    /// stored form from the log instead of the canonical bytes.
     private func put(_ collection: String, _ key: String, canonical: [UInt8], digest: [UInt8]? = nil, _ doc: JSONValue?,
                      _ event: RecordedEvent, _ ctx: ProjectionContext, whole: Bool = false) throws {
         let txn = ctx.transaction
@@ -263,7 +264,11 @@ public struct KeyedDocumentProjection: Projection {
             record.changedSeq = event.seq
             record.removed = false
             record.digest = digest
-            try writeHistory(collection, key, kind: kind, document: whole ? .payload(of: event.seq) : .inline(canonical), record: record, event: event, ctx: ctx)
+            // The stored form is copied as the log holds it (compressed, sealed): no second
+            // compression. The append and the fold usually have it at hand; else it is read.
+            var document = DocumentSource.inline(canonical)
+            if whole, let stored = try ctx.payloads.storedForm(of: event, in: txn) { document = .encoded(stored) }
+            try writeHistory(collection, key, kind: kind, document: document, record: record, event: event, ctx: ctx)
         }
         _ = try ck.withUnsafeBytes { k in try record.withEncoded { try txn.put(current, key: k, value: $0) } }
     }
@@ -306,12 +311,6 @@ public struct KeyedDocumentProjection: Projection {
             inline = bytes
             w.varint(0)
             w.varint(bytes.count)
-        case .payload(of: let seq):
-            // Copied from the log's row as it is (compressed, sealed): no second compression. The
-            // append and the fold usually have it at hand; else it is read.
-            inline = try ctx.payloads.storedForm(of: seq) ?? [UInt8](ctx.tables.log.storedPayload(at: seq, in: ctx.transaction))
-            w.varint(0)
-            w.varint(inline.count)
         }
         let header = w.bytes
         // After the document: the changes, computed on read (stores written before kept them
@@ -453,8 +452,6 @@ public struct KeyedDocumentProjection: Projection {
     enum DocumentSource {
         case inline([UInt8])
         case encoded([UInt8])
-        /// To write: the stored payload of the event at this seq.
-        case payload(of: UInt64)
 
         init(reading r: inout ByteReader) throws {
             let n = Int(try r.varint())
@@ -466,13 +463,8 @@ public struct KeyedDocumentProjection: Projection {
         func text() throws -> [UInt8] {
             switch self {
             case .inline(let bytes): bytes
-            case .encoded(let bytes): try bytes.withUnsafeBytes { try Self.decode($0) }
-            case .payload(of: _): preconditionFailure("a payload to store is not read back")
+            case .encoded(let bytes): try bytes.withUnsafeBytes { raw in try ZstdContext.pooled { try BlobCodec.decode(raw, context: $0) } }
             }
-        }
-
-        static func decode(_ stored: UnsafeRawBufferPointer) throws -> [UInt8] {
-            try ZstdContext.pooled { try BlobCodec.decode(stored, context: $0) }
         }
     }
 
@@ -541,8 +533,7 @@ public struct KeyedDocumentProjection: Projection {
     static func decodeVersion(collection: String, key: String, seq: UInt64, _ raw: UnsafeRawBufferPointer) throws -> DocumentVersion {
         var r = ByteReader(raw)
         let header = try VersionHeader(reading: &r)
-        let n = Int(try r.varint())
-        let doc = n > 0 ? try JSONValue(parsing: try r.slice(n)) : try JSONValue(parsing: DocumentSource.decode(try r.slice(Int(try r.varint()))))
+        let doc = try JSONValue(parsing: DocumentSource(reading: &r).text())
         let changesBytes = try r.blob()
         var changes: [PatchOperation] = []
         if !changesBytes.isEmpty, case .array(let ops) = try JSONValue(parsing: changesBytes) {

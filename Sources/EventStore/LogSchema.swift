@@ -42,13 +42,12 @@ struct LogSchema: Sendable {
             for name in ["events", "ids", "by-stream", "by-type", "by-time", "blobs", "bodies", "meta", "checkpoints", "quarantine"] {
                 dbs[name] = try env.openDatabase(name, in: txn)
             }
-            let log = LogDatabases(events: dbs["events"]!, blobs: dbs["blobs"]!, bodies: dbs["bodies"]!)
             for p in projections {
                 var set: [String: Database] = [:]
                 for t in p.tables {
                     set[t] = try env.openDatabase(TableSet.databaseName(projection: p.name, table: t), in: txn)
                 }
-                tables[p.name] = TableSet(databases: set, log: log)
+                tables[p.name] = TableSet(databases: set)
             }
             let formatKey = Array("format".utf8)
             if let f = try txn.get(dbs["meta"]!, key: formatKey) {

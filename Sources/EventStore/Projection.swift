@@ -57,13 +57,9 @@ public struct TableSet: Sendable {
     /// The same, for the lookup on every put: a projection has a handful of tables, and comparing
     /// a few short names beats hashing one.
     private let list: [(name: String, database: Database)]
-    /// The log's databases a projection's rows may point into (a history version whose document
-    /// is an event's payload).
-    let log: LogDatabases
 
-    init(databases: [String: Database], log: LogDatabases) {
+    init(databases: [String: Database]) {
         self.databases = databases
-        self.log = log
         list = databases.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
@@ -74,26 +70,6 @@ public struct TableSet: Sendable {
     }
 
     static func databaseName(projection: String, table: String) -> String { "p/\(projection)/\(table)" }
-}
-
-/// The log's databases that hold events and their bodies.
-struct LogDatabases: Sendable {
-    let events: Database
-    let blobs: Database
-    let bodies: Database
-
-    /// The stored form (``BlobCodec``: codec, size, bytes) of the payload of the event at `seq`:
-    /// its own `bodies` row when it stored the body (one lookup), else the row its hash names.
-    /// Valid until the transaction writes again.
-    func storedPayload(at seq: UInt64, in txn: Transaction) throws -> UnsafeRawBufferPointer {
-        if let own = try BlobCodec.stored(seq: seq, bodies: bodies, in: txn) { return own }
-        guard let envelope = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(events, key: $0) }),
-              let ref = try? Envelope.decode(envelope).payload,
-              let stored = try ref.hash.withUnsafeBytes({ try BlobCodec.stored(hash: $0, blobs: blobs, bodies: bodies, in: txn) }) else {
-            throw EventStoreError.corrupted("the stored payload of event \(seq) is missing; run `strata verify`")
-        }
-        return stored
-    }
 }
 
 /// What a projection may touch while applying an event: its tables, inside the batch's write
@@ -216,10 +192,11 @@ final class PayloadSource {
         return bodies
     }
 
-    /// The stored form of event `seq`'s body, when staged or prepared with it.
-    func storedForm(of seq: UInt64) -> [UInt8]? {
-        if let staged = pending[seq] { return staged.stored }
-        return prep?.stored(seq)
+    /// The stored form (``BlobCodec``) of the event's body: staged or prepared with it, else
+    /// read from the log; nil when the event has none.
+    func storedForm(of event: RecordedEvent, in txn: Transaction) throws -> [UInt8]? {
+        if let stored = pending[event.seq]?.stored ?? prep?.stored(event.seq) { return stored }
+        return try storedRow(of: event, in: txn).map { [UInt8]($0) }
     }
 
     /// Whether `json` is the event's whole payload: by identity or content, without copying a
@@ -232,15 +209,20 @@ final class PayloadSource {
     }
 
     func body(of event: RecordedEvent, in txn: Transaction) throws -> [UInt8]? {
-        guard let ref = event.payload else { return nil }
+        guard event.payload != nil else { return nil }
         if let b = pending[event.seq] { return b.body }
         if let b = prep?.body(event.seq) { return b }
-        // The event's own row when it stored the body; else the row of the event that did.
+        return try storedRow(of: event, in: txn).map { try BlobCodec.decode($0, context: zstd) }
+    }
+
+    /// The log's row holding the event's body: its own row when it stored the body; else the row
+    /// of the event that did. Valid until the transaction writes again.
+    private func storedRow(of event: RecordedEvent, in txn: Transaction) throws -> UnsafeRawBufferPointer? {
+        guard let ref = event.payload else { return nil }
         let own = try BlobCodec.stored(seq: event.seq, bodies: bodies, in: txn)
-        let stored = try own ?? ref.hash.withUnsafeBytes { try BlobCodec.stored(hash: $0, blobs: blobs, bodies: bodies, in: txn) }
-        guard let stored else {
+        guard let stored = try own ?? ref.hash.withUnsafeBytes({ try BlobCodec.stored(hash: $0, blobs: blobs, bodies: bodies, in: txn) }) else {
             throw EventStoreError.corrupted("the body \(ref.hashHex.prefix(16)) of event \(event.seq) is missing from the blob store; run `strata verify`")
         }
-        return try BlobCodec.decode(stored, context: zstd)
+        return stored
     }
 }
