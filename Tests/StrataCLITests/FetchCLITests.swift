@@ -148,7 +148,8 @@ import Testing
         let keys = (try jsonObject(listed.stdout) as? [[String: Any]])?.compactMap { $0["key"] as? String } ?? []
         let v3 = try jsonObject(String(decoding: try Data(contentsOf: URL(fileURLWithPath: snapshots[2])), as: UTF8.self)) as? [String: Any]
         let expected = (v3?["results"] as? [[String: Any]])?.compactMap { ($0["id"] as? Int).map(String.init) } ?? []
-        #expect(Set(keys) == Set(expected) && !keys.isEmpty)
+        #expect(Set(keys) == Set(expected) && !keys.isEmpty,
+                "items \(keys.sorted()) against v3's \(expected.sorted()); final fetch: \(final.stdout) \(final.stderr); list: \(listed.stderr)")
         #expect(try await strata(["verify"], store: store).status == 0)
     }
 }
