@@ -244,6 +244,45 @@ import Testing
         #expect(try await itemKeys(store, "cars").count == 25)
     }
 
+    /// An import (or a source change) between two fetches of an unchanged API: every page answers
+    /// 304, but the items are no longer what those pages say, so the pass is written out in full
+    /// and the items come back to the API's. Only a pass that follows a complete fetch of the same
+    /// pages is compacted into one ListNotModified.
+    @Test func anUnchangedAPIAfterAnImportStillRestoresTheItems() async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            _ = try await fetcher.fetch(server.cars, options: fetchOptions())
+            let fetched = try await itemKeys(store, "cars")
+            let path = fixturesRoot + "/cars/v2/offers.json"
+            _ = try await fetcher.importSnapshots(server.cars, files: [(path, [UInt8](FileManager.default.contents(atPath: path)!))], recordedAt: nil)
+            let imported = try await itemKeys(store, "cars")
+            #expect(Set(imported) != Set(fetched))
+
+            let before = try await store.head().seq
+            let again = try await fetcher.fetch(server.cars, options: fetchOptions())
+            #expect(again.pagesNotModified == again.pages && again.pages == 3, "\(again)")
+            #expect(Set(try await itemKeys(store, "cars")) == Set(fetched))
+            #expect(again.reappeared == 2 && again.removed == 3, "\(again)")
+            let written = try await store.events(EventQuery(fromSeq: before + 1)).map(\.type)
+            #expect(written == Array(repeating: DataEvents.pageNotModified, count: 3) + [DataEvents.fetchCompleted])
+
+            // Now the items follow that pass: the next unchanged pass is compact again.
+            let head = try await store.head().seq
+            _ = try await fetcher.fetch(server.cars, options: fetchOptions())
+            #expect(try await store.events(EventQuery(fromSeq: head + 1)).map(\.type) == [DataEvents.listNotModified])
+
+            // A changed definition (a composite id) re-extracts the items from the same pages.
+            var composite = server.cars
+            composite.id = ["make", "id"]
+            _ = try await SourceCatalog(store: store).define(composite, replace: true)
+            _ = try await fetcher.fetch(composite, options: fetchOptions())
+            let keys = try await itemKeys(store, "cars")
+            #expect(keys.count == fetched.count && keys.allSatisfy { $0.contains(":") }, "\(keys)")
+            #expect(try await store.verify().ok)
+        }
+    }
+
     @Test func secretsNeverReachTheStore() async throws {
         try await withFixtureServer { server in
             let store = try await makeStore()

@@ -7,7 +7,7 @@
 /// | `CollectionPageFetched` | source | `source`, `run`, `page`, `url`, `status`, `etag`?, `lastModified`?, `items`?, `id`, `durationMs`, `import`? | the body |
 /// | `PageNotModified` | source | as above, status 304 | a reference to the unchanged body |
 /// | `FetchCompleted` | source | `source`, `run`, `pages`, `complete` (appended in one batch right after its `pages` page events) | none |
-/// | `ListNotModified` | source | `source`, `run`, `pages`: a complete pass whose every page answered 304 (instead of its page events and `FetchCompleted`) | none |
+/// | `ListNotModified` | source | `source`, `run`, `pages`: a complete pass whose every page answered 304 (instead of its page events and `FetchCompleted`), when the items still follow a complete fetch of the same pages | none |
 /// | `DetailFetched` | source | `source`, `run`, `key`, `url`, `status`, `etag`?, `durationMs` | the body |
 /// | `DetailNotModified` | source | as above, status 304 | a reference to the unchanged body |
 /// | `ImageFetched` | source | `source`, `run`, `key`, `url`, `contentType`?, `etag`? | the image bytes |

@@ -100,6 +100,7 @@ public final class Fetcher: Sendable {
         var events: [NewEvent] = []
         var url = firstPageURL(source)
         var visited = Set<String>()
+        var passURLs: [String] = []
         var page = 1
         var complete = false
         while true {
@@ -108,6 +109,7 @@ public final class Fetcher: Sendable {
                 try await recordFailure(context, url: url, stage: "list", error: e, attempt: 1, willRetry: false)
                 throw e
             }
+            passURLs.append(url)
             let cached = try await validators(for: url)
             let response = try await get(url, headers: headers + conditionalHeaders(cached), stage: "list", context: context)
             var meta = common(context) + [("page", String(page)), ("url", url), ("status", String(response.status)),
@@ -149,9 +151,9 @@ public final class Fetcher: Sendable {
             url = next
             page += 1
         }
-        if complete && summary.pagesNotModified == summary.pages {
-            // Every page answered 304: one compact fact for the pass instead of a page event per
-            // page. Nothing changed, so there is nothing to mark seen or sweep.
+        if complete && summary.pagesNotModified == summary.pages, try await itemsFollowPass(of: source.name, urls: passURLs) {
+            // Every page answered 304 and the items are still what these pages made them: one
+            // compact fact for the pass instead of a page event per page; nothing to mark or sweep.
             events = [NewEvent(type: DataEvents.listNotModified, stream: source.name,
                                metadata: common(context) + [("pages", String(summary.pages))])]
         } else {
@@ -171,6 +173,33 @@ public final class Fetcher: Sendable {
         summary.seconds = seconds(clock.now - started)
         logger.debug("fetched", metadata: ["source": "\(source.name)", "run": "\(run)", "pages": "\(summary.pages)"])
         return summary
+    }
+
+    /// Whether the items of `source` are still what a complete pass over `urls` (in this order)
+    /// made them: the newest event that changes them is that pass's `FetchCompleted`. A
+    /// `ListNotModified` changes nothing, so the walk looks past it. An import, a partial pass, a
+    /// source definition or change since then (or no pass at all) means they are not, and an
+    /// unchanged pass must then be written out in full to put its items back.
+    func itemsFollowPass(of source: String, urls: [String]) async throws -> Bool {
+        let changing: Set<String> = [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved,
+                                     DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted]
+        var upper = UInt64.max
+        while true {
+            // Newest first, a page at a time: details, images and failures after the pass are skipped.
+            let page = try await store.events(EventQuery(stream: source, toSeq: upper, limit: 256, descending: true))
+            guard let last = page.last else { return false }
+            if let newest = page.first(where: { changing.contains($0.type) }) {
+                guard newest.type == DataEvents.fetchCompleted, newest[metadata: "complete"] == "true",
+                      newest[metadata: "pages"] == String(urls.count), UInt64(urls.count) < newest.seq else { return false }
+                let pages = try await store.events(EventQuery(fromSeq: newest.seq - UInt64(urls.count), toSeq: newest.seq - 1))
+                return pages.count == urls.count && zip(pages, urls).allSatisfy { page, url in
+                    page.stream == source && page[metadata: "run"] == newest[metadata: "run"] && page[metadata: "import"] == nil
+                        && (page.type == DataEvents.pageFetched || page.type == DataEvents.pageNotModified) && page[metadata: "url"] == url
+                }
+            }
+            guard last.seq > 1 else { return false }
+            upper = last.seq - 1
+        }
     }
 
     /// Records local JSON files as complete snapshots of the source's list, exactly as if fetched.
