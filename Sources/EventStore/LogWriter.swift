@@ -18,9 +18,11 @@ actor LogWriter {
     let clock: any EventClock
     let logger: Logger
     private let zstd = ZstdContext()
-    /// The helper thread's own contexts: for the read-ahead of a fold, or the second half of a
-    /// batch's preparation (never both at once: both run inside calls to this actor).
+    /// The helper threads' own contexts: for the read-ahead of a fold, or the bodies an append's
+    /// helper prepares (never both at once: both run inside calls to this actor).
     private let helperZstd = ZstdContext()
+    /// The thread that prepares an append's bodies ahead of its transaction (``AppendPrep``).
+    private let prepThread = DedicatedThreadExecutor(name: "strata.append-prep")
     /// Every projection's `documentTypes`.
     private let documentTypes: Set<String>
 
@@ -35,7 +37,10 @@ actor LogWriter {
         self.logger = logger
     }
 
-    deinit { executor.shutdown() }
+    deinit {
+        executor.shutdown()
+        prepThread.shutdown()
+    }
 
     // MARK: Append
 
@@ -43,10 +48,10 @@ actor LogWriter {
     func append(_ batch: [NewEvent]) throws -> [AppendOutcome] {
         for e in batch { try Self.validate(e) }
         let started = ContinuousClock.now
-        let prepared = prepare(batch)
+        let prep = AppendPrep(batch, documentTypes: documentTypes)
+        prep.startHelper(on: prepThread, environment: environment, schema: schema, zstd: helperZstd)
+        defer { prep.finish() }
         let outcomes = try environment.write { txn -> [AppendOutcome] in
-            // Moved out one by one below; a rerun of this body (after the map grew) starts over.
-            var prepared = prepared
             let payloads = PayloadSource(schema: schema, zstd: zstd)
             var head = try LogHead.read(txn, schema)
             var counters = try Counters.read(txn, schema)
@@ -66,7 +71,10 @@ actor LogWriter {
                 }
                 var ref: PayloadReference?
                 var stored: [UInt8]?
-                let body = e.payload.map { prepared[i].take() ?? PreparedBody($0, canonical: e.canonicalPayload, type: e.type, documentTypes: documentTypes, zstd: zstd) }
+                // Prepared by the helper, or here (in this transaction's view of `blobs`).
+                let body = e.payload == nil ? nil : prep.body(i, zstd: zstd) { hash in
+                    (try? hash.withUnsafeBytes { try txn.get(schema.blobs, key: $0) }) != nil
+                }
                 if let body {
                     ref = PayloadReference(hash: body.hash, size: body.staged.body.count)
                     if try Self.claimBody(body.hash, seq: seq, schema, txn) {
@@ -105,37 +113,6 @@ actor LogWriter {
             "batch.duration": "\(ContinuousClock.now - started)",
         ])
         return outcomes
-    }
-
-    /// Works out what a batch's bodies need before the write transaction: hashes, stored forms
-    /// and, for document types, canonical forms. A large batch is split over two threads (this
-    /// one and a helper), so the transaction's serial part is left with the store's own work.
-    /// Bodies a read snapshot already holds are not compressed (the transaction checks again).
-    private func prepare(_ batch: [NewEvent]) -> [PreparedBody?] {
-        var out = [PreparedBody?](repeating: nil, count: batch.count)
-        let bytes = batch.reduce(0) { $0 + ($1.payload?.count ?? 0) }
-        guard bytes > 0 else { return out }
-        let parts = bytes >= 64 << 10 && batch.count > 1 ? 2 : 1
-        let contexts = [zstd, helperZstd]
-        let (environment, blobs, ids, documentTypes) = (environment, schema.blobs, schema.ids, documentTypes)
-        out.withUnsafeMutableBufferPointer { buffer in
-            nonisolated(unsafe) let results = buffer
-            DispatchQueue.concurrentPerform(iterations: parts) { part in
-                // Without a snapshot every body is prepared in full.
-                let snapshot = try? environment.begin(readOnly: true)
-                defer { snapshot?.abort() }
-                for i in stride(from: part, to: batch.count, by: parts) {
-                    guard let body = batch[i].payload else { continue }
-                    // An event already in the log is not appended again: nothing to prepare.
-                    var id = batch[i].id
-                    if let snapshot, (try? id.withUTF8 { try snapshot.get(ids, key: UnsafeRawBufferPointer($0)) }) != nil { continue }
-                    results[i] = PreparedBody(body, canonical: batch[i].canonicalPayload, type: batch[i].type, documentTypes: documentTypes, zstd: contexts[part]) { hash in
-                        (try? hash.withUnsafeBytes { try snapshot?.get(blobs, key: $0) }) != nil
-                    }
-                }
-            }
-        }
-        return out
     }
 
     /// Inserts `key` → `seq` into `db` unless `key` is there; returns the row found then.

@@ -1,14 +1,21 @@
 import Foundation
 
-/// A serial executor that runs its jobs on one dedicated OS thread.
+/// A serial executor that runs its jobs (and plain closures, see ``run(_:)``) on one dedicated OS
+/// thread.
 ///
 /// Blocking LMDB work — the cross-process write lock, `fsync` on commit — runs here. It must not
 /// run on libdispatch's pool: on Linux Swift's cooperative executor is built on that pool, so a
 /// writer blocked there (waiting for another process's write lock, say) would starve every task.
 /// A write transaction also begins and ends on this one thread without suspending.
 final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
+    /// A job of an actor on this executor, or plain work handed to the thread with ``run(_:)``.
+    private enum Work {
+        case job(UnownedJob)
+        case closure(@Sendable () -> Void)
+    }
+
     private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
+    private var jobs: [Work] = []
     private var stopped = false
 
     init(name: String) {
@@ -18,9 +25,17 @@ final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
+        submit(.job(UnownedJob(job)))
+    }
+
+    /// Runs `work` on this thread after the work queued before it.
+    func run(_ work: @escaping @Sendable () -> Void) {
+        submit(.closure(work))
+    }
+
+    private func submit(_ work: Work) {
         condition.lock()
-        jobs.append(job)
+        jobs.append(work)
         condition.signal()
         condition.unlock()
     }
@@ -45,7 +60,12 @@ final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
             let batch = jobs
             jobs.removeAll(keepingCapacity: true)
             condition.unlock()
-            for job in batch { job.runSynchronously(on: asUnownedSerialExecutor()) }
+            for work in batch {
+                switch work {
+                case .job(let job): job.runSynchronously(on: asUnownedSerialExecutor())
+                case .closure(let closure): closure()
+                }
+            }
         }
     }
 }

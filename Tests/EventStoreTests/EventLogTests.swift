@@ -51,6 +51,48 @@ import Testing
         #expect(try await store.stats().blobs == 1)
     }
 
+    /// A batch large enough for the helper thread to prepare bodies while the transaction runs,
+    /// mixing ids already in the log, ids repeated in the batch, repeated and already-stored
+    /// bodies and events without one, ends exactly as the same events appended one at a time
+    /// (no helper): the same outcomes, log, bodies and documents.
+    @Test func aLargeBatchPreparedOnTwoThreadsEndsAsOneEventAtATime() async throws {
+        let early = (0..<20).map { i in
+            NewEvent(id: "d\(i)", type: DocumentEvents.recorded, stream: "s", metadata: [("collection", "c"), ("key", "k\(i % 7)")],
+                     payload: bytes("{\"i\":\(i),\"f\":\"\(String(repeating: "q", count: 900))\"}"))
+        }
+        let batch: [NewEvent] = (0..<400).map { i in
+            switch i % 10 {
+            case 0: return early[i / 10 % early.count]  // already in the log
+            case 1: return NewEvent(id: "n\(i - 1)", type: "Noted", stream: "t")  // repeats the id before it
+            case 2: return NewEvent(id: "bare\(i)", type: "Noted", stream: "t")  // no body
+            case 3: return NewEvent(id: "same\(i)", type: DocumentEvents.recorded, stream: "s",  // a body stored already
+                                    metadata: [("collection", "c"), ("key", "k\(i % 13)")], payload: early[3].payload)
+            default:
+                let key = "k\(i % 13)"
+                return NewEvent(id: i % 10 == 9 ? "n\(i - 1)" : "n\(i)", type: DocumentEvents.recorded, stream: "s",
+                                metadata: [("collection", "c"), ("key", key)],
+                                payload: bytes("{\"i\":\(i / 2),\"f\":\"\(String(repeating: "z", count: 700 + i % 5))\"}"))
+            }
+        }
+        #expect(batch.reduce(0) { $0 + ($1.payload?.count ?? 0) } >= 64 << 10)
+        let together = try await openStore(mapSize: 1 << 20)
+        let single = try await openStore()
+        _ = try await together.append(early)
+        _ = try await single.append(early)
+        let outcomes = try await together.append(batch)
+        var expected: [AppendOutcome] = []
+        for e in batch { expected.append(try await single.append(e)) }
+        #expect(outcomes.map(\.seq) == expected.map(\.seq) && outcomes.map(\.appended) == expected.map(\.appended))
+        let (a, b) = (try await together.stats(), try await single.stats())
+        #expect(a.events == b.events && a.blobs == b.blobs && a.blobRawBytes == b.blobRawBytes && a.payloadCount == b.payloadCount)
+        #expect(try await allStates(together).map(\.comparable) == allStates(single).map(\.comparable))
+        for e in try await together.events(EventQuery()) {
+            guard let ref = e.payload else { continue }
+            #expect(try await together.body(sha256: ref.hashHex) == single.body(sha256: ref.hashHex))
+        }
+        #expect(try await together.verify().ok)
+    }
+
     @Test func queriesByStreamTypeRangeOrderAndLimit() async throws {
         let store = try await openStore()
         for i in 1...30 {

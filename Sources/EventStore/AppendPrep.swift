@@ -1,0 +1,125 @@
+import Foundation
+import LMDB
+
+/// The bodies of one append — hash, stored form and, for document types, canonical form —
+/// prepared while its write transaction runs, not before it.
+///
+/// For a batch of at least 64 KiB of bodies, a helper thread claims events in order and prepares
+/// them ahead of the writer. The writer, reaching an event nobody has claimed yet, claims and
+/// prepares it itself; it waits only for an event the helper is preparing right then. So on two
+/// cores the preparation overlaps the log writes and projections instead of preceding them, and
+/// neither thread idles while the other has work. A smaller batch is prepared by the writer alone,
+/// as it reaches each event.
+///
+/// The helper skips events whose id its read snapshot already holds, and does not compress a body
+/// the snapshot already stores; the writer's transaction checks both again.
+final class AppendPrep: @unchecked Sendable {
+    private let batch: [NewEvent]
+    private let documentTypes: Set<String>
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var results: [PreparedBody?]
+    private var done: [Bool]
+    private var next = 0
+    private var helperRunning = false
+
+    init(_ batch: [NewEvent], documentTypes: Set<String>) {
+        self.batch = batch
+        self.documentTypes = documentTypes
+        results = Array(repeating: nil, count: batch.count)
+        done = Array(repeating: false, count: batch.count)
+    }
+
+    /// Starts the helper on `thread` when the batch is worth a second core.
+    func startHelper(on thread: DedicatedThreadExecutor, environment: Environment, schema: LogSchema, zstd: ZstdContext) {
+        let bytes = batch.reduce(0) { $0 + ($1.payload?.count ?? 0) }
+        guard bytes >= 64 << 10, batch.count > 1 else { return }
+        helperRunning = true
+        let (ids, blobs) = (schema.ids, schema.blobs)
+        thread.run { [self] in
+            // Without a snapshot every claimed body is prepared in full.
+            let snapshot = try? environment.begin(readOnly: true)
+            defer {
+                snapshot?.abort()
+                condition.lock(); helperRunning = false; condition.broadcast(); condition.unlock()
+            }
+            while let i = claim() {
+                var id = batch[i].id
+                // An event already in the log is not appended again: nothing to prepare.
+                if let snapshot, (try? id.withUTF8 { try snapshot.get(ids, key: UnsafeRawBufferPointer($0)) }) != nil {
+                    publish(i, nil)
+                    continue
+                }
+                publish(i, prepare(i, zstd: zstd) { hash in (try? hash.withUnsafeBytes { try snapshot?.get(blobs, key: $0) }) != nil })
+            }
+        }
+    }
+
+    /// Event `i`'s prepared body: the helper's, or prepared here with `zstd` and `isStored` when
+    /// nobody has claimed it yet. Nil for an event without a body (or one the helper skipped: the
+    /// caller then prepares it).
+    func body(_ i: Int, zstd: ZstdContext, isStored: ([UInt8]) -> Bool) -> PreparedBody? {
+        condition.lock()
+        while !done[i] {
+            if next <= i {
+                // Nobody has claimed it: take it. Events before it that nobody claimed were passed
+                // without a body (or as duplicates); a rerun of the transaction prepares them then.
+                for j in next..<i { done[j] = true }
+                next = i + 1
+                condition.unlock()
+                let body = prepare(i, zstd: zstd, isStored: isStored)
+                condition.lock()
+                results[i] = body
+                done[i] = true
+            } else if let j = claimLocked() {
+                // The helper is preparing it: prepare the next one meanwhile instead of waiting.
+                condition.unlock()
+                let body = prepare(j, zstd: zstd, isStored: isStored)
+                condition.lock()
+                results[j] = body
+                done[j] = true
+            } else {
+                condition.wait()
+            }
+        }
+        let body = results[i]
+        condition.unlock()
+        return body ?? batch[i].payload.map { _ in prepare(i, zstd: zstd, isStored: isStored)! }
+    }
+
+    /// Stops the helper at its next claim and waits for it: nothing it holds outlives the append.
+    func finish() {
+        condition.lock()
+        next = batch.count
+        while helperRunning { condition.wait() }
+        condition.unlock()
+    }
+
+    private func claim() -> Int? {
+        condition.lock()
+        defer { condition.unlock() }
+        return claimLocked()
+    }
+
+    /// The next unclaimed event with a body, now claimed. Lock held.
+    private func claimLocked() -> Int? {
+        while next < batch.count && batch[next].payload == nil { next += 1 }
+        guard next < batch.count else { return nil }
+        next += 1
+        return next - 1
+    }
+
+    private func publish(_ i: Int, _ body: PreparedBody?) {
+        condition.lock()
+        results[i] = body
+        done[i] = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func prepare(_ i: Int, zstd: ZstdContext, isStored: ([UInt8]) -> Bool) -> PreparedBody? {
+        let e = batch[i]
+        guard let payload = e.payload else { return nil }
+        return PreparedBody(payload, canonical: e.canonicalPayload, type: e.type, documentTypes: documentTypes, zstd: zstd, isStored: isStored)
+    }
+}
