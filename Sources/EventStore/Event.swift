@@ -28,7 +28,7 @@ public struct NewEvent: Sendable {
         stream: String, metadata: [(key: String, value: String)] = [], payload: [UInt8]? = nil,
         payloadReference: PayloadReference? = nil
     ) {
-        self.id = id ?? UUID().uuidString.lowercased()
+        self.id = id ?? RandomID.uuid()
         self.type = type
         self.schemaVersion = schemaVersion
         self.recordedAt = recordedAt

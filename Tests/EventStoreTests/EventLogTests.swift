@@ -93,6 +93,24 @@ import Testing
         #expect(try await together.verify().ok)
     }
 
+    /// Ids made for events given none are version-4 UUIDs in lower case, distinct across threads
+    /// and across the generator's 4 KiB refills.
+    @Test func generatedIdsAreDistinctVersionFourUUIDs() async throws {
+        let ids = await withTaskGroup(of: [String].self) { group in
+            for _ in 0..<4 { group.addTask { (0..<3_000).map { _ in NewEvent(type: "T", stream: "s").id } } }
+            var all: [String] = []
+            for await part in group { all += part }
+            return all
+        }
+        #expect(Set(ids).count == ids.count)
+        for id in ids.prefix(500) {
+            let parsed = UUID(uuidString: id)
+            #expect(parsed != nil && parsed!.uuidString.lowercased() == id, "\(id)")
+            let bytes = Array(id.utf8)
+            #expect(bytes[14] == UInt8(ascii: "4") && "89ab".utf8.contains(bytes[19]), "\(id)")
+        }
+    }
+
     @Test func queriesByStreamTypeRangeOrderAndLimit() async throws {
         let store = try await openStore()
         for i in 1...30 {
