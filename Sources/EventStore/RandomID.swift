@@ -1,11 +1,15 @@
-import Crypto
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// Random (version 4) UUIDs in lower-case text: the id of an event that was given none.
 ///
-/// The same ids `UUID().uuidString.lowercased()` makes, from a cryptographic generator too, but
-/// drawn 4 KiB at a time: `UUID()` makes one `getrandom` system call per id, about 3 µs here,
-/// which a fetch paid for every detail it appended.
+/// The same ids `UUID().uuidString.lowercased()` makes, from the same kernel generator, but drawn
+/// 4 KiB at a time: `UUID()` makes one `getrandom` system call per id, about 3 µs here, which a
+/// fetch paid for every detail it appended.
 public enum RandomID {
     private struct Pool {
         var bytes = [UInt8](repeating: 0, count: 4096)
@@ -46,9 +50,26 @@ public enum RandomID {
         }
     }
 
-    /// Fills `buffer` from swift-crypto's system-seeded generator (BoringSSL's `RAND_bytes`).
+    /// Fills `buffer` from the kernel's generator: one read of `/dev/urandom` (the source
+    /// `getrandom` draws from) for the whole pool; 8 bytes at a time from the system generator
+    /// where that device cannot be read.
     private static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
-        let key = SymmetricKey(size: SymmetricKeySize(bitCount: buffer.count * 8))
-        key.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        var done = 0
+        let fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
+        if fd >= 0 {
+            defer { close(fd) }
+            while done < buffer.count {
+                let n = read(fd, buffer.baseAddress! + done, buffer.count - done)
+                if n > 0 { done += n } else if n < 0 && errno == EINTR { continue } else { break }
+            }
+        }
+        var generator = SystemRandomNumberGenerator()
+        while done < buffer.count {
+            withUnsafeBytes(of: generator.next()) { r in
+                let n = min(r.count, buffer.count - done)
+                UnsafeMutableRawBufferPointer(rebasing: buffer[done..<done + n]).copyMemory(from: UnsafeRawBufferPointer(rebasing: r[0..<n]))
+                done += n
+            }
+        }
     }
 }
