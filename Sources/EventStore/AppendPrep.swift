@@ -12,7 +12,9 @@ import LMDB
 /// as it reaches each event.
 ///
 /// The helper skips events whose id its read snapshot already holds, and does not compress a body
-/// the snapshot already stores; the writer's transaction checks both again.
+/// the snapshot already stores; the writer's transaction checks both again. It never waits for a
+/// snapshot while holding a claimed event, so the writer never waits on a helper that waits on
+/// the map's gate.
 final class AppendPrep: @unchecked Sendable {
     private let batch: [NewEvent]
     private let documentTypes: Set<String>
@@ -37,20 +39,31 @@ final class AppendPrep: @unchecked Sendable {
         helperRunning = true
         let (ids, blobs) = (schema.ids, schema.blobs)
         thread.run { [self] in
-            // Without a snapshot every claimed body is prepared in full.
-            let snapshot = try? environment.begin(readOnly: true)
+            // Without a snapshot every claimed body is prepared in full. The snapshot is renewed
+            // every 64 events, between a publish and the next claim: a long-lived reader would
+            // hold back a map growth (which waits for readers) for the rest of the batch.
+            var snapshot: Transaction?
+            var sinceRenewal = 64
             defer {
                 snapshot?.abort()
                 condition.lock(); helperRunning = false; condition.broadcast(); condition.unlock()
             }
-            while let i = claim() {
+            while true {
+                if sinceRenewal == 64 {
+                    snapshot?.abort()
+                    snapshot = try? environment.begin(readOnly: true)
+                    sinceRenewal = 0
+                }
+                guard let i = claim() else { break }
+                sinceRenewal += 1
                 var id = batch[i].id
                 // An event already in the log is not appended again: nothing to prepare.
                 if let snapshot, (try? id.withUTF8 { try snapshot.get(ids, key: UnsafeRawBufferPointer($0)) }) != nil {
                     publish(i, nil)
                     continue
                 }
-                publish(i, prepare(i, zstd: zstd) { hash in (try? hash.withUnsafeBytes { try snapshot?.get(blobs, key: $0) }) != nil })
+                let current = snapshot
+                publish(i, prepare(i, zstd: zstd) { hash in (try? hash.withUnsafeBytes { try current?.get(blobs, key: $0) }) != nil })
             }
         }
     }
