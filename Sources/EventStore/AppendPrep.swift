@@ -6,7 +6,8 @@ import LMDB
 ///
 /// For a batch of at least 64 KiB of bodies, a helper thread claims events in order and prepares
 /// them ahead of the writer. The writer, reaching an event nobody has claimed yet, claims and
-/// prepares it itself; it waits only for an event the helper is preparing right then. So on two
+/// prepares it itself; reaching one the helper is preparing right then, it prepares the next
+/// unclaimed one meanwhile, and waits only when none is left. So on two
 /// cores the preparation overlaps the log writes and projections instead of preceding them, and
 /// neither thread idles while the other has work. A smaller batch is prepared by the writer alone,
 /// as it reaches each event.
