@@ -165,6 +165,33 @@ public final class EventStore: Sendable {
         return try await read { txn in try EventQuery.run(query, txn, schema) }
     }
 
+    /// The newest event of `stream` whose type is one of `types`, in one read snapshot. Each
+    /// type's index is walked down from the head, and no further than the best match so far, so
+    /// the cost is the events of those types appended since (in any stream), not the length of the
+    /// stream: a source's thousands of detail events after its last list pass are never read.
+    /// Put the type most likely to be the answer first.
+    public func newestEvent(inStream stream: String, ofTypes types: [String]) async throws -> RecordedEvent? {
+        let schema = self.schema
+        return try await read { txn in
+            var best: RecordedEvent?
+            for type in types {
+                let prefix = Array(type.utf8) + [0]
+                let c = try txn.cursor(schema.byType)
+                var entry = try c.seek(atMost: LogSchema.indexKey(type, .max))
+                while let e = entry, e.key.hasPrefix(prefix) {
+                    let seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
+                    if seq <= best?.seq ?? 0 { break }
+                    if let v = try txn.get(schema.events, key: seq.bigEndianBytes) {
+                        let event = try v.withUnsafeBytes { try Envelope.decode($0) }
+                        if event.stream == stream { best = event; break }
+                    }
+                    entry = try c.previous()
+                }
+            }
+            return best
+        }
+    }
+
     /// The event with this seq, if any.
     public func event(seq: UInt64) async throws -> RecordedEvent? {
         try await events(EventQuery(fromSeq: seq, toSeq: seq, limit: 1)).first

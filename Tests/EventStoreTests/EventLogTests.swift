@@ -100,6 +100,24 @@ import Testing
         #expect(grown.mapSize > 1 << 20, "\(grown)")
     }
 
+    /// The newest event of a stream among some types: found through the type indexes, past any
+    /// number of later events of other types in that stream and of those types in other streams.
+    @Test func newestEventOfSomeTypesInAStream() async throws {
+        let store = try await openStore()
+        _ = try await store.append([
+            NewEvent(type: "A", stream: "s1"), NewEvent(type: "A", stream: "s2"), NewEvent(type: "B", stream: "s1"),
+            NewEvent(type: "B", stream: "s2"), NewEvent(type: "C", stream: "s1"),
+        ])
+        _ = try await store.append((0..<600).map { i in NewEvent(type: i % 2 == 0 ? "D" : "A", stream: i % 2 == 0 ? "s1" : "s2") })
+        #expect(try await store.newestEvent(inStream: "s1", ofTypes: ["A", "B"])?.seq == 3)
+        #expect(try await store.newestEvent(inStream: "s1", ofTypes: ["B", "A"])?.seq == 3)
+        #expect(try await store.newestEvent(inStream: "s1", ofTypes: ["C", "A", "B"])?.seq == 5)
+        #expect(try await store.newestEvent(inStream: "s2", ofTypes: ["B"])?.seq == 4)
+        #expect(try await store.newestEvent(inStream: "s2", ofTypes: ["A", "B"])?.seq == 605)
+        #expect(try await store.newestEvent(inStream: "s3", ofTypes: ["A", "B"]) == nil)
+        #expect(try await store.newestEvent(inStream: "s1", ofTypes: ["Z"]) == nil)
+    }
+
     /// Ids made for events given none are version-4 UUIDs in lower case, distinct across threads
     /// and across the generator's 4 KiB refills.
     @Test func generatedIdsAreDistinctVersionFourUUIDs() async throws {

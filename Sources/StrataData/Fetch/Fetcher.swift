@@ -177,28 +177,20 @@ public final class Fetcher: Sendable {
 
     /// Whether the items of `source` are still what a complete pass over `urls` (in this order)
     /// made them: the newest event that changes them is that pass's `FetchCompleted`. A
-    /// `ListNotModified` changes nothing, so the walk looks past it. An import, a partial pass, a
+    /// `ListNotModified` changes nothing, so it is not looked at. An import, a partial pass, a
     /// source definition or change since then (or no pass at all) means they are not, and an
     /// unchanged pass must then be written out in full to put its items back.
     func itemsFollowPass(of source: String, urls: [String]) async throws -> Bool {
-        let changing: Set<String> = [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved,
-                                     DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted]
-        var upper = UInt64.max
-        while true {
-            // Newest first, a page at a time: details, images and failures after the pass are skipped.
-            let page = try await store.events(EventQuery(stream: source, toSeq: upper, limit: 256, descending: true))
-            guard let last = page.last else { return false }
-            if let newest = page.first(where: { changing.contains($0.type) }) {
-                guard newest.type == DataEvents.fetchCompleted, newest[metadata: "complete"] == "true",
-                      newest[metadata: "pages"] == String(urls.count), UInt64(urls.count) < newest.seq else { return false }
-                let pages = try await store.events(EventQuery(fromSeq: newest.seq - UInt64(urls.count), toSeq: newest.seq - 1))
-                return pages.count == urls.count && zip(pages, urls).allSatisfy { page, url in
-                    page.stream == source && page[metadata: "run"] == newest[metadata: "run"] && page[metadata: "import"] == nil
-                        && (page.type == DataEvents.pageFetched || page.type == DataEvents.pageNotModified) && page[metadata: "url"] == url
-                }
-            }
-            guard last.seq > 1 else { return false }
-            upper = last.seq - 1
+        let changing = [DataEvents.fetchCompleted, DataEvents.pageFetched, DataEvents.pageNotModified,
+                        DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved]
+        guard let newest = try await store.newestEvent(inStream: source, ofTypes: changing),
+              newest.type == DataEvents.fetchCompleted, newest[metadata: "complete"] == "true",
+              newest[metadata: "pages"] == String(urls.count), UInt64(urls.count) < newest.seq else { return false }
+        // The pass's pages were appended in the same batch, right before its FetchCompleted.
+        let pages = try await store.events(EventQuery(fromSeq: newest.seq - UInt64(urls.count), toSeq: newest.seq - 1))
+        return pages.count == urls.count && zip(pages, urls).allSatisfy { page, url in
+            page.stream == source && page[metadata: "run"] == newest[metadata: "run"] && page[metadata: "import"] == nil
+                && (page.type == DataEvents.pageFetched || page.type == DataEvents.pageNotModified) && page[metadata: "url"] == url
         }
     }
 
