@@ -24,30 +24,15 @@ public struct EventQuery: Sendable, Hashable {
     static func run(_ q: EventQuery, _ txn: Transaction, _ s: LogSchema) throws -> [RecordedEvent] {
         guard q.limit > 0, q.fromSeq <= q.toSeq else { return [] }
         var out: [RecordedEvent] = []
-        let events = try txn.cursor(s.events)
-        func load(_ seq: UInt64) throws -> RecordedEvent? {
-            guard let v = try txn.get(s.events, key: seq.bigEndianBytes) else { return nil }
-            return try v.withUnsafeBytes { try Envelope.decode($0) }
-        }
         if let indexName = q.stream ?? q.type {
             // Walk the index (stream preferred), filtering by type when both are given.
-            let db = q.stream != nil ? s.byStream : s.byType
-            let prefix = Array(indexName.utf8) + [0]
-            let c = try txn.cursor(db)
-            var entry: Cursor.Entry?
-            if q.descending {
-                entry = try c.seek(atMost: LogSchema.indexKey(indexName, q.toSeq))
-            } else {
-                entry = try c.seek(atLeast: LogSchema.indexKey(indexName, q.fromSeq))
-            }
-            while let e = entry, e.key.hasPrefix(prefix), out.count < q.limit {
-                let seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
-                if seq < q.fromSeq || seq > q.toSeq { break }
-                if let ev = try load(seq), q.stream == nil || q.type == nil || ev.type == q.type { out.append(ev) }
-                entry = q.descending ? try c.previous() : try c.next()
+            try walk(q.stream != nil ? s.byStream : s.byType, indexName, from: q.fromSeq, to: q.toSeq, descending: q.descending, txn, s) { ev in
+                if q.stream == nil || q.type == nil || ev.type == q.type { out.append(ev) }
+                return out.count < q.limit
             }
             return out
         }
+        let events = try txn.cursor(s.events)
         var entry = q.descending ? try events.seek(atMost: q.toSeq.bigEndianBytes) : try events.seek(atLeast: q.fromSeq.bigEndianBytes)
         while let e = entry, out.count < q.limit {
             let seq = UInt64(bigEndianBytes: e.key)
@@ -56,5 +41,21 @@ public struct EventQuery: Sendable, Hashable {
             entry = q.descending ? try events.previous() : try events.next()
         }
         return out
+    }
+
+    /// Visits the events `name` indexes in `db` (the stream or the type index) with seqs in
+    /// `from...to`, in seq order or newest first, until `visit` returns false.
+    static func walk(_ db: Database, _ name: String, from: UInt64, to: UInt64, descending: Bool, _ txn: Transaction, _ s: LogSchema,
+                     _ visit: (RecordedEvent) throws -> Bool) throws {
+        guard from <= to else { return }
+        let prefix = Array(name.utf8) + [0]
+        let c = try txn.cursor(db)
+        var entry = descending ? try c.seek(atMost: LogSchema.indexKey(name, to)) : try c.seek(atLeast: LogSchema.indexKey(name, from))
+        while let e = entry, e.key.hasPrefix(prefix) {
+            let seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
+            if seq < from || seq > to { break }
+            if let v = try txn.get(s.events, key: seq.bigEndianBytes), try !visit(try v.withUnsafeBytes { try Envelope.decode($0) }) { return }
+            entry = descending ? try c.previous() : try c.next()
+        }
     }
 }

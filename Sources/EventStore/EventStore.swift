@@ -175,17 +175,10 @@ public final class EventStore: Sendable {
         return try await read { txn in
             var best: RecordedEvent?
             for type in types {
-                let prefix = Array(type.utf8) + [0]
-                let c = try txn.cursor(schema.byType)
-                var entry = try c.seek(atMost: LogSchema.indexKey(type, .max))
-                while let e = entry, e.key.hasPrefix(prefix) {
-                    let seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
-                    if seq <= best?.seq ?? 0 { break }
-                    if let v = try txn.get(schema.events, key: seq.bigEndianBytes) {
-                        let event = try v.withUnsafeBytes { try Envelope.decode($0) }
-                        if event.stream == stream { best = event; break }
-                    }
-                    entry = try c.previous()
+                try EventQuery.walk(schema.byType, type, from: (best?.seq ?? 0) + 1, to: .max, descending: true, txn, schema) { event in
+                    guard event.stream == stream else { return true }
+                    best = event
+                    return false
                 }
             }
             return best
