@@ -75,26 +75,23 @@ final class AppendPrep: @unchecked Sendable {
     func body(_ i: Int, zstd: ZstdContext, isStored: ([UInt8]) -> Bool) -> PreparedBody? {
         condition.lock()
         while !done[i] {
+            let j: Int?
             if next <= i {
                 // Nobody has claimed it: take it. Events before it that nobody claimed were passed
                 // without a body (or as duplicates); a rerun of the transaction prepares them then.
-                for j in next..<i { done[j] = true }
+                for k in next..<i { done[k] = true }
                 next = i + 1
-                condition.unlock()
-                let body = prepare(i, zstd: zstd, isStored: isStored)
-                condition.lock()
-                results[i] = body
-                done[i] = true
-            } else if let j = claimLocked() {
-                // The helper is preparing it: prepare the next one meanwhile instead of waiting.
-                condition.unlock()
-                let body = prepare(j, zstd: zstd, isStored: isStored)
-                condition.lock()
-                results[j] = body
-                done[j] = true
+                j = i
             } else {
-                condition.wait()
+                // The helper is preparing it: prepare the next one meanwhile instead of waiting.
+                j = claimLocked()
             }
+            guard let j else { condition.wait(); continue }
+            condition.unlock()
+            let body = prepare(j, zstd: zstd, isStored: isStored)
+            condition.lock()
+            results[j] = body
+            done[j] = true
         }
         let body = results[i]
         condition.unlock()

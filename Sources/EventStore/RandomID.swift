@@ -19,7 +19,7 @@ public enum RandomID {
     private static let pool = Mutex(Pool())
 
     public static func uuid() -> String {
-        var raw = pool.withLock { p -> (UInt64, UInt64) in
+        var b: [UInt8] = pool.withLock { p in
             if p.used == p.bytes.count {
                 p.bytes.withUnsafeMutableBytes { fill($0) }
                 p.used = 0
@@ -29,25 +29,13 @@ public enum RandomID {
                 for i in p.used..<p.used + 16 { p.bytes[i] = 0 }
                 p.used += 16
             }
-            return p.bytes.withUnsafeBytes {
-                ($0.loadUnaligned(fromByteOffset: p.used, as: UInt64.self), $0.loadUnaligned(fromByteOffset: p.used + 8, as: UInt64.self))
-            }
+            return Array(p.bytes[p.used..<p.used + 16])
         }
-        return withUnsafeMutableBytes(of: &raw) { b in
-            b[6] = (b[6] & 0x0F) | 0x40  // version 4
-            b[8] = (b[8] & 0x3F) | 0x80  // RFC 4122 variant
-            let hex: StaticString = "0123456789abcdef"
-            return String(unsafeUninitializedCapacity: 36) { out in
-                var o = 0
-                for i in 0..<16 {
-                    if i == 4 || i == 6 || i == 8 || i == 10 { out[o] = UInt8(ascii: "-"); o += 1 }
-                    out[o] = hex.utf8Start[Int(b[i] >> 4)]
-                    out[o + 1] = hex.utf8Start[Int(b[i] & 15)]
-                    o += 2
-                }
-                return o
-            }
-        }
+        b[6] = (b[6] & 0x0F) | 0x40  // version 4
+        b[8] = (b[8] & 0x3F) | 0x80  // RFC 4122 variant
+        var text = Array(b.hex.utf8)
+        for at in [20, 16, 12, 8] { text.insert(UInt8(ascii: "-"), at: at) }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Fills `buffer` from the kernel's generator: one read of `/dev/urandom` (the source
