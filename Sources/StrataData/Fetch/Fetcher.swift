@@ -385,9 +385,12 @@ public final class Fetcher: Sendable {
     /// (``HTTPTransfers``), so the slots never wait for this task. Every failed attempt is
     /// recorded; a retryable one is queued again after its back-off and runs in the next free
     /// slot, so retries never exceed `concurrency` either. Appends are group commits: completions
-    /// gather while an append is in flight and go in the next one when it has finished (at least
-    /// 16, or all at the end), and at 256 waiting a batch is handed over regardless. Fast
-    /// transfers so make few large commits (one fsync each) and slow ones small, timely commits.
+    /// gather while an append is in flight, and go in the next one once it has finished and the
+    /// oldest of them has waited ``groupCommitDelay`` (or all at the end); at ``groupCommitEvents``
+    /// events or ``groupCommitBytes`` of bodies a batch is handed over regardless. Fast transfers
+    /// so make few large commits (one fsync each; every commit also rewrites the pages its
+    /// random-keyed rows land on, so small ones write several pages per detail), and slow ones
+    /// small, timely commits: a killed run loses at most the last moments of its completions.
     private func runJobs(_ jobs: [Job], stage: FetchProgress.Stage, context: RunContext, summary: inout FetchSummary,
                          headers: (Job) -> [(name: String, value: String)],
                          _ outcome: @escaping @Sendable (Job, HTTPResponse) throws -> DetailOutcome) async throws {
@@ -402,6 +405,8 @@ public final class Fetcher: Sendable {
             for b in backoffs { b.cancel() }
         }
         var batch: [NewEvent] = []
+        var batchBytes = 0
+        var batchSince = ContinuousClock.now
         var done = 0
         // Appends are pipelined: one batch commits (fsync) while the next downloads, and at most
         // one append is in flight, so batches still commit in order.
@@ -412,6 +417,7 @@ public final class Fetcher: Sendable {
             guard !batch.isEmpty else { return }
             let (events, previous) = (batch, pending)
             batch.removeAll(keepingCapacity: true)
+            batchBytes = 0
             idle.value = false
             pending = Task {
                 defer { idle.value = true }
@@ -419,20 +425,28 @@ public final class Fetcher: Sendable {
                 _ = try await store.append(events)
             }
         }
+        func add(_ e: NewEvent, bytes: Int) {
+            if batch.isEmpty { batchSince = .now }
+            batch.append(e)
+            batchBytes += bytes
+        }
         func handle(_ outcome: DetailOutcome) async throws {
             switch outcome {
             case .fetched(let e, let bytes):
-                batch.append(e)
+                add(e, bytes: bytes)
                 summary.bytes += bytes
                 if stage == .details { summary.details += 1 } else { summary.images += 1 }
             case .notModified(let e):
-                batch.append(e)
+                add(e, bytes: 0)
                 summary.detailsNotModified += 1
             case .failed(let e):
                 if !e.recorded { try await recordFailure(context, url: e.url, stage: stageName, error: e, attempt: 1, willRetry: false, status: e.status) }
                 summary.failures.append("\(e)")
             }
-            if batch.count >= 256 || (batch.count >= 16 && idle.value) { flush() }
+            if batch.count >= Self.groupCommitEvents || batchBytes >= Self.groupCommitBytes
+                || (!batch.isEmpty && idle.value && ContinuousClock.now - batchSince >= Self.groupCommitDelay) {
+                flush()
+            }
             done += 1
             progress?(FetchProgress(source: context.source.name, stage: stage, done: done, total: jobs.count))
         }
@@ -509,6 +523,12 @@ public final class Fetcher: Sendable {
     private static let cores = ProcessInfo.processInfo.activeProcessorCount
 
     /// Whether no append of ``runJobs`` is in flight.
+    /// How long a completion may wait for the next group commit once no append is in flight.
+    static let groupCommitDelay = Duration.milliseconds(50)
+    /// A group commit's most events, and its most bytes of bodies (images are large).
+    static let groupCommitEvents = 256
+    static let groupCommitBytes = 8 << 20
+
     private final class AppendIdle: @unchecked Sendable {
         private let lock = NSLock()
         private var _value = true
