@@ -118,21 +118,33 @@ import Testing
         #expect(try await store.newestEvent(inStream: "s1", ofTypes: ["Z"]) == nil)
     }
 
-    /// Ids made for events given none are version-4 UUIDs in lower case, distinct across threads
-    /// and across the generator's 4 KiB refills.
-    @Test func generatedIdsAreDistinctVersionFourUUIDs() async throws {
+    /// Ids made for events given none are version-7 UUIDs in lower case: distinct across threads
+    /// and across the generator's 4 KiB refills, led by the current Unix time in milliseconds,
+    /// and never sorting before an id made earlier (so they land at the right edge of `ids`).
+    @Test func generatedIdsAreDistinctTimeOrderedVersionSevenUUIDs() async throws {
+        let before = UInt64(Date().timeIntervalSince1970 * 1000)
         let ids = await withTaskGroup(of: [String].self) { group in
             for _ in 0..<4 { group.addTask { (0..<3_000).map { _ in NewEvent(type: "T", stream: "s").id } } }
             var all: [String] = []
             for await part in group { all += part }
             return all
         }
+        let after = UInt64(Date().timeIntervalSince1970 * 1000)
         #expect(Set(ids).count == ids.count)
+        func milliseconds(_ id: String) -> UInt64 { UInt64(id.replacingOccurrences(of: "-", with: "").prefix(12), radix: 16)! }
         for id in ids.prefix(500) {
             let parsed = UUID(uuidString: id)
             #expect(parsed != nil && parsed!.uuidString.lowercased() == id, "\(id)")
             let bytes = Array(id.utf8)
-            #expect(bytes[14] == UInt8(ascii: "4") && "89ab".utf8.contains(bytes[19]), "\(id)")
+            #expect(bytes[14] == UInt8(ascii: "7") && "89ab".utf8.contains(bytes[19]), "\(id)")
+            #expect((before...after).contains(milliseconds(id)), "\(id)")
+        }
+        // One after another, each id's time is at least the one before's, so ids made in
+        // different milliseconds sort in the order they were made.
+        let sequential = (0..<2_000).map { _ in NewEvent(type: "T", stream: "s").id }
+        for (a, b) in zip(sequential, sequential.dropFirst()) {
+            #expect(milliseconds(a) <= milliseconds(b))
+            if milliseconds(a) < milliseconds(b) { #expect(a < b) }
         }
     }
 
