@@ -136,7 +136,14 @@ struct JSONParser {
 
     func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: i, reason: reason) }
 
-    mutating func skipWS() {
+    /// Inlined with a fast exit: compact JSON has no whitespace between tokens, and this runs
+    /// around every one of them.
+    @inline(__always) mutating func skipWS() {
+        guard i < b.count, b[i] <= 0x20 else { return }
+        skipWhitespaceRun()
+    }
+
+    mutating func skipWhitespaceRun() {
         while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 }
     }
 
