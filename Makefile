@@ -71,33 +71,25 @@ stress: deps
 	  docs/reliability.md > $$rows && cp $$rows docs/reliability.md; rm -f $$log $$rows; \
 	echo "figures written to docs/reliability.md"; exit $$failed
 
-## Benchmarks/ (its own package): Strata's ingest beside the raw-LMDB C floor and a GRDB peer.
+## Benchmarks/ (its own package): Strata beside the raw-LMDB and libcurl C floors, a GRDB peer and
+## Foundation's decoder, BENCH_RUNS times (default 5); docs/benchmarks.md gets every ratio of every
+## run, their medians and ranges, and the last run's package-benchmark output.
+BENCH_RUNS ?= 5
 bench: deps
-	@set -e; out=$$(mktemp); section=$$(mktemp); \
-	(cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --no-progress --format markdown) | tee $$out; \
-	awk ' \
-	  /^### / { name = substr($$0, 5); next } \
-	  /^\| Time \(wall clock\)/ { split($$0, c, "|"); gsub(/[ ,]/, "", c[5]); p50[name] = c[5] + 0 } \
-	  function r(a, b) { return (a > 0 && b > 0) ? sprintf("%.2f", a / b) : "n/a" } \
-	  function find(prefix,   k) { for (k in p50) if (index(k, prefix) == 1) return p50[k]; return 0 } \
-	  END { \
-	    fl = find("Ingest/floor"); st = find("Ingest/Strata"); pe = find("Ingest/GRDB"); \
-	    ff = find("Fetch/floor"); fs = find("Fetch/Strata"); rf = find("RealBody/Foundation"); rs = find("RealBody/Strata"); \
-	    bf = find("Rebuild/floor"); bs = find("Rebuild/Strata"); af = find("AsOf/floor"); ao = find("AsOf/Strata"); \
-	    print "| measure | p50 Strata | p50 reference | ratio | target |"; print "|---|---|---|---|---|"; \
-	    printf "| synthetic ingest vs raw LMDB floor | %s ms | %s ms | Strata / floor = **%s** | ≥ 0.7 |\n", st, fl, r(fl, st); \
-	    printf "| synthetic ingest vs GRDB peer | %s ms | %s ms | Strata / peer = **%s×** | ≥ 1.0× |\n", st, pe, r(pe, st); \
-	    printf "| real 16 KB bodies vs JSONDecoder-only decode | %s ms | %s ms | Strata / Foundation = **%s×** | ≥ 5× |\n", rs, rf, r(rf, rs); \
-	    printf "| fetch of list + 500 details, 8 in flight, vs raw libcurl | %s ms | %s ms | Strata / floor = **%s** | ≥ 0.8 |\n", fs, ff, r(ff, fs); \
-	    printf "| rebuild of the ingest log vs raw LMDB floor | %s ms | %s ms | Strata / floor = **%s** | ≥ 0.7 |\n", bs, bf, r(bf, bs); \
-	    printf "| as-of read, mean of 20k (20k-event log) vs raw LMDB seek | %.2f µs | %.2f µs | Strata / floor = **%s** | p99 < 100 µs (strata bench asof) |\n", ao * 1000 / 20000, af * 1000 / 20000, r(af, ao); \
-	  }' $$out > $$section; \
-	{ echo "<!-- bench:begin -->"; echo "Last run: $$(date -u +%Y-%m-%d), commit $$(git rev-parse --short HEAD 2>/dev/null || echo -), $$(nproc) cores, $$($(SWIFT) --version 2>/dev/null | head -1). Ratios are throughput ratios from p50 wall clock (higher is better for Strata)."; \
-	  echo; cat $$section; echo; echo "<details><summary>package-benchmark output</summary>"; echo; \
-	  sed -n '/^## Baseline/,$$p' $$out; echo; echo "</details>"; echo "<!-- bench:end -->"; } > $$section.md; \
-	awk -v f=$$section.md 'BEGIN{while((getline l < f)>0) s=s l "\n"} /<!-- bench:begin -->/{printf "%s", s; skip=1; next} /<!-- bench:end -->/{skip=0; next} !skip' \
-	  docs/benchmarks.md > $$out && cp $$out docs/benchmarks.md; rm -f $$out $$section $$section.md; \
-	echo "ratios written to docs/benchmarks.md"
+	@set -e; dir=$$(mktemp -d); runs=""; \
+	for i in $$(seq $(BENCH_RUNS)); do \
+	  echo "== make bench: run $$i of $(BENCH_RUNS)"; \
+	  (cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --no-progress --format markdown) | tee $$dir/run$$i.md; \
+	  runs="$$runs $$dir/run$$i.md"; \
+	done; \
+	{ echo "<!-- bench:begin -->"; \
+	  echo "Last run: $$(date -u +%Y-%m-%d), commit $$(git rev-parse --short HEAD 2>/dev/null || echo -), $$(nproc) cores, $$($(SWIFT) --version 2>/dev/null | head -1), $(BENCH_RUNS) runs of the suite in a row."; \
+	  echo; awk -f Benchmarks/report.awk $$runs; echo; \
+	  echo "<details><summary>package-benchmark output of the last run</summary>"; echo; \
+	  sed -n '/^## Baseline/,$$p' $$dir/run$(BENCH_RUNS).md; echo; echo "</details>"; echo "<!-- bench:end -->"; } > $$dir/section.md; \
+	awk -v f=$$dir/section.md 'BEGIN{while((getline l < f)>0) s=s l "\n"} /<!-- bench:begin -->/{printf "%s", s; skip=1; next} /<!-- bench:end -->/{skip=0; next} !skip' \
+	  docs/benchmarks.md > $$dir/doc.md && cp $$dir/doc.md docs/benchmarks.md; rm -rf $$dir; \
+	echo "ratios of $(BENCH_RUNS) runs written to docs/benchmarks.md"
 
 clean:
 	rm -rf .build
