@@ -114,6 +114,34 @@ import Testing
         }
     }
 
+    /// A nudge wakes the reader with an empty group, whether it is waiting or comes to read
+    /// later, and never hides the end of the batch or a completion.
+    @Test func aNudgeWakesTheReaderWithNoCompletions() async throws {
+        try await withFixtureServer { server in
+            server.slowSeconds = 0.5
+            server.setFault(.slow, for: "/pokedex/pokemon/")
+            let batch = client.transfers((1...2).map { HTTPRequest(url: server.baseURL + "/pokedex/pokemon/\($0)") }, concurrency: 2)
+            // Before the reader asks: its next read returns at once, empty.
+            batch.nudge()
+            var iterator = batch.makeAsyncIterator()
+            let early = ContinuousClock.now
+            #expect(await iterator.next()?.isEmpty == true)
+            #expect(ContinuousClock.now - early < .milliseconds(400))
+            // While it waits: woken before the slow responses, empty.
+            let nudger = Task { try await Task.sleep(for: .milliseconds(50)); batch.nudge() }
+            #expect(await iterator.next()?.isEmpty == true)
+            try await nudger.value
+            // Then the two completions, and the end, with a nudge pending at the end.
+            var got = 0
+            while let group = await iterator.next() {
+                got += group.count
+                if got == 2 { batch.nudge() }
+                if got > 2 { break }
+            }
+            #expect(got == 2)
+        }
+    }
+
     /// Cancelling a batch, or the task reading it, ends it: nothing more starts, and the client
     /// keeps working.
     @Test func aCancelledBatchStartsNothingMore() async throws {

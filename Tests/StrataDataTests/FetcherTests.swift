@@ -126,6 +126,35 @@ import Testing
         }
     }
 
+    /// A detail that takes long does not hold back those that finished: they are committed while
+    /// it is still in flight (so a run killed then keeps them), and the slow one after it. Before,
+    /// the eleven waited for the twelfth and all twelve appeared at once.
+    @Test func finishedDetailsAreCommittedWhileASlowOneIsInFlight() async throws {
+        try await withFixtureServer { server in
+            server.slowSeconds = 6
+            server.setFault(.slow, for: "/pokedex/pokemon/9")
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            var options = fetchOptions()
+            options.details = true
+            options.concurrency = 4
+            options.timeout = 60
+            let run = Task { try await fetcher.fetch(server.pokedex, options: options) }
+            // The first count of at least eleven, taken every 20 ms: eleven while the slow one is
+            // in flight (for six seconds, however loaded the machine), twelve only at the end.
+            var stored = 0
+            let started = ContinuousClock.now
+            while stored < 11, ContinuousClock.now - started < .seconds(60) {
+                try await Task.sleep(for: .milliseconds(20))
+                stored = try await store.documents(projection: "details") { try $0.states(collection: "pokedex") }.count
+            }
+            #expect(stored == 11, "the eleven fast details were not committed before the slow one")
+            let summary = try await run.value
+            #expect(summary.details == 12 && summary.failures.isEmpty)
+            #expect(try await store.documents(projection: "details") { try $0.states(collection: "pokedex") }.count == 12)
+        }
+    }
+
     /// Failed detail requests are recorded and retried within the concurrency; one that keeps
     /// failing is given up after the retries and listed.
     @Test func detailFailuresAreRetriedWithinTheConcurrencyAndRecorded() async throws {

@@ -390,7 +390,10 @@ public final class Fetcher: Sendable {
     /// events or ``groupCommitBytes`` of bodies a batch is handed over regardless. Fast transfers
     /// so make few large commits (one fsync each; every commit also rewrites the pages its
     /// random-keyed rows land on, so small ones write several pages per detail), and slow ones
-    /// small, timely commits: a killed run loses at most the last moments of its completions.
+    /// small, timely commits: a killed run loses at most the last moments of its completions. The
+    /// moment comes without a completion too (the transfers are nudged when an append finishes
+    /// and when the oldest waiting completion is due), so one slow transfer left in flight does
+    /// not hold back those that finished.
     private func runJobs(_ jobs: [Job], stage: FetchProgress.Stage, context: RunContext, summary: inout FetchSummary,
                          headers: (Job) -> [(name: String, value: String)],
                          _ outcome: @escaping @Sendable (Job, HTTPResponse) throws -> DetailOutcome) async throws {
@@ -420,10 +423,28 @@ public final class Fetcher: Sendable {
             batchBytes = 0
             idle.value = false
             pending = Task {
-                defer { idle.value = true }
+                defer { idle.value = true; transfers.nudge() }
                 try await previous?.value
                 _ = try await store.append(events)
             }
+        }
+        // Wakes the loop below when the oldest waiting completion is due, if nothing else does.
+        var timer: (due: ContinuousClock.Instant, task: Task<Void, Never>)?
+        defer { timer?.task.cancel() }
+        func flushWhenDue() {
+            if !batch.isEmpty && idle.value && ContinuousClock.now - batchSince >= Self.groupCommitDelay { flush() }
+            guard !batch.isEmpty else {
+                timer?.task.cancel()
+                timer = nil
+                return
+            }
+            let due = batchSince + Self.groupCommitDelay
+            guard timer?.due != due else { return }
+            timer?.task.cancel()
+            timer = (due, Task { [transfers] in
+                guard (try? await Task.sleep(until: due, clock: .continuous)) != nil else { return }
+                transfers.nudge()
+            })
         }
         func add(_ e: NewEvent, bytes: Int) {
             if batch.isEmpty { batchSince = .now }
@@ -443,10 +464,7 @@ public final class Fetcher: Sendable {
                 if !e.recorded { try await recordFailure(context, url: e.url, stage: stageName, error: e, attempt: 1, willRetry: false, status: e.status) }
                 summary.failures.append("\(e)")
             }
-            if batch.count >= Self.groupCommitEvents || batchBytes >= Self.groupCommitBytes
-                || (!batch.isEmpty && idle.value && ContinuousClock.now - batchSince >= Self.groupCommitDelay) {
-                flush()
-            }
+            if batch.count >= Self.groupCommitEvents || batchBytes >= Self.groupCommitBytes { flush() }
             done += 1
             progress?(FetchProgress(source: context.source.name, stage: stage, done: done, total: jobs.count))
         }
@@ -484,6 +502,7 @@ public final class Fetcher: Sendable {
                     })
                 }
                 for o in await outcomes(responses, outcome) { try await handle(o) }
+                flushWhenDue()
             }
         } catch {
             // Whatever was already handed to the writer still commits (a killed run keeps it too).
@@ -522,13 +541,13 @@ public final class Fetcher: Sendable {
     /// cost about 35 µs per group of completions.
     private static let cores = ProcessInfo.processInfo.activeProcessorCount
 
-    /// Whether no append of ``runJobs`` is in flight.
     /// How long a completion may wait for the next group commit once no append is in flight.
     static let groupCommitDelay = Duration.milliseconds(50)
     /// A group commit's most events, and its most bytes of bodies (images are large).
     static let groupCommitEvents = 256
     static let groupCommitBytes = 8 << 20
 
+    /// Whether no append of ``runJobs`` is in flight.
     private final class AppendIdle: @unchecked Sendable {
         private let lock = NSLock()
         private var _value = true

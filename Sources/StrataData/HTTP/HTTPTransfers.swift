@@ -45,6 +45,8 @@ public final class HTTPTransfers: AsyncSequence, AsyncIteratorProtocol, @uncheck
     private var drained = false
     /// Set when `startable` held back for the backlog: the consumer then wakes the producer.
     private var throttled = false
+    /// A ``nudge()`` the consumer has not seen yet.
+    private var nudged = false
     private let wake: @Sendable () -> Void
 
     /// - Parameter wake: called, outside any lock, when a request may have become startable or
@@ -108,8 +110,20 @@ public final class HTTPTransfers: AsyncSequence, AsyncIteratorProtocol, @uncheck
 
     public func makeAsyncIterator() -> HTTPTransfers { self }
 
-    /// The completions gathered since the last call (waiting for at least one), or nil once every
-    /// request has finished for good or the batch was cancelled.
+    /// Wakes the consumer with no completions (an empty group), at once or at its next call to
+    /// ``next()``: for a consumer that acts on time passing, such as a group commit waiting for
+    /// its moment while a slow transfer is the only one left.
+    public func nudge() {
+        lock.lock()
+        let waiting = consumer
+        consumer = nil
+        if waiting == nil { nudged = true }
+        lock.unlock()
+        waiting?.resume(returning: [])
+    }
+
+    /// The completions gathered since the last call (waiting for at least one, or a ``nudge()``:
+    /// then none), or nil once every request has finished for good or the batch was cancelled.
     public func next() async -> [HTTPCompletion]? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<[HTTPCompletion]?, Never>) in
@@ -117,6 +131,7 @@ public final class HTTPTransfers: AsyncSequence, AsyncIteratorProtocol, @uncheck
                 if !ready.isEmpty {
                     let out = ready
                     ready.removeAll()
+                    nudged = false
                     let wakeProducer = throttled
                     throttled = false
                     lock.unlock()
@@ -127,6 +142,10 @@ public final class HTTPTransfers: AsyncSequence, AsyncIteratorProtocol, @uncheck
                     lock.unlock()
                     wake()
                     c.resume(returning: nil)
+                } else if nudged {
+                    nudged = false
+                    lock.unlock()
+                    c.resume(returning: [])
                 } else {
                     consumer = c
                     let wakeProducer = throttled
