@@ -44,6 +44,10 @@ coverage: deps
 	$(LLVM_COV) report .build-cov/debug/StrataPackageTests.xctest \
 	  -instr-profile=.build-cov/debug/codecov/default.profdata Sources/StrataDomain Sources/StrataPresentation
 
+# $(call replace_block,NAME,SECTION,DOC,SCRATCH): DOC's lines from `<!-- NAME:begin -->` to
+# `<!-- NAME:end -->` replaced by the file SECTION (which carries both markers again).
+replace_block = awk -v f=$(2) 'BEGIN{while((getline l < f)>0) s=s l "\n"} /<!-- $(1):begin -->/{printf "%s", s; skip=1; next} /<!-- $(1):end -->/{skip=0; next} !skip' $(3) > $(4) && cp $(4) $(3)
+
 ## The reliability tests at full scale (the suite runs them at CI scale): 1,000 kills of each
 ## writer kind, 1 M fuzzed bodies, 10,000 tamper trials, a 1 MiB map grown to 2 GiB.
 ## Figures: docs/reliability.md.
@@ -67,8 +71,7 @@ stress: deps
 	  echo "Last full run: $$(date -u +%Y-%m-%d), commit $$(git rev-parse --short HEAD 2>/dev/null || echo -), $$(nproc) cores, $$($(SWIFT) --version 2>/dev/null | head -1)."; \
 	  echo; echo "| test | what | scale | result | time |"; echo "|---|---|---|---|---|"; cat $$rows; \
 	  echo "<!-- stress:end -->"; } > $$log; \
-	awk -v f=$$log 'BEGIN{while((getline l < f)>0) s=s l "\n"} /<!-- stress:begin -->/{printf "%s", s; skip=1; next} /<!-- stress:end -->/{skip=0; next} !skip' \
-	  docs/reliability.md > $$rows && cp $$rows docs/reliability.md; rm -f $$log $$rows; \
+	$(call replace_block,stress,$$log,docs/reliability.md,$$rows); rm -f $$log $$rows; \
 	echo "figures written to docs/reliability.md"; exit $$failed
 
 ## Benchmarks/ (its own package): Strata beside the raw-LMDB and libcurl C floors, a GRDB peer and
@@ -87,8 +90,7 @@ bench: deps
 	  echo; awk -f Benchmarks/report.awk $$runs; echo; \
 	  echo "<details><summary>package-benchmark output of the last run</summary>"; echo; \
 	  sed -n '/^## Baseline/,$$p' $$dir/run$(BENCH_RUNS).md; echo; echo "</details>"; echo "<!-- bench:end -->"; } > $$dir/section.md; \
-	awk -v f=$$dir/section.md 'BEGIN{while((getline l < f)>0) s=s l "\n"} /<!-- bench:begin -->/{printf "%s", s; skip=1; next} /<!-- bench:end -->/{skip=0; next} !skip' \
-	  docs/benchmarks.md > $$dir/doc.md && cp $$dir/doc.md docs/benchmarks.md; rm -rf $$dir; \
+	$(call replace_block,bench,$$dir/section.md,docs/benchmarks.md,$$dir/doc.md); rm -rf $$dir; \
 	echo "ratios of $(BENCH_RUNS) runs written to docs/benchmarks.md"
 
 clean:

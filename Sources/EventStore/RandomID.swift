@@ -30,7 +30,7 @@ public enum RandomID {
                 p.bytes.withUnsafeMutableBytes { fill($0) }
                 p.used = 0
             }
-            p.milliseconds = max(p.milliseconds, wallClockMilliseconds())
+            p.milliseconds = max(p.milliseconds, UInt64(max(0, SystemClock().now().microseconds / 1000)))
             var b = Array(p.bytes[p.used..<p.used + 16])
             // Drawn bytes are not left behind for anyone reading the pool later.
             for i in p.used..<p.used + 16 { p.bytes[i] = 0 }
@@ -43,12 +43,6 @@ public enum RandomID {
         var text = Array(b.hex.utf8)
         for at in [20, 16, 12, 8] { text.insert(UInt8(ascii: "-"), at: at) }
         return String(decoding: text, as: UTF8.self)
-    }
-
-    private static func wallClockMilliseconds() -> UInt64 {
-        var t = timespec()
-        clock_gettime(CLOCK_REALTIME, &t)
-        return UInt64(max(0, t.tv_sec)) * 1000 + UInt64(max(0, t.tv_nsec)) / 1_000_000
     }
 
     /// Fills `buffer` from the kernel's generator: one read of `/dev/urandom` (the source
