@@ -38,7 +38,7 @@ final class AppendPrep: @unchecked Sendable {
         let bytes = batch.reduce(0) { $0 + ($1.payload?.count ?? 0) }
         guard bytes >= 64 << 10, batch.count > 1 else { return }
         helperRunning = true
-        let (ids, blobs) = (schema.ids, schema.blobs)
+        let (ids, bodyIndex) = (schema.ids, schema.bodyIndex)
         thread.run { [self] in
             // Without a snapshot every claimed body is prepared in full. The snapshot is renewed
             // every 64 events, between a publish and the next claim: a long-lived reader would
@@ -64,7 +64,7 @@ final class AppendPrep: @unchecked Sendable {
                     continue
                 }
                 let current = snapshot
-                publish(i, prepare(i, zstd: zstd) { hash in (try? hash.withUnsafeBytes { try current?.get(blobs, key: $0) }) != nil })
+                publish(i, prepare(i, zstd: zstd) { hash in current.map { (try? bodyIndex.contains(hash, in: $0)) ?? false } ?? false })
             }
         }
     }

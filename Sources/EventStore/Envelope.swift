@@ -88,6 +88,29 @@ enum Envelope {
         return try? r.slice(typeLength)
     }
 
+    /// The payload's SHA-256 inside stored envelope bytes, read without decoding the rest; nil for
+    /// an event without a payload or bytes that are not an envelope of this format.
+    static func payloadHash(in bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        var r = ByteReader(bytes)
+        do {
+            guard try r.u8() == format else { return nil }
+            _ = try r.u64()
+            _ = try r.slice(try r.count())  // id
+            _ = try r.slice(try r.count())  // type
+            _ = try r.varint()
+            _ = try r.i64()
+            _ = try r.slice(try r.count())  // stream
+            for _ in 0..<(try r.count(limit: 10_000)) {
+                _ = try r.slice(try r.count())
+                _ = try r.slice(try r.count())
+            }
+            guard try r.u8() == 1 else { return nil }
+            return try r.slice(32)
+        } catch {
+            return nil
+        }
+    }
+
     /// Whether the stored bytes hash to the hash they carry.
     static func selfConsistent(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count > 32 else { return false }

@@ -74,7 +74,7 @@ extension EventStore {
             let fileBytes = stat(path + "/data.mdb", &st) == 0 ? Int(st.st_blocks) * 512 : 0
             return StoreStats(
                 path: path, events: try txn.stat(schema.events).entries, headSeq: head.seq, headHash: head.hash.hex,
-                logBytes: try txn.stat(schema.events).bytes, indexBytes: indexBytes, blobs: try txn.stat(schema.blobs).entries,
+                logBytes: try txn.stat(schema.events).bytes, indexBytes: indexBytes, blobs: try schema.bodyIndex.count(in: txn),
                 blobRawBytes: counters.blobRawBytes, blobStoredBytes: counters.blobStoredBytes,
                 payloadBytes: counters.payloadBytes, payloadCount: counters.payloadCount,
                 dedupeRatio: counters.blobRawBytes == 0 ? 1 : Double(counters.payloadBytes) / Double(counters.blobRawBytes),

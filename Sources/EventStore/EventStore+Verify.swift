@@ -67,7 +67,7 @@ extension EventStore {
                 }
                 if try !txn.contains(schema.byStream, key: LogSchema.indexKey(event.stream, seq)) { report.problem("event \(seq): missing from the stream index") }
                 if try !txn.contains(schema.byType, key: LogSchema.indexKey(event.type, seq)) { report.problem("event \(seq): missing from the type index") }
-                if let ref = event.payload, try !txn.contains(schema.blobs, key: ref.hash) {
+                if let ref = event.payload, try !schema.bodyIndex.contains(ref.hash, in: txn) {
                     report.problem("event \(seq): body \(ref.hashHex.prefix(16)) is missing")
                 }
                 entry = try c.next()
@@ -76,9 +76,36 @@ extension EventStore {
             if try txn.stat(schema.ids).entries != Int(report.eventsChecked) { report.problem("the id index has \(try txn.stat(schema.ids).entries) entries for \(report.eventsChecked) events") }
             if try txn.stat(schema.byTime).entries != Int(report.eventsChecked) { report.problem("the time index has \(try txn.stat(schema.byTime).entries) entries for \(report.eventsChecked) events") }
 
+            // Bodies found by a prefix of their hash: the seq's event stored the body, the body
+            // hashes to the hash that event carries, and the key is its prefix.
+            var pointers = 0
+            let index = try txn.cursor(schema.bodyIndex.index)
+            var row = try index.first()
+            while let e = row {
+                report.blobsChecked += 1
+                pointers += 1
+                let key = [UInt8](e.key)
+                do {
+                    let seq = try BodyIndex.seq(e.value)
+                    if let stored = try BlobCodec.stored(seq: seq, bodies: schema.bodies, in: txn) {
+                        let hash = Hashing.sha256(try BlobCodec.decode(stored, checkSeal: true))
+                        let envelope = try withUnsafeBytes(of: seq.bigEndian) { try txn.get(schema.events, key: $0) }
+                        if !hash.starts(with: key) {
+                            report.problem("body \(key.hex): content does not match its hash")
+                        } else if !(envelope.flatMap(Envelope.payloadHash(in:))?.elementsEqual(hash) ?? false) {
+                            report.problem("body \(hash.hex.prefix(16)): event \(seq), which stores it, does not carry it")
+                        }
+                    } else {
+                        report.problem("body \(key.hex): points to seq \(seq), which holds no body")
+                    }
+                } catch {
+                    report.problem("body \(key.hex): does not decode (damaged)")
+                }
+                row = try index.next()
+            }
+            // Rows of formats 1 and 2, and bodies whose prefix another body holds: by whole hash.
             let b = try txn.cursor(schema.blobs)
             var blob = try b.first()
-            var pointers = 0
             while let e = blob {
                 report.blobsChecked += 1
                 let key = [UInt8](e.key)

@@ -30,6 +30,9 @@ public struct StoreOptions: Sendable {
     public var logger = Logger(label: "strata.eventstore")
     /// Events per write transaction when catching up or rebuilding.
     public var catchUpChunk = 262_144
+    /// The `body-index` key length (bytes of the body hash) of a store created with these options;
+    /// an existing store keeps its own. Tests shorten it to make prefixes collide.
+    var bodyPrefix = BodyIndex.defaultPrefix
 
     public init() {}
 }
@@ -87,7 +90,7 @@ public final class EventStore: Sendable {
             env.maxDatabases = UInt32(16 + projections.reduce(0) { $0 + $1.tables.count })
             env.fileMode = 0o600
             let environment = try Environment(path: directory, options: env)
-            let schema = try LogSchema(opening: environment, projections: projections)
+            let schema = try LogSchema(opening: environment, projections: projections, bodyPrefix: options.bodyPrefix)
             store = EventStore(path: directory, environment: environment, schema: schema, projections: projections, options: options)
         } catch {
             throw EventStoreError.wrap(error, "could not open the store at \(directory)")
@@ -210,7 +213,7 @@ public final class EventStore: Sendable {
         guard let key = [UInt8](hex: hex), key.count == 32 else { return nil }
         let schema = self.schema
         return try await read { txn in
-            guard let stored = try key.withUnsafeBytes({ try BlobCodec.stored(hash: $0, blobs: schema.blobs, bodies: schema.bodies, in: txn) }) else { return nil }
+            guard let stored = try key.withUnsafeBytes({ try schema.bodyIndex.stored(hash: $0, in: txn) }) else { return nil }
             return try BlobCodec.decode(stored)
         }
     }
@@ -280,8 +283,8 @@ public final class EventStore: Sendable {
                     let event = try Envelope.decode(e.value)
                     var blob: [UInt8]?
                     if let ref = event.payload {
-                        let present = try targetEnv.read { t in try t.contains(targetSchema.blobs, key: ref.hash) }
-                        if !present, let stored = try ref.hash.withUnsafeBytes({ try BlobCodec.stored(hash: $0, blobs: schema.blobs, bodies: schema.bodies, in: txn) }) {
+                        let present = try targetEnv.read { t in try targetSchema.bodyIndex.contains(ref.hash, in: t) }
+                        if !present, let stored = try ref.hash.withUnsafeBytes({ try schema.bodyIndex.stored(hash: $0, in: txn) }) {
                             blob = [UInt8](stored)
                         }
                     }

@@ -9,9 +9,10 @@ import LMDB
 /// | `by-stream` | stream, 0x00, seq u64be | empty |
 /// | `by-type` | type, 0x00, seq u64be | empty |
 /// | `by-time` | effective time (µs, sign-flipped u64be), seq u64be | empty |
-/// | `blobs` | SHA-256 of the body | pointer: codec 3, seq u64be of the event that stored it (format 2); or, written by format 1, the stored body itself (``BlobCodec``) |
+/// | `body-index` | the first 8 bytes of the body's SHA-256 (``BodyIndex``) | seq u64be of the event that stored it |
+/// | `blobs` | SHA-256 of the body | pointer: codec 3, seq u64be of the event that stored it (format 2, and format 3 for a body whose prefix another body holds); or, written by format 1, the stored body itself (``BlobCodec``) |
 /// | `bodies` | seq u64be of the event that first carried the body | codec, raw size, bytes (``BlobCodec``) |
-/// | `meta` | name | counters, format |
+/// | `meta` | name | counters, format, body-index prefix length |
 /// | `checkpoints` | projection name | varint version, u64be last applied seq |
 /// | `quarantine` | projection name, 0x00, seq u64be | reason (UTF-8) |
 /// | `p/<projection>/<table>` | the projection's own | the projection's own |
@@ -23,6 +24,8 @@ struct LogSchema: Sendable {
     let byTime: Database
     let blobs: Database
     let bodies: Database
+    /// Finds bodies by hash (`body-index`, `blobs`, `bodies`).
+    let bodyIndex: BodyIndex
     let meta: Database
     let checkpoints: Database
     let quarantine: Database
@@ -32,14 +35,21 @@ struct LogSchema: Sendable {
     /// bodies fill fresh pages in order instead of dirtying a random `blobs` page each), and
     /// `blobs` maps each hash to that seq. Format 1 stores (bodies inline in `blobs`) are read as
     /// they are and become format 2 at open; their old rows keep working.
-    static let formatVersion: UInt64 = 2
-    static let readableFormats: ClosedRange<UInt64> = 1...2
+    /// 3: new bodies are found through `body-index`, by an 8-byte prefix of their hash (half the
+    /// random pages an append dirties); older stores become format 3 at open, and their `blobs`
+    /// rows keep working.
+    static let formatVersion: UInt64 = 3
+    static let readableFormats: ClosedRange<UInt64> = 1...3
 
-    init(opening env: Environment, projections: [any Projection]) throws {
+    /// `bodyPrefix`: the `body-index` key length of a store created now (see ``BodyIndex``);
+    /// an existing store keeps its own.
+    init(opening env: Environment, projections: [any Projection], bodyPrefix: Int = BodyIndex.defaultPrefix) throws {
+        precondition((1...32).contains(bodyPrefix), "a body-index prefix is 1–32 bytes")
+        var prefix = bodyPrefix
         var tables: [String: TableSet] = [:]
         var dbs: [String: Database] = [:]
         try env.write { txn in
-            for name in ["events", "ids", "by-stream", "by-type", "by-time", "blobs", "bodies", "meta", "checkpoints", "quarantine"] {
+            for name in ["events", "ids", "by-stream", "by-type", "by-time", "blobs", "bodies", "body-index", "meta", "checkpoints", "quarantine"] {
                 dbs[name] = try env.openDatabase(name, in: txn)
             }
             for p in projections {
@@ -50,14 +60,26 @@ struct LogSchema: Sendable {
                 tables[p.name] = TableSet(databases: set)
             }
             let formatKey = Array("format".utf8)
-            if let f = try txn.get(dbs["meta"]!, key: formatKey) {
+            let prefixKey = Array("body-prefix".utf8)
+            let meta = dbs["meta"]!
+            if let f = try txn.get(meta, key: formatKey) {
                 let stored = f.withUnsafeBytes { UInt64(bigEndianBytes: $0) }
                 guard Self.readableFormats.contains(stored) else {
                     throw EventStoreError.corrupted("the store has format \(stored) but this strata reads formats \(Self.readableFormats.lowerBound)–\(Self.readableFormats.upperBound); use a matching strata version")
                 }
-                if stored < Self.formatVersion { try txn.put(dbs["meta"]!, key: formatKey, value: Self.formatVersion.bigEndianBytes) }
+                if let p = try txn.get(meta, key: prefixKey) {
+                    let n = p.count == 8 ? p.withUnsafeBytes { UInt64(bigEndianBytes: $0) } : 0
+                    guard (1...32).contains(n) else { throw EventStoreError.corrupted("the store's body-index prefix length is damaged; run `strata verify`") }
+                    prefix = Int(n)
+                } else {
+                    // A store older than format 3: the default from now on.
+                    prefix = BodyIndex.defaultPrefix
+                    try txn.put(meta, key: prefixKey, value: UInt64(prefix).bigEndianBytes)
+                }
+                if stored < Self.formatVersion { try txn.put(meta, key: formatKey, value: Self.formatVersion.bigEndianBytes) }
             } else {
-                try txn.put(dbs["meta"]!, key: formatKey, value: Self.formatVersion.bigEndianBytes)
+                try txn.put(meta, key: formatKey, value: Self.formatVersion.bigEndianBytes)
+                try txn.put(meta, key: prefixKey, value: UInt64(prefix).bigEndianBytes)
             }
         }
         events = dbs["events"]!
@@ -67,6 +89,7 @@ struct LogSchema: Sendable {
         byTime = dbs["by-time"]!
         blobs = dbs["blobs"]!
         bodies = dbs["bodies"]!
+        bodyIndex = BodyIndex(index: dbs["body-index"]!, blobs: blobs, bodies: bodies, events: events, prefix: prefix)
         meta = dbs["meta"]!
         checkpoints = dbs["checkpoints"]!
         quarantine = dbs["quarantine"]!

@@ -71,9 +71,9 @@ actor LogWriter {
                 }
                 var ref: PayloadReference?
                 var stored: [UInt8]?
-                // Prepared by the helper, or here (in this transaction's view of `blobs`).
+                // Prepared by the helper, or here (in this transaction's view of the stored bodies).
                 let body = e.payload == nil ? nil : prep.body(i, zstd: zstd) { hash in
-                    (try? hash.withUnsafeBytes { try txn.get(schema.blobs, key: $0) }) != nil
+                    (try? schema.bodyIndex.contains(hash, in: txn)) ?? false
                 }
                 if let body {
                     ref = PayloadReference(hash: body.hash, size: body.staged.body.count)
@@ -81,7 +81,7 @@ actor LogWriter {
                         stored = body.encoded ?? BlobCodec.encode(body.staged.body, context: zstd)
                     }
                 } else if let existing = e.payloadReference {
-                    guard try txn.contains(schema.blobs, key: existing.hash) else {
+                    guard try schema.bodyIndex.contains(existing.hash, in: txn) else {
                         throw EventStoreError.invalid("event \(e.id.prefix(64)) references body \(existing.hashHex.prefix(16)), which is not stored")
                     }
                     ref = existing
@@ -122,12 +122,10 @@ actor LogWriter {
         }
     }
 
-    /// Points `blobs` at `seq` for a body not stored yet; false when it is stored already (the
-    /// event at `seq` then stores nothing).
+    /// Makes `seq` the home of a body not stored yet; false when it is stored already (the event
+    /// at `seq` then stores nothing).
     private static func claimBody(_ hash: [UInt8], seq: UInt64, _ schema: LogSchema, _ txn: Transaction) throws -> Bool {
-        try hash.withUnsafeBytes { h in
-            try BlobCodec.withPointer(to: seq) { try txn.insert(schema.blobs, key: h, value: $0) == nil }
-        }
+        try hash.withUnsafeBytes { try schema.bodyIndex.claim($0, seq: seq, in: txn) }
     }
 
     /// Writes one encoded event and its indexes but the id's, which the caller claimed (as it did
@@ -148,8 +146,8 @@ actor LogWriter {
             counters.payloadBytes += UInt64(ref.size)
             counters.payloadCount += 1
             guard let storedBlob else { return }
-            // The body goes to `bodies` under this seq (appended: fresh pages in order); `blobs`
-            // maps its hash to that seq.
+            // The body goes to `bodies` under this seq (appended: fresh pages in order); the body
+            // index maps its hash to that seq.
             _ = try storedBlob.withUnsafeBytes { try txn.put(schema.bodies, key: seqKey, value: $0, flags: .append) }
             counters.blobCount += 1
             counters.blobRawBytes += UInt64(ref.size)

@@ -122,7 +122,7 @@ struct StagedBody: Sendable {
 
 /// Supplies bodies of events: from the batch being appended, else from the blob database.
 final class PayloadSource {
-    let blobs: Database
+    let bodyIndex: BodyIndex
     let bodies: Database
     private let zstd: ZstdContext
     private var pending: [UInt64: StagedBody] = [:]
@@ -130,14 +130,14 @@ final class PayloadSource {
     var prep: BodyPrep?
 
     init(schema: LogSchema, zstd: ZstdContext = ZstdContext()) {
-        blobs = schema.blobs
+        bodyIndex = schema.bodyIndex
         bodies = schema.bodies
         self.zstd = zstd
     }
 
     func stage(_ body: StagedBody, for seq: UInt64) { pending[seq] = body }
 
-    /// Stages bodies read ahead (``readBodies(of:blobs:in:zstd:budget:)``), by seq.
+    /// Stages bodies read ahead (``readBodies(of:schema:in:zstd:budget:)``), by seq.
     func stage(_ bodies: [UInt64: StagedBody]) {
         if pending.isEmpty { pending = bodies } else { pending.merge(bodies) { a, _ in a } }
     }
@@ -154,7 +154,7 @@ final class PayloadSource {
 
     /// Reads the bodies of `events`: first each event's own `bodies` row (in seq order, so the
     /// pages are read in order), then the bodies stored by earlier events, in hash order (the
-    /// `blobs` pages in key order instead of at random). Bodies over 64 KiB (images) are left to
+    /// index's pages in key order instead of at random). Bodies over 64 KiB (images) are left to
     /// be read on demand, and so is everything past `budget` bytes, and any body that is missing
     /// or damaged (the on-demand read reports it for the event that needs it).
     static func readBodies(of events: some Sequence<RecordedEvent>, schema: LogSchema, in txn: Transaction, zstd: ZstdContext,
@@ -174,7 +174,7 @@ final class PayloadSource {
                 }
                 continue
             }
-            // The first 8 bytes order the lookups (the blob table sorts by the whole hash).
+            // The first 8 bytes order the lookups (the body index sorts by them).
             elsewhere.append((ref.hash.withUnsafeBytes { UInt64(bigEndianBytes: $0) }, ref.hash, e.seq))
         }
         elsewhere.sort { $0.order < $1.order }
@@ -184,7 +184,7 @@ final class PayloadSource {
                 bodies[w.seq] = StagedBody(previous.body)
                 continue
             }
-            guard let stored = try w.hash.withUnsafeBytes({ try BlobCodec.stored(hash: $0, blobs: schema.blobs, bodies: schema.bodies, in: txn) }),
+            guard let stored = try w.hash.withUnsafeBytes({ try schema.bodyIndex.stored(hash: $0, in: txn) }),
                   let body = try? BlobCodec.decode(stored, context: zstd) else { continue }
             bodies[w.seq] = StagedBody(body)
             previous = (w.hash, body)
@@ -220,7 +220,7 @@ final class PayloadSource {
     private func storedRow(of event: RecordedEvent, in txn: Transaction) throws -> UnsafeRawBufferPointer? {
         guard let ref = event.payload else { return nil }
         let own = try BlobCodec.stored(seq: event.seq, bodies: bodies, in: txn)
-        guard let stored = try own ?? ref.hash.withUnsafeBytes({ try BlobCodec.stored(hash: $0, blobs: blobs, bodies: bodies, in: txn) }) else {
+        guard let stored = try own ?? ref.hash.withUnsafeBytes({ try bodyIndex.stored(hash: $0, in: txn) }) else {
             throw EventStoreError.corrupted("the body \(ref.hashHex.prefix(16)) of event \(event.seq) is missing from the blob store; run `strata verify`")
         }
         return stored

@@ -15,10 +15,10 @@ import Testing
         let schema = store.schema
         var caught = 0
         for trial in 0..<trials {
-            // Envelopes, stored bodies, and the hash → seq rows that point to them.
+            // Envelopes, stored bodies, and the hash prefix → seq rows that point to them.
             let table = trial % 3
             let inBlobs = table != 0
-            let db = [schema.events, schema.bodies, schema.blobs][table]
+            let db = [schema.events, schema.bodies, schema.bodyIndex.index][table]
             // Pick an entry and a byte, flip one bit, verify, restore.
             let (key, original, index) = try env.read { txn -> ([UInt8], [UInt8], Int) in
                 let n = try txn.stat(db).entries
