@@ -57,18 +57,26 @@ public enum DocumentEvents {
     /// The types ``operations(_:_:)`` reads.
     public static let types: Set<String> = [recorded, removed, snapshotRecorded]
 
+    /// The one `putJSON` of a ``recorded`` event.
+    static func recordedPut(_ event: RecordedEvent, _ context: ProjectionContext) throws -> (collection: String, key: String, json: [UInt8]) {
+        guard let collection = event[metadata: "collection"] else { throw DocumentError("metadata 'collection' is missing") }
+        guard let key = event[metadata: "key"] else { throw DocumentError("metadata 'key' is missing") }
+        guard let body = try context.payload(of: event) else { throw DocumentError("the event has no payload") }
+        return (collection, key, body)
+    }
+
     /// Reads the operations of a built-in document event; nil for other events.
     public static func operations(_ event: RecordedEvent, _ context: ProjectionContext) throws -> [DocumentOperation]? {
         switch event.type {
         case recorded, removed, snapshotRecorded: break
         default: return nil
         }
+        if event.type == recorded {
+            let put = try recordedPut(event, context)
+            return [.putJSON(collection: put.collection, key: put.key, json: put.json)]
+        }
         guard let collection = event[metadata: "collection"] else { throw DocumentError("metadata 'collection' is missing") }
         switch event.type {
-        case recorded:
-            guard let key = event[metadata: "key"] else { throw DocumentError("metadata 'key' is missing") }
-            guard let body = try context.payload(of: event) else { throw DocumentError("the event has no payload") }
-            return [.putJSON(collection: collection, key: key, json: body)]
         case removed:
             guard let key = event[metadata: "key"] else { throw DocumentError("metadata 'key' is missing") }
             return [.remove(collection: collection, key: key)]
@@ -149,11 +157,14 @@ public struct KeyedDocumentProjection: Projection {
     public let eventTypes: Set<String>?
     public let documentTypes: Set<String>
     private let extract: Extractor
+    /// `extract` is ``DocumentEvents/operations(_:_:)``: a recorded event's one put is applied
+    /// without building its list of operations (it runs for every ingested document).
+    private let builtIn: Bool
 
     /// The built-in ``DocumentEvents``.
     public init(name: String = "documents", version: Int = 4) {
         self.init(name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
-                  extract: DocumentEvents.operations)
+                  extract: DocumentEvents.operations, builtIn: true)
     }
 
     /// Operations from `extract`. `eventTypes` must name every type `extract` returns operations
@@ -162,14 +173,23 @@ public struct KeyedDocumentProjection: Projection {
     /// so their canonical form can be worked out ahead (an optimization only).
     public init(name: String = "documents", version: Int = 4, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
                 extract: @escaping Extractor) {
+        self.init(name: name, version: version, eventTypes: eventTypes, documentTypes: documentTypes, extract: extract, builtIn: false)
+    }
+
+    private init(name: String, version: Int, eventTypes: Set<String>?, documentTypes: Set<String>, extract: @escaping Extractor, builtIn: Bool) {
         self.name = name
         self.version = version
         self.eventTypes = eventTypes
         self.documentTypes = documentTypes
         self.extract = extract
+        self.builtIn = builtIn
     }
 
     public func apply(_ event: RecordedEvent, in context: ProjectionContext) throws {
+        if builtIn, event.type == DocumentEvents.recorded {
+            let p = try DocumentEvents.recordedPut(event, context)
+            return try putJSON(p.collection, p.key, p.json, event, context)
+        }
         guard let ops = try extract(event, context) else { return }
         for op in ops {
             switch op {
@@ -177,14 +197,7 @@ public struct KeyedDocumentProjection: Projection {
                 try Self.validate(collection, key)
                 try put(collection, key, canonical: document.canonicalBytes, document, event, context)
             case let .putJSON(collection, key, json):
-                try Self.validate(collection, key)
-                // A version of the event's whole payload keeps the payload's stored form.
-                let whole = try context.isPayload(json, of: event)
-                if let prepared = context.payloads.preparedDocument(of: event, json: json) {
-                    try put(collection, key, canonical: prepared.canonical, digest: prepared.digest, nil, event, context, whole: whole)
-                } else {
-                    try put(collection, key, canonical: try JSONValue.canonicalize(json), nil, event, context, whole: whole)
-                }
+                try putJSON(collection, key, json, event, context)
             case let .remove(collection, key):
                 try Self.validate(collection, key)
                 try remove(collection, key, event, context)
@@ -205,6 +218,17 @@ public struct KeyedDocumentProjection: Projection {
                 try Self.validate(collection, "x")
                 try defineIndex(collection, paths: paths, context)
             }
+        }
+    }
+
+    private func putJSON(_ collection: String, _ key: String, _ json: [UInt8], _ event: RecordedEvent, _ context: ProjectionContext) throws {
+        try Self.validate(collection, key)
+        // A version of the event's whole payload keeps the payload's stored form.
+        let whole = try context.isPayload(json, of: event)
+        if let prepared = context.payloads.preparedDocument(of: event, json: json) {
+            try put(collection, key, canonical: prepared.canonical, digest: prepared.digest, nil, event, context, whole: whole)
+        } else {
+            try put(collection, key, canonical: try JSONValue.canonicalize(json), nil, event, context, whole: whole)
         }
     }
 
@@ -238,11 +262,11 @@ public struct KeyedDocumentProjection: Projection {
                      _ event: RecordedEvent, _ ctx: ProjectionContext, whole: Bool = false) throws {
         let txn = ctx.transaction
         let current = ctx.tables["current"]
-        let ck = Self.currentKey(collection, key)
-        let digest = digest ?? Self.digest(canonical)
+        let digest = Digest16(digest ?? Self.digest(canonical))
+        try Self.withKeys(collection, key, event.seq) { ck, hk in
         var record: CurrentRecord
         var kind: ChangeKind?
-        if let existing = try ck.withUnsafeBytes({ try txn.get(current, key: $0) }) {
+        if let existing = try txn.get(current, key: ck) {
             record = try CurrentRecord(existing)
             if record.removed {
                 kind = .reappeared
@@ -268,15 +292,16 @@ public struct KeyedDocumentProjection: Projection {
             // compression. The append and the fold usually have it at hand; else it is read.
             var document = DocumentSource.inline(canonical)
             if whole, let stored = try ctx.payloads.storedForm(of: event, in: txn) { document = .encoded(stored) }
-            try writeHistory(collection, key, kind: kind, document: document, record: record, event: event, ctx: ctx)
+            try writeHistory(hk, kind: kind, document: document, record: record, event: event, ctx: ctx)
         }
-        _ = try ck.withUnsafeBytes { k in try record.withEncoded { try txn.put(current, key: k, value: $0) } }
+        _ = try record.withEncoded { try txn.put(current, key: ck, value: $0) }
+        }
     }
 
     private func remove(_ collection: String, _ key: String, _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
-        let ck = Self.currentKey(collection, key)
+        try Self.withKeys(collection, key, event.seq) { ck, hk in
         guard let existing = try ctx.transaction.get(ctx.tables["current"], key: ck) else { return }
-        var record = try existing.withUnsafeBytes { try CurrentRecord($0) }
+        var record = try CurrentRecord(existing)
         guard !record.removed else { return }
         let last = try Self.storedDocument(collection, key, at: record.changedSeq, ctx.transaction, ctx.tables)
         let paths = try indexedPaths(collection, ctx)
@@ -288,37 +313,37 @@ public struct KeyedDocumentProjection: Projection {
         record.removed = true
         record.changedSeq = event.seq
         record.lastSeenSeq = event.seq
-        try writeHistory(collection, key, kind: .removed, document: last, record: record, event: event, ctx: ctx)
-        _ = try ck.withUnsafeBytes { k in try record.withEncoded { try ctx.transaction.put(ctx.tables["current"], key: k, value: $0) } }
+        try writeHistory(hk, kind: .removed, document: last, record: record, event: event, ctx: ctx)
+        _ = try record.withEncoded { try ctx.transaction.put(ctx.tables["current"], key: ck, value: $0) }
+        }
     }
 
     /// Writes a version. Its field-level changes are not stored: they follow from the previous
     /// version's document, and ``DocumentReader/history(collection:key:upTo:)`` computes them,
     /// which keeps a diff (and a parse of the old document) off the ingest path.
-    private func writeHistory(_ collection: String, _ key: String, kind: ChangeKind, document: DocumentSource,
+    private func writeHistory(_ hk: UnsafeRawBufferPointer, kind: ChangeKind, document: DocumentSource,
                               record: CurrentRecord, event: RecordedEvent, ctx: ProjectionContext) throws {
-        // The header is small; an inline document is copied once, straight into the page.
-        var w = ByteWriter(capacity: 48)
-        w.varint(record.version)
-        w.i64(event.recordedAt.microseconds)
-        w.string(kind.rawValue)
+        // The header (at most 10 + 8 + 11 + 1 + 10 bytes) is built on the stack; the document is
+        // copied once, straight into the page.
         let inline: [UInt8]
         switch document {
-        case .inline(let bytes):
-            inline = bytes
-            w.varint(bytes.count)
-        case .encoded(let bytes):
-            inline = bytes
-            w.varint(0)
-            w.varint(bytes.count)
+        case .inline(let bytes), .encoded(let bytes): inline = bytes
         }
-        let header = w.bytes
-        // After the document: the changes, computed on read (stores written before kept them
-        // here; still read), so an empty blob.
-        try Self.historyKey(collection, key, event.seq).withUnsafeBytes { hk in
-            try ctx.transaction.putReserved(ctx.tables["history"], key: hk, count: header.count + inline.count + 1) { out in
-                header.withUnsafeBytes { out.copyMemory(from: $0) }
-                inline.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[header.count...]).copyMemory(from: $0) }
+        try withUnsafeTemporaryAllocation(byteCount: 48, alignment: 1) { header in
+            var n = 0
+            func emit(_ b: UInt8) { header[n] = b; n += 1 }
+            ByteWriter.varint(UInt64(record.version), emit)
+            withUnsafeBytes(of: UInt64(bitPattern: event.recordedAt.microseconds).bigEndian) { for b in $0 { emit(b) } }
+            let kindText = kind.rawValue.utf8
+            ByteWriter.varint(UInt64(kindText.count), emit)
+            for b in kindText { emit(b) }
+            if case .encoded = document { emit(0) }
+            ByteWriter.varint(UInt64(inline.count), emit)
+            // After the document: the changes, computed on read (stores written before kept them
+            // here; still read), so an empty blob.
+            try ctx.transaction.putReserved(ctx.tables["history"], key: hk, count: n + inline.count + 1) { out in
+                out.copyMemory(from: UnsafeRawBufferPointer(rebasing: header[..<n]))
+                inline.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[n...]).copyMemory(from: $0) }
                 out[out.count - 1] = 0
             }
         }
@@ -415,6 +440,27 @@ public struct KeyedDocumentProjection: Projection {
         return k
     }
 
+    /// `collection 0x00 key 0x00 seq(u64be)`, the history key, built on the stack; `body` gets
+    /// the current key (its part before the second 0x00) and the history key. It runs for every
+    /// put: no array is allocated. (``validate(_:_:)`` bounds both names.)
+    static func withKeys<T>(_ collection: String, _ key: String, _ seq: UInt64,
+                            _ body: (_ current: UnsafeRawBufferPointer, _ history: UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        var collection = collection, key = key
+        return try collection.withUTF8 { c in
+            try key.withUTF8 { k in
+                try withUnsafeTemporaryAllocation(byteCount: c.count + k.count + 10, alignment: 1) { buffer in
+                    buffer.copyMemory(from: UnsafeRawBufferPointer(c))
+                    buffer[c.count] = 0
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[(c.count + 1)...]).copyMemory(from: UnsafeRawBufferPointer(k))
+                    buffer[c.count + 1 + k.count] = 0
+                    buffer.storeBytes(of: seq.bigEndian, toByteOffset: c.count + k.count + 2, as: UInt64.self)
+                    let all = UnsafeRawBufferPointer(buffer)
+                    return try body(UnsafeRawBufferPointer(rebasing: all[..<(c.count + 1 + k.count)]), all)
+                }
+            }
+        }
+    }
+
     static func historyKey(_ collection: String, _ key: String, _ seq: UInt64) -> [UInt8] {
         var k = currentKey(collection, key, reserving: 9)
         k.append(0)
@@ -493,9 +539,9 @@ public struct KeyedDocumentProjection: Projection {
         var changedSeq: UInt64
         var lastSeenSeq: UInt64
         var removed: Bool
-        var digest: [UInt8]
+        var digest: Digest16
 
-        init(version: Int, firstSeq: UInt64, changedSeq: UInt64, lastSeenSeq: UInt64, removed: Bool, digest: [UInt8]) {
+        init(version: Int, firstSeq: UInt64, changedSeq: UInt64, lastSeenSeq: UInt64, removed: Bool, digest: Digest16) {
             self.version = version
             self.firstSeq = firstSeq
             self.changedSeq = changedSeq
@@ -512,22 +558,36 @@ public struct KeyedDocumentProjection: Projection {
             changedSeq = header.changedSeq
             lastSeenSeq = header.lastSeenSeq
             removed = header.removed
-            digest = [UInt8](try r.slice(16))
+            digest = Digest16(try r.slice(16))
         }
 
         /// The stored form, built on the stack (it is written on every put): four varints, the
         /// removed flag and the digest.
         func withEncoded<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
-            try withUnsafeTemporaryAllocation(byteCount: 4 * 10 + 1 + digest.count, alignment: 1) { out in
+            try withUnsafeTemporaryAllocation(byteCount: 4 * 10 + 1 + 16, alignment: 1) { out in
                 var n = 0
                 func emit(_ b: UInt8) { out[n] = b; n += 1 }
                 ByteWriter.varint(UInt64(version), emit); ByteWriter.varint(firstSeq, emit)
                 ByteWriter.varint(changedSeq, emit); ByteWriter.varint(lastSeenSeq, emit)
                 emit(removed ? 1 : 0)
-                for b in digest { emit(b) }
+                withUnsafeBytes(of: (digest.high.bigEndian, digest.low.bigEndian)) { for b in $0 { emit(b) } }
                 return try body(UnsafeRawBufferPointer(rebasing: out[0..<n]))
             }
         }
+    }
+
+    /// A document digest (``digest(_:)``), held inline: no array per record read.
+    struct Digest16: Equatable {
+        var high: UInt64
+        var low: UInt64
+
+        init(_ bytes: UnsafeRawBufferPointer) {
+            precondition(bytes.count == 16, "a digest is 16 bytes")
+            high = UInt64(bigEndianBytes: bytes)
+            low = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: bytes[8...]))
+        }
+
+        init(_ bytes: [UInt8]) { self = bytes.withUnsafeBytes { Digest16($0) } }
     }
 
     static func decodeVersion(collection: String, key: String, seq: UInt64, _ raw: UnsafeRawBufferPointer) throws -> DocumentVersion {
