@@ -28,9 +28,11 @@ enum BlobCodec {
     /// Encodes a body for storage, compressing with `context` (reused: creating a zstd context
     /// per body costs more than compressing a small one).
     static func encode(_ body: [UInt8], context: ZstdContext) -> [UInt8] {
-        var w = ByteWriter(capacity: body.count + 12)
         if body.count >= compressionThreshold {
             let bound = ZSTD_compressBound(body.count)
+            // Room for the header and the frame's bound from the start: the frame is written in
+            // place, and the array is allocated once.
+            var w = ByteWriter(capacity: 1 + 10 + sealSize + bound)
             // Header (codec + size varint + seal room) first, then compress straight into the tail.
             w.u8(sealedZstd)
             w.varint(body.count)
@@ -44,12 +46,13 @@ enum BlobCodec {
             }
             if ZSTD_isError(n) == 0, n * 10 <= body.count * 9 {
                 w.bytes.removeLast(bound - n)
-                let seal = w.bytes.withUnsafeBytes { Hashing.sha256(UnsafeRawBufferPointer(rebasing: $0[header...]), prefix: sealSize) }
-                w.bytes.replaceSubrange(sealAt..<header, with: seal)
+                w.bytes.withUnsafeMutableBytes { b in
+                    Hashing.sha256(UnsafeRawBufferPointer(rebasing: b[header...]), into: UnsafeMutableRawBufferPointer(rebasing: b[sealAt..<header]))
+                }
                 return w.bytes
             }
-            w = ByteWriter(capacity: body.count + 12)
         }
+        var w = ByteWriter(capacity: body.count + 12)
         w.u8(raw)
         w.varint(body.count)
         w.raw(body)

@@ -13,6 +13,14 @@ enum Hashing {
         return digest.withUnsafeBytes { d in Array(UnsafeRawBufferPointer(rebasing: d[0..<min(count, d.count)])) }
     }
 
+    /// The first `out.count` bytes (at most 32) of the SHA-256 of `bytes`, written to `out`.
+    static func sha256(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
+        var hasher = SHA256()
+        hasher.update(bufferPointer: bytes)
+        let digest = hasher.finalize()
+        digest.withUnsafeBytes { d in out.copyMemory(from: UnsafeRawBufferPointer(rebasing: d[0..<min(out.count, d.count)])) }
+    }
+
     static func sha256(_ bytes: [UInt8], prefix count: Int = 32) -> [UInt8] {
         bytes.withUnsafeBytes { sha256($0, prefix: count) }
     }

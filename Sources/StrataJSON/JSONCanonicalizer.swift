@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
 extension JSONValue {
     /// The canonical bytes of a JSON text, straight from the text: the same bytes as
@@ -11,9 +12,11 @@ extension JSONValue {
     /// documents, which it only needs to store and compare.
     public static func canonicalize(_ text: some Collection<UInt8>) throws(JSONParseError) -> [UInt8] {
         let result: Result<[UInt8], JSONParseError> = withContiguousBytes(text) { raw in
-            var c = JSONCanonicalizer(raw)
-            defer { c.deallocate() }
-            do throws(JSONParseError) { return .success(try c.document()) } catch { return .failure(error) }
+            JSONCanonicalizer.Buffers.pooled { buffers in
+                var c = JSONCanonicalizer(raw, reusing: buffers)
+                defer { c.giveBack(to: buffers) }
+                do throws(JSONParseError) { return .success(try c.document()) } catch { return .failure(error) }
+            }
         }
         return try result.get()
     }
@@ -76,19 +79,64 @@ struct JSONCanonicalizer {
     /// The canonical text written so far.
     var out: Buffer<UInt8>
     /// Decoded bytes of keys that had escapes (plain keys are read where they were written).
-    var escapedKeys = Buffer<UInt8>(capacity: 64)
+    var escapedKeys: Buffer<UInt8>
     /// Members of the objects being written, stacked (one buffer for the whole document).
-    var members = Buffer<Member>(capacity: 64)
+    var members: Buffer<Member>
     /// An unordered object's member texts while they are written back in key order.
-    var scratch = Buffer<UInt8>(capacity: 0)
+    var scratch: Buffer<UInt8>
 
     init(_ b: UnsafeRawBufferPointer) {
         p = JSONParser(b)
         out = Buffer(capacity: max(16, b.count))
+        escapedKeys = Buffer(capacity: 64)
+        members = Buffer(capacity: 64)
+        scratch = Buffer(capacity: 0)
+    }
+
+    /// A canonicalizer writing into `buffers` (emptied; `out` made as large as the text).
+    init(_ b: UnsafeRawBufferPointer, reusing buffers: Buffers) {
+        p = JSONParser(b)
+        out = buffers.out
+        escapedKeys = buffers.escapedKeys
+        members = buffers.members
+        scratch = buffers.scratch
+        out.count = 0; escapedKeys.count = 0; members.count = 0; scratch.count = 0
+        out.ensure(max(16, b.count))
+    }
+
+    /// Hands the buffers (grown, maybe) back to `buffers`, which owns them again.
+    func giveBack(to buffers: Buffers) {
+        buffers.out = out; buffers.escapedKeys = escapedKeys; buffers.members = members; buffers.scratch = scratch
     }
 
     mutating func deallocate() {
         out.deallocate(); escapedKeys.deallocate(); members.deallocate(); scratch.deallocate()
+    }
+
+    /// A canonicalizer's buffers, kept between documents: a few per process, taken and given back
+    /// around each document, so canonicalizing one allocates only its result (every ingested
+    /// document is canonicalized, and four allocations a document cost more than the lock).
+    final class Buffers: @unchecked Sendable {
+        var out = Buffer<UInt8>(capacity: 4096)
+        var escapedKeys = Buffer<UInt8>(capacity: 64)
+        var members = Buffer<Member>(capacity: 64)
+        var scratch = Buffer<UInt8>(capacity: 4096)
+
+        deinit { out.deallocate(); escapedKeys.deallocate(); members.deallocate(); scratch.deallocate() }
+
+        /// Runs `body` with buffers from the pool. Buffers grown past 1 MiB (a huge document)
+        /// are not kept.
+        static func pooled<T>(_ body: (Buffers) -> T) -> T {
+            let buffers = pool.withLock { $0.popLast() } ?? Buffers()
+            defer {
+                if buffers.out.capacityInBytes <= 1 << 20, buffers.scratch.capacityInBytes <= 1 << 20 {
+                    pool.withLock { if $0.count < 8 { $0.append(buffers) } }
+                }
+            }
+            return body(buffers)
+        }
+
+        private static let pool = Mutex<[Buffers]>([])
     }
 
     mutating func document() throws(JSONParseError) -> [UInt8] {
@@ -277,6 +325,8 @@ struct Buffer<Element: BitwiseCopyable> {
     private(set) var base: UnsafeMutablePointer<Element>
     private var capacity: Int
     var count = 0
+
+    var capacityInBytes: Int { capacity * MemoryLayout<Element>.stride }
 
     init(capacity: Int) {
         self.capacity = max(capacity, 1)
