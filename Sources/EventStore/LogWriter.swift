@@ -382,8 +382,14 @@ struct PreparedBody: Sendable {
     /// `canonical`: the body's canonical form, when the caller already has it.
     init(_ body: [UInt8], canonical: [UInt8]? = nil, type: String, documentTypes: Set<String>, zstd: ZstdContext,
          isStored: ([UInt8]) -> Bool = { _ in false }) {
-        hash = BlobCodec.hash(body)
-        encoded = isStored(hash) ? nil : BlobCodec.encode(body, context: zstd)
+        let hash = BlobCodec.hash(body)
+        self.init(body, hash: hash, stored: isStored(hash), canonical: canonical, type: type, documentTypes: documentTypes, zstd: zstd)
+    }
+
+    /// `hash`: the body's; `stored`: whether the store holds it already (then it is not encoded).
+    init(_ body: [UInt8], hash: [UInt8], stored: Bool, canonical: [UInt8]?, type: String, documentTypes: Set<String>, zstd: ZstdContext) {
+        self.hash = hash
+        encoded = stored ? nil : BlobCodec.encode(body, context: zstd)
         staged = StagedBody(body)
         guard documentTypes.contains(type) else { return }
         if let canonical {
