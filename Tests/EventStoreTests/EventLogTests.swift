@@ -183,80 +183,74 @@ import Testing
     /// and dedupes after it is opened (and marked format 3), and its new bodies take the new layout.
     @Test func bodiesLiveUnderTheirSeqAndFormatOneRowsStillRead() async throws {
         let dir = makeTempDir()
-        let body = bytes(String(repeating: "{\"make\":\"Ford\"},", count: 50))
-        let hash: [UInt8]
-        do {
-            let store = try await openStore(dir)
-            try await store.append(NewEvent(id: "a", type: "Fetched", stream: "s", payload: body))
-            let (env, schema) = (store.environment, store.schema)
-            hash = try #require(try await store.event(seq: 1)?.payload?.hash)
-            // Rewrite the store as format 1 wrote it.
-            try env.write { txn in
-                let seq = try #require(try txn.get(schema.bodyIndex.index, key: Array(hash.prefix(8))))
-                #expect(seq == UInt64(1).bigEndianBytes)
-                #expect(try txn.stat(schema.blobs).entries == 0)
-                let stored = try #require(try txn.get(schema.bodies, key: UInt64(1).bigEndianBytes))
-                try txn.put(schema.blobs, key: hash, value: stored)
-                try txn.delete(schema.bodyIndex.index, key: Array(hash.prefix(8)))
-                try txn.delete(schema.bodies, key: UInt64(1).bigEndianBytes)
-                try txn.put(schema.meta, key: Array("format".utf8), value: UInt64(1).bigEndianBytes)
-                try txn.delete(schema.meta, key: Array("body-prefix".utf8))
-            }
+        let hash = try await oneBodyStore(dir) { txn, schema, hash in
+            // As format 1 wrote it.
+            let seq = try #require(try txn.get(schema.bodyIndex.index, key: Array(hash.prefix(8))))
+            #expect(seq == UInt64(1).bigEndianBytes)
+            #expect(try txn.stat(schema.blobs).entries == 0)
+            let stored = try #require(try txn.get(schema.bodies, key: UInt64(1).bigEndianBytes))
+            try txn.put(schema.blobs, key: hash, value: stored)
+            try txn.delete(schema.bodyIndex.index, key: Array(hash.prefix(8)))
+            try txn.delete(schema.bodies, key: UInt64(1).bigEndianBytes)
+            return 1
         }
-        let store = try await openStore(dir)
-        #expect(try await store.verify().ok)
-        #expect(try await store.body(sha256: hash.hex) == body)
-        try await store.append([
-            NewEvent(id: "b", type: "Fetched", stream: "s", payload: body),              // dedupes to the inline row
-            NewEvent(id: "c", type: "Fetched", stream: "s", payload: bytes("{\"new\":1}")),  // takes the new layout
-        ])
-        let events = try await store.events(EventQuery())
-        #expect(try await store.payload(of: events[1]) == body)
-        #expect(try await store.payload(of: events[2]) == bytes("{\"new\":1}"))
-        let rows = try store.environment.read { txn in
-            (try txn.stat(store.schema.bodies).entries, try txn.get(store.schema.meta, key: Array("format".utf8)).map { $0.withUnsafeBytes { UInt64(bigEndianBytes: $0) } })
-        }
-        #expect(rows.0 == 1 && rows.1 == 3)
-        #expect(try await store.stats().blobs == 2)
-        #expect(try await store.verify().ok)
+        let (bodies, indexed) = try await checkOlderFormatStore(dir, hash: hash)
+        #expect(bodies == 1 && indexed == 1)  // the new body only
     }
 
     /// A format 2 store (each hash → a pointer to the seq in `bodies`, in `blobs`) reads, verifies
     /// and dedupes after it is opened as format 3; its new bodies go to the prefix index.
     @Test func formatTwoPointersStillReadAndDedupe() async throws {
         let dir = makeTempDir()
-        let old = bytes(String(repeating: "{\"make\":\"Ford\"},", count: 50))
-        let hash: [UInt8]
-        do {
-            let store = try await openStore(dir)
-            try await store.append(NewEvent(id: "a", type: "Fetched", stream: "s", payload: old))
-            let (env, schema) = (store.environment, store.schema)
-            hash = try #require(try await store.event(seq: 1)?.payload?.hash)
-            // Rewrite the store as format 2 wrote it.
-            try env.write { txn in
-                try txn.delete(schema.bodyIndex.index, key: Array(hash.prefix(8)))
-                try txn.put(schema.blobs, key: hash, value: [BlobCodec.pointer] + UInt64(1).bigEndianBytes)
-                try txn.put(schema.meta, key: Array("format".utf8), value: UInt64(2).bigEndianBytes)
-                try txn.delete(schema.meta, key: Array("body-prefix".utf8))
-            }
+        let hash = try await oneBodyStore(dir) { txn, schema, hash in
+            // As format 2 wrote it.
+            try txn.delete(schema.bodyIndex.index, key: Array(hash.prefix(8)))
+            try txn.put(schema.blobs, key: hash, value: [BlobCodec.pointer] + UInt64(1).bigEndianBytes)
+            return 2
         }
+        let (bodies, indexed) = try await checkOlderFormatStore(dir, hash: hash)
+        #expect(bodies == 2 && indexed == 1)
+    }
+
+    private static let olderFormatBody = bytes(String(repeating: "{\"make\":\"Ford\"},", count: 50))
+
+    /// A store in `dir` holding one event ("a") with ``olderFormatBody``, then rewritten by
+    /// `rewrite` as an older format wrote it (`rewrite` returns that format); the body's hash.
+    private func oneBodyStore(_ dir: String, rewrite: (Transaction, LogSchema, [UInt8]) throws -> UInt64) async throws -> [UInt8] {
+        let store = try await openStore(dir)
+        try await store.append(NewEvent(id: "a", type: "Fetched", stream: "s", payload: Self.olderFormatBody))
+        let hash = try #require(try await store.event(seq: 1)?.payload?.hash)
+        let schema = store.schema
+        try store.environment.write { txn in
+            let format = try rewrite(txn, schema, hash)
+            try txn.put(schema.meta, key: Array("format".utf8), value: format.bigEndianBytes)
+            try txn.delete(schema.meta, key: Array("body-prefix".utf8))
+        }
+        return hash
+    }
+
+    /// Opens the rewritten store: it verifies, finds the old body by hash and by event, dedupes
+    /// it, stores a new one, is marked format 3 and counts two bodies. Returns its `bodies` and
+    /// `body-index` rows.
+    private func checkOlderFormatStore(_ dir: String, hash: [UInt8]) async throws -> (bodies: Int, indexed: Int) {
         let store = try await openStore(dir)
         #expect(try await store.verify().ok)
-        #expect(try await store.body(sha256: hash.hex) == old)
+        #expect(try await store.body(sha256: hash.hex) == Self.olderFormatBody)
         try await store.append([
-            NewEvent(id: "b", type: "Fetched", stream: "s", payload: old),              // dedupes to the pointer
-            NewEvent(id: "c", type: "Fetched", stream: "s", payload: bytes("{\"new\":1}")),  // goes to the index
+            NewEvent(id: "b", type: "Fetched", stream: "s", payload: Self.olderFormatBody),  // dedupes to the old row
+            NewEvent(id: "c", type: "Fetched", stream: "s", payload: bytes("{\"new\":1}")),  // takes the new layout
         ])
         let events = try await store.events(EventQuery())
-        #expect(try await store.payload(of: events[1]) == old)
+        #expect(try await store.payload(of: events[1]) == Self.olderFormatBody)
         #expect(try await store.payload(of: events[2]) == bytes("{\"new\":1}"))
         let (bodies, indexed, format) = try store.environment.read { txn in
             (try txn.stat(store.schema.bodies).entries, try txn.stat(store.schema.bodyIndex.index).entries,
              try txn.get(store.schema.meta, key: Array("format".utf8)).map { $0.withUnsafeBytes { UInt64(bigEndianBytes: $0) } })
         }
-        #expect(bodies == 2 && indexed == 1 && format == 3)
+        #expect(format == 3)
         #expect(try await store.stats().blobs == 2)
         #expect(try await store.verify().ok)
+        return (bodies, indexed)
     }
 
     /// With a 1-byte prefix, hundreds of distinct bodies share prefixes: every one is still stored
