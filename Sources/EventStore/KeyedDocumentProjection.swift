@@ -264,57 +264,57 @@ public struct KeyedDocumentProjection: Projection {
         let current = ctx.tables["current"]
         let digest = Digest16(digest ?? Self.digest(canonical))
         try Self.withKeys(collection, key, event.seq) { ck, hk in
-        var record: CurrentRecord
-        var kind: ChangeKind?
-        if let existing = try txn.get(current, key: ck) {
-            record = try CurrentRecord(existing)
-            if record.removed {
-                kind = .reappeared
-            } else if record.digest != digest {
-                kind = .changed
+            var record: CurrentRecord
+            var kind: ChangeKind?
+            if let existing = try txn.get(current, key: ck) {
+                record = try CurrentRecord(existing)
+                if record.removed {
+                    kind = .reappeared
+                } else if record.digest != digest {
+                    kind = .changed
+                }
+                record.lastSeenSeq = event.seq
+            } else {
+                kind = .added
+                record = CurrentRecord(version: 0, firstSeq: event.seq, changedSeq: event.seq, lastSeenSeq: event.seq, removed: false, digest: digest)
             }
-            record.lastSeenSeq = event.seq
-        } else {
-            kind = .added
-            record = CurrentRecord(version: 0, firstSeq: event.seq, changedSeq: event.seq, lastSeenSeq: event.seq, removed: false, digest: digest)
-        }
-        if let kind {
-            let paths = try indexedPaths(collection, ctx)
-            if !paths.isEmpty {
-                let old = kind == .changed ? try JSONValue(parsing: Self.document(collection, key, at: record.changedSeq, txn, ctx.tables)) : nil
-                try updateIndex(collection, key, paths: paths, old: old, new: try doc ?? JSONValue(parsing: canonical), ctx)
+            if let kind {
+                let paths = try indexedPaths(collection, ctx)
+                if !paths.isEmpty {
+                    let old = kind == .changed ? try JSONValue(parsing: Self.document(collection, key, at: record.changedSeq, txn, ctx.tables)) : nil
+                    try updateIndex(collection, key, paths: paths, old: old, new: try doc ?? JSONValue(parsing: canonical), ctx)
+                }
+                record.version += 1
+                record.changedSeq = event.seq
+                record.removed = false
+                record.digest = digest
+                // The stored form is copied as the log holds it (compressed, sealed): no second
+                // compression. The append and the fold usually have it at hand; else it is read.
+                var document = DocumentSource.inline(canonical)
+                if whole, let stored = try ctx.payloads.storedForm(of: event, in: txn) { document = .encoded(stored) }
+                try writeHistory(hk, kind: kind, document: document, record: record, event: event, ctx: ctx)
             }
-            record.version += 1
-            record.changedSeq = event.seq
-            record.removed = false
-            record.digest = digest
-            // The stored form is copied as the log holds it (compressed, sealed): no second
-            // compression. The append and the fold usually have it at hand; else it is read.
-            var document = DocumentSource.inline(canonical)
-            if whole, let stored = try ctx.payloads.storedForm(of: event, in: txn) { document = .encoded(stored) }
-            try writeHistory(hk, kind: kind, document: document, record: record, event: event, ctx: ctx)
-        }
-        _ = try record.withEncoded { try txn.put(current, key: ck, value: $0) }
+            _ = try record.withEncoded { try txn.put(current, key: ck, value: $0) }
         }
     }
 
     private func remove(_ collection: String, _ key: String, _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
         try Self.withKeys(collection, key, event.seq) { ck, hk in
-        guard let existing = try ctx.transaction.get(ctx.tables["current"], key: ck) else { return }
-        var record = try CurrentRecord(existing)
-        guard !record.removed else { return }
-        let last = try Self.storedDocument(collection, key, at: record.changedSeq, ctx.transaction, ctx.tables)
-        let paths = try indexedPaths(collection, ctx)
-        if !paths.isEmpty {
-            let old = try JSONValue(parsing: last.text())
-            try updateIndex(collection, key, paths: paths, old: old, new: nil, ctx)
-        }
-        record.version += 1
-        record.removed = true
-        record.changedSeq = event.seq
-        record.lastSeenSeq = event.seq
-        try writeHistory(hk, kind: .removed, document: last, record: record, event: event, ctx: ctx)
-        _ = try record.withEncoded { try ctx.transaction.put(ctx.tables["current"], key: ck, value: $0) }
+            guard let existing = try ctx.transaction.get(ctx.tables["current"], key: ck) else { return }
+            var record = try CurrentRecord(existing)
+            guard !record.removed else { return }
+            let last = try Self.storedDocument(collection, key, at: record.changedSeq, ctx.transaction, ctx.tables)
+            let paths = try indexedPaths(collection, ctx)
+            if !paths.isEmpty {
+                let old = try JSONValue(parsing: last.text())
+                try updateIndex(collection, key, paths: paths, old: old, new: nil, ctx)
+            }
+            record.version += 1
+            record.removed = true
+            record.changedSeq = event.seq
+            record.lastSeenSeq = event.seq
+            try writeHistory(hk, kind: .removed, document: last, record: record, event: event, ctx: ctx)
+            _ = try record.withEncoded { try ctx.transaction.put(ctx.tables["current"], key: ck, value: $0) }
         }
     }
 
