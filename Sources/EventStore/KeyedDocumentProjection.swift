@@ -431,9 +431,9 @@ public struct KeyedDocumentProjection: Projection {
 
     // MARK: Keys and records
 
-    static func currentKey(_ collection: String, _ key: String, reserving extra: Int = 0) -> [UInt8] {
+    static func currentKey(_ collection: String, _ key: String) -> [UInt8] {
         var k: [UInt8] = []
-        k.reserveCapacity(collection.utf8.count + key.utf8.count + 1 + extra)
+        k.reserveCapacity(collection.utf8.count + key.utf8.count + 1)
         k.append(contentsOf: collection.utf8)
         k.append(0)
         k.append(contentsOf: key.utf8)
@@ -462,10 +462,7 @@ public struct KeyedDocumentProjection: Projection {
     }
 
     static func historyKey(_ collection: String, _ key: String, _ seq: UInt64) -> [UInt8] {
-        var k = currentKey(collection, key, reserving: 9)
-        k.append(0)
-        withUnsafeBytes(of: seq.bigEndian) { k.append(contentsOf: $0) }
-        return k
+        withKeys(collection, key, seq) { [UInt8]($1) }
     }
 
     /// The digest kept in `current` to tell a changed document from an unchanged one: the first

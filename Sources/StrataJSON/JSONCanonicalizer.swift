@@ -85,14 +85,6 @@ struct JSONCanonicalizer {
     /// An unordered object's member texts while they are written back in key order.
     var scratch: Buffer<UInt8>
 
-    init(_ b: UnsafeRawBufferPointer) {
-        p = JSONParser(b)
-        out = Buffer(capacity: max(16, b.count))
-        escapedKeys = Buffer(capacity: 64)
-        members = Buffer(capacity: 64)
-        scratch = Buffer(capacity: 0)
-    }
-
     /// A canonicalizer writing into `buffers` (emptied; `out` made as large as the text).
     init(_ b: UnsafeRawBufferPointer, reusing buffers: Buffers) {
         p = JSONParser(b)
@@ -107,10 +99,6 @@ struct JSONCanonicalizer {
     /// Hands the buffers (grown, maybe) back to `buffers`, which owns them again.
     func giveBack(to buffers: Buffers) {
         buffers.out = out; buffers.escapedKeys = escapedKeys; buffers.members = members; buffers.scratch = scratch
-    }
-
-    mutating func deallocate() {
-        out.deallocate(); escapedKeys.deallocate(); members.deallocate(); scratch.deallocate()
     }
 
     /// A canonicalizer's buffers, kept between documents: a few per process, taken and given back
