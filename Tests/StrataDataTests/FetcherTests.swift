@@ -226,6 +226,34 @@ import Testing
         }
     }
 
+    @Test func detailURLsComeFromThePassOrFromTheStoredItem() async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            let source = SourceDefinition(name: "syn", url: server.baseURL + "/synthetic/items?n=25&bytes=256", items: "results",
+                                          title: "title", detailURLField: "url", pageParam: "page", pageSize: 10)
+            // A complete pass without details: 25 items in three pages, none with a detail.
+            let listed = try await fetcher.fetch(source, options: fetchOptions())
+            #expect(listed.pages == 3 && listed.added == 25 && listed.details == 0)
+            // A partial pass (one page) with details: the ten items it read take their detail URL
+            // from that page, the fifteen it did not reach from their stored documents.
+            var options = fetchOptions()
+            options.details = true
+            options.pageLimit = 1
+            let partial = try await fetcher.fetch(source, options: options)
+            #expect(!partial.complete && partial.pages == 1 && partial.details == 25 && partial.failures.isEmpty, "\(partial)")
+            let details = try await store.documents(projection: "details") { try $0.states(collection: "syn") }
+            #expect(details.count == 25)
+            for d in details {
+                #expect(d.document.value(atPath: "id") == .number(d.key), "detail \(d.key) holds \(d.document.value(atPath: "id") ?? .null)")
+            }
+            // Every detail is there now: another pass fetches none.
+            let again = try await fetcher.fetch(source, options: options)
+            #expect(again.details == 0 && again.detailsNotModified == 0)
+            #expect(try await store.verify().ok)
+        }
+    }
+
     @Test func serverURLsCannotEscapeToFiles() async throws {
         let base = "http://127.0.0.1:8080/pokedex/pokemon"
         #expect(resolve("pokemon/1", against: base) == "http://127.0.0.1:8080/pokedex/pokemon/1")

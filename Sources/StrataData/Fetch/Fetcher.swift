@@ -98,6 +98,10 @@ public final class Fetcher: Sendable {
         }
         let extraction = ItemExtraction(source)
         var events: [NewEvent] = []
+        // The detail-URL field of every item of the pass, read from the pages already parsed, so
+        // choosing the details to fetch parses no stored item (later pages win, as they do in
+        // the items projection).
+        var detailFields: [String: JSONValue] = [:]
         var url = firstPageURL(source)
         var visited = Set<String>()
         var passURLs: [String] = []
@@ -141,6 +145,9 @@ public final class Fetcher: Sendable {
                 try await recordFailure(context, url: url, stage: "list", error: error, attempt: 1, willRetry: false, status: response.status)
                 throw error
             }
+            if options.details, source.detailURL == nil, let field = source.detailURLField {
+                for (key, item) in items { detailFields[key] = item.value(atPath: field) ?? .null }
+            }
             summary.pages += 1
             options.progress?(FetchProgress(source: source.name, stage: .list, done: summary.pages, total: nil))
             guard let next = nextPageURL(source, current: url, page: page, document: document, itemCount: items.count, headers: responseHeaders) else {
@@ -165,7 +172,7 @@ public final class Fetcher: Sendable {
         summary.complete = complete
         try await countChanges(&summary, source: source.name, since: runStart)
         if options.details, source.detailURL != nil || source.detailURLField != nil {
-            try await fetchDetails(source, since: runStart, headers: headers, context: context, summary: &summary)
+            try await fetchDetails(source, since: runStart, detailFields: detailFields, headers: headers, context: context, summary: &summary)
         }
         if options.images, source.image != nil {
             try await fetchImages(source, headers: headers, context: context, summary: &summary)
@@ -242,23 +249,28 @@ public final class Fetcher: Sendable {
 
     // MARK: Details and images
 
-    private func fetchDetails(_ source: SourceDefinition, since runStart: UInt64, headers: [(name: String, value: String)],
-                              context: RunContext, summary: inout FetchSummary) async throws {
+    /// - Parameter detailFields: the detail-URL field of the pass's items, by key; an item not
+    ///   in it (one a partial pass did not reach) has its field read from the store.
+    private func fetchDetails(_ source: SourceDefinition, since runStart: UInt64, detailFields: [String: JSONValue],
+                              headers: [(name: String, value: String)], context: RunContext, summary: inout FetchSummary) async throws {
         let name = source.name
         // New, changed or reappeared items of this run, and any present item still without a
-        // detail. Decided from the records' bookkeeping; only the targets' documents are parsed.
-        let needsURL = source.detailURL == nil
-        let targets: [(key: String, item: JSONValue)] = try await store.read { [store] txn in
+        // detail. Decided from the records' bookkeeping; a stored document is parsed only for a
+        // target's detail URL that the pass did not read.
+        let field = source.detailURL == nil ? source.detailURLField : nil
+        let targets: [(key: String, field: JSONValue?)] = try await store.read { [store] txn in
             let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
             let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
             return try items.summaries(collection: name).compactMap { key, s in
                 guard !s.removed else { return nil }
                 let hasDetail = try details.summary(collection: name, key: key) != nil
                 guard s.changedSeq >= runStart || !hasDetail else { return nil }
-                return (key, needsURL ? try items.state(collection: name, key: key)?.document ?? .null : .null)
+                guard let field else { return (key, nil) }
+                if let known = detailFields[key] { return (key, known) }
+                return (key, try items.state(collection: name, key: key)?.document.value(atPath: field))
             }
         }
-        let jobs = targets.compactMap { detailJob(source, key: $0.key, item: $0.item) }
+        let jobs = targets.compactMap { detailJob(source, key: $0.key, field: $0.field) }
         // Every job's validators in one snapshot, not a read per request.
         let known = try await validators(for: jobs.map(\.url))
         try await runJobs(jobs, stage: .details, context: context, summary: &summary,
@@ -284,7 +296,7 @@ public final class Fetcher: Sendable {
         }
         let name = source.name
         let item = try await store.documents(projection: "items") { try $0.state(collection: name, key: key)?.document }
-        guard let job = detailJob(source, key: key, item: item ?? .null) else {
+        guard let job = detailJob(source, key: key, field: source.detailURLField.flatMap { item?.value(atPath: $0) }) else {
             throw FetchError(code: .source, message: "no stored item \(key) in \(name) to read its detail URL from; run `strata fetch \(name)` first", url: source.url)
         }
         let known = try await validators(for: [job.url])
@@ -297,15 +309,14 @@ public final class Fetcher: Sendable {
         return summary
     }
 
-    /// The detail URL of an item: the template with its id, or its detail field resolved
-    /// against the list URL.
-    private func detailJob(_ source: SourceDefinition, key: String, item: JSONValue) -> (key: String, url: String)? {
+    /// The detail URL of an item: the template with its id, or the value of its detail field
+    /// (`field`) resolved against the list URL.
+    private func detailJob(_ source: SourceDefinition, key: String, field: JSONValue?) -> (key: String, url: String)? {
         if let template = source.detailURL {
             let encoded = key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? key
             return (key, template.replacingOccurrences(of: "{id}", with: encoded))
         }
-        guard let field = source.detailURLField, case .string(let raw)? = item.value(atPath: field),
-              let resolved = resolve(raw, against: source.url) else { return nil }
+        guard case .string(let raw)? = field, let resolved = resolve(raw, against: source.url) else { return nil }
         return (key, resolved)
     }
 
