@@ -55,20 +55,36 @@ actor LogWriter {
             let payloads = PayloadSource(schema: schema, zstd: zstd)
             var head = try LogHead.read(txn, schema)
             var counters = try Counters.read(txn, schema)
+            let firstNew = head.seq + 1
+            // First pass: every id is claimed with one insert (an existing row is the duplicate's
+            // seq), and each new event gets its seq, its time and its stream, type and time index
+            // rows. None of it needs a body, so the helper prepares bodies meanwhile and starts
+            // the second pass ahead of the writer instead of racing it from the first event.
             var outcomes: [AppendOutcome] = []
             outcomes.reserveCapacity(batch.count)
-            var recorded: [RecordedEvent] = []
-            recorded.reserveCapacity(batch.count)
-            let firstNew = head.seq + 1
+            var fresh: [(index: Int, at: Timestamp)] = []
+            fresh.reserveCapacity(batch.count)
+            var effective = head.effectiveTime
             for (i, e) in batch.enumerated() {
-                let seq = head.seq + 1
-                // The id and the body's hash are claimed with one insert each (no lookup first):
-                // an existing row is the duplicate's seq, or the body stored already.
+                let seq = firstNew + UInt64(fresh.count)
                 var id = e.id
                 if let existing = try Self.claim(schema.ids, key: &id, seq: seq, txn) {
                     outcomes.append(AppendOutcome(seq: UInt64(bigEndianBytes: existing), id: e.id, appended: false))
                     continue
                 }
+                let at = e.recordedAt ?? clock.now()
+                effective = max(effective, at)
+                try writeIndexes(stream: e.stream, type: e.type, effective: effective, seq: seq, txn: txn)
+                outcomes.append(AppendOutcome(seq: seq, id: e.id, appended: true))
+                fresh.append((i, at))
+            }
+            guard !fresh.isEmpty else { return outcomes }
+            // Second pass: bodies, envelopes (the hash chain) and the log's rows, in seq order.
+            var recorded: [RecordedEvent] = []
+            recorded.reserveCapacity(fresh.count)
+            for (n, (i, at)) in fresh.enumerated() {
+                let e = batch[i]
+                let seq = firstNew + UInt64(n)
                 var ref: PayloadReference?
                 var stored: [UInt8]?
                 // Prepared by the helper, or here (in this transaction's view of the stored bodies).
@@ -86,22 +102,21 @@ actor LogWriter {
                     }
                     ref = existing
                 }
-                let at = e.recordedAt ?? clock.now()
                 var event = RecordedEvent(
                     seq: seq, id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: at,
                     stream: e.stream, metadata: e.metadata.map { .init(key: $0.key, value: $0.value) },
                     payload: ref, previousHash: head.hash, hash: [])
                 let envelope = Envelope.encode(&event)
-                try write(event, envelope: envelope, storedBlob: stored, head: &head, counters: &counters, txn: txn)
+                try writeEvent(event, envelope: envelope, storedBlob: stored, counters: &counters, txn: txn)
+                head.seq = seq
+                head.hash = event.hash
                 if let body {
                     var staged = body.staged
                     staged.stored = stored
                     payloads.stage(staged, for: seq)
                 }
                 recorded.append(event)
-                outcomes.append(AppendOutcome(seq: seq, id: e.id, appended: true))
             }
-            guard !recorded.isEmpty else { return outcomes }
             try counters.write(txn, schema)
             try applyProjections(recorded, from: firstNew, payloads: payloads, txn: txn)
             return outcomes
@@ -134,14 +149,26 @@ actor LogWriter {
         _ event: RecordedEvent, envelope: [UInt8], storedBlob: [UInt8]?,
         head: inout LogHead, counters: inout Counters, txn: Transaction
     ) throws {
-        // Keys are built in place on the stack: this runs for every event of every append.
         let effective = max(head.effectiveTime, event.recordedAt)
-        let none = UnsafeRawBufferPointer(start: nil, count: 0)
+        try writeIndexes(stream: event.stream, type: event.type, effective: effective, seq: event.seq, txn: txn)
+        try writeEvent(event, envelope: envelope, storedBlob: storedBlob, counters: &counters, txn: txn)
+        head = LogHead(seq: event.seq, hash: event.hash, effectiveTime: effective)
+    }
+
+    /// The stream, type and time index rows of the event at `seq` (`effective`: its time, never
+    /// before the time of the event before it).
+    private func writeIndexes(stream: String, type: String, effective: Timestamp, seq: UInt64, txn: Transaction) throws {
+        // Keys are built in place on the stack: this runs for every event of every append.
+        let (byStream, byType, byTime) = (schema.byStream, schema.byType, schema.byTime)
+        _ = try LogSchema.withIndexKey(stream, seq) { try txn.put(byStream, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0)) }
+        _ = try LogSchema.withIndexKey(type, seq) { try txn.put(byType, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0)) }
+        _ = try LogSchema.withTimeKey(effective, seq) { try txn.put(byTime, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0), flags: .append) }
+    }
+
+    /// The event's envelope row and, when `storedBlob` is given, its body's row.
+    private func writeEvent(_ event: RecordedEvent, envelope: [UInt8], storedBlob: [UInt8]?, counters: inout Counters, txn: Transaction) throws {
         try withUnsafeBytes(of: event.seq.bigEndian) { seqKey in
             _ = try envelope.withUnsafeBytes { try txn.put(schema.events, key: seqKey, value: $0, flags: .append) }
-            _ = try LogSchema.withIndexKey(event.stream, event.seq) { try txn.put(schema.byStream, key: $0, value: none) }
-            _ = try LogSchema.withIndexKey(event.type, event.seq) { try txn.put(schema.byType, key: $0, value: none) }
-            _ = try LogSchema.withTimeKey(effective, event.seq) { try txn.put(schema.byTime, key: $0, value: none, flags: .append) }
             guard let ref = event.payload else { return }
             counters.payloadBytes += UInt64(ref.size)
             counters.payloadCount += 1
@@ -153,7 +180,6 @@ actor LogWriter {
             counters.blobRawBytes += UInt64(ref.size)
             counters.blobStoredBytes += UInt64(storedBlob.count)
         }
-        head = LogHead(seq: event.seq, hash: event.hash, effectiveTime: effective)
     }
 
     /// Copies already-recorded events (envelope bytes and stored blobs kept as they are) into this

@@ -335,6 +335,12 @@ import Testing
         try await store.append(NewEvent(type: "T", recordedAt: Timestamp(iso8601: "2025-06-01T00:00:00Z"), stream: "s"))
         #expect(try await store.seq(asOf: Timestamp(iso8601: "2026-03-02T00:00:00Z")!) == 4)
         #expect(try await store.seq(asOf: Timestamp(iso8601: "2026-02-15T00:00:00Z")!) == 2)
+        // So does one recorded earlier than the event before it in the same batch.
+        _ = try await store.append([NewEvent(type: "T", recordedAt: Timestamp(iso8601: "2026-04-01T00:00:00Z"), stream: "s"),
+                                    NewEvent(type: "T", recordedAt: Timestamp(iso8601: "2025-01-01T00:00:00Z"), stream: "s")])
+        #expect(try await store.seq(asOf: Timestamp(iso8601: "2026-03-31T00:00:00Z")!) == 4)
+        #expect(try await store.seq(asOf: Timestamp(iso8601: "2026-04-01T00:00:00Z")!) == 6)
+        #expect(try await store.verify().ok)
     }
 
     @Test(arguments: [
