@@ -92,6 +92,8 @@ actor LogWriter {
                     (try? schema.bodyIndex.contains(hash, in: txn)) ?? false
                 }
                 if let body {
+                    // The hash is claimed with one insert too: a row there already is the body
+                    // stored by an earlier event, and this one stores nothing.
                     ref = PayloadReference(hash: body.hash, size: body.staged.body.count)
                     if try Self.claimBody(body.hash, seq: seq, schema, txn) {
                         stored = body.encoded ?? BlobCodec.encode(body.staged.body, context: zstd)
