@@ -63,7 +63,7 @@ struct BodyIndex: Sendable {
     }
 
     /// Whether the event at `seq` carries the body hashing to `hash`.
-    private func carries(_ seq: UInt64, _ hash: UnsafeRawBufferPointer, _ txn: Transaction) throws -> Bool {
+    func carries(_ seq: UInt64, _ hash: UnsafeRawBufferPointer, _ txn: Transaction) throws -> Bool {
         guard let envelope = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(events, key: $0) }) else { return false }
         return Envelope.payloadHash(in: envelope)?.elementsEqual(hash) ?? false
     }

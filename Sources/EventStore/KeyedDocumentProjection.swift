@@ -431,13 +431,9 @@ public struct KeyedDocumentProjection: Projection {
 
     // MARK: Keys and records
 
+    /// `collection 0x00 key`, the current key (see ``withKeys(_:_:_:_:)``).
     static func currentKey(_ collection: String, _ key: String) -> [UInt8] {
-        var k: [UInt8] = []
-        k.reserveCapacity(collection.utf8.count + key.utf8.count + 1)
-        k.append(contentsOf: collection.utf8)
-        k.append(0)
-        k.append(contentsOf: key.utf8)
-        return k
+        withKeys(collection, key, 0) { current, _ in [UInt8](current) }
     }
 
     /// `collection 0x00 key 0x00 seq(u64be)`, the history key, built on the stack; `body` gets
