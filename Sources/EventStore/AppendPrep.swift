@@ -2,7 +2,8 @@ import Foundation
 import LMDB
 
 /// The bodies of one append — hash, stored form and, for document types, canonical form —
-/// prepared while its write transaction runs, not before it.
+/// prepared while its write transaction runs, or earlier, while the append before it commits,
+/// when the caller had the batch at hand (``EventStore/prepare(_:)``).
 ///
 /// For a batch of at least 64 KiB of bodies, a helper thread claims events in order and prepares
 /// them ahead of the writer. The writer, reaching an event nobody has claimed yet, claims and
@@ -19,7 +20,7 @@ import LMDB
 /// snapshot while holding a claimed event, so the writer never waits on a helper that waits on
 /// the map's gate.
 final class AppendPrep: @unchecked Sendable {
-    private let batch: [NewEvent]
+    let batch: [NewEvent]
     private let documentTypes: Set<String>
     private let condition = NSCondition()
     // Guarded by `condition`.

@@ -39,6 +39,13 @@ public struct NewEvent: Sendable {
     }
 }
 
+/// A batch of events whose bodies are being prepared ahead of its append
+/// (``EventStore/prepare(_:)``).
+public struct PreparedBatch: Sendable {
+    let prep: AppendPrep
+    public var events: [NewEvent] { prep.batch }
+}
+
 /// A reference to a content-addressed body in the blob database.
 public struct PayloadReference: Hashable, Sendable {
     public init(hash: [UInt8], size: Int) {

@@ -108,6 +108,34 @@ public final class EventStore: Sendable {
         do { return try await writer.append(events) } catch { throw EventStoreError.wrap(error, "append failed") }
     }
 
+    /// Starts preparing `events` for an append now: each body's hash, stored (compressed) form
+    /// and, for document types, canonical form, on the store's helper thread. Appending the result
+    /// while another batch commits finds that work done, so a caller with its next batch at hand
+    /// (an import, a bulk load, ``append(batches:)``) keeps both cores busy. A batch never
+    /// appended costs only the preparation.
+    public func prepare(_ events: [NewEvent]) -> PreparedBatch {
+        PreparedBatch(prep: writer.prepare(events))
+    }
+
+    /// Appends a batch ``prepare(_:)`` started, exactly as `append(_:)` appends its events.
+    public func append(_ batch: PreparedBatch) async throws -> [AppendOutcome] {
+        do { return try await writer.append(batch.prep) } catch { throw EventStoreError.wrap(error, "append failed") }
+    }
+
+    /// Appends `batches` in order, each in its own transaction as `append(_:)` would (a batch is
+    /// durable before the next one begins), preparing each batch while the one before it commits.
+    /// Stops at the first error; the batches before it stay appended.
+    public func append(batches: some Sequence<[NewEvent]>) async throws -> [[AppendOutcome]] {
+        var outcomes: [[AppendOutcome]] = []
+        var iterator = batches.makeIterator()
+        var next = iterator.next().map(prepare)
+        while let current = next {
+            next = iterator.next().map(prepare)
+            outcomes.append(try await append(current))
+        }
+        return outcomes
+    }
+
     /// Appends one event.
     @discardableResult
     public func append(_ event: NewEvent) async throws -> AppendOutcome {

@@ -18,11 +18,12 @@ actor LogWriter {
     let clock: any EventClock
     let logger: Logger
     private let zstd = ZstdContext()
-    /// The helper threads' own contexts: for the read-ahead of a fold, or the bodies an append's
-    /// helper prepares (never both at once: both run inside calls to this actor).
+    /// The fold read-ahead's context (its threads run inside calls to this actor, one at a time).
     private let helperZstd = ZstdContext()
-    /// The thread that prepares an append's bodies ahead of its transaction (``AppendPrep``).
+    /// The thread that prepares an append's bodies ahead of its transaction (``AppendPrep``), and
+    /// its own context: a batch may be prepared while another call of this actor runs.
     private let prepThread = DedicatedThreadExecutor(name: "strata.append-prep")
+    private let prepZstd = ZstdContext()
     /// Every projection's `documentTypes`.
     private let documentTypes: Set<String>
 
@@ -44,13 +45,25 @@ actor LogWriter {
 
     // MARK: Append
 
+    /// Starts preparing `batch`'s bodies on the helper thread now (when the batch is worth it),
+    /// so its append, queued behind one that commits meanwhile, finds them ready.
+    nonisolated func prepare(_ batch: [NewEvent]) -> AppendPrep {
+        let prep = AppendPrep(batch, documentTypes: documentTypes)
+        prep.startHelper(on: prepThread, environment: environment, schema: schema, zstd: prepZstd)
+        return prep
+    }
+
     /// Appends a batch in one write transaction, with every projection's updates and checkpoint.
     func append(_ batch: [NewEvent]) throws -> [AppendOutcome] {
+        try append(prepare(batch))
+    }
+
+    /// Appends a batch whose preparation ``prepare(_:)`` started.
+    func append(_ prep: AppendPrep) throws -> [AppendOutcome] {
+        defer { prep.finish() }
+        let batch = prep.batch
         for e in batch { try Self.validate(e) }
         let started = ContinuousClock.now
-        let prep = AppendPrep(batch, documentTypes: documentTypes)
-        prep.startHelper(on: prepThread, environment: environment, schema: schema, zstd: helperZstd)
-        defer { prep.finish() }
         let outcomes = try environment.write { txn -> [AppendOutcome] in
             let payloads = PayloadSource(schema: schema, zstd: zstd)
             var head = try LogHead.read(txn, schema)

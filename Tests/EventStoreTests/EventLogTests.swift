@@ -56,27 +56,7 @@ import Testing
     /// bodies and events without one, and outgrowing its map part-way, ends exactly as the same
     /// events appended one at a time (no helper): the same outcomes, log, bodies and documents.
     @Test func aLargeBatchPreparedOnTwoThreadsEndsAsOneEventAtATime() async throws {
-        let early = (0..<20).map { i in
-            NewEvent(id: "d\(i)", type: DocumentEvents.recorded, stream: "s", metadata: [("collection", "c"), ("key", "k\(i % 7)")],
-                     payload: bytes("{\"i\":\(i),\"f\":\"\(String(repeating: "q", count: 900))\"}"))
-        }
-        // Hex of random words: about 2:1 under zstd, so the batch outgrows a 1 MiB map.
-        var rng = SplitMix64(seed: 5)
-        let noise = (0..<400).map { _ in (0..<320).map { _ in String(rng.next(), radix: 16) }.joined() }
-        let batch: [NewEvent] = (0..<400).map { i in
-            switch i % 10 {
-            case 0: return early[i / 10 % early.count]  // already in the log
-            case 1: return NewEvent(id: "n\(i - 1)", type: "Noted", stream: "t")  // repeats the id before it
-            case 2: return NewEvent(id: "bare\(i)", type: "Noted", stream: "t")  // no body
-            case 3: return NewEvent(id: "same\(i)", type: DocumentEvents.recorded, stream: "s",  // a body stored already
-                                    metadata: [("collection", "c"), ("key", "k\(i % 13)")], payload: early[3].payload)
-            default:
-                let key = "k\(i % 13)"
-                return NewEvent(id: i % 10 == 9 ? "n\(i - 1)" : "n\(i)", type: DocumentEvents.recorded, stream: "s",
-                                metadata: [("collection", "c"), ("key", key)],
-                                payload: bytes("{\"i\":\(i / 2),\"f\":\"\(noise[i / 2])\"}"))
-            }
-        }
+        let (early, batch) = mixedLargeBatch()
         #expect(batch.reduce(0) { $0 + ($1.payload?.count ?? 0) } >= 64 << 10)
         let together = try await openStore(mapSize: 1 << 20)
         let single = try await openStore()
@@ -86,18 +66,77 @@ import Testing
         var expected: [AppendOutcome] = []
         for e in batch { expected.append(try await single.append(e)) }
         #expect(outcomes.map(\.seq) == expected.map(\.seq) && outcomes.map(\.appended) == expected.map(\.appended))
-        let (a, b) = (try await together.stats(), try await single.stats())
-        #expect(a.events == b.events && a.blobs == b.blobs && a.blobRawBytes == b.blobRawBytes && a.payloadCount == b.payloadCount)
-        #expect(try await allStates(together).map(\.comparable) == allStates(single).map(\.comparable))
-        for e in try await together.events(EventQuery()) {
-            guard let ref = e.payload else { continue }
-            #expect(try await together.body(sha256: ref.hashHex) == single.body(sha256: ref.hashHex))
-        }
-        #expect(try await together.verify().ok)
+        try await expectSameContents(together, single)
         // The batch outgrew the 1 MiB map part-way (the transaction ran again, with the helper's
         // bodies kept, after the helper let go of its snapshot).
         let grown = try await together.stats()
         #expect(grown.mapSize > 1 << 20, "\(grown)")
+    }
+
+    /// Batches prepared ahead of their appends — every one of them before the first commits, so
+    /// each helper reads a snapshot that misses the batches before it — including a last batch that
+    /// repeats the first one's ids, and a batch prepared but never appended, end exactly as the same
+    /// events appended one at a time; and so do the same batches through `append(batches:)`, while
+    /// the map grows from 1 MiB under them.
+    @Test func batchesPreparedAheadOfTheirAppendsEndAsOneEventAtATime() async throws {
+        let (early, batch) = mixedLargeBatch()
+        var chunks = stride(from: 0, to: batch.count, by: 100).map { Array(batch[$0..<min($0 + 100, batch.count)]) }
+        chunks.append(chunks[0])
+        #expect(chunks.allSatisfy { $0.reduce(0) { $0 + ($1.payload?.count ?? 0) } >= 64 << 10 })
+        let single = try await openStore()
+        _ = try await single.append(early)
+        var expected: [[AppendOutcome]] = []
+        for chunk in chunks {
+            var outcomes: [AppendOutcome] = []
+            for e in chunk { outcomes.append(try await single.append(e)) }
+            expected.append(outcomes)
+        }
+        #expect(expected.last!.allSatisfy { !$0.appended })
+
+        let ahead = try await openStore(mapSize: 1 << 20)
+        _ = try await ahead.append(early)
+        // One batch is prepared and dropped: its helper prepares it in full on the same thread,
+        // queued between the others, and nothing of it reaches the store.
+        let abandoned = (0..<40).map { i in
+            NewEvent(id: "never\(i)", type: DocumentEvents.recorded, stream: "s", metadata: [("collection", "c"), ("key", "z\(i)")],
+                     payload: bytes("{\"never\":\(i),\"f\":\"\(String(repeating: "w", count: 4_000))\"}"))
+        }
+        var prepared: [PreparedBatch] = []
+        for (i, chunk) in chunks.enumerated() {
+            if i == 2 { _ = ahead.prepare(abandoned) }
+            prepared.append(ahead.prepare(chunk))
+        }
+        #expect(prepared.map(\.events.count) == chunks.map(\.count))
+        var outcomes: [[AppendOutcome]] = []
+        for p in prepared { outcomes.append(try await ahead.append(p)) }
+        #expect(outcomes.map { $0.map(\.seq) } == expected.map { $0.map(\.seq) })
+        #expect(outcomes.map { $0.map(\.appended) } == expected.map { $0.map(\.appended) })
+        try await expectSameContents(ahead, single)
+        #expect(try await ahead.event(id: "never0") == nil)
+        #expect(try await ahead.stats().mapSize > 1 << 20)
+
+        let sequenced = try await openStore(mapSize: 1 << 20)
+        _ = try await sequenced.append(early)
+        let all = try await sequenced.append(batches: chunks)
+        #expect(all.map { $0.map(\.seq) } == expected.map { $0.map(\.seq) })
+        #expect(all.map { $0.map(\.appended) } == expected.map { $0.map(\.appended) })
+        try await expectSameContents(sequenced, single)
+    }
+
+    /// `append(batches:)` stops at the first batch that fails: the batches before it stay
+    /// appended, that one leaves nothing, and the ones after it are not appended.
+    @Test func appendingBatchesStopsAtTheFirstFailure() async throws {
+        let store = try await openStore()
+        let missing = PayloadReference(hash: [UInt8](repeating: 7, count: 32), size: 3)
+        let batches = [
+            [NewEvent(id: "a1", type: "T", stream: "s", payload: bytes("one")), NewEvent(id: "a2", type: "T", stream: "s")],
+            [NewEvent(id: "b1", type: "T", stream: "s", payload: bytes("two")), NewEvent(id: "b2", type: "T", stream: "s", payloadReference: missing)],
+            [NewEvent(id: "c1", type: "T", stream: "s", payload: bytes("three"))],
+        ]
+        await #expect(throws: EventStoreError.self) { try await store.append(batches: batches) }
+        #expect(try await store.events(EventQuery()).map(\.id) == ["a1", "a2"])
+        #expect(try await store.stats().blobs == 1)
+        #expect(try await store.append(batches: [[NewEvent]]()).isEmpty)
     }
 
     /// The newest event of a stream among some types: found through the type indexes, past any
@@ -236,7 +275,7 @@ import Testing
         let store = try await openStore(dir)
         #expect(try await store.verify().ok)
         #expect(try await store.body(sha256: hash.hex) == Self.olderFormatBody)
-        try await store.append([
+        _ = try await store.append([
             NewEvent(id: "b", type: "Fetched", stream: "s", payload: Self.olderFormatBody),  // dedupes to the old row
             NewEvent(id: "c", type: "Fetched", stream: "s", payload: bytes("{\"new\":1}")),  // takes the new layout
         ])
@@ -269,8 +308,8 @@ import Testing
         let events: [RecordedEvent]
         do {
             let store = try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()], options: options)
-            for chunk in stride(from: 0, to: 600, by: 100) { try await store.append(Array(batch(0)[chunk..<chunk + 100])) }
-            try await store.append(batch(1))  // every body again: nothing new is stored
+            for chunk in stride(from: 0, to: 600, by: 100) { _ = try await store.append(Array(batch(0)[chunk..<chunk + 100])) }
+            _ = try await store.append(batch(1))  // every body again: nothing new is stored
             let (indexed, spilled) = try store.environment.read { txn in
                 (try txn.stat(store.schema.bodyIndex.index).entries, try txn.stat(store.schema.blobs).entries)
             }
@@ -415,4 +454,45 @@ import Testing
         #expect(s.mapSize >= 4 << 20)
         #expect(try await store.verify().ok)
     }
+}
+
+/// Twenty document events, and 400 events after them mixing ids already in the log, ids repeated
+/// in the batch, repeated and already-stored bodies and events without one; bodies of hex noise
+/// (about 2:1 under zstd), so the 400 outgrow a 1 MiB map.
+private func mixedLargeBatch() -> (early: [NewEvent], batch: [NewEvent]) {
+    let early = (0..<20).map { i in
+        NewEvent(id: "d\(i)", type: DocumentEvents.recorded, stream: "s", metadata: [("collection", "c"), ("key", "k\(i % 7)")],
+                 payload: bytes("{\"i\":\(i),\"f\":\"\(String(repeating: "q", count: 900))\"}"))
+    }
+    var rng = SplitMix64(seed: 5)
+    let noise = (0..<400).map { _ in (0..<320).map { _ in String(rng.next(), radix: 16) }.joined() }
+    let batch: [NewEvent] = (0..<400).map { i in
+        switch i % 10 {
+        case 0: return early[i / 10 % early.count]  // already in the log
+        case 1: return NewEvent(id: "n\(i - 1)", type: "Noted", stream: "t")  // repeats the id before it
+        case 2: return NewEvent(id: "bare\(i)", type: "Noted", stream: "t")  // no body
+        case 3: return NewEvent(id: "same\(i)", type: DocumentEvents.recorded, stream: "s",  // a body stored already
+                                metadata: [("collection", "c"), ("key", "k\(i % 13)")], payload: early[3].payload)
+        default:
+            let key = "k\(i % 13)"
+            return NewEvent(id: i % 10 == 9 ? "n\(i - 1)" : "n\(i)", type: DocumentEvents.recorded, stream: "s",
+                            metadata: [("collection", "c"), ("key", key)],
+                            payload: bytes("{\"i\":\(i / 2),\"f\":\"\(noise[i / 2])\"}"))
+        }
+    }
+    return (early, batch)
+}
+
+/// The same log, bodies and documents in both stores, and `a` verifies.
+private func expectSameContents(_ a: EventStore, _ b: EventStore) async throws {
+    let (sa, sb) = (try await a.stats(), try await b.stats())
+    #expect(sa.events == sb.events && sa.blobs == sb.blobs && sa.blobRawBytes == sb.blobRawBytes && sa.payloadCount == sb.payloadCount)
+    #expect(try await allStates(a).map(\.comparable) == allStates(b).map(\.comparable))
+    let (ea, eb) = (try await a.events(EventQuery()), try await b.events(EventQuery()))
+    #expect(ea.map(\.id) == eb.map(\.id) && ea.map(\.type) == eb.map(\.type) && ea.map(\.payload) == eb.map(\.payload))
+    for e in ea {
+        guard let ref = e.payload else { continue }
+        #expect(try await a.body(sha256: ref.hashHex) == b.body(sha256: ref.hashHex))
+    }
+    #expect(try await a.verify().ok)
 }

@@ -51,7 +51,8 @@ let benchmarks: @Sendable () -> Void = {
             let store = try await openStore(dir, durability: .full)
             let batches = ingestBatches()
             benchmark.startMeasurement()
-            for b in batches { _ = try await store.append(b) }
+            // As a bulk load appends: each batch is prepared while the one before it commits.
+            _ = try await store.append(batches: batches)
             benchmark.stopMeasurement()
         }
     }
@@ -194,7 +195,7 @@ let benchmarks: @Sendable () -> Void = {
                 }
             }
             benchmark.startMeasurement()
-            for b in batches { _ = try await store.append(b) }
+            _ = try await store.append(batches: batches)
             benchmark.stopMeasurement()
         }
     }
