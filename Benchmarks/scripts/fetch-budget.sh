@@ -2,15 +2,16 @@
 # The fetch's CPU budget per request: the fixture server in its own process, the C floor's client
 # (Benchmarks/Sources/CurlFloor) and `strata fetch --details`, each client at N and at 10 details
 # (the difference removes process start), RUNS times. Needs perf (linux-perf) and gcc; run from
-# the repository root after `swift build -c release --product strata --product strata-fixture-server`.
+# the repository root after release builds of both products (the message below has the commands).
 # Usage: Benchmarks/scripts/fetch-budget.sh [N=2000] [RUNS=3] [BYTES=4096]
 set -euo pipefail
 N=${1:-2000}; RUNS=${2:-3}; BYTES=${3:-4096}; PORT=${PORT:-18089}
 BIN=.build/release
 command -v perf >/dev/null || { echo "needs perf: apt-get install -y linux-perf" >&2; exit 1; }
+command -v gcc >/dev/null || { echo "needs gcc: apt-get install -y gcc" >&2; exit 1; }
 [ -x $BIN/strata ] && [ -x $BIN/strata-fixture-server ] || {
   echo "build first: swift build -c release --product strata && swift build -c release --product strata-fixture-server" >&2; exit 1; }
-work=$(mktemp -d); trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
+server=""; work=$(mktemp -d); trap '[ -z "$server" ] || kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
 cat > "$work/main.c" <<'C'
 #include "curl_floor.h"
 #include <stdio.h>
@@ -30,9 +31,18 @@ C
 gcc -O2 -IBenchmarks/Sources/CurlFloor/include "$work/main.c" Benchmarks/Sources/CurlFloor/curl_floor.c -lcurl -o "$work/floor"
 $BIN/strata-fixture-server --root . --port $PORT > "$work/server.log" 2>&1 & server=$!
 base=http://127.0.0.1:$PORT
-for _ in $(seq 50); do curl -sf "$base/synthetic/items?n=1" >/dev/null 2>&1 && break; sleep 0.1; done
-ticks() { awk '{print $14 + $15}' /proc/$server/stat; }   # the server's CPU, 1/100 s
-taskclock() { perf stat -x, -e task-clock "$@" 2>&1 >/dev/null | awk -F, '/task-clock/ {print $1}'; }
+down() { echo "the fixture server is not running (port $PORT taken? set PORT=...):" >&2; cat "$work/server.log" >&2; exit 1; }
+# Whether the server runs: a server that exited stays a zombie child, which kill -0 still finds.
+alive() { [ -r /proc/$server/stat ] && [ "$(awk '{print $3}' /proc/$server/stat)" != Z ]; }
+for _ in $(seq 50); do alive || down; (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.1; done
+# The server's CPU, 1/100 s (read before and after each client, so it also says the server still runs).
+ticks() { alive || down; awk '{print $14 + $15}' /proc/$server/stat; }
+# A client's CPU in ms; a failed client stops the script with its own message.
+taskclock() {
+  perf stat -x, -o "$work/perf.txt" -e task-clock "$@" >/dev/null 2>"$work/client.err" ||
+    { echo "failed: $*" >&2; cat "$work/client.err" >&2; exit 1; }
+  awk -F, '/task-clock/ {print $1}' "$work/perf.txt"
+}
 echo "client n cpu_ms server_cpu_ms"
 for _ in $(seq "$RUNS"); do
   for n in 10 "$N"; do
