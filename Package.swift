@@ -40,8 +40,11 @@ let package = Package(
         // PNG and JPEG to RGBA (C, because libjpeg reports errors with longjmp).
         .target(name: "CImageDecode", dependencies: ["CLibPNG", "CLibJPEG"]),
 
+        // The canonical form of a JSON text in one pass (C: every stored document goes through it).
+        .target(name: "CStrataJSON"),
+
         // JSON values: a canonical, number-preserving parser and RFC 6902 diffs with old values.
-        .target(name: "StrataJSON", swiftSettings: strictSettings),
+        .target(name: "StrataJSON", dependencies: ["CStrataJSON"], swiftSettings: strictSettings),
 
         // Thin Swift wrapper over LMDB: environment, transactions, databases, cursors, StorageError.
         .target(name: "LMDB", dependencies: ["CLMDB"], swiftSettings: strictSettings),

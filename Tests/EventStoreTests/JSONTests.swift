@@ -178,4 +178,84 @@ import Testing
             }
         }
     }
+
+    /// The canonicalizer scans strings 16 bytes at a time and copies short texts in 16-byte moves
+    /// while the input and output have room: a quote, backslash, control or non-ASCII byte at
+    /// every offset, in keys and values, with the string ending the text or followed by more.
+    @Test func specialBytesAtEveryOffsetAndNearTheEnd() {
+        let specials = ["\\\"", "\\\\", "\\n", "\\u0001", "\\u00e9", "é", "日", "😀", "\\/", "\u{7F}"]
+        for offset in 0..<48 {
+            let pad = String(repeating: "x", count: offset)
+            for special in specials {
+                for text in [
+                    "\"\(pad)\(special)\(pad)\"", "[\"\(pad)\(special)\"]", "{\"\(pad)\(special)\":0,\"a\":1}",
+                    "{\"b\":\"\(special)\(pad)\",\"a\":\"\(pad)\"}", "{\"z\":1,\"\(pad)\":[\"\(special)\"]}" + String(repeating: " ", count: offset % 17),
+                ] {
+                    let bytes = Array(text.utf8)
+                    let tree = Self.viaTree(bytes)
+                    #expect(tree != nil, "\(text)")
+                    #expect(Self.direct(bytes) == tree, "\(text)")
+                    for cut in [1, 2] where bytes.count > cut {
+                        #expect(Self.direct(Array(bytes.dropLast(cut))) == Self.viaTree(Array(bytes.dropLast(cut))), "\(text) less \(cut)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Well-formed UTF-8 at the edges of each sequence length is kept; overlongs, surrogates,
+    /// values past U+10FFFF and sequences cut short are rejected, in keys and in values.
+    @Test func utf8EdgesAreJudgedAsTheParserJudgesThem() throws {
+        let good: [[UInt8]] = [[0x7F], [0xC2, 0x80], [0xDF, 0xBF], [0xE0, 0xA0, 0x80], [0xED, 0x9F, 0xBF], [0xEE, 0x80, 0x80],
+                               [0xEF, 0xBF, 0xBF], [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF]]
+        let bad: [[UInt8]] = [[0x80], [0xC0, 0x80], [0xC1, 0xBF], [0xE0, 0x9F, 0xBF], [0xED, 0xA0, 0x80], [0xF0, 0x8F, 0xBF, 0xBF],
+                              [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80], [0xE2, 0x82], [0xF0, 0x9F, 0x98], [0xC3]]
+        for (sequences, accepted) in [(good, true), (bad, false)] {
+            for seq in sequences {
+                for text in [[0x22] + seq + [0x22], Array(#"{""#.utf8) + seq + Array(#"":1,"a":2}"#.utf8),
+                             Array(#"["\n"#.utf8) + seq + Array(#"x"]"#.utf8), Array(#"{"\u0062"#.utf8) + seq + Array(#"":1,"a":2}"#.utf8)] {
+                    #expect((Self.direct(text) != nil) == accepted, "\(seq)")
+                    #expect(Self.direct(text) == Self.viaTree(text), "\(seq)")
+                }
+            }
+        }
+    }
+
+    @Test func nestingIsLimitedTo512Levels() throws {
+        for (open, close) in [("[", "]"), (#"{"a":"#, "}")] {
+            let at512 = Array((String(repeating: open, count: 512) + "0" + String(repeating: close, count: 512)).utf8)
+            let at513 = Array((String(repeating: open, count: 513) + "0" + String(repeating: close, count: 513)).utf8)
+            #expect(Self.direct(at512) != nil)
+            #expect(Self.direct(at512) == Self.viaTree(at512))
+            #expect(throws: JSONParseError.self) { try JSONValue.canonicalize(at513) }
+        }
+    }
+
+    /// A document of several MiB (its work buffers grow past what a thread keeps, and are dropped
+    /// after it), then small ones again, on many threads at once: every result as the tree's.
+    @Test func largeDocumentsAndManyThreads() async throws {
+        var rng = SplitMix64(seed: 9)
+        let members = (0..<60_000).map { i -> String in
+            let key = rng.next() % 7 == 0 ? "k\\u00e9\(rng.next() % 40_000)" : "k\(rng.next() % 40_000)"
+            return "\"\(key)\":{\"v\":\(i),\"s\":\"\(String(repeating: "y", count: Int(rng.next() % 60)))\",\"a\":[\(i),{\"z\":1,\"b\":2}]}"
+        }
+        let big = Array(("{" + members.joined(separator: ", ") + "}").utf8)
+        #expect(big.count > 2 << 20)
+        let small = Array(#"{"z":[1,{"y":2,"x":"\u00e9"}],"a":null}"#.utf8)
+        let expected = (try #require(Self.viaTree(big)), try #require(Self.viaTree(small)))
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for t in 0..<8 {
+                group.addTask {
+                    var ok = true
+                    for round in 0..<(t == 0 ? 3 : 200) {
+                        if t == 0 || round % 50 == 0 { ok = ok && Self.direct(big) == expected.0 }
+                        ok = ok && Self.direct(small) == expected.1
+                    }
+                    return ok
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results == Array(repeating: true, count: 8))
+    }
 }
