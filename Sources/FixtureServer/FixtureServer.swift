@@ -160,6 +160,8 @@ public final class FixtureServer: @unchecked Sendable {
             break
         }
         if path.hasPrefix("/synthetic/"), let (body, headers) = synthetic(path, request.uri.queryParameters) {
+            let latency = Self.syntheticLatency(request.uri.queryParameters)
+            if latency > 0 { try await Task.sleep(for: .milliseconds(latency)) }
             let etag = "\"\(fnv1a(body))\""
             if request.headers[.ifNoneMatch] == etag { return Response(status: .notModified, headers: [.eTag: etag]) }
             var h = headers
@@ -199,10 +201,15 @@ public final class FixtureServer: @unchecked Sendable {
     /// a relative detail URL, paged with `&page=P&size=S` (`next` and a Link header, as the other
     /// datasets; generated page by page, so serving it costs the server next to nothing);
     /// `/synthetic/items/I?bytes=B` is a nested detail of about B bytes.
-    /// Both depend on the served version, so a version bump changes every detail.
+    /// Both depend on the served version, so a version bump changes every detail. `latencyMs=L`
+    /// (at most 10,000) answers each request L ms late, as a remote API would, without using the
+    /// CPU meanwhile; the list passes it on to its detail URLs and next pages.
     private func synthetic(_ path: String, _ query: Parameters) -> ([UInt8], HTTPFields)? {
         let parts = path.split(separator: "/")
         let bytes = query["bytes"].flatMap { Int(String($0)) }.map { min(max($0, 64), 16 << 20) } ?? 1024
+        let latency = Self.syntheticLatency(query)
+        // The query every generated URL carries on: the body size, and the latency if any.
+        let carried = "bytes=\(bytes)" + (latency > 0 ? "&latencyMs=\(latency)" : "")
         let v = version
         var headers: HTTPFields = [.contentType: "application/json"]
         if parts.count == 2, parts[1] == "items" {
@@ -213,7 +220,7 @@ public final class FixtureServer: @unchecked Sendable {
                 let start = min(n, max(0, (page - 1) * size))
                 range = start..<min(n, start + size)
                 if start + size < n {
-                    let link = "/synthetic/items?n=\(n)&bytes=\(bytes)&page=\(page + 1)&size=\(size)"
+                    let link = "/synthetic/items?n=\(n)&\(carried)&page=\(page + 1)&size=\(size)"
                     next = "\"\(link)\""
                     headers[HTTPField.Name("Link")!] = "<\(link)>; rel=\"next\""
                 }
@@ -221,7 +228,7 @@ public final class FixtureServer: @unchecked Sendable {
             var out = #"{"count":\#(n),"next":\#(next),"results":["#
             for i in range {
                 if i > range.lowerBound { out += "," }
-                out += #"{"id":\#(i),"title":"item \#(i)","url":"/synthetic/items/\#(i)?bytes=\#(bytes)"}"#
+                out += #"{"id":\#(i),"title":"item \#(i)","url":"/synthetic/items/\#(i)?\#(carried)"}"#
             }
             return (Array((out + "]}").utf8), headers)
         }
@@ -241,6 +248,11 @@ public final class FixtureServer: @unchecked Sendable {
             k += 1
         }
         return Array((out + "]}").utf8)
+    }
+
+    /// The `latencyMs` of a synthetic request: 0 (none) to 10,000 ms.
+    static func syntheticLatency(_ query: Parameters) -> Int {
+        query["latencyMs"].flatMap { Int(String($0)) }.map { min(max($0, 0), 10_000) } ?? 0
     }
 
     private func json(_ text: String, status: HTTPResponse.Status) -> Response {

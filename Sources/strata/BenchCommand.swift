@@ -25,7 +25,7 @@ struct BenchCommand: AsyncParsableCommand {
 
         asof: random objects at random seqs on a log of N events, warm (every page of the documents projection read once first); also on a log 10× as long (same objects), to show how latency grows with history (--no-growth skips it).
 
-        fetch: a list of N items (pages of 100) and their N details (about B bytes each) from the fixture server, started in this process on 127.0.0.1, through the real fetch path (libcurl multi, events, projections); then 50 unchanged re-fetches, to measure how little they add.
+        fetch: a list of N items (pages of 100) and their N details (about B bytes each) from the fixture server, started in this process on 127.0.0.1, through the real fetch path (libcurl multi, events, projections); then 50 unchanged re-fetches, to measure how little they add. --server-latency-ms L has the server answer every request L ms late, as a remote API would.
         """
     )
 
@@ -34,6 +34,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Argument(help: "ingest, rebuild, asof or fetch.") var workload: Workload
     @Option(help: "Events in the log (fetch: details).") var events = 100_000
     @Option(help: "fetch: requests in flight.") var concurrency = 8
+    @Option(help: "fetch: the fixture server answers each request this many ms late, as a remote API would (0 to 10000).") var serverLatencyMs = 0
     @Flag(help: "asof: skip the second log 10× as long.") var noGrowth = false
     @Option(help: "Approximate bytes of each event's JSON body.") var payloadBytes = 256
     @Option(help: "Distinct objects the events are spread over.") var objects = 10_000
@@ -46,6 +47,9 @@ struct BenchCommand: AsyncParsableCommand {
     func validate() throws {
         guard events > 0, objects > 0, batch > 0, samples > 0, payloadBytes >= 32 else {
             throw ValidationError("--events, --objects, --batch and --samples must be positive; --payload-bytes at least 32")
+        }
+        guard (0...10_000).contains(serverLatencyMs) else {
+            throw ValidationError("--server-latency-ms must be 0 to 10000")
         }
         guard StoreOptions.Durability(rawValue: durability) != nil else {
             throw ValidationError("--durability must be full, nometasync or nosync")
@@ -157,7 +161,8 @@ struct BenchCommand: AsyncParsableCommand {
         do {
             let n = events
             // Pages of 100 items, like a typical paged list API.
-            let source = SourceDefinition(name: "bench", url: server.baseURL + "/synthetic/items?n=\(n)&bytes=\(payloadBytes)",
+            let latency = serverLatencyMs > 0 ? "&latencyMs=\(serverLatencyMs)" : ""
+            let source = SourceDefinition(name: "bench", url: server.baseURL + "/synthetic/items?n=\(n)&bytes=\(payloadBytes)\(latency)",
                                           items: "results", title: "title", detailURLField: "url", pageParam: "page", pageSize: 100)
             try await SourceCatalog(store: s).define(source)
             var quiet = Logger(label: "bench")
@@ -177,6 +182,7 @@ struct BenchCommand: AsyncParsableCommand {
             let details = try await s.events(EventQuery(type: DataEvents.detailFetched))
             let millis = details.compactMap { $0[metadata: "durationMs"].flatMap(Int.init) }
             result["concurrency"] = .int(concurrency)
+            result["serverLatencyMs"] = .int(serverLatencyMs)
             result["details"] = .int(first.details)
             result["seconds"] = .double(elapsed)
             result["eventsPerSecond"] = .int(Int(Double(first.details + first.pages) / elapsed))

@@ -254,6 +254,36 @@ import Testing
         }
     }
 
+    /// The synthetic dataset's `latencyMs` (the fetch benchmarks' stand-in for a remote API): every
+    /// page and detail is answered at least that late, and the list carries the parameter on to
+    /// its next pages and detail URLs, so a whole pass runs against the slow server.
+    @Test func aSlowSyntheticServerIsSlowForEveryRequestOfThePass() async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            let latency = 40
+            let source = SourceDefinition(name: "slow", url: server.baseURL + "/synthetic/items?n=12&bytes=256&latencyMs=\(latency)",
+                                          items: "results", title: "title", detailURLField: "url", pageParam: "page", pageSize: 5)
+            var options = fetchOptions()
+            options.details = true
+            let summary = try await fetcher.fetch(source, options: options)
+            #expect(summary.pages == 3 && summary.added == 12 && summary.details == 12 && summary.failures.isEmpty, "\(summary)")
+            let requests = try await store.events(EventQuery(type: DataEvents.pageFetched))
+                + store.events(EventQuery(type: DataEvents.detailFetched))
+            #expect(requests.count == 15)
+            for e in requests {
+                let url = e[metadata: "url"] ?? ""
+                #expect(url.contains("latencyMs=\(latency)"), "\(url) lost the latency")
+                let ms = Int(e[metadata: "durationMs"] ?? "") ?? -1
+                #expect(ms >= latency, "\(url) was answered in \(ms) ms")
+            }
+            // Out of range values are clamped, not refused: 0 and below is no latency at all.
+            let plain = try await CurlHTTPClient().send(HTTPRequest(url: server.baseURL + "/synthetic/items/1?bytes=256&latencyMs=-5"))
+            #expect(plain.status == 200)
+            #expect(try await store.verify().ok)
+        }
+    }
+
     @Test func serverURLsCannotEscapeToFiles() async throws {
         let base = "http://127.0.0.1:8080/pokedex/pokemon"
         #expect(resolve("pokemon/1", against: base) == "http://127.0.0.1:8080/pokedex/pokemon/1")

@@ -13,6 +13,9 @@ import StrataData
 let details = 500
 let detailBytes = 4_096
 let concurrency = 8
+/// The FetchRemote pair's server latency in ms: each response is answered this late, as a remote
+/// API would answer, without using the CPU meanwhile (`STRATA_BENCH_LATENCY_MS` overrides it).
+let remoteLatencyMs = ProcessInfo.processInfo.environment["STRATA_BENCH_LATENCY_MS"].flatMap(Int.init) ?? 5
 
 final class ServerBox: @unchecked Sendable {
     var server: FixtureServer?
@@ -43,11 +46,21 @@ let benchmarks: @Sendable () -> Void = {
         timeUnits: .milliseconds, warmupIterations: 1, scalingFactor: .one,
         maxDuration: .seconds(120), maxIterations: 7
     )
+    // The server on loopback answers at once: the client's CPU is what the pair compares.
+    fetchPair(prefix: "Fetch", latencyMs: 0, label: "")
+    // The same requests from a server that answers `remoteLatencyMs` late: what a remote API's
+    // round trips leave of the difference.
+    fetchPair(prefix: "FetchRemote", latencyMs: remoteLatencyMs, label: ", server answering in \(remoteLatencyMs) ms")
+}
 
-    Benchmark("Fetch/floor (C, raw libcurl multi, 8 in flight)") { benchmark in
+/// The floor and Strata over the same list and details, the server answering `latencyMs` late.
+func fetchPair(prefix: String, latencyMs: Int, label: String) {
+    let query = "bytes=\(detailBytes)" + (latencyMs > 0 ? "&latencyMs=\(latencyMs)" : "")
+
+    Benchmark("\(prefix)/floor (C, raw libcurl multi, 8 in flight\(label))") { benchmark in
         let server = try await box.start()
-        let list = server.baseURL + "/synthetic/items?n=\(details)&bytes=\(detailBytes)"
-        let urls = [list] + (0..<details).map { server.baseURL + "/synthetic/items/\($0)?bytes=\(detailBytes)" }
+        let list = server.baseURL + "/synthetic/items?n=\(details)&\(query)"
+        let urls = [list] + (0..<details).map { server.baseURL + "/synthetic/items/\($0)?\(query)" }
         for _ in benchmark.scaledIterations {
             benchmark.startMeasurement()
             // Blocking C: run it on a thread of its own, off the cooperative pool.
@@ -59,9 +72,9 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("Fetch/Strata (list + details into a durable store, 8 in flight)") { benchmark in
+    Benchmark("\(prefix)/Strata (list + details into a durable store, 8 in flight\(label))") { benchmark in
         let server = try await box.start()
-        let source = SourceDefinition(name: "bench", url: server.baseURL + "/synthetic/items?n=\(details)&bytes=\(detailBytes)",
+        let source = SourceDefinition(name: "bench", url: server.baseURL + "/synthetic/items?n=\(details)&\(query)",
                                       items: "results", title: "title", detailURLField: "url")
         var quiet = Logger(label: "bench")
         quiet.logLevel = .critical
