@@ -159,8 +159,11 @@ public final class FixtureServer: @unchecked Sendable {
         default:
             break
         }
-        if path.hasPrefix("/synthetic/"), let (body, headers) = synthetic(path, request.uri.queryParameters) {
+        if path.hasPrefix("/synthetic/") {
             let latency = Self.syntheticLatency(request.uri.queryParameters)
+            guard let (body, headers) = synthetic(path, request.uri.queryParameters, latency: latency) else {
+                return json(#"{"error":"not found"}"#, status: .notFound)
+            }
             if latency > 0 { try await Task.sleep(for: .milliseconds(latency)) }
             let etag = "\"\(fnv1a(body))\""
             if request.headers[.ifNoneMatch] == etag { return Response(status: .notModified, headers: [.eTag: etag]) }
@@ -204,12 +207,11 @@ public final class FixtureServer: @unchecked Sendable {
     /// Both depend on the served version, so a version bump changes every detail. `latencyMs=L`
     /// (at most 10,000) answers each request L ms late, as a remote API would, without using the
     /// CPU meanwhile; the list passes it on to its detail URLs and next pages.
-    private func synthetic(_ path: String, _ query: Parameters) -> ([UInt8], HTTPFields)? {
+    private func synthetic(_ path: String, _ query: Parameters, latency: Int) -> ([UInt8], HTTPFields)? {
         let parts = path.split(separator: "/")
         let bytes = query["bytes"].flatMap { Int(String($0)) }.map { min(max($0, 64), 16 << 20) } ?? 1024
-        let latency = Self.syntheticLatency(query)
         // The query every generated URL carries on: the body size, and the latency if any.
-        let carried = "bytes=\(bytes)" + (latency > 0 ? "&latencyMs=\(latency)" : "")
+        let carried = Self.syntheticQuery(bytes: bytes, latencyMs: latency)
         let v = version
         var headers: HTTPFields = [.contentType: "application/json"]
         if parts.count == 2, parts[1] == "items" {
@@ -248,6 +250,12 @@ public final class FixtureServer: @unchecked Sendable {
             k += 1
         }
         return Array((out + "]}").utf8)
+    }
+
+    /// The query of a synthetic URL: details of about `bytes` bytes, each request answered
+    /// `latencyMs` late (none at 0).
+    public static func syntheticQuery(bytes: Int, latencyMs: Int = 0) -> String {
+        "bytes=\(bytes)" + (latencyMs > 0 ? "&latencyMs=\(latencyMs)" : "")
     }
 
     /// The `latencyMs` of a synthetic request: 0 (none) to 10,000 ms.

@@ -161,8 +161,8 @@ struct BenchCommand: AsyncParsableCommand {
         do {
             let n = events
             // Pages of 100 items, like a typical paged list API.
-            let latency = serverLatencyMs > 0 ? "&latencyMs=\(serverLatencyMs)" : ""
-            let source = SourceDefinition(name: "bench", url: server.baseURL + "/synthetic/items?n=\(n)&bytes=\(payloadBytes)\(latency)",
+            let query = FixtureServer.syntheticQuery(bytes: payloadBytes, latencyMs: serverLatencyMs)
+            let source = SourceDefinition(name: "bench", url: server.baseURL + "/synthetic/items?n=\(n)&\(query)",
                                           items: "results", title: "title", detailURLField: "url", pageParam: "page", pageSize: 100)
             try await SourceCatalog(store: s).define(source)
             var quiet = Logger(label: "bench")

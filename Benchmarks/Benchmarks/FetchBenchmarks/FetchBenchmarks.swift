@@ -55,7 +55,7 @@ let benchmarks: @Sendable () -> Void = {
 
 /// The floor and Strata over the same list and details, the server answering `latencyMs` late.
 func fetchPair(prefix: String, latencyMs: Int, label: String) {
-    let query = "bytes=\(detailBytes)" + (latencyMs > 0 ? "&latencyMs=\(latencyMs)" : "")
+    let query = FixtureServer.syntheticQuery(bytes: detailBytes, latencyMs: latencyMs)
 
     Benchmark("\(prefix)/floor (C, raw libcurl multi, 8 in flight\(label))") { benchmark in
         let server = try await box.start()
