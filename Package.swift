@@ -75,6 +75,11 @@ let package = Package(
         // Presentation: ViewData, MVVM view models, terminal renderers. No storage, no CLI parsing.
         .target(name: "StrataPresentation", dependencies: ["StrataDomain", "StrataJSON"], swiftSettings: strictSettings),
 
+        // A terminal UI toolkit: cells, styles, a diffing frame encoder, an input decoder and the
+        // terminal session (raw mode, alternate screen, signals). Knows nothing of Strata.
+        .target(name: "CTextWidth"),  // wcwidth under C.UTF-8 (C: glibc declares it for XOPEN only)
+        .target(name: "TerminalUI", dependencies: ["CTextWidth"], swiftSettings: strictSettings),
+
         // Terminal thumbnails: decoded images drawn as symbols by chafa.
         .target(name: "TerminalImages", dependencies: ["CChafa", "CImageDecode"], swiftSettings: strictSettings),
 
@@ -124,6 +129,7 @@ let package = Package(
             path: "Tests/StrataTestSupport",
             swiftSettings: strictSettings
         ),
+        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"], swiftSettings: strictSettings),
         .testTarget(name: "LMDBTests", dependencies: ["TestScratch", "LMDB"], swiftSettings: strictSettings),
         .testTarget(name: "EventStoreTests", dependencies: ["TestScratch", "EventStore", "LMDB", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
         .testTarget(

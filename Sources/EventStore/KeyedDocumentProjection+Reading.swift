@@ -108,6 +108,53 @@ public struct DocumentReader {
         return out
     }
 
+    /// How many documents of `collection` are present now (`asOf` nil) or as of a seq: one seek
+    /// in the `counts` table, whatever the collection's size.
+    public func count(collection: String, asOf seq: UInt64? = nil) throws -> Int {
+        try KeyedDocumentProjection.count(collection, asOf: seq ?? .max, transaction, tables)
+    }
+
+    /// One page of a collection in natural key order (numbers by value, then text; see
+    /// ``KeyedDocumentProjection/naturalKey(_:)``), now or as of a seq: the documents after the
+    /// key `after` (or after skipping `offset` present ones), at most `limit`. Reads only the keys
+    /// it passes over and the documents it returns: a key is checked by its record's header,
+    /// a document parsed only when it is returned. Removed documents are left out unless
+    /// `includeRemoved` (then they count for `offset` as well).
+    public func page(collection: String, asOf seq: UInt64? = nil, after: String? = nil, offset: Int = 0, limit: Int,
+                     includeRemoved: Bool = false) throws -> [DocumentState] {
+        let prefix = Array(collection.utf8) + [0]
+        let c = try transaction.cursor(tables["order"])
+        var entry: Cursor.Entry?
+        if let after {
+            let from = prefix + KeyedDocumentProjection.naturalKey(after)
+            entry = try c.seek(atLeast: from)
+            if let e = entry, e.key.elementsEqual(from) { entry = try c.next() }
+        } else {
+            entry = try c.seek(atLeast: prefix)
+        }
+        var skip = offset
+        var out: [DocumentState] = []
+        while out.count < limit, let e = entry, e.key.hasPrefix(prefix) {
+            let key = KeyedDocumentProjection.key(fromNatural: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
+            if let presence = try presence(collection: collection, key: key, asOf: seq), includeRemoved || !presence {
+                if skip > 0 { skip -= 1 } else if let s = try state(collection: collection, key: key, asOf: seq) { out.append(s) }
+            }
+            entry = try c.next()
+        }
+        return out
+    }
+
+    /// Whether the document existed at the point (nil: not yet, or never), and if so whether it
+    /// was removed there (true) or present (false), from record headers only.
+    func presence(collection: String, key: String, asOf seq: UInt64?) throws -> Bool? {
+        guard let seq else { return try summary(collection: collection, key: key).map(\.removed) }
+        let prefix = KeyedDocumentProjection.currentKey(collection, key) + [0]
+        let c = try transaction.cursor(tables["history"])
+        guard let e = try c.seek(atMost: prefix + seq.bigEndianBytes), e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 else { return nil }
+        var r = ByteReader(e.value)
+        return try KeyedDocumentProjection.VersionHeader(reading: &r).kind == .removed
+    }
+
     /// What changed in a collection between two points: documents added, removed, changed (with
     /// field-level operations from the state at `from` to the state at `to`) or back again.
     /// Documents equal at both points are left out. One seek pair per key.

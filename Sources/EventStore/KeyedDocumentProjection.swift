@@ -145,6 +145,12 @@ public struct DocumentState: Sendable, Hashable {
 ///   version; field-level changes are derived from the previous version when read)
 /// - `indexes`: `collection` → the indexed paths (canonical JSON array)
 /// - `index`: `collection 0x00 path 0x00 value 0x00 key` → empty, for present documents only
+/// - `order`: `collection 0x00 naturalKey(key)` → empty, for every key the collection ever had
+///   (removed ones too, so as-of reads page through it): keys in the order people read ids,
+///   numbers by value before text (``naturalKey(_:)``), so the first page of a collection is a
+///   cursor walk of one page, never a scan
+/// - `counts`: `collection 0x00 seq(u64be)` → varint number of present documents after that
+///   event, written by every event that changed it; the count now or as of a seq is one seek
 ///
 /// Operations come from `extract` (by default the built-in ``DocumentEvents``); other events are
 /// ignored.
@@ -153,7 +159,7 @@ public struct KeyedDocumentProjection: Projection {
 
     public let name: String
     public let version: Int
-    public let tables = ["current", "history", "index", "indexes"]
+    public let tables = ["current", "history", "index", "indexes", "order", "counts"]
     public let eventTypes: Set<String>?
     public let documentTypes: Set<String>
     private let extract: Extractor
@@ -162,7 +168,7 @@ public struct KeyedDocumentProjection: Projection {
     private let builtIn: Bool
 
     /// The built-in ``DocumentEvents``.
-    public init(name: String = "documents", version: Int = 4) {
+    public init(name: String = "documents", version: Int = 5) {
         self.init(name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
                   extract: DocumentEvents.operations, builtIn: true)
     }
@@ -171,7 +177,7 @@ public struct KeyedDocumentProjection: Projection {
     /// for (nil, the default: every type); the store does not hand it other events.
     /// `documentTypes`: the types whose payload `extract` puts whole (`putJSON` of the payload),
     /// so their canonical form can be worked out ahead (an optimization only).
-    public init(name: String = "documents", version: Int = 4, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
+    public init(name: String = "documents", version: Int = 5, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
                 extract: @escaping Extractor) {
         self.init(name: name, version: version, eventTypes: eventTypes, documentTypes: documentTypes, extract: extract, builtIn: false)
     }
@@ -277,7 +283,9 @@ public struct KeyedDocumentProjection: Projection {
             } else {
                 kind = .added
                 record = CurrentRecord(version: 0, firstSeq: event.seq, changedSeq: event.seq, lastSeenSeq: event.seq, removed: false, digest: digest)
+                try Self.withNaturalKey(collection, key) { try txn.put(ctx.tables["order"], key: $0, value: []) }
             }
+            if kind == .added || kind == .reappeared { try adjustCount(collection, by: 1, event.seq, ctx) }
             if let kind {
                 let paths = try indexedPaths(collection, ctx)
                 if !paths.isEmpty {
@@ -309,6 +317,7 @@ public struct KeyedDocumentProjection: Projection {
                 let old = try JSONValue(parsing: last.text())
                 try updateIndex(collection, key, paths: paths, old: old, new: nil, ctx)
             }
+            try adjustCount(collection, by: -1, event.seq, ctx)
             record.version += 1
             record.removed = true
             record.changedSeq = event.seq
@@ -347,6 +356,47 @@ public struct KeyedDocumentProjection: Projection {
                 out[out.count - 1] = 0
             }
         }
+    }
+
+    // MARK: Order and counts
+
+    /// Adds `delta` to the collection's present count, as of `seq` (one row per changing event).
+    private func adjustCount(_ collection: String, by delta: Int, _ seq: UInt64, _ ctx: ProjectionContext) throws {
+        // Read from the table every time, not remembered: a nested transaction that aborts
+        // (an event quarantined) takes its count rows with it.
+        let now = max(0, try Self.count(collection, asOf: .max, ctx.transaction, ctx.tables) + delta)
+        var key = Array(collection.utf8) + [0]
+        key += seq.bigEndianBytes
+        var value: [UInt8] = []
+        ByteWriter.varint(UInt64(now)) { value.append($0) }
+        try ctx.transaction.put(ctx.tables["counts"], key: key, value: value)
+    }
+
+    /// The number of present documents of `collection` after the last event at or before `seq`.
+    static func count(_ collection: String, asOf seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> Int {
+        let prefix = Array(collection.utf8) + [0]
+        let c = try txn.cursor(tables["counts"])
+        guard let e = try c.seek(atMost: prefix + seq.bigEndianBytes), e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 else { return 0 }
+        var r = ByteReader(e.value)
+        return Int(try r.varint())
+    }
+
+    /// The sort key that puts keys in the order people read ids: keys that are whole numbers
+    /// (`UInt64(key)`) by value, then the rest by their UTF-8 bytes; equal numbers ("7", "07") by
+    /// bytes. `0x00 value(u64be) key` or `0x01 key`, so the key is always recoverable.
+    public static func naturalKey(_ key: String) -> [UInt8] {
+        if let n = UInt64(key) { return [0] + n.bigEndianBytes + Array(key.utf8) }
+        return [1] + Array(key.utf8)
+    }
+
+    /// The key a ``naturalKey(_:)`` was made from.
+    static func key(fromNatural raw: UnsafeRawBufferPointer) -> String {
+        let skip = raw.first == 0 ? 9 : 1
+        return String(decoding: UnsafeRawBufferPointer(rebasing: raw[min(skip, raw.count)...]), as: UTF8.self)
+    }
+
+    static func withNaturalKey<T>(_ collection: String, _ key: String, _ body: ([UInt8]) throws -> T) rethrows -> T {
+        try body(Array(collection.utf8) + [0] + naturalKey(key))
     }
 
     // MARK: Indexes

@@ -19,6 +19,24 @@ public struct ItemTables: Sendable {
         }
     }
 
+    /// One page of a source's items in natural id order (numbers by value, then text), now or as
+    /// of a seq, after the id `after` or after `offset` items: reads the page, not the source.
+    public func page(source: String, asOf seq: UInt64? = nil, after: String? = nil, offset: Int = 0, limit: Int,
+                     includeRemoved: Bool = false) async throws -> [ItemEntity] {
+        try await store.read { [store] txn in
+            let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
+            let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
+            return try items.page(collection: source, asOf: seq, after: after, offset: offset, limit: limit, includeRemoved: includeRemoved).map { s in
+                ItemEntity(s, detail: nil, image: try images.state(collection: source, key: s.key, asOf: seq).flatMap { ImageEntity($0.document) })
+            }
+        }
+    }
+
+    /// How many items a source has now or as of a seq (one seek).
+    public func count(source: String, asOf seq: UInt64? = nil) async throws -> Int {
+        try await store.documents(projection: "items") { try $0.count(collection: source, asOf: seq) }
+    }
+
     /// The present items whose indexed `path` equals `value` (current state only); nil when
     /// the path is not indexed, so the caller must scan.
     public func items(source: String, path: String, equals value: String) async throws -> [ItemEntity]? {

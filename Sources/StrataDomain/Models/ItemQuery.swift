@@ -30,12 +30,23 @@ public struct ItemQuery: Sendable, Hashable {
     public var sort: ItemSort?
     public var limit: Int?
     public var offset: Int
+    /// Start after this id (in the query's order) instead of at `offset`: how a screen loads
+    /// "more" without counting what it skipped.
+    public var after: String?
     public var at: PointInTime
+    /// Also return items removed at that point (marked `isRemoved`), where they stood.
+    public var includeRemoved: Bool
 
     public init(source: String, filters: [FieldFilter] = [], search: String? = nil, sort: ItemSort? = nil, limit: Int? = nil,
-                offset: Int = 0, at: PointInTime = .now) {
+                offset: Int = 0, after: String? = nil, at: PointInTime = .now, includeRemoved: Bool = false) {
         self.source = source; self.filters = filters; self.search = search; self.sort = sort; self.limit = limit
-        self.offset = offset; self.at = at
+        self.offset = offset; self.after = after; self.at = at; self.includeRemoved = includeRemoved
+    }
+
+    /// Whether the query reads items in natural id order with nothing to match: a page read,
+    /// whatever the source's size.
+    public var isPlainPage: Bool {
+        filters.isEmpty && (search ?? "").isEmpty && sort == nil
     }
 }
 

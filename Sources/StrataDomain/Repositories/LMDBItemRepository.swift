@@ -18,6 +18,16 @@ public struct LMDBItemRepository: ItemRepository {
     public func items(_ query: ItemQuery) async throws -> ItemPage {
         let source = try await sources.source(named: query.source)
         let seq = try await seq(of: query.at)
+        if query.isPlainPage {
+            // Natural id order, nothing to match: one page and a counter, never the whole source.
+            let limit = query.limit ?? .max
+            let total = try await storage { try await tables.count(source: source.name, asOf: seq) }
+            let entities = limit == 0 ? [] : try await storage {
+                try await tables.page(source: source.name, asOf: seq, after: query.after, offset: query.after == nil ? query.offset : 0,
+                                      limit: limit, includeRemoved: query.includeRemoved)
+            }
+            return ItemPage(items: entities.map { Item(entity: $0, source: source) }, total: total, seq: seq)
+        }
         var usedIndex = false
         var entities: [ItemEntity]?
         if seq == nil, let first = query.filters.first {
@@ -25,7 +35,9 @@ public struct LMDBItemRepository: ItemRepository {
             usedIndex = entities != nil
         }
         let all: [ItemEntity]
-        if let entities { all = entities } else { all = try await storage { try await tables.items(source: source.name, asOf: seq) } }
+        if let entities { all = entities } else {
+            all = try await storage { try await tables.items(source: source.name, asOf: seq, includeRemoved: query.includeRemoved) }
+        }
         var items = all.map { Item(entity: $0, source: source) }.filter { item in
             query.filters.allSatisfy { f in item.value(atPath: f.path)?.filterText == f.value }
         }
@@ -38,7 +50,8 @@ public struct LMDBItemRepository: ItemRepository {
             items.sort { Item.idPrecedes($0.id, $1.id) }
         }
         let total = items.count
-        let page = items.dropFirst(query.offset).prefix(query.limit ?? .max)
+        if let after = query.after, let at = items.firstIndex(where: { $0.id == after }) { items.removeFirst(at + 1) }
+        let page = items.dropFirst(query.after == nil ? query.offset : 0).prefix(query.limit ?? .max)
         return ItemPage(items: Array(page), total: total, seq: seq, usedIndex: usedIndex)
     }
 
