@@ -80,6 +80,10 @@ let package = Package(
         .target(name: "CTextWidth"),  // wcwidth under C.UTF-8 (C: glibc declares it for XOPEN only)
         .target(name: "TerminalUI", dependencies: ["CTextWidth"], swiftSettings: strictSettings),
 
+        // The browser's screens (views over Presentation's view models, rendered with TerminalUI)
+        // and its run loop over a terminal session.
+        .target(name: "StrataBrowser", dependencies: ["TerminalUI", "StrataPresentation", "StrataDomain"], swiftSettings: strictSettings),
+
         // Terminal thumbnails: decoded images drawn as symbols by chafa.
         .target(name: "TerminalImages", dependencies: ["CChafa", "CImageDecode"], swiftSettings: strictSettings),
 
@@ -114,6 +118,7 @@ let package = Package(
             name: "strata",
             dependencies: [
                 "EventStore", "LMDB", "StrataData", "StrataDomain", "StrataPresentation", "StrataApp", "FixtureServer",
+                "StrataBrowser", "TerminalUI", "TerminalImages",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -130,6 +135,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"], swiftSettings: strictSettings),
+        .testTarget(name: "StrataBrowserTests", dependencies: ["StrataBrowser", "TerminalUI", "StrataPresentation", "StrataDomain", "StrataJSON"],
+                    exclude: ["Goldens"], swiftSettings: strictSettings),
         .testTarget(name: "LMDBTests", dependencies: ["TestScratch", "LMDB"], swiftSettings: strictSettings),
         .testTarget(name: "EventStoreTests", dependencies: ["TestScratch", "EventStore", "LMDB", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
         .testTarget(

@@ -1,0 +1,592 @@
+public import Foundation
+public import StrataDomain
+
+/// The browser's view model: commands in (``send(_:)`` returns at once), state out
+/// (``updates()``). Reads, downloads and refreshes run in tasks of their own, so input stays live
+/// while they work; every read goes through the same use cases as the CLI's commands, as of the
+/// slider's point.
+@MainActor
+public final class BrowserViewModel {
+    public enum Command: Sendable, Equatable {
+        /// Opens on the sources screen, or on a source's list; at a seq or date, or live.
+        case start(source: String?, asOf: String?)
+        /// The rows a list can show, and whether the detail is shown beside the list.
+        case viewport(rows: Int, wide: Bool)
+        case move(Int)
+        case top, bottom
+        /// Enter: a source's list, an item's detail (downloading it first when live).
+        case open
+        /// Esc: back one screen.
+        case back
+        case refresh
+        case beginPrompt(BrowserState.Prompt.Kind)
+        case editPrompt(String)
+        case submitPrompt
+        case cancelPrompt
+        case cycleSort
+        /// The slider: one event back (-1) or forward (+1).
+        case step(Int)
+        /// The slider: the selected item's previous or next change.
+        case jumpToChange(forward: Bool)
+        case live
+        case toggleHelp
+        case dismissPopup
+        case toggleHistory
+        case scrollDetail(Int)
+        /// Another process appended: the log's head is now this seq.
+        case headMoved(UInt64)
+    }
+
+    /// What the view model reads and runs: the app's use cases.
+    public struct Dependencies: Sendable {
+        public var query: QueryItems
+        public var refresh: RefreshSource
+        public var loadDetail: LoadItemDetail
+        public var history: GetItemHistory
+        public var replay: ReplayLog
+        public var sources: any SourceRepository
+        public var items: any ItemRepository
+        public var listThumbnails: ThumbnailSettings?
+        public var detailThumbnails: ThumbnailSettings?
+        public var now: @Sendable () -> Date
+
+        public init(query: QueryItems, refresh: RefreshSource, loadDetail: LoadItemDetail, history: GetItemHistory, replay: ReplayLog,
+                    sources: any SourceRepository, items: any ItemRepository, listThumbnails: ThumbnailSettings? = nil,
+                    detailThumbnails: ThumbnailSettings? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+            self.query = query; self.refresh = refresh; self.loadDetail = loadDetail; self.history = history; self.replay = replay
+            self.sources = sources; self.items = items; self.listThumbnails = listThumbnails; self.detailThumbnails = detailThumbnails
+            self.now = now
+        }
+    }
+
+    private let deps: Dependencies
+    private let store: StateStore<BrowserState>
+    private var loaded: [Item] = []
+    private var rootScreen: BrowserState.Screen = .sources
+    private var wide = false
+    private var pausedHead: UInt64 = 0
+    private var sourceModel: Source?
+    private var sortChoice = 0
+    /// Running work by purpose: a new one of a kind replaces (cancels) the old.
+    private var tasks: [String: Task<Void, Never>] = [:]
+    private var generation: [String: Int] = [:]
+
+    public init(dependencies: Dependencies) {
+        deps = dependencies
+        store = StateStore(BrowserState())
+    }
+
+    public var state: BrowserState { store.value }
+    public func updates() -> AsyncStream<BrowserState> { store.updates() }
+    /// The screen to show when the user asks to go back from here; nil means quit.
+    public var canGoBack: Bool { state.screen != rootScreen }
+
+    /// Waits until no work runs (tests; the app never waits).
+    public func settle() async {
+        while let task = tasks.values.first(where: { _ in true }) {
+            await task.value
+            tasks = tasks.filter { !$0.value.isCancelled && $0.value != task }
+        }
+    }
+
+    private func update(_ change: (inout BrowserState) -> Void) {
+        var s = store.value
+        change(&s)
+        if s != store.value { store.set(s) }
+    }
+
+    /// Starts `work` as the one task of `kind`, cancelling the previous one; its state changes
+    /// are dropped if a newer task of the kind started meanwhile.
+    private func run(_ kind: String, _ work: @escaping @MainActor (_ isCurrent: @escaping @MainActor () -> Bool) async -> Void) {
+        tasks[kind]?.cancel()
+        let g = (generation[kind] ?? 0) + 1
+        generation[kind] = g
+        let task = Task { @MainActor [weak self] in
+            await work { self?.generation[kind] == g && !Task.isCancelled }
+            if let self, self.generation[kind] == g { self.tasks[kind] = nil }
+        }
+        tasks[kind] = task
+    }
+
+    public func send(_ command: Command) {
+        switch command {
+        case let .start(source, asOf):
+            if let source {
+                rootScreen = .list
+                update { $0.screen = .list; $0.source = source }
+            }
+            loadSources()
+            if source != nil { openSource() }
+            if let asOf { setPoint(text: asOf) }
+        case let .viewport(rows, isWide):
+            wide = isWide
+            update { s in
+                s.viewportRows = max(1, rows)
+                Self.clampScroll(&s)
+            }
+            afterMove()
+        case .move(let delta):
+            moveCursor { $0 + delta }
+        case .top:
+            moveCursor { _ in 0 }
+        case .bottom:
+            moveCursor { _ in Int.max }
+        case .open:
+            open()
+        case .back:
+            back()
+        case .refresh:
+            refresh()
+        case .beginPrompt(let kind):
+            update { $0.prompt = BrowserState.Prompt(kind: kind, text: kind == .filter ? $0.filterText : "") }
+        case .editPrompt(let text):
+            update { $0.prompt?.text = text }
+        case .cancelPrompt:
+            update { $0.prompt = nil }
+        case .submitPrompt:
+            submitPrompt()
+        case .cycleSort:
+            cycleSort()
+        case .step(let delta):
+            step(delta)
+        case .jumpToChange(let forward):
+            jumpToChange(forward: forward)
+        case .live:
+            guard state.point != nil else { return }
+            update { $0.point = nil; $0.newEvents = 0; $0.status = "live" }
+            reloadAll()
+        case .toggleHelp:
+            update { $0.showHelp.toggle() }
+        case .dismissPopup:
+            update { $0.popup = nil }
+        case .toggleHistory:
+            update { $0.showHistory.toggle(); $0.detailScroll = 0 }
+        case .scrollDetail(let delta):
+            update { $0.detailScroll = max(0, $0.detailScroll + delta) }
+        case .headMoved(let head):
+            headMoved(head)
+        }
+    }
+
+    // MARK: Sources
+
+    private func loadSources() {
+        let deps = deps
+        run("sources") { [weak self] isCurrent in
+            do {
+                let sources = try await deps.sources.sources()
+                var rows: [BrowserState.SourceRow] = []
+                for s in sources {
+                    let total = try await deps.query(ItemQuery(source: s.name, limit: 1)).page.total
+                    rows.append(Self.sourceRow(s, items: total, now: deps.now()))
+                }
+                let head = try await deps.replay.resolve(.now)
+                guard isCurrent(), let self else { return }
+                self.update { st in
+                    st.sources = rows
+                    st.sourceCursor = min(st.sourceCursor, max(0, rows.count - 1))
+                    if st.head == 0 { st.head = head }
+                }
+                if self.pausedHead == 0 { self.pausedHead = head }
+            } catch {
+                self?.show(error, title: "Could not read the sources")
+            }
+        }
+    }
+
+    static func sourceRow(_ s: Source, items: Int, now: Date) -> BrowserState.SourceRow {
+        let data = SourceViewData(source: s)
+        let last: String, failed: Bool
+        switch data.freshness {
+        case .never: last = "never fetched"; failed = false
+        case .fetched(let at, _): last = "fetched \(at)"; failed = false
+        case .failed(let at, let error, _): last = "failed \(at): \(error)"; failed = true
+        }
+        let age = s.lastSuccess.map { AgeText.format(now.timeIntervalSince($0.at)) } ?? "-"
+        return BrowserState.SourceRow(source: data, items: items, lastFetch: last, failed: failed, age: age)
+    }
+
+    // MARK: The list
+
+    private var pageSize: Int { max(50, state.viewportRows * 2) }
+
+    private func openSource() {
+        guard let name = state.source else { return }
+        update { s in
+            s.screen = .list; s.rows = []; s.cursor = 0; s.top = 0; s.total = 0; s.detail = nil; s.detailID = nil
+            s.filter = FilterViewData(); s.filterText = ""
+        }
+        sortChoice = 0
+        loaded = []
+        loadTimeline(name)
+        loadList(keepID: nil)
+    }
+
+    private var pointInTime: PointInTime { state.point.map { .seq($0) } ?? .now }
+
+    private func query(limit: Int, after: String? = nil, offset: Int = 0) throws -> ItemQuery {
+        var q = try ItemQuery(source: state.source ?? "", filter: state.filter)
+        q.limit = limit
+        q.after = after
+        q.offset = offset
+        q.at = pointInTime
+        q.includeRemoved = state.point != nil
+        return q
+    }
+
+    /// Reads the list again from its top (as many rows as are loaded, at least a page), keeping the
+    /// cursor on the same item when it is still there.
+    private func loadList(keepID: String?) {
+        let deps = deps
+        let count = max(pageSize, state.rows.count)
+        let q: ItemQuery
+        do { q = try query(limit: count) } catch { show(error, title: "Bad filter"); return }
+        update { $0.isLoading = true }
+        run("list") { [weak self] isCurrent in
+            do {
+                let result = try await deps.query(q)
+                guard isCurrent(), let self else { return }
+                self.sourceModel = result.source
+                self.loaded = result.page.items
+                self.update { s in
+                    s.sourceData = SourceViewData(source: result.source)
+                    s.columns = result.source.indexPaths
+                    s.hasImages = result.source.imagePath != nil
+                    s.rows = result.page.items.map(Self.row)
+                    s.total = result.page.total
+                    s.usedIndex = result.page.usedIndex
+                    s.hasMore = result.page.items.count < result.page.total && result.page.items.count == count
+                    s.isLoading = false
+                    if let keepID, let i = s.rows.firstIndex(where: { $0.item.id == keepID }) { s.cursor = i }
+                    s.cursor = min(s.cursor, max(0, s.rows.count - 1))
+                    Self.clampScroll(&s)
+                }
+                self.afterMove()
+            } catch {
+                guard isCurrent(), let self else { return }
+                self.update { $0.isLoading = false }
+                self.show(error, title: "Could not read \(q.source)")
+            }
+        }
+    }
+
+    /// Loads the next page when the cursor nears the end of what is loaded ("ten, then more").
+    private func loadMoreIfNeeded() {
+        let s = state
+        guard s.screen == .list || wide, s.hasMore, !s.isLoading, tasks["more"] == nil,
+              s.cursor >= s.rows.count - max(10, s.viewportRows) else { return }
+        let deps = deps
+        let q: ItemQuery
+        do {
+            // Natural order with nothing to match pages by the last id (a cursor seek); other
+            // queries by offset.
+            let plain = s.filter.wheres.isEmpty && (s.filter.search ?? "").isEmpty && s.filter.sort == nil
+            q = plain ? try query(limit: pageSize, after: loaded.last?.id) : try query(limit: pageSize, offset: s.rows.count)
+        } catch { return }
+        run("more") { [weak self] isCurrent in
+            guard let result = try? await deps.query(q), isCurrent(), let self else { return }
+            let known = Set(self.loaded.map(\.id))
+            let fresh = result.page.items.filter { !known.contains($0.id) }
+            self.loaded += fresh
+            self.update { s in
+                s.rows += fresh.map(Self.row)
+                s.total = result.page.total
+                s.hasMore = !fresh.isEmpty && s.rows.count < result.page.total
+            }
+            self.fillThumbnails()
+        }
+    }
+
+    static func row(_ item: Item) -> BrowserState.Row {
+        BrowserState.Row(item: ItemRowViewData(item: item), changedSeq: item.changedSeq)
+    }
+
+    private func moveCursor(_ to: (Int) -> Int) {
+        update { s in
+            switch s.screen {
+            case .sources:
+                s.sourceCursor = max(0, min(max(0, s.sources.count - 1), to(s.sourceCursor)))
+            case .list:
+                s.cursor = max(0, min(max(0, s.rows.count - 1), to(s.cursor)))
+                Self.clampScroll(&s)
+            case .detail:
+                let delta = to(0)
+                s.detailScroll = delta == Int.max ? Int.max / 2 : max(0, s.detailScroll + delta)
+            }
+        }
+        afterMove()
+    }
+
+    static func clampScroll(_ s: inout BrowserState) {
+        if s.cursor < s.top { s.top = s.cursor }
+        if s.cursor >= s.top + s.viewportRows { s.top = s.cursor - s.viewportRows + 1 }
+        s.top = max(0, min(s.top, max(0, s.rows.count - s.viewportRows)))
+    }
+
+    private func afterMove() {
+        guard state.screen == .list else { return }
+        loadMoreIfNeeded()
+        fillThumbnails()
+        if wide, let id = state.selectedRow?.item.id, id != state.detailID { loadDetail(id: id, download: false) }
+    }
+
+    /// Draws thumbnails for the rows on screen that have none yet (after the frame that shows
+    /// the rows, so the first frame never waits for images).
+    private func fillThumbnails() {
+        guard let settings = deps.listThumbnails, sourceModel?.imagePath != nil else { return }
+        let s = state
+        let range = s.top..<min(s.rows.count, s.top + s.viewportRows + 4)
+        let wanted = range.filter { s.rows[$0].item.thumbnail == nil && loaded.indices.contains($0) }.map { loaded[$0] }
+        guard !wanted.isEmpty else { return }
+        let items = deps.items
+        run("thumbnails") { [weak self] isCurrent in
+            var drawn: [String: [String]] = [:]
+            for item in wanted {
+                if let t = await thumbnail(for: item, settings: settings, items: items) { drawn[item.id] = t }
+            }
+            guard isCurrent(), let self, !drawn.isEmpty else { return }
+            self.update { s in
+                for i in s.rows.indices { if let t = drawn[s.rows[i].item.id] { s.rows[i].item.thumbnail = t } }
+            }
+        }
+    }
+
+    // MARK: Detail
+
+    private func open() {
+        switch state.screen {
+        case .sources:
+            guard state.sources.indices.contains(state.sourceCursor) else { return }
+            let name = state.sources[state.sourceCursor].source.name
+            update { $0.source = name }
+            openSource()
+        case .list:
+            guard let id = state.selectedRow?.item.id else { return }
+            update { $0.screen = .detail; $0.detailScroll = 0; $0.showHistory = false }
+            loadDetail(id: id, download: state.isLive)
+        case .detail:
+            break
+        }
+    }
+
+    private func back() {
+        switch state.screen {
+        case .detail:
+            update { $0.screen = .list; $0.isDownloading = false }
+            tasks["detail"]?.cancel()
+        case .list where rootScreen == .sources:
+            update { $0.screen = .sources }
+            loadSources()
+        default:
+            break
+        }
+    }
+
+    /// Reads an item's detail (downloading it first when asked), then its history up to the
+    /// slider's point and the changes it had at that point.
+    private func loadDetail(id: String, download: Bool) {
+        guard let source = state.source else { return }
+        let deps = deps, point = pointInTime, pointSeq = state.point
+        let online = download && (sourceModel?.hasDetails ?? true)
+        update { s in
+            s.detailID = id
+            s.isDownloading = online
+            if s.detail?.id != id { s.detail = nil; s.history = nil; s.changesAtPoint = [] }
+        }
+        run("detail") { [weak self] isCurrent in
+            do {
+                let r = try await deps.loadDetail(source: source, id: id, at: point, offline: !online)
+                var data = ItemDetailViewData(source: r.source, item: r.item, asOf: pointSeq, refreshError: r.refreshError?.message)
+                if let pointSeq { data.asOf = "seq \(pointSeq)" }
+                data.thumbnail = await thumbnail(for: r.item, settings: deps.detailThumbnails, items: deps.items)
+                let history = try? await deps.history(source: source, id: id, upTo: point)
+                guard isCurrent(), let self else { return }
+                self.update { s in
+                    s.detail = data
+                    s.isDownloading = false
+                    s.history = history.map { HistoryViewData(source: r.source, id: id, versions: $0.versions) }
+                    if let pointSeq, let last = history?.versions.last, last.seq == pointSeq {
+                        s.changesAtPoint = last.changes.map(ChangeViewData.init(change:))
+                    } else {
+                        s.changesAtPoint = []
+                    }
+                    if let e = r.refreshError, online {
+                        s.popup = BrowserState.Popup(title: "Download failed", message: e.message,
+                                                     hint: "The stored detail is shown. Enter closes this; r on the list refreshes.")
+                    }
+                }
+            } catch {
+                guard isCurrent(), let self else { return }
+                self.update { $0.isDownloading = false }
+                self.show(error, title: "Could not open \(id)")
+            }
+        }
+    }
+
+    // MARK: Refresh
+
+    private func refresh() {
+        guard let source = state.source ?? (state.sources.indices.contains(state.sourceCursor) ? state.sources[state.sourceCursor].source.name : nil),
+              !state.isRefreshing else { return }
+        let deps = deps, images = sourceModel?.imagePath != nil
+        update { $0.isRefreshing = true; $0.refreshProgress = "fetching \(source)…"; $0.status = nil }
+        run("refresh") { [weak self] _ in
+            do {
+                let r = try await deps.refresh(source, details: false, images: images)
+                guard let self else { return }
+                var message = "fetched \(r.pages) page\(r.pages == 1 ? "" : "s"): \(r.added) added, \(r.changed) changed, \(r.removed) removed"
+                if !r.failures.isEmpty { message += "; \(r.failures.count) request\(r.failures.count == 1 ? "" : "s") failed" }
+                self.update { $0.isRefreshing = false; $0.refreshProgress = nil; $0.status = message }
+                if !r.failures.isEmpty {
+                    self.update { $0.popup = BrowserState.Popup(title: "Some requests failed", message: r.failures.first ?? "",
+                                                                hint: "Everything else was stored. Enter closes this; r tries again.") }
+                }
+            } catch {
+                guard let self else { return }
+                self.update { $0.isRefreshing = false; $0.refreshProgress = nil; $0.status = "refresh failed; showing stored data" }
+                self.show(error, title: "Refresh failed", hint: "The stored data is still shown. Enter closes this; r tries again.")
+            }
+            self?.reloadAll()
+        }
+    }
+
+    // MARK: Prompts, filter, sort
+
+    private func submitPrompt() {
+        guard let prompt = state.prompt else { return }
+        update { $0.prompt = nil }
+        switch prompt.kind {
+        case .filter:
+            let text = prompt.text.trimmingCharacters(in: .whitespaces)
+            update { s in
+                s.filterText = text
+                s.filter.wheres = text.contains("=") ? [text] : []
+                s.filter.search = text.contains("=") || text.isEmpty ? nil : text
+                s.cursor = 0; s.top = 0
+            }
+            loadList(keepID: nil)
+        case .point:
+            setPoint(text: prompt.text.trimmingCharacters(in: .whitespaces))
+        }
+    }
+
+    private func cycleSort() {
+        let options: [String?] = [nil] + state.columns.flatMap { [$0, "-" + $0] }
+        sortChoice = (sortChoice + 1) % options.count
+        let sort = options[sortChoice]
+        update { $0.filter.sort = sort; $0.status = sort.map { "sorted by \($0)" } ?? "sorted by id"; $0.cursor = 0; $0.top = 0 }
+        loadList(keepID: nil)
+    }
+
+    // MARK: The slider
+
+    private func loadTimeline(_ source: String) {
+        let deps = deps
+        run("timeline") { [weak self] isCurrent in
+            guard let entries = try? await deps.replay(LogQuery(stream: source, limit: 1_000_000, newestFirst: false)), isCurrent(), let self else { return }
+            self.update { s in
+                s.timeline = entries.map { BrowserState.Mark(seq: $0.seq, type: $0.type, isFailure: $0.isFailure, time: TimeText.format($0.recordedAt)) }
+            }
+        }
+    }
+
+    private func setPoint(text: String) {
+        guard !text.isEmpty else { return }
+        let deps = deps
+        run("point") { [weak self] _ in
+            do {
+                let parsed = try PointInTime.parse(text, option: "the point")
+                let seq = try await deps.replay.resolve(parsed)
+                self?.move(to: seq)
+            } catch {
+                self?.show(error, title: "Not a point of the log", hint: "Type a seq (42) or a date (2026-03-01 or 2026-03-01T09:00:00Z).")
+            }
+        }
+    }
+
+    private func step(_ delta: Int) {
+        let current = state.pointSeq
+        let marks = state.timeline
+        guard !marks.isEmpty else { return }
+        if delta < 0 {
+            guard let previous = marks.last(where: { $0.seq < current }) else {
+                update { $0.status = "at the first event of \($0.source ?? "the source")" }
+                return
+            }
+            move(to: previous.seq)
+        } else {
+            guard state.point != nil else { return }
+            if let next = marks.first(where: { $0.seq > current }) {
+                move(to: next.seq)
+            } else {
+                send(.live)
+            }
+        }
+    }
+
+    private func jumpToChange(forward: Bool) {
+        guard let source = state.source, let id = state.screen == .detail ? state.detailID : state.selectedRow?.item.id else { return }
+        let deps = deps, current = state.pointSeq
+        run("point") { [weak self] _ in
+            guard let versions = try? await deps.history(source: source, id: id, upTo: .now).versions, let self else { return }
+            let target = forward ? versions.first { $0.seq > current } : versions.last { $0.seq < current }
+            if let target {
+                self.move(to: target.seq)
+            } else {
+                self.update { $0.status = forward ? "no later change of \(id)" : "no earlier change of \(id)" }
+            }
+        }
+    }
+
+    /// Puts the slider at `seq` and reads every screen as of it.
+    private func move(to seq: UInt64) {
+        if state.point == nil { pausedHead = state.head }
+        update { s in
+            s.point = seq
+            s.newEvents = Int(s.head > pausedHead ? s.head - pausedHead : 0)
+            let mark = s.timeline.first { $0.seq == seq }
+            s.status = "as of seq \(seq)" + (mark.map { " · \($0.type) · \($0.time)" } ?? "")
+        }
+        reloadAll()
+    }
+
+    /// Reads the current screen again (the slider moved, a refresh ended, the head moved).
+    private func reloadAll() {
+        switch state.screen {
+        case .sources:
+            loadSources()
+        case .list, .detail:
+            loadList(keepID: state.selectedRow?.item.id)
+            if state.screen == .detail || wide, let id = state.detailID { loadDetail(id: id, download: false) }
+            if state.screen == .detail, state.detailID == nil { update { $0.screen = .list } }
+        }
+    }
+
+    private func headMoved(_ head: UInt64) {
+        guard head != state.head else { return }
+        update { s in
+            s.head = head
+            if s.point != nil { s.newEvents = Int(head > pausedHead ? head - pausedHead : 0) }
+        }
+        if let source = state.source { loadTimeline(source) }
+        if state.isLive { reloadAll() }
+    }
+
+    // MARK: Errors
+
+    private func show(_ error: any Error, title: String, hint: String = "Enter closes this.") {
+        let e = PresentableError(error)
+        update { $0.popup = BrowserState.Popup(title: title, message: e.message, hint: hint) }
+    }
+}
+
+/// "3s", "5m", "2h", "4d": how long ago, for the staleness column.
+enum AgeText {
+    static func format(_ seconds: TimeInterval) -> String {
+        let s = max(0, Int(seconds))
+        if s < 60 { return "\(s)s" }
+        if s < 3600 { return "\(s / 60)m" }
+        if s < 86400 { return "\(s / 3600)h" }
+        return "\(s / 86400)d"
+    }
+}
