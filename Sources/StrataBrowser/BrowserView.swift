@@ -249,7 +249,7 @@ public struct BrowserView: Sendable {
         lines.append([(d.status + (d.asOf.map { " · as of \($0)" } ?? ""), .dim)])
         if let e = d.refreshError { lines.append([("download failed: \(e)", .warning)]) }
         lines.append([])
-        let thumbRows = s.showHistory ? [] : (d.thumbnail ?? [])
+        let thumbRows = s.showHistory || options.thumbnail == nil ? [] : (d.thumbnail ?? [])
         if s.showHistory {
             lines.append([("History of \(d.id) (h: fields)", .heading)])
             for v in (s.history?.versions ?? []).reversed() {

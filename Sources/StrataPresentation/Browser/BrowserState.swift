@@ -48,6 +48,7 @@ public struct BrowserState: Sendable, Equatable {
         public enum Kind: Sendable, Equatable { case filter, point }
         public var kind: Kind
         public var text: String
+        public init(kind: Kind, text: String) { self.kind = kind; self.text = text }
     }
 
     public var screen: Screen = .sources

@@ -415,9 +415,16 @@ public final class BrowserViewModel {
                                                      hint: "The stored detail is shown. Enter closes this; r on the list refreshes.")
                     }
                 }
+            } catch let e as RepositoryError where e.code == .notFound && pointSeq != nil {
+                // Not there yet at the slider's point: an empty pane, no pop-up.
+                guard isCurrent(), let self else { return }
+                self.update { s in
+                    s.isDownloading = false; s.detail = nil; s.history = nil; s.changesAtPoint = []
+                    s.status = "\(id) did not exist at seq \(pointSeq!)"
+                }
             } catch {
                 guard isCurrent(), let self else { return }
-                self.update { $0.isDownloading = false }
+                self.update { $0.isDownloading = false; $0.changesAtPoint = [] }
                 self.show(error, title: "Could not open \(id)")
             }
         }
