@@ -1,0 +1,223 @@
+import FixtureServer
+import Foundation
+import StrataTestSupport
+import TestScratch
+import Testing
+
+/// A private tmux server running one pane: the real terminal the browser is tested in.
+final class Tmux: @unchecked Sendable {
+    let socket = "strata-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+
+    static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") }
+
+    /// Runs a tmux command and returns its output. `capture` false for the command that starts
+    /// the server: the server daemon would inherit the pipe and never close it.
+    /// Off Swift's cooperative pool (a blocking wait there would starve the dispatch source
+    /// that notices the child's exit).
+    @discardableResult
+    func run(_ args: [String], capture: Bool = true) async throws -> String {
+        try await offPool { try self.runBlocking(args, capture: capture) }
+    }
+
+    /// posix_spawn and waitpid directly: the tmux client that starts the server forks the server
+    /// off, and Foundation's Process was seen here never noticing that client's exit.
+    func runBlocking(_ args: [String], capture: Bool) throws -> String {
+        let argv = (["tmux", "-L", socket, "-f", "/dev/null"] + args).map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if capture { posix_spawn_file_actions_adddup2(&actions, fds[1], 1) } else { posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0) }
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addclose(&actions, fds[0])
+        posix_spawn_file_actions_addclose(&actions, fds[1])
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, "/usr/bin/tmux", &actions, nil, argv, environ)
+        close(fds[1])
+        defer { close(fds[0]) }
+        guard rc == 0 else { throw CocoaError(.executableLoad) }
+        var output = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        while capture {
+            let n = read(fds[0], &buffer, buffer.count)
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { break }
+            output += buffer[..<n]
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    func start(_ command: String, columns: Int = 80, rows: Int = 24) async throws {
+        try await run(["new-session", "-d", "-x", "\(columns)", "-y", "\(rows)", command], capture: false)
+    }
+
+    func send(_ keys: String...) async throws { try await run(["send-keys"] + keys) }
+    func type(_ text: String) async throws { try await run(["send-keys", "-l", text]) }
+    func screen() async -> String { (try? await run(["capture-pane", "-p"])) ?? "" }
+    func lines() async -> [String] { await screen().split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+    func alternateScreen() async -> Bool { (try? await run(["display", "-p", "#{alternate_on}"]))?.hasPrefix("1") ?? false }
+    func panePID() async -> Int32 { Int32((try? await run(["display", "-p", "#{pane_pid}"]))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0 }
+    func resize(columns: Int, rows: Int) async throws { try await run(["resize-window", "-x", "\(columns)", "-y", "\(rows)"]) }
+    func kill() { _ = try? runBlocking(["kill-server"], capture: false) }
+
+    /// Waits (polling the screen, never a fixed sleep) until `condition` holds, up to `seconds`.
+    func waitFor(_ what: String, seconds: Double = 15, _ condition: (String) async -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if await condition(await screen()) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("timed out waiting for \(what); the screen:\n\(await screen())")
+        throw CancellationError()
+    }
+
+    func waitFor(text: String, seconds: Double = 15) async throws {
+        try await waitFor("'\(text)'", seconds: seconds) { $0.contains(text) }
+    }
+
+    /// The line the selection marker is on.
+    func selectedLine() async -> String? { await lines().first { $0.hasPrefix("▶ ") } }
+}
+
+@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is not installed: run `make deps`"))
+struct BrowseTmuxTests {
+    static func prepare() async throws -> (FixtureServer, String) {
+        let server = FixtureServer(root: fixturesRoot)
+        try await server.start()
+        let store = makeStoreDir()
+        let add = try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
+                                    "--subtitle", "make", "--subtitle", "price", "--image", "image", "--page-param", "page", "--page-size", "10",
+                                    "--index", "make,model", "--detail-url", server.baseURL + "/cars/offers/{id}"], store: store)
+        #expect(add.status == 0, "\(add.stderr)")
+        let fetch = try await strata(["fetch", "cars", "--details", "--images"], store: store)
+        #expect(fetch.status == 0, "\(fetch.stderr)")
+        return (server, store)
+    }
+
+    static func command(_ store: String, _ args: String, after: String = "") -> String {
+        "env STRATA_STORE=\(store) TERM=xterm-256color COLORTERM= NO_COLOR= \(strataBinary) browse \(args); stty -a > \(store).stty; \(after) sleep 60"
+    }
+
+    /// Open, move, filter, open a detail, refresh (success, then a 500 and its pop-up), a second
+    /// process's fetch, resize, step the slider back to an old price, quit: the terminal is back.
+    @Test func aSessionThroughEveryScreen() async throws {
+        let (server, store) = try await Self.prepare()
+        defer { Task { await server.stop() } }
+        let tmux = Tmux()
+        defer { tmux.kill() }
+        try await tmux.start(Self.command(store, ""))
+        // The sources screen, then the list.
+        try await tmux.waitFor(text: "SOURCE")
+        let first = await tmux.screen()
+        #expect(first.contains("cars") && first.contains("24"))
+        try await tmux.send("Enter")
+        try await tmux.waitFor(text: "Passat")
+        #expect(await tmux.alternateScreen())
+        try await tmux.send("j", "j")
+        try await tmux.waitFor("the cursor on RAV4") { _ in await tmux.selectedLine()?.contains("RAV4") == true }
+        // Filter through the index.
+        try await tmux.send("/")
+        try await tmux.type("make=Toyota")
+        try await tmux.send("Enter")
+        try await tmux.waitFor(text: "/make=Toyota (index)")
+        #expect(await tmux.screen().contains("Passat") == false)
+        // The detail: downloaded, then shown from the store; scrolls; back.
+        try await tmux.send("j")
+        try await tmux.waitFor("RAV4 selected") { _ in await tmux.selectedLine()?.contains("RAV4") == true }
+        try await tmux.send("Enter")
+        try await tmux.waitFor(text: "seller.city")
+        let detail = await tmux.screen()
+        #expect(detail.contains("RAV4") && detail.contains("12300"))
+        try await tmux.send("?")
+        try await tmux.waitFor(text: "Keys: detail")
+        try await tmux.send("Escape")
+        try await tmux.waitFor("help closed") { !$0.contains("Keys: detail") }
+        try await tmux.send("q")
+        try await tmux.waitFor(text: "/make=Toyota")
+        // A refresh that succeeds (the API's next version: RAV4 now 11900), in the background.
+        server.version = 2
+        try await tmux.send("r")
+        try await tmux.waitFor(text: "fetched 3 pages")
+        try await tmux.waitFor(text: "11900")
+        #expect(await tmux.selectedLine()?.contains("RAV4") == true, "the cursor stays on the same item")
+        // A refresh that fails: a pop-up with the reason; the data stays behind it.
+        server.setFault(.serverError, for: "/cars/offers")
+        try await tmux.send("r")
+        try await tmux.waitFor(text: "Refresh failed")
+        let failed = await tmux.screen()
+        #expect(failed.contains("500") && failed.contains("RAV4"))
+        try await tmux.send("Enter")
+        try await tmux.waitFor("the pop-up closed") { !$0.contains("Refresh failed") && $0.contains("RAV4") }
+        server.setFault(nil, for: "/cars/offers")
+        // Another process fetches the third version: the browser shows it within a second or so.
+        let before = await tmux.screen().components(separatedBy: "live · seq ").last?.prefix(while: \.isNumber) ?? ""
+        server.version = 3
+        #expect(try await strata(["fetch", "cars"], store: store).status == 0)
+        try await tmux.waitFor("the new head", seconds: 5) { s in
+            !before.isEmpty && !s.contains("live · seq \(before) ") && s.contains("live · seq ")
+        }
+        // Landscape: the detail beside the list, no garbage from the old size.
+        try await tmux.resize(columns: 120, rows: 40)
+        try await tmux.waitFor("the wide layout") { s in s.split(separator: "\n").contains { $0.contains("│") && $0.contains("TITLE") } }
+        #expect(await tmux.lines().filter { !$0.isEmpty }.allSatisfy { $0.count <= 120 })
+        try await tmux.resize(columns: 80, rows: 24)
+        try await tmux.waitFor("the narrow layout") { s in !s.split(separator: "\n").contains { $0.contains("│") && $0.contains("TITLE") } }
+        // The slider: back to RAV4's earlier version, the old price on screen.
+        try await tmux.waitFor("RAV4 selected") { _ in await tmux.selectedLine()?.contains("RAV4") == true }
+        // `{` jumps to the selected item's previous change: v3's, then v2's, then the first fetch's.
+        var found = false
+        for _ in 0..<4 where !found {
+            let before = await tmux.screen()
+            try await tmux.send("{")
+            try await tmux.waitFor("the slider moved") { $0 != before }
+            try await Task.sleep(for: .milliseconds(300))
+            found = await tmux.screen().contains("Toyota · 12300")
+        }
+        let past = await tmux.screen()
+        #expect(found, "the first price of RAV4 was never shown: \(past)")
+        #expect(past.contains("as of seq"))
+        #expect(await tmux.selectedLine()?.contains("RAV4") == true)
+        try await tmux.send("L")
+        try await tmux.waitFor(text: "live · seq")
+        // Quit: the terminal leaves the alternate screen, with echo and canonical mode back.
+        try await tmux.send("q")
+        try await tmux.waitFor(text: "SOURCE")
+        try await tmux.send("q")
+        try await tmux.waitFor("the browser exited") { _ in await tmux.alternateScreen() == false }
+        try await Task.sleep(for: .milliseconds(200))
+        let stty = try String(contentsOfFile: store + ".stty", encoding: .utf8)
+        #expect(stty.contains(" echo ") && stty.contains(" icanon "), "\(stty)")
+        #expect(try await strata(["verify"], store: store).status == 0)
+    }
+
+    /// SIGTERM restores the terminal as `q` does.
+    @Test func sigtermRestoresTheTerminal() async throws {
+        let (server, store) = try await Self.prepare()
+        defer { Task { await server.stop() } }
+        let tmux = Tmux()
+        defer { tmux.kill() }
+        try await tmux.start(Self.command(store, "cars"))
+        try await tmux.waitFor(text: "Passat")
+        #expect(await tmux.alternateScreen())
+        let shell = await tmux.panePID()
+        let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
+        let pid = try #require(children.split(separator: " ").compactMap { Int32($0) }.first)
+        kill(pid, SIGTERM)
+        try await tmux.waitFor("the browser exited") { _ in await tmux.alternateScreen() == false }
+        try await tmux.waitFor("stty written", seconds: 5) { _ in FileManager.default.fileExists(atPath: store + ".stty") }
+        try await Task.sleep(for: .milliseconds(200))
+        let stty = try String(contentsOfFile: store + ".stty", encoding: .utf8)
+        #expect(stty.contains(" echo ") && stty.contains(" icanon "), "\(stty)")
+    }
+
+    @Test func notATerminalIsAUsageErrorPointingAtList() async throws {
+        let r = try await strata(["browse"], store: makeStoreDir())
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("strata list"))
+    }
+}
