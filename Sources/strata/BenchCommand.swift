@@ -5,6 +5,7 @@ import Foundation
 import LMDB
 import Logging
 import StrataData
+import TerminalUI
 
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,6 +19,7 @@ struct BenchCommand: AsyncParsableCommand {
           strata bench asof --events 1000000 --format json
           strata bench rebuild --events 1000000 --durability nosync
           strata bench fetch --events 2000 --payload-bytes 4096
+          strata bench browse --events 100000
 
         ingest: synthetic DocumentRecorded events (bodies of about B bytes over K objects, every event a change) appended in batches, each batch one transaction with every projection.
 
@@ -25,13 +27,15 @@ struct BenchCommand: AsyncParsableCommand {
 
         asof: random objects at random seqs on a log of N events, warm (every page of the documents projection read once first); also on a log 10× as long (same objects), to show how latency grows with history (--no-growth skips it).
 
+        browse: a source of N items (fetched twice from the fixture server's synthetic list), then the browser's view model, view and frame encoder at 80×24 through the app's composition root: the first frame, keypress to encoded frame for --samples scroll steps (capped at 2,000), pages and slider steps, and bytes per frame against the cells that changed.
+
         fetch: a list of N items (pages of 100) and their N details (about B bytes each) from the fixture server, started in this process on 127.0.0.1, through the real fetch path (libcurl multi, events, projections); then 50 unchanged re-fetches, to measure how little they add. --server-latency-ms L has the server answer every request L ms late, as a remote API would.
         """
     )
 
-    enum Workload: String, ExpressibleByArgument, CaseIterable { case ingest, rebuild, asof, fetch }
+    enum Workload: String, ExpressibleByArgument, CaseIterable { case ingest, rebuild, asof, fetch, browse }
 
-    @Argument(help: "ingest, rebuild, asof or fetch.") var workload: Workload
+    @Argument(help: "ingest, rebuild, asof, fetch or browse.") var workload: Workload
     @Option(help: "Events in the log (fetch: details).") var events = 100_000
     @Option(help: "fetch: requests in flight.") var concurrency = 8
     @Option(help: "fetch: the fixture server answers each request this many ms late, as a remote API would (0 to 10000).") var serverLatencyMs = 0
@@ -104,6 +108,8 @@ struct BenchCommand: AsyncParsableCommand {
                 }
             case .fetch:
                 try await fetch(into: s, result: &result)
+            case .browse:
+                try await BrowseBenchmark.run(store: s, items: events, steps: min(samples, 2_000), size: Size(columns: 80, rows: 24), result: &result)
             }
             let stats = try await s.stats()
             result["storeBytes"] = .int(stats.fileBytes)
