@@ -74,10 +74,17 @@ enum BrowseBenchmark {
                 vm.send(command)
                 await vm.settle()
                 frameBytes.append(frame(vm))
-                out.append(Int((clock.now - t).components.attoseconds / 1_000_000_000) + Int((clock.now - t).components.seconds) * 1_000_000)
+                let d = clock.now - t
+                out.append(Int(d.components.attoseconds / 1_000_000_000_000) + Int(d.components.seconds) * 1_000_000)
             }
             return out
         }
+        // The slider at the top of the list first (the common case), then everything again deep in it.
+        let sliderTop = await latencies(.step(-1), count: min(steps, max(1, vm.state.timeline.count - 1)))
+        vm.send(.live)
+        await vm.settle()
+        _ = frame(vm)
+        frameBytes = []; changedCells = []
         let scroll = await latencies(.move(1), count: steps)
         let scrollBytes = frameBytes, scrollCells = changedCells
         frameBytes = []; changedCells = []
@@ -95,6 +102,8 @@ enum BrowseBenchmark {
             "scrollP50Micros": .int(p(scroll, 0.5)), "scrollP99Micros": .int(p(scroll, 0.99)),
             "pageP50Micros": .int(p(page, 0.5)), "pageP99Micros": .int(p(page, 0.99)),
             "sliderSteps": .int(slider.count),
+            "sliderTopP50Micros": .int(p(sliderTop, 0.5)), "sliderTopP99Micros": .int(p(sliderTop, 0.99)),
+            "cursorRowDuringDeepSlider": .int(vm.state.cursor + 1),
             "sliderP50Micros": .int(p(slider, 0.5)), "sliderP99Micros": .int(p(slider, 0.99)),
             "scrollBytesPerFrame": .double((meanBytes * 10).rounded() / 10),
             "scrollChangedCellsPerFrame": .double((meanCells * 10).rounded() / 10),

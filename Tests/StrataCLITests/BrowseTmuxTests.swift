@@ -100,7 +100,7 @@ struct BrowseTmuxTests {
     }
 
     static func command(_ store: String, _ args: String, after: String = "") -> String {
-        "env STRATA_STORE=\(store) TERM=xterm-256color COLORTERM= NO_COLOR= \(strataBinary) browse \(args); stty -a > \(store).stty; \(after) sleep 60"
+        "env STRATA_STORE=\(store) TERM=xterm-256color COLORTERM= NO_COLOR= timeout 120 \(strataBinary) browse \(args); stty -a > \(store).stty; \(after) sleep 60"
     }
 
     /// Open, move, filter, open a detail, refresh (success, then a 500 and its pop-up), a second

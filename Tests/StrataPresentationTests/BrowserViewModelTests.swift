@@ -181,4 +181,27 @@ import Testing
         await vm.settle()
         #expect(vm.state.popup?.title == "Not a point of the log" && vm.state.point == 5)
     }
+
+    @Test func aReloadDeepInALongListReadsTheScreenAndRereadsRowsAboveWhenTheyComeIntoView() async throws {
+        let old = (0..<300).map { Scene.car($0, "Kia", "Niro", 1000 + $0) }
+        let new = (0..<300).map { Scene.car($0, "Kia", "Niro", 2000 + $0) }
+        let r = Self.repositories()
+        r.snapshots = [(5, old), (12, new)]
+        let vm = Self.make(r)
+        vm.send(.start(source: "cars", asOf: nil))
+        vm.send(.viewport(rows: 10, wide: false))
+        await vm.settle()
+        for _ in 0..<20 { vm.send(.move(10)); await vm.settle() }
+        #expect(vm.state.cursor == 200 && vm.state.rows.count >= 210)
+        vm.send(.step(-1))  // seq 9: the first snapshot's prices
+        await vm.settle()
+        #expect(vm.state.point == 9 && vm.state.cursor == 200)
+        #expect(vm.state.selectedRow?.item.subtitle == "Kia · 1200" && vm.state.selectedRow?.stale == false)
+        #expect(vm.state.rows[0].stale && vm.state.rows[0].item.subtitle == "Kia · 2000", "rows far above are kept, not read")
+        #expect(vm.state.rows[vm.state.top...].prefix(10).allSatisfy { !$0.stale })
+        vm.send(.top)
+        await vm.settle()
+        #expect(vm.state.cursor == 0 && vm.state.rows[0].item.subtitle == "Kia · 1000" && !vm.state.rows[0].stale)
+        #expect(vm.state.rows.prefix(10).map(\.item.id) == (0..<10).map(String.init))
+    }
 }

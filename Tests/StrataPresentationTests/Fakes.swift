@@ -44,8 +44,10 @@ final class MemoryRepositories: ItemRepository, SourceRepository, RemoteReposito
         var list = try lock.withLock { try items(at: query.at) }
         list = list.filter { item in query.filters.allSatisfy { f in item.fields.contains { $0.path == f.path && $0.value == f.value } } }
         if let s = query.search?.lowercased() { list = list.filter { $0.title.lowercased().contains(s) } }
-        let page = Array(list.dropFirst(query.offset).prefix(query.limit ?? .max))
-        return ItemPage(items: page, total: list.count, seq: query.at == .now ? nil : try resolveSync(query.at), usedIndex: !query.filters.isEmpty)
+        let total = list.count
+        if let after = query.after, let i = list.firstIndex(where: { $0.id == after }) { list = Array(list[(i + 1)...]) }
+        let page = Array(list.dropFirst(query.after == nil ? query.offset : 0).prefix(query.limit ?? .max))
+        return ItemPage(items: page, total: total, seq: query.at == .now ? nil : try resolveSync(query.at), usedIndex: !query.filters.isEmpty)
     }
 
     func item(source: String, id: String, at point: PointInTime) async throws -> Item? {

@@ -23,6 +23,8 @@ public struct BrowserState: Sendable, Equatable {
     public struct Row: Sendable, Equatable {
         public var item: ItemRowViewData
         public var changedSeq: UInt64
+        /// Read before the last reload and not since (above the screen): read again before shown.
+        public var stale = false
         public init(item: ItemRowViewData, changedSeq: UInt64) { self.item = item; self.changedSeq = changedSeq }
     }
 

@@ -238,26 +238,31 @@ public final class BrowserViewModel {
     /// cursor on the same item when it is still there.
     private func loadList(keepID: String?) {
         let deps = deps
-        let count = max(pageSize, state.rows.count)
+        // The rows on screen and a page beyond them are read; rows further up are kept, marked
+        // stale, and read again when they come into view. So a slider step deep in a long list
+        // costs what the screen shows, not every row above it.
+        let from = state.top > pageSize ? state.top - pageSize / 2 : 0
+        let count = max(pageSize, state.viewportRows + pageSize)
         let q: ItemQuery
-        do { q = try query(limit: count) } catch { show(error, title: "Bad filter"); return }
+        do { q = try query(limit: count, offset: from) } catch { show(error, title: "Bad filter"); return }
         update { $0.isLoading = true }
         run("list") { [weak self] isCurrent in
             do {
                 let result = try await deps.query(q)
                 guard isCurrent(), let self else { return }
                 self.sourceModel = result.source
-                self.loaded = result.page.items
+                let kept = min(from, self.loaded.count, self.state.rows.count)
+                self.loaded = Array(self.loaded.prefix(kept)) + result.page.items
                 self.update { s in
                     s.sourceData = SourceViewData(source: result.source)
                     s.columns = result.source.indexPaths
                     s.hasImages = result.source.imagePath != nil
-                    s.rows = result.page.items.map(Self.row)
+                    s.rows = s.rows.prefix(kept).map { var r = $0; r.stale = true; return r } + result.page.items.map(Self.row)
                     s.total = result.page.total
                     s.usedIndex = result.page.usedIndex
-                    s.hasMore = result.page.items.count < result.page.total && result.page.items.count == count
+                    s.hasMore = result.page.items.count == count && kept + result.page.items.count < result.page.total
                     s.isLoading = false
-                    if let keepID, let i = s.rows.firstIndex(where: { $0.item.id == keepID }) { s.cursor = i }
+                    if let keepID, let i = s.rows[kept...].firstIndex(where: { $0.item.id == keepID }) { s.cursor = i }
                     s.cursor = min(s.cursor, max(0, s.rows.count - 1))
                     Self.clampScroll(&s)
                 }
@@ -325,6 +330,12 @@ public final class BrowserViewModel {
 
     private func afterMove() {
         guard state.screen == .list else { return }
+        let s = state
+        if tasks["list"] == nil, s.rows[s.top..<min(s.rows.count, s.top + s.viewportRows)].contains(where: \.stale) {
+            // Rows kept from before a reload came into view: read them as of the current point.
+            loadList(keepID: s.selectedRow?.item.id)
+            return
+        }
         loadMoreIfNeeded()
         fillThumbnails()
         if wide, let id = state.selectedRow?.item.id, id != state.detailID { loadDetail(id: id, download: false) }
