@@ -135,7 +135,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"], swiftSettings: strictSettings),
-        .testTarget(name: "StrataBrowserTests", dependencies: ["StrataBrowser", "TerminalUI", "StrataPresentation", "StrataDomain", "StrataJSON"],
+        .testTarget(name: "StrataBrowserTests", dependencies: ["TestScratch", "StrataBrowser", "TerminalUI", "StrataPresentation", "StrataDomain", "StrataJSON"],
                     exclude: ["Goldens"], swiftSettings: strictSettings),
         .testTarget(name: "LMDBTests", dependencies: ["TestScratch", "LMDB"], swiftSettings: strictSettings),
         .testTarget(name: "EventStoreTests", dependencies: ["TestScratch", "EventStore", "LMDB", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
@@ -145,7 +145,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "StrataDomainTests", dependencies: ["StrataTestSupport", "StrataDomain", "StrataData", "EventStore", "FixtureServer"], swiftSettings: strictSettings),
-        .testTarget(name: "StrataPresentationTests", dependencies: ["StrataPresentation", "StrataDomain", "StrataJSON"],
+        .testTarget(name: "StrataPresentationTests", dependencies: ["TestScratch", "StrataPresentation", "StrataDomain", "StrataJSON"],
                     exclude: ["Goldens"], swiftSettings: strictSettings),  // read at run time by path
         .testTarget(
             name: "StrataAppTests",

@@ -2,6 +2,7 @@ import Foundation
 import StrataBrowser
 import StrataDomain
 import StrataPresentation
+import TestScratch
 import Testing
 import TerminalUI
 
@@ -88,13 +89,7 @@ import TerminalUI
                 let buffer = view.render(state, size: size)
                 let text = (buffer.text + ["--- roles ---"] + buffer.styleMap).joined(separator: "\n") + "\n"
                 let file = Self.goldens.appendingPathComponent("\(name)-\(size.columns)x\(size.rows)\(color ? "-color" : "").txt")
-                if ProcessInfo.processInfo.environment["STRATA_UPDATE_GOLDENS"] != nil {
-                    try FileManager.default.createDirectory(at: Self.goldens, withIntermediateDirectories: true)
-                    try text.write(to: file, atomically: true, encoding: .utf8)
-                    continue
-                }
-                let expected = try #require(try? String(contentsOf: file, encoding: .utf8), "missing golden \(file.lastPathComponent)")
-                #expect(text == expected, "\(file.lastPathComponent) differs")
+                try Golden.check(text, file: file)
                 // Every row is exactly as wide as the terminal: nothing shifts the grid.
                 for line in buffer.text { #expect(TextWidth.of(line) == size.columns, "\(file.lastPathComponent): \(line)") }
                 // Without colour, nothing is drawn in colour, and meaning stays visible.

@@ -2,6 +2,7 @@ import Foundation
 import StrataDomain
 import StrataJSON
 import StrataPresentation
+import TestScratch
 import Testing
 
 /// Golden-text tests: every screen at widths 60 (narrow layout) and 160 (wide), with and without
@@ -17,13 +18,7 @@ import Testing
             let options = RenderOptions(width: v.width, color: v.color)
             let text = render(options)
             let file = Self.goldens.appendingPathComponent("\(name)-\(v.width)\(v.color ? "-color" : "").txt")
-            if ProcessInfo.processInfo.environment["STRATA_UPDATE_GOLDENS"] != nil {
-                try FileManager.default.createDirectory(at: Self.goldens, withIntermediateDirectories: true)
-                try text.write(to: file, atomically: true, encoding: .utf8)
-                continue
-            }
-            let expected = try #require(try? String(contentsOf: file, encoding: .utf8), "missing golden \(file.lastPathComponent)")
-            #expect(text == expected, "\(file.lastPathComponent) differs")
+            try Golden.check(text, file: file)
             // Nothing but colour differs between the plain and the coloured text.
             if v.color { #expect(!text.contains("\u{1B}") || options.color) }
             else { #expect(!text.contains("\u{1B}")) }
