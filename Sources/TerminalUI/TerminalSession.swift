@@ -66,7 +66,17 @@ public final class TerminalSession: @unchecked Sendable {
     /// when it is continued. The caller repaints everything after this returns.
     public func suspend() {
         leave()
+        // `raise` is thread-directed, and the worker thread this runs on blocks most signals:
+        // unblock SIGTSTP here first, so the stop happens inside `raise` (a signal to oneself is
+        // delivered before the call returns) and `fg` continues right after it. (A SIGTSTP sent to
+        // the process instead lands on another thread while this one re-enters the alternate
+        // screen.)
+        var only = sigset_t(), previous = sigset_t()
+        sigemptyset(&only)
+        sigaddset(&only, SIGTSTP)
+        pthread_sigmask(SIG_UNBLOCK, &only, &previous)
         raise(SIGTSTP)
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
         try? enter()
     }
 

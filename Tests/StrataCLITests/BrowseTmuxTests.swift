@@ -100,7 +100,7 @@ struct BrowseTmuxTests {
     }
 
     static func command(_ store: String, _ args: String, after: String = "") -> String {
-        "env STRATA_STORE=\(store) TERM=xterm-256color COLORTERM= NO_COLOR= timeout 120 \(strataBinary) browse \(args); stty -a > \(store).stty; \(after) sleep 60"
+        "env STRATA_STORE=\(store) TERM=xterm-256color COLORTERM= NO_COLOR= timeout --foreground 120 \(strataBinary) browse \(args); stty -a > \(store).stty; \(after) sleep 60"
     }
 
     /// Open, move, filter, open a detail, refresh (success, then a 500 and its pop-up), a second
@@ -204,15 +204,48 @@ struct BrowseTmuxTests {
         try await tmux.start(Self.command(store, "cars"))
         try await tmux.waitFor(text: "Passat")
         #expect(await tmux.alternateScreen())
-        let shell = await tmux.panePID()
-        let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
-        let pid = try #require(children.split(separator: " ").compactMap { Int32($0) }.first)
+        let pid = try #require(Self.descendant(named: "strata", of: await tmux.panePID()))
         kill(pid, SIGTERM)
         try await tmux.waitFor("the browser exited") { _ in await tmux.alternateScreen() == false }
         try await tmux.waitFor("stty written", seconds: 5) { _ in FileManager.default.fileExists(atPath: store + ".stty") }
         try await Task.sleep(for: .milliseconds(200))
         let stty = try String(contentsOfFile: store + ".stty", encoding: .utf8)
         #expect(stty.contains(" echo ") && stty.contains(" icanon "), "\(stty)")
+    }
+
+    /// Ctrl-Z gives the terminal back to the shell (the job stopped); `fg` re-enters and repaints.
+    @Test func ctrlZSuspendsAndFgResumes() async throws {
+        let (server, store) = try await Self.prepare()
+        defer { Task { await server.stop() } }
+        let tmux = Tmux()
+        defer { tmux.kill() }
+        try await tmux.start("env PS1='$ ' bash --norc -i")
+        try await tmux.waitFor(text: "$")
+        try await tmux.type("STRATA_STORE=\(store) TERM=xterm-256color \(strataBinary) browse cars")
+        try await tmux.send("Enter")
+        try await tmux.waitFor(text: "Passat")
+        try await tmux.send("C-z")
+        try await tmux.waitFor("the job stopped") { s in s.contains("Stopped") }
+        #expect(await tmux.alternateScreen() == false)
+        try await tmux.type("fg")
+        try await tmux.send("Enter")
+        try await tmux.waitFor("the browser back") { s in s.contains("Passat") && s.contains("Strata · cars") }
+        #expect(await tmux.alternateScreen())
+        try await tmux.send("j")
+        try await tmux.waitFor("keys work again") { _ in await tmux.selectedLine()?.contains("Yaris") == true }
+        try await tmux.send("q")
+        try await tmux.waitFor("the browser exited") { _ in await tmux.alternateScreen() == false }
+    }
+
+    /// The first process called `name` below `pid`.
+    static func descendant(named name: String, of pid: Int32) -> Int32? {
+        let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        for child in children.split(separator: " ").compactMap({ Int32($0) }) {
+            let comm = (try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            if comm == name { return child }
+            if let found = descendant(named: name, of: child) { return found }
+        }
+        return nil
     }
 
     @Test func notATerminalIsAUsageErrorPointingAtList() async throws {
