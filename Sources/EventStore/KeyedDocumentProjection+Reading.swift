@@ -134,9 +134,15 @@ public struct DocumentReader {
         }
         var skip = offset
         var out: [DocumentState] = []
-        while out.count < limit, let e = entry, e.key.hasPrefix(prefix) {
+        // Every key the walk can return, counted at the point: once it has met them all, the rest
+        // of the table holds only keys that did not exist yet, and the walk stops. (From the
+        // start of the collection only: a walk from `after` cannot know how many it passed.)
+        let counts = try KeyedDocumentProjection.counts(collection, asOf: seq ?? .max, transaction, tables)
+        var remaining = after == nil ? (includeRemoved ? counts.ever : counts.present) : Int.max
+        while out.count < limit, remaining > 0, let e = entry, e.key.hasPrefix(prefix) {
             let key = KeyedDocumentProjection.key(fromNatural: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
             if let presence = try presence(collection: collection, key: key, asOf: seq), includeRemoved || !presence {
+                remaining -= 1
                 if skip > 0 { skip -= 1 } else if let s = try state(collection: collection, key: key, asOf: seq) { out.append(s) }
             }
             entry = try c.next()

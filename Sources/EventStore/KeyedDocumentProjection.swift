@@ -149,8 +149,9 @@ public struct DocumentState: Sendable, Hashable {
 ///   (removed ones too, so as-of reads page through it): keys in the order people read ids,
 ///   numbers by value before text (``naturalKey(_:)``), so the first page of a collection is a
 ///   cursor walk of one page, never a scan
-/// - `counts`: `collection 0x00 seq(u64be)` → varint number of present documents after that
-///   event, written by every event that changed it; the count now or as of a seq is one seek
+/// - `counts`: `collection 0x00 seq(u64be)` → varint number of present documents and varint
+///   number of keys ever seen after that event, written by every event that changed either; the
+///   counts now or as of a seq are one seek (a page walk stops once it has met them all)
 ///
 /// Operations come from `extract` (by default the built-in ``DocumentEvents``); other events are
 /// ignored.
@@ -285,7 +286,7 @@ public struct KeyedDocumentProjection: Projection {
                 record = CurrentRecord(version: 0, firstSeq: event.seq, changedSeq: event.seq, lastSeenSeq: event.seq, removed: false, digest: digest)
                 try Self.withNaturalKey(collection, key) { try txn.put(ctx.tables["order"], key: $0, value: []) }
             }
-            if kind == .added || kind == .reappeared { try adjustCount(collection, by: 1, event.seq, ctx) }
+            if kind == .added || kind == .reappeared { try adjustCount(collection, by: 1, added: kind == .added, event.seq, ctx) }
             if let kind {
                 let paths = try indexedPaths(collection, ctx)
                 if !paths.isEmpty {
@@ -360,25 +361,33 @@ public struct KeyedDocumentProjection: Projection {
 
     // MARK: Order and counts
 
-    /// Adds `delta` to the collection's present count, as of `seq` (one row per changing event).
-    private func adjustCount(_ collection: String, by delta: Int, _ seq: UInt64, _ ctx: ProjectionContext) throws {
+    /// Adds `delta` to the collection's present count (and one to its count of keys ever seen
+    /// when `added`), as of `seq`: one row per changing event.
+    private func adjustCount(_ collection: String, by delta: Int, added: Bool = false, _ seq: UInt64, _ ctx: ProjectionContext) throws {
         // Read from the table every time, not remembered: a nested transaction that aborts
         // (an event quarantined) takes its count rows with it.
-        let now = max(0, try Self.count(collection, asOf: .max, ctx.transaction, ctx.tables) + delta)
+        let before = try Self.counts(collection, asOf: .max, ctx.transaction, ctx.tables)
         var key = Array(collection.utf8) + [0]
         key += seq.bigEndianBytes
         var value: [UInt8] = []
-        ByteWriter.varint(UInt64(now)) { value.append($0) }
+        ByteWriter.varint(UInt64(max(0, before.present + delta))) { value.append($0) }
+        ByteWriter.varint(UInt64(before.ever + (added ? 1 : 0))) { value.append($0) }
         try ctx.transaction.put(ctx.tables["counts"], key: key, value: value)
     }
 
     /// The number of present documents of `collection` after the last event at or before `seq`.
     static func count(_ collection: String, asOf seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> Int {
+        try counts(collection, asOf: seq, txn, tables).present
+    }
+
+    /// Present documents, and keys ever seen (present or removed), after the last event at or
+    /// before `seq`.
+    static func counts(_ collection: String, asOf seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> (present: Int, ever: Int) {
         let prefix = Array(collection.utf8) + [0]
         let c = try txn.cursor(tables["counts"])
-        guard let e = try c.seek(atMost: prefix + seq.bigEndianBytes), e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 else { return 0 }
+        guard let e = try c.seek(atMost: prefix + seq.bigEndianBytes), e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 else { return (0, 0) }
         var r = ByteReader(e.value)
-        return Int(try r.varint())
+        return (Int(try r.varint()), Int(try r.varint()))
     }
 
     /// The sort key that puts keys in the order people read ids: keys that are whole numbers
