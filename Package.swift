@@ -128,6 +128,7 @@ let package = Package(
         // Helpers shared by the test targets (fixtures, temp stores, the fixture server): a target,
         // not a product.
         .target(name: "TestScratch", path: "Tests/TestScratch", swiftSettings: strictSettings),
+        .target(name: "CTestSpawn", path: "Tests/CTestSpawn"),  // closefrom for spawned test helpers (C: not imported by Glibc)
         .target(
             name: "StrataTestSupport",
             dependencies: ["TestScratch", "EventStore", "StrataData", "FixtureServer", .product(name: "Logging", package: "swift-log")],
@@ -154,7 +155,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataCLITests",
-            dependencies: ["StrataTestSupport", "TestScratch", "strata", "EventStore", "LMDB", "FixtureServer"],
+            dependencies: ["StrataTestSupport", "TestScratch", "CTestSpawn", "strata", "EventStore", "LMDB", "FixtureServer"],
             swiftSettings: strictSettings
         ),
     ]

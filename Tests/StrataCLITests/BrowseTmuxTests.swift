@@ -1,8 +1,16 @@
+import CTestSpawn
 import FixtureServer
 import Foundation
 import StrataTestSupport
 import TestScratch
 import Testing
+
+final class PIDBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var ids: [Int32] = []
+    func set(_ v: [Int32]) { lock.withLock { ids = v } }
+    func get() -> [Int32] { lock.withLock { ids } }
+}
 
 /// A private tmux server running one pane: the real terminal the browser is tested in.
 final class Tmux: @unchecked Sendable {
@@ -19,8 +27,9 @@ final class Tmux: @unchecked Sendable {
         try await offPool { try self.runBlocking(args, capture: capture) }
     }
 
-    /// posix_spawn and waitpid directly: the tmux client that starts the server forks the server
-    /// off, and Foundation's Process was seen here never noticing that client's exit.
+    /// posix_spawn and waitpid directly, with no descriptor inherited past stderr: the client that
+    /// starts the server forks the long-lived server off, and Foundation's Process notices a
+    /// child's exit through a socket the child inherits — a server holding it hangs the waiter.
     func runBlocking(_ args: [String], capture: Bool) throws -> String {
         let argv = (["tmux", "-L", socket, "-f", "/dev/null"] + args).map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
@@ -34,6 +43,10 @@ final class Tmux: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addclose(&actions, fds[0])
         posix_spawn_file_actions_addclose(&actions, fds[1])
+        // Nothing else of this process's: the tmux server this client may start lives on, and an
+        // inherited descriptor of another test's Foundation.Process (its exit-detection socket)
+        // would keep that process looking alive for as long as the server runs.
+        cts_addclosefrom(&actions, 3)
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, "/usr/bin/tmux", &actions, nil, argv, environ)
         close(fds[1])
@@ -52,8 +65,12 @@ final class Tmux: @unchecked Sendable {
         return String(decoding: output, as: UTF8.self)
     }
 
+    private let pids = PIDBox()
+
     func start(_ command: String, columns: Int = 80, rows: Int = 24) async throws {
         try await run(["new-session", "-d", "-x", "\(columns)", "-y", "\(rows)", command], capture: false)
+        let ids = try await run(["display", "-p", "#{pid} #{pane_pid}"]).split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        pids.set(ids)
     }
 
     func send(_ keys: String...) async throws { try await run(["send-keys"] + keys) }
@@ -63,7 +80,14 @@ final class Tmux: @unchecked Sendable {
     func alternateScreen() async -> Bool { (try? await run(["display", "-p", "#{alternate_on}"]))?.hasPrefix("1") ?? false }
     func panePID() async -> Int32 { Int32((try? await run(["display", "-p", "#{pane_pid}"]))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0 }
     func resize(columns: Int, rows: Int) async throws { try await run(["resize-window", "-x", "\(columns)", "-y", "\(rows)"]) }
-    func kill() { _ = try? runBlocking(["kill-server"], capture: false) }
+    /// Ends the server and everything in its pane, whatever state the test left them in (a pane
+    /// whose program survived the hangup would keep the server alive).
+    func kill() {
+        _ = try? runBlocking(["kill-server"], capture: false)
+        let ids = pids.get()
+        guard ids.count == 2 else { return }
+        for pid in BrowseTmuxTests.descendants(of: ids[1]) + [ids[1], ids[0]] { Glibc.kill(pid, SIGKILL) }
+    }
 
     /// Waits (polling the screen, never a fixed sleep) until `condition` holds, up to `seconds`.
     func waitFor(_ what: String, seconds: Double = 15, _ condition: (String) async -> Bool) async throws {
@@ -235,6 +259,13 @@ struct BrowseTmuxTests {
         try await tmux.waitFor("keys work again") { _ in await tmux.selectedLine()?.contains("Yaris") == true }
         try await tmux.send("q")
         try await tmux.waitFor("the browser exited") { _ in await tmux.alternateScreen() == false }
+    }
+
+    /// Every process below `pid`.
+    static func descendants(of pid: Int32) -> [Int32] {
+        let children = ((try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? "")
+            .split(separator: " ").compactMap { Int32($0) }
+        return children.flatMap { descendants(of: $0) + [$0] }
     }
 
     /// The first process called `name` below `pid`.
