@@ -169,7 +169,7 @@ public struct KeyedDocumentProjection: Projection {
     private let builtIn: Bool
 
     /// The built-in ``DocumentEvents``.
-    public init(name: String = "documents", version: Int = 5) {
+    public init(name: String = "documents", version: Int = 6) {
         self.init(name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
                   extract: DocumentEvents.operations, builtIn: true)
     }
@@ -178,7 +178,7 @@ public struct KeyedDocumentProjection: Projection {
     /// for (nil, the default: every type); the store does not hand it other events.
     /// `documentTypes`: the types whose payload `extract` puts whole (`putJSON` of the payload),
     /// so their canonical form can be worked out ahead (an optimization only).
-    public init(name: String = "documents", version: Int = 5, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
+    public init(name: String = "documents", version: Int = 6, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
                 extract: @escaping Extractor) {
         self.init(name: name, version: version, eventTypes: eventTypes, documentTypes: documentTypes, extract: extract, builtIn: false)
     }

@@ -204,4 +204,20 @@ import Testing
         #expect(vm.state.cursor == 0 && vm.state.rows[0].item.subtitle == "Kia · 1000" && !vm.state.rows[0].stale)
         #expect(vm.state.rows.prefix(10).map(\.item.id) == (0..<10).map(String.init))
     }
+
+    /// The failed download itself appends (a FetchFailed event): the head moving while the detail
+    /// loads must not drop the download's outcome.
+    @Test func aFailedDownloadsPopUpSurvivesTheHeadMovingMeanwhile() async throws {
+        let r = Self.repositories()
+        let vm = Self.make(r)
+        vm.send(.start(source: "cars", asOf: nil))
+        await vm.settle()
+        r.networkError = RepositoryError(.network, "could not connect to 127.0.0.1:8099; is the API up?")
+        vm.send(.open)
+        vm.send(.headMoved(13))
+        await vm.settle()
+        let popup = try #require(vm.state.popup)
+        #expect(popup.title == "Download failed" && popup.message.contains("could not connect"))
+        #expect(vm.state.detail?.refreshError?.contains("could not connect") == true && vm.state.head == 13)
+    }
 }

@@ -4,7 +4,7 @@ public import EventStore
 public enum DataProjections {
     /// Source definitions: collection `sources`, key = source name.
     public static let sources = KeyedDocumentProjection(
-        name: "sources", version: 5, eventTypes: [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved]
+        name: "sources", version: 6, eventTypes: [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved]
     ) { event, ctx in
         switch event.type {
         case DataEvents.sourceDefined, DataEvents.sourceChanged:
@@ -22,7 +22,7 @@ public enum DataProjections {
     /// same items again, which only marks them seen); a complete pass sweeps the unseen ones away.
     /// A source's `index` fields are kept in an exact-match index for `--where` filters.
     public static let items = KeyedDocumentProjection(
-        name: "items", version: 6,
+        name: "items", version: 7,
         eventTypes: [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted]
     ) { event, ctx in
         switch event.type {
@@ -50,7 +50,7 @@ public enum DataProjections {
 
     /// Detail documents: collection = source name, key = item id.
     public static let details = KeyedDocumentProjection(
-        name: "details", version: 5, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
+        name: "details", version: 6, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
         documentTypes: [DataEvents.detailFetched, DataEvents.detailNotModified]
     ) { event, ctx in
         guard event.type == DataEvents.detailFetched || event.type == DataEvents.detailNotModified else { return nil }
@@ -61,7 +61,7 @@ public enum DataProjections {
     }
 
     /// Stored images: collection = source name, key = item id; document = url, sha256, size, type.
-    public static let images = KeyedDocumentProjection(name: "images", version: 5, eventTypes: [DataEvents.imageFetched]) { event, _ in
+    public static let images = KeyedDocumentProjection(name: "images", version: 6, eventTypes: [DataEvents.imageFetched]) { event, _ in
         guard event.type == DataEvents.imageFetched else { return nil }
         guard let source = event[metadata: "source"], let key = event[metadata: "key"], let ref = event.payload else {
             throw DocumentError("image event without source, key or body")
@@ -75,7 +75,7 @@ public enum DataProjections {
     /// Validators per URL for conditional requests: collection `http`, key = URL;
     /// document = etag, lastModified, sha256 and size of the body they validate.
     public static let httpCache = KeyedDocumentProjection(
-        name: "http-cache", version: 5,
+        name: "http-cache", version: 6,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched, DataEvents.imageFetched]
     ) { event, _ in
         switch event.type {

@@ -569,13 +569,17 @@ public final class BrowserViewModel {
     }
 
     /// Reads the current screen again (the slider moved, a refresh ended, the head moved).
-    private func reloadAll() {
+    /// `keepingDetailLoad`: a detail that is loading already is left to finish (it reads the
+    /// store after its download, which is usually what moved the head), so its outcome — a
+    /// failed download's pop-up among it — is not dropped.
+    private func reloadAll(keepingDetailLoad: Bool = false) {
         switch state.screen {
         case .sources:
             loadSources()
         case .list, .detail:
             loadList(keepID: state.selectedRow?.item.id)
-            if state.screen == .detail || wide, let id = state.detailID { loadDetail(id: id, download: false) }
+            let detailLoading = keepingDetailLoad && tasks["detail"] != nil
+            if state.screen == .detail || wide, let id = state.detailID, !detailLoading { loadDetail(id: id, download: false) }
             if state.screen == .detail, state.detailID == nil { update { $0.screen = .list } }
         }
     }
@@ -587,7 +591,7 @@ public final class BrowserViewModel {
             if s.point != nil { s.newEvents = Int(head > pausedHead ? head - pausedHead : 0) }
         }
         if let source = state.source { loadTimeline(source) }
-        if state.isLive { reloadAll() }
+        if state.isLive { reloadAll(keepingDetailLoad: true) }
     }
 
     // MARK: Errors
