@@ -113,11 +113,10 @@ public final class BrowserApp {
     /// Advances the spinner while work runs; stops when it ends (an idle browser does nothing).
     private func startTicking(_ sink: AsyncStream<Event>.Continuation) {
         ticking = true
-        Task {
-            while !Task.isCancelled {
+        Task {  // on the main actor, like the app
+            while !Task.isCancelled, ticking {
                 try? await Task.sleep(for: .milliseconds(100))
                 sink.yield(.tick)
-                if !(await MainActor.run { self.ticking }) { break }
             }
         }
     }

@@ -78,14 +78,14 @@ public final class BrowserViewModel {
 
     public var state: BrowserState { store.value }
     public func updates() -> AsyncStream<BrowserState> { store.updates() }
-    /// The screen to show when the user asks to go back from here; nil means quit.
+    /// Whether there is a screen to go back to; false means `q` quits.
     public var canGoBack: Bool { state.screen != rootScreen }
 
     /// Waits until no work runs (tests; the app never waits).
     public func settle() async {
-        while let task = tasks.values.first(where: { _ in true }) {
+        while let task = tasks.values.first {
             await task.value
-            tasks = tasks.filter { !$0.value.isCancelled && $0.value != task }
+            tasks = tasks.filter { $0.value != task }
         }
     }
 
@@ -283,10 +283,10 @@ public final class BrowserViewModel {
         let deps = deps
         let q: ItemQuery
         do {
-            // Natural order with nothing to match pages by the last id (a cursor seek); other
-            // queries by offset.
-            let plain = s.filter.wheres.isEmpty && (s.filter.search ?? "").isEmpty && s.filter.sort == nil
-            q = plain ? try query(limit: pageSize, after: loaded.last?.id) : try query(limit: pageSize, offset: s.rows.count)
+            // A plain page (the domain's `isPlainPage`) continues after the last id, a cursor
+            // seek; other queries by offset.
+            let next = try query(limit: pageSize, offset: s.rows.count)
+            q = next.isPlainPage ? try query(limit: pageSize, after: loaded.last?.id) : next
         } catch { return }
         run("more") { [weak self] isCurrent in
             guard let result = try? await deps.query(q), isCurrent(), let self else { return }
