@@ -64,7 +64,7 @@ let package = Package(
         // projections that fold fetched pages into items.
         .target(
             name: "StrataData",
-            dependencies: ["EventStore", "CCurl", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["EventStore", "LMDB", "CCurl", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
 

@@ -115,11 +115,11 @@ struct ByteReader {
 
 extension UInt64 {
     /// The 8 big-endian bytes of this value: sorts numerically under memcmp.
-    var bigEndianBytes: [UInt8] {
+    public var bigEndianBytes: [UInt8] {
         withUnsafeBytes(of: bigEndian) { [UInt8]($0) }
     }
 
-    init(bigEndianBytes b: UnsafeRawBufferPointer) {
+    public init(bigEndianBytes b: UnsafeRawBufferPointer) {
         var v: UInt64 = 0
         for i in 0..<Swift.min(8, b.count) { v = v << 8 | UInt64(b[i]) }
         self = v

@@ -4,7 +4,7 @@ import Crypto
 /// seals, document digests) all go through here. `SHA256.hash(data:)` on an array goes through
 /// `DataProtocol`'s generic region walk and a generic prefix copy, which cost more than hashing a
 /// small document.
-enum Hashing {
+public enum Hashing {
     /// The first `count` bytes (at most 32) of the SHA-256 of `bytes`.
     static func sha256(_ bytes: UnsafeRawBufferPointer, prefix count: Int = 32) -> [UInt8] {
         var hasher = SHA256()
@@ -21,7 +21,7 @@ enum Hashing {
         digest.withUnsafeBytes { d in out.copyMemory(from: UnsafeRawBufferPointer(rebasing: d[0..<min(out.count, d.count)])) }
     }
 
-    static func sha256(_ bytes: [UInt8], prefix count: Int = 32) -> [UInt8] {
+    public static func sha256(_ bytes: [UInt8], prefix count: Int = 32) -> [UInt8] {
         bytes.withUnsafeBytes { sha256($0, prefix: count) }
     }
 }

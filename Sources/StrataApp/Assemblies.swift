@@ -50,6 +50,10 @@ public struct DomainAssembly: Assembly {
         container.register((any RemoteRepository).self) { r in
             FetcherRemoteRepository(fetcher: r.resolve(Fetcher.self)!, catalog: r.resolve(SourceCatalog.self)!, options: fetchOptions)
         }
+        container.register((any ArchiveRepository).self) { r in
+            FetcherArchiveRepository(fetcher: r.resolve(Fetcher.self)!, catalog: r.resolve(SourceCatalog.self)!)
+        }
+        container.register(ImportHistory.self) { r in ImportHistory(archive: r.resolve((any ArchiveRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
         container.register(QueryItems.self) { r in QueryItems(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
         container.register(RefreshSource.self) { r in RefreshSource(remote: r.resolve((any RemoteRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
         container.register(LoadItemDetail.self) { r in
@@ -62,7 +66,7 @@ public struct DomainAssembly: Assembly {
         container.register(UseCases.self) { r in
             UseCases(query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
                      history: r.resolve(GetItemHistory.self)!, diff: r.resolve(DiffCollection.self)!, replay: r.resolve(ReplayLog.self)!,
-                     sources: r.resolve((any SourceRepository).self)!)
+                     importHistory: r.resolve(ImportHistory.self)!, sources: r.resolve((any SourceRepository).self)!)
         }
     }
 }

@@ -37,5 +37,6 @@ public struct UseCases: Sendable {
     public let history: GetItemHistory
     public let diff: DiffCollection
     public let replay: ReplayLog
+    public let importHistory: ImportHistory
     public let sources: any SourceRepository
 }

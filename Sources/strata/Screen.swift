@@ -83,6 +83,15 @@ enum ViewFormat: String, ExpressibleByArgument, CaseIterable {
 }
 
 extension StoreLocation {
+    /// Opens the store and assembles the app once (the composition root), for commands that
+    /// draw no thumbnails.
+    func app(configure: (inout AppConfiguration) -> Void = { _ in }) async throws -> StrataApp {
+        let store = try await open()
+        var configuration = AppConfiguration(userAgent: "Strata/\(Strata.version)", logger: logger())
+        configure(&configuration)
+        return StrataApp(store: store, configuration: configuration)
+    }
+
     /// Opens the store and assembles the app once (the composition root).
     func app(screen: Screen, configure: (inout AppConfiguration) -> Void = { _ in }) async throws -> StrataApp {
         let store = try await open()

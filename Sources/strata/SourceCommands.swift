@@ -2,6 +2,8 @@ import ArgumentParser
 import EventStore
 import Foundation
 import StrataData
+import StrataApp
+import StrataDomain
 
 struct SourceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -119,14 +121,26 @@ struct FetchCommand: AsyncParsableCommand {
         Every response, 304 and failed attempt becomes an event. Items are removed only after a
         complete, successful pass over all pages. Exits 1 if any source failed.
 
+        --details fetches the detail of new and changed items and revalidates every stored detail
+        with a conditional request (an unchanged one costs a 304 and stores nothing), so a detail
+        that changes while its list entry does not is noticed. --details=changed asks only for new
+        and changed items (cheaper, misses such changes); --detail-max-age 6h revalidates only
+        details last seen more than six hours ago.
+
         Examples:
           strata fetch
           strata fetch cars --details --images --concurrency 8
+          strata fetch pokedex --details=changed
+          strata fetch pokedex --details --detail-max-age 1d
         """
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "Source names.") var names: [String] = []
-    @Flag(help: "Fetch the detail document of new and changed items.") var details = false
+    @Flag(help: ArgumentHelp("Fetch details; --details=changed for new and changed items only.", valueName: "all|changed")) var details = false
+    @Option(name: .customLong("details-policy"), help: .hidden) var detailsPolicyText: String?
+    var detailsPolicy: DetailPolicy? { detailsPolicyText.flatMap(DetailPolicy.init(rawValue:)) }
+    @Option(help: ArgumentHelp("With --details: revalidate only details last seen longer ago (30m, 6h, 2d, or seconds).", valueName: "duration"))
+    var detailMaxAge: String?
     @Flag(help: "Fetch each item's image once.") var images = false
     @Option(help: "Detail/image requests in flight.") var concurrency = 8
     @Option(help: "At most this many list pages (an incomplete pass removes nothing).") var limit: Int?
@@ -141,45 +155,59 @@ struct FetchCommand: AsyncParsableCommand {
         guard maxBytes > 0 else { throw ValidationError("--max-bytes must be positive") }
         guard retries >= 0, retries <= 10 else { throw ValidationError("--retries must be 0–10") }
         if let limit, limit < 1 { throw ValidationError("--limit must be positive") }
+        if let detailsPolicyText, detailsPolicy == nil { throw ValidationError("--details takes all or changed (--details=changed), not '\(detailsPolicyText)'") }
+        if let detailMaxAge {
+            guard Duration.seconds(parsing: detailMaxAge) != nil else { throw ValidationError("--detail-max-age takes a duration like 30m, 6h or 2d") }
+            guard details, detailsPolicy != .changed else { throw ValidationError("--detail-max-age goes with --details (all details revalidated)") }
+        }
+    }
+
+    /// `--details=all|changed` is spelled as an option with a value on a flag; it is rewritten to
+    /// `--details --details-policy VALUE` before parsing (``Strata/main()``).
+    static func rewritingDetails(_ args: [String]) -> [String] {
+        args.flatMap { a -> [String] in
+            guard a.hasPrefix("--details=") else { return [a] }
+            return ["--details", "--details-policy", String(a.dropFirst("--details=".count))]
+        }
     }
 
     func run() async throws {
         try await reportingErrors {
-            let store = try await location.open()
-            let catalog = SourceCatalog(store: store)
-            var sources = try await catalog.all()
-            if !names.isEmpty {
-                for n in names where !sources.contains(where: { $0.name == n }) {
-                    throw CLIError("no source named \(n); see `strata source list`", exit: ExitCodes.notFound)
-                }
-                sources = names.compactMap { n in sources.first { $0.name == n } }
-            }
-            if sources.isEmpty { throw CLIError("no sources to fetch; add one with `strata source add`") }
-            var config = CurlHTTPClient.Configuration(userAgent: "Strata/\(Strata.version)")
-            config.insecureSkipTLSVerify = insecure
-            if insecure { FileHandle.standardError.write(Data("warning: TLS certificate verification is OFF\n".utf8)) }
-            let fetcher = Fetcher(store: store, client: CurlHTTPClient(configuration: config), logger: location.logger())
             var options = FetchOptions()
-            options.details = details
-            options.images = images
             options.concurrency = concurrency
-            options.pageLimit = limit
             options.timeout = timeout
             options.maxBytes = maxBytes
             options.retries = retries
             let line = FetchProgressLine()
             options.progress = { line.show($0) }
+            if insecure { warn("warning: TLS certificate verification is OFF") }
+            let app = try await location.app { config in
+                config.fetch = options
+                config.insecureSkipTLSVerify = insecure
+            }
+            var sources = try await app.useCases.sources.sources().map(\.name)
+            if !names.isEmpty {
+                for n in names where !sources.contains(n) {
+                    throw CLIError("no source named \(n); see `strata source list`", exit: ExitCodes.notFound)
+                }
+                sources = names
+            }
+            if sources.isEmpty { throw CLIError("no sources to fetch; add one with `strata source add`") }
+            var request = RefreshRequest(images: images, pageLimit: limit)
+            if details {
+                request.details = detailsPolicy == .changed ? .changed : .all(maxAge: detailMaxAge.flatMap(Duration.seconds(parsing:)))
+            }
             var failed = false
             for s in sources {
                 do {
-                    let r = try await fetcher.fetch(s, options: options)
+                    let r = try await app.useCases.refresh(s, request)
                     line.clear()
                     emit(r.line)
-                    for f in r.failures.prefix(10) { FileHandle.standardError.write(Data("Error: source \(s.name): \(f)\n".utf8)) }
+                    for f in r.failures.prefix(10) { warn("Error: source \(s): \(f)") }
                     if !r.failures.isEmpty { failed = true }
-                } catch let e as FetchError {
+                } catch let e as RepositoryError where e.code == .network {
                     line.clear()
-                    FileHandle.standardError.write(Data("Error: source \(s.name): \(e.message) (\(e.url))\n".utf8))
+                    warn("Error: source \(s): \(e.message)")
                     failed = true
                 }
             }
@@ -188,55 +216,117 @@ struct FetchCommand: AsyncParsableCommand {
     }
 }
 
+
+extension Duration {
+    /// Seconds in `30`, `90s`, `30m`, `6h`, `2d` or `1w`; nil for anything else or a negative value.
+    static func seconds(parsing text: String) -> Double? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604_800]
+        var number = Substring(text.trimmingCharacters(in: .whitespaces))
+        var unit = 1.0
+        if let last = number.last, let u = units[last] { unit = u; number = number.dropLast() }
+        guard let n = Double(number), n >= 0, n.isFinite else { return nil }
+        return n * unit
+    }
+}
+
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Record local JSON files as complete snapshots of a source's list.",
+        abstract: "Backfill a source's history from snapshot files or a git-scraping repository.",
         discussion: """
-        Each file goes through the same validation and events as a fetched list, so history can be
-        backfilled (e.g. from a git-scraping repository) with its real dates.
+        Each snapshot goes through the same validation and events as a fetched list and is kept
+        as observed at its own date, so `--as-of DATE` reads it whatever order snapshots are
+        imported in; snapshots older than the newest observation leave that one current.
 
-        Example:
+        With --git, every commit that touched --path (oldest first) is one snapshot observed at
+        the commit's author date (--date committer for the committer date). Commit ids make it
+        idempotent: a re-run imports only new commits, and a killed import resumes. Empty or
+        invalid versions are recorded as failures and skipped. Files, by contrast, must all be
+        valid: the first bad one stops the import.
+
+        Examples:
           strata import cars snapshots/2025-01-01.json --recorded-at 2025-01-01T00:00:00Z
+          strata import cars --git ~/scrapes/cars --path cars.json
+          strata import cars --git ~/scrapes/cars --path cars.json --since v1 --until main --date committer
         """
     )
     @OptionGroup var location: StoreLocation
     @Argument var name: String
-    @Argument(help: "JSON files, imported in order.") var files: [String]
-    @Option(help: "When the snapshots were taken (ISO 8601); default now.") var recordedAt: String?
+    @Argument(help: "JSON files, imported in order.") var files: [String] = []
+    @Option(help: "When the files' snapshots were taken (ISO 8601); default now.") var recordedAt: String?
+    @Option(help: ArgumentHelp("A git repository (a working copy or bare) whose history holds the snapshots.", valueName: "repo")) var git: String?
+    @Option(help: ArgumentHelp("With --git: the file's path inside the repository.", valueName: "file")) var path: String?
+    @Option(help: ArgumentHelp("With --git: only commits after this revision.", valueName: "rev")) var since: String?
+    @Option(help: ArgumentHelp("With --git: up to this revision (default HEAD).", valueName: "rev")) var until: String?
+    @Option(help: "With --git: date each snapshot by the commit's author or committer date.") var date: GitDate = .author
+
+    enum GitDate: String, ExpressibleByArgument, CaseIterable { case author, committer }
 
     func validate() throws {
-        guard !files.isEmpty else { throw ValidationError("give at least one file") }
-        if let recordedAt, Timestamp(iso8601: recordedAt) == nil { throw ValidationError("--recorded-at takes an ISO 8601 date-time") }
+        if let git {
+            guard files.isEmpty else { throw ValidationError("give either files or --git, not both") }
+            guard path != nil else { throw ValidationError("--git needs --path, the file's path inside the repository") }
+            guard recordedAt == nil else { throw ValidationError("--recorded-at is for files; --git dates each commit itself (see --date)") }
+            _ = git
+        } else {
+            guard !files.isEmpty else { throw ValidationError("give at least one file, or --git REPO --path FILE") }
+            guard path == nil, since == nil, until == nil else { throw ValidationError("--path, --since and --until go with --git") }
+            if let recordedAt, Timestamp(iso8601: recordedAt) == nil { throw ValidationError("--recorded-at takes an ISO 8601 date-time") }
+        }
     }
 
     func run() async throws {
         try await reportingErrors {
-            let store = try await location.open()
-            guard let source = try await SourceCatalog(store: store).get(name) else {
-                throw CLIError("no source named \(name); see `strata source list`", exit: ExitCodes.notFound)
+            let app = try await location.app()
+            let origin: HistoryOrigin
+            if let git, let path {
+                origin = .git(repository: git, path: path, since: since, until: until, committerDate: date == .committer)
+            } else {
+                origin = .files(files, observedAt: recordedAt.flatMap(Timestamp.init(iso8601:)).map(\.date))
             }
-            var bodies: [(path: String, body: [UInt8])] = []
-            for f in files {
-                guard let d = FileManager.default.contents(atPath: f) else { throw CLIError("cannot read \(f); check the path") }
-                bodies.append((f, [UInt8](d)))
-            }
+            let bar = FetchProgressLine()
             do {
-                let r = try await Fetcher(store: store, client: CurlHTTPClient()).importSnapshots(source, files: bodies, recordedAt: recordedAt.flatMap(Timestamp.init(iso8601:)))
+                let r = try await app.useCases.importHistory(name, from: origin) { done in
+                    bar.show(FetchProgress(source: name, stage: .list, done: done, total: nil))
+                }
+                bar.clear()
                 emit(r.line)
-            } catch let e as FetchError {
-                throw CLIError("source \(name): \(e.message) (\(e.url))")
+                for f in r.failures.prefix(10) { warn("skipped: \(f)") }
+                if r.failures.count > 10 { warn("skipped \(r.failures.count - 10) more; see `strata log --type FetchFailed --stream \(name)`") }
+            } catch let e as RepositoryError {
+                bar.clear()
+                throw CLIError(e.message, exit: e.code == .notFound ? ExitCodes.notFound : .failure)
             }
         }
     }
 }
 
-extension FetchSummary {
+extension ImportResult {
+    /// The one-line summary.
+    var line: String {
+        var parts = ["\(source): \(imported) snapshot\(imported == 1 ? "" : "s") imported"]
+        if alreadyImported > 0 { parts.append("\(alreadyImported) already imported") }
+        if failed > 0 { parts.append("\(failed) skipped (empty or invalid)") }
+        if backfilled {
+            parts.append("backfilled: the newest observation stays current")
+        } else if imported > 0 {
+            parts.append("+\(added) added, ~\(changed) changed, -\(removed) removed")
+        }
+        parts.append(byteCount(bytes))
+        parts.append(String(format: "%.2f s", seconds))
+        if seconds > 0, imported > 0 {
+            parts.append(String(format: "%.0f versions/s, %.1f MB/s", Double(imported) / seconds, Double(bytes) / 1e6 / seconds))
+        }
+        return parts.joined(separator: ", ")
+    }
+}
+
+extension RefreshResult {
     /// The one-line summary.
     var line: String {
         var parts = ["\(source): \(pages) page\(pages == 1 ? "" : "s")"]
         if pagesNotModified > 0 { parts[0] += " (\(pagesNotModified) not modified)" }
-        parts.append("+\(added) added, ~\(changed) changed, -\(removed) removed" + (reappeared > 0 ? ", \(reappeared) reappeared" : ""))
+        parts.append("+\(added) added, ~\(changed - reappeared) changed, -\(removed) removed" + (reappeared > 0 ? ", \(reappeared) reappeared" : ""))
         if details + detailsNotModified > 0 { parts.append("\(details) details" + (detailsNotModified > 0 ? " (\(detailsNotModified) not modified)" : "")) }
         if images > 0 { parts.append("\(images) images") }
         parts.append(byteCount(bytes))

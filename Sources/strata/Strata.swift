@@ -29,7 +29,7 @@ struct Strata: AsyncParsableCommand {
     /// Accepts the global options `--store PATH` and `--verbose` before the subcommand too
     /// (`strata --store /tmp/s log`) by moving them after it, where each command declares them.
     static func main() async {
-        await main(hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst())))
+        await main(FetchCommand.rewritingDetails(hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst()))))
     }
 
     static func hoistingGlobalOptions(_ args: [String]) -> [String] {

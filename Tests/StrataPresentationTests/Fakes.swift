@@ -89,7 +89,7 @@ final class MemoryRepositories: ItemRepository, SourceRepository, RemoteReposito
         return source
     }
 
-    func refresh(source: String, details: Bool, images: Bool) async throws -> RefreshResult {
+    func refresh(source: String, request: RefreshRequest) async throws -> RefreshResult {
         lock.withLock { refreshes += 1 }
         if let networkError { throw networkError }
         return RefreshResult(source: source, run: "run-2", pages: 1, added: 1, changed: 2, removed: 0)

@@ -94,5 +94,7 @@ public enum DataProjections {
     }
 
     /// Every projection the data layer keeps, besides the generic documents projection.
-    public static let all: [any Projection] = [sources, items, details, images, httpCache]
+    public static let timeline = ObservationTimeline()
+
+    public static let all: [any Projection] = [sources, items, details, images, httpCache, timeline]
 }

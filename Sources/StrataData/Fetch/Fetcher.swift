@@ -20,12 +20,21 @@ public struct FetchProgress: Sendable, Equatable {
     public var done: Int
     /// Known for details and images; nil while paging.
     public var total: Int?
+
+    public init(source: String, stage: Stage, done: Int, total: Int?) {
+        self.source = source; self.stage = stage; self.done = done; self.total = total
+    }
 }
 
 public struct FetchOptions: Sendable {
     /// Called as pages, details and images complete (from any task).
     public var progress: (@Sendable (FetchProgress) -> Void)?
     public var details = false
+    /// Which stored details a fetch with `details` asks for again.
+    public var detailPolicy = DetailPolicy.all
+    /// With ``DetailPolicy/all``: revalidate only details last seen more than this many seconds
+    /// ago (nil: every one).
+    public var detailMaxAge: Double?
     public var images = false
     /// Detail and image requests in flight at once.
     public var concurrency = 8
@@ -40,6 +49,17 @@ public struct FetchOptions: Sendable {
     /// Where `$VAR` in header templates is looked up.
     public var environment: [String: String] = ProcessInfo.processInfo.environment
     public init() {}
+}
+
+/// Which details a fetch with details asks for.
+public enum DetailPolicy: String, Sendable, CaseIterable {
+    /// Every stored detail is revalidated (a conditional request: an unchanged one costs a 304),
+    /// plus new, changed or reappeared items and any item still without one: a detail that
+    /// changes while its list entry does not is noticed.
+    case all
+    /// Only new, changed or reappeared items and items still without a detail (cheaper; misses
+    /// details that change on their own).
+    case changed
 }
 
 /// What one fetch of one source did.
@@ -201,36 +221,20 @@ public final class Fetcher: Sendable {
         }
     }
 
-    /// Records local JSON files as complete snapshots of the source's list, exactly as if fetched.
-    public func importSnapshots(_ source: SourceDefinition, files: [(path: String, body: [UInt8])], recordedAt: Timestamp?) async throws -> FetchSummary {
-        let run = UUID().uuidString.lowercased()
-        let context = RunContext(source: source, run: run, options: FetchOptions())
-        var summary = FetchSummary(source: source.name, run: run)
-        let extraction = ItemExtraction(source)
-        var firstSeq: UInt64?
-        for (path, body) in files {
-            let url = URL(fileURLWithPath: path).absoluteString
-            do { _ = try extraction.items(in: body, url: url) } catch {
-                try await recordFailure(context, url: url, stage: "import", error: error, attempt: 1, willRetry: false)
-                throw error
+    /// Records local JSON files as complete snapshots of the source's list, exactly as if fetched,
+    /// all observed at `recordedAt` (nil: now); stops at the first invalid one.
+    public func importSnapshots(_ source: SourceDefinition, files: [(path: String, body: [UInt8])], recordedAt: Timestamp?) async throws -> ImportSummary {
+        let snapshots = AsyncThrowingStream<Snapshot, any Error> { continuation in
+            for (path, body) in files {
+                continuation.yield(Snapshot(url: URL(fileURLWithPath: path).absoluteString, body: body, recordedAt: recordedAt))
             }
-            let meta = common(context) + [("page", "1"), ("url", url), ("status", "200"), ("import", "true")] + extraction.metadata
-            let outcomes = try await store.append([
-                NewEvent(type: DataEvents.pageFetched, recordedAt: recordedAt, stream: source.name, metadata: meta, payload: body),
-                NewEvent(type: DataEvents.fetchCompleted, recordedAt: recordedAt, stream: source.name,
-                         metadata: common(context) + [("pages", "1"), ("complete", "true")]),
-            ])
-            firstSeq = firstSeq ?? outcomes[0].seq
-            summary.pages += 1
-            summary.bytes += body.count
+            continuation.finish()
         }
-        summary.complete = true
-        if let firstSeq { try await countChanges(&summary, source: source.name, since: firstSeq) }
-        return summary
+        return try await importSnapshots(source, snapshots: snapshots)
     }
 
     /// Counts the items this run added, changed, removed or brought back.
-    private func countChanges(_ summary: inout FetchSummary, source: String, since: UInt64) async throws {
+    func countChanges(_ summary: inout FetchSummary, source: String, since: UInt64) async throws {
         let kinds: [ChangeKind] = try await store.documents(projection: "items") { reader in
             // Bookkeeping and history headers only: no document is parsed.
             try reader.summaries(collection: source).filter { $0.summary.changedSeq >= since }.compactMap {
@@ -258,13 +262,21 @@ public final class Fetcher: Sendable {
         // detail. Decided from the records' bookkeeping; a stored document is parsed only for a
         // target's detail URL that the pass did not read.
         let field = source.detailURL == nil ? source.detailURLField : nil
+        let options = context.options
+        // With `all`, a stored detail is asked for again unless it was seen after `fresh` (the
+        // last seq at or before now minus --detail-max-age).
+        let fresh: UInt64 = if options.detailPolicy == .all, let age = options.detailMaxAge {
+            try await store.seq(asOf: Timestamp(Date(timeIntervalSinceNow: -age)))
+        } else { 0 }
+        let revalidate = options.detailPolicy == .all
         let targets: [(key: String, field: JSONValue?)] = try await store.read { [store] txn in
             let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
             let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
             return try items.summaries(collection: name).compactMap { key, s in
                 guard !s.removed else { return nil }
-                let hasDetail = try details.summary(collection: name, key: key) != nil
-                guard s.changedSeq >= runStart || !hasDetail else { return nil }
+                let detail = try details.summary(collection: name, key: key)
+                let stale = revalidate && (options.detailMaxAge == nil || (detail?.lastSeenSeq ?? 0) <= fresh)
+                guard s.changedSeq >= runStart || detail == nil || stale else { return nil }
                 guard let field else { return (key, nil) }
                 if let known = detailFields[key] { return (key, known) }
                 return (key, try items.state(collection: name, key: key)?.document.value(atPath: field))
@@ -636,13 +648,15 @@ public final class Fetcher: Sendable {
         return f.date(from: value).map { max(0, $0.timeIntervalSinceNow) }
     }
 
-    private func recordFailure(_ context: RunContext, url: String, stage: String, error: any Error, attempt: Int, willRetry: Bool, status: Int? = nil) async throws {
+    func recordFailure(_ context: RunContext, url: String, stage: String, error: any Error, attempt: Int, willRetry: Bool, status: Int? = nil,
+                       extra: [(key: String, value: String)] = [], recordedAt: Timestamp? = nil) async throws {
         let fe = error as? FetchError
         var meta = common(context) + [("url", url), ("stage", stage), ("error", fe?.code.description ?? "other"),
                                       ("message", String((fe?.message ?? "\(error)").prefix(500))),
                                       ("attempt", String(attempt)), ("willRetry", String(willRetry))]
         if let status { meta.append(("status", String(status))) }
-        _ = try await store.append(NewEvent(type: DataEvents.fetchFailed, stream: context.source.name, metadata: meta))
+        meta += extra
+        _ = try await store.append(NewEvent(type: DataEvents.fetchFailed, recordedAt: recordedAt, stream: context.source.name, metadata: meta))
         logger.debug("fetch attempt failed", metadata: ["source": "\(context.source.name)", "url": "\(url)", "attempt": "\(attempt)"])
     }
 

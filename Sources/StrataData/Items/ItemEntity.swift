@@ -45,8 +45,11 @@ public struct ImageEntity: Sendable, Hashable {
     }
 }
 
-/// A stored version row of an item (`items` history), with the event that produced it.
+/// A stored version row of an item: of its list entry (`items` history) or of its detail
+/// (`details` history), with the event that produced it.
 public struct ItemVersionEntity: Sendable, Hashable {
+    public enum Origin: String, Sendable, Hashable { case list, detail }
+
     public var version: Int
     public var seq: UInt64
     public var recordedAt: Timestamp
@@ -56,11 +59,15 @@ public struct ItemVersionEntity: Sendable, Hashable {
     /// The `run` metadata of the event at `seq`.
     public var run: String?
     public var eventType: String?
+    public var origin: Origin
+    /// Imported with a date of its own (`import --recorded-at`, `import --git`): observed
+    /// before it reached the log.
+    public var backfilled: Bool
 
     public init(version: Int, seq: UInt64, recordedAt: Timestamp, kind: ChangeKind, changes: [PatchOperation], document: JSONValue,
-                run: String? = nil, eventType: String? = nil) {
+                run: String? = nil, eventType: String? = nil, origin: Origin = .list, backfilled: Bool = false) {
         self.version = version; self.seq = seq; self.recordedAt = recordedAt; self.kind = kind; self.changes = changes
-        self.document = document; self.run = run; self.eventType = eventType
+        self.document = document; self.run = run; self.eventType = eventType; self.origin = origin; self.backfilled = backfilled
     }
 }
 

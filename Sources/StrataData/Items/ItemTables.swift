@@ -57,28 +57,75 @@ public struct ItemTables: Sendable {
     }
 
     /// One item with its detail and image, now or as of a seq; nil if it never existed by then.
-    public func item(source: String, id: String, asOf seq: UInt64? = nil) async throws -> ItemEntity? {
+    /// With `observedBy` (a date read), the detail and image are the newest observed by then.
+    public func item(source: String, id: String, asOf seq: UInt64? = nil, observedBy time: Timestamp? = nil) async throws -> ItemEntity? {
         try await store.read { [store] txn in
             let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
             let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
             let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
             guard let s = try items.state(collection: source, key: id, asOf: seq) else { return nil }
-            return ItemEntity(s, detail: try details.state(collection: source, key: id, asOf: seq)?.document,
-                              image: try images.state(collection: source, key: id, asOf: seq).flatMap { ImageEntity($0.document) })
+            func observed(_ reader: DocumentReader) throws -> JSONValue? {
+                guard let time else { return try reader.state(collection: source, key: id, asOf: seq)?.document }
+                return try reader.history(collection: source, key: id, upTo: seq ?? .max).last { $0.recordedAt <= time && !$0.isRemoved }?.document
+            }
+            return ItemEntity(s, detail: try observed(details), image: try observed(images).flatMap { ImageEntity($0) })
         }
     }
 
-    /// Every version of an item up to a seq, oldest first, each with its event's type and run.
-    public func history(source: String, id: String, upTo seq: UInt64 = .max) async throws -> [ItemVersionEntity] {
-        let versions = try await store.documents(projection: "items") { try $0.history(collection: source, key: id, upTo: seq) }
-        var out: [ItemVersionEntity] = []
-        out.reserveCapacity(versions.count)
-        for v in versions {
-            let event = try await store.event(seq: v.seq)
-            out.append(ItemVersionEntity(version: v.version, seq: v.seq, recordedAt: v.recordedAt, kind: v.kind, changes: v.changes,
-                                         document: v.document, run: event?[metadata: "run"], eventType: event?.type))
+    /// The seq that holds a source as observed at `time` (``ObservationTimeline``): 0 when
+    /// nothing of it had been observed by then.
+    public func seq(source: String, observedAt time: Timestamp) async throws -> UInt64 {
+        try await store.timeline { try $0.seq(stream: source, observedAt: time) }
+    }
+
+    /// Every version of an item's list entry and detail, in the order they were observed
+    /// (`recordedAt`, then seq), up to a seq or up to a time observed; each labelled with its
+    /// origin, its event's type and run, and whether it was backfilled.
+    ///
+    /// Backfills are placed by their date, not where they reached the log, and the restatement of
+    /// a newest observation after a backfill shows as no version: kinds and field changes are
+    /// worked out again in observed order, per origin, and versions numbered per origin.
+    public func history(source: String, id: String, upTo seq: UInt64 = .max, observedBy time: Timestamp? = nil) async throws -> [ItemVersionEntity] {
+        let (list, detail) = try await store.read { [store] txn in
+            let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
+            let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
+            return (try items.history(collection: source, key: id, upTo: seq), try details.history(collection: source, key: id, upTo: seq))
         }
-        return out
+        var out: [ItemVersionEntity] = []
+        for (origin, versions) in [(ItemVersionEntity.Origin.list, list), (.detail, detail)] {
+            let ordered = versions.filter { time == nil || $0.recordedAt <= time! }
+                .sorted { ($0.recordedAt, $0.seq) < ($1.recordedAt, $1.seq) }
+            var previous: DocumentVersion?
+            var number = 0
+            for v in ordered {
+                let kind: ChangeKind
+                var changes: [PatchOperation] = []
+                switch (previous, v.isRemoved) {
+                case (nil, true): continue
+                case (nil, false): kind = .added
+                case (let p?, true):
+                    guard !p.isRemoved else { continue }
+                    kind = .removed
+                case (let p?, false):
+                    if p.isRemoved {
+                        kind = .reappeared
+                        changes = p.document.diff(to: v.document)
+                    } else {
+                        guard p.document != v.document else { continue }
+                        kind = .changed
+                        changes = p.document.diff(to: v.document)
+                    }
+                }
+                number += 1
+                let event = try await store.event(seq: v.seq)
+                out.append(ItemVersionEntity(version: number, seq: v.seq, recordedAt: v.recordedAt, kind: kind, changes: changes,
+                                             document: kind == .removed ? previous!.document : v.document, run: event?[metadata: "run"],
+                                             eventType: event?.type, origin: origin,
+                                             backfilled: event?[metadata: "backfill"] == "true"))
+                previous = v
+            }
+        }
+        return out.sorted { ($0.recordedAt, $0.seq) < ($1.recordedAt, $1.seq) }
     }
 
     /// Items added, removed, changed or back between two seqs.

@@ -31,8 +31,9 @@ extension FetchRunEntity {
 
 extension RefreshResult {
     public init(summary s: FetchSummary) {
-        self.init(source: s.source, run: s.run, pages: s.pages, added: s.added, changed: s.changed + s.reappeared, removed: s.removed,
-                  details: s.details, images: s.images, failures: s.failures, seconds: s.seconds)
+        self.init(source: s.source, run: s.run, pages: s.pages, pagesNotModified: s.pagesNotModified, complete: s.complete, added: s.added,
+                  changed: s.changed + s.reappeared, reappeared: s.reappeared, removed: s.removed, details: s.details,
+                  detailsNotModified: s.detailsNotModified, images: s.images, bytes: s.bytes, failures: s.failures, seconds: s.seconds)
     }
 }
 

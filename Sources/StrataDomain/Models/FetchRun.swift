@@ -25,22 +25,55 @@ public struct FetchRun: Sendable, Hashable {
     public var succeeded: Bool { if case .completed = outcome { true } else { false } }
 }
 
+/// What a refresh asks of the network besides the list.
+public struct RefreshRequest: Sendable, Hashable {
+    public enum Details: Sendable, Hashable {
+        /// The list only.
+        case none
+        /// Details of new, changed or reappeared items and of items still without one.
+        case changed
+        /// Those, and every stored detail revalidated with a conditional request (a 304 stores no
+        /// body); `maxAge` (seconds) limits the revalidation to details last seen longer ago.
+        case all(maxAge: Double?)
+    }
+
+    public var details: Details
+    public var images: Bool
+    /// At most this many list pages (an incomplete pass removes nothing).
+    public var pageLimit: Int?
+
+    public init(details: Details = .none, images: Bool = false, pageLimit: Int? = nil) {
+        self.details = details
+        self.images = images
+        self.pageLimit = pageLimit
+    }
+}
+
 /// The result of refreshing a source: the run plus what it changed.
 public struct RefreshResult: Sendable, Hashable {
     public var source: String
     public var run: String
     public var pages: Int
+    public var pagesNotModified: Int
+    /// Every page was seen, so items missing from the list were removed.
+    public var complete: Bool
     public var added: Int
+    /// Items changed, reappeared ones included.
     public var changed: Int
+    public var reappeared: Int
     public var removed: Int
     public var details: Int
+    public var detailsNotModified: Int
     public var images: Int
+    public var bytes: Int
     public var failures: [String]
     public var seconds: Double
 
-    public init(source: String, run: String, pages: Int = 0, added: Int = 0, changed: Int = 0, removed: Int = 0, details: Int = 0,
-                images: Int = 0, failures: [String] = [], seconds: Double = 0) {
-        self.source = source; self.run = run; self.pages = pages; self.added = added; self.changed = changed; self.removed = removed
-        self.details = details; self.images = images; self.failures = failures; self.seconds = seconds
+    public init(source: String, run: String, pages: Int = 0, pagesNotModified: Int = 0, complete: Bool = true, added: Int = 0, changed: Int = 0,
+                reappeared: Int = 0, removed: Int = 0, details: Int = 0, detailsNotModified: Int = 0, images: Int = 0, bytes: Int = 0,
+                failures: [String] = [], seconds: Double = 0) {
+        self.source = source; self.run = run; self.pages = pages; self.pagesNotModified = pagesNotModified; self.complete = complete
+        self.added = added; self.changed = changed; self.reappeared = reappeared; self.removed = removed; self.details = details
+        self.detailsNotModified = detailsNotModified; self.images = images; self.bytes = bytes; self.failures = failures; self.seconds = seconds
     }
 }

@@ -20,10 +20,16 @@ public struct ItemVersion: Sendable, Hashable {
     public var changes: [Change]
     /// The item at this version; for a removal, the last state before it.
     public var document: JSONValue
+    /// Which document changed: the item's entry in the list, or its detail.
+    public var origin: Origin
+    /// Imported with a date of its own: observed at `recordedAt`, stored later.
+    public var backfilled: Bool
+
+    public enum Origin: String, Sendable, Hashable, Codable { case list, detail }
 
     public init(version: Int, seq: UInt64, recordedAt: Date, kind: ChangeKind, run: String? = nil, eventType: String? = nil,
-                changes: [Change] = [], document: JSONValue) {
+                changes: [Change] = [], document: JSONValue, origin: Origin = .list, backfilled: Bool = false) {
         self.version = version; self.seq = seq; self.recordedAt = recordedAt; self.kind = kind; self.run = run
-        self.eventType = eventType; self.changes = changes; self.document = document
+        self.eventType = eventType; self.changes = changes; self.document = document; self.origin = origin; self.backfilled = backfilled
     }
 }

@@ -13,11 +13,16 @@ public struct FetcherRemoteRepository: RemoteRepository {
         self.options = options
     }
 
-    public func refresh(source name: String, details: Bool, images: Bool) async throws -> RefreshResult {
+    public func refresh(source name: String, request: RefreshRequest) async throws -> RefreshResult {
         let definition = try await definition(name)
         var options = self.options
-        options.details = details
-        options.images = images
+        switch request.details {
+        case .none: options.details = false
+        case .changed: options.details = true; options.detailPolicy = .changed
+        case .all(let maxAge): options.details = true; options.detailPolicy = .all; options.detailMaxAge = maxAge
+        }
+        options.images = request.images
+        options.pageLimit = request.pageLimit ?? options.pageLimit
         do {
             return RefreshResult(summary: try await fetcher.fetch(definition, options: options))
         } catch let e as FetchError {

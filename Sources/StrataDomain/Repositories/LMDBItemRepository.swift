@@ -17,7 +17,7 @@ public struct LMDBItemRepository: ItemRepository {
 
     public func items(_ query: ItemQuery) async throws -> ItemPage {
         let source = try await sources.source(named: query.source)
-        let seq = try await seq(of: query.at)
+        let seq = try await seq(of: query.at, source: source.name)
         if query.isPlainPage {
             // Natural id order, nothing to match: one page and a counter, never the whole source.
             let limit = query.limit ?? .max
@@ -57,18 +57,25 @@ public struct LMDBItemRepository: ItemRepository {
 
     public func item(source name: String, id: String, at point: PointInTime) async throws -> Item? {
         let source = try await sources.source(named: name)
-        let seq = try await seq(of: point)
-        return try await storage { try await tables.item(source: name, id: id, asOf: seq) }.map { Item(entity: $0, source: source) }
+        let seq = try await seq(of: point, source: name)
+        let observedBy: Timestamp? = if case .date(let d) = point { Timestamp(d) } else { nil }
+        return try await storage { try await tables.item(source: name, id: id, asOf: seq, observedBy: observedBy) }.map { Item(entity: $0, source: source) }
     }
 
     public func history(source: String, id: String, upTo point: PointInTime) async throws -> [ItemVersion] {
-        let seq = try await seq(of: point) ?? .max
-        return try await storage { try await tables.history(source: source, id: id, upTo: seq) }.map(ItemVersion.init(entity:))
+        // A date bounds the history by when versions were observed; a seq by where they are in the log.
+        let (seq, observedBy): (UInt64, Timestamp?) = switch point {
+        case .now: (.max, nil)
+        case .seq(let n): (n, nil)
+        case .date(let d): (.max, Timestamp(d))
+        }
+        return try await storage { try await tables.history(source: source, id: id, upTo: seq, observedBy: observedBy) }.map(ItemVersion.init(entity:))
     }
 
     public func diff(source name: String, from: PointInTime, to: PointInTime) async throws -> CollectionDiff {
         let source = try await sources.source(named: name)
-        let a = try await log.resolve(from), b = try await log.resolve(to)
+        let head = try await log.resolve(.now)
+        let a = try await seq(of: from, source: name) ?? head, b = try await seq(of: to, source: name) ?? head
         let entities = a <= b ? try await storage { try await tables.diff(source: name, from: a, to: b) } : []
         let items = entities.map { ItemDiff(entity: $0, source: source) }.sorted { Item.idPrecedes($0.id, $1.id) }
         return CollectionDiff(source: name, fromSeq: a, toSeq: b, items: items)
@@ -78,9 +85,15 @@ public struct LMDBItemRepository: ItemRepository {
         try await storage { try await tables.body(sha256: image.sha256) }
     }
 
-    /// nil for now; the resolved seq otherwise.
-    private func seq(of point: PointInTime) async throws -> UInt64? {
-        point == .now ? nil : try await log.resolve(point)
+    /// nil for now; the resolved seq otherwise. A date is read as observed: the seq that holds
+    /// the source as its API was seen at that date (``ItemTables/seq(source:observedAt:)``),
+    /// whatever order its snapshots reached the log in; a seq is a position in the log.
+    private func seq(of point: PointInTime, source: String) async throws -> UInt64? {
+        switch point {
+        case .now: nil
+        case .seq: try await log.resolve(point)
+        case .date(let d): try await storage { try await tables.seq(source: source, observedAt: Timestamp(d)) }
+        }
     }
 }
 

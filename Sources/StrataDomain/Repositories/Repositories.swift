@@ -22,8 +22,8 @@ public protocol SourceRepository: Sendable {
 
 /// The network side: downloads into the store. Every response and failure becomes an event.
 public protocol RemoteRepository: Sendable {
-    /// Fetches the source's list (and details and images when asked) into the store.
-    func refresh(source: String, details: Bool, images: Bool) async throws -> RefreshResult
+    /// Fetches the source's list (and details and images as asked) into the store.
+    func refresh(source: String, request: RefreshRequest) async throws -> RefreshResult
     /// Downloads one item's detail into the store. Throws `network` when it could not.
     func loadDetail(source: String, id: String) async throws
 }
@@ -33,4 +33,18 @@ public protocol EventLogRepository: Sendable {
     func entries(_ query: LogQuery) async throws -> [LogEntry]
     /// The seq a point stands for: the head for `.now`, the last event at or before a date.
     func resolve(_ point: PointInTime) async throws -> UInt64
+}
+
+extension RemoteRepository {
+    /// The list, with every detail revalidated when `details`, and images when `images`.
+    public func refresh(source: String, details: Bool, images: Bool) async throws -> RefreshResult {
+        try await refresh(source: source, request: RefreshRequest(details: details ? .all(maxAge: nil) : .none, images: images))
+    }
+}
+
+/// History from outside the API: snapshots kept in files or in a git repository.
+public protocol ArchiveRepository: Sendable {
+    /// Appends every snapshot of `origin` as a complete pass over the source's list, observed at
+    /// its own time; `progress` gets the number of snapshots handled so far.
+    func importHistory(source: String, from origin: HistoryOrigin, progress: (@Sendable (Int) -> Void)?) async throws -> ImportResult
 }

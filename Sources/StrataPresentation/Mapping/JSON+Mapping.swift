@@ -32,6 +32,7 @@ extension JSONValue {
             "version": .number(String(v.version)), "seq": .number(String(v.seq)), "recordedAt": .string(ISOTime.format(v.recordedAt)),
             "kind": .string(v.kind.rawValue), "run": v.run.map { .string($0) } ?? .null, "eventType": v.eventType.map { .string($0) } ?? .null,
             "changes": .array(v.changes.map(JSONValue.init(change:))), "document": v.document,
+            "origin": .string(v.origin.rawValue), "backfilled": .bool(v.backfilled),
         ])
     }
 

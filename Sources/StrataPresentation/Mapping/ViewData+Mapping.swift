@@ -92,7 +92,8 @@ extension Change {
 extension VersionViewData {
     public init(version v: ItemVersion) {
         self.init(version: v.version, seq: v.seq, time: TimeText.format(v.recordedAt), kind: v.kind.rawValue,
-                  run: v.run.map { String($0.prefix(8)) } ?? "-", changes: v.changes.map(ChangeViewData.init(change:)))
+                  run: v.run.map { String($0.prefix(8)) } ?? "-", changes: v.changes.map(ChangeViewData.init(change:)),
+                  origin: v.origin.rawValue, backfilled: v.backfilled)
     }
 }
 

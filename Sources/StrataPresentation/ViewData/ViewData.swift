@@ -117,9 +117,15 @@ public struct VersionViewData: Sendable, Hashable {
     /// The first 8 characters of the fetch run's id, or "-".
     public var run: String
     public var changes: [ChangeViewData]
+    /// `list` (the item's entry in the list) or `detail`.
+    public var origin: String
+    /// Imported with its own date: observed at `time`, stored later.
+    public var backfilled: Bool
 
-    public init(version: Int, seq: UInt64, time: String, kind: String, run: String, changes: [ChangeViewData]) {
+    public init(version: Int, seq: UInt64, time: String, kind: String, run: String, changes: [ChangeViewData], origin: String = "list",
+                backfilled: Bool = false) {
         self.version = version; self.seq = seq; self.time = time; self.kind = kind; self.run = run; self.changes = changes
+        self.origin = origin; self.backfilled = backfilled
     }
 }
 
