@@ -22,6 +22,8 @@ public enum Fault: String, Sendable, CaseIterable {
     case huge
     /// A redirect to itself.
     case redirectLoop
+    /// Cursor paging whose next cursor always points back at the first page.
+    case cursorLoop
 }
 
 /// Serves a directory tree of JSON fixtures over HTTP on 127.0.0.1, as a stand-in for the APIs
@@ -35,6 +37,11 @@ public final class FixtureServer: @unchecked Sendable {
     private let lock = NSLock()
     private var _version: Int
     private var faults: [(prefix: String, fault: Fault, remaining: Int?)] = []
+    /// Prefixes under which ``Fault/cursorLoop`` is on.
+    fileprivate var loopPrefixes: [String] {
+        lock.lock(); defer { lock.unlock() }
+        return faults.filter { $0.fault == .cursorLoop }.map(\.prefix)
+    }
     private var _requests: [String: Int] = [:]
     private var inFlight = 0
     private var _peakInFlight = 0
@@ -294,6 +301,9 @@ public final class FixtureServer: @unchecked Sendable {
         let count = q["count"].flatMap { Int(String($0)) }
         let sinceId = q["since_id"].flatMap { Int(String($0)) }
         let maxId = q["max_id"].flatMap { Int(String($0)) }
+        if let limit = q["limit"].flatMap({ Int(String($0)) }), limit > 0 {
+            return limitPage(body, query: q, limit: limit, loop: takeLoop(request.uri.path), headers: headers)
+        }
         guard (pageNumber != nil && size != nil) || count != nil,
               let any = try? JSONSerialization.jsonObject(with: Data(body)) else { return (body, headers) }
         var object = any as? [String: Any]
@@ -321,6 +331,42 @@ public final class FixtureServer: @unchecked Sendable {
         if let nextQuery { headers[HTTPField.Name("Link")!] = "<\(path)?\(nextQuery)>; rel=\"next\"" }
         let out = (try? JSONSerialization.data(withJSONObject: object ?? items, options: [.sortedKeys])) ?? Data(body)
         return ([UInt8](out), headers)
+    }
+}
+
+extension FixtureServer {
+    /// Whether the cursor-loop fault is on for `path` (checked without counting a request).
+    fileprivate func takeLoop(_ path: String) -> Bool {
+        loopPrefixes.contains { path.hasPrefix($0) }
+    }
+
+    /// Pages with `limit=N` in the three styles real APIs use, all in one body: a cursor
+    /// (`cursor=c<start>`, next in `meta.next_cursor`, null at the end), an offset (`offset=K`,
+    /// the count in `total`), and starting after an id (`starting_after=ID`, `has_more`). The
+    /// array is at the root or under `results`; the body is an object with `results`.
+    fileprivate func limitPage(_ body: [UInt8], query q: Parameters, limit: Int, loop: Bool, headers: HTTPFields) -> ([UInt8], HTTPFields) {
+        guard let any = try? JSONSerialization.jsonObject(with: Data(body)) else { return (body, headers) }
+        let object = any as? [String: Any]
+        guard let items = (object?["results"] ?? any) as? [Any] else { return (body, headers) }
+        func id(_ v: Any) -> String {
+            guard let raw = (v as? [String: Any])?["id"] else { return "" }
+            return "\(raw)"
+        }
+        var start = 0
+        if let cursor = q["cursor"].map(String.init), cursor.hasPrefix("c"), let n = Int(cursor.dropFirst()) { start = n }
+        if let offset = q["offset"].flatMap({ Int(String($0)) }) { start = offset }
+        if let after = q["starting_after"].map(String.init) {
+            start = (items.firstIndex { id($0) == after }).map { $0 + 1 } ?? items.count
+        }
+        start = min(max(0, start), items.count)
+        let end = min(items.count, start + limit)
+        let more = end < items.count
+        let next: Any = loop ? "c0" : (more ? "c\(end)" : NSNull())
+        let meta: [String: Any] = ["next_cursor": next]
+        var out: [String: Any] = ["total": items.count, "has_more": more, "meta": meta]
+        out["results"] = Array(items[start..<end])
+        let data = (try? JSONSerialization.data(withJSONObject: out, options: [.sortedKeys])) ?? Data(body)
+        return ([UInt8](data), headers)
     }
 }
 

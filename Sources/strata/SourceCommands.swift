@@ -25,6 +25,14 @@ struct SourceCommand: AsyncParsableCommand {
               strata source add pokedex --url http://127.0.0.1:8080/pokedex/pokemon --items results --id name \\
                   --detail-url-field url --image sprites.front_default
               strata source add private --url https://api.example.com/items --header 'Authorization: Bearer $API_TOKEN'
+              strata source add feed --url https://api.example.com/v1/items --items data \\
+                  --cursor-path meta.next_cursor --cursor-param cursor --page-size 100
+              strata source add rows --url https://api.example.com/rows --items rows --offset-param offset --page-size 50 --total-path total
+              strata source add charges --url https://api.example.com/v1/charges --items data \\
+                  --after-param starting_after --has-more-path has_more --page-size 100
+
+            Paging styles (pick one): --next (a URL in the body), a Link header (automatic),
+            --page-param/--page-size, --cursor-path/--cursor-param, --offset-param, --after-param.
             """
         )
         @OptionGroup var location: StoreLocation
@@ -40,7 +48,14 @@ struct SourceCommand: AsyncParsableCommand {
         @Option(help: "Path of the next page's URL in the body.") var next: String?
         @Option(help: "Page-number parameter name.") var pageParam: String?
         @Option(help: "Page-size parameter name.") var sizeParam = "size"
-        @Option(help: "Items per page.") var pageSize: Int?
+        @Option(help: "Items per page (the page size, or the value of --limit-param).") var pageSize: Int?
+        @Option(help: "Cursor paging: path of the next cursor in the body (e.g. meta.next_cursor).") var cursorPath: String?
+        @Option(help: "Cursor paging: the parameter the cursor is sent back in (e.g. cursor).") var cursorParam: String?
+        @Option(help: "Offset paging: the offset parameter (e.g. offset); needs --page-size.") var offsetParam: String?
+        @Option(help: "Offset paging: path of the total count in the body (e.g. total).") var totalPath: String?
+        @Option(help: "The parameter carrying --page-size for cursor, offset and after-id paging (default limit).") var limitParam: String?
+        @Option(help: "After-id paging: the parameter given the last item's id (e.g. starting_after).") var afterParam: String?
+        @Option(help: "After-id paging: path of the has-more flag (e.g. has_more).") var hasMorePath: String?
         @Option(help: "Field path(s) to index, comma-separated or repeated.") var index: [String] = []
         @Option(help: ArgumentHelp("A request header (repeatable); $VAR reads the environment at fetch time.", valueName: "Name: value")) var header: [String] = []
         @Flag(help: "Change an existing source.") var replace = false
@@ -51,7 +66,9 @@ struct SourceCommand: AsyncParsableCommand {
                     name: name, url: url, items: items, id: id.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) },
                     title: title, subtitle: subtitle, image: image, detailURL: detailUrl, detailURLField: detailUrlField, next: next,
                     pageParam: pageParam, sizeParam: sizeParam, pageSize: pageSize,
-                    index: index.flatMap { $0.split(separator: ",").map(String.init) }, headers: header)
+                    index: index.flatMap { $0.split(separator: ",").map(String.init) }, headers: header,
+                    cursorPath: cursorPath, cursorParam: cursorParam, offsetParam: offsetParam, totalPath: totalPath,
+                    limitParam: limitParam, afterParam: afterParam, hasMorePath: hasMorePath)
                 do throws(FetchError) { try def.validate() } catch { throw ValidationError(error.message) }
                 let store = try await location.open()
                 let outcome = try await SourceCatalog(store: store).define(def, replace: replace)

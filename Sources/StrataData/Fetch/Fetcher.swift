@@ -129,7 +129,8 @@ public final class Fetcher: Sendable {
         var complete = false
         while true {
             guard visited.insert(url).inserted else {
-                let e = FetchError(code: .redirects, message: "the next-page links loop back to a page already fetched", url: url)
+                let e = FetchError(code: .redirects, message: source.cursorPath.map { "the cursor at \($0) repeats one already followed (a loop); check --cursor-path" }
+                                   ?? "the next-page links loop back to a page already fetched", url: url)
                 try await recordFailure(context, url: url, stage: "list", error: e, attempt: 1, willRetry: false)
                 throw e
             }
@@ -170,7 +171,7 @@ public final class Fetcher: Sendable {
             }
             summary.pages += 1
             options.progress?(FetchProgress(source: source.name, stage: .list, done: summary.pages, total: nil))
-            guard let next = nextPageURL(source, current: url, page: page, document: document, itemCount: items.count, headers: responseHeaders) else {
+            guard let next = nextPageURL(source, current: url, page: page, document: document, items: items, headers: responseHeaders) else {
                 complete = true
                 break
             }
@@ -705,14 +706,43 @@ public final class Fetcher: Sendable {
     func milliseconds(_ d: Duration) -> String { String(Int(seconds(d) * 1000)) }
 
     private func firstPageURL(_ source: SourceDefinition) -> String {
-        guard let p = source.pageParam, let size = source.pageSize else { return source.url }
-        return withQuery(source.url, [(p, "1"), (source.sizeParam, String(size))])
+        let limit = source.limitQuery
+        if let p = source.pageParam, let size = source.pageSize {
+            return withQuery(source.url, [(p, "1"), (source.sizeParam, String(size))])
+        }
+        if let offset = source.offsetParam { return withQuery(source.url, [(offset, "0")] + limit) }
+        return limit.isEmpty ? source.url : withQuery(source.url, limit)
     }
 
-    private func nextPageURL(_ source: SourceDefinition, current: String, page: Int, document: JSONValue, itemCount: Int, headers: [String: String]) -> String? {
+    private func nextPageURL(_ source: SourceDefinition, current: String, page: Int, document: JSONValue,
+                             items: [(key: String, item: JSONValue)], headers: [String: String]) -> String? {
+        let limit = source.limitQuery
         if let p = source.pageParam, let size = source.pageSize {
-            guard itemCount >= size else { return nil }
+            guard items.count >= size else { return nil }
             return withQuery(source.url, [(p, String(page + 1)), (source.sizeParam, String(size))])
+        }
+        if let path = source.cursorPath, let param = source.cursorParam {
+            // A cursor token in the body, sent back as a parameter; none (or null, or "") ends it.
+            let token: String? = switch document.value(atPath: path) {
+            case .string(let s)?: s
+            case .number(let n)?: n
+            default: nil
+            }
+            guard let token, !token.isEmpty else { return nil }
+            return withQuery(source.url, [(param, token)] + limit)
+        }
+        if let offsetParam = source.offsetParam, let size = source.pageSize {
+            // Offset/limit: a short or empty page ends it, and so does reaching the total.
+            guard items.count >= size, !items.isEmpty else { return nil }
+            let next = page * size
+            if let path = source.totalPath, case .number(let n)? = document.value(atPath: path), let total = Int(n), next >= total { return nil }
+            return withQuery(source.url, [(offsetParam, String(next))] + limit)
+        }
+        if let afterParam = source.afterParam {
+            // Starting after the last id: an empty page, or a has-more flag that is not true, ends it.
+            guard let last = items.last else { return nil }
+            if let path = source.hasMorePath, document.value(atPath: path) != .bool(true) { return nil }
+            return withQuery(source.url, [(afterParam, last.key)] + limit)
         }
         if let path = source.next {
             guard case .string(let raw)? = document.value(atPath: path), !raw.isEmpty else { return nil }

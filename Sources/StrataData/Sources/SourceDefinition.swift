@@ -25,6 +25,20 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
     public var pageParam: String?
     public var sizeParam: String
     public var pageSize: Int?
+    /// Cursor paging: the dotted path of the next cursor in the body, and the parameter it is
+    /// sent back in (`meta.next_cursor`, `cursor`).
+    public var cursorPath: String?
+    public var cursorParam: String?
+    /// Offset/limit paging: the offset parameter (`offset`); pages of `pageSize`, ended by a short
+    /// or empty page, or by the total at `totalPath`.
+    public var offsetParam: String?
+    public var totalPath: String?
+    /// The parameter that carries `pageSize` for cursor, offset and after-id paging (`limit`).
+    public var limitParam: String?
+    /// After-id paging: the parameter given the last item's id (`starting_after`), and the
+    /// dotted path of a has-more flag (`has_more`); an empty page ends it too.
+    public var afterParam: String?
+    public var hasMorePath: String?
     /// Fields to index for filtering.
     public var index: [String]
     /// Header templates, `Name: value`; `$VAR` and `${VAR}` are read from the environment when
@@ -34,8 +48,12 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
     public init(
         name: String, url: String, items: String? = nil, id: [String] = ["id"], title: String? = nil, subtitle: [String] = [],
         image: String? = nil, detailURL: String? = nil, detailURLField: String? = nil, next: String? = nil,
-        pageParam: String? = nil, sizeParam: String = "size", pageSize: Int? = nil, index: [String] = [], headers: [String] = []
+        pageParam: String? = nil, sizeParam: String = "size", pageSize: Int? = nil, index: [String] = [], headers: [String] = [],
+        cursorPath: String? = nil, cursorParam: String? = nil, offsetParam: String? = nil, totalPath: String? = nil,
+        limitParam: String? = nil, afterParam: String? = nil, hasMorePath: String? = nil
     ) {
+        self.cursorPath = cursorPath; self.cursorParam = cursorParam; self.offsetParam = offsetParam; self.totalPath = totalPath
+        self.limitParam = limitParam; self.afterParam = afterParam; self.hasMorePath = hasMorePath
         self.name = name; self.url = url; self.items = items; self.id = id; self.title = title; self.subtitle = subtitle
         self.image = image; self.detailURL = detailURL; self.detailURLField = detailURLField; self.next = next
         self.pageParam = pageParam; self.sizeParam = sizeParam; self.pageSize = pageSize; self.index = index; self.headers = headers
@@ -68,14 +86,41 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
             guard let detailScheme, ["http", "https", "file"].contains(detailScheme) else { throw bad("--detail-url", "must be an absolute http(s) URL") }
             guard detailScheme != "file" || scheme == "file" else { throw bad("--detail-url", "cannot be a file URL for an http(s) source") }
         }
-        if (pageParam == nil) != (pageSize == nil) { throw bad("--page-param", "and --page-size go together") }
+        for (flag, path) in [("--cursor-path", cursorPath), ("--total-path", totalPath), ("--has-more-path", hasMorePath)] {
+            if let path, !Self.isPath(path) { throw bad(flag, "'\(path)' is not a dotted path like meta.next_cursor") }
+        }
+        for (flag, param) in [("--cursor-param", cursorParam), ("--offset-param", offsetParam), ("--limit-param", limitParam),
+                              ("--after-param", afterParam), ("--page-param", pageParam), ("--size-param", sizeParam)] {
+            if let param, param.isEmpty || param.contains(where: { "&=?# ".contains($0) }) {
+                throw bad(flag, "'\(param)' is not a query parameter name")
+            }
+        }
+        let styles = [("--next", next != nil), ("--page-param", pageParam != nil), ("--cursor-path", cursorPath != nil || cursorParam != nil),
+                      ("--offset-param", offsetParam != nil), ("--after-param", afterParam != nil)].filter(\.1).map(\.0)
+        if styles.count > 1 { throw bad(styles[1], "and \(styles[0]) are two paging styles; pick one") }
+        if (cursorPath == nil) != (cursorParam == nil) {
+            throw bad(cursorPath == nil ? "--cursor-param" : "--cursor-path", "needs \(cursorPath == nil ? "--cursor-path (where the next cursor is in the body)" : "--cursor-param (the parameter it is sent back in)")")
+        }
+        if pageParam != nil && pageSize == nil { throw bad("--page-param", "needs --page-size") }
+        if offsetParam != nil && pageSize == nil { throw bad("--offset-param", "needs --page-size (the limit sent with each page)") }
+        if totalPath != nil && offsetParam == nil { throw bad("--total-path", "goes with --offset-param") }
+        if hasMorePath != nil && afterParam == nil { throw bad("--has-more-path", "goes with --after-param") }
+        if limitParam != nil && pageSize == nil { throw bad("--limit-param", "needs --page-size (its value)") }
+        if limitParam != nil && pageParam != nil { throw bad("--limit-param", "is for cursor, offset and after-id paging; page numbers use --size-param") }
+        if pageSize != nil && styles.isEmpty { throw bad("--page-size", "needs a paging style: --page-param, --cursor-path, --offset-param or --after-param") }
         if let n = pageSize, !(1...10_000).contains(n) { throw bad("--page-size", "must be 1–10000") }
-        if pageParam != nil && next != nil { throw bad("--page-param", "and --next are two paging styles; pick one") }
         for h in headers {
             guard let colon = h.firstIndex(of: ":"), !h[..<colon].trimmingCharacters(in: .whitespaces).isEmpty else {
                 throw bad("--header", "'\(h)' must look like 'Name: value'")
             }
         }
+    }
+
+    /// The limit parameter and its value, for cursor, offset and after-id paging (`limit`
+    /// unless `limitParam` names another); empty when no page size is set or pages are numbered.
+    var limitQuery: [(String, String)] {
+        guard let size = pageSize, pageParam == nil else { return [] }
+        return [(limitParam ?? "limit", String(size))]
     }
 
     static func isPath(_ p: String) -> Bool {

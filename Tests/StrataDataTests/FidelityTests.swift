@@ -1,0 +1,157 @@
+import EventStore
+import FixtureServer
+import Foundation
+import StrataData
+import Testing
+
+/// Mirror fidelity against the real fixture server: details that change on their own, paging
+/// styles of real APIs, and backfills read by the date they were observed.
+@Suite struct FidelityTests {
+    func species(_ server: FixtureServer) -> SourceDefinition {
+        SourceDefinition(name: "species", url: server.baseURL + "/species/all", items: "results", id: ["name"], detailURLField: "url")
+    }
+
+    @Test func detailsThatChangeWhileTheListDoesNotAreRevalidated() async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            var options = fetchOptions()
+            options.details = true
+            let source = species(server)
+            let first = try await fetcher.fetch(source, options: options)
+            #expect(first.added == 3 && first.details == 3)
+            // Unchanged: every detail costs a 304 and stores no body.
+            let bodies = try await store.stats().blobs
+            let same = try await fetcher.fetch(source, options: options)
+            #expect(same.details == 0 && same.detailsNotModified == 3 && same.changed == 0, "\(same)")
+            #expect(try await store.stats().blobs == bodies)
+            // Four releases: the list never changes, the details do.
+            for v in 2...4 {
+                server.version = v
+                let r = try await fetcher.fetch(source, options: options)
+                #expect(r.changed == 0 && r.added == 0 && r.pagesNotModified == r.pages, "\(r)")
+                #expect(r.details + r.detailsNotModified == 3)
+            }
+            let tables = ItemTables(store: store)
+            let history = try await tables.history(source: "species", id: "bulbasaur")
+            // One list version, and a detail version per release that changed it (v2 happiness and
+            // text, v3 text; v4 none).
+            #expect(history.filter { $0.origin == .list }.count == 1)
+            let details = history.filter { $0.origin == .detail }
+            #expect(details.map(\.kind) == [.added, .changed, .changed])
+            #expect(details[1].changes.map(\.path) == ["/base_happiness", "/flavor_text"])
+            #expect(details[2].changes.map(\.path) == ["/flavor_text"])
+            #expect(try await tables.history(source: "species", id: "squirtle").filter { $0.origin == .detail }.count == 4)
+            let now = try await tables.item(source: "species", id: "charmander")
+            #expect(now?.detail?.value(atPath: "habitat") == .string("mountain"))
+
+            // The cheaper policy misses such changes: nothing is asked again.
+            server.version = 1
+            var changedOnly = options
+            changedOnly.detailPolicy = .changed
+            let cheap = try await fetcher.fetch(source, options: changedOnly)
+            #expect(cheap.details == 0 && cheap.detailsNotModified == 0)
+            // A max age keeps recently seen details from being asked again.
+            var recent = options
+            recent.detailMaxAge = 3600
+            let skipped = try await fetcher.fetch(source, options: recent)
+            #expect(skipped.details + skipped.detailsNotModified == 0, "\(skipped)")
+            recent.detailMaxAge = 0
+            let all = try await fetcher.fetch(source, options: recent)
+            #expect(all.details == 3, "\(all)")
+        }
+    }
+
+    @Test(arguments: [
+        ("cursor", SourceDefinition(name: "cars", url: "/cars/offers", items: "results", pageSize: 7, cursorPath: "meta.next_cursor", cursorParam: "cursor")),
+        ("offset", SourceDefinition(name: "cars", url: "/cars/offers", items: "results", pageSize: 7, offsetParam: "offset", totalPath: "total")),
+        ("offset, no total", SourceDefinition(name: "cars", url: "/cars/offers", items: "results", pageSize: 8, offsetParam: "offset")),
+        ("after", SourceDefinition(name: "cars", url: "/cars/offers", items: "results", pageSize: 5, afterParam: "starting_after", hasMorePath: "has_more")),
+        ("after, no flag", SourceDefinition(name: "cars", url: "/cars/offers", items: "results", pageSize: 5, afterParam: "starting_after")),
+    ])
+    func pagingStyles(_ style: String, _ template: SourceDefinition) async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            var source = template
+            source.url = server.baseURL + template.url
+            try source.validate()
+            let r = try await fetcher.fetch(source, options: fetchOptions())
+            #expect(r.complete && r.added == 24, "\(style): \(r)")
+            // 24 items: whole pages and a short last one; an empty page only where nothing else
+            // says the list ended (no total after full pages; no has-more flag).
+            let expected = ["cursor": 4, "offset": 4, "offset, no total": 4, "after": 5, "after, no flag": 6][style]
+            #expect(r.pages == expected, "\(style)")
+            #expect(try await itemKeys(store, "cars").count == 24)
+        }
+    }
+
+    @Test func aCursorThatLoopsIsAClearError() async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            server.setFault(.cursorLoop, for: "/cars")
+            let source = SourceDefinition(name: "cars", url: server.baseURL + "/cars/offers", items: "results", pageSize: 7,
+                                          cursorPath: "meta.next_cursor", cursorParam: "cursor")
+            await #expect { _ = try await fetcher.fetch(source, options: fetchOptions()) } throws: { error in
+                (error as? FetchError)?.message.contains("meta.next_cursor repeats") == true
+            }
+            #expect(try await itemKeys(store, "cars").isEmpty)
+            let failed = try await store.events(EventQuery(type: DataEvents.fetchFailed))
+            #expect(failed.count == 1)
+        }
+    }
+
+    @Test(arguments: [
+        (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5, cursorPath: "meta.next"), "--cursor-param"),
+        (SourceDefinition(name: "s", url: "http://x/a", cursorParam: "c"), "--cursor-path"),
+        (SourceDefinition(name: "s", url: "http://x/a", offsetParam: "offset"), "--offset-param"),
+        (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5, totalPath: "total"), "--total-path"),
+        (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5, hasMorePath: "has_more"), "--has-more-path"),
+        (SourceDefinition(name: "s", url: "http://x/a", next: "next", pageSize: 5, afterParam: "after"), "--after-param"),
+        (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5), "--page-size"),
+        (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5, cursorPath: "a..b", cursorParam: "c"), "--cursor-path"),
+        (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5, offsetParam: "off set"), "--offset-param"),
+    ])
+    func pagingValidationNamesTheFlag(_ source: SourceDefinition, _ flag: String) {
+        #expect { try source.validate() } throws: { ($0 as? FetchError)?.message.contains(flag) == true }
+    }
+
+    /// Snapshots imported in every order answer date reads as an oracle that folds them by date.
+    @Test func backfillsInEveryOrderAreReadByTheirDate() async throws {
+        let dated = [("2019-01-01T00:00:00Z", 1), ("2021-01-01T00:00:00Z", 2), ("2023-01-01T00:00:00Z", 3)]
+        let bodies = try (1...3).map { try fixture("cars/v\($0)/offers.json") }
+        func ids(_ version: Int) throws -> [String] {
+            guard case .array(let items)? = try JSONValue(parsing: bodies[version - 1]).value(atPath: "results") else { return [] }
+            return items.compactMap { if case .number(let n)? = $0.value(atPath: "id") { n } else { nil } }.sorted()
+        }
+        let orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]
+        for order in orders {
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), logger: quietLogger())
+            let source = SourceDefinition(name: "cars", url: "file:///cars.json", items: "results")
+            _ = try await SourceCatalog(store: store).define(source)
+            for i in order {
+                _ = try await fetcher.importSnapshots(source, files: [("v\(dated[i].1).json", bodies[dated[i].1 - 1])],
+                                                      recordedAt: Timestamp(iso8601: dated[i].0))
+            }
+            let tables = ItemTables(store: store)
+            for (date, expected) in [("2018-06-01T00:00:00Z", 0), ("2019-01-01T00:00:00Z", 1), ("2020-06-01T00:00:00Z", 1),
+                                     ("2022-01-01T00:00:00Z", 2), ("2024-01-01T00:00:00Z", 3)] {
+                let seq = try await tables.seq(source: "cars", observedAt: Timestamp(iso8601: date)!)
+                let got = seq == 0 ? [] : try await tables.items(source: "cars", asOf: seq).map(\.id).sorted()
+                let want = expected == 0 ? [] : try ids(expected)
+                #expect(got == want, "order \(order), \(date)")
+            }
+            // Now is the newest observation, whatever came last.
+            let newest = try ids(3)
+            #expect(try await itemKeys(store, "cars").sorted() == newest, "order \(order)")
+            // History is in observed order: a price that went 2019 → 2021 → 2023.
+            let h = try await tables.history(source: "cars", id: "3").filter { $0.origin == .list }
+            #expect(h.map(\.recordedAt) == h.map(\.recordedAt).sorted(), "order \(order)")
+            let allBackfilled = h.allSatisfy { $0.backfilled }
+            #expect(allBackfilled)
+            #expect(try await store.verify().ok)
+        }
+    }
+}
