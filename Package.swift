@@ -33,6 +33,7 @@ let package = Package(
         // C system libraries (Debian -dev packages).
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CChafa", pkgConfig: "chafa", providers: [.apt(["libchafa-dev", "libglib2.0-dev"])]),
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
@@ -64,7 +65,7 @@ let package = Package(
         // projections that fold fetched pages into items.
         .target(
             name: "StrataData",
-            dependencies: ["EventStore", "LMDB", "CCurl", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["EventStore", "LMDB", "CCurl", "CSQLite", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
 

@@ -54,6 +54,11 @@ public struct DomainAssembly: Assembly {
             FetcherArchiveRepository(fetcher: r.resolve(Fetcher.self)!, catalog: r.resolve(SourceCatalog.self)!)
         }
         container.register(ImportHistory.self) { r in ImportHistory(archive: r.resolve((any ArchiveRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
+        container.register((any ExportRepository).self) { _ in SQLiteExportRepository() }
+        container.register(ExportSource.self) { r in
+            ExportSource(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
+                         log: r.resolve((any EventLogRepository).self)!, exporter: r.resolve((any ExportRepository).self)!)
+        }
         container.register(QueryItems.self) { r in QueryItems(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
         container.register(RefreshSource.self) { r in RefreshSource(remote: r.resolve((any RemoteRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
         container.register(LoadItemDetail.self) { r in
@@ -66,7 +71,7 @@ public struct DomainAssembly: Assembly {
         container.register(UseCases.self) { r in
             UseCases(query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
                      history: r.resolve(GetItemHistory.self)!, diff: r.resolve(DiffCollection.self)!, replay: r.resolve(ReplayLog.self)!,
-                     importHistory: r.resolve(ImportHistory.self)!, sources: r.resolve((any SourceRepository).self)!)
+                     importHistory: r.resolve(ImportHistory.self)!, export: r.resolve(ExportSource.self)!, sources: r.resolve((any SourceRepository).self)!)
         }
     }
 }

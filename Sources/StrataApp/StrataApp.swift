@@ -38,5 +38,6 @@ public struct UseCases: Sendable {
     public let diff: DiffCollection
     public let replay: ReplayLog
     public let importHistory: ImportHistory
+    public let export: ExportSource
     public let sources: any SourceRepository
 }

@@ -20,7 +20,7 @@ struct Strata: AsyncParsableCommand {
         version: version,
         subcommands: [
             SourceCommand.self, FetchCommand.self, ImportCommand.self,
-            BrowseCommand.self, ListCommand.self, ShowCommand.self, HistoryCommand.self, DiffCommand.self, DemoCommand.self,
+            ExportCommand.self, BrowseCommand.self, ListCommand.self, ShowCommand.self, HistoryCommand.self, DiffCommand.self, DemoCommand.self,
             LogCommand.self, DocCommand.self, RecordCommand.self, VerifyCommand.self,
             RebuildCommand.self, StatsCommand.self, BenchCommand.self, AppendLoopCommand.self, HoldReadCommand.self,
         ]

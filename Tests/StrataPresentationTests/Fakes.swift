@@ -107,6 +107,7 @@ final class MemoryRepositories: ItemRepository, SourceRepository, RemoteReposito
     }
 
     func resolve(_ point: PointInTime) async throws -> UInt64 { try resolveSync(point) }
+    func body(sha256: String) async throws -> [UInt8]? { nil }
 }
 
 /// A fixed, deterministic scene: a cars source fetched twice.

@@ -96,6 +96,8 @@ public struct ItemTables: Sendable {
             let ordered = versions.filter { time == nil || $0.recordedAt <= time! }
                 .sorted { ($0.recordedAt, $0.seq) < ($1.recordedAt, $1.seq) }
             var previous: DocumentVersion?
+            // The last document seen present, in observed order: what a removal removed.
+            var lastPresent: JSONValue?
             var number = 0
             for v in ordered {
                 let kind: ChangeKind
@@ -109,7 +111,7 @@ public struct ItemTables: Sendable {
                 case (let p?, false):
                     if p.isRemoved {
                         kind = .reappeared
-                        changes = p.document.diff(to: v.document)
+                        changes = (lastPresent ?? p.document).diff(to: v.document)
                     } else {
                         guard p.document != v.document else { continue }
                         kind = .changed
@@ -119,10 +121,11 @@ public struct ItemTables: Sendable {
                 number += 1
                 let event = try await store.event(seq: v.seq)
                 out.append(ItemVersionEntity(version: number, seq: v.seq, recordedAt: v.recordedAt, kind: kind, changes: changes,
-                                             document: kind == .removed ? previous!.document : v.document, run: event?[metadata: "run"],
+                                             document: kind == .removed ? (lastPresent ?? previous!.document) : v.document, run: event?[metadata: "run"],
                                              eventType: event?.type, origin: origin,
                                              backfilled: event?[metadata: "backfill"] == "true"))
                 previous = v
+                if kind != .removed { lastPresent = v.document }
             }
         }
         return out.sorted { ($0.recordedAt, $0.seq) < ($1.recordedAt, $1.seq) }

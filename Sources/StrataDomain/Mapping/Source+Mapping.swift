@@ -41,6 +41,6 @@ extension LogEntry {
     public init(event e: RecordedEvent) {
         self.init(seq: e.seq, recordedAt: e.recordedAt.date, type: e.type, stream: e.stream,
                   metadata: e.metadata.map { Field(path: $0.key, value: $0.value) }, payloadSize: e.payload?.size,
-                  hash: e.hash.hex)
+                  payloadSHA256: e.payload?.hashHex, hash: e.hash.hex, id: e.id)
     }
 }

@@ -8,11 +8,16 @@ public struct LogEntry: Sendable, Hashable {
     public var stream: String
     public var metadata: [Field]
     public var payloadSize: Int?
+    /// SHA-256 of the payload, when there is one.
+    public var payloadSHA256: String?
     public var hash: String
+    /// The event's id (idempotency key).
+    public var id: String
 
-    public init(seq: UInt64, recordedAt: Date, type: String, stream: String, metadata: [Field] = [], payloadSize: Int? = nil, hash: String) {
+    public init(seq: UInt64, recordedAt: Date, type: String, stream: String, metadata: [Field] = [], payloadSize: Int? = nil,
+                payloadSHA256: String? = nil, hash: String, id: String = "") {
         self.seq = seq; self.recordedAt = recordedAt; self.type = type; self.stream = stream; self.metadata = metadata
-        self.payloadSize = payloadSize; self.hash = hash
+        self.payloadSize = payloadSize; self.payloadSHA256 = payloadSHA256; self.hash = hash; self.id = id
     }
 
     public subscript(metadata key: String) -> String? { metadata.first { $0.path == key }?.value }

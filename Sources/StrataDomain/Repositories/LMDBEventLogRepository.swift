@@ -25,4 +25,8 @@ public struct LMDBEventLogRepository: EventLogRepository {
             return try await storage { try await store.seq(asOf: Timestamp(d)) }
         }
     }
+
+    public func body(sha256: String) async throws -> [UInt8]? {
+        try await storage { try await store.body(sha256: sha256) }
+    }
 }

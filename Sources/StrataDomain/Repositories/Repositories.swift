@@ -33,6 +33,8 @@ public protocol EventLogRepository: Sendable {
     func entries(_ query: LogQuery) async throws -> [LogEntry]
     /// The seq a point stands for: the head for `.now`, the last event at or before a date.
     func resolve(_ point: PointInTime) async throws -> UInt64
+    /// A stored body (an event's payload) by SHA-256; nil when not stored.
+    func body(sha256: String) async throws -> [UInt8]?
 }
 
 extension RemoteRepository {
@@ -47,4 +49,10 @@ public protocol ArchiveRepository: Sendable {
     /// Appends every snapshot of `origin` as a complete pass over the source's list, observed at
     /// its own time; `progress` gets the number of snapshots handled so far.
     func importHistory(source: String, from origin: HistoryOrigin, progress: (@Sendable (Int) -> Void)?) async throws -> ImportResult
+}
+
+/// Writes what the app reads into the formats other tools open.
+public protocol ExportRepository: Sendable {
+    /// Writes a source's items and every version into a SQLite file at `path` (replaced whole).
+    func writeSQLite(_ export: SQLiteExport, to path: String) async throws -> SQLiteExportSummary
 }

@@ -62,6 +62,30 @@ extension JSONValue {
                         "stream": .string(e.stream), "metadata": .object(meta),
                         "payloadSize": e.payloadSize.map { .number(String($0)) } ?? .null, "hash": .string(e.hash)])
     }
+
+    /// The event as a CloudEvents 1.0 JSON event (structured mode): the required `id`, `source`,
+    /// `specversion` and `type`; `time`, `subject` (the item key, else the stream) and
+    /// `datacontenttype`; the extensions `strataseq`, `stratastream` and `stratahash`; `data`
+    /// holds the metadata, the payload's hash and size, and the payload itself when given (JSON,
+    /// else base64 under `payload_base64`).
+    public init(cloudEvent e: LogEntry, store: String, payload: [UInt8]? = nil) {
+        var meta: [String: JSONValue] = [:]
+        for m in e.metadata { meta[m.path] = .string(m.value) }
+        var data: [String: JSONValue] = ["metadata": .object(meta)]
+        if let sha = e.payloadSHA256 { data["payloadSha256"] = .string(sha) }
+        if let size = e.payloadSize { data["payloadSize"] = .number(String(size)) }
+        if let payload {
+            if let json = try? JSONValue(parsing: payload) { data["payload"] = json } else { data["payload_base64"] = .string(Data(payload).base64EncodedString()) }
+        }
+        let source = "strata:" + (store.hasPrefix("/") ? "" : "/") + store.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)!
+        self = .object([
+            "specversion": .string("1.0"), "id": .string(e.id.isEmpty ? e.hash : e.id), "source": .string(source),
+            "type": .string("dev.strata." + e.type), "time": .string(ISOTime.format(e.recordedAt)),
+            "subject": .string(e[metadata: "key"].map { "\(e.stream)/\($0)" } ?? e.stream), "datacontenttype": .string("application/json"),
+            "strataseq": .number(String(e.seq)), "stratastream": .string(e.stream), "stratahash": .string(e.hash),
+            "data": .object(data),
+        ])
+    }
 }
 
 enum ISOTime {
