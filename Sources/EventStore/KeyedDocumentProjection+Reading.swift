@@ -215,6 +215,32 @@ public struct DocumentReader {
         return out
     }
 
+    /// The keys of the documents whose value at `path` was `value` as of `seq`, from the index's
+    /// history (the keys that ever had the value, checked against their interval); nil when the
+    /// path is not indexed, the value cannot be, or the index was defined after `seq`, so the
+    /// caller must scan.
+    public func keys(collection: String, path: String, equals value: String, asOf seq: UInt64) throws -> [String]? {
+        guard try indexedPaths(collection: collection).contains(path),
+              KeyedDocumentProjection.indexText(.string(value)) != nil,
+              let since = try transaction.get(tables["index-history"], key: Array(collection.utf8) + [0, 0] + Array(path.utf8)),
+              since.count == 8, since.withUnsafeBytes({ UInt64(bigEndianBytes: $0) }) <= seq else { return nil }
+        let prefix = KeyedDocumentProjection.indexPrefix(collection, path, value)
+        let c = try transaction.cursor(tables["index-history"])
+        var out: [String] = []
+        var entry = try c.seek(atLeast: prefix)
+        while let e = entry, e.key.hasPrefix(prefix) {
+            let n = e.key.count
+            let from = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[(n - 8)...]))
+            let to = UInt64(bigEndianBytes: e.value)
+            if from <= seq && seq < to {
+                let key = String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(n - 9)]), as: UTF8.self)
+                if out.last != key { out.append(key) }
+            }
+            entry = try c.next()
+        }
+        return out
+    }
+
     /// The names of the collections that have documents.
     public func collections() throws -> [String] {
         let c = try transaction.cursor(tables["current"])

@@ -160,7 +160,7 @@ public struct KeyedDocumentProjection: Projection {
 
     public let name: String
     public let version: Int
-    public let tables = ["current", "history", "index", "indexes", "order", "counts"]
+    public let tables = ["current", "history", "index", "indexes", "order", "counts", "index-history"]
     public let eventTypes: Set<String>?
     public let documentTypes: Set<String>
     private let extract: Extractor
@@ -223,7 +223,7 @@ public struct KeyedDocumentProjection: Projection {
                 try removeAll(in: collection, event, context) { _, record in record.lastSeenSeq < since }
             case let .index(collection, paths):
                 try Self.validate(collection, "x")
-                try defineIndex(collection, paths: paths, context)
+                try defineIndex(collection, paths: paths, event.seq, context)
             }
         }
     }
@@ -291,7 +291,7 @@ public struct KeyedDocumentProjection: Projection {
                 let paths = try indexedPaths(collection, ctx)
                 if !paths.isEmpty {
                     let old = kind == .changed ? try JSONValue(parsing: Self.document(collection, key, at: record.changedSeq, txn, ctx.tables)) : nil
-                    try updateIndex(collection, key, paths: paths, old: old, new: try doc ?? JSONValue(parsing: canonical), ctx)
+                    try updateIndex(collection, key, paths: paths, old: old, new: try doc ?? JSONValue(parsing: canonical), event.seq, ctx)
                 }
                 record.version += 1
                 record.changedSeq = event.seq
@@ -316,7 +316,7 @@ public struct KeyedDocumentProjection: Projection {
             let paths = try indexedPaths(collection, ctx)
             if !paths.isEmpty {
                 let old = try JSONValue(parsing: last.text())
-                try updateIndex(collection, key, paths: paths, old: old, new: nil, ctx)
+                try updateIndex(collection, key, paths: paths, old: old, new: nil, event.seq, ctx)
             }
             try adjustCount(collection, by: -1, event.seq, ctx)
             record.version += 1
@@ -422,7 +422,7 @@ public struct KeyedDocumentProjection: Projection {
         return paths
     }
 
-    private func defineIndex(_ collection: String, paths: [String], _ ctx: ProjectionContext) throws {
+    private func defineIndex(_ collection: String, paths: [String], _ seq: UInt64, _ ctx: ProjectionContext) throws {
         let paths = Array(Set(paths)).sorted()
         let before = try indexedPaths(collection, ctx)
         guard before != paths else { return }
@@ -435,6 +435,13 @@ public struct KeyedDocumentProjection: Projection {
         var entry = try c.seek(atLeast: prefix)
         while let e = entry, e.key.hasPrefix(prefix) { stale.append([UInt8](e.key)); entry = try c.next() }
         for k in stale { try txn.delete(ctx.tables["index"], key: k) }
+        // The index's history starts again here: as-of reads before `seq` scan instead.
+        stale = []
+        let h = try txn.cursor(ctx.tables["index-history"])
+        entry = try h.seek(atLeast: prefix)
+        while let e = entry, e.key.hasPrefix(prefix) { stale.append([UInt8](e.key)); entry = try h.next() }
+        for k in stale { try txn.delete(ctx.tables["index-history"], key: k) }
+        for path in paths { try txn.put(ctx.tables["index-history"], key: prefix + [0] + Array(path.utf8), value: seq.bigEndianBytes) }
         if paths.isEmpty {
             try txn.delete(ctx.tables["indexes"], key: Array(collection.utf8))
             return
@@ -451,16 +458,34 @@ public struct KeyedDocumentProjection: Projection {
             }
             entry = try docs.next()
         }
-        for (key, doc) in present { try updateIndex(collection, key, paths: paths, old: nil, new: doc, ctx) }
+        for (key, doc) in present { try updateIndex(collection, key, paths: paths, old: nil, new: doc, seq, ctx) }
     }
 
-    private func updateIndex(_ collection: String, _ key: String, paths: [String], old: JSONValue?, new: JSONValue?, _ ctx: ProjectionContext) throws {
+    /// Moves `key` between index entries, and keeps each entry's history: in `index-history`,
+    /// `entry 0x00 from(u64be)` → `to(u64be)` (`UInt64.max` while the value holds), the seqs
+    /// `from ..< to` at which the document had the value, so a filtered read as of any seq
+    /// since the index was defined reads the keys that ever had the value, not the collection.
+    private func updateIndex(_ collection: String, _ key: String, paths: [String], old: JSONValue?, new: JSONValue?, _ seq: UInt64,
+                             _ ctx: ProjectionContext) throws {
+        let txn = ctx.transaction
+        let history = ctx.tables["index-history"]
         for path in paths {
             let before = old.flatMap { Self.indexKey(collection, path, $0.value(atPath: path), key) }
             let after = new.flatMap { Self.indexKey(collection, path, $0.value(atPath: path), key) }
             guard before != after else { continue }
-            if let before { try ctx.transaction.delete(ctx.tables["index"], key: before) }
-            if let after { try ctx.transaction.put(ctx.tables["index"], key: after, value: []) }
+            if let before {
+                try txn.delete(ctx.tables["index"], key: before)
+                let c = try txn.cursor(history)
+                if let open = try c.seek(atMost: before + [0] + UInt64.max.bigEndianBytes), open.key.count == before.count + 9,
+                   open.key.hasPrefix(before + [0]) {
+                    let k = [UInt8](open.key)
+                    try txn.put(history, key: k, value: seq.bigEndianBytes)
+                }
+            }
+            if let after {
+                try txn.put(ctx.tables["index"], key: after, value: [])
+                if after.count + 9 <= 511 { try txn.put(history, key: after + [0] + seq.bigEndianBytes, value: UInt64.max.bigEndianBytes) }
+            }
         }
     }
 

@@ -22,7 +22,7 @@ public enum DataProjections {
     /// same items again, which only marks them seen); a complete pass sweeps the unseen ones away.
     /// A source's `index` fields are kept in an exact-match index for `--where` filters.
     public static let items = KeyedDocumentProjection(
-        name: "items", version: 7,
+        name: "items", version: 8,
         eventTypes: [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted]
     ) { event, ctx in
         switch event.type {

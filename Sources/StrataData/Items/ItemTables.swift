@@ -37,16 +37,19 @@ public struct ItemTables: Sendable {
         try await store.documents(projection: "items") { try $0.count(collection: source, asOf: seq) }
     }
 
-    /// The present items whose indexed `path` equals `value` (current state only); nil when
-    /// the path is not indexed, so the caller must scan.
-    public func items(source: String, path: String, equals value: String) async throws -> [ItemEntity]? {
+    /// The items present now or as of a seq whose indexed `path` equals `value`; nil when the
+    /// path is not indexed (or, as of a seq, the index was defined after it), so the caller must
+    /// scan. As of a seq the index's history gives the keys that had the value then.
+    public func items(source: String, path: String, equals value: String, asOf seq: UInt64? = nil) async throws -> [ItemEntity]? {
         try await store.read { [store] txn in
             let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
             let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
-            guard let keys = try items.keys(collection: source, path: path, equals: value) else { return nil }
+            let found = if let seq { try items.keys(collection: source, path: path, equals: value, asOf: seq) }
+                        else { try items.keys(collection: source, path: path, equals: value) }
+            guard let keys = found else { return nil }
             return try keys.compactMap { key in
-                guard let s = try items.state(collection: source, key: key) else { return nil }
-                return ItemEntity(s, detail: nil, image: try images.state(collection: source, key: key).flatMap { ImageEntity($0.document) })
+                guard let s = try items.state(collection: source, key: key, asOf: seq), !s.removed else { return nil }
+                return ItemEntity(s, detail: nil, image: try images.state(collection: source, key: key, asOf: seq).flatMap { ImageEntity($0.document) })
             }
         }
     }

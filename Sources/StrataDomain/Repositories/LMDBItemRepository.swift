@@ -3,7 +3,8 @@ import EventStore
 import Foundation
 
 /// ``ItemRepository`` over the LMDB tables: `--where` filters on indexed fields are index
-/// lookups (current reads); other filters, search and sort scan the source's items.
+/// lookups, now or as of a seq (the index keeps its history); other filters, search and sort
+/// scan the source's items.
 public struct LMDBItemRepository: ItemRepository {
     let tables: ItemTables
     let sources: any SourceRepository
@@ -30,8 +31,8 @@ public struct LMDBItemRepository: ItemRepository {
         }
         var usedIndex = false
         var entities: [ItemEntity]?
-        if seq == nil, let first = query.filters.first {
-            entities = try await storage { try await tables.items(source: source.name, path: first.path, equals: first.value) }
+        if !query.includeRemoved, let first = query.filters.first {
+            entities = try await storage { try await tables.items(source: source.name, path: first.path, equals: first.value, asOf: seq) }
             usedIndex = entities != nil
         }
         let all: [ItemEntity]
