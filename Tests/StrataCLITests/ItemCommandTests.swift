@@ -92,18 +92,21 @@ import Testing
         defer { Task { await server.stop() } }
         let h = try await strata(["history", "cars", "9"], store: store)
         #expect(h.status == 0)
-        let kinds = h.stdout.split(separator: "\n").compactMap { line in ["added", "removed", "reappeared", "changed"].first { line.hasPrefix("v") && line.contains("  \($0)") } }
+        let kinds = h.stdout.split(separator: "\n").filter { $0.contains("  list ") }.compactMap { line in ["added", "removed", "reappeared", "changed"].first { line.hasPrefix("v") && line.contains("  \($0)") } }
         #expect(kinds == ["added", "removed", "reappeared"])
         #expect(h.stdout.contains("~ /price:"))
-        let json = try jsonObject(try await strata(["history", "cars", "3", "--format", "json"], store: store).stdout) as! [[String: Any]]
+        let all = try jsonObject(try await strata(["history", "cars", "3", "--format", "json"], store: store).stdout) as! [[String: Any]]
+        // The list entry's versions; the detail's (fetched by `show`) come labelled beside them.
+        let json = all.filter { $0["origin"] as? String == "list" }
+        #expect(all.contains { $0["origin"] as? String == "detail" })
         #expect(json.map { $0["kind"] as! String } == ["added", "changed", "changed"])
-        #expect(Set(json[1].keys) == ["version", "seq", "recordedAt", "kind", "run", "eventType", "changes", "document"])
+        #expect(Set(json[1].keys) == ["version", "seq", "recordedAt", "kind", "run", "eventType", "changes", "document", "origin", "backfilled"])
         let change = (json[1]["changes"] as! [[String: Any]])[0]
         #expect(change["path"] as? String == "/price" && change["kind"] as? String == "replaced" && change["old"] is Int && change["new"] is Int)
-        let ignored = try jsonObject(try await strata(["history", "cars", "3", "--ignore", "price", "--ignore", "rating", "--format", "json"], store: store).stdout) as! [Any]
-        #expect(ignored.count == 1)
-        let cut = try jsonObject(try await strata(["history", "cars", "9", "--as-of", String(runs[1]), "--format", "json"], store: store).stdout) as! [Any]
-        #expect(cut.count == 2)
+        let ignored = try jsonObject(try await strata(["history", "cars", "3", "--ignore", "price", "--ignore", "rating", "--format", "json"], store: store).stdout) as! [[String: Any]]
+        #expect(ignored.filter { $0["origin"] as? String == "list" }.count == 1)
+        let cut = try jsonObject(try await strata(["history", "cars", "9", "--as-of", String(runs[1]), "--format", "json"], store: store).stdout) as! [[String: Any]]
+        #expect(cut.filter { $0["origin"] as? String == "list" }.count == 2)
 
         let diff = try await strata(["diff", "cars", "--from", String(runs[0]), "--to", String(runs[1])], store: store)
         #expect(diff.stdout.hasPrefix("cars: seq \(runs[0]) → \(runs[1]): 3 added, 4 changed, 2 removed, 0 reappeared"))

@@ -26,7 +26,8 @@ import Testing
             let noteKeys = try await itemKeys(store, "notes")
             #expect(noteKeys.allSatisfy { $0.hasPrefix("-N") })
 
-            // Unchanged API: only not-modified pages and completions are added.
+            // Unchanged API: only not-modified pages and completions are added, and every stored
+            // detail is revalidated with a 304.
             let before = try await store.head().seq
             for s in sources {
                 let r = try await fetcher.fetch(s, options: options)
@@ -34,8 +35,10 @@ import Testing
             }
             let added = try await store.events(EventQuery(fromSeq: before + 1))
             // One ListNotModified per source: no page events, nothing re-marked.
-            #expect(added.map(\.type) == Array(repeating: DataEvents.listNotModified, count: sources.count))
-            #expect(added.map { $0[metadata: "pages"] } == ["3", "3", "1", "1"])
+            let lists = added.filter { $0.type != DataEvents.detailNotModified }
+            #expect(lists.map(\.type) == Array(repeating: DataEvents.listNotModified, count: sources.count))
+            #expect(lists.map { $0[metadata: "pages"] } == ["3", "3", "1", "1"])
+            #expect(added.count - lists.count == 12)
 
             server.version = 2
             let cars2 = try await fetcher.fetch(server.cars, options: options)
@@ -43,7 +46,8 @@ import Testing
             let notes2 = try await fetcher.fetch(server.notes, options: options)
             #expect(notes2.added == 1 && notes2.changed == 1 && notes2.removed == 1)
             let poke2 = try await fetcher.fetch(server.pokedex, options: options)
-            #expect(poke2.added == 2 && poke2.removed == 1 && poke2.details == 2)
+            // Two new items' details, and the two details that changed while their list entry did not.
+            #expect(poke2.added == 2 && poke2.removed == 1 && poke2.details == 4, "\(poke2)")
 
             server.version = 3
             let cars3 = try await fetcher.fetch(server.cars, options: options)
@@ -247,9 +251,12 @@ import Testing
             for d in details {
                 #expect(d.document.value(atPath: "id") == .number(d.key), "detail \(d.key) holds \(d.document.value(atPath: "id") ?? .null)")
             }
-            // Every detail is there now: another pass fetches none.
+            // Every detail is there now: another pass fetches none, and revalidates each (a 304).
             let again = try await fetcher.fetch(source, options: options)
-            #expect(again.details == 0 && again.detailsNotModified == 0)
+            #expect(again.details == 0 && again.detailsNotModified == 25, "\(again)")
+            options.detailPolicy = .changed
+            let cheap = try await fetcher.fetch(source, options: options)
+            #expect(cheap.details == 0 && cheap.detailsNotModified == 0)
             #expect(try await store.verify().ok)
         }
     }

@@ -272,7 +272,7 @@ import Testing
         #expect(o["fields"] == .object(["make": .string("Toyota"), "fuel": .string("petrol")]))
         let v = ItemVersion(version: 2, seq: 9, recordedAt: Scene.t0, kind: .changed, run: "r", eventType: "E",
                             changes: [Change(kind: .replaced, path: "/p", old: .number("1"), new: .number("2"))], document: .null)
-        #expect(JSONValue(version: v).canonicalString == #"{"changes":[{"kind":"replaced","new":2,"old":1,"path":"/p"}],"document":null,"eventType":"E","kind":"changed","recordedAt":"2026-01-01T00:00:00.000Z","run":"r","seq":9,"version":2}"#)
+        #expect(JSONValue(version: v).canonicalString == #"{"backfilled":false,"changes":[{"kind":"replaced","new":2,"old":1,"path":"/p"}],"document":null,"eventType":"E","kind":"changed","origin":"list","recordedAt":"2026-01-01T00:00:00.000Z","run":"r","seq":9,"version":2}"#)
         #expect(JSONValue(source: Scene.source).value(atPath: "lastRun.complete") == .bool(true))
         #expect(JSONValue(entry: Scene.repositories().entries[2]).value(atPath: "metadata.stage") == .string("detail"))
         #expect(JSONValue(diff: ItemDiff(id: "1", title: "t", kind: .removed, changes: [])).value(atPath: "kind") == .string("removed"))
