@@ -54,6 +54,8 @@ public struct DomainAssembly: Assembly {
             FetcherArchiveRepository(fetcher: r.resolve(Fetcher.self)!, catalog: r.resolve(SourceCatalog.self)!)
         }
         container.register(ImportHistory.self) { r in ImportHistory(archive: r.resolve((any ArchiveRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
+        container.register((any SourceCatalogRepository).self) { r in EventSourceCatalogRepository(catalog: r.resolve(SourceCatalog.self)!) }
+        container.register(ManageSources.self) { r in ManageSources(catalog: r.resolve((any SourceCatalogRepository).self)!) }
         container.register((any ExportRepository).self) { _ in SQLiteExportRepository() }
         container.register(ExportSource.self) { r in
             ExportSource(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
@@ -71,7 +73,7 @@ public struct DomainAssembly: Assembly {
         container.register(UseCases.self) { r in
             UseCases(query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
                      history: r.resolve(GetItemHistory.self)!, diff: r.resolve(DiffCollection.self)!, replay: r.resolve(ReplayLog.self)!,
-                     importHistory: r.resolve(ImportHistory.self)!, export: r.resolve(ExportSource.self)!, sources: r.resolve((any SourceRepository).self)!)
+                     importHistory: r.resolve(ImportHistory.self)!, export: r.resolve(ExportSource.self)!, manageSources: r.resolve(ManageSources.self)!, sources: r.resolve((any SourceRepository).self)!)
         }
     }
 }

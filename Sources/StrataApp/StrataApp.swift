@@ -39,5 +39,6 @@ public struct UseCases: Sendable {
     public let replay: ReplayLog
     public let importHistory: ImportHistory
     public let export: ExportSource
+    public let manageSources: ManageSources
     public let sources: any SourceRepository
 }

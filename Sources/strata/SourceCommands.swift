@@ -70,9 +70,12 @@ struct SourceCommand: AsyncParsableCommand {
                     cursorPath: cursorPath, cursorParam: cursorParam, offsetParam: offsetParam, totalPath: totalPath,
                     limitParam: limitParam, afterParam: afterParam, hasMorePath: hasMorePath)
                 do throws(FetchError) { try def.validate() } catch { throw ValidationError(error.message) }
-                let store = try await location.open()
-                let outcome = try await SourceCatalog(store: store).define(def, replace: replace)
-                emit("\(replace ? "changed" : "defined") source \(name) (seq \(outcome.seq))")
+                let app = try await location.app()
+                let seq: UInt64
+                do { seq = try await app.useCases.manageSources.define(def, replace: replace) } catch let e as RepositoryError {
+                    throw CLIError(e.message)
+                }
+                emit("\(replace ? "changed" : "defined") source \(name) (seq \(seq))")
             }
         }
     }
@@ -84,7 +87,7 @@ struct SourceCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let sources = try await SourceCatalog(store: location.open()).all()
+                let sources = try await location.app().useCases.manageSources.all()
                 switch format {
                 case .json, .ndjson: emit(sources.map(\.json), as: format)
                 case .table:
@@ -106,10 +109,9 @@ struct SourceCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                guard let s = try await SourceCatalog(store: location.open()).get(name) else {
-                    throw CLIError("no source named \(name); see `strata source list`", exit: ExitCodes.notFound)
+                do { emit(try await location.app().useCases.manageSources.definition(name).json.prettyString) } catch let e as RepositoryError {
+                    throw CLIError(e.message, exit: ExitCodes.notFound)
                 }
-                emit(s.json.prettyString)
             }
         }
     }
@@ -121,7 +123,7 @@ struct SourceCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                do { try await SourceCatalog(store: location.open()).remove(name) } catch let e as FetchError {
+                do { try await location.app().useCases.manageSources.remove(name) } catch let e as RepositoryError {
                     throw CLIError(e.message, exit: ExitCodes.notFound)
                 }
                 emit("removed source \(name)")

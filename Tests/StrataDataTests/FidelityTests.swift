@@ -25,6 +25,7 @@ import Testing
             let same = try await fetcher.fetch(source, options: options)
             #expect(same.details == 0 && same.detailsNotModified == 3 && same.changed == 0, "\(same)")
             #expect(try await store.stats().blobs == bodies)
+            let beforeReleases = try await store.head().seq
             // Four releases: the list never changes, the details do.
             for v in 2...4 {
                 server.version = v
@@ -33,6 +34,10 @@ import Testing
                 #expect(r.details + r.detailsNotModified == 3)
             }
             let tables = ItemTables(store: store)
+            // A collection diff counts an item whose detail changed as changed, with the detail's fields.
+            let diff = try await tables.diff(source: "species", from: beforeReleases, to: try await store.head().seq)
+            #expect(Set(diff.map(\.id)) == ["bulbasaur", "charmander", "squirtle"] && diff.allSatisfy { $0.kind == .changed })
+            #expect(diff.first { $0.id == "charmander" }?.changes.map(\.path).sorted() == ["detail:/base_happiness", "detail:/habitat"])
             let history = try await tables.history(source: "species", id: "bulbasaur")
             // One list version, and a detail version per release that changed it (v2 happiness and
             // text, v3 text; v4 none).

@@ -135,9 +135,26 @@ public struct ItemTables: Sendable {
     }
 
     /// Items added, removed, changed or back between two seqs.
+    /// Items whose detail changed between the points count as changed, with the detail's field
+    /// changes under paths `detail:/…` (a detail downloaded for the first time is no change).
     public func diff(source: String, from: UInt64, to: UInt64) async throws -> [ItemDiffEntity] {
-        try await store.documents(projection: "items") { try $0.diff(collection: source, from: from, to: to) }.map {
-            ItemDiffEntity(id: $0.key, kind: $0.kind, before: $0.before, after: $0.after, changes: $0.changes)
+        try await store.read { [store] txn in
+            let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
+            let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
+            var out = try items.diff(collection: source, from: from, to: to).map {
+                ItemDiffEntity(id: $0.key, kind: $0.kind, before: $0.before, after: $0.after, changes: $0.changes)
+            }
+            var index = Dictionary(uniqueKeysWithValues: out.enumerated().map { ($1.id, $0) })
+            for d in try details.diff(collection: source, from: from, to: to) where d.kind == .changed || d.kind == .reappeared {
+                let changes = d.changes.map { c in var c = c; c.path = "detail:" + c.path; return c }
+                if let i = index[d.key] {
+                    out[i].changes += changes
+                } else if let item = try items.state(collection: source, key: d.key, asOf: to), !item.removed {
+                    index[d.key] = out.count
+                    out.append(ItemDiffEntity(id: d.key, kind: .changed, before: item.document, after: item.document, changes: changes))
+                }
+            }
+            return out
         }
     }
 

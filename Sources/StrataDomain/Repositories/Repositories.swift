@@ -1,3 +1,5 @@
+public import StrataData
+
 /// The stored items of every source: lists, filters, single items, history and diffs, now or as
 /// of any point of the log. Reads never touch the network.
 public protocol ItemRepository: Sendable {
@@ -55,4 +57,13 @@ public protocol ArchiveRepository: Sendable {
 public protocol ExportRepository: Sendable {
     /// Writes a source's items and every version into a SQLite file at `path` (replaced whole).
     func writeSQLite(_ export: SQLiteExport, to path: String) async throws -> SQLiteExportSummary
+}
+
+/// The source definitions themselves (what `source add` writes), as events.
+public protocol SourceCatalogRepository: Sendable {
+    /// Appends the definition (or its change); returns its seq.
+    func define(_ definition: SourceDefinition, replace: Bool) async throws -> UInt64
+    func definitions() async throws -> [SourceDefinition]
+    func definition(_ name: String) async throws -> SourceDefinition?
+    func remove(_ name: String) async throws
 }
