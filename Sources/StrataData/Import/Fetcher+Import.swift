@@ -63,6 +63,7 @@ extension Fetcher {
         var firstSeq: UInt64?
         var batch: [NewEvent] = []
         var batchBytes = 0
+        var sizes: [Int] = []
         func flush() async throws {
             guard !batch.isEmpty else { return }
             let outcomes = try await store.append(batch)
@@ -70,13 +71,14 @@ extension Fetcher {
             for (i, o) in outcomes.enumerated() where i % 2 == 0 {
                 if o.appended {
                     summary.imported += 1
+                    summary.bytes += sizes[i / 2]
                     firstSeq = firstSeq ?? o.seq
                 } else {
                     summary.alreadyImported += 1
                 }
             }
-            summary.bytes += batchBytes
             batch.removeAll(keepingCapacity: true)
+            sizes.removeAll(keepingCapacity: true)
             batchBytes = 0
             if try await restateNewestObservation(source, run: run) { summary.backfilled = true }
         }
@@ -105,6 +107,7 @@ extension Fetcher {
             batch.append(NewEvent(id: ids?.1, type: DataEvents.fetchCompleted, recordedAt: snapshot.recordedAt, stream: source.name,
                                   metadata: done + snapshot.metadata))
             batchBytes += snapshot.body.count
+            sizes.append(snapshot.body.count)
             progress?(FetchProgress(source: source.name, stage: .list, done: summary.imported + summary.alreadyImported + summary.failed + batch.count / 2, total: nil))
             if batch.count >= 2 * batchSize || batchBytes >= 32 << 20 { try await flush() }
         }
