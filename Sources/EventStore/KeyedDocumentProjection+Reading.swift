@@ -71,8 +71,10 @@ public struct DocumentReader {
 
     /// Every version of a document, oldest first, up to `seq` when given, each with its
     /// field-level changes from the version before (RFC 6902 with old values; empty for `added`
-    /// and `removed`; for `reappeared`, from the last state before the removal).
-    public func history(collection: String, key: String, upTo seq: UInt64 = .max) throws -> [DocumentVersion] {
+    /// and `removed`; for `reappeared`, from the last state before the removal). With
+    /// `derivingChanges` false the changes are left empty (a caller that orders the versions
+    /// otherwise works them out itself).
+    public func history(collection: String, key: String, upTo seq: UInt64 = .max, derivingChanges: Bool = true) throws -> [DocumentVersion] {
         let prefix = KeyedDocumentProjection.currentKey(collection, key) + [0]
         let c = try transaction.cursor(tables["history"])
         var out: [DocumentVersion] = []
@@ -81,7 +83,7 @@ public struct DocumentReader {
             let at = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
             if at > seq { break }
             var v = try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, e.value)
-            if v.changes.isEmpty, v.kind == .changed || v.kind == .reappeared, let previous = out.last {
+            if derivingChanges, v.changes.isEmpty, v.kind == .changed || v.kind == .reappeared, let previous = out.last {
                 v.changes = previous.document.diff(to: v.document)
             }
             out.append(v)

@@ -119,11 +119,11 @@ struct LogSchema: Sendable {
 
     /// ``timeKey(_:_:)`` built on the stack, for `body`.
     static func withTimeKey<T>(_ t: Timestamp, _ seq: UInt64, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
-        try withUnsafeBytes(of: ((UInt64(bitPattern: t.microseconds) ^ (1 << 63)).bigEndian, seq.bigEndian), body)
+        try withUnsafeBytes(of: (t.sortableBits.bigEndian, seq.bigEndian), body)
     }
 
     static func time(fromKey k: UnsafeRawBufferPointer) -> Timestamp {
-        Timestamp(microseconds: Int64(bitPattern: UInt64(bigEndianBytes: k) ^ (1 << 63)))
+        Timestamp(sortableBits: UInt64(bigEndianBytes: k))
     }
 
     static let countersKey = Array("counters".utf8)

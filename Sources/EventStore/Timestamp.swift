@@ -14,6 +14,12 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     public static func < (a: Timestamp, b: Timestamp) -> Bool { a.microseconds < b.microseconds }
 
+    /// The microseconds with the sign bit flipped: as 8 big-endian bytes they sort as the times do
+    /// under memcmp (the form time takes in every LMDB key).
+    public var sortableBits: UInt64 { UInt64(bitPattern: microseconds) ^ (1 << 63) }
+
+    public init(sortableBits bits: UInt64) { microseconds = Int64(bitPattern: bits ^ (1 << 63)) }
+
     /// ISO 8601 in UTC with milliseconds, e.g. `2026-11-22T08:00:00.000Z`.
     public var iso8601: String {
         date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))

@@ -37,11 +37,6 @@ public final class FixtureServer: @unchecked Sendable {
     private let lock = NSLock()
     private var _version: Int
     private var faults: [(prefix: String, fault: Fault, remaining: Int?)] = []
-    /// Prefixes under which ``Fault/cursorLoop`` is on.
-    fileprivate var loopPrefixes: [String] {
-        lock.lock(); defer { lock.unlock() }
-        return faults.filter { $0.fault == .cursorLoop }.map(\.prefix)
-    }
     private var _requests: [String: Int] = [:]
     private var inFlight = 0
     private var _peakInFlight = 0
@@ -183,7 +178,7 @@ public final class FixtureServer: @unchecked Sendable {
         }
         var headers: HTTPFields = [.contentType: contentType]
         if contentType == "application/json" {
-            (body, headers) = page(body, request: request, headers: headers)
+            (body, headers) = page(body, request: request, headers: headers, cursorLoop: fault == .cursorLoop)
         }
         switch fault {
         case .malformed?:
@@ -294,7 +289,7 @@ public final class FixtureServer: @unchecked Sendable {
 
     /// Pages a list: `?page=N&size=M` (1-based) or `?since_id=A|max_id=B&count=M` over the array at
     /// the root or under `results`. Adds a relative `next` URL to object bodies and a `Link` header.
-    private func page(_ body: [UInt8], request: Request, headers: HTTPFields) -> ([UInt8], HTTPFields) {
+    private func page(_ body: [UInt8], request: Request, headers: HTTPFields, cursorLoop: Bool) -> ([UInt8], HTTPFields) {
         let q = request.uri.queryParameters
         let pageNumber = q["page"].flatMap { Int(String($0)) }
         let size = (q["size"] ?? q["per_page"]).flatMap { Int(String($0)) }
@@ -302,7 +297,7 @@ public final class FixtureServer: @unchecked Sendable {
         let sinceId = q["since_id"].flatMap { Int(String($0)) }
         let maxId = q["max_id"].flatMap { Int(String($0)) }
         if let limit = q["limit"].flatMap({ Int(String($0)) }), limit > 0 {
-            return limitPage(body, query: q, limit: limit, loop: takeLoop(request.uri.path), headers: headers)
+            return limitPage(body, query: q, limit: limit, loop: cursorLoop, headers: headers)
         }
         guard (pageNumber != nil && size != nil) || count != nil,
               let any = try? JSONSerialization.jsonObject(with: Data(body)) else { return (body, headers) }
@@ -335,11 +330,6 @@ public final class FixtureServer: @unchecked Sendable {
 }
 
 extension FixtureServer {
-    /// Whether the cursor-loop fault is on for `path` (checked without counting a request).
-    fileprivate func takeLoop(_ path: String) -> Bool {
-        loopPrefixes.contains { path.hasPrefix($0) }
-    }
-
     /// Pages with `limit=N` in the three styles real APIs use, all in one body: a cursor
     /// (`cursor=c<start>`, next in `meta.next_cursor`, null at the end), an offset (`offset=K`,
     /// the count in `total`), and starting after an id (`starting_after=ID`, `has_more`). The

@@ -69,18 +69,17 @@ struct ExportCommand: AsyncParsableCommand {
             guard !page.isEmpty else { break }
             var text = ""
             for e in page {
+                var body: [UInt8]?
+                if payloads, let sha = e.payloadSHA256 { body = try await app.useCases.export.body(sha256: sha) }
                 let value: JSONValue
                 switch format {
                 case .ndjson:
                     guard case .object(var fields) = JSONValue(entry: e) else { continue }
                     fields["id"] = .string(e.id)
                     if let sha = e.payloadSHA256 { fields["payloadSha256"] = .string(sha) }
-                    if payloads, let sha = e.payloadSHA256, let body = try await app.useCases.export.body(sha256: sha) {
-                        fields["payload"] = (try? JSONValue(parsing: body)) ?? .string(Data(body).base64EncodedString())
-                    }
+                    if let body { fields["payload"] = (try? JSONValue(parsing: body)) ?? .string(Data(body).base64EncodedString()) }
                     value = .object(fields)
                 case .cloudevents:
-                    let body = payloads ? try await e.payloadSHA256.asyncMap { try await app.useCases.export.body(sha256: $0) } ?? nil : nil
                     value = JSONValue(cloudEvent: e, store: location.path, payload: body)
                 }
                 text += value.canonicalString + "\n"
@@ -88,12 +87,5 @@ struct ExportCommand: AsyncParsableCommand {
             out.write(Data(text.utf8))
             after = page.last!.seq
         }
-    }
-}
-
-extension Optional {
-    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let w = self else { return nil }
-        return try await transform(w)
     }
 }

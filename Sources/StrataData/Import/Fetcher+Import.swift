@@ -62,24 +62,27 @@ extension Fetcher {
         let extraction = ItemExtraction(source)
         var firstSeq: UInt64?
         var batch: [NewEvent] = []
-        var batchBytes = 0
+        // The body size of each snapshot in the batch.
         var sizes: [Int] = []
+        /// Appends the batch, then restates the newest observation if the batch (or a killed
+        /// import before it: this runs at the end even with nothing to append) left an older one
+        /// current.
         func flush() async throws {
-            guard !batch.isEmpty else { return }
-            let outcomes = try await store.append(batch)
-            // A snapshot's two events go in and are skipped together.
-            for (i, o) in outcomes.enumerated() where i % 2 == 0 {
-                if o.appended {
-                    summary.imported += 1
-                    summary.bytes += sizes[i / 2]
-                    firstSeq = firstSeq ?? o.seq
-                } else {
-                    summary.alreadyImported += 1
+            if !batch.isEmpty {
+                let outcomes = try await store.append(batch)
+                // A snapshot's two events go in and are skipped together.
+                for (i, o) in outcomes.enumerated() where i % 2 == 0 {
+                    if o.appended {
+                        summary.imported += 1
+                        summary.bytes += sizes[i / 2]
+                        firstSeq = firstSeq ?? o.seq
+                    } else {
+                        summary.alreadyImported += 1
+                    }
                 }
+                batch.removeAll(keepingCapacity: true)
+                sizes.removeAll(keepingCapacity: true)
             }
-            batch.removeAll(keepingCapacity: true)
-            sizes.removeAll(keepingCapacity: true)
-            batchBytes = 0
             if try await restateNewestObservation(source, run: run) { summary.backfilled = true }
         }
         for try await snapshot in snapshots {
@@ -106,15 +109,11 @@ extension Fetcher {
             if snapshot.recordedAt != nil { done.append(("backfill", "true")) }
             batch.append(NewEvent(id: ids?.1, type: DataEvents.fetchCompleted, recordedAt: snapshot.recordedAt, stream: source.name,
                                   metadata: done + snapshot.metadata))
-            batchBytes += snapshot.body.count
             sizes.append(snapshot.body.count)
             progress?(FetchProgress(source: source.name, stage: .list, done: summary.imported + summary.alreadyImported + summary.failed + batch.count / 2, total: nil))
-            if batch.count >= 2 * batchSize || batchBytes >= 32 << 20 { try await flush() }
+            if sizes.count >= batchSize || sizes.reduce(0, +) >= 32 << 20 { try await flush() }
         }
         try await flush()
-        // A kill between a batch and its restatement is mended by the next import, even one
-        // with nothing new.
-        if try await restateNewestObservation(source, run: run) { summary.backfilled = true }
         if let firstSeq, !summary.backfilled {
             var counts = FetchSummary(source: source.name, run: run)
             try await countChanges(&counts, source: source.name, since: firstSeq)
@@ -140,7 +139,7 @@ extension Fetcher {
     /// appends that observation again: its pages as references to the bodies already stored,
     /// and a `FetchCompleted`, all at its time and marked `restates`. Returns whether it did.
     @discardableResult
-    public func restateNewestObservation(_ source: SourceDefinition, run: String) async throws -> Bool {
+    func restateNewestObservation(_ source: SourceDefinition, run: String) async throws -> Bool {
         let name = source.name
         let state = try await store.read { [store] txn in
             let reader = ObservationTimeline.Reader(transaction: txn, tables: try store.tables(of: "timeline"))

@@ -69,7 +69,8 @@ public struct ItemTables: Sendable {
             guard let s = try items.state(collection: source, key: id, asOf: seq) else { return nil }
             func observed(_ reader: DocumentReader) throws -> JSONValue? {
                 guard let time else { return try reader.state(collection: source, key: id, asOf: seq)?.document }
-                return try reader.history(collection: source, key: id, upTo: seq ?? .max).last { $0.recordedAt <= time && !$0.isRemoved }?.document
+                return try reader.history(collection: source, key: id, upTo: seq ?? .max, derivingChanges: false)
+                    .last { $0.recordedAt <= time && !$0.isRemoved }?.document
             }
             return ItemEntity(s, detail: try observed(details), image: try observed(images).flatMap { ImageEntity($0) })
         }
@@ -92,7 +93,9 @@ public struct ItemTables: Sendable {
         let (list, detail) = try await store.read { [store] txn in
             let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
             let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
-            return (try items.history(collection: source, key: id, upTo: seq), try details.history(collection: source, key: id, upTo: seq))
+            // Changes are worked out below, in observed order.
+            return (try items.history(collection: source, key: id, upTo: seq, derivingChanges: false),
+                    try details.history(collection: source, key: id, upTo: seq, derivingChanges: false))
         }
         var out: [ItemVersionEntity] = []
         for (origin, versions) in [(ItemVersionEntity.Origin.list, list), (.detail, detail)] {

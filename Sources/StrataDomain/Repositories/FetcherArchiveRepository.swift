@@ -15,9 +15,7 @@ public struct FetcherArchiveRepository: ArchiveRepository {
 
     public func importHistory(source name: String, from origin: HistoryOrigin,
                               progress: (@Sendable (Int) -> Void)?) async throws -> ImportResult {
-        guard let definition = try await storage({ try await catalog.get(name) }) else {
-            throw RepositoryError(.notFound, "no source named \(name); see `strata source list`")
-        }
+        let definition = try await catalog.required(name)
         var report: (@Sendable (FetchProgress) -> Void)?
         if let progress { report = { @Sendable p in progress(p.done) } }
         do {

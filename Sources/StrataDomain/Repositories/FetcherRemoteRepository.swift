@@ -14,7 +14,7 @@ public struct FetcherRemoteRepository: RemoteRepository {
     }
 
     public func refresh(source name: String, request: RefreshRequest) async throws -> RefreshResult {
-        let definition = try await definition(name)
+        let definition = try await catalog.required(name)
         var options = self.options
         switch request.details {
         case .none: options.details = false
@@ -31,7 +31,7 @@ public struct FetcherRemoteRepository: RemoteRepository {
     }
 
     public func loadDetail(source name: String, id: String) async throws {
-        let definition = try await definition(name)
+        let definition = try await catalog.required(name)
         let summary: FetchSummary
         do { summary = try await fetcher.fetchDetail(definition, key: id, options: options) } catch let e as FetchError {
             throw RepositoryError(.network, e.description, cause: e)
@@ -39,8 +39,12 @@ public struct FetcherRemoteRepository: RemoteRepository {
         if let failure = summary.failures.first { throw RepositoryError(.network, failure) }
     }
 
-    private func definition(_ name: String) async throws -> SourceDefinition {
-        guard let d = try await storage({ try await catalog.get(name) }) else {
+}
+
+extension SourceCatalog {
+    /// The definition of `name`. Throws ``RepositoryError`` `notFound` (or `storage`).
+    func required(_ name: String) async throws -> SourceDefinition {
+        guard let d = try await storage({ try await get(name) }) else {
             throw RepositoryError(.notFound, "no source named \(name); see `strata source list`")
         }
         return d

@@ -56,11 +56,16 @@ extension JSONValue {
     }
 
     public init(entry e: LogEntry) {
+        self = .object(["seq": .number(String(e.seq)), "recordedAt": .string(ISOTime.format(e.recordedAt)), "type": .string(e.type),
+                        "stream": .string(e.stream), "metadata": Self.metadata(of: e),
+                        "payloadSize": e.payloadSize.map { .number(String($0)) } ?? .null, "hash": .string(e.hash)])
+    }
+
+    /// An event's metadata as an object of strings.
+    private static func metadata(of e: LogEntry) -> JSONValue {
         var meta: [String: JSONValue] = [:]
         for m in e.metadata { meta[m.path] = .string(m.value) }
-        self = .object(["seq": .number(String(e.seq)), "recordedAt": .string(ISOTime.format(e.recordedAt)), "type": .string(e.type),
-                        "stream": .string(e.stream), "metadata": .object(meta),
-                        "payloadSize": e.payloadSize.map { .number(String($0)) } ?? .null, "hash": .string(e.hash)])
+        return .object(meta)
     }
 
     /// The event as a CloudEvents 1.0 JSON event (structured mode): the required `id`, `source`,
@@ -69,9 +74,7 @@ extension JSONValue {
     /// holds the metadata, the payload's hash and size, and the payload itself when given (JSON,
     /// else base64 under `payload_base64`).
     public init(cloudEvent e: LogEntry, store: String, payload: [UInt8]? = nil) {
-        var meta: [String: JSONValue] = [:]
-        for m in e.metadata { meta[m.path] = .string(m.value) }
-        var data: [String: JSONValue] = ["metadata": .object(meta)]
+        var data: [String: JSONValue] = ["metadata": Self.metadata(of: e)]
         if let sha = e.payloadSHA256 { data["payloadSha256"] = .string(sha) }
         if let size = e.payloadSize { data["payloadSize"] = .number(String(size)) }
         if let payload {
