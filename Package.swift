@@ -103,6 +103,7 @@ let package = Package(
         .target(
             name: "FixtureServer",
             dependencies: [
+                "StrataJSON",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

@@ -160,7 +160,9 @@ public struct KeyedDocumentProjection: Projection {
 
     public let name: String
     public let version: Int
-    public let tables = ["current", "history", "index", "indexes", "order", "counts", "index-history"]
+    public var tables: [String] { ["current", "history", "index", "indexes", "order", "counts", "index-history"] + extraTables }
+    /// Tables of the extractor's own (it reads and writes them through the context).
+    public let extraTables: [String]
     public let eventTypes: Set<String>?
     public let documentTypes: Set<String>
     private let extract: Extractor
@@ -178,12 +180,16 @@ public struct KeyedDocumentProjection: Projection {
     /// for (nil, the default: every type); the store does not hand it other events.
     /// `documentTypes`: the types whose payload `extract` puts whole (`putJSON` of the payload),
     /// so their canonical form can be worked out ahead (an optimization only).
+    /// `extraTables`: tables the extractor keeps state in besides the documents'.
     public init(name: String = "documents", version: Int = 6, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
-                extract: @escaping Extractor) {
-        self.init(name: name, version: version, eventTypes: eventTypes, documentTypes: documentTypes, extract: extract, builtIn: false)
+                extraTables: [String] = [], extract: @escaping Extractor) {
+        self.init(name: name, version: version, eventTypes: eventTypes, documentTypes: documentTypes, extract: extract, builtIn: false,
+                  extraTables: extraTables)
     }
 
-    private init(name: String, version: Int, eventTypes: Set<String>?, documentTypes: Set<String>, extract: @escaping Extractor, builtIn: Bool) {
+    private init(name: String, version: Int, eventTypes: Set<String>?, documentTypes: Set<String>, extract: @escaping Extractor, builtIn: Bool,
+                 extraTables: [String] = []) {
+        self.extraTables = extraTables
         self.name = name
         self.version = version
         self.eventTypes = eventTypes

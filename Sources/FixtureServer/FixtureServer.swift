@@ -41,6 +41,7 @@ public final class FixtureServer: @unchecked Sendable {
     private var inFlight = 0
     private var _peakInFlight = 0
     private var task: Task<Void, any Error>?
+    private let writeState = FixtureWrites()
     public private(set) var port = 0
     public var slowSeconds: Double = 3
     public var hugeBytes = 80 << 20
@@ -91,6 +92,12 @@ public final class FixtureServer: @unchecked Sendable {
         return try await respond(request)
     }
 
+    /// Runs `body` on the write state under the server's lock.
+    func withWrites<T>(_ body: (FixtureWrites) -> T) -> T {
+        lock.lock(); defer { lock.unlock() }
+        return body(writeState)
+    }
+
     private func takeFault(for path: String) -> Fault? {
         lock.lock(); defer { lock.unlock() }
         _requests[path, default: 0] += 1
@@ -108,6 +115,10 @@ public final class FixtureServer: @unchecked Sendable {
         let router = Router()
         router.get("**") { request, _ in try await self.handle(request) }
         router.head("**") { request, _ in try await self.handle(request) }
+        router.post("**") { request, _ in try await self.handle(request) }
+        router.patch("**") { request, _ in try await self.handle(request) }
+        router.put("**") { request, _ in try await self.handle(request) }
+        router.delete("**") { request, _ in try await self.handle(request) }
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "fixture-server")
         logger.logLevel = .critical  // stopping by cancellation logs errors that are not
@@ -161,6 +172,13 @@ public final class FixtureServer: @unchecked Sendable {
         default:
             break
         }
+        if request.method != .get && request.method != .head {
+            switch fault {
+            case .malformed?: return json("{,]", status: .ok)
+            case .truncated?: throw CancellationError()
+            default: return try await respondToWrite(request)
+            }
+        }
         if path.hasPrefix("/synthetic/") {
             let latency = Self.syntheticLatency(request.uri.queryParameters)
             guard let (body, headers) = synthetic(path, request.uri.queryParameters, latency: latency) else {
@@ -174,10 +192,11 @@ public final class FixtureServer: @unchecked Sendable {
             return Response(status: .ok, headers: h, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
         }
         guard case (var body, let contentType)? = load(path) else {
-            return json(#"{"error":"not found"}"#, status: .notFound)
+            return itemResponse(path, request: request) ?? json(#"{"error":"not found"}"#, status: .notFound)
         }
         var headers: HTTPFields = [.contentType: contentType]
         if contentType == "application/json" {
+            body = withWritesApplied(path, body)
             (body, headers) = page(body, request: request, headers: headers, cursorLoop: fault == .cursorLoop)
         }
         switch fault {
@@ -269,7 +288,7 @@ public final class FixtureServer: @unchecked Sendable {
         Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 
-    private func load(_ path: String) -> ([UInt8], String)? {
+    func load(_ path: String) -> ([UInt8], String)? {
         let parts = path.split(separator: "/").map(String.init)
         guard let dataset = parts.first, !parts.contains(".."), !parts.contains(where: { $0.hasPrefix(".") }) else { return nil }
         let rest = parts.dropFirst().joined(separator: "/")

@@ -115,6 +115,13 @@ extension JSONValue {
         }
     }
 
+    /// The JSON Pointer of a dotted path (`specs.km` → `/specs/km`); a path that already starts
+    /// with `/` is taken as a pointer.
+    public static func pointer(fromPath path: String) -> String {
+        if path.hasPrefix("/") || path.isEmpty { return path }
+        return path.split(separator: ".", omittingEmptySubsequences: false).map { "/" + escape(String($0)) }.joined()
+    }
+
     static func escape(_ token: String) -> String {
         guard token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return token }
         return token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")

@@ -2,11 +2,15 @@ public import EventStore
 
 /// The projections of the data layer, all built on ``KeyedDocumentProjection``.
 public enum DataProjections {
-    /// Source definitions: collection `sources`, key = source name.
+    /// Source definitions: collection `sources`, key = source name; settings (`config set`):
+    /// collection `config`, key = setting.
     public static let sources = KeyedDocumentProjection(
-        name: "sources", version: 6, eventTypes: [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved]
+        name: "sources", version: 7, eventTypes: [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved, WriteEvents.configChanged]
     ) { event, ctx in
         switch event.type {
+        case WriteEvents.configChanged:
+            guard let key = event[metadata: "key"], let body = try ctx.payload(of: event) else { throw DocumentError("config event without a key or value") }
+            return [.put(collection: "config", key: key, document: try JSONValue(parsing: body))]
         case DataEvents.sourceDefined, DataEvents.sourceChanged:
             guard let name = event[metadata: "source"], let body = try ctx.payload(of: event) else { throw DocumentError("source event without a name or definition") }
             return [.put(collection: "sources", key: name, document: try JSONValue(parsing: body))]
@@ -21,9 +25,13 @@ public enum DataProjections {
     /// Items: collection = source name, key = item id. Pages put their items (a 304 page puts the
     /// same items again, which only marks them seen); a complete pass sweeps the unseen ones away.
     /// A source's `index` fields are kept in an exact-match index for `--where` filters.
+    /// Local writes are overlaid on the fetched documents (``PendingOverlay``): an item with open
+    /// writes shows them, through fetches, until the server answers.
     public static let items = KeyedDocumentProjection(
-        name: "items", version: 8,
-        eventTypes: [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted]
+        name: "items", version: 9,
+        eventTypes: Set([DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted])
+            .union(WriteEvents.writes).union(WriteEvents.outcomes),
+        extraTables: PendingOverlay.tables
     ) { event, ctx in
         switch event.type {
         case DataEvents.sourceDefined, DataEvents.sourceChanged:
@@ -34,15 +42,20 @@ public enum DataProjections {
             guard let source = event[metadata: "source"], let body = try ctx.payload(of: event) else { throw DocumentError("page event without a source or body") }
             let url = event[metadata: "url"] ?? ""
             let (_, items) = try ItemExtraction(metadataOf: event).items(in: body, url: url)
-            return items.map { .put(collection: source, key: $0.key, document: $0.item) }
+            let overlay = PendingOverlay(context: ctx, source: source)
+            if try overlay.isEmpty() { return items.map { .put(collection: source, key: $0.key, document: $0.item) } }
+            return try items.map { try overlay.serverPut($0.key, $0.item) ?? .put(collection: source, key: $0.key, document: $0.item) }
         case DataEvents.fetchCompleted:
             // The run's pages and this event were appended in one batch, so they are the `pages`
             // events right before it.
             guard let source = event[metadata: "source"], event[metadata: "complete"] == "true",
                   let pages = event[metadata: "pages"].flatMap(UInt64.init), pages < event.seq else { return [] }
-            return [.sweep(collection: source, since: event.seq - pages)]
-        case DataEvents.sourceRemoved:
-            return nil
+            let since = event.seq - pages
+            let overlay = PendingOverlay(context: ctx, source: source)
+            let kept = try overlay.isEmpty() ? [] : try overlay.completePass(since: since, reader: DocumentReader(transaction: ctx.transaction, tables: ctx.tables))
+            return kept + [.sweep(collection: source, since: since)]
+        case let t where WriteEvents.writes.contains(t) || WriteEvents.outcomes.contains(t):
+            return try LocalWriteFold.items(event, ctx)
         default:
             return nil
         }
@@ -96,5 +109,5 @@ public enum DataProjections {
     /// Every projection the data layer keeps, besides the generic documents projection.
     public static let timeline = ObservationTimeline()
 
-    public static let all: [any Projection] = [sources, items, details, images, httpCache, timeline]
+    public static let all: [any Projection] = [sources, items, details, images, httpCache, timeline, Outbox.projection]
 }

@@ -249,6 +249,16 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
         _ = ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Int(min(configuration.connectTimeout, request.timeout) * 1000))
         _ = ccurl_setopt_long(h, CURLOPT_MAXFILESIZE, request.maxBytes)
         _ = ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, t.headers)
+        // A reused handle may have sent a body before: GET resets it, then the verb and body.
+        _ = ccurl_setopt_long(h, CURLOPT_HTTPGET, 1)
+        _ = ccurl_setopt_ptr(h, CURLOPT_CUSTOMREQUEST, nil)
+        if let body = request.body {
+            _ = ccurl_setopt_long(h, CURLOPT_POSTFIELDSIZE, body.count)
+            _ = body.withUnsafeBytes { ccurl_setopt_ptr(h, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!)) }
+        }
+        if request.method != "GET" && !(request.method == "POST" && request.body != nil) {
+            _ = ccurl_setopt_string(h, CURLOPT_CUSTOMREQUEST, request.method)
+        }
         _ = ccurl_setopt_ptr(h, CURLOPT_WRITEDATA, Unmanaged.passRetained(t.sink).toOpaque())
         t.handle = h
         t.started = ContinuousClock.now

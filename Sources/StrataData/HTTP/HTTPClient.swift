@@ -1,8 +1,12 @@
 import Foundation
 
-/// An HTTP GET to perform.
+/// An HTTP request to perform: a GET unless `method` says otherwise.
 public struct HTTPRequest: Sendable, Hashable {
     public var url: String
+    /// GET, POST, PATCH, PUT or DELETE.
+    public var method: String
+    /// The request body (sent with a `Content-Type` given in `headers`).
+    public var body: [UInt8]?
     /// Header lines already resolved (secrets included): never log or store these.
     public var headers: [(name: String, value: String)]
     /// Total time allowed, seconds.
@@ -11,8 +15,11 @@ public struct HTTPRequest: Sendable, Hashable {
     /// Allow `file://` (only for sources whose own URL is a file URL).
     public var allowFileScheme: Bool
 
-    public init(url: String, headers: [(name: String, value: String)] = [], timeout: Double = 30, maxBytes: Int = 64 << 20, allowFileScheme: Bool = false) {
+    public init(url: String, method: String = "GET", body: [UInt8]? = nil, headers: [(name: String, value: String)] = [], timeout: Double = 30,
+                maxBytes: Int = 64 << 20, allowFileScheme: Bool = false) {
         self.url = url
+        self.method = method
+        self.body = body
         self.headers = headers
         self.timeout = timeout
         self.maxBytes = maxBytes
@@ -20,7 +27,7 @@ public struct HTTPRequest: Sendable, Hashable {
     }
 
     public static func == (a: HTTPRequest, b: HTTPRequest) -> Bool {
-        a.url == b.url && a.timeout == b.timeout && a.maxBytes == b.maxBytes && a.allowFileScheme == b.allowFileScheme
+        a.url == b.url && a.method == b.method && a.body == b.body && a.timeout == b.timeout && a.maxBytes == b.maxBytes && a.allowFileScheme == b.allowFileScheme
             && a.headers.map(\.name) == b.headers.map(\.name) && a.headers.map(\.value) == b.headers.map(\.value)
     }
 
@@ -34,7 +41,7 @@ public struct HTTPResponse: Sendable {
     public var url: String
     public var body: [UInt8]
     /// The response headers Strata uses, lower-cased names: etag, last-modified, retry-after,
-    /// content-type, link.
+    /// content-type, link, location.
     public var headers: [String: String]
     public var duration: Duration
 

@@ -44,6 +44,20 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
     /// Header templates, `Name: value`; `$VAR` and `${VAR}` are read from the environment when
     /// fetching and never stored resolved.
     public var headers: [String]
+    /// The write side (all optional; a source without them is read-only).
+    /// Where new items are POSTed.
+    public var createURL: String?
+    /// An item's URL for updates, a template with `{id}`; sent with `updateMethod`.
+    public var updateURL: String?
+    /// `PATCH` (default) or `PUT` (the whole document).
+    public var updateMethod: String?
+    /// The body of a PATCH: `json-patch` (RFC 6902, default) or `merge-patch` (RFC 7396).
+    public var patchFormat: String?
+    /// An item's URL for deletes, a template with `{id}`.
+    public var deleteURL: String?
+    /// Dotted path of the field naming an item's owner: filled with the local user on create,
+    /// matched by `list --mine`.
+    public var ownerField: String?
 
     public init(
         name: String, url: String, items: String? = nil, id: [String] = ["id"], title: String? = nil, subtitle: [String] = [],
@@ -57,6 +71,25 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
         self.name = name; self.url = url; self.items = items; self.id = id; self.title = title; self.subtitle = subtitle
         self.image = image; self.detailURL = detailURL; self.detailURLField = detailURLField; self.next = next
         self.pageParam = pageParam; self.sizeParam = sizeParam; self.pageSize = pageSize; self.index = index; self.headers = headers
+    }
+
+    /// Whether the source takes writes of `kind`.
+    public func accepts(_ kind: WriteKind) -> Bool {
+        switch kind {
+        case .create: createURL != nil
+        case .patch: updateURL != nil
+        case .delete: deleteURL != nil
+        }
+    }
+
+    /// The URL of a write's request (an item's id percent-encoded into the template).
+    public func writeURL(_ kind: WriteKind, id: String) -> String? {
+        let escaped = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))) ?? id
+        switch kind {
+        case .create: return createURL
+        case .patch: return updateURL?.replacingOccurrences(of: "{id}", with: escaped)
+        case .delete: return deleteURL?.replacingOccurrences(of: "{id}", with: escaped)
+        }
     }
 
     /// Checks the definition; the error names the flag at fault and why.
@@ -109,6 +142,16 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
         if limitParam != nil && pageParam != nil { throw bad("--limit-param", "is for cursor, offset and after-id paging; page numbers use --size-param") }
         if pageSize != nil && styles.isEmpty { throw bad("--page-size", "needs a paging style: --page-param, --cursor-path, --offset-param or --after-param") }
         if let n = pageSize, !(1...10_000).contains(n) { throw bad("--page-size", "must be 1–10000") }
+        for (flag, template, needsId) in [("--create-url", createURL, false), ("--update-url", updateURL, true), ("--delete-url", deleteURL, true)] {
+            guard let template else { continue }
+            let scheme = URL(string: template.replacingOccurrences(of: "{id}", with: "1"))?.scheme?.lowercased()
+            guard scheme == "http" || scheme == "https" else { throw bad(flag, "must be an absolute http(s) URL") }
+            if needsId && !template.contains("{id}") { throw bad(flag, "must contain {id}, e.g. https://api.example.com/items/{id}") }
+        }
+        if let m = updateMethod, !["PATCH", "PUT"].contains(m) { throw bad("--update-method", "must be PATCH or PUT") }
+        if let f = patchFormat, !["json-patch", "merge-patch"].contains(f) { throw bad("--patch-format", "must be json-patch or merge-patch") }
+        if (updateMethod != nil || patchFormat != nil) && updateURL == nil { throw bad("--update-method/--patch-format", "need --update-url") }
+        if let o = ownerField, !Self.isPath(o) { throw bad("--owner-field", "'\(o)' is not a dotted path") }
         for h in headers {
             guard let colon = h.firstIndex(of: ":"), !h[..<colon].trimmingCharacters(in: .whitespaces).isEmpty else {
                 throw bad("--header", "'\(h)' must look like 'Name: value'")
