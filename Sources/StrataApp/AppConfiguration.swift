@@ -9,6 +9,8 @@ public struct AppConfiguration: Sendable {
     public var insecureSkipTLSVerify = false
     /// Fetch settings for refreshes and detail downloads.
     public var fetch = FetchOptions()
+    /// Push settings (timeout, retries); the concurrency is given per push.
+    public var push = PushOptions()
     /// Draw thumbnails with this colour mode; nil draws none (not a TTY, `NO_COLOR`, dumb terminal).
     public var thumbnails: Thumbnailer.ColorMode?
     public var thumbnailColumns = 8

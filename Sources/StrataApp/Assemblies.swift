@@ -30,6 +30,11 @@ public struct DataAssembly: Assembly {
         }.inObjectScope(.container)
         container.register(SourceCatalog.self) { r in SourceCatalog(store: r.resolve(EventStore.self)!) }
         container.register(ItemTables.self) { r in ItemTables(store: r.resolve(EventStore.self)!) }
+        container.register(LocalWrites.self) { r in LocalWrites(store: r.resolve(EventStore.self)!) }
+        container.register(OutboxTables.self) { r in OutboxTables(store: r.resolve(EventStore.self)!) }
+        container.register(Pusher.self) { r in
+            Pusher(store: r.resolve(EventStore.self)!, client: r.resolve((any HTTPClient).self)!, logger: configuration.logger)
+        }.inObjectScope(.container)
     }
 }
 
@@ -61,6 +66,18 @@ public struct DomainAssembly: Assembly {
             ExportSource(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
                          log: r.resolve((any EventLogRepository).self)!, exporter: r.resolve((any ExportRepository).self)!)
         }
+        container.register((any WriteRepository).self) { r in
+            EventWriteRepository(writes: r.resolve(LocalWrites.self)!, outbox: r.resolve(OutboxTables.self)!, catalog: r.resolve(SourceCatalog.self)!)
+        }
+        let pushOptions = configuration.push
+        container.register((any PushRepository).self) { r in
+            PusherPushRepository(pusher: r.resolve(Pusher.self)!, catalog: r.resolve(SourceCatalog.self)!, options: pushOptions)
+        }
+        container.register(WriteItems.self) { r in WriteItems(writes: r.resolve((any WriteRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
+        container.register(PushOutbox.self) { r in
+            PushOutbox(writes: r.resolve((any WriteRepository).self)!, push: r.resolve((any PushRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
+        }
+        container.register(ManageConfig.self) { r in ManageConfig(writes: r.resolve((any WriteRepository).self)!) }
         container.register(QueryItems.self) { r in QueryItems(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
         container.register(RefreshSource.self) { r in RefreshSource(remote: r.resolve((any RemoteRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
         container.register(LoadItemDetail.self) { r in
@@ -73,7 +90,8 @@ public struct DomainAssembly: Assembly {
         container.register(UseCases.self) { r in
             UseCases(query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
                      history: r.resolve(GetItemHistory.self)!, diff: r.resolve(DiffCollection.self)!, replay: r.resolve(ReplayLog.self)!,
-                     importHistory: r.resolve(ImportHistory.self)!, export: r.resolve(ExportSource.self)!, manageSources: r.resolve(ManageSources.self)!, sources: r.resolve((any SourceRepository).self)!)
+                     importHistory: r.resolve(ImportHistory.self)!, export: r.resolve(ExportSource.self)!, manageSources: r.resolve(ManageSources.self)!, sources: r.resolve((any SourceRepository).self)!,
+                     write: r.resolve(WriteItems.self)!, push: r.resolve(PushOutbox.self)!, config: r.resolve(ManageConfig.self)!)
         }
     }
 }

@@ -41,4 +41,7 @@ public struct UseCases: Sendable {
     public let export: ExportSource
     public let manageSources: ManageSources
     public let sources: any SourceRepository
+    public let write: WriteItems
+    public let push: PushOutbox
+    public let config: ManageConfig
 }

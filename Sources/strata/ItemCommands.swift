@@ -40,6 +40,7 @@ struct ListCommand: AsyncParsableCommand {
     @Option(help: "Skip this many items first.") var offset = 0
     @Option(help: "Read as of a seq or an ISO 8601 date.") var asOf: PointArgument?
     @Flag(help: "Fetch the source (list only) before listing; a failure keeps the stored list.") var refresh = false
+    @Flag(help: "Only items owned by you (the source's --owner-field equals `config get user`).") var mine = false
     @Option(help: "table, json, ndjson or csv.") var format: ViewFormat = .table
 
     func validate() throws {
@@ -53,6 +54,15 @@ struct ListCommand: AsyncParsableCommand {
         try await reportingErrors {
             let screen = Screen()
             let app = try await location.app(screen: screen) { if format != .table { $0.thumbnails = nil } }
+            var wheres = wheres
+            if mine {
+                let source = try await useCase { try await app.useCases.sources.source(named: name) }
+                guard let owner = source.ownerField else {
+                    throw CLIError("source \(name) has no owner field; set one with `strata source change \(name) --owner-field PATH`", exit: ExitCode.validationFailure)
+                }
+                let user = try await useCase { try await app.useCases.write.user() }
+                wheres.append("\(owner)=\(user)")
+            }
             let filter = FilterViewData(wheres: wheres, search: search, sort: sort, limit: limit, offset: offset, asOf: asOf?.text)
             if format == .json || format == .ndjson {
                 if refresh { _ = try? await app.useCases.refresh(name) }
@@ -62,6 +72,10 @@ struct ListCommand: AsyncParsableCommand {
                 return
             }
             let state = await loadList(app: app, filter: filter)
+            if mine, case .loaded(let list) = state.content, list.rows.isEmpty, format == .table {
+                emit("no items owned by you in \(name) (create one with `strata create \(name) --set …`)")
+                return
+            }
             guard case .loaded(let list) = state.content else {
                 throw (state.content.error ?? PresentableError(kind: .storage, message: "the list did not load")).cli
             }

@@ -9,8 +9,68 @@ struct SourceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "source",
         abstract: "Define the APIs Strata mirrors.",
-        subcommands: [Add.self, List.self, Show.self, Remove.self]
+        subcommands: [Add.self, Change.self, List.self, Show.self, Remove.self]
     )
+
+    /// The write side of a source, for `add` and `change`.
+    struct WriteSide: ParsableArguments {
+        @Option(help: "Where new items are POSTed (enables `strata create`).") var createUrl: String?
+        @Option(help: "An item's URL for updates, with {id} (enables `strata edit`).") var updateUrl: String?
+        @Option(help: "PATCH (default) or PUT (the whole item).") var updateMethod: String?
+        @Option(help: "PATCH body: json-patch (RFC 6902, default) or merge-patch (RFC 7396).") var patchFormat: String?
+        @Option(help: "An item's URL for deletes, with {id} (enables `strata delete`).") var deleteUrl: String?
+        @Option(help: "Path of the field naming an item's owner: filled with your user on create, matched by `list --mine`.") var ownerField: String?
+
+        func apply(to d: inout SourceDefinition) {
+            if let createUrl { d.createURL = createUrl.isEmpty ? nil : createUrl }
+            if let updateUrl { d.updateURL = updateUrl.isEmpty ? nil : updateUrl }
+            if let updateMethod { d.updateMethod = updateMethod.isEmpty ? nil : updateMethod.uppercased() }
+            if let patchFormat { d.patchFormat = patchFormat.isEmpty ? nil : patchFormat }
+            if let deleteUrl { d.deleteURL = deleteUrl.isEmpty ? nil : deleteUrl }
+            if let ownerField { d.ownerField = ownerField.isEmpty ? nil : ownerField }
+        }
+
+        var isEmpty: Bool { [createUrl, updateUrl, updateMethod, patchFormat, deleteUrl, ownerField].allSatisfy { $0 == nil } }
+    }
+
+    struct Change: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change parts of a source's definition (the rest stays); an empty value removes a setting.",
+            discussion: """
+            Examples:
+              strata source change notes --create-url http://127.0.0.1:8080/notes/notes \\
+                  --update-url 'http://127.0.0.1:8080/notes/notes/{id}' --delete-url 'http://127.0.0.1:8080/notes/notes/{id}' \\
+                  --owner-field created_by
+              strata source change cars --update-method PUT
+              strata source change cars --index make,model --title model
+            """
+        )
+        @OptionGroup var location: StoreLocation
+        @Argument(help: "The source's name.") var name: String
+        @OptionGroup var writeSide: WriteSide
+        @Option(help: "Path of the title field.") var title: String?
+        @Option(help: "Field path(s) to index, comma-separated or repeated (replaces the set).") var index: [String] = []
+        @Option(help: ArgumentHelp("Request headers (repeatable; replaces the set); $VAR reads the environment at fetch time.", valueName: "Name: value"))
+        var header: [String] = []
+
+        func validate() throws {
+            if writeSide.isEmpty && title == nil && index.isEmpty && header.isEmpty { throw ValidationError("nothing to change: give at least one option") }
+        }
+
+        func run() async throws {
+            try await reportingErrors {
+                let app = try await location.app()
+                var def = try await useCase { try await app.useCases.manageSources.definition(name) }
+                writeSide.apply(to: &def)
+                if let title { def.title = title.isEmpty ? nil : title }
+                if !index.isEmpty { def.index = index.flatMap { $0.split(separator: ",").map(String.init) } }
+                if !header.isEmpty { def.headers = header }
+                let changed = def
+                let seq = try await useCase { try await app.useCases.manageSources.define(changed, replace: true) }
+                emit("changed source \(name) (seq \(seq))")
+            }
+        }
+    }
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -58,17 +118,19 @@ struct SourceCommand: AsyncParsableCommand {
         @Option(help: "After-id paging: path of the has-more flag (e.g. has_more).") var hasMorePath: String?
         @Option(help: "Field path(s) to index, comma-separated or repeated.") var index: [String] = []
         @Option(help: ArgumentHelp("A request header (repeatable); $VAR reads the environment at fetch time.", valueName: "Name: value")) var header: [String] = []
+        @OptionGroup var writeSide: WriteSide
         @Flag(help: "Change an existing source.") var replace = false
 
         func run() async throws {
             try await reportingErrors {
-                let def = SourceDefinition(
+                var def = SourceDefinition(
                     name: name, url: url, items: items, id: id.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) },
                     title: title, subtitle: subtitle, image: image, detailURL: detailUrl, detailURLField: detailUrlField, next: next,
                     pageParam: pageParam, sizeParam: sizeParam, pageSize: pageSize,
                     index: index.flatMap { $0.split(separator: ",").map(String.init) }, headers: header,
                     cursorPath: cursorPath, cursorParam: cursorParam, offsetParam: offsetParam, totalPath: totalPath,
                     limitParam: limitParam, afterParam: afterParam, hasMorePath: hasMorePath)
+                writeSide.apply(to: &def)
                 do throws(FetchError) { try def.validate() } catch { throw ValidationError(error.message) }
                 let app = try await location.app()
                 let seq: UInt64

@@ -20,7 +20,9 @@ struct Strata: AsyncParsableCommand {
         version: version,
         subcommands: [
             SourceCommand.self, FetchCommand.self, ImportCommand.self,
-            ExportCommand.self, BrowseCommand.self, ListCommand.self, ShowCommand.self, HistoryCommand.self, DiffCommand.self, DemoCommand.self,
+            ExportCommand.self, BrowseCommand.self, ListCommand.self, ShowCommand.self, HistoryCommand.self, DiffCommand.self,
+            ConfigCommand.self, CreateCommand.self, EditCommand.self, DeleteCommand.self, SessionCommand.self, PushCommand.self, OutboxCommand.self,
+            DemoCommand.self,
             LogCommand.self, DocCommand.self, RecordCommand.self, VerifyCommand.self,
             RebuildCommand.self, StatsCommand.self, BenchCommand.self, AppendLoopCommand.self, HoldReadCommand.self,
         ]
@@ -29,7 +31,28 @@ struct Strata: AsyncParsableCommand {
     /// Accepts the global options `--store PATH` and `--verbose` before the subcommand too
     /// (`strata --store /tmp/s log`) by moving them after it, where each command declares them.
     static func main() async {
-        await main(FetchCommand.rewritingDetails(hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst()))))
+        await main(protectingDashIDs(FetchCommand.rewritingDetails(hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst())))))
+    }
+
+    /// Ids that start with a dash (Firebase push ids: `-N6JWiv7KXjw8LYkx9MZ`) in a positional
+    /// place (right after the source name or another such id) are moved after a `--`, so
+    /// `strata edit notes -N6J… --set a=b` parses as written. Anything after an explicit `--`
+    /// is left alone.
+    static func protectingDashIDs(_ args: [String]) -> [String] {
+        guard !args.contains("--") else { return args }
+        var kept: [String] = [], ids: [String] = []
+        var previousPositional = false
+        for (i, a) in args.enumerated() {
+            let looksLikeID = a.count >= 6 && a.hasPrefix("-") && !a.hasPrefix("--")
+                && a.dropFirst().allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }
+            if looksLikeID && previousPositional && i >= 2 {
+                ids.append(a)
+                continue
+            }
+            kept.append(a)
+            previousPositional = !a.hasPrefix("-") && !(kept.dropLast().last?.hasPrefix("--") ?? false)
+        }
+        return ids.isEmpty ? args : kept + ["--"] + ids
     }
 
     static func hoistingGlobalOptions(_ args: [String]) -> [String] {

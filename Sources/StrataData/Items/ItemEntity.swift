@@ -13,16 +13,19 @@ public struct ItemEntity: Sendable, Hashable {
     public var document: JSONValue
     public var detail: JSONValue?
     public var image: ImageEntity?
+    /// Whether the document shows local writes the server has not confirmed (then, or now).
+    public var pending: PendingMark
 
     public init(source: String, id: String, version: Int, firstSeq: UInt64, changedSeq: UInt64, lastSeenSeq: UInt64? = nil,
-                removed: Bool = false, document: JSONValue, detail: JSONValue? = nil, image: ImageEntity? = nil) {
+                removed: Bool = false, document: JSONValue, detail: JSONValue? = nil, image: ImageEntity? = nil, pending: PendingMark = .none) {
         self.source = source; self.id = id; self.version = version; self.firstSeq = firstSeq; self.changedSeq = changedSeq
         self.lastSeenSeq = lastSeenSeq; self.removed = removed; self.document = document; self.detail = detail; self.image = image
+        self.pending = pending
     }
 
-    init(_ s: DocumentState, detail: JSONValue?, image: ImageEntity?) {
+    init(_ s: DocumentState, detail: JSONValue?, image: ImageEntity?, pending: PendingMark = .none) {
         self.init(source: s.collection, id: s.key, version: s.version, firstSeq: s.firstSeq, changedSeq: s.changedSeq,
-                  lastSeenSeq: s.lastSeenSeq, removed: s.removed, document: s.document, detail: detail, image: image)
+                  lastSeenSeq: s.lastSeenSeq, removed: s.removed, document: s.document, detail: detail, image: image, pending: pending)
     }
 }
 
@@ -48,7 +51,7 @@ public struct ImageEntity: Sendable, Hashable {
 /// A stored version row of an item: of its list entry (`items` history) or of its detail
 /// (`details` history), with the event that produced it.
 public struct ItemVersionEntity: Sendable, Hashable {
-    public enum Origin: String, Sendable, Hashable { case list, detail }
+    public enum Origin: String, Sendable, Hashable { case list, detail, local }
 
     public var version: Int
     public var seq: UInt64
@@ -63,6 +66,9 @@ public struct ItemVersionEntity: Sendable, Hashable {
     /// Imported with a date of its own (`import --recorded-at`, `import --git`): observed
     /// before it reached the log.
     public var backfilled: Bool
+    /// A local version: who wrote it, and the write it belongs to as the outbox has it now.
+    public var user: String?
+    public var write: OutboxWrite?
 
     public init(version: Int, seq: UInt64, recordedAt: Timestamp, kind: ChangeKind, changes: [PatchOperation], document: JSONValue,
                 run: String? = nil, eventType: String? = nil, origin: Origin = .list, backfilled: Bool = false) {

@@ -13,8 +13,10 @@ public struct ItemTables: Sendable {
         try await store.read { [store] txn in
             let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
             let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
+            let marks = PendingReader(transaction: txn, tables: items.tables)
             return try items.states(collection: source, asOf: seq, includeRemoved: includeRemoved).map { s in
-                ItemEntity(s, detail: nil, image: try images.state(collection: source, key: s.key, asOf: seq).flatMap { ImageEntity($0.document) })
+                ItemEntity(s, detail: nil, image: try images.state(collection: source, key: s.key, asOf: seq).flatMap { ImageEntity($0.document) },
+                           pending: try marks.mark(source: source, key: s.key, asOf: seq))
             }
         }
     }
@@ -26,8 +28,10 @@ public struct ItemTables: Sendable {
         try await store.read { [store] txn in
             let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
             let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
+            let marks = PendingReader(transaction: txn, tables: items.tables)
             return try items.page(collection: source, asOf: seq, after: after, offset: offset, limit: limit, includeRemoved: includeRemoved).map { s in
-                ItemEntity(s, detail: nil, image: try images.state(collection: source, key: s.key, asOf: seq).flatMap { ImageEntity($0.document) })
+                ItemEntity(s, detail: nil, image: try images.state(collection: source, key: s.key, asOf: seq).flatMap { ImageEntity($0.document) },
+                           pending: try marks.mark(source: source, key: s.key, asOf: seq))
             }
         }
     }
@@ -47,9 +51,11 @@ public struct ItemTables: Sendable {
             let found = if let seq { try items.keys(collection: source, path: path, equals: value, asOf: seq) }
                         else { try items.keys(collection: source, path: path, equals: value) }
             guard let keys = found else { return nil }
+            let marks = PendingReader(transaction: txn, tables: items.tables)
             return try keys.compactMap { key in
                 guard let s = try items.state(collection: source, key: key, asOf: seq), !s.removed else { return nil }
-                return ItemEntity(s, detail: nil, image: try images.state(collection: source, key: key, asOf: seq).flatMap { ImageEntity($0.document) })
+                return ItemEntity(s, detail: nil, image: try images.state(collection: source, key: key, asOf: seq).flatMap { ImageEntity($0.document) },
+                                  pending: try marks.mark(source: source, key: key, asOf: seq))
             }
         }
     }
@@ -72,7 +78,8 @@ public struct ItemTables: Sendable {
                 return try reader.history(collection: source, key: id, upTo: seq ?? .max, derivingChanges: false)
                     .last { $0.recordedAt <= time && !$0.isRemoved }?.document
             }
-            return ItemEntity(s, detail: try observed(details), image: try observed(images).flatMap { ImageEntity($0) })
+            return ItemEntity(s, detail: try observed(details), image: try observed(images).flatMap { ImageEntity($0) },
+                              pending: try PendingReader(transaction: txn, tables: items.tables).mark(source: source, key: id, asOf: seq))
         }
     }
 
@@ -126,10 +133,18 @@ public struct ItemTables: Sendable {
                 }
                 number += 1
                 let event = try await store.event(seq: v.seq)
-                out.append(ItemVersionEntity(version: number, seq: v.seq, recordedAt: v.recordedAt, kind: kind, changes: changes,
-                                             document: kind == .removed ? (lastPresent ?? previous!.document) : v.document, run: event?[metadata: "run"],
-                                             eventType: event?.type, origin: origin,
-                                             backfilled: event?[metadata: "backfill"] == "true"))
+                let local = event.map { WriteEvents.writes.contains($0.type) || WriteEvents.outcomes.contains($0.type) } ?? false
+                var entity = ItemVersionEntity(version: number, seq: v.seq, recordedAt: v.recordedAt, kind: kind, changes: changes,
+                                               document: kind == .removed ? (lastPresent ?? previous!.document) : v.document, run: event?[metadata: "run"],
+                                               eventType: event?.type, origin: local ? .local : origin,
+                                               backfilled: event?[metadata: "backfill"] == "true")
+                if local, let event {
+                    let write = WriteEvents.writes.contains(event.type) ? event.seq : event[metadata: "write"].flatMap(UInt64.init)
+                    entity.user = event[metadata: "user"]
+                    entity.write = try await write.asyncFlatMap { try await OutboxTables(store: store).write(seq: $0) }
+                    if entity.user == nil { entity.user = entity.write?.user }
+                }
+                out.append(entity)
                 previous = v
                 if kind != .removed { lastPresent = v.document }
             }
@@ -199,6 +214,13 @@ public struct ItemTables: Sendable {
                                   error: f[metadata: "error"] ?? "the fetch failed")
         }
         return SourceEntity(definition: definition, lastRun: last, lastSuccess: success)
+    }
+}
+
+extension Optional {
+    func asyncFlatMap<T>(_ transform: (Wrapped) async throws -> T?) async rethrows -> T? {
+        guard let v = self else { return nil }
+        return try await transform(v)
     }
 }
 

@@ -16,6 +16,7 @@ extension Item {
             image: e.image.map(ItemImage.init(entity:)),
             version: e.version, firstSeq: e.firstSeq, changedSeq: e.changedSeq, isRemoved: e.removed
         )
+        pending = switch e.pending { case .none: .none; case .pending: .pending; case .conflicted: .conflicted }
     }
 
     /// Maps a network item to the domain: a new, unsaved first version.

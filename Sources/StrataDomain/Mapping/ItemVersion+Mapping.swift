@@ -41,8 +41,11 @@ extension PatchOperation {
 extension ItemVersion {
     public init(entity e: ItemVersionEntity) {
         self.init(version: e.version, seq: e.seq, recordedAt: e.recordedAt.date, kind: ChangeKind(e.kind), run: e.run, eventType: e.eventType,
-                  changes: e.changes.map(Change.init(patch:)), document: e.document, origin: e.origin == .detail ? .detail : .list,
+                  changes: e.changes.map(Change.init(patch:)), document: e.document,
+                  origin: ItemVersion.Origin(rawValue: e.origin.rawValue) ?? .list,
                   backfilled: e.backfilled)
+        local = e.write.map(LocalWrite.init(entity:))
+        if var l = local, let user = e.user { l.user = user; local = l }
     }
 }
 
@@ -50,7 +53,7 @@ extension ItemVersionEntity {
     public init(_ v: ItemVersion) {
         self.init(version: v.version, seq: v.seq, recordedAt: Timestamp(v.recordedAt), kind: StoredChangeKind(v.kind),
                   changes: v.changes.map(PatchOperation.init), document: v.document, run: v.run, eventType: v.eventType,
-                  origin: v.origin == .detail ? .detail : .list, backfilled: v.backfilled)
+                  origin: ItemVersionEntity.Origin(rawValue: v.origin.rawValue) ?? .list, backfilled: v.backfilled)
     }
 }
 

@@ -7,6 +7,10 @@ extension Source {
         self.init(name: d.name, url: d.url, titlePath: d.title, subtitlePaths: d.subtitle, imagePath: d.image, indexPaths: d.index,
                   hasDetails: d.detailURL != nil || d.detailURLField != nil,
                   lastRun: e.lastRun.map(FetchRun.init(entity:)), lastSuccess: e.lastSuccess.map(FetchRun.init(entity:)))
+        createURL = d.createURL
+        updateURL = d.updateURL
+        deleteURL = d.deleteURL
+        ownerField = d.ownerField
     }
 }
 

@@ -27,6 +27,8 @@ public struct Item: Sendable, Hashable, Identifiable {
     /// The event that produced the version in force.
     public var changedSeq: UInt64
     public var isRemoved: Bool
+    /// Local writes the server has not confirmed show in this item (at the point read).
+    public var pending: PendingState = .none
 
     public init(
         source: String, id: String, title: String, subtitle: [String] = [], fields: [Field] = [], document: JSONValue,
@@ -42,6 +44,11 @@ public struct Item: Sendable, Hashable, Identifiable {
     public func value(atPath path: String) -> JSONValue? {
         detail?.value(atPath: path) ?? document.value(atPath: path)
     }
+}
+
+/// Whether an item shows local writes not yet confirmed by the server.
+public enum PendingState: String, Sendable, Hashable, Codable {
+    case none, pending, conflicted
 }
 
 /// A named field of an item and its display text.

@@ -25,7 +25,10 @@ public struct ItemVersion: Sendable, Hashable {
     /// Imported with a date of its own: observed at `recordedAt`, stored later.
     public var backfilled: Bool
 
-    public enum Origin: String, Sendable, Hashable, Codable { case list, detail }
+    /// A local version (written here): who wrote it and what became of the write.
+    public var local: LocalWrite?
+
+    public enum Origin: String, Sendable, Hashable, Codable { case list, detail, local }
 
     public init(version: Int, seq: UInt64, recordedAt: Date, kind: ChangeKind, run: String? = nil, eventType: String? = nil,
                 changes: [Change] = [], document: JSONValue, origin: Origin = .list, backfilled: Bool = false) {

@@ -12,6 +12,12 @@ public struct Source: Sendable, Hashable {
     public var lastRun: FetchRun?
     /// The latest fetch that completed.
     public var lastSuccess: FetchRun?
+    /// The write side: where creates, updates and deletes go (nil: the source takes none), and
+    /// the field naming an item's owner (`list --mine`).
+    public var createURL: String?
+    public var updateURL: String?
+    public var deleteURL: String?
+    public var ownerField: String?
 
     public init(name: String, url: String, titlePath: String? = nil, subtitlePaths: [String] = [], imagePath: String? = nil,
                 indexPaths: [String] = [], hasDetails: Bool = false, lastRun: FetchRun? = nil, lastSuccess: FetchRun? = nil) {

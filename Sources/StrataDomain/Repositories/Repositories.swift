@@ -1,4 +1,5 @@
 public import StrataData
+public import StrataJSON
 
 /// The stored items of every source: lists, filters, single items, history and diffs, now or as
 /// of any point of the log. Reads never touch the network.
@@ -66,4 +67,37 @@ public protocol SourceCatalogRepository: Sendable {
     func definitions() async throws -> [SourceDefinition]
     func definition(_ name: String) async throws -> SourceDefinition?
     func remove(_ name: String) async throws
+}
+
+/// Local writes as events: creates, patches, deletes, staged edits and sessions, settings, and
+/// the outbox they wait in. Nothing here touches the network.
+public protocol WriteRepository: Sendable {
+    /// A setting (`user`), or nil.
+    func setting(_ key: String) async throws -> JSONValue?
+    func settings() async throws -> [(key: String, value: JSONValue)]
+    func setSetting(_ key: String, _ value: JSONValue) async throws
+    /// What a write on the item would be based on now (reads show it; local writes included);
+    /// nil when the item is not there.
+    func base(source: String, id: String) async throws -> WriteBase?
+    func create(source: String, id: String, document: JSONValue, user: String) async throws -> UInt64
+    func patch(source: String, id: String, changes: [Change], base: WriteBase, user: String) async throws -> UInt64
+    func delete(source: String, items: [(id: String, base: WriteBase)], user: String) async throws -> [UInt64]
+    func stage(session: String, source: String, id: String, changes: [Change], base: WriteBase, user: String) async throws -> UInt64
+    /// A session's staged edits, or nil when it never existed.
+    func session(_ name: String) async throws -> EditSessionEntity?
+    func sessions() async throws -> [EditSessionEntity]
+    /// The session's acceptance and one patch per item, appended as one batch.
+    func accept(session: String, patches: [(source: String, id: String, changes: [Change], base: WriteBase)], user: String) async throws -> [UInt64]
+    func cancel(session: String, edits: Int, user: String) async throws
+    /// Open writes (or every write with `all`, newest first), of one source or all.
+    func outbox(source: String?, all: Bool) async throws -> [LocalWrite]
+    func write(seq: UInt64) async throws -> LocalWrite?
+    /// Puts a write back in the outbox; `force`: send it over the server's conflicting version.
+    func retry(_ write: LocalWrite, force: Bool, user: String) async throws
+    func drop(_ write: LocalWrite, user: String) async throws
+}
+
+/// The network side of writes: sends a source's outbox. Every attempt and answer is an event.
+public protocol PushRepository: Sendable {
+    func push(source: String, concurrency: Int) async throws -> PushReport
 }

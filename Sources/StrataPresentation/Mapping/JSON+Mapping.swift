@@ -17,7 +17,26 @@ extension JSONValue {
                                              "contentType": .string($0.contentType)]) } ?? .null,
             "version": .number(String(i.version)), "firstSeq": .number(String(i.firstSeq)), "changedSeq": .number(String(i.changedSeq)),
             "removed": .bool(i.isRemoved), "document": i.document, "detail": i.detail ?? .null,
+            "pending": .bool(i.pending != .none), "conflicted": .bool(i.pending == .conflicted),
         ])
+    }
+
+    public init(write w: LocalWrite) {
+        var o: [String: JSONValue] = [
+            "seq": .number(String(w.seq)), "id": .string(w.id), "kind": .string(w.kind.rawValue), "source": .string(w.source),
+            "item": .string(w.itemID), "user": .string(w.user), "state": .string(w.state.rawValue), "attempts": .number(String(w.attempts)),
+            "changes": .array(w.changes.map(JSONValue.init(change:))), "rebased": .number(String(w.rebased)),
+        ]
+        if let s = w.serverID { o["serverId"] = .string(s) }
+        if let s = w.session { o["session"] = .string(s) }
+        if let d = w.document { o["document"] = d }
+        if let s = w.status { o["status"] = .number(String(s)) }
+        if let r = w.reason { o["reason"] = .string(r) }
+        if w.state == .conflicted {
+            o["conflict"] = .object(["server": w.serverDocument ?? .null, "paths": .array(w.conflictPaths.map(JSONValue.string)),
+                                     "local": (try? (w.base ?? .object([:])).applying(w.changes.map(PatchOperation.init(_:)))) ?? .null])
+        }
+        self = .object(o)
     }
 
     public init(change c: Change) {
@@ -33,6 +52,9 @@ extension JSONValue {
             "kind": .string(v.kind.rawValue), "run": v.run.map { .string($0) } ?? .null, "eventType": v.eventType.map { .string($0) } ?? .null,
             "changes": .array(v.changes.map(JSONValue.init(change:))), "document": v.document,
             "origin": .string(v.origin.rawValue), "backfilled": .bool(v.backfilled),
+            "local": v.local.map { .object(["user": .string($0.user), "write": .number(String($0.seq)), "kind": .string($0.kind.rawValue),
+                                            "state": .string($0.state.rawValue), "status": $0.status.map { .number(String($0)) } ?? .null,
+                                            "reason": $0.reason.map(JSONValue.string) ?? .null]) } ?? .null,
         ])
     }
 

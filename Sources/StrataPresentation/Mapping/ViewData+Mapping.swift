@@ -43,7 +43,18 @@ extension SourceViewData {
 extension ItemRowViewData {
     public init(item: Item) {
         self.init(id: item.id, title: item.title, subtitle: item.subtitle.joined(separator: " · "), fields: item.fields.map(\.value),
-                  picture: item.imageURL ?? item.image?.url ?? "-", isRemoved: item.isRemoved)
+                  picture: item.imageURL ?? item.image?.url ?? "-", isRemoved: item.isRemoved, pending: item.pending.marker)
+    }
+}
+
+extension PendingState {
+    /// The word a list row or a detail shows: "pending", "conflict", or nil.
+    public var marker: String? {
+        switch self {
+        case .none: nil
+        case .pending: "pending"
+        case .conflicted: "conflict"
+        }
     }
 }
 
@@ -58,6 +69,7 @@ extension ItemDetailViewData {
     public init(source: Source, item: Item, asOf: UInt64?, refreshError: String?) {
         var status = "v\(item.version) · first seen seq \(item.firstSeq) · changed seq \(item.changedSeq)"
         if item.isRemoved { status += " · removed" }
+        if let m = item.pending.marker { status += " · \(m) (local writes not confirmed by the server; see `strata outbox`)" }
         var fields = (item.detail ?? item.document).flattened()
         if item.detail != nil {
             // List fields the detail lacks still matter (e.g. the list's price).
@@ -93,7 +105,8 @@ extension VersionViewData {
     public init(version v: ItemVersion) {
         self.init(version: v.version, seq: v.seq, time: TimeText.format(v.recordedAt), kind: v.kind.rawValue,
                   run: v.run.map { String($0.prefix(8)) } ?? "-", changes: v.changes.map(ChangeViewData.init(change:)),
-                  origin: v.origin.rawValue, backfilled: v.backfilled)
+                  origin: v.origin.rawValue, backfilled: v.backfilled,
+                  local: v.local.map { "by \($0.user) · \($0.kind.rawValue) · \($0.answer)" })
     }
 }
 

@@ -9,7 +9,7 @@ public struct HistoryRenderer: Sendable {
         let seqWidth = h.versions.map { "seq \($0.seq)".count }.max() ?? 5
         for v in h.versions {
             let number = TextCell.pad("v\(v.version)", versionWidth), seq = TextCell.pad("seq \(v.seq)", seqWidth)
-            let note = v.backfilled ? "  (backfilled)" : ""
+            let note = (v.backfilled ? "  (backfilled)" : "") + (v.local.map { "  (\($0))" } ?? "")
             let head = options.isNarrow
                 ? "\(number)  \(seq)  \(v.kind)  \(v.origin)\n    \(v.time)\(note)"
                 : "\(number)  \(seq)  \(v.time)  \(TextCell.pad(v.kind, 10))  \(TextCell.pad(v.origin, 6))  run \(v.run)\(note)"

@@ -36,7 +36,7 @@ public struct ItemListRenderer: Sendable {
         let thumbWidth = list.rows.compactMap { $0.thumbnail?.first.map(TextCell.width) }.max()
         var columns: [TableLayout.Column] = [
             .init(header: "ID", cells: list.rows.map(\.id), flexible: true, maximum: 24),
-            .init(header: "TITLE", cells: list.rows.map { $0.isRemoved ? $0.title + " (removed)" : $0.title }, flexible: true),
+            .init(header: "TITLE", cells: list.rows.map { ($0.isRemoved ? $0.title + " (removed)" : $0.title) + ($0.pending.map { " [\($0)]" } ?? "") }, flexible: true),
             .init(header: "SUBTITLE", cells: list.rows.map(\.subtitle), flexible: true),
         ]
         for (i, name) in list.columns.enumerated() {
@@ -67,7 +67,7 @@ public struct ItemListRenderer: Sendable {
         let inner = options.width - 4
         for row in list.rows {
             let head = TextCell.fit("\(row.id)  \(row.title)", options.width - (row.isRemoved ? 10 : 0))
-            out.append(options.bold(head) + (row.isRemoved ? options.red(" (removed)") : ""))
+            out.append(options.bold(head) + (row.isRemoved ? options.red(" (removed)") : "") + (row.pending.map { options.yellow(" [\($0)]") } ?? ""))
             for t in row.thumbnail ?? [] { out.append("    " + t) }
             if !row.subtitle.isEmpty { out.append("    " + TextCell.fit(row.subtitle, inner)) }
             let fields = zip(list.columns, row.fields).filter { !$0.1.isEmpty }.map { "\($0.0)=\($0.1)" }

@@ -32,7 +32,7 @@ public struct RenderOptions: Sendable, Hashable {
     }
 
     /// An indented change line: values cut to half the width each, the line to the width.
-    func changeLine(_ c: ChangeViewData) -> String {
+    public func changeLine(_ c: ChangeViewData) -> String {
         let cut = ChangeViewData(mark: c.mark, path: c.path, old: c.old.map { TextCell.fit($0, width / 2) }, new: c.new.map { TextCell.fit($0, width / 2) })
         return "    " + change(cut).truncatedVisible(width - 4)
     }

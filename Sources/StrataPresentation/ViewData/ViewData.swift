@@ -28,11 +28,13 @@ public struct ItemRowViewData: Sendable, Hashable {
     /// The thumbnail's rows (ANSI text, each the same visible width), when drawn.
     public var thumbnail: [String]?
     public var isRemoved: Bool
+    /// "pending" or "conflict" while local writes on the item are unconfirmed; nil otherwise.
+    public var pending: String?
 
     public init(id: String, title: String, subtitle: String = "", fields: [String] = [], picture: String = "-",
-                thumbnail: [String]? = nil, isRemoved: Bool = false) {
+                thumbnail: [String]? = nil, isRemoved: Bool = false, pending: String? = nil) {
         self.id = id; self.title = title; self.subtitle = subtitle; self.fields = fields; self.picture = picture
-        self.thumbnail = thumbnail; self.isRemoved = isRemoved
+        self.thumbnail = thumbnail; self.isRemoved = isRemoved; self.pending = pending
     }
 }
 
@@ -121,11 +123,13 @@ public struct VersionViewData: Sendable, Hashable {
     public var origin: String
     /// Imported with its own date: observed at `time`, stored later.
     public var backfilled: Bool
+    /// A local version: "by alice · acknowledged 200" (who wrote it and the server's answer).
+    public var local: String?
 
     public init(version: Int, seq: UInt64, time: String, kind: String, run: String, changes: [ChangeViewData], origin: String = "list",
-                backfilled: Bool = false) {
+                backfilled: Bool = false, local: String? = nil) {
         self.version = version; self.seq = seq; self.time = time; self.kind = kind; self.run = run; self.changes = changes
-        self.origin = origin; self.backfilled = backfilled
+        self.origin = origin; self.backfilled = backfilled; self.local = local
     }
 }
 

@@ -1,0 +1,67 @@
+public import StrataJSON
+import Foundation
+
+/// What a user asks to change in one item: fields to set and to remove, an RFC 6902 patch, or a
+/// whole new document (an editor's saved text). Applied in that order.
+public struct ItemEdit: Sendable, Hashable {
+    /// Dotted paths (or JSON Pointers) and their new values; missing objects on the way are made.
+    public var sets: [(path: String, value: JSONValue)]
+    public var unsets: [String]
+    /// An RFC 6902 patch document (`test` operations included).
+    public var patch: JSONValue?
+    public var document: JSONValue?
+
+    public init(sets: [(path: String, value: JSONValue)] = [], unsets: [String] = [], patch: JSONValue? = nil, document: JSONValue? = nil) {
+        self.sets = sets; self.unsets = unsets; self.patch = patch; self.document = document
+    }
+
+    public static func == (a: ItemEdit, b: ItemEdit) -> Bool {
+        a.sets.map(\.path) == b.sets.map(\.path) && a.sets.map(\.value) == b.sets.map(\.value) && a.unsets == b.unsets
+            && a.patch == b.patch && a.document == b.document
+    }
+
+    public func hash(into h: inout Hasher) { h.combine(sets.map(\.path)); h.combine(unsets) }
+
+    public var isEmpty: Bool { sets.isEmpty && unsets.isEmpty && patch == nil && document == nil }
+
+    /// The document with the edit applied. Throws ``RepositoryError`` `invalidQuery` saying which
+    /// part does not apply.
+    public func applied(to doc: JSONValue) throws -> JSONValue {
+        var out = doc
+        for (path, value) in sets { out = try Self.setting(out, JSONValue.pointer(fromPath: path), value) }
+        for path in unsets {
+            let pointer = JSONValue.pointer(fromPath: path)
+            guard out.value(atPointer: pointer) != nil else { throw RepositoryError(.invalidQuery, "--unset \(path): the item has no such field") }
+            out = try out.applying([PatchOperation(op: .remove, path: pointer)])
+        }
+        if let patch {
+            do { out = try out.applying(patchDocument: patch) } catch { throw RepositoryError(.invalidQuery, "the patch does not apply: \(error.description)") }
+        }
+        if let document { out = document }
+        return out
+    }
+
+    private static func setting(_ doc: JSONValue, _ pointer: String, _ value: JSONValue) throws -> JSONValue {
+        let tokens = pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
+            $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+        }
+        guard !tokens.isEmpty else { throw RepositoryError(.invalidQuery, "--set needs a field path, e.g. --set content=hello") }
+        func set(_ v: JSONValue, _ rest: ArraySlice<String>) throws -> JSONValue {
+            guard let head = rest.first else { return value }
+            switch v {
+            case .object(var o):
+                o[head] = try set(o[head] ?? .object([:]), rest.dropFirst())
+                return .object(o)
+            case .array(var a):
+                guard let i = Int(head), a.indices.contains(i) || i == a.count else {
+                    throw RepositoryError(.invalidQuery, "--set \(pointer): \(head) is not an index of the array there")
+                }
+                if i == a.count { a.append(try set(.object([:]), rest.dropFirst())) } else { a[i] = try set(a[i], rest.dropFirst()) }
+                return .array(a)
+            default:
+                throw RepositoryError(.invalidQuery, "--set \(pointer): a field cannot be set inside a \(v.displayText.prefix(20))")
+            }
+        }
+        return try set(doc, tokens[...])
+    }
+}
