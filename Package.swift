@@ -157,7 +157,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataCLITests",
-            dependencies: ["StrataTestSupport", "TestScratch", "CTestSpawn", "strata", "EventStore", "LMDB", "FixtureServer"],
+            dependencies: ["StrataTestSupport", "TestScratch", "CTestSpawn", "strata", "EventStore", "LMDB", "FixtureServer", "StrataJSON"],
             swiftSettings: strictSettings
         ),
     ]

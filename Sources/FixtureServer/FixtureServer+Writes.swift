@@ -36,6 +36,8 @@ final class FixtureWrites: @unchecked Sendable {
     /// client misbehaves; the crash tests count them).
     private(set) var applied: [String: Int] = [:]
     private(set) var writes = 0
+    /// Requests answered from an idempotency key seen before (a client sending a write again).
+    private(set) var replays = 0
 
     func hasWrites(_ list: String) -> Bool { written[list] != nil || deleted[list] != nil }
 
@@ -104,6 +106,7 @@ final class FixtureWrites: @unchecked Sendable {
             guard seen.fingerprint == fingerprint else {
                 return Self.error(.unprocessableContent, "Idempotency-Key \(idemKey) was used for another request (\(seen.fingerprint))")
             }
+            replays += 1
             return seen.answer
         }
         let answer = apply(method: method, list: list, key: key, base: base, headers: headers, body: body)
@@ -237,6 +240,9 @@ extension FixtureServer {
     /// Every idempotency key that changed the data, with how many times.
     public var appliedWrites: [String: Int] { withWrites { $0.applied } }
 
+    /// Writes answered again from their idempotency key instead of being applied twice.
+    public var replayedWrites: Int { withWrites { $0.replays } }
+
     /// Writes that changed the data (idempotent replays not counted).
     public var writeCount: Int { withWrites { $0.writes } }
 
@@ -249,6 +255,12 @@ extension FixtureServer {
         headers[.contentType] = "application/merge-patch+json"
         let a = withWrites { $0.write(method: .patch, list: list, key: key, base: base, headers: headers, body: mergePatch.canonicalBytes) }
         return a.status == .ok
+    }
+
+    /// A list as served now (the dataset's version with the writes applied), or nil.
+    public func list(_ path: String) -> JSONValue? {
+        guard let base = loadList(path) else { return nil }
+        return withWrites { $0.materialize(path, base: base) }
     }
 
     /// The current document of a list's item, or nil.
