@@ -20,6 +20,7 @@ struct BenchCommand: AsyncParsableCommand {
           strata bench rebuild --events 1000000 --durability nosync
           strata bench fetch --events 2000 --payload-bytes 4096
           strata bench browse --events 100000
+          strata bench push --events 2000 --concurrency 8
 
         ingest: synthetic DocumentRecorded events (bodies of about B bytes over K objects, every event a change) appended in batches, each batch one transaction with every projection.
 
@@ -29,13 +30,15 @@ struct BenchCommand: AsyncParsableCommand {
 
         browse: a source of N items (fetched twice from the fixture server's synthetic list), then the browser's view model, view and frame encoder at 80×24 through the app's composition root: the first frame, keypress to encoded frame for --samples scroll steps (capped at 2,000), pages and slider steps, and bytes per frame against the cells that changed.
 
+        push: N local creates pushed to the fixture API through the real push path (a WriteSent append before each round, the answers appended after it, Idempotency-Key on every request), at concurrency 1 and at --concurrency, each on N new writes; beside the floor: the same N POSTs through the same libcurl client with nothing recorded.
+
         fetch: a list of N items (pages of 100) and their N details (about B bytes each) from the fixture server, started in this process on 127.0.0.1, through the real fetch path (libcurl multi, events, projections); then 50 unchanged re-fetches, to measure how little they add. --server-latency-ms L has the server answer every request L ms late, as a remote API would.
         """
     )
 
-    enum Workload: String, ExpressibleByArgument, CaseIterable { case ingest, rebuild, asof, fetch, browse }
+    enum Workload: String, ExpressibleByArgument, CaseIterable { case ingest, rebuild, asof, fetch, browse, push }
 
-    @Argument(help: "ingest, rebuild, asof, fetch or browse.") var workload: Workload
+    @Argument(help: "ingest, rebuild, asof, fetch, browse or push.") var workload: Workload
     @Option(help: "Events in the log (fetch: details).") var events = 100_000
     @Option(help: "fetch: requests in flight.") var concurrency = 8
     @Option(help: "fetch: the fixture server answers each request this many ms late, as a remote API would (0 to 10000).") var serverLatencyMs = 0
@@ -108,6 +111,8 @@ struct BenchCommand: AsyncParsableCommand {
                 }
             case .fetch:
                 try await fetch(into: s, result: &result)
+            case .push:
+                try await PushBenchmark.run(store: s, writes: events, concurrency: concurrency, result: &result)
             case .browse:
                 try await BrowseBenchmark.run(store: s, items: events, steps: min(samples, 2_000), size: Size(columns: 80, rows: 24), result: &result)
             }
@@ -249,7 +254,7 @@ struct BenchCommand: AsyncParsableCommand {
     }
 }
 
-private func seconds(_ d: Duration) -> Double {
+func seconds(_ d: Duration) -> Double {
     Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
 }
 

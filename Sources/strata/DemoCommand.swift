@@ -67,7 +67,35 @@ struct DemoCommand: AsyncParsableCommand {
         try await step(store, "diff", "cars", "--from", String(first), "--to", String(last))
         try await step(store, "list", "cars", "--as-of", String(first), "--limit", "5")
         try await step(store, "log", "--limit", "8")
+        try await notes(server: server, store: store)
         try await step(store, "verify")
+    }
+
+    /// The write side on the notes dataset (a Firebase-style map): a named user writes two notes,
+    /// pushes them, sees "my notes" and "all notes", then edits two notes in a session and accepts it.
+    private func notes(server: FixtureServer, store: String) async throws {
+        let base = server.baseURL
+        say("\n# Notes: the API's notes take writes. Every write is an event, shows at once as pending, and `push` sends it.")
+        try await step(store, "source", "add", "notes", "--url", base + "/notes/notes", "--id", "@key", "--title", "content",
+                       "--subtitle", "created_by", "--index", "created_by", "--create-url", base + "/notes/notes",
+                       "--update-url", base + "/notes/notes/{id}", "--delete-url", base + "/notes/notes/{id}", "--owner-field", "created_by")
+        try await step(store, "fetch", "notes")
+        try await step(store, "config", "set", "user", "alice")
+        try await step(store, "create", "notes", "--set", "content=buy milk", "--set", "create_date=2026-11-25T09:00:00Z")
+        try await step(store, "create", "notes", "--set", "content=call Bob", "--set", "create_date=2026-11-25T09:05:00Z")
+        try await step(store, "list", "notes", "--mine")
+        try await step(store, "push", "notes")
+        say("\n# My notes and all notes, now with the server's ids:")
+        try await step(store, "list", "notes", "--mine")
+        try await step(store, "list", "notes", "--limit", "6")
+        say("\n# A session: two edits staged, shown as one patch per note, accepted as one batch, pushed.")
+        try await step(store, "edit", "notes", "-N6JWiv7KXjw8LYkx9MZ", "--set", "content=note 1, tidied", "--session", "tidy")
+        try await step(store, "edit", "notes", "-NDQcp1ERdq2FSer3GTf", "--set", "content=note 2, tidied", "--session", "tidy")
+        try await step(store, "session", "show", "tidy")
+        try await step(store, "session", "accept", "tidy")
+        try await step(store, "push", "notes")
+        try await step(store, "history", "notes", "-N6JWiv7KXjw8LYkx9MZ")
+        try await step(store, "outbox", "--all")
     }
 
     /// Prints `$ strata ARGS` and runs it against the demo store; a failing step stops the demo.

@@ -40,7 +40,7 @@ import Testing
         let json = try await strata(["list", "cars", "--where", "make=Toyota", "--sort", "price", "--format", "json"], store: store)
         let rows = try jsonObject(json.stdout) as! [[String: Any]]
         #expect(!rows.isEmpty)
-        #expect(Set(rows[0].keys) == ["source", "id", "title", "subtitle", "fields", "imageURL", "image", "version", "firstSeq", "changedSeq", "removed", "document", "detail"])
+        #expect(Set(rows[0].keys) == ["source", "id", "title", "subtitle", "fields", "imageURL", "image", "version", "firstSeq", "changedSeq", "removed", "document", "detail", "pending", "conflicted"])
         #expect(rows.allSatisfy { ($0["fields"] as! [String: String])["make"] == "Toyota" })
         let prices = rows.map { ($0["document"] as! [String: Any])["price"] as! Int }
         #expect(prices == prices.sorted())

@@ -268,7 +268,7 @@ import Testing
     @Test func jsonShapesCarryEverything() throws {
         let item = Scene.v1[2]
         guard case .object(let o) = JSONValue(item: item) else { Issue.record("not an object"); return }
-        #expect(Set(o.keys) == ["source", "id", "title", "subtitle", "fields", "imageURL", "image", "version", "firstSeq", "changedSeq", "removed", "document", "detail"])
+        #expect(Set(o.keys) == ["source", "id", "title", "subtitle", "fields", "imageURL", "image", "version", "firstSeq", "changedSeq", "removed", "document", "detail", "pending", "conflicted"])
         #expect(o["fields"] == .object(["make": .string("Toyota"), "fuel": .string("petrol")]))
         let v = ItemVersion(version: 2, seq: 9, recordedAt: Scene.t0, kind: .changed, run: "r", eventType: "E",
                             changes: [Change(kind: .replaced, path: "/p", old: .number("1"), new: .number("2"))], document: .null)

@@ -42,6 +42,13 @@ public struct LocalWrites: Sendable {
         try await store.append(event(WriteEvents.created, source: source, key: key, user: user, payload: .object(["document": document]))).seq
     }
 
+    /// Creates of several items in one append (local ids made here); returns their seqs.
+    public func create(source: String, documents: [JSONValue], user: String) async throws -> [UInt64] {
+        try await store.append(documents.map {
+            event(WriteEvents.created, source: source, key: WriteEvents.localKey(), user: user, payload: .object(["document": $0]))
+        }).map(\.seq)
+    }
+
     public func patchEvent(source: String, key: String, ops: [PatchOperation], base: WriteBase, user: String, session: String? = nil) -> NewEvent {
         event(WriteEvents.patched, source: source, key: key, user: user, Self.baseMeta(base, session: session),
               payload: .object(["ops": .array(ops.map(\.json)), "base": base.document]))

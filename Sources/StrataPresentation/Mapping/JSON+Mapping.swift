@@ -47,15 +47,19 @@ extension JSONValue {
     }
 
     public init(version v: ItemVersion) {
-        self = .object([
+        var o: [String: JSONValue] = [
             "version": .number(String(v.version)), "seq": .number(String(v.seq)), "recordedAt": .string(ISOTime.format(v.recordedAt)),
             "kind": .string(v.kind.rawValue), "run": v.run.map { .string($0) } ?? .null, "eventType": v.eventType.map { .string($0) } ?? .null,
             "changes": .array(v.changes.map(JSONValue.init(change:))), "document": v.document,
             "origin": .string(v.origin.rawValue), "backfilled": .bool(v.backfilled),
-            "local": v.local.map { .object(["user": .string($0.user), "write": .number(String($0.seq)), "kind": .string($0.kind.rawValue),
-                                            "state": .string($0.state.rawValue), "status": $0.status.map { .number(String($0)) } ?? .null,
-                                            "reason": $0.reason.map(JSONValue.string) ?? .null]) } ?? .null,
-        ])
+        ]
+        // A local version: who wrote it and what the server said.
+        if let l = v.local {
+            o["local"] = .object(["user": .string(l.user), "write": .number(String(l.seq)), "kind": .string(l.kind.rawValue),
+                                  "state": .string(l.state.rawValue), "status": l.status.map { .number(String($0)) } ?? .null,
+                                  "reason": l.reason.map(JSONValue.string) ?? .null])
+        }
+        self = .object(o)
     }
 
     public init(diff d: ItemDiff) {
