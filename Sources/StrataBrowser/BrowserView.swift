@@ -86,6 +86,8 @@ public struct BrowserView: Sendable {
     private var marker: String { options.ascii ? ">" : "▶" }
     private var removedMark: String { options.ascii ? "x" : "✗" }
     private var changedMark: String { options.ascii ? "*" : "●" }
+    /// A row with local writes not yet confirmed by the server (`!` when one conflicts).
+    private func pendingMark(_ state: String) -> String { state == "conflict" ? "!" : options.ascii ? "~" : "↑" }
 
     private func titleBar(_ b: inout CellBuffer, _ s: BrowserState, _ r: Rect) {
         var text = "Strata"
@@ -201,7 +203,7 @@ public struct BrowserView: Sendable {
             let changed = s.point != nil && row.changedSeq == s.point
             let role: StyleRole = selected ? .selection : row.item.isRemoved ? .removed : changed ? .highlight : .normal
             if selected || changed { b.fill(Rect(x: r.x, y: y, width: r.width, height: rowHeight), role: role) }
-            let mark = selected ? marker : row.item.isRemoved ? removedMark : changed ? changedMark : " "
+            let mark = selected ? marker : row.item.isRemoved ? removedMark : row.item.pending.map(pendingMark) ?? (changed ? changedMark : " ")
             var x = r.x + b.write(mark + " ", x: r.x, y: y, role: selected ? .selection : row.item.isRemoved ? .removed : changed ? .highlight : .normal)
             if let thumb {
                 if let t = row.item.thumbnail {

@@ -69,23 +69,28 @@ public final class Pusher: Sendable {
         let headers: [(name: String, value: String)]
         do { headers = try source.resolvedHeaders(environment: options.environment) } catch { throw error }
         var settledThisPush = Set<UInt64>()  // failed ones are not sent again in this push
+        // The open writes are read once; each round's answers update this copy (reading them
+        // again every round would parse every open write once per round).
+        var open = try await outbox.open(source: source.name)
+        var serverIds: [String: String] = [:]  // local key → the id a create's answer gave, this push
         while summary.offline == nil {
-            let open = try await outbox.open(source: source.name)
             // The first open write of each item, if it can go now.
             var seenKeys = Set<String>(), ready: [OutboxWrite] = []
             for w in open {
                 guard seenKeys.insert(w.key).inserted else { continue }
                 if w.state == .conflicted || settledThisPush.contains(w.seq) { continue }
                 ready.append(w)
+                if ready.count == max(1, options.concurrency) { break }
             }
             guard !ready.isEmpty else { break }
-            let round = Array(ready.prefix(max(1, options.concurrency)))
             // Each write's current key: an item created here goes by the id the server gave it.
             var targets: [(write: OutboxWrite, key: String)] = []
             var outcomes: [(events: [NewEvent], outcome: PushOutcome)] = []
-            for w in round {
+            for w in ready {
                 var key = w.key
-                if w.kind != .create, let id = try await outbox.serverId(source: source.name, key: w.key) { key = id }
+                if w.kind != .create, w.key.hasPrefix("local-") {
+                    if let id = serverIds[w.key] { key = id } else if let id = try await outbox.serverId(source: source.name, key: w.key) { key = id }
+                }
                 if w.kind != .create, key.hasPrefix("local-"), w.key == key {
                     // Its create never reached the server (rejected or dropped).
                     let reason = "the item was never created on the server (its create was rejected or dropped)"
@@ -122,7 +127,19 @@ public final class Pusher: Sendable {
             }
             let events = outcomes.flatMap(\.events)
             if !events.isEmpty { _ = try await store.append(events) }
-            for (_, o) in outcomes {
+            let sent = Set(targets.map(\.write.seq))
+            for (evs, o) in outcomes {
+                if let i = open.firstIndex(where: { $0.seq == o.write }) {
+                    switch o.result {
+                    case .acknowledged, .rejected: open.remove(at: i)
+                    case .conflicted: open[i].state = .conflicted
+                    case .failed: if sent.contains(o.write) { open[i].attempts += 1 }
+                    }
+                }
+                if o.kind == .create, let id = evs.last?.metadata.first(where: { $0.key == "serverId" })?.value,
+                   let w = targets.first(where: { $0.write.seq == o.write })?.write {
+                    serverIds[w.key] = id
+                }
                 summary.outcomes.append(o)
                 if o.result == .failed {
                     settledThisPush.insert(o.write)
