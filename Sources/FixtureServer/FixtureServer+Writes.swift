@@ -35,7 +35,6 @@ final class FixtureWrites: @unchecked Sendable {
     /// Idempotency key → how many times a write under it changed the data (1 at most, unless a
     /// client misbehaves; the crash tests count them).
     private(set) var applied: [String: Int] = [:]
-    private(set) var writes = 0
     /// Requests answered from an idempotency key seen before (a client sending a write again).
     private(set) var replays = 0
 
@@ -116,7 +115,6 @@ final class FixtureWrites: @unchecked Sendable {
             idempotent[idemKey] = (fingerprint, answer)
             applied[idemKey, default: 0] += 1
         }
-        if (200..<300).contains(Int(answer.status.code)) { writes += 1 }
         return answer
     }
 
@@ -159,7 +157,7 @@ final class FixtureWrites: @unchecked Sendable {
             written[list, default: [:]].removeValue(forKey: key)
             return Answer(status: .noContent, headers: [:], body: [])
         case .put:
-            guard case .object? = try? JSONValue(parsing: body), let doc = try? JSONValue(parsing: body) else {
+            guard let doc = try? JSONValue(parsing: body), case .object = doc else {
                 return Self.error(.unprocessableContent, "the body must be a JSON object")
             }
             next = doc
@@ -242,9 +240,6 @@ extension FixtureServer {
 
     /// Writes answered again from their idempotency key instead of being applied twice.
     public var replayedWrites: Int { withWrites { $0.replays } }
-
-    /// Writes that changed the data (idempotent replays not counted).
-    public var writeCount: Int { withWrites { $0.writes } }
 
     /// Changes an item as another client would (a merge patch, no precondition): for tests of
     /// conflicting writes. Returns false when there is no such item.

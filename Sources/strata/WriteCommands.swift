@@ -218,10 +218,7 @@ struct SessionCommand: AsyncParsableCommand {
             try await reportingErrors {
                 let s = try await useCase { try await location.app().useCases.write.session(session) }
                 if format != .table {
-                    emit([.object(["session": .string(s.name), "state": .string(s.state.rawValue), "items": .array(s.items.map { i in
-                        .object(["source": .string(i.source), "id": .string(i.itemID), "edits": .number(String(i.edits)),
-                                 "patch": .array(i.changes.map { PatchOperation($0).json })])
-                    })])], as: .json)
+                    emit([JSONValue(session: s)], as: .json)
                     return
                 }
                 let changes = s.items.reduce(0) { $0 + $1.changes.count }
@@ -302,17 +299,7 @@ struct PushCommand: AsyncParsableCommand {
             let app = try await location.app { $0.push.timeout = timeout }
             let reports = try await useCase { try await app.useCases.push(names, concurrency: concurrency) }
             if format != .table {
-                emit(reports.map { r in
-                    .object(["source": .string(r.source), "acknowledged": .number(String(r.count(.acknowledged))), "rejected": .number(String(r.count(.rejected))),
-                             "conflicted": .number(String(r.count(.conflicted))), "failed": .number(String(r.count(.failed))),
-                             "left": .number(String(r.left)), "offline": r.offline.map(JSONValue.string) ?? .null,
-                             "seconds": .number(String(format: "%.3f", r.seconds)),
-                             "outcomes": .array(r.outcomes.map { o in
-                                 .object(["write": .number(String(o.write)), "kind": .string(o.kind.rawValue), "item": .string(o.itemID),
-                                          "result": .string(o.result.rawValue), "status": o.status.map { .number(String($0)) } ?? .null,
-                                          "message": .string(o.message), "rebased": .number(String(o.rebased))])
-                             })])
-                }, as: .json)
+                emit(reports.map(JSONValue.init(push:)), as: .json)
             } else {
                 if reports.isEmpty { emit("nothing to push: the outbox is empty") }
                 for r in reports {
@@ -369,7 +356,7 @@ struct OutboxCommand: AsyncParsableCommand {
                 for w in writes where w.state == .conflicted {
                     emit("write \(w.seq) conflicts on \(w.conflictPaths.map { $0.isEmpty ? "the item" : $0 }.joined(separator: ", ")):")
                     for p in w.conflictPaths {
-                        let mine = (try? (w.base ?? .object([:])).applying(w.changes.map(PatchOperation.init(_:))))?.value(atPointer: p)
+                        let mine = w.localDocument?.value(atPointer: p)
                         emit("  \(p.isEmpty ? "/" : p)  server: \(w.serverDocument?.value(atPointer: p)?.displayText ?? "(none)")  yours: \(mine?.displayText ?? "(none)")")
                     }
                 }

@@ -105,6 +105,7 @@ public struct ItemTables: Sendable {
                     try details.history(collection: source, key: id, upTo: seq, derivingChanges: false))
         }
         var out: [ItemVersionEntity] = []
+        var writeOf: [Int: UInt64] = [:]  // index in `out` → the seq of the local write it shows
         for (origin, versions) in [(ItemVersionEntity.Origin.list, list), (.detail, detail)] {
             let ordered = versions.filter { time == nil || $0.recordedAt <= time! }
                 .sorted { ($0.recordedAt, $0.seq) < ($1.recordedAt, $1.seq) }
@@ -139,14 +140,20 @@ public struct ItemTables: Sendable {
                                                eventType: event?.type, origin: local ? .local : origin,
                                                backfilled: event?[metadata: "backfill"] == "true")
                 if local, let event {
-                    let write = WriteEvents.writes.contains(event.type) ? event.seq : event[metadata: "write"].flatMap(UInt64.init)
                     entity.user = event[metadata: "user"]
-                    entity.write = try await write.asyncFlatMap { try await OutboxTables(store: store).write(seq: $0) }
-                    if entity.user == nil { entity.user = entity.write?.user }
+                    writeOf[out.count] = WriteEvents.writes.contains(event.type) ? event.seq : event[metadata: "write"].flatMap(UInt64.init)
                 }
                 out.append(entity)
                 previous = v
                 if kind != .removed { lastPresent = v.document }
+            }
+        }
+        // The writes behind local versions, as the outbox has them now: one read.
+        if !writeOf.isEmpty {
+            let writes = try await OutboxTables(store: store).writes(seqs: Array(Set(writeOf.values)))
+            for (i, seq) in writeOf {
+                out[i].write = writes[seq]
+                if out[i].user == nil { out[i].user = writes[seq]?.user }
             }
         }
         return out.sorted { ($0.recordedAt, $0.seq) < ($1.recordedAt, $1.seq) }
@@ -214,13 +221,6 @@ public struct ItemTables: Sendable {
                                   error: f[metadata: "error"] ?? "the fetch failed")
         }
         return SourceEntity(definition: definition, lastRun: last, lastSuccess: success)
-    }
-}
-
-extension Optional {
-    func asyncFlatMap<T>(_ transform: (Wrapped) async throws -> T?) async rethrows -> T? {
-        guard let v = self else { return nil }
-        return try await transform(v)
     }
 }
 

@@ -264,11 +264,4 @@ public struct PendingReader {
     public func etag(source: String, key: String) throws -> String? {
         try transaction.get(tables["etags"], key: Array(source.utf8) + [0] + Array(key.utf8)).map { String(decoding: $0, as: UTF8.self) }
     }
-
-    /// The server's document as last known under the overlay, when the item has open writes
-    /// (`.some(nil)`: the server has none).
-    public func serverDocument(source: String, key: String) throws -> JSONValue?? {
-        guard let raw = try transaction.get(tables["pending"], key: Array(source.utf8) + [0] + Array(key.utf8)) else { return nil }
-        return .some(try PendingOverlay.Entry(json: JSONValue(parsing: raw)).server)
-    }
 }

@@ -66,8 +66,7 @@ public final class Pusher: Sendable {
         let started = ContinuousClock.now
         let outbox = OutboxTables(store: store)
         var summary = PushSummary()
-        let headers: [(name: String, value: String)]
-        do { headers = try source.resolvedHeaders(environment: options.environment) } catch { throw error }
+        let headers = try source.resolvedHeaders(environment: options.environment)
         var settledThisPush = Set<UInt64>()  // failed ones are not sent again in this push
         // The open writes are read once; each round's answers update this copy (reading them
         // again every round would parse every open write once per round).
@@ -203,7 +202,7 @@ public final class Pusher: Sendable {
                 if w.kind == .create, let id = serverId(answer, response, source) { meta.append(("serverId", id)) }
                 events.append(event(WriteEvents.acknowledged, source.name, key, w, meta, payload: response.body.isEmpty ? nil : response.body))
                 return (events, outcome(.acknowledged, status, status == 404 ? "already gone" : "ok"))
-            case 412, 409, 422 where status == 412 || guarded:
+            case 409, 412, 422 where guarded:  // 409 and 412 always; 422 (`where` binds to it alone) when the patch carried tests
                 // The server's version is not the one the write was made on.
                 guard let (current, currentETag) = await currentItem(key: key, source: source, headers: headers, options: options) else {
                     let reason = "the server refused the write (\(status)) and the item could not be read again"

@@ -46,6 +46,12 @@ public struct LocalWrite: Sendable, Hashable, Identifiable {
         self.serverDocument = serverDocument; self.conflictPaths = conflictPaths; self.rebased = rebased
     }
 
+    /// The item as this write makes it: the created document, or its base with its changes.
+    public var localDocument: JSONValue? {
+        if kind == .create { return document }
+        return try? (base ?? .object([:])).applying(changes.map(PatchOperation.init(_:)))
+    }
+
     /// One line on the server's answer: "acknowledged 200", "conflicted 412: /content", "pending".
     public var answer: String {
         var s = state.rawValue

@@ -15,12 +15,7 @@ public struct WriteItems: Sendable {
     }
 
     /// The local user (`config set user NAME`). Throws `invalidQuery` saying how to set it.
-    public func user() async throws -> String {
-        guard case .string(let u)? = try await writes.setting("user"), !u.isEmpty else {
-            throw RepositoryError(.invalidQuery, "writes are signed by a user: set yours first with `strata config set user NAME`")
-        }
-        return u
-    }
+    public func user() async throws -> String { try await writes.requiredUser() }
 
     private func writable(_ name: String, _ kind: LocalWrite.Kind) async throws -> Source {
         let source = try await sources.source(named: name)
@@ -188,7 +183,7 @@ public struct PushOutbox: Sendable {
         guard [.rejected, .conflicted, .dropped].contains(w.state) else {
             throw RepositoryError(.invalidQuery, "write \(seq) is \(w.state.rawValue); only rejected, conflicted or dropped writes can be retried")
         }
-        try await writes.retry(w, force: w.state == .conflicted, user: try await WriteItems(writes: writes, sources: sources).user())
+        try await writes.retry(w, force: w.state == .conflicted, user: try await writes.requiredUser())
         return w
     }
 
@@ -198,8 +193,18 @@ public struct PushOutbox: Sendable {
         guard w.state != .acknowledged, w.state != .dropped else {
             throw RepositoryError(.invalidQuery, "write \(seq) is \(w.state.rawValue); it cannot be dropped")
         }
-        try await writes.drop(w, user: try await WriteItems(writes: writes, sources: sources).user())
+        try await writes.drop(w, user: try await writes.requiredUser())
         return w
+    }
+}
+
+extension WriteRepository {
+    /// The user writes are signed by. Throws `invalidQuery` saying how to set one.
+    func requiredUser() async throws -> String {
+        guard case .string(let u)? = try await setting("user"), !u.isEmpty else {
+            throw RepositoryError(.invalidQuery, "writes are signed by a user: set yours first with `strata config set user NAME`")
+        }
+        return u
     }
 }
 

@@ -21,6 +21,27 @@ extension JSONValue {
         ])
     }
 
+    public init(push r: PushReport) {
+        self = .object([
+            "source": .string(r.source), "acknowledged": .number(String(r.count(.acknowledged))), "rejected": .number(String(r.count(.rejected))),
+            "conflicted": .number(String(r.count(.conflicted))), "failed": .number(String(r.count(.failed))),
+            "left": .number(String(r.left)), "offline": r.offline.map(JSONValue.string) ?? .null,
+            "seconds": .number(String(format: "%.3f", r.seconds)),
+            "outcomes": .array(r.outcomes.map { o in
+                .object(["write": .number(String(o.write)), "kind": .string(o.kind.rawValue), "item": .string(o.itemID),
+                         "result": .string(o.result.rawValue), "status": o.status.map { .number(String($0)) } ?? .null,
+                         "message": .string(o.message), "rebased": .number(String(o.rebased))])
+            }),
+        ])
+    }
+
+    public init(session s: EditSession) {
+        self = .object(["session": .string(s.name), "state": .string(s.state.rawValue), "items": .array(s.items.map { i in
+            .object(["source": .string(i.source), "id": .string(i.itemID), "edits": .number(String(i.edits)),
+                     "patch": .array(i.changes.map { PatchOperation($0).json })])
+        })])
+    }
+
     public init(write w: LocalWrite) {
         var o: [String: JSONValue] = [
             "seq": .number(String(w.seq)), "id": .string(w.id), "kind": .string(w.kind.rawValue), "source": .string(w.source),
@@ -34,7 +55,7 @@ extension JSONValue {
         if let r = w.reason { o["reason"] = .string(r) }
         if w.state == .conflicted {
             o["conflict"] = .object(["server": w.serverDocument ?? .null, "paths": .array(w.conflictPaths.map(JSONValue.string)),
-                                     "local": (try? (w.base ?? .object([:])).applying(w.changes.map(PatchOperation.init(_:)))) ?? .null])
+                                     "local": w.localDocument ?? .null])
         }
         self = .object(o)
     }
