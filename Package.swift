@@ -148,7 +148,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "StrataDomainTests", dependencies: ["StrataTestSupport", "StrataDomain", "StrataData", "EventStore", "FixtureServer"], swiftSettings: strictSettings),
-        .testTarget(name: "StrataPresentationTests", dependencies: ["TestScratch", "StrataPresentation", "StrataDomain", "StrataJSON"],
+        .testTarget(name: "StrataPresentationTests", dependencies: ["TestScratch", "StrataPresentation", "StrataDomain", "StrataData", "StrataJSON"],
                     exclude: ["Goldens"], swiftSettings: strictSettings),  // read at run time by path
         .testTarget(
             name: "StrataAppTests",

@@ -114,7 +114,7 @@ public struct PresentationAssembly: Assembly {
                 query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
                 history: r.resolve(GetItemHistory.self)!, diff: r.resolve(DiffCollection.self)!, replay: r.resolve(ReplayLog.self)!,
                 items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                thumbnails: r.resolve(ThumbnailSettings?.self)!
+                thumbnails: r.resolve(ThumbnailSettings?.self)!, write: r.resolve(WriteItems.self)!, push: r.resolve(PushOutbox.self)!
             )
         }
     }

@@ -185,7 +185,16 @@ public enum KeyMap {
             case .enter: return .send(.submitPrompt)
             case .escape: return .send(.cancelPrompt)
             case .backspace: return .send(.editPrompt(String(prompt.text.dropLast())))
+            case .tab where !prompt.choices.isEmpty: return .send(.nextChoice(1))
+            case .backTab where !prompt.choices.isEmpty: return .send(.nextChoice(-1))
             case .character(let c) where !press.alt: return .send(.editPrompt(prompt.text + String(c)))
+            default: return nil
+            }
+        }
+        if let popup = s.popup, popup.question != nil {
+            switch press.key {
+            case .character("y"), .character("Y"): return .send(.answer(true))
+            case .character("n"), .character("N"), .escape, .character("q"): return .send(.answer(false))
             default: return nil
             }
         }
@@ -222,6 +231,12 @@ public enum KeyMap {
         case .character("}") where s.source != nil: return .send(.jumpToChange(forward: true))
         case .character("t"): return .send(.beginPrompt(.point))
         case .character("L"): return .send(.live)
+        case .character("n") where s.source != nil && s.screen != .sources: return .send(.beginCreate)
+        case .character("e") where s.screen == .list || s.screen == .detail: return .send(.beginEdit)
+        case .character("d") where s.screen == .list || s.screen == .detail: return .send(.beginDelete)
+        case .character("a") where s.staging != nil: return .send(.acceptSession)
+        case .character("c") where s.staging != nil: return .send(.cancelSession)
+        case .character("P") where s.source != nil && s.screen != .sources: return .send(.push)
         default: return nil
         }
     }

@@ -37,7 +37,8 @@ public struct BrowserView: Sendable {
 
     public func layout(_ size: Size, state: BrowserState) -> Layout {
         let area = Rect(width: size.columns, height: size.rows)
-        let body = area.splitTop(1).rest.splitBottom(state.source != nil && state.screen != .sources ? 2 : 1).rest
+        let onSource = state.source != nil && state.screen != .sources
+        let body = area.splitTop(1).rest.splitBottom(onSource ? (state.staging != nil ? 3 : 2) : 1).rest
         var content = body, side: Rect?
         if size.columns >= Self.wideColumns, state.screen != .sources {
             let split = body.splitLeft(body.width * 11 / 20)
@@ -74,7 +75,10 @@ public struct BrowserView: Sendable {
                 detailPane(&b, state, layout.content, border: false)
             }
         }
-        if state.source != nil, state.screen != .sources { timeline(&b, state, Rect(x: 0, y: size.rows - 2, width: size.columns, height: 1)) }
+        if state.source != nil, state.screen != .sources {
+            timeline(&b, state, Rect(x: 0, y: size.rows - 2, width: size.columns, height: 1))
+            if let staging = state.staging { stagingBar(&b, staging, Rect(x: 0, y: size.rows - 3, width: size.columns, height: 1)) }
+        }
         statusLine(&b, state, Rect(x: 0, y: size.rows - 1, width: size.columns, height: 1))
         if state.showHelp { help(&b, state, b.area) }
         if let popup = state.popup { self.popup(&b, popup, b.area) }
@@ -88,6 +92,15 @@ public struct BrowserView: Sendable {
     private var changedMark: String { options.ascii ? "*" : "●" }
     /// A row with local writes not yet confirmed by the server (`!` when one conflicts).
     private func pendingMark(_ state: String) -> String { state == "conflict" ? "!" : options.ascii ? "~" : "↑" }
+    /// A row with edits staged in the browser's session.
+    private var stagedMark: String { options.ascii ? "e" : "✎" }
+
+    /// "✎ 3 changes in 2 items staged (session browse): [a]ccept [c]ancel".
+    private func stagingBar(_ b: inout CellBuffer, _ st: BrowserState.Staging, _ r: Rect) {
+        b.fill(r, role: .highlight)
+        let what = "\(stagedMark) \(st.changes) change\(st.changes == 1 ? "" : "s") in \(st.items) item\(st.items == 1 ? "" : "s") staged (session \(st.session)): "
+        b.write(segments: [(what, .highlight), ("[a]", .key), ("ccept ", .highlight), ("[c]", .key), ("ancel", .highlight)], x: r.x, y: r.y, width: r.width)
+    }
 
     private func titleBar(_ b: inout CellBuffer, _ s: BrowserState, _ r: Rect) {
         var text = "Strata"
@@ -95,6 +108,7 @@ public struct BrowserView: Sendable {
             text += " · \(source) · \(s.total) item\(s.total == 1 ? "" : "s")"
             if !s.filterText.isEmpty { text += " · /\(s.filterText)" + (s.usedIndex ? " (index)" : "") }
             if let sort = s.filter.sort { text += " · sort \(sort)" }
+            if s.outbox > 0 { text += " · \(s.outbox) to push (P)" }
         } else {
             text += " · \(s.sources.count) source\(s.sources.count == 1 ? "" : "s")"
         }
@@ -109,8 +123,14 @@ public struct BrowserView: Sendable {
     private func statusLine(_ b: inout CellBuffer, _ s: BrowserState, _ r: Rect) {
         b.fill(r, role: .status)
         if let prompt = s.prompt {
-            let label = prompt.kind == .filter ? "/" : "as of (seq or date): "
-            b.write(segments: [(label, .status), (prompt.text + "▏", .status)], x: r.x, y: r.y, width: r.width)
+            let label = switch prompt.kind {
+            case .filter: "/"
+            case .point: "as of (seq or date): "
+            case .create: "new (field=value; …): "
+            case .edit(let id): "edit \(id): "
+            }
+            let hint = prompt.choices.count > 1 ? "  Tab: next field · Enter stages · Esc" : ""
+            b.write(segments: [(label, .status), (prompt.text + "▏", .status), (hint, .status)], x: r.x, y: r.y, width: r.width)
             return
         }
         var x = r.x
@@ -203,7 +223,8 @@ public struct BrowserView: Sendable {
             let changed = s.point != nil && row.changedSeq == s.point
             let role: StyleRole = selected ? .selection : row.item.isRemoved ? .removed : changed ? .highlight : .normal
             if selected || changed { b.fill(Rect(x: r.x, y: y, width: r.width, height: rowHeight), role: role) }
-            let mark = selected ? marker : row.item.isRemoved ? removedMark : row.item.pending.map(pendingMark) ?? (changed ? changedMark : " ")
+            let staged = s.staging?.byID[row.item.id] != nil
+            let mark = selected ? marker : row.item.isRemoved ? removedMark : row.item.pending.map(pendingMark) ?? (staged ? stagedMark : changed ? changedMark : " ")
             var x = r.x + b.write(mark + " ", x: r.x, y: y, role: selected ? .selection : row.item.isRemoved ? .removed : changed ? .highlight : .normal)
             if let thumb {
                 if let t = row.item.thumbnail {
@@ -262,13 +283,18 @@ public struct BrowserView: Sendable {
         } else {
             let changed = Dictionary(s.changesAtPoint.map { (Self.dotted($0.path), $0) }, uniquingKeysWith: { a, _ in a })
             if !s.changesAtPoint.isEmpty { lines.append([("Changed at seq \(s.pointSeq):", .heading)]) ; for c in s.changesAtPoint { lines.append(change(c)) }; lines.append([]) }
+            if let staged = s.staging?.byID[d.id], !staged.isEmpty {
+                lines.append([("Staged (a accepts, c cancels):", .heading)])
+                for c in staged { lines.append(change(c)) }
+                lines.append([])
+            }
             let labelW = min(22, d.fields.map { TextWidth.of($0.label) }.max() ?? 8)
             for f in d.fields {
                 let hit = changed[f.label] != nil
                 lines.append([(TextWidth.fit(f.label, to: labelW) + "  ", hit ? .changed : .dim), (f.value, hit ? .changed : .normal)])
             }
             lines.append([])
-            lines.append([("h history · [ ] step · { } changes of this item", .dim)])
+            lines.append([("h history · [ ] step · { } changes of this item" + (s.writes.edit ? " · e edit" : "") + (s.writes.delete ? " · d delete" : ""), .dim)])
         }
         // A larger thumbnail at the top right, when there is room.
         var textWidth = area.width
@@ -308,7 +334,8 @@ public struct BrowserView: Sendable {
         let hint = Self.wrap(p.hint, width: width - 4)
         let box = area.centered(width: width, height: message.count + hint.count + 4)
         b.fill(box, role: .normal)
-        b.box(box, title: p.title, ascii: options.ascii, role: .error, titleRole: .error)
+        let role: StyleRole = p.question == nil ? .error : .warning
+        b.box(box, title: p.title, ascii: options.ascii, role: role, titleRole: role)
         for (i, line) in message.enumerated() { b.write(line, x: box.x + 2, y: box.y + 1 + i, width: width - 4, role: .strong) }
         for (i, line) in hint.enumerated() { b.write(line, x: box.x + 2, y: box.y + 2 + message.count + i, width: width - 4, role: .dim) }
     }
@@ -328,6 +355,8 @@ public struct BrowserView: Sendable {
     /// The keys of one screen, for `?`.
     public static func helpKeys(_ screen: BrowserState.Screen) -> [(String, String)] {
         let move = [("↑ ↓  j k", "move"), ("PgUp PgDn", "a page"), ("g G", "first, last")]
+        let writes = [("n", "new item (field=value; …)"), ("e", "edit a field (Tab: next); staged"), ("d", "delete (asks first)"),
+                      ("a c", "accept, cancel the staged edits"), ("P", "push the outbox to the API")]
         let slider = [("[ ]", "one event back, forward"), ("{ }", "previous, next change of this item"), ("t", "go to a seq or date"),
                       ("L", "back to live")]
         switch screen {
@@ -335,9 +364,9 @@ public struct BrowserView: Sendable {
             return move + [("Enter", "open the source's list"), ("r", "refresh the selected source"), ("q", "quit"), ("?", "close help")]
         case .list:
             return move + [("Enter", "open the item (downloads its detail)"), ("/", "filter: make=Toyota, or text"), ("s", "sort"),
-                           ("r", "refresh from the API"), ("Esc q", "back")] + slider + [("?", "close help")]
+                           ("r", "refresh from the API"), ("Esc q", "back")] + writes + slider + [("?", "close help")]
         case .detail:
-            return [("↑ ↓  j k", "scroll"), ("h", "history: versions, old → new"), ("Esc q", "back to the list")] + slider + [("?", "close help")]
+            return [("↑ ↓  j k", "scroll"), ("h", "history: versions, old → new"), ("Esc q", "back to the list")] + writes + slider + [("?", "close help")]
         }
     }
 

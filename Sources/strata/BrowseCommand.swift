@@ -18,7 +18,9 @@ struct BrowseCommand: AsyncParsableCommand {
         back, / filters (make=Toyota uses the index), s sorts, r refreshes in the background,
         [ ] step the slider one event, { } jump to the selected item's changes, t goes to a seq or
         date, L returns to live, ? shows the keys of the screen. Another process's fetch shows up
-        within a second.
+        within a second. On a writable source: n creates an item, e edits the selected one (Tab
+        cycles its fields; the edit is staged in --session), a/c accept or cancel the staged
+        edits as one, d deletes after asking, P pushes the outbox.
         """
     )
 
@@ -30,8 +32,10 @@ struct BrowseCommand: AsyncParsableCommand {
     @Option(help: "auto (from COLORFGBG), dark or light.") var theme: ThemeChoice = .auto
     @Flag(help: "ASCII borders, markers and spinner.") var ascii = false
     @Flag(help: "Turn on the mouse (wheel scrolls, a click selects).") var mouse = false
+    @Option(help: ArgumentHelp("The edit session `e` stages in (see `strata session show NAME`).", valueName: "name")) var session = "browse"
 
     func validate() throws {
+        if session.isEmpty || session.contains("/") { throw ValidationError("--session must be a name without '/'") }
         guard TerminalSession.isInteractive(environment: ProcessInfo.processInfo.environment) else {
             throw ValidationError("strata browse needs a terminal (stdin and stdout a TTY, TERM not dumb); in scripts and pipes use `strata list NAME`")
         }
@@ -53,13 +57,13 @@ struct BrowseCommand: AsyncParsableCommand {
             }
             let configuration = BrowserApp.Configuration(
                 theme: chosen, options: BrowserView.Options(ascii: ascii, thumbnail: noColor ? nil : (columns: 4, rows: 2)), mouse: mouse)
-            try await Self.browse(app: app, configuration: configuration, source: name, asOf: asOf?.text)
+            try await Self.browse(app: app, configuration: configuration, source: name, asOf: asOf?.text, session: session)
         }
     }
 
     @MainActor
-    static func browse(app: StrataApp, configuration: BrowserApp.Configuration, source: String?, asOf: String?) async throws {
-        let viewModel = app.viewModels.browser(listThumbnail: (columns: 4, rows: 2), detailThumbnail: (columns: 24, rows: 12))
+    static func browse(app: StrataApp, configuration: BrowserApp.Configuration, source: String?, asOf: String?, session: String) async throws {
+        let viewModel = app.viewModels.browser(listThumbnail: (columns: 4, rows: 2), detailThumbnail: (columns: 24, rows: 12), session: session)
         let replay = app.useCases.replay
         let browser = BrowserApp(viewModel: viewModel, configuration: configuration, head: { try? await replay.resolve(.now) })
         try await browser.run(source: source, asOf: asOf)

@@ -11,13 +11,9 @@ func useCase<T>(_ body: () async throws -> T) async throws -> T {
     do { return try await body() } catch let e as CLIError { throw e } catch { throw PresentableError(error).cli }
 }
 
-/// `PATH=VALUE`: the value as JSON when it is JSON (`12`, `true`, `"12"`, `{"a":1}`), else text.
+/// `PATH=VALUE` (``ItemEdit/assignment(_:what:)``), a usage error when it is not.
 func parseAssignment(_ text: String, flag: String) throws -> (path: String, value: JSONValue) {
-    guard let eq = text.firstIndex(of: "="), eq != text.startIndex else {
-        throw ValidationError("\(flag) '\(text)' must look like PATH=VALUE, e.g. content=hello or price=12")
-    }
-    let raw = String(text[text.index(after: eq)...])
-    return (String(text[..<eq]), (try? JSONValue(parsing: raw)) ?? .string(raw))
+    do { return try ItemEdit.assignment(text, what: flag) } catch let e as RepositoryError { throw ValidationError(e.message) }
 }
 
 /// Reads a JSON file, or stdin for `-`.

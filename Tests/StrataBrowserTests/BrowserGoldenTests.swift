@@ -76,8 +76,27 @@ import TerminalUI
         help.showHelp = true
         var filtering = list()
         filtering.prompt = BrowserState.Prompt(kind: .filter, text: "make=Toyota")
+        // Writes: two items with staged edits (the bar), one pending row, the edit prompt open.
+        var staged = list()
+        staged.writes = BrowserState.Writes(create: true, edit: true, delete: true)
+        staged.outbox = 1
+        staged.rows[0].item.pending = "pending"
+        staged.staging = BrowserState.Staging(session: "browse", changes: 3, items: 2, byID: [
+            "2": [ChangeViewData(mark: .replaced, path: "/price", old: "8750", new: "8500")],
+            "3": [ChangeViewData(mark: .replaced, path: "/make", old: "Toyota", new: "Toyota Motor"), ChangeViewData(mark: .removed, path: "/price", old: "12300")],
+        ])
+        staged.prompt = BrowserState.Prompt(kind: .edit(id: "2"), text: "price=8500", choices: ["model=Yaris", "price=8750"], choice: 1)
+        var stagedDetail = staged
+        stagedDetail.prompt = nil
+        stagedDetail.screen = .detail
+        stagedDetail.detailID = "2"
+        stagedDetail.detail = detail.detail
+        stagedDetail.detail?.asOf = nil
+        var question = list()
+        question.popup = BrowserState.Popup(title: "Delete 2?", message: "2 · Yaris", hint: "y deletes it here at once (pending: P sends it); n keeps it.",
+                                            question: .delete(ids: ["2"]))
         return [("sources", sources), ("list", list()), ("popup", popup), ("past", past), ("detail", detail), ("refreshing", busy),
-                ("help", help), ("prompt", filtering)]
+                ("help", help), ("prompt", filtering), ("staged", staged), ("staged-detail", stagedDetail), ("delete", question)]
     }()
 
     @Test(arguments: 0..<scenes.count)
@@ -159,5 +178,24 @@ import TerminalUI
         #expect(KeyMap.command(for: KeyPress(.character("q")), in: prompt, canGoBack: true, page: 10) == .send(.editPrompt("maq")))
         #expect(KeyMap.command(for: KeyPress(.backspace), in: prompt, canGoBack: true, page: 10) == .send(.editPrompt("m")))
         #expect(KeyMap.command(for: KeyPress(.control("c"), ctrl: true), in: prompt, canGoBack: true, page: 10) == .quit)
+        // Writes: n e d P on a source's screens; a and c only while edits are staged; Tab cycles an edit's fields.
+        #expect(KeyMap.command(for: KeyPress(.character("n")), in: list, canGoBack: true, page: 10) == .send(.beginCreate))
+        #expect(KeyMap.command(for: KeyPress(.character("e")), in: list, canGoBack: true, page: 10) == .send(.beginEdit))
+        #expect(KeyMap.command(for: KeyPress(.character("d")), in: list, canGoBack: true, page: 10) == .send(.beginDelete))
+        #expect(KeyMap.command(for: KeyPress(.character("P")), in: list, canGoBack: true, page: 10) == .send(.push))
+        #expect(KeyMap.command(for: KeyPress(.character("a")), in: list, canGoBack: true, page: 10) == nil)
+        var staged = list
+        staged.staging = BrowserState.Staging(session: "browse", changes: 1, items: 1)
+        #expect(KeyMap.command(for: KeyPress(.character("a")), in: staged, canGoBack: true, page: 10) == .send(.acceptSession))
+        #expect(KeyMap.command(for: KeyPress(.character("c")), in: staged, canGoBack: true, page: 10) == .send(.cancelSession))
+        var editing = list
+        editing.prompt = BrowserState.Prompt(kind: .edit(id: "2"), text: "model=Yaris", choices: ["model=Yaris", "price=8750"])
+        #expect(KeyMap.command(for: KeyPress(.tab), in: editing, canGoBack: true, page: 10) == .send(.nextChoice(1)))
+        #expect(KeyMap.command(for: KeyPress(.backTab), in: editing, canGoBack: true, page: 10) == .send(.nextChoice(-1)))
+        var asking = list
+        asking.popup = BrowserState.Popup(title: "Delete 2?", message: "", hint: "", question: .delete(ids: ["2"]))
+        #expect(KeyMap.command(for: KeyPress(.character("y")), in: asking, canGoBack: true, page: 10) == .send(.answer(true)))
+        #expect(KeyMap.command(for: KeyPress(.character("n")), in: asking, canGoBack: true, page: 10) == .send(.answer(false)))
+        #expect(KeyMap.command(for: KeyPress(.enter), in: asking, canGoBack: true, page: 10) == nil, "Enter does not delete")
     }
 }

@@ -1,6 +1,7 @@
 import CTestSpawn
 import FixtureServer
 import Foundation
+import StrataJSON
 import StrataTestSupport
 import TestScratch
 import Testing
@@ -74,6 +75,7 @@ final class Tmux: @unchecked Sendable {
     }
 
     func send(_ keys: String...) async throws { try await run(["send-keys"] + keys) }
+    func send(contentsOf keys: [String]) async throws { try await run(["send-keys"] + keys) }
     func type(_ text: String) async throws { try await run(["send-keys", "-l", text]) }
     func screen() async -> String { (try? await run(["capture-pane", "-p"])) ?? "" }
     func lines() async -> [String] { await screen().split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
@@ -216,6 +218,77 @@ struct BrowseTmuxTests {
         try await Task.sleep(for: .milliseconds(200))
         let stty = try String(contentsOfFile: store + ".stty", encoding: .utf8)
         #expect(stty.contains(" echo ") && stty.contains(" icanon "), "\(stty)")
+        #expect(try await strata(["verify"], store: store).status == 0)
+    }
+
+    /// Writes from the browser against the fixture's notes API: `e` stages an edit, `c` cancels
+    /// it, `e` again and `a` accepts it, `d` asks then deletes, `n` creates, `P` pushes; the
+    /// server has each write once, and `strata session show` and `outbox` agree.
+    @Test func writesFromTheBrowserReachTheServerOnce() async throws {
+        let server = FixtureServer(root: fixturesRoot)
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let store = makeStoreDir()
+        try await WriteCLITests.addNotes(server, store: store)
+        #expect(try await strata(["fetch", "notes"], store: store).status == 0)
+        #expect(try await strata(["config", "set", "user", "alice"], store: store).status == 0)
+        let ids = try #require(try jsonObject(try await strata(["list", "notes", "--limit", "2", "--format", "json"], store: store).stdout) as? [[String: Any]])
+            .compactMap { $0["id"] as? String }
+        #expect(ids.count == 2)
+        let tmux = Tmux()
+        defer { tmux.kill() }
+        try await tmux.start(Self.command(store, "notes"))
+        try await tmux.waitFor(text: "note 1")
+        // An edit staged, then cancelled: the bar comes and goes, nothing is written.
+        try await tmux.send("e")
+        try await tmux.waitFor(text: "edit \(ids[0]): content=")
+        try await tmux.send(contentsOf: Array(repeating: "BSpace", count: 80))
+        try await tmux.type("content=not this")
+        try await tmux.send("Enter")
+        try await tmux.waitFor(text: "1 change in 1 item staged (session browse)")
+        try await tmux.send("c")
+        try await tmux.waitFor(text: "cancelled: 1 staged edit discarded")
+        #expect(await !tmux.screen().contains("staged (session"))
+        // Staged again and accepted.
+        try await tmux.send("e")
+        try await tmux.waitFor(text: "edit \(ids[0]): content=")
+        try await tmux.send(contentsOf: Array(repeating: "BSpace", count: 80))
+        try await tmux.type("content=edited in the browser")
+        try await tmux.send("Enter")
+        try await tmux.waitFor(text: "[a]ccept [c]ancel")
+        try await tmux.send("a")
+        try await tmux.waitFor(text: "accepted 1 patch")
+        try await tmux.waitFor(text: "edited in the browser")
+        // The second note: asked first, deleted on y.
+        try await tmux.send("j")
+        try await tmux.send("d")
+        try await tmux.waitFor(text: "Delete \(ids[1])?")
+        try await tmux.send("y")
+        try await tmux.waitFor(text: "deleted \(ids[1])")
+        // A new note.
+        try await tmux.send("n")
+        try await tmux.waitFor(text: "new (field=value; …):")
+        try await tmux.type("content=written in the browser")
+        try await tmux.send("Enter")
+        try await tmux.waitFor(text: "3 to push (P)")
+        let pending = await tmux.screen()
+        #expect(pending.contains("written in the browser") && pending.contains("↑"), "\(pending)")
+        // Pushed: every write reaches the server once.
+        try await tmux.send("P")
+        try await tmux.waitFor(text: "pushed: 3 acknowledged")
+        #expect(await !tmux.screen().contains("to push (P)"))
+        #expect(server.item(list: "/notes/notes", key: ids[0])?.value(atPath: "content") == .string("edited in the browser"))
+        #expect(server.item(list: "/notes/notes", key: ids[1]) == nil)
+        guard case .object(let notes)? = server.list("/notes/notes") else { Issue.record("no notes on the server"); return }
+        let created = notes.values.filter { $0.value(atPath: "content") == .string("written in the browser") }
+        #expect(created.count == 1 && created.first?.value(atPath: "created_by") == .string("alice"))
+        #expect(server.appliedWrites.count == 3 && server.appliedWrites.values.allSatisfy { $0 == 1 })
+        try await tmux.send("q")
+        try await tmux.waitFor("the browser exited") { _ in await tmux.alternateScreen() == false }
+        // The CLI sees what the browser did: the session accepted, nothing left in the outbox.
+        let session = try await strata(["session", "show", "browse"], store: store)
+        #expect(session.stdout.contains("accepted"), "\(session.stdout)")
+        #expect(try await strata(["outbox"], store: store).stdout.contains("the outbox is empty"))
         #expect(try await strata(["verify"], store: store).status == 0)
     }
 

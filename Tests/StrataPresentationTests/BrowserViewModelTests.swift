@@ -45,6 +45,21 @@ import Testing
         #expect(vm.state.screen == .sources)
     }
 
+    /// A reload that started before the user moved keeps the row the user moved to.
+    @Test func aMoveDuringAReloadIsNotUndoneByIt() async {
+        let r = Self.repositories()
+        let vm = Self.make(r)
+        vm.send(.start(source: "cars", asOf: nil))
+        await vm.settle()
+        #expect(vm.state.selectedRow?.item.id == "2")
+        r.queryDelay = .milliseconds(200)
+        vm.send(.headMoved(13))  // live: the list is read again, keeping "2" selected
+        vm.send(.move(1))
+        #expect(vm.state.selectedRow?.item.id == "3")
+        await vm.settle()
+        #expect(vm.state.selectedRow?.item.id == "3")
+    }
+
     @Test func theCursorStaysInTheViewport() async {
         let vm = Self.make(Self.repositories())
         vm.send(.start(source: "cars", asOf: nil))

@@ -15,6 +15,8 @@ final class MemoryRepositories: ItemRepository, SourceRepository, RemoteReposito
     var images: [String: [UInt8]] = [:]
     var entries: [LogEntry] = []
     var networkError: RepositoryError?
+    /// How long a list read takes (a slow disk, a large source).
+    var queryDelay: Duration?
     private(set) var detailRequests: [String] = []
     private(set) var refreshes = 0
 
@@ -40,6 +42,7 @@ final class MemoryRepositories: ItemRepository, SourceRepository, RemoteReposito
     }
 
     func items(_ query: ItemQuery) async throws -> ItemPage {
+        if let queryDelay { try await Task.sleep(for: queryDelay) }
         guard query.source == source.name else { throw RepositoryError(.notFound, "no source named \(query.source)") }
         var list = try lock.withLock { try items(at: query.at) }
         list = list.filter { item in query.filters.allSatisfy { f in item.fields.contains { $0.path == f.path && $0.value == f.value } } }

@@ -190,6 +190,10 @@ public struct StagedEdit: Sendable, Hashable {
     public var base: JSONValue?
     public var baseETag: String?
     public var baseVersion: Int?
+
+    public init(seq: UInt64, source: String, key: String, ops: [PatchOperation], base: JSONValue?, baseETag: String? = nil, baseVersion: Int? = nil) {
+        self.seq = seq; self.source = source; self.key = key; self.ops = ops; self.base = base; self.baseETag = baseETag; self.baseVersion = baseVersion
+    }
 }
 
 /// An edit session: edits staged across items, accepted or cancelled as one.
@@ -200,6 +204,10 @@ public struct EditSessionEntity: Sendable, Hashable {
     public var edits: [StagedEdit]
     public var opened: UInt64?
     public var closed: UInt64?
+
+    public init(name: String, state: State, edits: [StagedEdit], opened: UInt64? = nil, closed: UInt64? = nil) {
+        self.name = name; self.state = state; self.edits = edits; self.opened = opened; self.closed = closed
+    }
 
     init?(name: String, _ doc: JSONValue) {
         guard case .string(let st)? = doc.value(atPath: "state"), let state = State(rawValue: st) else { return nil }

@@ -24,6 +24,51 @@ public struct ItemEdit: Sendable, Hashable {
 
     public var isEmpty: Bool { sets.isEmpty && unsets.isEmpty && patch == nil && document == nil }
 
+    /// `PATH=VALUE`: the value as JSON when it is JSON (`12`, `true`, `"12"`, `{"a":1}`), else
+    /// text. Throws ``RepositoryError`` `invalidQuery` naming `what` (a flag, a prompt).
+    public static func assignment(_ text: String, what: String = "--set") throws -> (path: String, value: JSONValue) {
+        guard let eq = text.firstIndex(of: "="), eq != text.startIndex else {
+            throw RepositoryError(.invalidQuery, "\(what) '\(text)' must look like PATH=VALUE, e.g. content=hello or price=12")
+        }
+        let raw = String(text[text.index(after: eq)...])
+        return (String(text[..<eq]).trimmingCharacters(in: .whitespaces), (try? JSONValue(parsing: raw)) ?? .string(raw))
+    }
+
+    /// An edit typed on one line: `price=11500; -pros; seller.city=Lyon` sets and removes
+    /// fields (`-PATH` removes one); `;` inside double quotes is text. A line that is a JSON
+    /// object replaces the whole document.
+    public static func line(_ text: String) throws -> ItemEdit {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasPrefix("{"), let doc = try? JSONValue(parsing: trimmed), case .object = doc { return ItemEdit(document: doc) }
+        var edit = ItemEdit()
+        for part in splitOutsideQuotes(trimmed, on: ";") {
+            let p = part.trimmingCharacters(in: .whitespaces)
+            if p.isEmpty { continue }
+            if p.hasPrefix("-"), !p.contains("=") { edit.unsets.append(String(p.dropFirst())) } else { edit.sets.append(try assignment(p, what: "the edit")) }
+        }
+        guard !edit.isEmpty else { throw RepositoryError(.invalidQuery, "type PATH=VALUE (several: a=1; b=text), -PATH to remove one, or a JSON object") }
+        return edit
+    }
+
+    /// The value as an edit line shows it, so that parsing it back gives the same value:
+    /// text as text unless it would read as JSON, everything else as compact JSON.
+    public static func editable(_ value: JSONValue) -> String {
+        if case .string(let s) = value, (try? JSONValue(parsing: s)) == nil, !s.contains(";") { return s }
+        return value.canonicalString
+    }
+
+    static func splitOutsideQuotes(_ text: String, on separator: Character) -> [String] {
+        var parts: [String] = [], current = "", quoted = false, escaped = false
+        for c in text {
+            if escaped { current.append(c); escaped = false; continue }
+            if c == "\\", quoted { current.append(c); escaped = true; continue }
+            if c == "\"" { quoted.toggle() }
+            if c == separator, !quoted { parts.append(current); current = "" } else { current.append(c) }
+        }
+        parts.append(current)
+        return parts
+    }
+
     /// The document with the edit applied. Throws ``RepositoryError`` `invalidQuery` saying which
     /// part does not apply.
     public func applied(to doc: JSONValue) throws -> JSONValue {

@@ -28,12 +28,21 @@ public struct BrowserState: Sendable, Equatable {
         public init(item: ItemRowViewData, changedSeq: UInt64) { self.item = item; self.changedSeq = changedSeq }
     }
 
-    /// A modal message: what failed and what to do.
+    /// A modal message: what failed and what to do, or a question (y/n) before a write.
     public struct Popup: Sendable, Equatable {
         public var title: String
         public var message: String
         public var hint: String
-        public init(title: String, message: String, hint: String) { self.title = title; self.message = message; self.hint = hint }
+        /// A question: `y` does it, `n` or Esc does not.
+        public var question: Question?
+        public init(title: String, message: String, hint: String, question: Question? = nil) {
+            self.title = title; self.message = message; self.hint = hint; self.question = question
+        }
+    }
+
+    /// What a yes to a question does.
+    public enum Question: Sendable, Equatable {
+        case delete(ids: [String])
     }
 
     /// One event on the slider's bar.
@@ -45,12 +54,41 @@ public struct BrowserState: Sendable, Equatable {
         public init(seq: UInt64, type: String, isFailure: Bool, time: String) { self.seq = seq; self.type = type; self.isFailure = isFailure; self.time = time }
     }
 
-    /// Text being typed into a prompt (`/` filter, `t` point).
+    /// Text being typed into a prompt (`/` filter, `t` point, `n` a new item, `e` an edit).
     public struct Prompt: Sendable, Equatable {
-        public enum Kind: Sendable, Equatable { case filter, point }
+        public enum Kind: Sendable, Equatable {
+            case filter, point, create
+            /// An edit of the item with this id, staged in the browser's session.
+            case edit(id: String)
+        }
         public var kind: Kind
         public var text: String
-        public init(kind: Kind, text: String) { self.kind = kind; self.text = text }
+        /// `field=value` lines Tab cycles through (an edit's fields, as they are now).
+        public var choices: [String]
+        public var choice: Int
+        public init(kind: Kind, text: String, choices: [String] = [], choice: Int = 0) {
+            self.kind = kind; self.text = text; self.choices = choices; self.choice = choice
+        }
+    }
+
+    /// What the source takes: creates, edits, deletes (its write URLs).
+    public struct Writes: Sendable, Equatable {
+        public var create = false, edit = false, delete = false
+        public init(create: Bool = false, edit: Bool = false, delete: Bool = false) { self.create = create; self.edit = edit; self.delete = delete }
+        public var any: Bool { create || edit || delete }
+    }
+
+    /// The browser's edit session: changes staged, not yet accepted.
+    public struct Staging: Sendable, Equatable {
+        public var session: String
+        public var changes: Int
+        public var items: Int
+        /// The staged changes of the open source's items, by id (old → new from the document
+        /// the first edit was staged on).
+        public var byID: [String: [ChangeViewData]]
+        public init(session: String, changes: Int = 0, items: Int = 0, byID: [String: [ChangeViewData]] = [:]) {
+            self.session = session; self.changes = changes; self.items = items; self.byID = byID
+        }
     }
 
     public var screen: Screen = .sources
@@ -90,6 +128,13 @@ public struct BrowserState: Sendable, Equatable {
     public var showHelp = false
     public var prompt: Prompt?
 
+    public var writes = Writes()
+    /// Staged changes of the browser's session (none: nil).
+    public var staging: Staging?
+    /// Writes of the source the server has not confirmed yet (`P` pushes them).
+    public var outbox = 0
+    public var isPushing = false
+
     public var timeline: [Mark] = []
     /// The slider's point; nil is live (the head).
     public var point: UInt64?
@@ -101,7 +146,7 @@ public struct BrowserState: Sendable, Equatable {
 
     public var isLive: Bool { point == nil }
     /// Whether work runs that a spinner should show.
-    public var isBusy: Bool { isRefreshing || isDownloading || isLoading }
+    public var isBusy: Bool { isRefreshing || isDownloading || isLoading || isPushing }
     public var selectedRow: Row? { rows.indices.contains(cursor) ? rows[cursor] : nil }
     /// The slider's point as a seq (the head when live).
     public var pointSeq: UInt64 { point ?? head }

@@ -1,5 +1,6 @@
 public import Foundation
 public import StrataDomain
+import StrataJSON
 
 /// The browser's view model: commands in (``send(_:)`` returns at once), state out
 /// (``updates()``). Reads, downloads and refreshes run in tasks of their own, so input stays live
@@ -35,6 +36,21 @@ public final class BrowserViewModel {
         case scrollDetail(Int)
         /// Another process appended: the log's head is now this seq.
         case headMoved(UInt64)
+        /// `n`: a prompt for a new item's fields.
+        case beginCreate
+        /// `e`: a prompt to edit the selected item, prefilled with its first field.
+        case beginEdit
+        /// Tab (+1) and Shift-Tab (-1) in the edit prompt: the next field as it is now.
+        case nextChoice(Int)
+        /// `d`: asks before deleting the selected item.
+        case beginDelete
+        /// The answer to the pop-up's question.
+        case answer(Bool)
+        /// The staging bar's `a` and `c`: the browser's session accepted or cancelled as one.
+        case acceptSession
+        case cancelSession
+        /// `P`: sends the source's outbox to the API.
+        case push
     }
 
     /// What the view model reads and runs: the app's use cases.
@@ -49,13 +65,19 @@ public final class BrowserViewModel {
         public var listThumbnails: ThumbnailSettings?
         public var detailThumbnails: ThumbnailSettings?
         public var now: @Sendable () -> Date
+        /// Writes (nil: a read-only browser) and the outbox.
+        public var write: WriteItems?
+        public var push: PushOutbox?
+        /// The edit session `e` stages in.
+        public var session: String
 
         public init(query: QueryItems, refresh: RefreshSource, loadDetail: LoadItemDetail, history: GetItemHistory, replay: ReplayLog,
                     sources: any SourceRepository, items: any ItemRepository, listThumbnails: ThumbnailSettings? = nil,
-                    detailThumbnails: ThumbnailSettings? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+                    detailThumbnails: ThumbnailSettings? = nil, now: @escaping @Sendable () -> Date = { Date() },
+                    write: WriteItems? = nil, push: PushOutbox? = nil, session: String = "browse") {
             self.query = query; self.refresh = refresh; self.loadDetail = loadDetail; self.history = history; self.replay = replay
             self.sources = sources; self.items = items; self.listThumbnails = listThumbnails; self.detailThumbnails = detailThumbnails
-            self.now = now
+            self.now = now; self.write = write; self.push = push; self.session = session
         }
     }
 
@@ -70,6 +92,9 @@ public final class BrowserViewModel {
     /// Running work by purpose: a new one of a kind replaces (cancels) the old.
     private var tasks: [String: Task<Void, Never>] = [:]
     private var generation: [String: Int] = [:]
+    /// Counts the user's cursor moves: a reload that started before one keeps the row the user
+    /// moved to, not the one selected when it started.
+    private var moves = 0
 
     public init(dependencies: Dependencies) {
         deps = dependencies
@@ -165,6 +190,27 @@ public final class BrowserViewModel {
             update { $0.detailScroll = max(0, $0.detailScroll + delta) }
         case .headMoved(let head):
             headMoved(head)
+        case .beginCreate:
+            beginCreate()
+        case .beginEdit:
+            beginEdit()
+        case .nextChoice(let delta):
+            update { s in
+                guard var p = s.prompt, !p.choices.isEmpty else { return }
+                p.choice = ((p.choice + delta) % p.choices.count + p.choices.count) % p.choices.count
+                p.text = p.choices[p.choice]
+                s.prompt = p
+            }
+        case .beginDelete:
+            beginDelete()
+        case .answer(let yes):
+            answer(yes)
+        case .acceptSession:
+            acceptSession()
+        case .cancelSession:
+            cancelSession()
+        case .push:
+            pushOutbox()
         }
     }
 
@@ -220,6 +266,7 @@ public final class BrowserViewModel {
         loaded = []
         loadTimeline(name)
         loadList(keepID: nil)
+        loadWriteState()
     }
 
     private var pointInTime: PointInTime { state.point.map { .seq($0) } ?? .now }
@@ -246,15 +293,19 @@ public final class BrowserViewModel {
         let q: ItemQuery
         do { q = try query(limit: count, offset: from) } catch { show(error, title: "Bad filter"); return }
         update { $0.isLoading = true }
+        let movesAtStart = moves
         run("list") { [weak self] isCurrent in
             do {
                 let result = try await deps.query(q)
                 guard isCurrent(), let self else { return }
+                let keepID = self.moves == movesAtStart ? keepID : self.state.selectedRow?.item.id
                 self.sourceModel = result.source
                 let kept = min(from, self.loaded.count, self.state.rows.count)
                 self.loaded = Array(self.loaded.prefix(kept)) + result.page.items
                 self.update { s in
                     s.sourceData = SourceViewData(source: result.source)
+                    s.writes = BrowserState.Writes(create: result.source.createURL != nil, edit: result.source.updateURL != nil,
+                                                   delete: result.source.deleteURL != nil)
                     s.columns = result.source.indexPaths
                     s.hasImages = result.source.imagePath != nil
                     s.rows = s.rows.prefix(kept).map { var r = $0; r.stale = true; return r } + result.page.items.map(Self.row)
@@ -307,6 +358,7 @@ public final class BrowserViewModel {
     }
 
     private func moveCursor(_ to: (Int) -> Int) {
+        moves += 1
         update { s in
             switch s.screen {
             case .sources:
@@ -485,6 +537,10 @@ public final class BrowserViewModel {
             loadList(keepID: nil)
         case .point:
             setPoint(text: prompt.text.trimmingCharacters(in: .whitespaces))
+        case .create:
+            create(prompt.text)
+        case .edit(let id):
+            edit(id, prompt.text)
         }
     }
 
@@ -578,6 +634,7 @@ public final class BrowserViewModel {
             loadSources()
         case .list, .detail:
             loadList(keepID: state.selectedRow?.item.id)
+            loadWriteState()
             let detailLoading = keepingDetailLoad && tasks["detail"] != nil
             if state.screen == .detail || wide, let id = state.detailID, !detailLoading { loadDetail(id: id, download: false) }
             if state.screen == .detail, state.detailID == nil { update { $0.screen = .list } }
@@ -592,6 +649,202 @@ public final class BrowserViewModel {
         }
         if let source = state.source { loadTimeline(source) }
         if state.isLive { reloadAll(keepingDetailLoad: true) }
+    }
+
+    // MARK: Writes
+
+    /// The source's name when writes can be made now: live (the past is read-only), with the
+    /// source taking `what` (else the status says which flag would make it do so).
+    private func writableSource(_ allowed: Bool, _ what: String, flag: String) -> String? {
+        guard deps.write != nil, let source = state.source, state.screen != .sources else { return nil }
+        guard state.isLive else {
+            update { $0.status = "the past is read-only: L returns to live, then \(what)" }
+            return nil
+        }
+        guard allowed else {
+            update { $0.status = "\(source) takes no \(what): `strata source change \(source) \(flag) URL`" }
+            return nil
+        }
+        return source
+    }
+
+    /// The item the user means: the detail's, else the selected row's.
+    private var selectedID: String? { state.screen == .detail ? state.detailID : state.selectedRow?.item.id }
+
+    private func beginCreate() {
+        guard writableSource(state.writes.create, "new items", flag: "--create-url") != nil else { return }
+        update { $0.prompt = BrowserState.Prompt(kind: .create, text: "") }
+    }
+
+    private func beginEdit() {
+        guard writableSource(state.writes.edit, "edits", flag: "--update-url") != nil, let id = selectedID else { return }
+        let item = loaded.first { $0.id == id }
+        let document = stagedDocuments[id] ?? item?.document ?? .object([:])
+        let choices = Self.editChoices(document, source: sourceModel)
+        update { $0.prompt = BrowserState.Prompt(kind: .edit(id: id), text: choices.first ?? "", choices: choices) }
+    }
+
+    /// `field=value` for every top-level field of `document` (nested ones as JSON): the title,
+    /// subtitle and indexed fields first, then the rest by name.
+    static func editChoices(_ document: JSONValue, source: Source?) -> [String] {
+        guard case .object(let o) = document else { return [] }
+        var paths: [String] = []
+        if let title = source?.titlePath { paths.append(title) }
+        paths += source?.subtitlePaths ?? []
+        paths += source?.indexPaths ?? []
+        paths += JSONValue.sortedKeys(o)
+        var seen = Set<String>()
+        var choices: [String] = []
+        for path in paths where seen.insert(path).inserted {
+            if let value = document.value(atPath: path) { choices.append("\(path)=\(ItemEdit.editable(value))") }
+        }
+        return choices
+    }
+
+    private func create(_ text: String) {
+        guard let source = state.source, let write = deps.write else { return }
+        run("write") { [weak self] _ in
+            do {
+                let doc = try ItemEdit.line(text).applied(to: .object([:]))
+                let (_, id) = try await write.create(source: source, document: doc)
+                self?.wrote("created \(id)", keep: id)
+            } catch {
+                self?.show(error, title: "Not created", hint: "Nothing was written. Enter closes this; n tries again.")
+            }
+        }
+    }
+
+    private func edit(_ id: String, _ text: String) {
+        guard let source = state.source, let write = deps.write else { return }
+        let session = deps.session
+        run("write") { [weak self] _ in
+            do {
+                let (_, changes) = try await write.edit(source: source, id: id, try ItemEdit.line(text), session: session)
+                let what = changes.map { ChangeViewData(change: $0).text }.joined(separator: ", ")
+                guard let self else { return }
+                self.update { $0.status = "staged \(id): \(what)" }
+                self.loadWriteState()
+            } catch {
+                self?.show(error, title: "Not staged", hint: "Nothing was written. Enter closes this; e tries again.")
+            }
+        }
+    }
+
+    private func beginDelete() {
+        guard writableSource(state.writes.delete, "deletes", flag: "--delete-url") != nil, let id = selectedID else { return }
+        let title = loaded.first { $0.id == id }?.title ?? id
+        update {
+            $0.popup = BrowserState.Popup(title: "Delete \(id)?", message: title == id ? id : "\(id) · \(title)",
+                                          hint: "y deletes it here at once (pending: P sends it); n keeps it.", question: .delete(ids: [id]))
+        }
+    }
+
+    private func answer(_ yes: Bool) {
+        guard let question = state.popup?.question else { return }
+        update { $0.popup = nil }
+        guard yes, let source = state.source, let write = deps.write else { return }
+        switch question {
+        case .delete(let ids):
+            run("write") { [weak self] _ in
+                do {
+                    _ = try await write.delete(source: source, ids: ids)
+                    self?.wrote("deleted \(ids.joined(separator: ", "))", keep: nil)
+                } catch {
+                    self?.show(error, title: "Not deleted", hint: "Nothing was written. Enter closes this.")
+                }
+            }
+        }
+    }
+
+    private func acceptSession() {
+        guard let write = deps.write, state.staging != nil else { return }
+        let session = deps.session
+        run("write") { [weak self] _ in
+            do {
+                let seqs = try await write.accept(session)
+                self?.wrote("accepted \(seqs.count) patch\(seqs.count == 1 ? "" : "es")", keep: self?.selectedID)
+            } catch {
+                self?.show(error, title: "Not accepted", hint: "The edits stay staged. Enter closes this.")
+            }
+        }
+    }
+
+    private func cancelSession() {
+        guard let write = deps.write, state.staging != nil else { return }
+        let session = deps.session
+        run("write") { [weak self] _ in
+            do {
+                let n = try await write.cancel(session)
+                guard let self else { return }
+                self.update { $0.status = "cancelled: \(n) staged edit\(n == 1 ? "" : "s") discarded" }
+                self.loadWriteState()
+            } catch {
+                self?.show(error, title: "Not cancelled", hint: "Enter closes this.")
+            }
+        }
+    }
+
+    /// After a write: the list and detail read again (the write shows at once, pending).
+    private func wrote(_ what: String, keep id: String?) {
+        update { $0.status = "\(what) (pending; P sends it)" }
+        loadList(keepID: id ?? state.selectedRow?.item.id)
+        if state.screen == .detail || wide, let id = state.detailID { loadDetail(id: id, download: false) }
+        loadWriteState()
+    }
+
+    private func pushOutbox() {
+        guard let push = deps.push, let source = state.source, !state.isPushing else { return }
+        update { $0.isPushing = true; $0.refreshProgress = "sending the outbox of \(source)…"; $0.status = nil }
+        run("push") { [weak self] _ in
+            do {
+                let report = try await push([source]).first
+                guard let self else { return }
+                self.update { $0.isPushing = false; $0.refreshProgress = nil; $0.status = report.map(Self.pushSummary) ?? "nothing to send" }
+                if let report, let bad = report.outcomes.first(where: { $0.result == .conflicted || $0.result == .rejected }) {
+                    self.update {
+                        $0.popup = BrowserState.Popup(title: bad.result == .conflicted ? "A write conflicts" : "A write was rejected",
+                                                      message: "\(bad.kind.rawValue) \(bad.itemID): \(bad.message)",
+                                                      hint: "It is kept. `strata outbox \(source)` shows both sides; `strata outbox retry|drop \(bad.write)` decides. Enter closes this.")
+                    }
+                }
+            } catch {
+                guard let self else { return }
+                self.update { $0.isPushing = false; $0.refreshProgress = nil; $0.status = "push failed; the writes stay pending" }
+                self.show(error, title: "Push failed", hint: "Nothing was lost: the writes stay pending. Enter closes this; P tries again.")
+            }
+            self?.reloadAll()
+        }
+    }
+
+    static func pushSummary(_ r: PushReport) -> String {
+        if let offline = r.offline { return "offline (\(offline)): \(r.left) write\(r.left == 1 ? "" : "s") stay pending" }
+        guard !r.outcomes.isEmpty else { return "nothing to send" }
+        let counts = Dictionary(grouping: r.outcomes, by: \.result).mapValues(\.count)
+        let parts = [PushReport.Outcome.Result.acknowledged, .conflicted, .rejected, .failed].compactMap { k in counts[k].map { "\($0) \(k.rawValue)" } }
+        return "pushed: " + parts.joined(separator: ", ") + (r.left > 0 ? "; \(r.left) left" : "")
+    }
+
+    /// Staged documents of the browser's session by item id: `e` starts from what was staged.
+    private var stagedDocuments: [String: JSONValue] = [:]
+
+    /// Reads the browser's session and the source's open writes (the staging bar, the title).
+    private func loadWriteState() {
+        guard let write = deps.write, let source = state.source else { return }
+        let push = deps.push, session = deps.session
+        run("writeState") { [weak self] isCurrent in
+            let s = try? await write.session(session)
+            let open = (try? await push?.outbox(source: source, all: false))?.count ?? 0
+            guard isCurrent(), let self else { return }
+            let items = s?.state == .open ? s!.items.filter { !$0.changes.isEmpty } : []
+            self.stagedDocuments = Dictionary(items.filter { $0.source == source }.map { ($0.itemID, $0.result) }, uniquingKeysWith: { a, _ in a })
+            self.update { st in
+                st.outbox = open
+                st.staging = items.isEmpty ? nil : BrowserState.Staging(
+                    session: session, changes: items.reduce(0) { $0 + $1.changes.count }, items: items.count,
+                    byID: Dictionary(items.filter { $0.source == source }.map { ($0.itemID, $0.changes.map(ChangeViewData.init(change:))) },
+                                     uniquingKeysWith: { a, _ in a }))
+            }
+        }
     }
 
     // MARK: Errors
