@@ -46,8 +46,13 @@ import Testing
             let outbox = try Self.objects(try await strata(["outbox", "--format", "json"], store: store))
             #expect(outbox.map { $0["state"] as? String } == ["pending", "pending", "pending", "pending"])
 
+            let head = try #require(try Self.objects(try await strata(["log", "--format", "json", "--limit", "1"], store: store)).first?["seq"] as? Int)
             let push = try await strata(["push"], store: store)
             #expect(push.status == 0 && push.stdout.contains("4 acknowledged"), "\(push.stdout) \(push.stderr)")
+            // As of before the push, reads show what the user saw then: the edit, pending.
+            let then = try #require(try jsonObject(try await strata(["show", "notes", "-N6JWiv7KXjw8LYkx9MZ", "--as-of", String(head), "--format", "json"],
+                                                                    store: store).stdout) as? [String: Any])
+            #expect(then["pending"] as? Bool == true && (then["document"] as? [String: Any])?["content"] as? String == "note 1, edited", "\(then)")
             // The server has them, each once.
             #expect(server.item(list: "/notes/notes", key: "-N6JWiv7KXjw8LYkx9MZ")?.value(atPath: "content") == .string("note 1, edited"))
             #expect(server.item(list: "/notes/notes", key: "-NCPbo0DQcp1ERdq2FSe") == nil)
