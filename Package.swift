@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/Swinject/Swinject", from: "2.10.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // C system libraries (Debian -dev packages).
@@ -85,6 +86,16 @@ let package = Package(
         // and its run loop over a terminal session.
         .target(name: "StrataBrowser", dependencies: ["TerminalUI", "StrataPresentation", "StrataDomain"], swiftSettings: strictSettings),
 
+        // `strata serve`: the mirrored API as it was at any point, over HTTP (Hummingbird), through
+        // the app's use cases; read-only.
+        .target(
+            name: "StrataServer",
+            dependencies: ["StrataDomain", "StrataPresentation", "StrataJSON", "StrataData",
+                           .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+                           .product(name: "UnixSignals", package: "swift-service-lifecycle")],
+            swiftSettings: strictSettings
+        ),
+
         // Terminal thumbnails: decoded images drawn as symbols by chafa.
         .target(name: "TerminalImages", dependencies: ["CChafa", "CImageDecode"], swiftSettings: strictSettings),
 
@@ -120,7 +131,7 @@ let package = Package(
             name: "strata",
             dependencies: [
                 "EventStore", "LMDB", "StrataData", "StrataDomain", "StrataPresentation", "StrataApp", "FixtureServer",
-                "StrataBrowser", "TerminalUI", "TerminalImages",
+                "StrataBrowser", "TerminalUI", "TerminalImages", "StrataServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -66,6 +66,10 @@ public struct DomainAssembly: Assembly {
             ExportSource(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
                          log: r.resolve((any EventLogRepository).self)!, exporter: r.resolve((any ExportRepository).self)!)
         }
+        container.register((any RecordingRepository).self) { r in LMDBRecordingRepository(store: r.resolve(EventStore.self)!) }
+        container.register(ServeRecordings.self) { r in
+            ServeRecordings(recordings: r.resolve((any RecordingRepository).self)!, log: r.resolve((any EventLogRepository).self)!)
+        }
         container.register((any WriteRepository).self) { r in
             EventWriteRepository(writes: r.resolve(LocalWrites.self)!, outbox: r.resolve(OutboxTables.self)!, catalog: r.resolve(SourceCatalog.self)!)
         }
@@ -91,7 +95,8 @@ public struct DomainAssembly: Assembly {
             UseCases(query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
                      history: r.resolve(GetItemHistory.self)!, diff: r.resolve(DiffCollection.self)!, replay: r.resolve(ReplayLog.self)!,
                      importHistory: r.resolve(ImportHistory.self)!, export: r.resolve(ExportSource.self)!, manageSources: r.resolve(ManageSources.self)!, sources: r.resolve((any SourceRepository).self)!,
-                     write: r.resolve(WriteItems.self)!, push: r.resolve(PushOutbox.self)!, config: r.resolve(ManageConfig.self)!)
+                     write: r.resolve(WriteItems.self)!, push: r.resolve(PushOutbox.self)!, config: r.resolve(ManageConfig.self)!,
+                     serve: r.resolve(ServeRecordings.self)!)
         }
     }
 }

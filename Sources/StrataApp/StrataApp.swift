@@ -44,4 +44,5 @@ public struct UseCases: Sendable {
     public let write: WriteItems
     public let push: PushOutbox
     public let config: ManageConfig
+    public let serve: ServeRecordings
 }

@@ -251,10 +251,7 @@ struct DiffCommand: AsyncParsableCommand {
                                                        to: to.flatMap { PointInTime(text: $0.text) } ?? .now, ignoring: ignore)
                 } catch { throw PresentableError(error).cli }
                 if format == .json {
-                    emit(JSONValue.object([
-                        "source": .string(diff.source), "fromSeq": .number(String(diff.fromSeq)), "toSeq": .number(String(diff.toSeq)),
-                        "items": .array(diff.items.map(JSONValue.init(diff:))),
-                    ]).prettyString)
+                    emit(JSONValue(collectionDiff: diff).prettyString)
                 } else {
                     emit(diff.items.map(JSONValue.init(diff:)), as: .ndjson)
                 }

@@ -20,7 +20,7 @@ struct Strata: AsyncParsableCommand {
         version: version,
         subcommands: [
             SourceCommand.self, FetchCommand.self, ImportCommand.self,
-            ExportCommand.self, BrowseCommand.self, ListCommand.self, ShowCommand.self, HistoryCommand.self, DiffCommand.self,
+            ExportCommand.self, BrowseCommand.self, ServeCommand.self, ListCommand.self, ShowCommand.self, HistoryCommand.self, DiffCommand.self,
             ConfigCommand.self, CreateCommand.self, EditCommand.self, DeleteCommand.self, SessionCommand.self, PushCommand.self, OutboxCommand.self,
             DemoCommand.self,
             LogCommand.self, DocCommand.self, RecordCommand.self, VerifyCommand.self,

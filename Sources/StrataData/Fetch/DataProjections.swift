@@ -109,5 +109,7 @@ public enum DataProjections {
     /// Every projection the data layer keeps, besides the generic documents projection.
     public static let timeline = ObservationTimeline()
 
-    public static let all: [any Projection] = [sources, items, details, images, httpCache, timeline, Outbox.projection]
+    public static let recordings = RecordingIndex()
+
+    public static let all: [any Projection] = [sources, items, details, images, httpCache, timeline, Outbox.projection, recordings]
 }

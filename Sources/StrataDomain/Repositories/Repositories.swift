@@ -101,3 +101,15 @@ public protocol WriteRepository: Sendable {
 public protocol PushRepository: Sendable {
     func push(source: String, concurrency: Int) async throws -> PushReport
 }
+
+/// Recorded responses by URL (the `recordings` index), for serving the API as it was.
+public protocol RecordingRepository: Sendable {
+    /// The recording of `target` in force at `seq` (the last one at or before it), on `host`, or on
+    /// the only host it was fetched from when `host` is nil.
+    func recording(target: String, host: String?, at seq: UInt64) async throws -> RecordingLookup
+    /// The first recording of `target` after `seq`.
+    func recording(target: String, host: String?, after seq: UInt64) async throws -> RecordingLookup
+    /// The seq of the first event after `seq` that ends a fetch run (`FetchCompleted`,
+    /// `ListNotModified`), if any.
+    func runEnd(after seq: UInt64) async throws -> UInt64?
+}

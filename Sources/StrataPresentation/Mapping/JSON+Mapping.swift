@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import StrataDomain
 public import StrataJSON
 
@@ -88,6 +88,14 @@ extension JSONValue {
                         "changes": .array(d.changes.map(JSONValue.init(change:)))])
     }
 
+    /// A collection diff as `diff --format json` prints it.
+    public init(collectionDiff diff: CollectionDiff) {
+        self = .object([
+            "source": .string(diff.source), "fromSeq": .number(String(diff.fromSeq)), "toSeq": .number(String(diff.toSeq)),
+            "items": .array(diff.items.map(JSONValue.init(diff:))),
+        ])
+    }
+
     public init(source s: Source) {
         func run(_ r: FetchRun?) -> JSONValue {
             guard let r else { return .null }
@@ -138,8 +146,9 @@ extension JSONValue {
     }
 }
 
-enum ISOTime {
-    static func format(_ d: Date) -> String {
+/// Times in JSON: ISO 8601 with fractional seconds, UTC.
+public enum ISOTime {
+    public static func format(_ d: Date) -> String {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return f.string(from: d)

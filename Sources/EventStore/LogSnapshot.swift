@@ -1,0 +1,34 @@
+public import LMDB
+
+/// One read snapshot of the log: events, their bodies and projection tables as of one moment,
+/// so a read that needs several of them (a recorded response: its index row, its event, its
+/// body) sees them consistently while another process appends.
+public struct LogSnapshot {
+    public let transaction: Transaction
+    let schema: LogSchema
+    let store: EventStore
+
+    /// The log's last seq in this snapshot (0 when empty).
+    public func head() throws -> UInt64 { try LogHead.read(transaction, schema).seq }
+
+    /// The event with this seq, if any.
+    public func event(seq: UInt64) throws -> RecordedEvent? {
+        try EventQuery.run(EventQuery(fromSeq: seq, toSeq: seq, limit: 1), transaction, schema).first
+    }
+
+    /// The body of an event, decompressed; nil if it has none.
+    public func payload(of event: RecordedEvent) throws -> [UInt8]? {
+        try PayloadSource(schema: schema).body(of: event, in: transaction)
+    }
+
+    /// The tables of projection `name`.
+    public func tables(of name: String) throws -> TableSet { try store.tables(of: name) }
+}
+
+extension EventStore {
+    /// Runs `body` in one read snapshot (``read(_:)`` with the log's readers at hand).
+    public func snapshot<T: Sendable>(_ body: @escaping @Sendable (LogSnapshot) throws -> T) async throws -> T {
+        let schema = self.schema
+        return try await read { [self] txn in try body(LogSnapshot(transaction: txn, schema: schema, store: self)) }
+    }
+}

@@ -1,0 +1,70 @@
+public import EventStore
+import Foundation
+import StrataData
+
+/// ``RecordingRepository`` over the `recordings` index: each lookup (index rows, the event, its
+/// body) is one read snapshot, so a client served during another process's fetch sees one
+/// consistent log.
+public struct LMDBRecordingRepository: RecordingRepository {
+    let store: EventStore
+
+    public init(store: EventStore) { self.store = store }
+
+    private enum Direction: Sendable { case atMost, after }
+
+    public func recording(target: String, host: String?, at seq: UInt64) async throws -> RecordingLookup {
+        try await lookup(target: target, host: host, seq: seq, .atMost)
+    }
+
+    public func recording(target: String, host: String?, after seq: UInt64) async throws -> RecordingLookup {
+        try await lookup(target: target, host: host, seq: seq, .after)
+    }
+
+    private func lookup(target: String, host: String?, seq: UInt64, _ direction: Direction) async throws -> RecordingLookup {
+        try await storage {
+            try await store.snapshot { snap in
+                let index = try RecordingIndex.Reader(snap)
+                let hosts = try host.map { [$0] } ?? index.hosts(target: target)
+                guard let host = hosts.first else { return .notFetched(target: target, host: nil, first: nil) }
+                guard hosts.count == 1 else { return .ambiguous(target: target, hosts: hosts) }
+                let found = switch direction {
+                case .atMost: try index.recording(target: target, host: host, atMost: seq)
+                case .after: try index.recording(target: target, host: host, after: seq)
+                }
+                guard let entry = found, let first = try index.first(target: target, host: host), let last = try index.last(target: target, host: host),
+                      let event = try snap.event(seq: entry.seq) else {
+                    return .notFetched(target: target, host: host, first: try index.first(target: target, host: host).map(Self.ref))
+                }
+                let outcome: Recording.Outcome
+                if entry.isFailure {
+                    outcome = .failure(status: event[metadata: "status"].flatMap(Int.init), error: event[metadata: "error"] ?? "failed",
+                                       message: event[metadata: "message"] ?? "the fetch failed")
+                } else {
+                    let body = try snap.payload(of: event) ?? []
+                    let status = event[metadata: "status"].flatMap(Int.init).map { $0 == 304 ? 200 : $0 } ?? 200
+                    let type = event[metadata: "contentType"] ?? (event.type == DataEvents.imageFetched ? "application/octet-stream" : "application/json")
+                    outcome = .response(status: status, contentType: type, etag: event[metadata: "etag"], lastModified: event[metadata: "lastModified"], body: body)
+                }
+                return .found(Recording(
+                    seq: entry.seq, recordedAt: entry.recordedAt.date, url: event[metadata: "url"] ?? "", host: host, target: target,
+                    source: event.stream, eventType: event.type, outcome: outcome, first: Self.ref(first),
+                    previous: try index.recording(target: target, host: host, before: entry.seq).map(Self.ref),
+                    next: try index.recording(target: target, host: host, after: entry.seq).map(Self.ref), last: Self.ref(last)))
+            }
+        }
+    }
+
+    private static func ref(_ e: RecordingIndex.Entry) -> Recording.Ref { Recording.Ref(seq: e.seq, recordedAt: e.recordedAt.date) }
+
+    public func runEnd(after seq: UInt64) async throws -> UInt64? {
+        try await storage {
+            var best: UInt64?
+            for type in [DataEvents.fetchCompleted, DataEvents.listNotModified] {
+                let to = best.map { $0 - 1 } ?? .max
+                guard seq < to else { continue }
+                if let e = try await store.events(EventQuery(type: type, fromSeq: seq + 1, toSeq: to, limit: 1, descending: false)).first { best = e.seq }
+            }
+            return best
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import StrataDomain
+import StrataJSON
+import StrataPresentation
+
+extension StrataServer {
+    /// A JSON answer (pretty-printed, as the CLI prints it).
+    static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var h = headers
+        h[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: h, body: ResponseBody(byteBuffer: ByteBuffer(string: value.prettyString + "\n")))
+    }
+
+    /// An error as JSON: `{"error": kind, "message": what to do}`.
+    static func error(_ status: HTTPResponse.Status, _ kind: String, _ message: String, extra: [String: JSONValue] = [:]) -> Response {
+        var o = extra
+        o["error"] = .string(kind)
+        o["message"] = .string(message)
+        return json(.object(o), status: status)
+    }
+
+    /// A use case's error as the status its kind means.
+    static func error(_ error: any Error) -> Response {
+        let e = PresentableError(error)
+        switch e.kind {
+        case .notFound: return Self.error(.notFound, "not found", e.message)
+        case .invalidInput: return Self.error(.badRequest, "bad request", e.message)
+        case .network: return Self.error(.badGateway, "network", e.message)
+        case .storage: return Self.error(.internalServerError, "storage", e.message)
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import StrataData
+import StrataDomain
+import StrataJSON
+import StrataPresentation
+
+/// The read side as JSON, in the CLI's shapes (docs/cli.md): sources as `source list`, items as
+/// `list`, an item as `show --offline`, versions as `history`, a diff as `diff`, events as the
+/// lines of `export --events --format ndjson`.
+extension StrataServer {
+    func addReadRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/_strata/sources") { _, _ in
+            await self.answer { .array(try await self.useCases.sources.all().filter { self.allows($0.name) }.map(\.json)) }
+        }
+        router.get("/_strata/sources/:name/items") { request, context in
+            await self.answer {
+                let name = try self.source(context)
+                let q = request.uri.queryParameters
+                let filter = FilterViewData(wheres: q.getAll("where").map { String($0) }, search: q.get("search"), sort: q.get("sort"),
+                                            limit: try Self.int(q.get("limit"), "limit", min: 1), offset: try Self.int(q.get("offset"), "offset", min: 0) ?? 0,
+                                            asOf: q.get("as_of"))
+                let query: ItemQuery
+                do { query = try ItemQuery(source: name, filter: filter) } catch { throw error }
+                return .array(try await self.useCases.query(query).page.items.map(JSONValue.init(item:)))
+            }
+        }
+        router.get("/_strata/sources/:name/items/:id") { request, context in
+            await self.answer {
+                let name = try self.source(context)
+                let id = context.parameters.get("id") ?? ""
+                let at = try Self.point(request.uri.queryParameters.get("as_of"), "as_of")
+                // Offline: the server never fetches (and so never writes).
+                return JSONValue(item: try await self.useCases.loadDetail(source: name, id: id, at: at, offline: true).item)
+            }
+        }
+        router.get("/_strata/sources/:name/items/:id/history") { request, context in
+            await self.answer {
+                let name = try self.source(context)
+                let id = context.parameters.get("id") ?? ""
+                let at = try Self.point(request.uri.queryParameters.get("as_of"), "as_of")
+                return .array(try await self.useCases.history(source: name, id: id, upTo: at).versions.map(JSONValue.init(version:)))
+            }
+        }
+        router.get("/_strata/sources/:name/diff") { request, context in
+            await self.answer {
+                let name = try self.source(context)
+                let q = request.uri.queryParameters
+                guard q.get("from") != nil else { throw PresentableError(kind: .invalidInput, message: "diff needs from=SEQ|DATE (and to=, default now)") }
+                let diff = try await self.useCases.diff(source: name, from: try Self.point(q.get("from"), "from"), to: try Self.point(q.get("to"), "to"))
+                return JSONValue(collectionDiff: diff)
+            }
+        }
+        router.get("/_strata/log") { request, _ in
+            await self.answer {
+                let q = request.uri.queryParameters
+                let since = try Self.int(q.get("since"), "since", min: 0).map(UInt64.init) ?? 0
+                let limit = try Self.int(q.get("limit"), "limit", min: 1) ?? 100
+                let entries = try await self.useCases.replay(LogQuery(fromSeq: since + 1, limit: min(limit, 10_000), newestFirst: false))
+                return .array(entries.filter { self.allowsStream($0.stream) }.map(JSONValue.init(entry:)))
+            }
+        }
+    }
+
+    /// Runs a read and answers with its JSON, or with its error's status.
+    func answer(_ body: () async throws -> JSONValue) async -> Response {
+        do { return Self.json(try await body()) } catch { return Self.error(error) }
+    }
+
+    func source(_ context: BasicRequestContext) throws -> String {
+        let name = context.parameters.get("name") ?? ""
+        guard allows(name) else { throw PresentableError(kind: .notFound, message: "this server does not serve source \(name); see /_strata/sources") }
+        return name
+    }
+
+    /// Events of sources this server does not serve stay out of its log and stream; events of no
+    /// source (settings, hand-recorded documents) are shown only when every source is.
+    func allowsStream(_ stream: String) -> Bool { configuration.sources.isEmpty || configuration.sources.contains(stream) }
+
+    static func int(_ text: String?, _ name: String, min: Int) throws -> Int? {
+        guard let text else { return nil }
+        guard let v = Int(text), v >= min else { throw PresentableError(kind: .invalidInput, message: "\(name)=\(text) must be a whole number ≥ \(min)") }
+        return v
+    }
+
+    static func point(_ text: String?, _ name: String) throws -> PointInTime {
+        guard let text else { return .now }
+        guard let p = PointInTime(text: text) else {
+            throw PresentableError(kind: .invalidInput, message: "\(name)=\(text) is neither a seq nor an ISO 8601 date like 2026-03-01T09:00:00Z")
+        }
+        return p
+    }
+}

@@ -1,0 +1,90 @@
+public import Foundation
+import HTTPTypes
+public import Hummingbird
+public import Logging
+import NIOCore
+import UnixSignals
+public import StrataDomain
+
+/// `strata serve`: the mirrored API as it was at any point, over HTTP, read-only. Recorded
+/// responses under their original paths (with `/@POINT/`, `Accept-Datetime`, `Strata-As-Of` or
+/// the server's default point choosing when), replay sessions under `/s/ID/`, and the read side
+/// as JSON under `/_strata/`. Every answer comes from the app's use cases; nothing is written.
+public final class StrataServer: Sendable {
+    /// What the server reads through: the same use cases as the CLI's commands.
+    public struct UseCases: Sendable {
+        public var recordings: ServeRecordings
+        public var query: QueryItems
+        public var loadDetail: LoadItemDetail
+        public var history: GetItemHistory
+        public var diff: DiffCollection
+        public var replay: ReplayLog
+        public var sources: ManageSources
+
+        public init(recordings: ServeRecordings, query: QueryItems, loadDetail: LoadItemDetail, history: GetItemHistory, diff: DiffCollection,
+                    replay: ReplayLog, sources: ManageSources) {
+            self.recordings = recordings; self.query = query; self.loadDetail = loadDetail; self.history = history; self.diff = diff
+            self.replay = replay; self.sources = sources
+        }
+    }
+
+    public struct Configuration: Sendable {
+        public var host: String
+        /// 0 picks a free port.
+        public var port: Int
+        /// The point recorded responses are served at when a request names none (nil: the head
+        /// at each request).
+        public var asOf: PointInTime?
+        /// Only these sources (all when empty).
+        public var sources: [String]
+        /// How often the event stream looks for new events.
+        public var pollInterval: Duration
+        public var logger: Logger
+
+        public init(host: String = "127.0.0.1", port: Int = 8080, asOf: PointInTime? = nil, sources: [String] = [],
+                    pollInterval: Duration = .milliseconds(200), logger: Logger = Logger(label: "strata.serve")) {
+            self.host = host; self.port = port; self.asOf = asOf; self.sources = sources; self.pollInterval = pollInterval; self.logger = logger
+        }
+    }
+
+    let useCases: UseCases
+    let configuration: Configuration
+    let sessions = ReplaySessions()
+
+    public init(useCases: UseCases, configuration: Configuration) {
+        self.useCases = useCases
+        self.configuration = configuration
+    }
+
+    /// Whether `host` is a loopback address (the default; anything else is reachable from
+    /// elsewhere).
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        addReadRoutes(to: router)
+        addSessionRoutes(to: router)
+        addEventRoutes(to: router)
+        router.get("**") { request, _ in try await self.recorded(request) }
+        router.head("**") { request, _ in try await self.recorded(request) }
+        return router
+    }
+
+    /// Runs until the task is cancelled, or SIGTERM or SIGINT arrives when `stopOnSignals`
+    /// (requests in flight finish first). `onRunning` gets the bound port (useful with port 0).
+    public func run(stopOnSignals: Bool = false, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let shutdownSignals: [UnixSignal] = stopOnSignals ? [.sigterm, .sigint] : []
+        let app = Application(
+            router: router(),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "strata"),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: configuration.logger
+        )
+        try await app.runService(gracefulShutdownSignals: shutdownSignals)
+    }
+
+    /// Whether the server shows `source`.
+    func allows(_ source: String) -> Bool { configuration.sources.isEmpty || configuration.sources.contains(source) }
+}

@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import Logging
+import StrataApp
+import StrataDomain
+import StrataPresentation
+import StrataServer
+
+/// `strata serve`: the mirrored API as it was at any point, over HTTP, read-only, through the
+/// same use cases as every command.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the mirrored API as it was at any point over HTTP (read-only), and the store's reads as JSON.",
+        discussion: """
+        Every URL Strata fetched (list pages, details, images) is served under its own path and
+        query, byte for byte, with its ETag (304 for If-None-Match). The point: a /@SEQ/ or
+        /@DATE/ path prefix, else Accept-Datetime (RFC 7089), else a Strata-As-Of header, else
+        --as-of, else the latest. Responses say where they came from (Memento-Datetime,
+        Strata-Seq, Link to the first, previous, next and last recordings). /_strata/ has the
+        reads as JSON, replay sessions and a live event stream (docs/cli.md).
+
+        Examples:
+          strata serve --as-of 2026-03-01T09:00:00Z
+          curl -H 'Accept-Datetime: Sun, 01 Mar 2026 09:00:00 GMT' localhost:8080/cars/offers
+          curl localhost:8080/@42/cars/offers/3
+        """
+    )
+    @OptionGroup var location: StoreLocation
+    @Option(help: "The address to listen on (loopback unless told otherwise).") var host = "127.0.0.1"
+    @Option(help: "The port (0 picks a free one, printed on the first line).") var port = 8080
+    @Option(help: "Serve recorded responses as of this seq or ISO 8601 date when a request names no point.") var asOf: PointArgument?
+    @Option(name: .customLong("source"), help: ArgumentHelp("Serve only this source (repeatable).", valueName: "name")) var sources: [String] = []
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0–65535") }
+        guard !host.isEmpty else { throw ValidationError("--host must name an address, e.g. 127.0.0.1") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let app = try await location.app()
+            let u = app.useCases
+            for s in sources { _ = try await useCase { try await u.sources.source(named: s) } }
+            let point = asOf.flatMap { PointInTime(text: $0.text) }
+            let seq = try await useCase { try await u.replay.resolve(point ?? .now) }
+            if !StrataServer.isLoopback(host) {
+                warn("Warning: listening on \(host): anyone who can reach it can read \(sources.isEmpty ? "every source" : sources.joined(separator: ", ")) and its whole recorded history (read-only). The default, 127.0.0.1, keeps it to this machine.")
+            }
+            var logger = location.logger()
+            logger.logLevel = location.verbose ? .debug : .warning
+            let server = StrataServer(
+                useCases: .init(recordings: u.serve, query: u.query, loadDetail: u.loadDetail, history: u.history, diff: u.diff,
+                                replay: u.replay, sources: u.manageSources),
+                configuration: .init(host: host, port: port, asOf: point, sources: sources, logger: logger))
+            let host = self.host.contains(":") ? "[\(self.host)]" : self.host
+            let store = location.path
+            try await server.run(stopOnSignals: true) { bound in
+                let when = point.map { _ in "as of seq \(seq)" } ?? "the latest recordings"
+                emit("serving http://\(host):\(bound) — \(store), \(when); Ctrl-C stops")
+            }
+        }
+    }
+}
