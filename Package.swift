@@ -167,6 +167,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "StrataServerTests",
+            dependencies: ["StrataTestSupport", "StrataServer", "StrataApp", "StrataDomain", "StrataData", "StrataJSON", "EventStore", "FixtureServer"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "StrataCLITests",
             dependencies: ["StrataTestSupport", "TestScratch", "CTestSpawn", "strata", "EventStore", "LMDB", "FixtureServer", "StrataJSON"],
             swiftSettings: strictSettings

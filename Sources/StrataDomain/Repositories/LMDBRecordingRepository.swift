@@ -56,15 +56,28 @@ public struct LMDBRecordingRepository: RecordingRepository {
 
     private static func ref(_ e: RecordingIndex.Entry) -> Recording.Ref { Recording.Ref(seq: e.seq, recordedAt: e.recordedAt.date) }
 
+    /// A run starts with its first page (`page` 1, or a `ListNotModified`) and ends where the next
+    /// one starts (its details and images come after its `FetchCompleted`); the last run ends at
+    /// the head.
     public func runEnd(after seq: UInt64) async throws -> UInt64? {
         try await storage {
-            var best: UInt64?
-            for type in [DataEvents.fetchCompleted, DataEvents.listNotModified] {
-                let to = best.map { $0 - 1 } ?? .max
-                guard seq < to else { continue }
-                if let e = try await store.events(EventQuery(type: type, fromSeq: seq + 1, toSeq: to, limit: 1, descending: false)).first { best = e.seq }
+            let head = try await store.head().seq
+            guard head > seq else { return nil }
+            // The run that holds seq + 1 ends right before the first run start after it.
+            var start: UInt64?
+            for type in [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.listNotModified] {
+                var from = seq + 2
+                while from <= min(head, start ?? .max) {
+                    let chunk = try await store.events(EventQuery(type: type, fromSeq: from, toSeq: start ?? .max, limit: 256, descending: false))
+                    if let first = chunk.first(where: { $0.type == DataEvents.listNotModified || ($0[metadata: "page"] ?? "1") == "1" }) {
+                        start = first.seq
+                        break
+                    }
+                    guard let last = chunk.last, chunk.count == 256 else { break }
+                    from = last.seq + 1
+                }
             }
-            return best
+            return start.map { $0 - 1 } ?? head
         }
     }
 }

@@ -109,7 +109,8 @@ public protocol RecordingRepository: Sendable {
     func recording(target: String, host: String?, at seq: UInt64) async throws -> RecordingLookup
     /// The first recording of `target` after `seq`.
     func recording(target: String, host: String?, after seq: UInt64) async throws -> RecordingLookup
-    /// The seq of the first event after `seq` that ends a fetch run (`FetchCompleted`,
-    /// `ListNotModified`), if any.
+    /// The last seq of the fetch run that holds `seq + 1` (a run: from its first page up to the
+    /// next run's first page, its details and images included), or the head; nil when `seq` is
+    /// the head.
     func runEnd(after seq: UInt64) async throws -> UInt64?
 }
