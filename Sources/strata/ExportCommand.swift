@@ -75,8 +75,6 @@ struct ExportCommand: AsyncParsableCommand {
                 switch format {
                 case .ndjson:
                     guard case .object(var fields) = JSONValue(entry: e) else { continue }
-                    fields["id"] = .string(e.id)
-                    if let sha = e.payloadSHA256 { fields["payloadSha256"] = .string(sha) }
                     if let body { fields["payload"] = (try? JSONValue(parsing: body)) ?? .string(Data(body).base64EncodedString()) }
                     value = .object(fields)
                 case .cloudevents:

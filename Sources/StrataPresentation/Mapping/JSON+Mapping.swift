@@ -110,10 +110,14 @@ extension JSONValue {
         self = .object(["name": .string(s.name), "url": .string(s.url), "lastRun": run(s.lastRun), "lastSuccess": run(s.lastSuccess)])
     }
 
+    /// An event as `export --events --format ndjson` writes it (and `serve`'s `/_strata/log`).
     public init(entry e: LogEntry) {
-        self = .object(["seq": .number(String(e.seq)), "recordedAt": .string(ISOTime.format(e.recordedAt)), "type": .string(e.type),
-                        "stream": .string(e.stream), "metadata": Self.metadata(of: e),
-                        "payloadSize": e.payloadSize.map { .number(String($0)) } ?? .null, "hash": .string(e.hash)])
+        var o: [String: JSONValue] = ["seq": .number(String(e.seq)), "recordedAt": .string(ISOTime.format(e.recordedAt)), "type": .string(e.type),
+                                      "stream": .string(e.stream), "metadata": Self.metadata(of: e),
+                                      "payloadSize": e.payloadSize.map { .number(String($0)) } ?? .null, "hash": .string(e.hash)]
+        if !e.id.isEmpty { o["id"] = .string(e.id) }
+        if let sha = e.payloadSHA256 { o["payloadSha256"] = .string(sha) }
+        self = .object(o)
     }
 
     /// An event's metadata as an object of strings.

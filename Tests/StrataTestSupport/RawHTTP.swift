@@ -1,23 +1,23 @@
-import Foundation
+public import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A minimal HTTP/1.1 client over a plain loopback socket (`Connection: close`), so tests see
 /// every header as the server sent it, and can read a stream (Server-Sent Events) as it arrives.
-struct RawResponse: Sendable {
-    var status: Int
+public struct RawResponse: Sendable {
+    public var status: Int
     /// Header names in lower case.
-    var headers: [String: String]
-    var body: [UInt8]
+    public var headers: [String: String]
+    public var body: [UInt8]
 
-    func header(_ name: String) -> String? { headers[name.lowercased()] }
-    var seq: UInt64? { header("Strata-Seq").flatMap(UInt64.init) }
-    var text: String { String(decoding: body, as: UTF8.self) }
-    var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]) ?? [:] }
-    var jsonArray: [[String: Any]] { ((try? JSONSerialization.jsonObject(with: Data(body))) as? [[String: Any]]) ?? [] }
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    public var seq: UInt64? { header("Strata-Seq").flatMap(UInt64.init) }
+    public var text: String { String(decoding: body, as: UTF8.self) }
+    public var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]) ?? [:] }
+    public var jsonArray: [[String: Any]] { ((try? JSONSerialization.jsonObject(with: Data(body))) as? [[String: Any]]) ?? [] }
     /// `Link` targets by relation.
-    var links: [String: String] {
+    public var links: [String: String] {
         var out: [String: String] = [:]
         for part in (header("Link") ?? "").components(separatedBy: ", <") {
             let p = part.hasPrefix("<") ? String(part.dropFirst()) : part
@@ -28,14 +28,17 @@ struct RawResponse: Sendable {
     }
 }
 
-struct RawHTTPError: Error, CustomStringConvertible { var description: String }
+public struct RawHTTPError: Error, CustomStringConvertible {
+    public var description: String
+    public init(description: String) { self.description = description }
+}
 
 /// One connection to 127.0.0.1:`port`.
-final class RawConnection: @unchecked Sendable {
-    let fd: Int32
+public final class RawConnection: @unchecked Sendable {
+    public let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int) throws {
+    public init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawHTTPError(description: "socket failed") }
         var tv = timeval(tv_sec: 10, tv_usec: 0)
@@ -50,7 +53,7 @@ final class RawConnection: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    func send(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []) throws {
+    public func send(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []) throws {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         for (k, v) in headers { head += "\(k): \(v)\r\n" }
         if !body.isEmpty || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
@@ -74,7 +77,7 @@ final class RawConnection: @unchecked Sendable {
     }
 
     /// The status line and headers.
-    func readHead() throws -> (status: Int, headers: [String: String]) {
+    public func readHead() throws -> (status: Int, headers: [String: String]) {
         while true {
             if let r = buffer.indices.dropLast(3).first(where: { buffer[$0] == 13 && buffer[$0 + 1] == 10 && buffer[$0 + 2] == 13 && buffer[$0 + 3] == 10 }) {
                 let head = String(decoding: buffer[..<r], as: UTF8.self).components(separatedBy: "\r\n")
@@ -93,7 +96,7 @@ final class RawConnection: @unchecked Sendable {
     }
 
     /// The body: by Content-Length, chunked, or up to the close.
-    func readBody(_ headers: [String: String], method: String) throws -> [UInt8] {
+    public func readBody(_ headers: [String: String], method: String) throws -> [UInt8] {
         if method == "HEAD" { return [] }
         if let length = headers["content-length"].flatMap(Int.init) {
             while buffer.count < length { guard try fill() else { break } }
@@ -112,7 +115,7 @@ final class RawConnection: @unchecked Sendable {
     }
 
     /// Reads (a stream) until `text` has arrived, up to `seconds`; returns all read so far.
-    func read(until text: String, seconds: Double = 10) throws -> String {
+    public func read(until text: String, seconds: Double = 10) throws -> String {
         let deadline = Date().addingTimeInterval(seconds)
         while !String(decoding: buffer, as: UTF8.self).contains(text) {
             guard Date() < deadline, try fill() else { break }
@@ -121,9 +124,9 @@ final class RawConnection: @unchecked Sendable {
     }
 }
 
-enum RawHTTP {
+public enum RawHTTP {
     /// One request on its own connection (on a thread of its own: the socket calls block).
-    static func request(_ base: String, _ path: String, method: String = "GET", headers: [(String, String)] = [], body: String = "") async throws -> RawResponse {
+    public static func request(_ base: String, _ path: String, method: String = "GET", headers: [(String, String)] = [], body: String = "") async throws -> RawResponse {
         let port = Int(base.split(separator: ":").last ?? "") ?? 0
         return try await withCheckedThrowingContinuation { c in
             Thread {
