@@ -233,7 +233,7 @@ public final class EventStore: Sendable {
     /// The body of an event, decompressed; nil if it has none.
     public func payload(of event: RecordedEvent) async throws -> [UInt8]? {
         let schema = self.schema
-        return try await read { txn in try PayloadSource(schema: schema).body(of: event, in: txn) }
+        return try await read { txn in try ZstdContext.pooled { try PayloadSource(schema: schema, zstd: $0).body(of: event, in: txn) } }
     }
 
     /// A stored body by its SHA-256 (hex), decompressed; nil if absent.
@@ -250,14 +250,7 @@ public final class EventStore: Sendable {
     /// of `recordedAt` along the log) is at or before `time`; 0 if none.
     public func seq(asOf time: Timestamp) async throws -> UInt64 {
         let schema = self.schema
-        return try await read { txn in
-            let key = LogSchema.timeKey(Timestamp(microseconds: time.microseconds == .max ? .max : time.microseconds + 1), 0)
-            let c = try txn.cursor(schema.byTime)
-            let found: Cursor.Entry?
-            if try c.seek(atLeast: key) != nil { found = try c.previous() } else { found = try c.last() }
-            guard let found else { return 0 }
-            return UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: found.key[8..<16]))
-        }
+        return try await read { txn in try LogSchema.seq(asOf: time, txn, schema) }
     }
 
     /// Events the projections could not apply, with the reason.

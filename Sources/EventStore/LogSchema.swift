@@ -168,3 +168,16 @@ struct Counters: Equatable {
 extension LogSchema {
     var countersKey: [UInt8] { Self.countersKey }
 }
+
+extension LogSchema {
+    /// The last seq whose effective time is at or before `time`, in `txn` (0 if none): one seek
+    /// in `by-time`.
+    static func seq(asOf time: Timestamp, _ txn: Transaction, _ schema: LogSchema) throws -> UInt64 {
+        let key = LogSchema.timeKey(Timestamp(microseconds: time.microseconds == .max ? .max : time.microseconds + 1), 0)
+        let c = try txn.cursor(schema.byTime)
+        let found: Cursor.Entry?
+        if try c.seek(atLeast: key) != nil { found = try c.previous() } else { found = try c.last() }
+        guard let found else { return 0 }
+        return UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: found.key[8..<16]))
+    }
+}

@@ -16,10 +16,13 @@ public struct LogSnapshot {
         try EventQuery.run(EventQuery(fromSeq: seq, toSeq: seq, limit: 1), transaction, schema).first
     }
 
-    /// The body of an event, decompressed; nil if it has none.
+    /// The body of an event, decompressed (with a pooled zstd context); nil if it has none.
     public func payload(of event: RecordedEvent) throws -> [UInt8]? {
-        try PayloadSource(schema: schema).body(of: event, in: transaction)
+        try ZstdContext.pooled { try PayloadSource(schema: schema, zstd: $0).body(of: event, in: transaction) }
     }
+
+    /// The last seq whose effective time is at or before `time` (``EventStore/seq(asOf:)``).
+    public func seq(asOf time: Timestamp) throws -> UInt64 { try LogSchema.seq(asOf: time, transaction, schema) }
 
     /// The tables of projection `name`.
     public func tables(of name: String) throws -> TableSet { try store.tables(of: name) }

@@ -69,6 +69,44 @@ struct DemoCommand: AsyncParsableCommand {
         try await step(store, "log", "--limit", "8")
         try await notes(server: server, store: store)
         try await step(store, "verify")
+        try await past(store: store, first: first)
+    }
+
+    /// The past over HTTP: `strata serve` answers as of the first fetch (version 1) while the
+    /// store holds all three, and a second store, pointed at it as at the API, fetches one page.
+    private func past(store: String, first: UInt64) async throws {
+        say("\n# The past over HTTP: the store holds three versions; serve the first (seq \(first)) and point a client at it.")
+        say("$ strata serve --port 0 --as-of \(first) &")
+        let serve = Process()
+        serve.executableURL = Self.executable
+        serve.arguments = ["--store", store, "serve", "--port", "0", "--as-of", String(first)]
+        let out = Pipe()
+        serve.standardOutput = out
+        try serve.run()
+        defer { serve.terminate(); serve.waitUntilExit() }
+        let line = try await withCheckedThrowingContinuation { (c: CheckedContinuation<String, any Error>) in
+            Thread {
+                var bytes: [UInt8] = []
+                while !bytes.contains(10) {
+                    let d = out.fileHandleForReading.availableData
+                    if d.isEmpty { break }
+                    bytes += d
+                }
+                c.resume(returning: String(decoding: bytes, as: UTF8.self))
+            }.start()
+        }
+        say(line.trimmingCharacters(in: .whitespacesAndNewlines))
+        guard let base = line.split(separator: " ").first(where: { $0.hasPrefix("http://") }) else {
+            throw CLIError("the demo could not start `strata serve`: \(line)")
+        }
+        let client = store + "-client"
+        defer { try? FileManager.default.removeItem(atPath: client) }
+        say("# A second store (the client) mirrors the served API: one page, as version 1 had it.")
+        try await step(client, "source", "add", "cars", "--url", base + "/cars/offers", "--items", "results", "--title", "model",
+                       "--subtitle", "make", "--subtitle", "price", "--page-param", "page", "--page-size", "10")
+        try await step(client, "fetch", "cars", "--limit", "1")
+        try await step(client, "list", "cars", "--limit", "5")
+        try await step(client, "log", "--type", "CollectionPageFetched", "--limit", "1")
     }
 
     /// The write side on the notes dataset (a Firebase-style map): a named user writes two notes,
@@ -115,10 +153,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     private func run(_ args: [String], store: String, capture: Bool) async throws -> (status: Int32, output: String) {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).resolvingSymlinksInPath()
-        if !FileManager.default.isExecutableFile(atPath: p.executableURL!.path) {
-            p.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        }
+        p.executableURL = Self.executable
         p.arguments = ["--store", store] + args
         var env = ProcessInfo.processInfo.environment
         env["STRATA_NO_PAGER"] = "1"
@@ -134,6 +169,12 @@ struct DemoCommand: AsyncParsableCommand {
                 c.resume(returning: (p.terminationStatus, String(decoding: data, as: UTF8.self)))
             }.start()
         }
+    }
+
+    /// This binary, to run the demo's steps exactly as a user would.
+    static var executable: URL {
+        let url = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).resolvingSymlinksInPath()
+        return FileManager.default.isExecutableFile(atPath: url.path) ? url : URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     }
 
     private func say(_ text: String) { emit(text) }

@@ -10,30 +10,49 @@ public struct LMDBRecordingRepository: RecordingRepository {
 
     public init(store: EventStore) { self.store = store }
 
-    private enum Direction: Sendable { case atMost, after }
+    private enum Direction: Sendable { case atMost(PointInTime), after(UInt64) }
 
-    public func recording(target: String, host: String?, at seq: UInt64) async throws -> RecordingLookup {
-        try await lookup(target: target, host: host, seq: seq, .atMost)
+    public func recording(target: String, host: String?, at point: PointInTime) async throws -> RecordingLookup {
+        try await lookup(target: target, host: host, .atMost(point))
     }
 
     public func recording(target: String, host: String?, after seq: UInt64) async throws -> RecordingLookup {
-        try await lookup(target: target, host: host, seq: seq, .after)
+        try await lookup(target: target, host: host, .after(seq))
     }
 
-    private func lookup(target: String, host: String?, seq: UInt64, _ direction: Direction) async throws -> RecordingLookup {
-        try await storage {
-            try await store.snapshot { snap in
+    /// A lookup's answer, or a seq after the head (thrown outside the snapshot, which would wrap it).
+    private enum Answer: Sendable { case lookup(RecordingLookup), afterHead(seq: UInt64, head: UInt64) }
+
+    private func lookup(target: String, host: String?, _ direction: Direction) async throws -> RecordingLookup {
+        let answer: Answer = try await storage { try await self.answer(target: target, host: host, direction) }
+        switch answer {
+        case .lookup(let l): return l
+        case .afterHead(let seq, let head): throw RepositoryError(.invalidQuery, "seq \(seq) is after the newest event (\(head)); see `strata log`")
+        }
+    }
+
+    private func answer(target: String, host: String?, _ direction: Direction) async throws -> Answer {
+        try await store.snapshot { snap in
                 let index = try RecordingIndex.Reader(snap)
                 let hosts = try host.map { [$0] } ?? index.hosts(target: target)
-                guard let host = hosts.first else { return .notFetched(target: target, host: nil, first: nil) }
-                guard hosts.count == 1 else { return .ambiguous(target: target, hosts: hosts) }
-                let found = switch direction {
-                case .atMost: try index.recording(target: target, host: host, atMost: seq)
-                case .after: try index.recording(target: target, host: host, after: seq)
+                guard let host = hosts.first else { return .lookup(.notFetched(target: target, host: nil, first: nil)) }
+                guard hosts.count == 1 else { return .lookup(.ambiguous(target: target, hosts: hosts)) }
+                let found: RecordingIndex.Entry?
+                switch direction {
+                case .atMost(.now):
+                    found = try index.recording(target: target, host: host, atMost: .max)
+                case .atMost(.seq(let seq)):
+                    let head = try snap.head()
+                    guard seq <= head else { return .afterHead(seq: seq, head: head) }
+                    found = try index.recording(target: target, host: host, atMost: seq)
+                case .atMost(.date(let date)):
+                    found = try index.recording(target: target, host: host, atMost: try snap.seq(asOf: Timestamp(date)))
+                case .after(let seq):
+                    found = try index.recording(target: target, host: host, after: seq)
                 }
                 guard let entry = found, let first = try index.first(target: target, host: host), let last = try index.last(target: target, host: host),
                       let event = try snap.event(seq: entry.seq) else {
-                    return .notFetched(target: target, host: host, first: try index.first(target: target, host: host).map(Self.ref))
+                    return .lookup(.notFetched(target: target, host: host, first: try index.first(target: target, host: host).map(Self.ref)))
                 }
                 let outcome: Recording.Outcome
                 if entry.isFailure {
@@ -45,12 +64,11 @@ public struct LMDBRecordingRepository: RecordingRepository {
                     let type = event[metadata: "contentType"] ?? (event.type == DataEvents.imageFetched ? "application/octet-stream" : "application/json")
                     outcome = .response(status: status, contentType: type, etag: event[metadata: "etag"], lastModified: event[metadata: "lastModified"], body: body)
                 }
-                return .found(Recording(
+                return .lookup(.found(Recording(
                     seq: entry.seq, recordedAt: entry.recordedAt.date, url: event[metadata: "url"] ?? "", host: host, target: target,
                     source: event.stream, eventType: event.type, outcome: outcome, first: Self.ref(first),
                     previous: try index.recording(target: target, host: host, before: entry.seq).map(Self.ref),
-                    next: try index.recording(target: target, host: host, after: entry.seq).map(Self.ref), last: Self.ref(last)))
-            }
+                    next: try index.recording(target: target, host: host, after: entry.seq).map(Self.ref), last: Self.ref(last))))
         }
     }
 

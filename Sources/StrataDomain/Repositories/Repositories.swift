@@ -104,9 +104,10 @@ public protocol PushRepository: Sendable {
 
 /// Recorded responses by URL (the `recordings` index), for serving the API as it was.
 public protocol RecordingRepository: Sendable {
-    /// The recording of `target` in force at `seq` (the last one at or before it), on `host`, or on
-    /// the only host it was fetched from when `host` is nil.
-    func recording(target: String, host: String?, at seq: UInt64) async throws -> RecordingLookup
+    /// The recording of `target` in force at `point` (the last one at or before it), on `host`, or
+    /// on the only host it was fetched from when `host` is nil; the point is resolved in the same
+    /// read snapshot. Throws ``RepositoryError`` `invalidQuery` for a seq after the head.
+    func recording(target: String, host: String?, at point: PointInTime) async throws -> RecordingLookup
     /// The first recording of `target` after `seq`.
     func recording(target: String, host: String?, after seq: UInt64) async throws -> RecordingLookup
     /// The last seq of the fetch run that holds `seq + 1` (a run: from its first page up to the

@@ -12,12 +12,12 @@ public struct ServeRecordings: Sendable {
     /// The recording of `target` (path and query) in force at `point`.
     /// - Throws: ``RepositoryError`` `invalidQuery` for a seq after the head.
     public func callAsFunction(target: String, host: String?, at point: PointInTime) async throws -> RecordingLookup {
-        try await recordings.recording(target: target, host: host, at: try await log.resolve(point))
+        try await recordings.recording(target: target, host: host, at: point)
     }
 
     /// The recording in force at `seq`.
     public func recording(target: String, host: String?, at seq: UInt64) async throws -> RecordingLookup {
-        try await recordings.recording(target: target, host: host, at: seq)
+        try await recordings.recording(target: target, host: host, at: .seq(seq))
     }
 
     /// The first recording of `target` after `seq` (a replay's next answer).
