@@ -68,7 +68,9 @@ extension StrataServer {
             guard let d = HTTPDate.parse(text) else {
                 throw ResponseError(Self.error(.badRequest, "bad Accept-Datetime", "Accept-Datetime '\(text)' is not an HTTP date like Sun, 01 Mar 2026 09:00:00 GMT"))
             }
-            return .date(d)
+            // HTTP dates name whole seconds: the second's last microsecond, so a client that sends
+            // back a Memento-Datetime gets that memento, recorded within the second.
+            return .date(d.addingTimeInterval(0.999_999))
         }
         if let text = headers[.strataAsOf] {
             guard let p = PointInTime(text: text) else {

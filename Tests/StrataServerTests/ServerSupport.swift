@@ -18,8 +18,8 @@ struct ServedStore {
     /// The head after each fetch pass.
     let passes: [UInt64]
 
-    static func make(_ fixture: FixtureServer, retries: Int = 3) async throws -> ServedStore {
-        let store = try await makeStore(clock: SteppingClock())
+    static func make(_ fixture: FixtureServer, retries: Int = 3, clockStep: Int64 = 1_000_000) async throws -> ServedStore {
+        let store = try await makeStore(clock: SteppingClock(stepMicroseconds: clockStep))
         var configuration = AppConfiguration(userAgent: "Strata/test", logger: quietLogger())
         configuration.fetch.retries = retries
         configuration.fetch.baseBackoff = 0.01

@@ -91,6 +91,23 @@ import Testing
         }
     }
 
+    /// Events a few milliseconds apart: a Memento-Datetime (whole seconds) sent back as
+    /// Accept-Datetime still names its memento.
+    @Test func aMementoDatetimeSentBackNamesItsMemento() async throws {
+        try await withFixtureServer { fixture in
+            let s = try await ServedStore.make(fixture, clockStep: 7_000)
+            try await s.serving { (base: String) async throws in
+                for i in 0..<3 {
+                    let r = try await s.get(base, "/@\(s.passes[i])/cars/offers/3")
+                    let again = try await s.get(base, "/cars/offers/3", [("Accept-Datetime", try #require(r.header("Memento-Datetime")))])
+                    #expect(again.status == 200 && again.seq != nil, "pass \(i + 1): \(again.status) \(again.text)")
+                    // Within the second, the last recording of it: this one, or a later one in the same second.
+                    #expect((again.seq ?? 0) >= (r.seq ?? .max))
+                }
+            }
+        }
+    }
+
     static func httpDate(_ text: String) -> Date? {
         let f = DateFormatter()
         f.locale = Locale(identifier: "en_US_POSIX")
