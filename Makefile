@@ -4,7 +4,7 @@ APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev openssl l
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
-.PHONY: deps build test demo bench stress coverage clean
+.PHONY: deps build test demo bench bench-serve stress coverage clean
 
 ## Install missing Debian packages (as root), or print the command to run.
 deps:
@@ -93,6 +93,16 @@ bench: deps
 	  sed -n '/^## Baseline/,$$p' $$dir/run$(BENCH_RUNS).md; echo; echo "</details>"; echo "<!-- bench:end -->"; } > $$dir/section.md; \
 	$(call replace_block,bench,$$dir/section.md,docs/benchmarks.md,$$dir/doc.md); rm -rf $$dir; \
 	echo "ratios of $(BENCH_RUNS) runs written to docs/benchmarks.md"
+
+## `strata serve` beside nginx under wrk (a recorded 16 KB detail, 64 connections) and the cost of
+## naming a point on a 1 M-event log; SERVE_RUNS runs of SERVE_SECONDS each. Figures: docs/benchmarks.md.
+SERVE_RUNS ?= 5
+SERVE_SECONDS ?= 10
+bench-serve: deps
+	@for p in wrk nginx; do command -v $$p >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx >/dev/null; break; }; done
+	$(SWIFT) build -c release --product strata
+	$(SWIFT) build -c release --product strata-fixture-server
+	Benchmarks/scripts/serve-bench.sh $(SERVE_RUNS) $(SERVE_SECONDS)
 
 clean:
 	rm -rf .build
