@@ -16,10 +16,13 @@ import Testing
 
         /// SIGTERM: a graceful stop, exit 0.
         func stop() async throws -> Int32 {
-            process.terminate()
+            if process.isRunning { process.terminate() }
             try await waitForExit(process)
             return process.terminationStatus
         }
+
+        /// Ends the server whatever the test left it in (a failed expectation that threw).
+        deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
     }
 
     static func serve(_ store: String, _ args: [String] = []) async throws -> Served {
