@@ -195,6 +195,17 @@ import Testing
                 if let viaIndex = try await tables.items(source: "cars", path: "make", equals: make, asOf: seq) {
                     #expect(viaIndex.map(\.id).sorted() == expected, "seed \(seed), seq \(seq), \(make)")
                     indexed += 1
+                    // Pages read from the index's keys: natural id order, by offset and after an id, and the total.
+                    let natural = expected.sorted { KeyedDocumentProjection.naturalKey($0).lexicographicallyPrecedes(KeyedDocumentProjection.naturalKey($1)) }
+                    for (offset, limit) in [(0, 3), (2, 5), (natural.count - 1, 10), (natural.count + 3, 2)] where offset >= 0 {
+                        let page = try #require(try await tables.page(source: "cars", path: "make", equals: make, asOf: seq, offset: offset, limit: limit))
+                        #expect(page.total == natural.count && page.items.map(\.id) == Array(natural.dropFirst(offset).prefix(limit)),
+                                "seed \(seed), seq \(seq), \(make), offset \(offset)")
+                    }
+                    if natural.count > 1 {
+                        let after = try #require(try await tables.page(source: "cars", path: "make", equals: make, asOf: seq, after: natural[0], limit: 2))
+                        #expect(after.items.map(\.id) == Array(natural.dropFirst().prefix(2)))
+                    }
                 }
             }
         }

@@ -36,6 +36,10 @@ import Testing
                     let indexed = try #require(try await r.tables.items(source: "cars", path: path, equals: v))
                     let scanned = all.items.filter { $0.value(atPath: path) == .string(v) }
                     #expect(indexed.map(\.id).sorted() == scanned.map(\.id).sorted(), "\(path)=\(v)")
+                    // A page through the index's keys equals the scan's page in natural id order.
+                    let ids = scanned.map(\.id).sorted(by: Item.idPrecedes)
+                    let page = try await r.items.items(ItemQuery(source: "cars", filters: [FieldFilter(path: path, value: v)], limit: 2, offset: 1))
+                    #expect(page.usedIndex && page.total == ids.count && page.items.map(\.id) == Array(ids.dropFirst().prefix(2)), "\(path)=\(v)")
                 }
             }
             #expect(try await r.tables.items(source: "cars", path: "price", equals: "1") == nil)

@@ -60,6 +60,35 @@ public struct ItemTables: Sendable {
         }
     }
 
+    /// A page of the items whose indexed `path` equals `value`, in natural id order (numbers by
+    /// value, then text), and how many there are, in one snapshot: the index's keys are read (no
+    /// document), and only the page's items are. Starts after `after` when given, else at
+    /// `offset`. nil when the path is not indexed (or, as of a seq, the index was defined after
+    /// it), so the caller must scan.
+    public func page(source: String, path: String, equals value: String, asOf seq: UInt64? = nil, after: String? = nil, offset: Int = 0,
+                     limit: Int) async throws -> (total: Int, items: [ItemEntity])? {
+        try await store.read { [store] txn in
+            let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
+            let found = if let seq { try items.keys(collection: source, path: path, equals: value, asOf: seq) }
+                        else { try items.keys(collection: source, path: path, equals: value) }
+            guard let keys = found else { return nil }
+            let ordered = keys.map { (KeyedDocumentProjection.naturalKey($0), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }
+            var start = min(offset, ordered.count)
+            if let after {
+                let bound = KeyedDocumentProjection.naturalKey(after)
+                start = ordered.firstIndex { bound.lexicographicallyPrecedes($0.0) } ?? ordered.count
+            }
+            let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
+            let marks = PendingReader(transaction: txn, tables: items.tables)
+            let page = try ordered[start..<min(ordered.count, start + max(0, limit))].compactMap { _, key -> ItemEntity? in
+                guard let s = try items.state(collection: source, key: key, asOf: seq), !s.removed else { return nil }
+                return ItemEntity(s, detail: nil, image: try images.state(collection: source, key: key, asOf: seq).flatMap { ImageEntity($0.document) },
+                                  pending: try marks.mark(source: source, key: key, asOf: seq))
+            }
+            return (keys.count, page)
+        }
+    }
+
     /// The paths indexed for a source's items.
     public func indexedPaths(source: String) async throws -> [String] {
         try await store.documents(projection: "items") { try $0.indexedPaths(collection: source) }

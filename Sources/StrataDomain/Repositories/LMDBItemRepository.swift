@@ -29,6 +29,15 @@ public struct LMDBItemRepository: ItemRepository {
             }
             return ItemPage(items: entities.map { Item(entity: $0, source: source) }, total: total, seq: seq)
         }
+        if !query.includeRemoved, query.filters.count == 1, query.search == nil, query.sort == nil, let f = query.filters.first,
+           let (total, entities) = try await storage({
+               try await tables.page(source: source.name, path: f.path, equals: f.value, asOf: seq, after: query.after,
+                                     offset: query.after == nil ? query.offset : 0, limit: query.limit ?? .max)
+           }) {
+            // One indexed field and nothing else to match or order by: the index's keys in natural
+            // order give the page and the total; only the page's items are read.
+            return ItemPage(items: entities.map { Item(entity: $0, source: source) }, total: total, seq: seq, usedIndex: true)
+        }
         var usedIndex = false
         var entities: [ItemEntity]?
         if !query.includeRemoved, let first = query.filters.first {
