@@ -45,6 +45,13 @@ import Testing
         let prices = rows.map { ($0["document"] as! [String: Any])["price"] as! Int }
         #expect(prices == prices.sorted())
         #expect((rows[0]["image"] as? [String: Any])?["contentType"] as? String == "image/png")
+        // Sorting by a field that is not indexed reads every item, and stderr says which --index would not.
+        #expect(json.stderr.contains("note: `price` is not indexed") && json.stderr.contains("strata source change cars --index make,model,price"),
+                "\(json.stderr)")
+        let indexedOnly = try await strata(["list", "cars", "--where", "make=Toyota"], store: store)
+        #expect(indexedOnly.status == 0 && indexedOnly.stderr.isEmpty, "\(indexedOnly.stderr)")
+        let scanned = try await strata(["list", "cars", "--where", "rating=4.5", "--format", "csv"], store: store)
+        #expect(scanned.stderr.contains("`rating` is not indexed") && !scanned.stdout.contains("note:"))
 
         let asOf = try await strata(["list", "cars", "--as-of", String(runs[0]), "--format", "ndjson"], store: store)
         #expect(asOf.stdout.split(separator: "\n").count == 24)

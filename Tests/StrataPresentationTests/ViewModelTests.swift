@@ -278,3 +278,14 @@ import Testing
         #expect(JSONValue(diff: ItemDiff(id: "1", title: "t", kind: .removed, changes: [])).value(atPath: "kind") == .string("removed"))
     }
 }
+
+@Suite struct ScanNoteTests {
+    @Test func namesTheFieldsThatAreNotIndexedAndTheIndexThatWouldServe() {
+        #expect(FilterViewData(wheres: ["make=Kia"]).scanNote(source: "cars", indexed: ["make"]) == nil)
+        #expect(FilterViewData(wheres: ["make=Kia"], sort: "make").scanNote(source: "cars", indexed: ["make", "model"]) == nil)
+        #expect(FilterViewData(search: "golf").scanNote(source: "cars", indexed: []) == nil)
+        #expect(FilterViewData(wheres: ["make=Kia", "fuel=ev"], sort: "-price").scanNote(source: "cars", indexed: ["make"])
+                == "note: `fuel`, `price` are not indexed, so every item of cars was read; `strata source change cars --index make,fuel,price` would use an index")
+        #expect(FilterViewData(wheres: ["fuel=ev", "fuel=petrol"]).scanNote(source: "cars", indexed: [])?.contains("--index fuel` would") == true)
+    }
+}

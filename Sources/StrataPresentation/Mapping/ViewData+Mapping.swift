@@ -268,3 +268,20 @@ extension PresentableError {
         self.init(kind: .storage, message: "\(error)")
     }
 }
+
+extension FilterViewData {
+    /// What `list` says on stderr when a filter or sort names a field that is not indexed (the
+    /// read scans every item): the fields, and the `--index` that would avoid it (the source's
+    /// indexed fields plus these, since `--index` replaces the set). nil when nothing scans for
+    /// that reason.
+    public func scanNote(source: String, indexed: [String]) -> String? {
+        var paths = wheres.compactMap { w in w.firstIndex(of: "=").map { String(w[..<$0]) } }
+        if let sort { paths.append(sort.hasPrefix("-") ? String(sort.dropFirst()) : sort) }
+        var seen = Set(indexed)
+        let missing = paths.filter { !$0.isEmpty && seen.insert($0).inserted }
+        guard !missing.isEmpty else { return nil }
+        let fields = missing.map { "`\($0)`" }.joined(separator: ", ")
+        return "note: \(fields) \(missing.count == 1 ? "is" : "are") not indexed, so every item of \(source) was read; "
+            + "`strata source change \(source) --index \((indexed + missing).joined(separator: ","))` would use an index"
+    }
+}
