@@ -88,6 +88,16 @@ import Testing
             let expected = ["cursor": 4, "offset": 4, "offset, no total": 4, "after": 5, "after, no flag": 6][style]
             #expect(r.pages == expected, "\(style)")
             #expect(try await itemKeys(store, "cars").count == 24)
+            // Each page recorded where it leads (the last: nowhere), so an unchanged re-fetch pages
+            // on from the 304s without reading the stored pages, and walks the same pages.
+            let pages = try await store.events(EventQuery(type: DataEvents.pageFetched))
+            #expect(pages.count == expected && pages.dropLast().allSatisfy { ($0[metadata: "next"] ?? "").hasPrefix("http") }, "\(style)")
+            #expect(pages.last?[metadata: "next"] == "" && zip(pages, pages.dropFirst()).allSatisfy { $0[metadata: "next"] == $1[metadata: "url"] })
+            let again = try await fetcher.fetch(source, options: fetchOptions())
+            #expect(again.complete && again.pages == expected && again.pagesNotModified == again.pages && again.added == 0 && again.changed == 0,
+                    "\(style), unchanged: \(again)")
+            #expect(r.pagesParsed == expected && again.pagesParsed == 0, "\(style): the unchanged pages were not parsed again")
+            #expect(try await itemKeys(store, "cars").count == 24)
         }
     }
 

@@ -86,9 +86,10 @@ public enum DataProjections {
     }
 
     /// Validators per URL for conditional requests: collection `http`, key = URL;
-    /// document = etag, lastModified, sha256 and size of the body they validate.
+    /// document = etag, lastModified, sha256 and size of the body they validate, and for a list
+    /// page where it leads (`next`, `paging`).
     public static let httpCache = KeyedDocumentProjection(
-        name: "http-cache", version: 6,
+        name: "http-cache", version: 7,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched, DataEvents.imageFetched]
     ) { event, _ in
         switch event.type {
@@ -100,6 +101,8 @@ public enum DataProjections {
             if let etag { doc["etag"] = .string(etag) }
             if let modified { doc["lastModified"] = .string(modified) }
             if let link = event[metadata: "link"] { doc["link"] = .string(link) }
+            // Where a list page leads (its next URL, "" for the last) and under which paging.
+            if let next = event[metadata: "next"], let paging = event[metadata: "paging"] { doc["next"] = .string(next); doc["paging"] = .string(paging) }
             return [.put(collection: "http", key: url, document: .object(doc))]
         default:
             return nil

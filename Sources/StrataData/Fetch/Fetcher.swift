@@ -68,6 +68,9 @@ public struct FetchSummary: Sendable, Equatable {
     public var run: String
     public var pages = 0
     public var pagesNotModified = 0
+    /// List pages whose body was parsed in this pass (an unchanged page whose next URL is known
+    /// is not).
+    public var pagesParsed = 0
     public var complete = false
     public var added = 0
     public var changed = 0
@@ -145,6 +148,24 @@ public final class Fetcher: Sendable {
             var responseHeaders = response.headers
             if response.status == 304, responseHeaders["link"] == nil, let link = cached?.link { responseHeaders["link"] = link }
             if let link = responseHeaders["link"] { meta.append(("link", link)) }
+            let paging = Self.pagingFingerprint(source, page: page)
+            let needsItems = options.details && source.detailURL == nil && source.detailURLField != nil
+            if response.status == 304, let cached, let ref = PayloadReference(hashHex: cached.sha256, size: cached.size),
+               !needsItems, cached.paging == paging, let known = cached.next {
+                // Unchanged, and where it leads was worked out when it was fetched with this same
+                // paging: the stored page is neither read nor parsed.
+                if cached.etag != nil && response.headers["etag"] == nil { meta.append(("etag", cached.etag!)) }
+                meta += [("next", known), ("paging", paging)]
+                events.append(NewEvent(type: DataEvents.pageNotModified, stream: source.name, metadata: meta, payloadReference: ref))
+                summary.pagesNotModified += 1
+                summary.pages += 1
+                options.progress?(FetchProgress(source: source.name, stage: .list, done: summary.pages, total: nil))
+                guard !known.isEmpty else { complete = true; break }
+                if let limit = options.pageLimit, page >= limit { break }
+                url = known
+                page += 1
+                continue
+            }
             let body: [UInt8]
             if response.status == 304, let cached, let ref = PayloadReference(hashHex: cached.sha256, size: cached.size),
                let stored = try await store.body(sha256: cached.sha256) {
@@ -162,6 +183,7 @@ public final class Fetcher: Sendable {
                 throw e
             }
             let (document, items): (JSONValue, [(key: String, item: JSONValue)])
+            summary.pagesParsed += 1
             do { (document, items) = try extraction.items(in: body, url: url) } catch {
                 try await recordFailure(context, url: url, stage: "list", error: error, attempt: 1, willRetry: false, status: response.status)
                 throw error
@@ -171,7 +193,10 @@ public final class Fetcher: Sendable {
             }
             summary.pages += 1
             options.progress?(FetchProgress(source: source.name, stage: .list, done: summary.pages, total: nil))
-            guard let next = nextPageURL(source, current: url, page: page, document: document, items: items, headers: responseHeaders) else {
+            let next = nextPageURL(source, current: url, page: page, document: document, items: items, headers: responseHeaders)
+            // Where this page leads, for an unchanged re-fetch to page on without parsing it.
+            events[events.count - 1].metadata += [("next", next ?? ""), ("paging", paging)]
+            guard let next else {
                 complete = true
                 break
             }
@@ -669,6 +694,20 @@ public final class Fetcher: Sendable {
         var link: String?
         var sha256: String
         var size: Int
+        /// The page's next URL ("" for the last page) as worked out when it was fetched, and the
+        /// paging it was worked out with (``pagingFingerprint(_:page:)``).
+        var next: String?
+        var paging: String?
+    }
+
+    /// The paging settings a page's next URL depends on, and its number, as 16 hex digits
+    /// (FNV-1a): a stored next URL is used only under the same paging.
+    static func pagingFingerprint(_ s: SourceDefinition, page: Int) -> String {
+        let parts: [String?] = [String(page), s.url, s.items, s.id.joined(separator: "\u{1}"), s.pageParam, s.pageSize.map(String.init), s.sizeParam,
+                                s.cursorPath, s.cursorParam, s.offsetParam, s.totalPath, s.afterParam, s.hasMorePath, s.next, s.limitParam]
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in parts.map({ $0 ?? "\u{0}" }).joined(separator: "\u{2}").utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return String(h, radix: 16)
     }
 
     func validators(for url: String) async throws -> Validators? {
@@ -686,6 +725,8 @@ public final class Fetcher: Sendable {
                 if case .string(let e)? = s.document.value(atPath: "etag") { v.etag = e }
                 if case .string(let m)? = s.document.value(atPath: "lastModified") { v.lastModified = m }
                 if case .string(let l)? = s.document.value(atPath: "link") { v.link = l }
+                if case .string(let n)? = s.document.value(atPath: "next") { v.next = n }
+                if case .string(let p)? = s.document.value(atPath: "paging") { v.paging = p }
                 out[url] = v
             }
             return out
