@@ -130,6 +130,9 @@ public final class Fetcher: Sendable {
         var passURLs: [String] = []
         var page = 1
         var complete = false
+        // Conditional requests already answered for pages an unchanged list is known to lead to
+        // (``prefetchChain``), with the validators they were sent with.
+        var prefetched: [String: (response: HTTPResponse, validators: Validators)] = [:]
         while true {
             guard visited.insert(url).inserted else {
                 let e = FetchError(code: .redirects, message: source.cursorPath.map { "the cursor at \($0) repeats one already followed (a loop); check --cursor-path" }
@@ -138,8 +141,17 @@ public final class Fetcher: Sendable {
                 throw e
             }
             passURLs.append(url)
-            let cached = try await validators(for: url)
-            let response = try await get(url, headers: headers + conditionalHeaders(cached), stage: "list", context: context)
+            let cached: Validators?
+            let response: HTTPResponse
+            if let ahead = prefetched.removeValue(forKey: url), ahead.response.status == 304 {
+                (cached, response) = (ahead.validators, ahead.response)
+            } else {
+                // Anything but a 304 ahead (a changed page, an error) is asked for again here, with
+                // its retries and failure events.
+                prefetched.removeAll()
+                cached = try await validators(for: url)
+                response = try await get(url, headers: headers + conditionalHeaders(cached), stage: "list", context: context)
+            }
             var meta = common(context) + [("page", String(page)), ("url", url), ("status", String(response.status)),
                                           ("durationMs", milliseconds(response.duration))] + extraction.metadata
             if let etag = response.headers["etag"] { meta.append(("etag", etag)) }
@@ -164,6 +176,10 @@ public final class Fetcher: Sendable {
                 if let limit = options.pageLimit, page >= limit { break }
                 url = known
                 page += 1
+                if prefetched.isEmpty, options.concurrency > 1 {
+                    prefetched = try await prefetchChain(from: url, page: page, source: source, headers: headers, context: context,
+                                                         limit: options.pageLimit.map { $0 - page + 1 } ?? 64)
+                }
                 continue
             }
             let body: [UInt8]
@@ -718,19 +734,48 @@ public final class Fetcher: Sendable {
     func validators(for urls: [String]) async throws -> [String: Validators] {
         try await store.documents(projection: "http-cache") { reader in
             var out: [String: Validators] = [:]
-            for url in urls {
-                guard let s = try reader.state(collection: "http", key: url), !s.removed,
-                      case .string(let sha)? = s.document.value(atPath: "sha256"), case .number(let size)? = s.document.value(atPath: "size") else { continue }
-                var v = Validators(sha256: sha, size: Int(size) ?? 0)
-                if case .string(let e)? = s.document.value(atPath: "etag") { v.etag = e }
-                if case .string(let m)? = s.document.value(atPath: "lastModified") { v.lastModified = m }
-                if case .string(let l)? = s.document.value(atPath: "link") { v.link = l }
-                if case .string(let n)? = s.document.value(atPath: "next") { v.next = n }
-                if case .string(let p)? = s.document.value(atPath: "paging") { v.paging = p }
-                out[url] = v
+            for url in urls { out[url] = try Self.validators(url, reader) }
+            return out
+        }
+    }
+
+    private static func validators(_ url: String, _ reader: DocumentReader) throws -> Validators? {
+        guard let s = try reader.state(collection: "http", key: url), !s.removed,
+              case .string(let sha)? = s.document.value(atPath: "sha256"), case .number(let size)? = s.document.value(atPath: "size") else { return nil }
+        var v = Validators(sha256: sha, size: Int(size) ?? 0)
+        if case .string(let e)? = s.document.value(atPath: "etag") { v.etag = e }
+        if case .string(let m)? = s.document.value(atPath: "lastModified") { v.lastModified = m }
+        if case .string(let l)? = s.document.value(atPath: "link") { v.link = l }
+        if case .string(let n)? = s.document.value(atPath: "next") { v.next = n }
+        if case .string(let p)? = s.document.value(atPath: "paging") { v.paging = p }
+        return v
+    }
+
+    /// Asks, `--concurrency` at a time, for the pages an unchanged list is known to lead to from
+    /// `url` (page `page`): the chain of recorded next URLs under the same paging, up to `limit`
+    /// pages, each with its validators. Only what answered comes back; the pass still takes the
+    /// pages one by one, in order, and asks again for any that did not answer 304.
+    private func prefetchChain(from url: String, page: Int, source: SourceDefinition, headers: [(name: String, value: String)],
+                               context: RunContext, limit: Int) async throws -> [String: (response: HTTPResponse, validators: Validators)] {
+        let chain: [(url: String, validators: Validators)] = try await store.documents(projection: "http-cache") { reader in
+            var out: [(String, Validators)] = [], seen = Set<String>(), next = url, p = page
+            while out.count < limit, seen.insert(next).inserted, let v = try Self.validators(next, reader), v.paging == Self.pagingFingerprint(source, page: p),
+                  let after = v.next {
+                out.append((next, v))
+                if after.isEmpty { break }
+                (next, p) = (after, p + 1)
             }
             return out
         }
+        guard chain.count > 1 else { return [:] }
+        let transfers = client.transfers(chain.map { request($0.url, headers: headers + conditionalHeaders($0.validators), context: context) },
+                                         concurrency: context.options.concurrency)
+        defer { transfers.cancel() }
+        var answered: [String: (response: HTTPResponse, validators: Validators)] = [:]
+        while let group = await transfers.next() {
+            for c in group { if case .success(let r) = c.result { answered[chain[c.index].url] = (r, chain[c.index].validators) } }
+        }
+        return answered
     }
 
     func conditionalHeaders(_ v: Validators?) -> [(name: String, value: String)] {
