@@ -101,6 +101,28 @@ import Testing
         }
     }
 
+    /// Another client changes one entry on page 3 of an otherwise unchanged list: the re-fetch,
+    /// asking for the known pages ahead, takes the 304s before it, fetches the changed page, and
+    /// ends with the same items as a fresh store's fetch.
+    @Test func aPageChangedInTheMiddleOfAnUnchangedListIsFetchedAndTheRestFollow() async throws {
+        try await withFixtureServer { server in
+            let source = SourceDefinition(name: "catalog", url: server.baseURL + "/catalog/entries", pageParam: "page", pageSize: 10)
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            let first = try await fetcher.fetch(source, options: fetchOptions())
+            #expect(first.complete && first.pages >= 4 && first.added == 40, "\(first)")
+            #expect(server.changeItem(list: "/catalog/entries", key: "1025", mergePatch: .object(["text": .string("changed by another client")])))
+            let again = try await fetcher.fetch(source, options: fetchOptions())
+            #expect(again.complete && again.pages == first.pages && again.pagesNotModified == first.pages - 1 && again.changed == 1, "\(again)")
+            #expect(again.pagesParsed == 1, "only the changed page was parsed: \(again)")
+            let fresh = try await makeStore()
+            _ = try await Fetcher(store: fresh, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger()).fetch(source, options: fetchOptions())
+            let mine = try await ItemTables(store: store).items(source: "catalog"), theirs = try await ItemTables(store: fresh).items(source: "catalog")
+            #expect(mine.map(\.id) == theirs.map(\.id) && mine.map(\.document) == theirs.map(\.document))
+            #expect(mine.first { $0.id == "1025" }?.document.value(atPath: "text") == .string("changed by another client"))
+        }
+    }
+
     @Test func aCursorThatLoopsIsAClearError() async throws {
         try await withFixtureServer { server in
             let store = try await makeStore()
