@@ -289,3 +289,18 @@ import Testing
         #expect(FilterViewData(wheres: ["fuel=ev", "fuel=petrol"]).scanNote(source: "cars", indexed: [])?.contains("--index fuel` would") == true)
     }
 }
+
+@Suite struct ISOTimeTests {
+    /// The hand-written format is the formatter's, byte for byte, at microsecond times.
+    @Test func writesWhatISO8601DateFormatterWrites() {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var rng = SystemRandomNumberGenerator()
+        var dates = [0, 0.0005, 0.9995, 0.999_999, 59.999_999, 86_399.999, 951_782_400, 1_767_225_599.999_999, 1_767_225_600, 4_102_444_799.999,
+                     -0.001, -1, -86_400.5].map { Date(timeIntervalSince1970: $0) }
+        for _ in 0..<100_000 {
+            dates.append(Date(timeIntervalSince1970: Double(Int64.random(in: 0...4_102_444_800_000_000, using: &rng)) / 1_000_000))
+        }
+        for d in dates { #expect(ISOTime.format(d) == f.string(from: d), "\(d.timeIntervalSince1970)") }
+    }
+}

@@ -1,4 +1,7 @@
 public import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 public import StrataDomain
 public import StrataJSON
 
@@ -150,11 +153,22 @@ extension JSONValue {
     }
 }
 
-/// Times in JSON: ISO 8601 with fractional seconds, UTC.
+/// Times in JSON: ISO 8601 with milliseconds, UTC (`2026-11-25T15:59:57.817Z`), exactly as
+/// `ISO8601DateFormatter` with `.withInternetDateTime` and `.withFractionalSeconds` writes them,
+/// by hand: that formatter costs about 140 µs a call on Linux, which was 78% of `export --events`.
 public enum ISOTime {
     public static func format(_ d: Date) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f.string(from: d)
+        // Milliseconds as the formatter takes them: the time rounded to the nearest millisecond.
+        let ms = Int64((d.timeIntervalSince1970 * 1000).rounded())
+        let (secs, milli) = (ms >= 0 ? ms / 1000 : (ms - 999) / 1000, Int(((ms % 1000) + 1000) % 1000))
+        var t = time_t(secs)
+        var tm = tm()
+        gmtime_r(&t, &tm)
+        func pad(_ v: Int, _ width: Int) -> String {
+            let s = String(v)
+            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        }
+        return "\(pad(Int(tm.tm_year) + 1900, 4))-\(pad(Int(tm.tm_mon) + 1, 2))-\(pad(Int(tm.tm_mday), 2))T"
+            + "\(pad(Int(tm.tm_hour), 2)):\(pad(Int(tm.tm_min), 2)):\(pad(Int(tm.tm_sec), 2)).\(pad(milli, 3))Z"
     }
 }
