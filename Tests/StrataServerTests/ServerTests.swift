@@ -4,7 +4,7 @@ import Foundation
 import StrataApp
 import StrataData
 import StrataDomain
-import StrataServer
+@testable import StrataServer
 import StrataTestSupport
 import Testing
 
@@ -70,7 +70,7 @@ import Testing
                 // Each form alone.
                 #expect(try await s.get(base, "/cars/offers/3", [("Accept-Datetime", date0)]).seq == at0.seq)
                 #expect(try await s.get(base, "/cars/offers/3", [("Strata-As-Of", String(p1))]).seq == at1.seq)
-                let iso = ISO8601DateFormatter().string(from: try #require(Self.httpDate(date0)))
+                let iso = ISO8601DateFormatter().string(from: try #require(HTTPDate.parse(date0)))
                 #expect(try await s.get(base, "/@\(iso)/cars/offers/3").seq == at0.seq)
                 // First match wins.
                 #expect(try await s.get(base, "/@\(p0)/cars/offers/3", [("Accept-Datetime", date2), ("Strata-As-Of", String(p2))]).seq == at0.seq)
@@ -106,14 +106,6 @@ import Testing
                 }
             }
         }
-    }
-
-    static func httpDate(_ text: String) -> Date? {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = TimeZone(identifier: "GMT")
-        f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return f.date(from: text)
     }
 
     @Test func conditionalRequestsAnswer304AndHeadHasNoBody() async throws {

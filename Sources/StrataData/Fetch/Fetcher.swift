@@ -160,13 +160,14 @@ public final class Fetcher: Sendable {
             var responseHeaders = response.headers
             if response.status == 304, responseHeaders["link"] == nil, let link = cached?.link { responseHeaders["link"] = link }
             if let link = responseHeaders["link"] { meta.append(("link", link)) }
+            // A 304 without an ETag still records the one it confirmed.
+            if response.status == 304, response.headers["etag"] == nil, let etag = cached?.etag { meta.append(("etag", etag)) }
             let paging = Self.pagingFingerprint(source, page: page)
             let needsItems = options.details && source.detailURL == nil && source.detailURLField != nil
             if response.status == 304, let cached, let ref = PayloadReference(hashHex: cached.sha256, size: cached.size),
                !needsItems, cached.paging == paging, let known = cached.next {
                 // Unchanged, and where it leads was worked out when it was fetched with this same
                 // paging: the stored page is neither read nor parsed.
-                if cached.etag != nil && response.headers["etag"] == nil { meta.append(("etag", cached.etag!)) }
                 meta += [("next", known), ("paging", paging)]
                 events.append(NewEvent(type: DataEvents.pageNotModified, stream: source.name, metadata: meta, payloadReference: ref))
                 summary.pagesNotModified += 1
@@ -186,7 +187,6 @@ public final class Fetcher: Sendable {
             if response.status == 304, let cached, let ref = PayloadReference(hashHex: cached.sha256, size: cached.size),
                let stored = try await store.body(sha256: cached.sha256) {
                 body = stored
-                if cached.etag != nil && response.headers["etag"] == nil { meta.append(("etag", cached.etag!)) }
                 events.append(NewEvent(type: DataEvents.pageNotModified, stream: source.name, metadata: meta, payloadReference: ref))
                 summary.pagesNotModified += 1
             } else if (200..<300).contains(response.status) {

@@ -1,4 +1,5 @@
 public import EventStore
+import LMDB
 
 /// Reads the data layer's tables (`items`, `details`, `images`, `sources`) into entities, each
 /// call in one read snapshot, now or as of a seq. Never blocks its caller: reads run on the
@@ -11,13 +12,8 @@ public struct ItemTables: Sendable {
     /// A source's items (with their stored images), ordered by id bytes.
     public func items(source: String, asOf seq: UInt64? = nil, includeRemoved: Bool = false) async throws -> [ItemEntity] {
         try await store.read { [store] txn in
-            let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
-            let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
-            let marks = PendingReader(transaction: txn, tables: items.tables)
-            return try items.states(collection: source, asOf: seq, includeRemoved: includeRemoved).map { s in
-                ItemEntity(s, detail: nil, image: try images.state(collection: source, key: s.key, asOf: seq).flatMap { ImageEntity($0.document) },
-                           pending: try marks.mark(source: source, key: s.key, asOf: seq))
-            }
+            let rows = try Rows(txn, store, source: source, asOf: seq)
+            return try rows.items.states(collection: source, asOf: seq, includeRemoved: includeRemoved).map(rows.row)
         }
     }
 
@@ -26,13 +22,8 @@ public struct ItemTables: Sendable {
     public func page(source: String, asOf seq: UInt64? = nil, after: String? = nil, offset: Int = 0, limit: Int,
                      includeRemoved: Bool = false) async throws -> [ItemEntity] {
         try await store.read { [store] txn in
-            let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
-            let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
-            let marks = PendingReader(transaction: txn, tables: items.tables)
-            return try items.page(collection: source, asOf: seq, after: after, offset: offset, limit: limit, includeRemoved: includeRemoved).map { s in
-                ItemEntity(s, detail: nil, image: try images.state(collection: source, key: s.key, asOf: seq).flatMap { ImageEntity($0.document) },
-                           pending: try marks.mark(source: source, key: s.key, asOf: seq))
-            }
+            let rows = try Rows(txn, store, source: source, asOf: seq)
+            return try rows.items.page(collection: source, asOf: seq, after: after, offset: offset, limit: limit, includeRemoved: includeRemoved).map(rows.row)
         }
     }
 
@@ -46,17 +37,8 @@ public struct ItemTables: Sendable {
     /// scan. As of a seq the index's history gives the keys that had the value then.
     public func items(source: String, path: String, equals value: String, asOf seq: UInt64? = nil) async throws -> [ItemEntity]? {
         try await store.read { [store] txn in
-            let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
-            let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
-            let found = if let seq { try items.keys(collection: source, path: path, equals: value, asOf: seq) }
-                        else { try items.keys(collection: source, path: path, equals: value) }
-            guard let keys = found else { return nil }
-            let marks = PendingReader(transaction: txn, tables: items.tables)
-            return try keys.compactMap { key in
-                guard let s = try items.state(collection: source, key: key, asOf: seq), !s.removed else { return nil }
-                return ItemEntity(s, detail: nil, image: try images.state(collection: source, key: key, asOf: seq).flatMap { ImageEntity($0.document) },
-                                  pending: try marks.mark(source: source, key: key, asOf: seq))
-            }
+            let rows = try Rows(txn, store, source: source, asOf: seq)
+            return try rows.keys(path: path, equals: value)?.compactMap(rows.present)
         }
     }
 
@@ -68,24 +50,15 @@ public struct ItemTables: Sendable {
     public func page(source: String, path: String, equals value: String, asOf seq: UInt64? = nil, after: String? = nil, offset: Int = 0,
                      limit: Int) async throws -> (total: Int, items: [ItemEntity])? {
         try await store.read { [store] txn in
-            let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
-            let found = if let seq { try items.keys(collection: source, path: path, equals: value, asOf: seq) }
-                        else { try items.keys(collection: source, path: path, equals: value) }
-            guard let keys = found else { return nil }
+            let rows = try Rows(txn, store, source: source, asOf: seq)
+            guard let keys = try rows.keys(path: path, equals: value) else { return nil }
             let ordered = keys.map { (KeyedDocumentProjection.naturalKey($0), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }
             var start = min(offset, ordered.count)
             if let after {
                 let bound = KeyedDocumentProjection.naturalKey(after)
                 start = ordered.firstIndex { bound.lexicographicallyPrecedes($0.0) } ?? ordered.count
             }
-            let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
-            let marks = PendingReader(transaction: txn, tables: items.tables)
-            let page = try ordered[start..<min(ordered.count, start + max(0, limit))].compactMap { _, key -> ItemEntity? in
-                guard let s = try items.state(collection: source, key: key, asOf: seq), !s.removed else { return nil }
-                return ItemEntity(s, detail: nil, image: try images.state(collection: source, key: key, asOf: seq).flatMap { ImageEntity($0.document) },
-                                  pending: try marks.mark(source: source, key: key, asOf: seq))
-            }
-            return (keys.count, page)
+            return (keys.count, try ordered[start..<min(ordered.count, start + max(0, limit))].compactMap { try rows.present($0.1) })
         }
     }
 
@@ -258,5 +231,43 @@ extension Array {
         var out: [T] = []
         for e in self { if let t = try await transform(e) { out.append(t) } }
         return out
+    }
+}
+
+extension ItemTables {
+    /// List rows read in one snapshot: an item's state with its stored image and pending mark (no
+    /// detail), now or as of a seq.
+    private struct Rows {
+        let items: DocumentReader
+        let images: DocumentReader
+        let marks: PendingReader
+        let source: String
+        let seq: UInt64?
+
+        init(_ txn: Transaction, _ store: EventStore, source: String, asOf seq: UInt64?) throws {
+            items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
+            images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
+            marks = PendingReader(transaction: txn, tables: items.tables)
+            self.source = source
+            self.seq = seq
+        }
+
+        func row(_ s: DocumentState) throws -> ItemEntity {
+            ItemEntity(s, detail: nil, image: try images.state(collection: source, key: s.key, asOf: seq).flatMap { ImageEntity($0.document) },
+                       pending: try marks.mark(source: source, key: s.key, asOf: seq))
+        }
+
+        /// The row of `key` when the item is present.
+        func present(_ key: String) throws -> ItemEntity? {
+            guard let s = try items.state(collection: source, key: key, asOf: seq), !s.removed else { return nil }
+            return try row(s)
+        }
+
+        /// The keys whose indexed `path` equals `value`: the index now, its history as of a seq;
+        /// nil when the caller must scan.
+        func keys(path: String, equals value: String) throws -> [String]? {
+            if let seq { return try items.keys(collection: source, path: path, equals: value, asOf: seq) }
+            return try items.keys(collection: source, path: path, equals: value)
+        }
     }
 }

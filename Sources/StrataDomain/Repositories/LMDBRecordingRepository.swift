@@ -50,9 +50,10 @@ public struct LMDBRecordingRepository: RecordingRepository {
                 case .after(let seq):
                     found = try index.recording(target: target, host: host, after: seq)
                 }
-                guard let entry = found, let first = try index.first(target: target, host: host), let last = try index.last(target: target, host: host),
+                let first = try index.first(target: target, host: host)
+                guard let entry = found, let first, let last = try index.last(target: target, host: host),
                       let event = try snap.event(seq: entry.seq) else {
-                    return .lookup(.notFetched(target: target, host: host, first: try index.first(target: target, host: host).map(Self.ref)))
+                    return .lookup(.notFetched(target: target, host: host, first: first.map(Self.ref)))
                 }
                 let outcome: Recording.Outcome
                 if entry.isFailure {
