@@ -4,7 +4,7 @@ APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev openssl l
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
-.PHONY: deps build release test demo bench bench-serve stress coverage clean
+.PHONY: deps build release test demo bench bench-serve bench-history stress coverage clean
 
 ## Install missing Debian packages (as root), or print the command to run.
 deps:
@@ -108,6 +108,17 @@ bench-serve: deps
 	$(SWIFT) build -c release --product strata
 	$(SWIFT) build -c release --product strata-fixture-server
 	Benchmarks/scripts/serve-bench.sh $(SERVE_RUNS) $(SERVE_SECONDS)
+
+## What a git-scraping history costs (2,500 versions of a ~200 KB list): the store against
+## `git gc --aggressive` and git-history's SQLite database, `import --git` against git-history
+## (pip, in Benchmarks/.venv), and the p99 of reading any body version; HISTORY_RUNS runs.
+## Figures: docs/benchmarks.md.
+HISTORY_RUNS ?= 5
+HISTORY_VERSIONS ?= 2500
+bench-history: deps
+	@command -v bc >/dev/null && python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc python3-venv >/dev/null; }
+	$(SWIFT) build -c release --product strata
+	Benchmarks/scripts/history-size.sh .build/release/strata $(HISTORY_RUNS) $(HISTORY_VERSIONS)
 
 clean:
 	rm -rf .build

@@ -13,12 +13,21 @@ import LMDB
 /// entropy tables), so a flipped bit there decodes to the same body and the content hash alone
 /// cannot see it. The seal makes every change of the stored bytes detectable by `verify`.
 /// Codec 1 (zstd without a seal, written by earlier versions) is still read.
+///
+/// Codec 4 stores a body as a delta against another stored body (the previous version of the
+/// same URL: ``DeltaChains``): `u8 4 | varint rawSize | 8-byte seal | varint baseSeq | varint depth
+/// | frame`, the frame compressed with the base body as a zstd prefix (`ZSTD_CCtx_refPrefix`, the
+/// `--patch-from` technique), magicless and without a content size; the seal covers everything
+/// after it (base, depth and frame). `depth` counts the deltas down to a keyframe (a body stored
+/// whole, depth 0), so a read decodes at most ``DeltaChains/keyframeInterval`` frames.
 enum BlobCodec {
     static let raw: UInt8 = 0
     static let zstd: UInt8 = 1
     static let sealedZstd: UInt8 = 2
     /// A `blobs` row that points to the `bodies` row (by seq) holding the stored body.
     static let pointer: UInt8 = 3
+    /// A delta against the body stored under another seq.
+    static let delta: UInt8 = 4
     static let sealSize = 8
     static let compressionThreshold = 128
     static let level: Int32 = 3
@@ -91,7 +100,8 @@ enum BlobCodec {
 
     /// Decodes a stored value back to the body. Throws on an unknown codec, a size mismatch, a
     /// zstd error or (with `checkSeal`, as `verify` does) a seal that does not match the frame.
-    static func decode(_ stored: UnsafeRawBufferPointer, context: ZstdContext? = nil, checkSeal: Bool = false) throws -> [UInt8] {
+    /// A delta (codec 4) needs `bases`, which reads and decodes the body it was made against.
+    static func decode(_ stored: UnsafeRawBufferPointer, context: ZstdContext? = nil, checkSeal: Bool = false, bases: DeltaBases? = nil) throws -> [UInt8] {
         var r = ByteReader(stored)
         let codec = try r.u8()
         let size = Int(try r.varint())
@@ -118,9 +128,104 @@ enum BlobCodec {
             }
             guard ZSTD_isError(n) == 0, n == size else { throw ByteReader.Truncated() }
             return out
+        case delta:
+            guard let bases else { throw EventStoreError.corrupted("a delta-encoded body was read without its chain") }
+            let header = try DeltaHeader(stored, checkSeal: checkSeal)
+            let base = try bases.body(seq: header.base, depth: header.depth, context: context, checkSeal: checkSeal)
+            return try ZstdContext.maybePooled(context) { try $0.decompress(header.frame, prefix: base, size: size) }
         default:
             throw ByteReader.Truncated()
         }
+    }
+}
+
+extension BlobCodec {
+    /// The codec of a stored row (its first byte).
+    static func codec(of stored: UnsafeRawBufferPointer) -> UInt8? { stored.first }
+
+    /// Whether a stored row reads on its own (any codec but a delta).
+    static func isSelfContained(_ stored: UnsafeRawBufferPointer) -> Bool { stored.first != delta }
+
+    /// The delta row for `body` against `base` (stored under `baseSeq`, `depth` deltas from its
+    /// keyframe counting this one); nil when zstd fails.
+    static func encodeDelta(_ body: [UInt8], base: [UInt8], baseSeq: UInt64, depth: Int, context: ZstdContext) -> [UInt8]? {
+        guard let frame = context.compress(body, prefix: base, level: level) else { return nil }
+        var w = ByteWriter(capacity: frame.count + 32)
+        w.u8(delta)
+        w.varint(body.count)
+        let sealAt = w.bytes.count
+        w.raw(repeatElement(0, count: sealSize))
+        w.varint(baseSeq)
+        w.varint(depth)
+        w.raw(frame)
+        w.bytes.withUnsafeMutableBytes { b in
+            Hashing.sha256(UnsafeRawBufferPointer(rebasing: b[(sealAt + sealSize)...]), into: UnsafeMutableRawBufferPointer(rebasing: b[sealAt..<(sealAt + sealSize)]))
+        }
+        return w.bytes
+    }
+
+    /// The depth of a stored row in its delta chain: 0 for a row that reads on its own.
+    static func depth(of stored: UnsafeRawBufferPointer) throws -> Int {
+        stored.first == delta ? try DeltaHeader(stored, checkSeal: false).depth : 0
+    }
+}
+
+/// The parts of a delta row (codec 4) after its codec and size.
+struct DeltaHeader {
+    var size: Int
+    var base: UInt64
+    var depth: Int
+    var frame: UnsafeRawBufferPointer
+
+    init(_ stored: UnsafeRawBufferPointer, checkSeal: Bool) throws {
+        var r = ByteReader(stored)
+        guard try r.u8() == BlobCodec.delta else { throw ByteReader.Truncated() }
+        size = Int(try r.varint())
+        let seal = try r.slice(BlobCodec.sealSize)
+        let sealed = UnsafeRawBufferPointer(rebasing: stored[(stored.count - r.remaining)...])
+        if checkSeal, !Hashing.sha256(sealed, prefix: BlobCodec.sealSize).elementsEqual(seal) { throw ByteReader.Truncated() }
+        base = try r.varint()
+        let d = try r.varint()
+        guard d >= 1, d <= UInt64(DeltaChains.maximumDepth) else { throw ByteReader.Truncated() }
+        depth = Int(d)
+        frame = try r.slice(r.remaining)
+    }
+}
+
+/// Reads the bases of delta rows in one transaction, keeping the last few bodies decoded, so a
+/// chain read in seq order (a fold, `verify`, a migration) decodes each body once.
+final class DeltaBases {
+    let bodies: Database
+    let txn: Transaction
+    private var recent: [(seq: UInt64, body: [UInt8])] = []
+    private static let remembered = 4
+
+    init(bodies: Database, txn: Transaction) {
+        self.bodies = bodies
+        self.txn = txn
+    }
+
+    /// The body stored under `seq`, the base of a delta at `depth`.
+    func body(seq: UInt64, depth: Int, context: ZstdContext?, checkSeal: Bool) throws -> [UInt8] {
+        if let hit = recent.last(where: { $0.seq == seq }) { return hit.body }
+        guard let row = try BlobCodec.stored(seq: seq, bodies: bodies, in: txn) else {
+            throw EventStoreError.corrupted("the base (seq \(seq)) of a delta-encoded body is missing; run `strata verify`")
+        }
+        // Each step down the chain is one shallower; a row that says otherwise is damaged (and
+        // a loop cannot form).
+        guard try BlobCodec.depth(of: row) == depth - 1 else { throw ByteReader.Truncated() }
+        return try decode(row, seq: seq, context: context, checkSeal: checkSeal)
+    }
+
+    /// Decodes the row stored under `seq`, remembering the body for the deltas made against it.
+    func decode(_ row: UnsafeRawBufferPointer, seq: UInt64, context: ZstdContext?, checkSeal: Bool = false) throws -> [UInt8] {
+        if let hit = recent.last(where: { $0.seq == seq }) { return hit.body }
+        let body = try BlobCodec.decode(row, context: context, checkSeal: checkSeal, bases: self)
+        if body.count >= DeltaChains.minimum {
+            if recent.count == Self.remembered { recent.removeFirst() }
+            recent.append((seq, body))
+        }
+        return body
     }
 }
 
@@ -138,6 +243,51 @@ final class ZstdContext: @unchecked Sendable {
     deinit {
         ZSTD_freeCCtx(cctx)
         ZSTD_freeDCtx(dctx)
+    }
+
+    /// Compresses `body` with `prefix` as its reference (a delta): magicless, without a content
+    /// size (the row carries it); nil on a zstd error.
+    func compress(_ body: [UInt8], prefix: [UInt8], level: Int32) -> [UInt8]? {
+        ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
+        defer { ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters) }
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0)
+        ZSTD_CCtx_setParameter(cctx, Self.formatParameter, Self.magicless)
+        let bound = ZSTD_compressBound(body.count)
+        var out = [UInt8](repeating: 0, count: bound)
+        let n = prefix.withUnsafeBytes { p in
+            ZSTD_CCtx_refPrefix(cctx, p.baseAddress, p.count)
+            return out.withUnsafeMutableBytes { o in body.withUnsafeBytes { i in ZSTD_compress2(cctx, o.baseAddress, bound, i.baseAddress, i.count) } }
+        }
+        guard ZSTD_isError(n) == 0 else { return nil }
+        out.removeLast(bound - n)
+        return out
+    }
+
+    /// Decompresses a frame made by ``compress(_:prefix:level:)`` against the same prefix.
+    func decompress(_ frame: UnsafeRawBufferPointer, prefix: [UInt8], size: Int) throws -> [UInt8] {
+        ZSTD_DCtx_reset(dctx, ZSTD_reset_session_and_parameters)
+        defer { ZSTD_DCtx_reset(dctx, ZSTD_reset_session_and_parameters) }
+        ZSTD_DCtx_setParameter(dctx, Self.decompressFormatParameter, Self.magicless)
+        var out = [UInt8](repeating: 0, count: size)
+        let n = prefix.withUnsafeBytes { p in
+            ZSTD_DCtx_refPrefix(dctx, p.baseAddress, p.count)
+            return out.withUnsafeMutableBytes { o in ZSTD_decompressDCtx(dctx, o.baseAddress, size, frame.baseAddress, frame.count) }
+        }
+        guard ZSTD_isError(n) == 0, n == size else { throw ByteReader.Truncated() }
+        return out
+    }
+
+    /// `ZSTD_c_format` and `ZSTD_d_format` (experimental parameters, stable since zstd 1.3.x) and
+    /// `ZSTD_f_zstd1_magicless`: a delta frame leaves out the 4-byte magic number.
+    private static let formatParameter = ZSTD_cParameter(rawValue: 10)
+    private static let decompressFormatParameter = ZSTD_dParameter(rawValue: 1000)
+    private static let magicless: Int32 = 1
+
+    /// Runs `body` with `context`, or a pooled one when it is nil.
+    static func maybePooled<T>(_ context: ZstdContext?, _ body: (ZstdContext) throws -> T) rethrows -> T {
+        if let context { return try body(context) }
+        return try pooled(body)
     }
 
     /// Runs `body` with a context from a process-wide pool, for reads on any thread (creating a

@@ -33,6 +33,10 @@ public struct StoreOptions: Sendable {
     /// The `body-index` key length (bytes of the body hash) of a store created with these options;
     /// an existing store keeps its own. Tests shorten it to make prefixes collide.
     var bodyPrefix = BodyIndex.defaultPrefix
+    /// Versions of a URL's body from one whole (keyframe) copy to the next; the ones between are
+    /// zstd deltas against the version before (``DeltaChains``), so a read decodes at most this
+    /// many frames.
+    public var deltaKeyframeInterval = DeltaChains.defaultKeyframeInterval
 
     public init() {}
 }
@@ -63,7 +67,8 @@ public final class EventStore: Sendable {
         self.schema = schema
         self.projections = projections
         self.options = options
-        writer = LogWriter(environment: environment, schema: schema, projections: projections, clock: options.clock, logger: options.logger)
+        writer = LogWriter(environment: environment, schema: schema, projections: projections, clock: options.clock, logger: options.logger,
+                           keyframeInterval: options.deltaKeyframeInterval)
     }
 
     /// Opens the store in `directory` (created with mode 0700 if missing), then brings every
@@ -94,6 +99,14 @@ public final class EventStore: Sendable {
             store = EventStore(path: directory, environment: environment, schema: schema, projections: projections, options: options)
         } catch {
             throw EventStoreError.wrap(error, "could not open the store at \(directory)")
+        }
+        if store.schema.migratingToDeltaChains {
+            do {
+                let n = try await store.writer.migrateToDeltaChains()
+                options.logger.info("bodies rewritten as delta chains", metadata: ["bodies": "\(n)"])
+            } catch {
+                throw EventStoreError.wrap(error, "could not rewrite the store's bodies as delta chains (run the command again to resume)")
+            }
         }
         try await store.catchUp(progress: progress)
         return store
@@ -242,7 +255,7 @@ public final class EventStore: Sendable {
         let schema = self.schema
         return try await read { txn in
             guard let stored = try key.withUnsafeBytes({ try schema.bodyIndex.stored(hash: $0, in: txn) }) else { return nil }
-            return try BlobCodec.decode(stored)
+            return try BlobCodec.decode(stored, bases: DeltaBases(bodies: schema.bodies, txn: txn))
         }
     }
 

@@ -194,6 +194,7 @@ final class BodyPrep: @unchecked Sendable {
     private func run(types: [[UInt8]], schema: LogSchema, txn: Transaction, zstd: ZstdContext, budget: Int) throws {
         let events = try txn.cursor(schema.events)
         let bodies = try txn.cursor(schema.bodies)
+        let bases = DeltaBases(bodies: schema.bodies, txn: txn)
         var used = 0
         for k in parts.indices {
             condition.lock(); let stop = cancelled; condition.unlock()
@@ -209,12 +210,15 @@ final class BodyPrep: @unchecked Sendable {
                 guard r.value.count <= 64 << 10, let e = try events.seek(atLeast: seq.bigEndianBytes),
                       UInt64(bigEndianBytes: e.key) == seq, let type = Envelope.type(in: e.value),
                       types.contains(where: { $0.count == type.count && $0.elementsEqual(type) }),
-                      let body = try? BlobCodec.decode(r.value, context: zstd) else { continue }
+                      let body = try? bases.decode(r.value, seq: seq, context: zstd) else { continue }
                 var slot = Part.Slot(body: Int32(part.arena.count), bodyCount: Int32(body.count))
                 part.arena.append(contentsOf: body)
-                slot.stored = Int32(part.arena.count)
-                slot.storedCount = Int32(r.value.count)
-                part.arena.append(contentsOf: r.value)
+                // A delta's row does not read on its own: it is not handed out as a stored form.
+                if BlobCodec.isSelfContained(r.value) {
+                    slot.stored = Int32(part.arena.count)
+                    slot.storedCount = Int32(r.value.count)
+                    part.arena.append(contentsOf: r.value)
+                }
                 if let canonical = try? JSONValue.canonicalize(body) {
                     slot.canonical = Int32(part.arena.count)
                     slot.canonicalCount = Int32(canonical.count)

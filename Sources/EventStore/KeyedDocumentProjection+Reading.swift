@@ -58,7 +58,7 @@ public struct DocumentReader {
         let c = try transaction.cursor(tables["history"])
         guard let e = try c.seek(atMost: prefix + seq.bigEndianBytes), e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 else { return nil }
         let at = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
-        return try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, e.value)
+        return try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, e.value, transaction, tables)
     }
 
     /// How the version at exactly `seq` came to be, from the history record's header (the
@@ -82,7 +82,7 @@ public struct DocumentReader {
         while let e = entry, e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 {
             let at = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
             if at > seq { break }
-            var v = try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, e.value)
+            var v = try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, e.value, transaction, tables)
             if derivingChanges, v.changes.isEmpty, v.kind == .changed || v.kind == .reappeared, let previous = out.last {
                 v.changes = previous.document.diff(to: v.document)
             }

@@ -99,6 +99,27 @@ public struct DocumentError: Error, Sendable, CustomStringConvertible {
 /// How a version came to be.
 public enum ChangeKind: String, Sendable, Codable, CaseIterable {
     case added, changed, removed, reappeared
+
+    /// The kind's byte in a `history` record (above any length of a name, which earlier records
+    /// held instead).
+    var code: UInt8 {
+        switch self {
+        case .added: 0x80
+        case .changed: 0x81
+        case .removed: 0x82
+        case .reappeared: 0x83
+        }
+    }
+
+    init?(code: UInt8) {
+        switch code {
+        case 0x80: self = .added
+        case 0x81: self = .changed
+        case 0x82: self = .removed
+        case 0x83: self = .reappeared
+        default: return nil
+        }
+    }
 }
 
 /// One version of a document, as stored in the history table.
@@ -171,7 +192,7 @@ public struct KeyedDocumentProjection: Projection {
     private let builtIn: Bool
 
     /// The built-in ``DocumentEvents``.
-    public init(name: String = "documents", version: Int = 6) {
+    public init(name: String = "documents", version: Int = 7) {
         self.init(name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
                   extract: DocumentEvents.operations, builtIn: true)
     }
@@ -181,7 +202,7 @@ public struct KeyedDocumentProjection: Projection {
     /// `documentTypes`: the types whose payload `extract` puts whole (`putJSON` of the payload),
     /// so their canonical form can be worked out ahead (an optimization only).
     /// `extraTables`: tables the extractor keeps state in besides the documents'.
-    public init(name: String = "documents", version: Int = 6, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
+    public init(name: String = "documents", version: Int = 7, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
                 extraTables: [String] = [], extract: @escaping Extractor) {
         self.init(name: name, version: version, eventTypes: eventTypes, documentTypes: documentTypes, extract: extract, builtIn: false,
                   extraTables: extraTables)
@@ -279,8 +300,10 @@ public struct KeyedDocumentProjection: Projection {
         try Self.withKeys(collection, key, event.seq) { ck, hk in
             var record: CurrentRecord
             var kind: ChangeKind?
+            var previousSeq: UInt64?
             if let existing = try txn.get(current, key: ck) {
                 record = try CurrentRecord(existing)
+                previousSeq = record.changedSeq
                 if record.removed {
                     kind = .reappeared
                 } else if record.digest != digest {
@@ -305,8 +328,13 @@ public struct KeyedDocumentProjection: Projection {
                 record.digest = digest
                 // The stored form is copied as the log holds it (compressed, sealed): no second
                 // compression. The append and the fold usually have it at hand; else it is read.
+                // Else the version is a delta against its key's last keyframe, or a new keyframe.
                 var document = DocumentSource.inline(canonical)
-                if whole, let stored = try ctx.payloads.storedForm(of: event, in: txn) { document = .encoded(stored) }
+                if whole, let stored = try ctx.payloads.storedForm(of: event, in: txn) {
+                    document = .encoded(stored)
+                } else {
+                    document = try Self.deltaOrKeyframe(canonical, collection, key, previous: previousSeq, txn, ctx.tables)
+                }
                 try writeHistory(hk, kind: kind, document: document, record: record, event: event, ctx: ctx)
             }
             _ = try record.withEncoded { try txn.put(current, key: ck, value: $0) }
@@ -321,7 +349,7 @@ public struct KeyedDocumentProjection: Projection {
             let last = try Self.storedDocument(collection, key, at: record.changedSeq, ctx.transaction, ctx.tables)
             let paths = try indexedPaths(collection, ctx)
             if !paths.isEmpty {
-                let old = try JSONValue(parsing: last.text())
+                let old = try JSONValue(parsing: last.text(collection, key, ctx.transaction, ctx.tables))
                 try updateIndex(collection, key, paths: paths, old: old, new: nil, event.seq, ctx)
             }
             try adjustCount(collection, by: -1, event.seq, ctx)
@@ -344,17 +372,19 @@ public struct KeyedDocumentProjection: Projection {
         let inline: [UInt8]
         switch document {
         case .inline(let bytes), .encoded(let bytes): inline = bytes
+        case .delta: inline = document.deltaTail
         }
         try withUnsafeTemporaryAllocation(byteCount: 48, alignment: 1) { header in
             var n = 0
             func emit(_ b: UInt8) { header[n] = b; n += 1 }
             ByteWriter.varint(UInt64(record.version), emit)
             withUnsafeBytes(of: UInt64(bitPattern: event.recordedAt.microseconds).bigEndian) { for b in $0 { emit(b) } }
-            let kindText = kind.rawValue.utf8
-            ByteWriter.varint(UInt64(kindText.count), emit)
-            for b in kindText { emit(b) }
-            if case .encoded = document { emit(0) }
-            ByteWriter.varint(UInt64(inline.count), emit)
+                emit(kind.code)
+            switch document {
+            case .inline: ByteWriter.varint(UInt64(inline.count), emit)
+            case .encoded: emit(0); ByteWriter.varint(UInt64(inline.count), emit)
+            case .delta: emit(0); emit(0)
+            }
             // After the document: the changes, computed on read (stores written before kept them
             // here; still read), so an empty blob.
             try ctx.transaction.putReserved(ctx.tables["history"], key: hk, count: n + inline.count + 1) { out in
@@ -558,7 +588,7 @@ public struct KeyedDocumentProjection: Projection {
     /// The JSON text of the document of the version at `seq`: its canonical bytes, or the
     /// payload it was (the same document, as its event carried it).
     static func document(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> [UInt8] {
-        try storedDocument(collection, key, at: seq, txn, tables).text()
+        try storedDocument(collection, key, at: seq, txn, tables).text(collection, key, txn, tables)
     }
 
     /// The document of the version at `seq` as the version holds it.
@@ -578,23 +608,86 @@ public struct KeyedDocumentProjection: Projection {
     ///
     /// Stored after the version header as `varint n, n bytes` for canonical bytes (n > 0: no JSON
     /// text is empty), or `varint 0, varint m, m bytes` for a stored payload.
+    ///
+    /// Since documents 7 (items 10 and the data projections 7) a version that is not a stored
+    /// payload is usually a delta: `varint 0, varint 0, varint keyframe seq, varint index, varint
+    /// size, varint n, n bytes` of a magicless zstd frame compressed against the document of the
+    /// key's version at the keyframe seq (the prefix), `index` (1…) counting the deltas since that
+    /// keyframe. Every delta of a group refers to the keyframe itself, not to the version before
+    /// it, so a read decodes at most two frames; every ``keyframeInterval`` versions (or when a
+    /// delta would not be smaller) the version is a keyframe again: canonical bytes, compressed
+    /// (`.encoded`) when that saves a tenth.
     enum DocumentSource {
         case inline([UInt8])
         case encoded([UInt8])
+        case delta(keyframe: UInt64, index: Int, size: Int, frame: [UInt8])
 
         init(reading r: inout ByteReader) throws {
             let n = Int(try r.varint())
-            self = n > 0 ? .inline([UInt8](try r.slice(n))) : .encoded(try r.blob())
+            if n > 0 { self = .inline([UInt8](try r.slice(n))); return }
+            let m = Int(try r.varint())
+            if m > 0 { self = .encoded([UInt8](try r.slice(m))); return }
+            let keyframe = try r.varint()
+            let index = Int(try r.varint())
+            let size = Int(try r.varint())
+            guard index >= 1, size <= 1 << 30 else { throw ByteReader.Truncated() }
+            self = .delta(keyframe: keyframe, index: index, size: size, frame: try r.blob())
+        }
+
+        /// What follows `varint 0, varint 0` in a delta's record.
+        var deltaTail: [UInt8] {
+            guard case let .delta(keyframe, index, size, frame) = self else { return [] }
+            var w = ByteWriter(capacity: frame.count + 24)
+            w.varint(keyframe)
+            w.varint(index)
+            w.varint(size)
+            w.blob(frame)
+            return w.bytes
         }
 
         /// The JSON text (for a payload, as the event carried it: the same document, maybe in
-        /// another key order).
-        func text() throws -> [UInt8] {
+        /// another key order). A delta reads its keyframe, the version of `collection`/`key`
+        /// at the keyframe's seq, in `txn`.
+        func text(_ collection: String, _ key: String, _ txn: Transaction, _ tables: TableSet) throws -> [UInt8] {
             switch self {
-            case .inline(let bytes): bytes
-            case .encoded(let bytes): try bytes.withUnsafeBytes { raw in try ZstdContext.pooled { try BlobCodec.decode(raw, context: $0) } }
+            case .inline(let bytes): return bytes
+            case .encoded(let bytes): return try bytes.withUnsafeBytes { raw in try ZstdContext.pooled { try BlobCodec.decode(raw, context: $0) } }
+            case let .delta(keyframe, _, size, frame):
+                let base = try storedDocument(collection, key, at: keyframe, txn, tables)
+                if case .delta = base { throw EventStoreError.corrupted("the keyframe at seq \(keyframe) of \(collection)/\(key.prefix(64)) is itself a delta; run `strata verify`") }
+                let prefix = try base.text(collection, key, txn, tables)
+                return try frame.withUnsafeBytes { f in try ZstdContext.pooled { try $0.decompress(f, prefix: prefix, size: size) } }
             }
         }
+    }
+
+    /// Versions from one keyframe to the next in `history` (the keyframe and its deltas).
+    static let keyframeInterval = 16
+
+    /// How a new version with document `canonical` is stored: a delta against the keyframe of
+    /// the version before it (`previous`, the key's last changed seq), or, when there is none,
+    /// the group is full or the delta would not be smaller, a keyframe.
+    static func deltaOrKeyframe(_ canonical: [UInt8], _ collection: String, _ key: String, previous: UInt64?,
+                                _ txn: Transaction, _ tables: TableSet) throws -> DocumentSource {
+        if let previous {
+            let last = try storedDocument(collection, key, at: previous, txn, tables)
+            var keyframe: (seq: UInt64, index: Int, source: DocumentSource)?
+            switch last {
+            case let .delta(seq, index, _, _):
+                if index + 1 < keyframeInterval { keyframe = (seq, index + 1, try storedDocument(collection, key, at: seq, txn, tables)) }
+            default:
+                keyframe = (previous, 1, last)
+            }
+            if let keyframe {
+                let prefix = try keyframe.source.text(collection, key, txn, tables)
+                if let frame = ZstdContext.pooled({ $0.compress(canonical, prefix: prefix, level: BlobCodec.level) }),
+                   frame.count + 8 < canonical.count {
+                    return .delta(keyframe: keyframe.seq, index: keyframe.index, size: canonical.count, frame: frame)
+                }
+            }
+        }
+        let encoded = ZstdContext.pooled { BlobCodec.encode(canonical, context: $0) }
+        return encoded.first == BlobCodec.raw ? .inline(canonical) : .encoded(encoded)
     }
 
     /// The stored bytes of the version written at exactly `seq`, or nil.
@@ -611,8 +704,16 @@ public struct KeyedDocumentProjection: Projection {
         init(reading r: inout ByteReader) throws {
             version = Int(try r.varint())
             recordedAt = Timestamp(microseconds: try r.i64())
-            guard let kind = ChangeKind(rawValue: try r.string()) else { throw DocumentError("unknown change kind in history") }
-            self.kind = kind
+            // One byte since documents 7; the kind's name before.
+            let first = try r.u8()
+            if let kind = ChangeKind(code: first) {
+                self.kind = kind
+            } else {
+                guard let kind = ChangeKind(rawValue: String(decoding: try r.slice(Int(first)), as: UTF8.self)) else {
+                    throw DocumentError("unknown change kind in history")
+                }
+                self.kind = kind
+            }
         }
     }
 
@@ -673,10 +774,11 @@ public struct KeyedDocumentProjection: Projection {
         init(_ bytes: [UInt8]) { self = bytes.withUnsafeBytes { Digest16($0) } }
     }
 
-    static func decodeVersion(collection: String, key: String, seq: UInt64, _ raw: UnsafeRawBufferPointer) throws -> DocumentVersion {
+    static func decodeVersion(collection: String, key: String, seq: UInt64, _ raw: UnsafeRawBufferPointer,
+                              _ txn: Transaction, _ tables: TableSet) throws -> DocumentVersion {
         var r = ByteReader(raw)
         let header = try VersionHeader(reading: &r)
-        let doc = try JSONValue(parsing: DocumentSource(reading: &r).text())
+        let doc = try JSONValue(parsing: DocumentSource(reading: &r).text(collection, key, txn, tables))
         let changesBytes = try r.blob()
         var changes: [PatchOperation] = []
         if !changesBytes.isEmpty, case .array(let ops) = try JSONValue(parsing: changesBytes) {

@@ -26,6 +26,9 @@ struct LogSchema: Sendable {
     let bodies: Database
     /// Finds bodies by hash (`body-index`, `blobs`, `bodies`).
     let bodyIndex: BodyIndex
+    let lineage: Database
+    /// Whether, at open, the store's bodies were still being rewritten as delta chains.
+    let migratingToDeltaChains: Bool
     let meta: Database
     let checkpoints: Database
     let quarantine: Database
@@ -38,8 +41,11 @@ struct LogSchema: Sendable {
     /// 3: new bodies are found through `body-index`, by an 8-byte prefix of their hash (half the
     /// random pages an append dirties); older stores become format 3 at open, and their `blobs`
     /// rows keep working.
-    static let formatVersion: UInt64 = 3
-    static let readableFormats: ClosedRange<UInt64> = 1...3
+    static let formatVersion: UInt64 = 4
+    static let readableFormats: ClosedRange<UInt64> = 1...4
+    /// Present while the bodies of a store older than format 4 are being rewritten as delta
+    /// chains: u64be, the last seq done (``EventStore`` resumes from it at the next open).
+    static let deltaMigrationKey = Array("delta-migration".utf8)
 
     /// `bodyPrefix`: the `body-index` key length of a store created now (see ``BodyIndex``);
     /// an existing store keeps its own.
@@ -47,9 +53,10 @@ struct LogSchema: Sendable {
         precondition((1...32).contains(bodyPrefix), "a body-index prefix is 1–32 bytes")
         var prefix = bodyPrefix
         var tables: [String: TableSet] = [:]
+        var migrating = false
         var dbs: [String: Database] = [:]
         try env.write { txn in
-            for name in ["events", "ids", "by-stream", "by-type", "by-time", "blobs", "bodies", "body-index", "meta", "checkpoints", "quarantine"] {
+            for name in ["events", "ids", "by-stream", "by-type", "by-time", "blobs", "bodies", "body-index", "meta", "checkpoints", "quarantine", "lineage"] {
                 dbs[name] = try env.openDatabase(name, in: txn)
             }
             for p in projections {
@@ -76,7 +83,12 @@ struct LogSchema: Sendable {
                     prefix = BodyIndex.defaultPrefix
                     try txn.put(meta, key: prefixKey, value: UInt64(prefix).bigEndianBytes)
                 }
-                if stored < Self.formatVersion { try txn.put(meta, key: formatKey, value: Self.formatVersion.bigEndianBytes) }
+                if stored < Self.formatVersion {
+                    // Bodies stored whole become delta chains, resumably, before the store is used.
+                    if stored < 4 { _ = try txn.put(meta, key: Self.deltaMigrationKey, value: UInt64(0).bigEndianBytes) }
+                    _ = try txn.put(meta, key: formatKey, value: Self.formatVersion.bigEndianBytes)
+                }
+                migrating = try txn.get(meta, key: Self.deltaMigrationKey) != nil
             } else {
                 try txn.put(meta, key: formatKey, value: Self.formatVersion.bigEndianBytes)
                 try txn.put(meta, key: prefixKey, value: UInt64(prefix).bigEndianBytes)
@@ -89,6 +101,8 @@ struct LogSchema: Sendable {
         byTime = dbs["by-time"]!
         blobs = dbs["blobs"]!
         bodies = dbs["bodies"]!
+        lineage = dbs["lineage"]!
+        migratingToDeltaChains = migrating
         bodyIndex = BodyIndex(index: dbs["body-index"]!, blobs: blobs, bodies: bodies, events: events, prefix: prefix)
         meta = dbs["meta"]!
         checkpoints = dbs["checkpoints"]!

@@ -26,8 +26,11 @@ actor LogWriter {
     private let prepZstd = ZstdContext()
     /// Every projection's `documentTypes`.
     private let documentTypes: Set<String>
+    /// Bodies stored as deltas against the previous version of their URL.
+    private let deltas: DeltaChains
 
-    init(environment: Environment, schema: LogSchema, projections: [any Projection], clock: any EventClock, logger: Logger) {
+    init(environment: Environment, schema: LogSchema, projections: [any Projection], clock: any EventClock, logger: Logger,
+         keyframeInterval: Int = DeltaChains.defaultKeyframeInterval) {
         executor = DedicatedThreadExecutor(name: "strata.writer")
         self.environment = environment
         self.schema = schema
@@ -36,6 +39,7 @@ actor LogWriter {
         documentTypes = projections.reduce(into: []) { $0.formUnion($1.documentTypes) }
         self.clock = clock
         self.logger = logger
+        deltas = DeltaChains(keyframeInterval: keyframeInterval)
     }
 
     deinit {
@@ -109,7 +113,11 @@ actor LogWriter {
                     // stored by an earlier event, and this one stores nothing.
                     ref = PayloadReference(hash: body.hash, size: body.staged.body.count)
                     if try Self.claimBody(body.hash, seq: seq, schema, txn) {
-                        stored = body.encoded ?? BlobCodec.encode(body.staged.body, context: zstd)
+                        let whole = body.encoded ?? BlobCodec.encode(body.staged.body, context: zstd)
+                        stored = body.staged.body.count < DeltaChains.minimum ? whole : try deltas.row(
+                            for: body.staged.body, hash: body.hash, whole: whole, seq: seq,
+                            lineage: DeltaChains.lineage(stream: e.stream, type: e.type, url: e.metadata.first { $0.key == "url" }?.value),
+                            schema: schema, txn: txn, context: zstd)
                     }
                 } else if let existing = e.payloadReference {
                     guard try schema.bodyIndex.contains(existing.hash, in: txn) else {
@@ -127,7 +135,7 @@ actor LogWriter {
                 head.hash = event.hash
                 if let body {
                     var staged = body.staged
-                    staged.stored = stored
+                    staged.stored = stored?.first == BlobCodec.delta ? nil : stored
                     payloads.stage(staged, for: seq)
                 }
                 recorded.append(event)
@@ -219,6 +227,65 @@ actor LogWriter {
             }
             try counters.write(txn, schema)
             try applyProjections(events, from: first, payloads: PayloadSource(schema: schema, zstd: zstd), txn: txn)
+        }
+    }
+
+    // MARK: Delta chains
+
+    /// Rewrites the bodies of a store older than format 4 as delta chains, `chunk` bodies per
+    /// transaction, resuming after the last seq a previous run committed; the last transaction
+    /// drops every projection's checkpoint (a projection that copied a body's stored form then
+    /// matches a rebuild again), so the catch-up that follows rebuilds them. Returns the bodies
+    /// rewritten.
+    func migrateToDeltaChains(chunk: Int = 1_024, progress: (@Sendable (UInt64, UInt64) -> Void)? = nil) throws -> Int {
+        var rewritten = 0
+        while true {
+            let done = try environment.write { txn -> Bool in
+                guard let mark = try txn.get(schema.meta, key: LogSchema.deltaMigrationKey) else { return true }
+                let after = mark.withUnsafeBytes { UInt64(bigEndianBytes: $0) }
+                var counters = try Counters.read(txn, schema)
+                let rows = try txn.cursor(schema.bodies)
+                let envelopes = try txn.cursor(schema.events)
+                var entry = try rows.seek(atLeast: (after + 1).bigEndianBytes)
+                var last = after
+                var n = 0
+                var rewrites: [(seq: UInt64, row: [UInt8])] = []
+                while let e = entry, n < chunk {
+                    let seq = UInt64(bigEndianBytes: e.key)
+                    last = seq
+                    n += 1
+                    if BlobCodec.isSelfContained(e.value), let env = try envelopes.seek(atLeast: e.key), UInt64(bigEndianBytes: env.key) == seq {
+                        let event = try Envelope.decode(env.value)
+                        let whole = [UInt8](e.value)
+                        let body = try BlobCodec.decode(e.value, context: zstd)
+                        if body.count >= DeltaChains.minimum {
+                            let row = try deltas.row(for: body, hash: event.payload?.hash ?? Hashing.sha256(body), whole: whole, seq: seq,
+                                                     lineage: DeltaChains.lineage(of: event), schema: schema, txn: txn, context: zstd)
+                            if row != whole { rewrites.append((seq, row)) }
+                        }
+                    }
+                    entry = try rows.next()
+                }
+                let finished = entry == nil
+                // Written after the walk: its cursor is not moved under it.
+                for w in rewrites {
+                    let old = try BlobCodec.stored(seq: w.seq, bodies: schema.bodies, in: txn)?.count ?? 0
+                    _ = try txn.put(schema.bodies, key: w.seq.bigEndianBytes, value: w.row)
+                    counters.blobStoredBytes = counters.blobStoredBytes + UInt64(w.row.count) - UInt64(old)
+                }
+                rewritten += rewrites.count
+                try counters.write(txn, schema)
+                if finished {
+                    _ = try txn.delete(schema.meta, key: LogSchema.deltaMigrationKey)
+                    try txn.clear(schema.checkpoints)
+                    return true
+                }
+                try txn.put(schema.meta, key: LogSchema.deltaMigrationKey, value: last.bigEndianBytes)
+                let head = try LogHead.read(txn, schema).seq
+                progress?(last, head)
+                return false
+            }
+            if done { return rewritten }
         }
     }
 

@@ -160,6 +160,7 @@ final class PayloadSource {
     static func readBodies(of events: some Sequence<RecordedEvent>, schema: LogSchema, in txn: Transaction, zstd: ZstdContext,
                            budget: Int = 256 << 20) throws -> [UInt64: StagedBody] {
         var bodies: [UInt64: StagedBody] = [:]
+        let bases = DeltaBases(bodies: schema.bodies, txn: txn)
         var elsewhere: [(order: UInt64, hash: [UInt8], seq: UInt64)] = []
         var bytes = 0
         for e in events {
@@ -167,9 +168,9 @@ final class PayloadSource {
             bytes += ref.size
             if bytes > budget { break }
             if let own = try BlobCodec.stored(seq: e.seq, bodies: schema.bodies, in: txn) {
-                if let body = try? BlobCodec.decode(own, context: zstd) {
+                if let body = try? bases.decode(own, seq: e.seq, context: zstd) {
                     var staged = StagedBody(body)
-                    staged.stored = [UInt8](own)
+                    if BlobCodec.isSelfContained(own) { staged.stored = [UInt8](own) }
                     bodies[e.seq] = staged
                 }
                 continue
@@ -185,7 +186,7 @@ final class PayloadSource {
                 continue
             }
             guard let stored = try w.hash.withUnsafeBytes({ try schema.bodyIndex.stored(hash: $0, in: txn) }),
-                  let body = try? BlobCodec.decode(stored, context: zstd) else { continue }
+                  let body = try? BlobCodec.decode(stored, context: zstd, bases: bases) else { continue }
             bodies[w.seq] = StagedBody(body)
             previous = (w.hash, body)
         }
@@ -193,10 +194,12 @@ final class PayloadSource {
     }
 
     /// The stored form (``BlobCodec``) of the event's body: staged or prepared with it, else
-    /// read from the log; nil when the event has none.
+    /// read from the log; nil when the event has none, or its row is a delta (which does not
+    /// read on its own, so it is not copied anywhere).
     func storedForm(of event: RecordedEvent, in txn: Transaction) throws -> [UInt8]? {
         if let stored = pending[event.seq]?.stored ?? prep?.stored(event.seq) { return stored }
-        return try storedRow(of: event, in: txn).map { [UInt8]($0) }
+        guard let row = try storedRow(of: event, in: txn), BlobCodec.isSelfContained(row) else { return nil }
+        return [UInt8](row)
     }
 
     /// Whether `json` is the event's whole payload: by identity or content, without copying a
@@ -212,7 +215,7 @@ final class PayloadSource {
         guard event.payload != nil else { return nil }
         if let b = pending[event.seq] { return b.body }
         if let b = prep?.body(event.seq) { return b }
-        return try storedRow(of: event, in: txn).map { try BlobCodec.decode($0, context: zstd) }
+        return try storedRow(of: event, in: txn).map { try BlobCodec.decode($0, context: zstd, bases: DeltaBases(bodies: bodies, txn: txn)) }
     }
 
     /// The log's row holding the event's body: its own row when it stored the body; else the row

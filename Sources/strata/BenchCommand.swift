@@ -32,13 +32,15 @@ struct BenchCommand: AsyncParsableCommand {
 
         push: N local creates pushed to the fixture API through the real push path (a WriteSent append before each round, the answers appended after it, Idempotency-Key on every request), at concurrency 1 and at --concurrency, each on N new writes; beside the floor: the same N POSTs through the same libcurl client with nothing recorded.
 
+        bodies: every stored body of an existing store (--store), in random order, timed one read at a time (a delta decodes its chain).
+
         fetch: a list of N items (pages of 100) and their N details (about B bytes each) from the fixture server, started in this process on 127.0.0.1, through the real fetch path (libcurl multi, events, projections); then 50 unchanged re-fetches, to measure how little they add. --server-latency-ms L has the server answer every request L ms late, as a remote API would.
         """
     )
 
-    enum Workload: String, ExpressibleByArgument, CaseIterable { case ingest, rebuild, asof, fetch, browse, push }
+    enum Workload: String, ExpressibleByArgument, CaseIterable { case ingest, rebuild, asof, fetch, browse, push, bodies }
 
-    @Argument(help: "ingest, rebuild, asof, fetch, browse or push.") var workload: Workload
+    @Argument(help: "ingest, rebuild, asof, fetch, browse, push or bodies.") var workload: Workload
     @Option(help: "Events in the log (fetch: details).") var events = 100_000
     @Option(help: "fetch: requests in flight.") var concurrency = 8
     @Option(help: "fetch: the fixture server answers each request this many ms late, as a remote API would (0 to 10000).") var serverLatencyMs = 0
@@ -115,6 +117,13 @@ struct BenchCommand: AsyncParsableCommand {
                 try await PushBenchmark.run(store: s, writes: events, concurrency: concurrency, result: &result)
             case .browse:
                 try await BrowseBenchmark.run(store: s, items: events, steps: min(samples, 2_000), size: Size(columns: 80, rows: 24), result: &result)
+            case .bodies:
+                guard store != nil else { throw ValidationError("bodies reads the bodies of an existing store: give --store") }
+                let nanos = try await bodyReadLatencies(s)
+                result["samples"] = .int(nanos.count)
+                result["p50Micros"] = .double(Double(percentile(nanos, 0.50)) / 1000)
+                result["p99Micros"] = .double(Double(percentile(nanos, 0.99)) / 1000)
+                result["maxMicros"] = .double(Double(nanos.max() ?? 0) / 1000)
             }
             let stats = try await s.stats()
             result["storeBytes"] = .int(stats.fileBytes)
@@ -123,6 +132,32 @@ struct BenchCommand: AsyncParsableCommand {
             } else {
                 emit(JSONValue.object(result).prettyString)
             }
+        }
+    }
+
+    /// Every body of the log (up to --samples) read in random order, one snapshot, nanoseconds
+    /// each: a delta-encoded body decodes its chain back to its keyframe.
+    private func bodyReadLatencies(_ s: EventStore) async throws -> [Int] {
+        let limit = samples
+        return try await s.snapshot { snap in
+            var seqs: [UInt64] = []
+            let head = try snap.head()
+            var seq: UInt64 = 1
+            while seq <= head {
+                if try snap.event(seq: seq)?.payload != nil { seqs.append(seq) }
+                seq += 1
+            }
+            seqs.shuffle()
+            let clock = ContinuousClock()
+            var nanos: [Int] = []
+            for seq in seqs.prefix(limit) {
+                guard let e = try snap.event(seq: seq) else { continue }
+                let start = clock.now
+                _ = try snap.payload(of: e)
+                let d = clock.now - start
+                nanos.append(Int(d.components.attoseconds / 1_000_000_000) + Int(d.components.seconds) * 1_000_000_000)
+            }
+            return nanos
         }
     }
 

@@ -286,7 +286,7 @@ import Testing
             (try txn.stat(store.schema.bodies).entries, try txn.stat(store.schema.bodyIndex.index).entries,
              try txn.get(store.schema.meta, key: Array("format".utf8)).map { $0.withUnsafeBytes { UInt64(bigEndianBytes: $0) } })
         }
-        #expect(format == 3)
+        #expect(format == LogSchema.formatVersion)
         #expect(try await store.stats().blobs == 2)
         #expect(try await store.verify().ok)
         return (bodies, indexed)

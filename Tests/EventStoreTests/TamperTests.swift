@@ -3,12 +3,16 @@ import Foundation
 import LMDB
 import Testing
 
-/// Random single-byte changes to stored envelopes and bodies are all caught by `verify`.
+/// Random single-byte changes to stored envelopes and bodies (delta chains among them) are all
+/// caught by `verify`.
 @Suite struct TamperTests {
     @Test func everyFlippedByteInAnEnvelopeOrABodyIsReported() async throws {
         let trials = Int(ProcessInfo.processInfo.environment["STRATA_TAMPER_TRIALS"] ?? "") ?? 1_000
         let store = try await openStore()
         try await appendInBatches(generatedEvents(seed: 99, count: 120), to: store, seed: 99)
+        // Versions of one URL: delta chains among the stored bodies.
+        for v in 0..<8 { _ = try await store.append(DeltaChainTests.page(v)) }
+        #expect(try DeltaChainTests.rows(store).values.filter { $0.codec == BlobCodec.delta }.count == 7)
         #expect(try await store.verify(checkProjections: false).ok)
         var rng = SplitMix64(seed: UInt64(ProcessInfo.processInfo.environment["STRATA_TAMPER_SEED"] ?? "") ?? 4242)
         let env = store.environment

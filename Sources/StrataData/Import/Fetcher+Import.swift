@@ -3,7 +3,7 @@ import Foundation
 
 /// A complete snapshot of a source's list from somewhere other than its API: a file, a commit.
 public struct Snapshot: Sendable {
-    /// Where it came from (a file URL, `git:REPO@COMMIT:PATH`); stored as the page's `url`.
+    /// Where it came from (a file URL, `git:REPO:PATH`, the commit in the `commit` metadata: one URL, so each version is a delta of the one before); stored as the page's `url`.
     public var url: String
     public var body: [UInt8]
     /// When the API said this (nil: now).

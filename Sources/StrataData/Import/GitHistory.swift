@@ -56,7 +56,7 @@ public struct GitHistory: Sendable {
         let thread = Thread {
             do {
                 try this.catFile(commits) { commit, body in
-                    let snapshot = Snapshot(url: "git:\(this.repository)@\(commit.id):\(this.path)", body: body ?? [], recordedAt: commit.date,
+                    let snapshot = Snapshot(url: "git:\(this.repository):\(this.path)", body: body ?? [], recordedAt: commit.date,
                                             idempotencyKey: "git:\(commit.id):\(this.path)", metadata: [("commit", commit.id)])
                     // Back-pressure: wait while the importer is 16 snapshots behind.
                     while case .dropped = continuation.yield(snapshot) { Thread.sleep(forTimeInterval: 0.002) }

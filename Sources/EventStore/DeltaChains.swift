@@ -1,0 +1,100 @@
+import LMDB
+
+/// Delta-compressed history of bodies: a body that is the next version of the same lineage (the
+/// same stream, event type and `url` metadata: the next response of one URL) is stored as a zstd
+/// delta against the previous version (``BlobCodec`` codec 4), with a keyframe (a body stored
+/// whole) every ``keyframeInterval`` versions, so a read decodes at most that many frames.
+///
+/// The `lineage` table maps `SHA-256(stream 0x00 type 0x00 url)[0..<16]` to the lineage's last
+/// stored body: `u64be seq | varint depth | 8 bytes of the body's SHA-256`. The writer keeps the
+/// last bodies it stored in memory, so a chain grows without decoding its base; a remembered body
+/// is used only when the seq and the hash prefix in the committed row match it (an aborted
+/// transaction or another process's append can not hand it a wrong base).
+public final class DeltaChains {
+    /// Bodies smaller than this are compressed on their own: a delta saves little there, and
+    /// small documents stay one zstd call from their bytes.
+    static let minimum = 4096
+    /// Versions from one keyframe to the next (``StoreOptions/deltaKeyframeInterval``).
+    public static let defaultKeyframeInterval = 32
+    /// The deepest chain a row may claim (a damaged depth is rejected, not followed).
+    static let maximumDepth = 1024
+
+    let keyframeInterval: Int
+    private var remembered: [[UInt8]: (seq: UInt64, hash: ArraySlice<UInt8>, body: [UInt8])] = [:]
+    private var rememberedBytes = 0
+    private static let rememberedLimit = 64 << 20
+
+    init(keyframeInterval: Int) {
+        precondition((1...Self.maximumDepth).contains(keyframeInterval), "a keyframe interval is 1–\(Self.maximumDepth)")
+        self.keyframeInterval = keyframeInterval
+    }
+
+    /// The lineage key of a body carried by an event of `stream` and `type` with this `url`.
+    static func lineage(stream: String, type: String, url: String?) -> [UInt8] {
+        var key = Array(stream.utf8)
+        key.append(0)
+        key += type.utf8
+        key.append(0)
+        key += (url ?? "").utf8
+        return Hashing.sha256(key, prefix: 16)
+    }
+
+    static func lineage(of event: RecordedEvent) -> [UInt8] {
+        lineage(stream: event.stream, type: event.type, url: event[metadata: "url"])
+    }
+
+    /// The row to store for `body` (hash `hash`, whole encoding `whole`) under `seq`: a delta
+    /// against the lineage's last body when that is smaller, else `whole`. Records the choice
+    /// in `lineage`.
+    func row(for body: [UInt8], hash: [UInt8], whole: [UInt8], seq: UInt64, lineage: [UInt8],
+             schema: LogSchema, txn: Transaction, context: ZstdContext) throws -> [UInt8] {
+        // An incompressible body (an image) is left whole: a delta would not find much either.
+        guard body.count >= Self.minimum, whole.first != BlobCodec.raw else { return whole }
+        var chosen = whole
+        var depth = 0
+        if let last = try Self.last(lineage, schema, txn), last.depth + 1 < keyframeInterval, last.seq < seq,
+           let base = try base(last, lineage: lineage, schema: schema, txn: txn, context: context),
+           let delta = BlobCodec.encodeDelta(body, base: base, baseSeq: last.seq, depth: last.depth + 1, context: context),
+           delta.count < whole.count {
+            chosen = delta
+            depth = last.depth + 1
+        }
+        var w = ByteWriter(capacity: 24)
+        w.u64(seq)
+        w.varint(depth)
+        w.raw(hash.prefix(8))
+        try txn.put(schema.lineage, key: lineage, value: w.bytes)
+        remember(lineage, seq: seq, hash: hash.prefix(8), body: body)
+        return chosen
+    }
+
+    /// The lineage's last stored body: seq, depth and hash prefix.
+    static func last(_ lineage: [UInt8], _ schema: LogSchema, _ txn: Transaction) throws -> (seq: UInt64, depth: Int, hash: [UInt8])? {
+        guard let row = try txn.get(schema.lineage, key: lineage) else { return nil }
+        return try row.withUnsafeBytes { raw in
+            var r = ByteReader(raw)
+            let seq = try r.u64()
+            let depth = Int(try r.varint())
+            return (seq, depth, try r.bytes(8))
+        }
+    }
+
+    /// The base body: remembered, else decoded from the log (its chain included).
+    private func base(_ last: (seq: UInt64, depth: Int, hash: [UInt8]), lineage: [UInt8], schema: LogSchema,
+                      txn: Transaction, context: ZstdContext) throws -> [UInt8]? {
+        if let r = remembered[lineage], r.seq == last.seq, r.hash.elementsEqual(last.hash) { return r.body }
+        guard let row = try BlobCodec.stored(seq: last.seq, bodies: schema.bodies, in: txn) else { return nil }
+        let body = try BlobCodec.decode(row, context: context, bases: DeltaBases(bodies: schema.bodies, txn: txn))
+        return Hashing.sha256(body, prefix: 8) == last.hash ? body : nil
+    }
+
+    private func remember(_ lineage: [UInt8], seq: UInt64, hash: ArraySlice<UInt8>, body: [UInt8]) {
+        if let old = remembered[lineage] { rememberedBytes -= old.body.count }
+        if rememberedBytes + body.count > Self.rememberedLimit {
+            remembered.removeAll(keepingCapacity: true)
+            rememberedBytes = 0
+        }
+        remembered[lineage] = (seq, hash, body)
+        rememberedBytes += body.count
+    }
+}

@@ -1,0 +1,200 @@
+@testable import EventStore
+import Foundation
+import LMDB
+import Testing
+
+/// Bodies that are the next version of one URL are stored as zstd deltas with a keyframe every K
+/// versions; document versions as deltas against their keyframe; old stores migrate on open.
+@Suite struct DeltaChainTests {
+    /// Version `v` of a list of 200 items (about 20 KB): three items change per version.
+    static func list(_ v: Int, salt: String = "") -> [UInt8] {
+        var items: [String] = []
+        for i in 0..<200 {
+            let changed = (0...v).filter { ($0 * 7 + 3 * ($0 % 5)) % 200 == i || ($0 * 13) % 200 == i || ($0 * 31 + 1) % 200 == i }.count
+            items.append("{\"id\":\(i),\"name\":\"item \(i)\(salt)\",\"price\":\(100 + i * 3 + changed),\"stock\":\(changed * 2),\"status\":\"\(changed % 2 == 0 ? "available" : "sold")\"}")
+        }
+        return Array(("[" + items.joined(separator: ",") + "]").utf8)
+    }
+
+    static func page(_ v: Int, url: String = "http://api.test/items", salt: String = "") -> NewEvent {
+        NewEvent(id: "\(url)#\(v)", type: "CollectionPageFetched", stream: "src", metadata: [("url", url)], payload: list(v, salt: salt))
+    }
+
+    static func options(keyframeInterval: Int) -> StoreOptions {
+        var o = testOptions()
+        o.deltaKeyframeInterval = keyframeInterval
+        return o
+    }
+
+    /// The `bodies` rows: seq → (codec, base, depth).
+    static func rows(_ store: EventStore) throws -> [UInt64: (codec: UInt8, base: UInt64?, depth: Int)] {
+        try store.environment.read { txn in
+            var out: [UInt64: (UInt8, UInt64?, Int)] = [:]
+            let c = try txn.cursor(store.schema.bodies)
+            var e = try c.first()
+            while let row = e {
+                let seq = UInt64(bigEndianBytes: row.key)
+                if row.value.first == BlobCodec.delta {
+                    let h = try DeltaHeader(row.value, checkSeal: true)
+                    out[seq] = (BlobCodec.delta, h.base, h.depth)
+                } else {
+                    out[seq] = (row.value.first!, nil, 0)
+                }
+                e = try c.next()
+            }
+            return out
+        }
+    }
+
+    @Test func versionsOfOneURLAreDeltasWithAKeyframeEveryK() async throws {
+        let store = try await EventStore.open(at: makeTempDir(), projections: [], options: Self.options(keyframeInterval: 8))
+        // Two URLs interleaved: each chains to its own previous version only.
+        for v in 0..<20 {
+            _ = try await store.append([Self.page(v), Self.page(v, url: "http://api.test/other", salt: "-other")])
+        }
+        let rows = try Self.rows(store)
+        let events = try await store.events(EventQuery())
+        #expect(rows.count == 40)
+        for e in events {
+            let row = try #require(rows[e.seq])
+            let url = e[metadata: "url"]
+            // Seqs alternate between the URLs: a delta's base is two seqs back, the same URL.
+            if let base = row.base {
+                #expect(base == e.seq - 2)
+                #expect(events[Int(base) - 1][metadata: "url"] == url)
+                #expect(row.depth == rows[base]!.depth + 1)
+            }
+            let v = Int(e.id.split(separator: "#").last!)!
+            #expect(row.depth == v % 8, "seq \(e.seq): depth \(row.depth)")
+            #expect(try await store.payload(of: e) == Self.list(v, salt: url == "http://api.test/items" ? "" : "-other"))
+        }
+        // Against the same history stored whole.
+        let whole = try await EventStore.open(at: makeTempDir(), projections: [], options: Self.options(keyframeInterval: 1))
+        for v in 0..<20 { _ = try await whole.append([Self.page(v), Self.page(v, url: "http://api.test/other", salt: "-other")]) }
+        #expect(try Self.rows(whole).values.allSatisfy { $0.codec == BlobCodec.sealedZstd })
+        let (deltaBytes, wholeBytes) = (try await store.stats().blobStoredBytes, try await whole.stats().blobStoredBytes)
+        #expect(deltaBytes * 3 < wholeBytes, "\(deltaBytes) bytes as deltas, \(wholeBytes) whole")
+        #expect(try await store.verify().ok)
+    }
+
+    /// A body of another stream, type or URL, a small body and an unchanged body (deduplicated)
+    /// start or continue no chain of the wrong lineage.
+    @Test func onlyTheSameStreamTypeAndURLChain() async throws {
+        let store = try await EventStore.open(at: makeTempDir(), projections: [], options: testOptions())
+        var other = Self.page(1)
+        other.type = "DetailFetched"
+        var elsewhere = Self.page(2)
+        elsewhere.stream = "another"
+        _ = try await store.append([Self.page(0), other, elsewhere, NewEvent(type: "T", stream: "src", metadata: [("url", "http://api.test/items")], payload: bytes("{\"small\":1}"))])
+        _ = try await store.append([Self.page(0, url: "http://api.test/items?again")])  // same body: stored once
+        _ = try await store.append([Self.page(3)])
+        let rows = try Self.rows(store)
+        #expect(rows[1]?.codec == BlobCodec.sealedZstd && rows[2]?.codec == BlobCodec.sealedZstd && rows[3]?.codec == BlobCodec.sealedZstd)
+        #expect(rows[4]?.codec == BlobCodec.raw)
+        #expect(rows[5] == nil)
+        #expect(rows[6]?.base == 1 && rows[6]?.depth == 1)
+        #expect(try await store.verify().ok)
+    }
+
+    /// Every flipped bit of a delta row (its seal, base, depth or frame) is reported by
+    /// `verify`, and a read of it fails instead of returning other bytes.
+    @Test func everyFlippedByteOfADeltaIsReported() async throws {
+        let store = try await EventStore.open(at: makeTempDir(), projections: [], options: testOptions())
+        for v in 0..<3 { _ = try await store.append(Self.page(v)) }
+        let env = store.environment, bodies = store.schema.bodies
+        let original = try env.read { txn in [UInt8](try #require(try txn.get(bodies, key: UInt64(3).bigEndianBytes))) }
+        #expect(original.first == BlobCodec.delta)
+        var rng = SplitMix64(seed: 7)
+        for index in 0..<original.count {
+            var damaged = original
+            damaged[index] ^= UInt8(1 << (rng.next() % 8))
+            try env.write { txn in _ = try txn.put(bodies, key: UInt64(3).bigEndianBytes, value: damaged) }
+            let report = try await store.verify(checkProjections: false)
+            #expect(!report.ok, "byte \(index) of \(original.count)")
+        }
+        try env.write { txn in _ = try txn.put(bodies, key: UInt64(3).bigEndianBytes, value: original) }
+        #expect(try await store.verify().ok)
+    }
+
+    /// A store written before delta chains (format 3: every body whole) is rewritten on open;
+    /// a migration killed part-way resumes after the last seq it committed. Every body, the
+    /// projections (rebuilt) and `verify` come out as they were.
+    @Test(arguments: [nil, 10] as [UInt64?])
+    func aFormatThreeStoreMigratesResumably(killedAfter: UInt64?) async throws {
+        let dir = makeTempDir()
+        let projections: [any Projection] = [KeyedDocumentProjection()]
+        var before: [[UInt8]?] = []
+        var states: [DocumentState] = []
+        do {
+            let old = try await EventStore.open(at: dir, projections: projections, options: Self.options(keyframeInterval: 1))
+            for v in 0..<30 {
+                var e = Self.page(v)
+                e.type = DocumentEvents.recorded
+                e.metadata += [("collection", "lists"), ("key", "all")]
+                _ = try await old.append([e])
+            }
+            for e in try await old.events(EventQuery()) { before.append(try await old.payload(of: e)) }
+            states = try await allStates(old)
+            #expect(try Self.rows(old).values.allSatisfy { $0.base == nil })
+            try old.environment.write { txn in
+                try txn.clear(old.schema.lineage)
+                if let killedAfter {
+                    // A migration killed after committing seqs 1...killedAfter (left whole here).
+                    _ = try txn.put(old.schema.meta, key: LogSchema.deltaMigrationKey, value: killedAfter.bigEndianBytes)
+                } else {
+                    _ = try txn.put(old.schema.meta, key: Array("format".utf8), value: UInt64(3).bigEndianBytes)
+                }
+            }
+        }
+        let store = try await EventStore.open(at: dir, projections: projections, options: testOptions())
+        let rows = try Self.rows(store)
+        let first = (killedAfter ?? 0) + 1
+        #expect((1...first).allSatisfy { rows[$0]?.base == nil })
+        #expect(((first + 1)...30).allSatisfy { rows[$0]?.base == $0 - 1 })
+        #expect(try store.environment.read { txn in try txn.get(store.schema.meta, key: LogSchema.deltaMigrationKey) } == nil)
+        var after: [[UInt8]?] = []
+        for e in try await store.events(EventQuery()) { after.append(try await store.payload(of: e)) }
+        #expect(after == before)
+        #expect(try await allStates(store) == states)
+        #expect(try await store.verify().ok)
+        let stats = try await store.stats()
+        #expect(stats.blobStoredBytes * 3 < stats.blobRawBytes)
+    }
+
+    /// Document versions that are not a stored payload are deltas against their keyframe: a
+    /// read decodes at most two frames, the history reads back every version, and a rebuild
+    /// writes the same rows.
+    @Test func documentVersionsAreDeltasAgainstTheirKeyframe() async throws {
+        let store = try await openStore()
+        var rng = SplitMix64(seed: 11)
+        let text = String((0..<600).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) })
+        func doc(_ v: Int) -> String { "{\"id\":1,\"description\":\"\(text)\",\"price\":\(100 + v),\"stock\":\(v * 3)}" }
+        // Snapshot members are documents the projection builds: never a stored payload.
+        for v in 0..<40 {
+            _ = try await store.append(NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")],
+                                                payload: bytes("{\"k\":\(doc(v))}")))
+        }
+        let tables = try store.tables(of: "documents")
+        let sizes: [Int] = try await store.read { txn in
+            let c = try txn.cursor(tables["history"])
+            var out: [Int] = []
+            var e = try c.first()
+            while let row = e { out.append(row.value.count); e = try c.next() }
+            return out
+        }
+        #expect(sizes.count == 40)
+        let keyframes = sizes.enumerated().filter { $0.offset % KeyedDocumentProjection.keyframeInterval == 0 }.map(\.element)
+        let deltas = sizes.enumerated().filter { $0.offset % KeyedDocumentProjection.keyframeInterval != 0 }.map(\.element)
+        #expect(deltas.allSatisfy { $0 < 80 }, "\(sizes)")
+        #expect(keyframes.allSatisfy { $0 > 80 }, "\(sizes)")
+        let history = try await store.documents { try $0.history(collection: "c", key: "k") }
+        #expect(history.count == 40)
+        for (v, version) in history.enumerated() {
+            #expect(version.document == (try JSONValue(parsing: bytes(doc(v)))))
+            if v > 0 { #expect(version.changes.count == 2) }
+            let asOf = try await store.documents { try $0.state(collection: "c", key: "k", asOf: version.seq) }
+            #expect(asOf?.document == version.document)
+        }
+        #expect(try await store.verify().ok)
+    }
+}
