@@ -243,6 +243,68 @@ public struct DocumentReader {
         return out
     }
 
+    /// A page of the present documents' keys ordered by the value at the indexed `path`:
+    /// numbers by value, then strings, booleans and null by their text's UTF-8 bytes, equal values
+    /// by key in natural order; documents without a scalar there come last, by key.
+    /// `descending` reverses the order of those with a value (they still come last). Starts after
+    /// the key `after` (nil when that key is not present) or past `offset` keys. Reads the index
+    /// entries it walks and nothing else; nil when `path` is not indexed.
+    public func sortedKeys(collection: String, path: String, descending: Bool = false, after: String? = nil,
+                           offset: Int = 0, limit: Int) throws -> [String]? {
+        guard let ordinal = try indexedPaths(collection: collection).firstIndex(of: path), ordinal < 256 else { return nil }
+        let prefix = Array(collection.utf8) + [0, UInt8(ordinal)]
+        let c = try transaction.cursor(tables["sorted"])
+        // Two runs: the keys with a value (forward, or backward when descending), then the rest.
+        let missing = prefix + [2]
+        var start: [UInt8]?
+        if let after {
+            guard let record = try summary(collection: collection, key: after), !record.removed,
+                  let doc = try state(collection: collection, key: after)?.document,
+                  let key = KeyedDocumentProjection.sortedKey(collection, ordinal, doc.value(atPath: path), after) else { return nil }
+            start = key
+        }
+        var out: [String] = []
+        var skip = after == nil ? offset : 0
+        func take(_ key: UnsafeRawBufferPointer) -> Bool {
+            if skip > 0 { skip -= 1; return out.count < limit }
+            out.append(KeyedDocumentProjection.key(fromSorted: key, prefixCount: prefix.count))
+            return out.count < limit
+        }
+        guard limit > 0 else { return [] }
+        let startsInMissing = start.map { !$0.lexicographicallyPrecedes(missing) } ?? false
+        if !startsInMissing {
+            if descending {
+                var e: Cursor.Entry?
+                if let start {
+                    e = try c.seek(atLeast: start)
+                    if e != nil, e!.key.elementsEqual(start) { e = try c.previous() }
+                    else { e = e == nil ? try c.last() : try c.previous() }
+                } else {
+                    e = try c.seek(atLeast: missing)
+                    e = e == nil ? try c.last() : try c.previous()
+                }
+                while let entry = e, entry.key.hasPrefix(prefix) {
+                    if !take(entry.key) { return out }
+                    e = try c.previous()
+                }
+            } else {
+                var e = try c.seek(atLeast: start ?? prefix)
+                if let s = start, let entry = e, entry.key.elementsEqual(s) { e = try c.next() }
+                while let entry = e, entry.key.hasPrefix(prefix), entry.key.lexicographicallyPrecedes(missing) {
+                    if !take(entry.key) { return out }
+                    e = try c.next()
+                }
+            }
+        }
+        var e = try c.seek(atLeast: startsInMissing ? start! : missing)
+        if startsInMissing, let s = start, let entry = e, entry.key.elementsEqual(s) { e = try c.next() }
+        while let entry = e, entry.key.hasPrefix(missing) {
+            if !take(entry.key) { return out }
+            e = try c.next()
+        }
+        return out
+    }
+
     /// The names of the collections that have documents.
     public func collections() throws -> [String] {
         let c = try transaction.cursor(tables["current"])

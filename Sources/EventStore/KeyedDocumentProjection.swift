@@ -181,7 +181,7 @@ public struct KeyedDocumentProjection: Projection {
 
     public let name: String
     public let version: Int
-    public var tables: [String] { ["current", "history", "index", "indexes", "order", "counts", "index-history"] + extraTables }
+    public var tables: [String] { ["current", "history", "index", "indexes", "order", "counts", "index-history", "sorted"] + extraTables }
     /// Tables of the extractor's own (it reads and writes them through the context).
     public let extraTables: [String]
     public let eventTypes: Set<String>?
@@ -192,7 +192,7 @@ public struct KeyedDocumentProjection: Projection {
     private let builtIn: Bool
 
     /// The built-in ``DocumentEvents``.
-    public init(name: String = "documents", version: Int = 7) {
+    public init(name: String = "documents", version: Int = 8) {
         self.init(name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
                   extract: DocumentEvents.operations, builtIn: true)
     }
@@ -202,7 +202,7 @@ public struct KeyedDocumentProjection: Projection {
     /// `documentTypes`: the types whose payload `extract` puts whole (`putJSON` of the payload),
     /// so their canonical form can be worked out ahead (an optimization only).
     /// `extraTables`: tables the extractor keeps state in besides the documents'.
-    public init(name: String = "documents", version: Int = 7, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
+    public init(name: String = "documents", version: Int = 8, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
                 extraTables: [String] = [], extract: @escaping Extractor) {
         self.init(name: name, version: version, eventTypes: eventTypes, documentTypes: documentTypes, extract: extract, builtIn: false,
                   extraTables: extraTables)
@@ -434,6 +434,21 @@ public struct KeyedDocumentProjection: Projection {
         return [1] + Array(key.utf8)
     }
 
+    /// The key a ``sortedKey(_:_:_:_:)`` was made for (`prefixCount`: the bytes of its
+    /// collection and ordinal).
+    static func key(fromSorted raw: UnsafeRawBufferPointer, prefixCount: Int) -> String {
+        var at = prefixCount
+        switch raw[at] {
+        case 0: at += 9
+        case 1:
+            at += 1
+            while at < raw.count, raw[at] != 0 { at += 1 }
+            at += 1
+        default: at += 1
+        }
+        return key(fromNatural: UnsafeRawBufferPointer(rebasing: raw[min(at, raw.count)...]))
+    }
+
     /// The key a ``naturalKey(_:)`` was made from.
     static func key(fromNatural raw: UnsafeRawBufferPointer) -> String {
         let skip = raw.first == 0 ? 9 : 1
@@ -471,6 +486,11 @@ public struct KeyedDocumentProjection: Projection {
         var entry = try c.seek(atLeast: prefix)
         while let e = entry, e.key.hasPrefix(prefix) { stale.append([UInt8](e.key)); entry = try c.next() }
         for k in stale { try txn.delete(ctx.tables["index"], key: k) }
+        stale = []
+        let sc = try txn.cursor(ctx.tables["sorted"])
+        entry = try sc.seek(atLeast: prefix)
+        while let e = entry, e.key.hasPrefix(prefix) { stale.append([UInt8](e.key)); entry = try sc.next() }
+        for k in stale { try txn.delete(ctx.tables["sorted"], key: k) }
         // The index's history starts again here: as-of reads before `seq` scan instead.
         stale = []
         let h = try txn.cursor(ctx.tables["index-history"])
@@ -505,7 +525,14 @@ public struct KeyedDocumentProjection: Projection {
                              _ ctx: ProjectionContext) throws {
         let txn = ctx.transaction
         let history = ctx.tables["index-history"]
-        for path in paths {
+        for (ordinal, path) in paths.enumerated() {
+            // The sorted index: every present document, under its value's sort key.
+            let sortedBefore = old.flatMap { Self.sortedKey(collection, ordinal, $0.value(atPath: path), key) }
+            let sortedAfter = new.flatMap { Self.sortedKey(collection, ordinal, $0.value(atPath: path), key) }
+            if sortedBefore != sortedAfter {
+                if let sortedBefore { try txn.delete(ctx.tables["sorted"], key: sortedBefore) }
+                if let sortedAfter { try txn.put(ctx.tables["sorted"], key: sortedAfter, value: []) }
+            }
             let before = old.flatMap { Self.indexKey(collection, path, $0.value(atPath: path), key) }
             let after = new.flatMap { Self.indexKey(collection, path, $0.value(atPath: path), key) }
             guard before != after else { continue }
@@ -547,6 +574,44 @@ public struct KeyedDocumentProjection: Projection {
         guard let text = indexText(value) else { return nil }
         let k = indexPrefix(collection, path, text) + Array(key.utf8)
         return k.count <= 511 ? k : nil
+    }
+
+    /// The `sorted` key of `key` whose value at the collection's `ordinal`th indexed path is
+    /// `value`: `collection 0x00 u8 ordinal`, the value's sort key, then ``naturalKey(_:)``.
+    /// The sort key is `0x00 u64be` for a number (its double's bits, order-preserving), `0x01
+    /// text 0x00` for a string, boolean or null (`true`, `false`, `null`; cut at a NUL and so the
+    /// key stays within LMDB's 511 bytes: values alike up to the cut then follow their ids), and
+    /// `0x02` for a value that is absent or a container. nil past 255 indexed paths.
+    static func sortedKey(_ collection: String, _ ordinal: Int, _ value: JSONValue?, _ key: String) -> [UInt8]? {
+        guard ordinal < 256 else { return nil }
+        var k = Array(collection.utf8) + [0, UInt8(ordinal)]
+        let natural = naturalKey(key)
+        switch value {
+        case .number(let text)?:
+            k.append(0)
+            k += orderedBits(Double(text) ?? 0).bigEndianBytes
+        case .string, .bool, .null:
+            let text: String = switch value! {
+            case .string(let s): s
+            case .bool(let b): b ? "true" : "false"
+            default: "null"
+            }
+            // Cut at a NUL (the terminator) and to the room the key has.
+            let room = max(0, 511 - k.count - 2 - natural.count)
+            k.append(1)
+            k += text.utf8.prefix { $0 != 0 }.prefix(room)
+            k.append(0)
+        default:
+            k.append(2)
+        }
+        k += natural
+        return k.count <= 511 ? k : nil
+    }
+
+    /// A double's bits, flipped so that unsigned order is numeric order.
+    static func orderedBits(_ d: Double) -> UInt64 {
+        let bits = (d == 0 ? 0.0 : d).bitPattern
+        return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
     }
 
     // MARK: Keys and records

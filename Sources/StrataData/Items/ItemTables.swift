@@ -62,6 +62,20 @@ public struct ItemTables: Sendable {
         }
     }
 
+    /// A page of the source's present items ordered by the indexed `path` (numbers by value,
+    /// then text by its bytes, equal values by id; items without a value there last), now: the
+    /// sorted index's entries are walked and only the page's items are read. nil when `path` is
+    /// not indexed or `after` is not a present item, so the caller must scan.
+    public func sortedPage(source: String, path: String, descending: Bool, after: String? = nil, offset: Int = 0,
+                           limit: Int) async throws -> [ItemEntity]? {
+        try await store.read { [store] txn in
+            let rows = try Rows(txn, store, source: source, asOf: nil)
+            guard let keys = try rows.items.sortedKeys(collection: source, path: path, descending: descending, after: after,
+                                                       offset: offset, limit: limit) else { return nil }
+            return try keys.compactMap { try rows.present($0) }
+        }
+    }
+
     /// The paths indexed for a source's items.
     public func indexedPaths(source: String) async throws -> [String] {
         try await store.documents(projection: "items") { try $0.indexedPaths(collection: source) }

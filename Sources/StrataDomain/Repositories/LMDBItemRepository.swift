@@ -38,6 +38,15 @@ public struct LMDBItemRepository: ItemRepository {
             // order give the page and the total; only the page's items are read.
             return ItemPage(items: entities.map { Item(entity: $0, source: source) }, total: total, seq: seq, usedIndex: true)
         }
+        if !query.includeRemoved, query.filters.isEmpty, (query.search ?? "").isEmpty, seq == nil, let sort = query.sort,
+           let entities = try await storage({
+               try await tables.sortedPage(source: source.name, path: sort.path, descending: sort.descending, after: query.after,
+                                           offset: query.after == nil ? query.offset : 0, limit: query.limit ?? .max)
+           }) {
+            // Sorted by an indexed field, now: the sorted index gives the page, a counter the total.
+            let total = try await storage { try await tables.count(source: source.name, asOf: nil) }
+            return ItemPage(items: entities.map { Item(entity: $0, source: source) }, total: total, seq: seq, usedIndex: true)
+        }
         var usedIndex = false
         var entities: [ItemEntity]?
         if !query.includeRemoved, let first = query.filters.first {
@@ -138,24 +147,45 @@ extension Item {
 }
 
 extension [Item] {
-    /// Sorted by the value at `order.path`: numbers numerically, then text; missing values last.
+    /// Sorted by the value at `order.path`: numbers by value, then strings, booleans and null by
+    /// their text's UTF-8 bytes, equal values by id; items without a scalar there (absent, or an
+    /// object or array) last, by id. Descending reverses the items with a value (ties included);
+    /// the rest stay last. The order of the sorted index (``ItemTables/sortedPage``).
     func sorted(by order: ItemSort) -> [Item] {
-        let keyed = map { ($0, $0.value(atPath: order.path)) }
-        return keyed.sorted { a, b in
-            switch (a.1, b.1) {
-            case (nil, nil): return Item.idPrecedes(a.0.id, b.0.id)
-            case (nil, _): return false
-            case (_, nil): return true
-            case let (x?, y?):
-                if let dx = x.numberValue, let dy = y.numberValue, dx != dy { return order.descending ? dx > dy : dx < dy }
-                let tx = x.filterText, ty = y.filterText
-                if tx == ty { return Item.idPrecedes(a.0.id, b.0.id) }
-                return order.descending ? tx > ty : tx < ty
+        func key(_ v: JSONValue?) -> SortKey {
+            switch v {
+            case .number(let n)?: return .number(Double(n) ?? 0)
+            case let scalar? where scalar.isScalar: return .text([UInt8](scalar.filterText.utf8))
+            default: return .none
             }
-        }.map(\.0)
+        }
+        func precedes(_ a: (Item, SortKey), _ b: (Item, SortKey)) -> Bool {
+            switch (a.1, b.1) {
+            case let (.number(x), .number(y)) where x != y: return x < y
+            case let (.text(x), .text(y)) where x != y: return x.lexicographicallyPrecedes(y)
+            case (.number, .text): return true
+            case (.text, .number): return false
+            default: return Item.idPrecedes(a.0.id, b.0.id)
+            }
+        }
+        let keyed = map { ($0, key($0.value(atPath: order.path))) }
+        var valued = keyed.filter { if case .none = $0.1 { false } else { true } }.sorted(by: precedes)
+        if order.descending { valued.reverse() }
+        let rest = keyed.filter { if case .none = $0.1 { true } else { false } }.sorted { Item.idPrecedes($0.0.id, $1.0.id) }
+        return (valued + rest).map(\.0)
     }
 }
 
+/// A value's place in a sort: numbers, then text, then nothing.
+private enum SortKey { case number(Double), text([UInt8]), none }
+
 extension JSONValue {
+    var isScalar: Bool {
+        switch self {
+        case .string, .bool, .null, .number: true
+        default: false
+        }
+    }
+
     var numberValue: Double? { if case .number(let n) = self { Double(n) } else { nil } }
 }
