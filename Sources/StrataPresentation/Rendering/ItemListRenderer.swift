@@ -28,7 +28,7 @@ public struct ItemListRenderer: Sendable {
             parts.append(first == 1 && last == list.total ? "\(list.total) item\(list.total == 1 ? "" : "s")" : "\(first)–\(last) of \(list.total)")
         }
         if let a = list.asOf { parts.append("as of \(a)") }
-        if list.usedIndex { parts.append("filtered by index") }
+        if list.usedIndex { parts.append("read through an index") }
         return parts.joined(separator: " · ")
     }
 
