@@ -4,7 +4,7 @@ APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev openssl l
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
-.PHONY: deps build release test demo bench bench-serve bench-history stress coverage clean
+.PHONY: deps build release test demo bench bench-serve bench-history bench-start stress coverage clean
 
 ## Install missing Debian packages (as root), or print the command to run.
 deps:
@@ -119,6 +119,16 @@ bench-history: deps
 	@command -v bc >/dev/null && python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc python3-venv >/dev/null; }
 	$(SWIFT) build -c release --product strata
 	Benchmarks/scripts/history-size.sh .build/release/strata $(HISTORY_RUNS) $(HISTORY_VERSIONS)
+
+## Process start: `strata list NAME --limit 10` on a warm 1,000-item store against a C program
+## that opens the same LMDB environment and reads the same 10 rows (Benchmarks/scripts/start-floor.c),
+## for the release build and for `make release`'s; medians of 21 runs.
+bench-start: release
+	@command -v bc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc >/dev/null; }
+	$(SWIFT) build -c release --product strata
+	@echo "| strata | strata list | C floor | ratio |"; echo "|---|---|---|---|"
+	@Benchmarks/scripts/start-ratio.sh .build/release/strata
+	@Benchmarks/scripts/start-ratio.sh .build-static/release/strata
 
 clean:
 	rm -rf .build

@@ -57,6 +57,31 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // The same workload at 100 and 10,000 events per transaction: the floor commits as often.
+    for size in [100, 10_000] {
+        Benchmark("IngestB\(size)/floor (C, raw LMDB, \(size) per transaction)") { benchmark in
+            for _ in benchmark.scaledIterations {
+                let dir = scratch()
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                benchmark.startMeasurement()
+                let rc = floorIngest(dir, nosync: false, batch: size)
+                benchmark.stopMeasurement()
+                precondition(rc == 0, "floor failed: \(rc)")
+            }
+        }
+        Benchmark("IngestB\(size)/Strata (EventStore + history projection, \(size) per append)") { benchmark in
+            for _ in benchmark.scaledIterations {
+                let dir = scratch()
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                let store = try await openStore(dir, durability: .full)
+                let batches = ingestBatches(batch: size)
+                benchmark.startMeasurement()
+                _ = try await store.append(batches: batches)
+                benchmark.stopMeasurement()
+            }
+        }
+    }
+
     Benchmark("Ingest/GRDB peer (SQLite WAL, same projection)") { benchmark in
         for _ in benchmark.scaledIterations {
             let dir = scratch()
@@ -220,7 +245,7 @@ let realBodies: [[UInt8]] = (0..<400).map { FixtureServer.syntheticDetail(id: $0
 
 /// The ingest workload written by the C floor into `dir` (`nosync` for the rebuild and as-of
 /// floors' setup). The body pointers are built once, outside any measurement.
-func floorIngest(_ dir: String, nosync: Bool) -> Int32 {
+func floorIngest(_ dir: String, nosync: Bool, batch: Int = batch) -> Int32 {
     bodyPointers.withUnsafeBufferPointer { p in
         p.withMemoryRebound(to: Optional<UnsafePointer<UInt8>>.self) { opt in
             lmdb_floor_ingest(dir, opt.baseAddress, bodySizes, UInt64(events), UInt64(objects), UInt32(batch), nosync ? 1 : 0)
@@ -240,7 +265,7 @@ func openStore(_ dir: String, durability: StoreOptions.Durability) async throws 
 }
 
 /// The ingest workload as Strata appends it: `batch` events per append.
-func ingestBatches() -> [[NewEvent]] {
+func ingestBatches(batch: Int = batch) -> [[NewEvent]] {
     stride(from: 0, to: events, by: batch).map { start in
         (start..<min(events, start + batch)).map { i in
             NewEvent(id: "e\(i)", type: DocumentEvents.recorded, stream: "bench",
