@@ -1,7 +1,8 @@
 import LMDB
 
 /// Delta-compressed history of bodies: a body that is the next version of the same lineage (the
-/// same stream, event type and `url` metadata: the next response of one URL) is stored as a zstd
+/// same stream, event type and `url` metadata: the next response of one URL; without a URL, the
+/// same `collection` and `key`: the next version of one document) is stored as a zstd
 /// delta against the previous version (``BlobCodec`` codec 4), with a keyframe (a body stored
 /// whole) every ``keyframeInterval`` versions, so a read decodes at most that many frames.
 ///
@@ -13,7 +14,7 @@ import LMDB
 public final class DeltaChains {
     /// Bodies smaller than this are compressed on their own: a delta saves little there, and
     /// small documents stay one zstd call from their bytes.
-    static let minimum = 4096
+    static let minimum = 1024
     /// Versions from one keyframe to the next (``StoreOptions/deltaKeyframeInterval``).
     public static let defaultKeyframeInterval = 32
     /// The deepest chain a row may claim (a damaged depth is rejected, not followed).
@@ -29,18 +30,31 @@ public final class DeltaChains {
         self.keyframeInterval = keyframeInterval
     }
 
-    /// The lineage key of a body carried by an event of `stream` and `type` with this `url`.
-    static func lineage(stream: String, type: String, url: String?) -> [UInt8] {
+    /// The lineage key of a body carried by an event of `stream` and `type`: its `url`
+    /// metadata when it has one (the responses of one URL), else its `collection` and `key`
+    /// (the versions of one document), else none (the stream and type alone).
+    static func lineage(stream: String, type: String, metadata: (String) -> String?) -> [UInt8] {
         var key = Array(stream.utf8)
         key.append(0)
         key += type.utf8
         key.append(0)
-        key += (url ?? "").utf8
+        if let url = metadata("url") {
+            key += url.utf8
+        } else if let document = metadata("key") {
+            key.append(0)
+            key += (metadata("collection") ?? "").utf8
+            key.append(0)
+            key += document.utf8
+        }
         return Hashing.sha256(key, prefix: 16)
     }
 
+    static func lineage(of event: NewEvent) -> [UInt8] {
+        lineage(stream: event.stream, type: event.type) { name in event.metadata.first { $0.key == name }?.value }
+    }
+
     static func lineage(of event: RecordedEvent) -> [UInt8] {
-        lineage(stream: event.stream, type: event.type, url: event[metadata: "url"])
+        lineage(stream: event.stream, type: event.type) { event[metadata: $0] }
     }
 
     /// The row to store for `body` (hash `hash`, whole encoding `whole`) under `seq`: a delta

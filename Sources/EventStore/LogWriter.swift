@@ -116,7 +116,7 @@ actor LogWriter {
                         let whole = body.encoded ?? BlobCodec.encode(body.staged.body, context: zstd)
                         stored = body.staged.body.count < DeltaChains.minimum ? whole : try deltas.row(
                             for: body.staged.body, hash: body.hash, whole: whole, seq: seq,
-                            lineage: DeltaChains.lineage(stream: e.stream, type: e.type, url: e.metadata.first { $0.key == "url" }?.value),
+                            lineage: DeltaChains.lineage(of: e),
                             schema: schema, txn: txn, context: zstd)
                     }
                 } else if let existing = e.payloadReference {

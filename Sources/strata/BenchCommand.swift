@@ -38,6 +38,8 @@ struct BenchCommand: AsyncParsableCommand {
         """
     )
 
+    enum BodyFill: String, ExpressibleByArgument, CaseIterable { case filler, text }
+
     enum Workload: String, ExpressibleByArgument, CaseIterable { case ingest, rebuild, asof, fetch, browse, push, bodies }
 
     @Argument(help: "ingest, rebuild, asof, fetch, browse, push or bodies.") var workload: Workload
@@ -47,6 +49,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "asof: skip the second log 10× as long.") var noGrowth = false
     @Option(help: "Approximate bytes of each event's JSON body.") var payloadBytes = 256
     @Option(help: "Distinct objects the events are spread over.") var objects = 10_000
+    @Option(help: "What fills the bodies: filler (one letter repeated: compresses to almost nothing) or text (each object's own random letters, the same in every version: its versions are deltas of each other).") var bodies: BodyFill = .filler
     @Option(help: "Events per append (one transaction each).") var batch = 1_000
     @Option(help: "as-of: reads to sample.") var samples = 100_000
     @Option(help: "full, nometasync or nosync.") var durability: String = "full"
@@ -258,6 +261,13 @@ struct BenchCommand: AsyncParsableCommand {
     private func ingest(into store: EventStore, idPrefix: String = "bench-") async throws -> (Double, [Int], Int) {
         var rng = SystemRandomNumberGenerator()
         let filler = String(repeating: "x", count: max(0, payloadBytes - 60))
+        // `text`: each object's own letters (seeded by the object), so versions differ in `n`
+        // and `price` only.
+        func text(_ object: Int) -> String {
+            var g = SplitMix64(seed: UInt64(object) &+ 0x5EED)
+            return String(decoding: (0..<max(0, payloadBytes - 60)).map { _ in UInt8(97 + g.next() % 26) }, as: UTF8.self)
+        }
+        var texts: [Int: String] = [:]
         var batches: [[NewEvent]] = []
         var bytes = 0
         var i = 0
@@ -265,7 +275,14 @@ struct BenchCommand: AsyncParsableCommand {
             var b: [NewEvent] = []
             b.reserveCapacity(batch)
             for _ in 0..<min(batch, events - i) {
-                let body = Array("{\"id\":\(i % objects),\"n\":\(i),\"price\":\(UInt32.random(in: 0...99_999, using: &rng)),\"f\":\"\(filler)\"}".utf8)
+                let fill: String
+                if bodies == .text {
+                    if texts[i % objects] == nil { texts[i % objects] = text(i % objects) }
+                    fill = texts[i % objects]!
+                } else {
+                    fill = filler
+                }
+                let body = Array("{\"id\":\(i % objects),\"n\":\(i),\"price\":\(UInt32.random(in: 0...99_999, using: &rng)),\"f\":\"\(fill)\"}".utf8)
                 bytes += body.count
                 b.append(NewEvent(id: "\(idPrefix)\(i)", type: DocumentEvents.recorded, stream: "bench",
                                   metadata: [("collection", "bench"), ("key", "o\(i % objects)")], payload: body))
