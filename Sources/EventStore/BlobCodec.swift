@@ -103,34 +103,13 @@ enum BlobCodec {
     /// zstd error or (with `checkSeal`, as `verify` does) a seal that does not match the frame.
     /// A delta (codec 4) needs `bases`, which reads and decodes the body it was made against.
     static func decode(_ stored: UnsafeRawBufferPointer, context: ZstdContext? = nil, checkSeal: Bool = false, bases: DeltaBases? = nil) throws -> [UInt8] {
-        var r = ByteReader(stored)
-        let codec = try r.u8()
-        let size = Int(try r.varint())
-        guard size <= 1 << 34 else { throw ByteReader.Truncated() }
-        var rest = try r.slice(r.remaining)
+        let (codec, size, rest) = try header(stored)
         switch codec {
-        case raw:
-            guard rest.count == size else { throw ByteReader.Truncated() }
-            return [UInt8](rest)
-        case zstd, sealedZstd:
-            if codec == sealedZstd {
-                guard rest.count > sealSize else { throw ByteReader.Truncated() }
-                let seal = UnsafeRawBufferPointer(rebasing: rest[..<sealSize])
-                rest = UnsafeRawBufferPointer(rebasing: rest[sealSize...])
-                if checkSeal, !Hashing.sha256(rest, prefix: sealSize).elementsEqual(seal) { throw ByteReader.Truncated() }
+        case raw, zstd, sealedZstd:
+            return try [UInt8](unsafeUninitializedCapacity: size) { o, count in
+                try decodeSelfContained(codec, size: size, rest, checkSeal: checkSeal, dctx: context?.dctx, into: UnsafeMutableRawBufferPointer(o))
+                count = size
             }
-            var n = 0
-            let frame = rest
-            let out = [UInt8](unsafeUninitializedCapacity: size) { o, count in
-                n = if let context {
-                    ZSTD_decompressDCtx(context.dctx, o.baseAddress, size, frame.baseAddress, frame.count)
-                } else {
-                    ZSTD_decompress(o.baseAddress, size, frame.baseAddress, frame.count)
-                }
-                count = ZSTD_isError(n) == 0 && n == size ? size : 0
-            }
-            guard ZSTD_isError(n) == 0, n == size else { throw ByteReader.Truncated() }
-            return out
         case delta:
             guard let bases else { throw EventStoreError.corrupted("a delta-encoded body was read without its chain") }
             return try ZstdContext.maybePooled(context) { try bases.decodeChain(stored, context: $0, checkSeal: checkSeal) }
@@ -168,29 +147,47 @@ extension BlobCodec {
     /// Decodes a row that reads on its own (codec 0, 1 or 2) into `context`'s scratch buffer
     /// `slot`; returns the body's size.
     static func decodeWhole(_ stored: UnsafeRawBufferPointer, into context: ZstdContext, slot: Int, checkSeal: Bool) throws -> Int {
+        let (codec, size, rest) = try header(stored)
+        guard codec != delta else { throw ByteReader.Truncated() }
+        try decodeSelfContained(codec, size: size, rest, checkSeal: checkSeal, dctx: context.dctx, into: context.scratch(slot, capacity: size))
+        return size
+    }
+
+    /// A stored row's codec, body size and the bytes after them.
+    private static func header(_ stored: UnsafeRawBufferPointer) throws -> (codec: UInt8, size: Int, rest: UnsafeRawBufferPointer) {
         var r = ByteReader(stored)
         let codec = try r.u8()
         let size = Int(try r.varint())
         guard size <= 1 << 34 else { throw ByteReader.Truncated() }
-        var rest = try r.slice(r.remaining)
-        let out = context.scratch(slot, capacity: size)
+        return (codec, size, try r.slice(r.remaining))
+    }
+
+    /// Writes the body of a row that reads on its own (codec 0, 1 or 2; `rest`: what follows
+    /// its codec and size) to `out`, checking the seal when asked; with no `dctx`, zstd's
+    /// one-shot decoder.
+    private static func decodeSelfContained(_ codec: UInt8, size: Int, _ rest: UnsafeRawBufferPointer, checkSeal: Bool,
+                                            dctx: OpaquePointer?, into out: UnsafeMutableRawBufferPointer) throws {
         switch codec {
         case raw:
             guard rest.count == size else { throw ByteReader.Truncated() }
-            out.copyMemory(from: rest)
+            if size > 0 { out.copyMemory(from: rest) }
         case zstd, sealedZstd:
+            var frame = rest
             if codec == sealedZstd {
                 guard rest.count > sealSize else { throw ByteReader.Truncated() }
                 let seal = UnsafeRawBufferPointer(rebasing: rest[..<sealSize])
-                rest = UnsafeRawBufferPointer(rebasing: rest[sealSize...])
-                if checkSeal, !Hashing.sha256(rest, prefix: sealSize).elementsEqual(seal) { throw ByteReader.Truncated() }
+                frame = UnsafeRawBufferPointer(rebasing: rest[sealSize...])
+                if checkSeal, !Hashing.sha256(frame, prefix: sealSize).elementsEqual(seal) { throw ByteReader.Truncated() }
             }
-            let n = ZSTD_decompressDCtx(context.dctx, out.baseAddress, size, rest.baseAddress, rest.count)
+            let n = if let dctx {
+                ZSTD_decompressDCtx(dctx, out.baseAddress, size, frame.baseAddress, frame.count)
+            } else {
+                ZSTD_decompress(out.baseAddress, size, frame.baseAddress, frame.count)
+            }
             guard ZSTD_isError(n) == 0, n == size else { throw ByteReader.Truncated() }
         default:
             throw ByteReader.Truncated()
         }
-        return size
     }
 
     /// The depth of a stored row in its delta chain: 0 for a row that reads on its own.
