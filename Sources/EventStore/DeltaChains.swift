@@ -1,3 +1,4 @@
+import Foundation
 import LMDB
 
 /// Delta-compressed history of bodies: a body that is the next version of the same lineage (the
@@ -38,7 +39,13 @@ public final class DeltaChains {
         key.append(0)
         key += type.utf8
         key.append(0)
-        if let url = metadata("url") {
+        if var url = metadata("url") {
+            // Imports from git before format 4 named each version's commit in its URL
+            // (`git:REPO@COMMIT:PATH`, the commit also in `commit`): taken out, the versions of
+            // one file chain when such a store migrates.
+            if let commit = metadata("commit"), !commit.isEmpty, let range = url.range(of: "@" + commit + ":") {
+                url.replaceSubrange(range, with: ":")
+            }
             key += url.utf8
         } else if let document = metadata("key") {
             key.append(0)

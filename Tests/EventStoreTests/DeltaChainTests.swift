@@ -96,6 +96,21 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
+    /// Imports from git before format 4 named each version's commit in its URL; the lineage
+    /// takes it out (when it is the event's `commit`), so such a store's file versions chain
+    /// when it migrates, as new imports (one URL, the commit in the metadata) do.
+    @Test func anOldImportsCommitURLsAreOneLineage() {
+        func event(_ url: String, commit: String?) -> NewEvent {
+            NewEvent(type: "CollectionPageFetched", stream: "src", metadata: [("url", url)] + (commit.map { [("commit", $0)] } ?? []))
+        }
+        let now = DeltaChains.lineage(of: event("git:/r:items.json", commit: "c1"))
+        #expect(DeltaChains.lineage(of: event("git:/r@c1:items.json", commit: "c1")) == now)
+        #expect(DeltaChains.lineage(of: event("git:/r@c2:items.json", commit: "c2")) == now)
+        // Not the event's commit, or no commit: the URL as it is.
+        #expect(DeltaChains.lineage(of: event("git:/r@c2:items.json", commit: "c1")) != now)
+        #expect(DeltaChains.lineage(of: event("https://api.test/a@b:c", commit: nil)) != DeltaChains.lineage(of: event("https://api.test/a:c", commit: nil)))
+    }
+
     /// Every flipped bit of a delta row (its seal, base, depth or frame) is reported by
     /// `verify`, and a read of it fails instead of returning other bytes.
     @Test func everyFlippedByteOfADeltaIsReported() async throws {
