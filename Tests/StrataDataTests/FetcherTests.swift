@@ -273,9 +273,6 @@ import Testing
                                           items: "results", title: "title", detailURLField: "url", pageParam: "page", pageSize: 5)
             var options = fetchOptions()
             options.details = true
-            // What is measured is how late answers come, not a timeout: the suite's other tests
-            // share the two cores with this server.
-            options.timeout = 60
             let summary = try await fetcher.fetch(source, options: options)
             #expect(summary.pages == 3 && summary.added == 12 && summary.details == 12 && summary.failures.isEmpty, "\(summary)")
             let requests = try await store.events(EventQuery(type: DataEvents.pageFetched))
