@@ -120,9 +120,6 @@ enum BlobCodec {
 }
 
 extension BlobCodec {
-    /// The codec of a stored row (its first byte).
-    static func codec(of stored: UnsafeRawBufferPointer) -> UInt8? { stored.first }
-
     /// Whether a stored row reads on its own (any codec but a delta).
     static func isSelfContained(_ stored: UnsafeRawBufferPointer) -> Bool { stored.first != delta }
 
@@ -188,11 +185,6 @@ extension BlobCodec {
         default:
             throw ByteReader.Truncated()
         }
-    }
-
-    /// The depth of a stored row in its delta chain: 0 for a row that reads on its own.
-    static func depth(of stored: UnsafeRawBufferPointer) throws -> Int {
-        stored.first == delta ? try DeltaHeader(stored, checkSeal: false).depth : 0
     }
 }
 
