@@ -7,7 +7,7 @@ import LMDB
 /// delta against the previous version (``BlobCodec`` codec 4), with a keyframe (a body stored
 /// whole) every ``keyframeInterval`` versions, so a read decodes at most that many frames.
 ///
-/// The `lineage` table maps `SHA-256(stream 0x00 type 0x00 url)[0..<16]` to the lineage's last
+/// The `lineage` table maps the first 16 bytes of the lineage's SHA-256 (``lineage(stream:type:metadata:)``) to its last
 /// stored body: `u64be seq | varint depth | 8 bytes of the body's SHA-256`. The writer keeps the
 /// last bodies it stored in memory, so a chain grows without decoding its base; a remembered body
 /// is used only when the seq and the hash prefix in the committed row match it (an aborted
