@@ -37,15 +37,23 @@ extension EventStore {
         let schema = self.schema
         var report = try await read { txn -> VerifyReport in
             var report = VerifyReport()
-            let c = try txn.cursor(schema.events)
+            // Raw rows: in an encrypted store each envelope is opened here, so one that does not
+            // open is reported instead of ending the check.
+            let c = try txn.cursor(schema.events, raw: true)
             var expected: UInt64 = 1
             var previous = Envelope.zeroHash
             var entry = try c.first()
-            while let e = entry {
-                let seq = UInt64(bigEndianBytes: e.key)
+            while let row = entry {
+                let seq = UInt64(bigEndianBytes: row.key)
                 defer { expected = seq + 1; report.eventsChecked += 1 }
-                if e.key.count != 8 { report.problem("event key of \(e.key.count) bytes is not a seq") }
+                if row.key.count != 8 { report.problem("event key of \(row.key.count) bytes is not a seq") }
                 if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
+                guard let value = try? txn.plainValue(schema.events, key: row.key, stored: row.value) else {
+                    report.problem("event \(seq): its sealed envelope does not open under the store's key (tampered or damaged)")
+                    entry = try c.next()
+                    continue
+                }
+                let e = (key: row.key, value: value)
                 guard Envelope.selfConsistent(e.value) else {
                     report.problem("event \(seq): stored bytes do not match their hash (tampered or damaged)")
                     previous = e.value.count >= 32 ? [UInt8](e.value[(e.value.count - 32)...]) : Envelope.zeroHash
@@ -85,11 +93,12 @@ extension EventStore {
             // every body it builds on are checked on the way.
             var hashes: [UInt64: [UInt8]?] = [:]
             let bases = DeltaBases(bodies: schema.bodies, txn: txn)
-            let stored = try txn.cursor(schema.bodies)
+            let stored = try txn.cursor(schema.bodies, raw: true)
             var next = try stored.first()
-            while let e = next {
-                let seq = UInt64(bigEndianBytes: e.key)
+            while let row = next {
+                let seq = UInt64(bigEndianBytes: row.key)
                 do {
+                    let e = (key: row.key, value: try txn.plainValue(schema.bodies, key: row.key, stored: row.value))
                     if e.value.first == BlobCodec.delta {
                         let header = try DeltaHeader(e.value, checkSeal: true)
                         if header.base >= seq { report.problem("body at seq \(seq): its delta base \(header.base) is not earlier") }
@@ -114,7 +123,7 @@ extension EventStore {
                     let seq = try BodyIndex.seq(e.value)
                     if hashes[seq] != nil {
                         let hash = try decodedHash(seq)
-                        if !hash.starts(with: key) {
+                        if schema.bodyIndex.index.storedKey(Array(hash.prefix(schema.bodyIndex.prefix))) != key {
                             report.problem("body \(key.hex): content does not match its hash")
                         } else if try !hash.withUnsafeBytes({ try schema.bodyIndex.carries(seq, $0, txn) }) {
                             report.problem("body \(hash.hex.prefix(16)): event \(seq), which stores it, does not carry it")
@@ -146,7 +155,7 @@ extension EventStore {
                     } else {
                         hash = Hashing.sha256(try BlobCodec.decode(e.value, checkSeal: true))
                     }
-                    if !hash.elementsEqual(key) { report.problem("body \(key.hex.prefix(16)): content does not match its hash") }
+                    if schema.blobs.storedKey(hash) != key { report.problem("body \(key.hex.prefix(16)): content does not match its hash") }
                 } catch {
                     report.problem("body \(key.hex.prefix(16)): does not decode (damaged)")
                 }
@@ -184,6 +193,9 @@ extension EventStore {
                     let tables = mine.projectionTables[name]!.databases
                     for (table, db) in tables.sorted(by: { $0.key < $1.key }) {
                         diffs += try compare(txn, db, other, theirs.projectionTables[name]!.databases[table]!, label: table)
+                    }
+                    if let a = mine.projectionTables[name]!.names, let b = theirs.projectionTables[name]!.names {
+                        diffs += try compare(txn, a, other, b, label: TableSet.namesTable)
                     }
                     let q1 = try quarantineKeys(txn, mine, name)
                     let q2 = try quarantineKeys(other, theirs, name)

@@ -37,6 +37,11 @@ public struct StoreOptions: Sendable {
     /// zstd deltas against the version before (``DeltaChains``), so a read decodes at most this
     /// many frames.
     public var deltaKeyframeInterval = DeltaChains.defaultKeyframeInterval
+    /// The store's key (``StoreKey``): an encrypted store needs it, and a new store given one is
+    /// created encrypted. Never stored.
+    public var key: StoreKey?
+    /// The cipher of the store a scratch copy is made of (``EventStore/replay(upTo:into:)``).
+    var copyOf: StoreCipher?
 
     public init() {}
 }
@@ -71,6 +76,9 @@ public final class EventStore: Sendable {
                            keyframeInterval: options.deltaKeyframeInterval)
     }
 
+    /// Whether the store's values are sealed under a key (``StoreOptions/key``).
+    public var isEncrypted: Bool { schema.cipher != nil }
+
     /// Opens the store in `directory` (created with mode 0700 if missing), then brings every
     /// projection up to the head of the log, rebuilding those whose version changed.
     /// - Throws: ``EventStoreError`` if the directory cannot be created or the store is damaged.
@@ -95,7 +103,8 @@ public final class EventStore: Sendable {
             env.maxDatabases = UInt32(16 + projections.reduce(0) { $0 + $1.tables.count })
             env.fileMode = 0o600
             let environment = try Environment(path: directory, options: env)
-            let schema = try LogSchema(opening: environment, projections: projections, bodyPrefix: options.bodyPrefix)
+            let encryption: LogSchema.Encryption = if let c = options.copyOf { .copyOf(c) } else if let k = options.key { .key(k) } else { .none }
+            let schema = try LogSchema(opening: environment, projections: projections, bodyPrefix: options.bodyPrefix, encryption: encryption)
             store = EventStore(path: directory, environment: environment, schema: schema, projections: projections, options: options)
         } catch {
             throw EventStoreError.wrap(error, "could not open the store at \(directory)")
@@ -298,6 +307,7 @@ public final class EventStore: Sendable {
         opts.clock = options.clock
         opts.logger = options.logger
         opts.mapSize = max(64 << 20, environment.usedBytes * 2)
+        opts.copyOf = schema.cipher
         let scratch = try await EventStore.open(at: dir, projections: projections, options: opts)
         let headSeq = try await head().seq
         let limit = min(seq ?? headSeq, headSeq)

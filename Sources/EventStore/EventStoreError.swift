@@ -4,7 +4,7 @@ public import LMDB
 public struct EventStoreError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: Hashable, Sendable {
-            case invalidEvent, storage, corrupted, unknownProjection, notFound, invalidArgument, locked
+            case invalidEvent, storage, corrupted, unknownProjection, notFound, invalidArgument, locked, encryption
         }
         fileprivate let base: Base
         /// The event is not acceptable (empty type, NUL bytes, oversize id or metadata).
@@ -16,6 +16,9 @@ public struct EventStoreError: Error, Sendable, CustomStringConvertible {
         public static let unknownProjection = Code(base: .unknownProjection)
         public static let notFound = Code(base: .notFound)
         public static let invalidArgument = Code(base: .invalidArgument)
+        /// The store is encrypted and no key, or another key, was given; or a key was given for a
+        /// store without encryption; or a key file is unusable.
+        public static let encryption = Code(base: .encryption)
         public var description: String { "\(base)" }
     }
 

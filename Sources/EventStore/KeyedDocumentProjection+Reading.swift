@@ -14,7 +14,7 @@ public struct DocumentReader {
     /// The document's state now (`asOf` nil) or as of a seq: the last version at or before it.
     public func state(collection: String, key: String, asOf seq: UInt64? = nil) throws -> DocumentState? {
         if let seq { return try stateAsOf(collection: collection, key: key, seq: seq) }
-        guard let raw = try transaction.get(tables["current"], key: KeyedDocumentProjection.currentKey(collection, key)) else { return nil }
+        guard let raw = try transaction.get(tables["current"], key: KeyedDocumentProjection.currentKey(collection, key, tables)) else { return nil }
         let r = try raw.withUnsafeBytes { try KeyedDocumentProjection.CurrentRecord($0) }
         let document = try KeyedDocumentProjection.document(collection, key, at: r.changedSeq, transaction, tables)
         return DocumentState(collection: collection, key: key, version: r.version, firstSeq: r.firstSeq, changedSeq: r.changedSeq,
@@ -23,7 +23,7 @@ public struct DocumentReader {
 
     /// The document's current bookkeeping without parsing it: one `mdb_get`, a few varints.
     public func summary(collection: String, key: String) throws -> DocumentSummary? {
-        guard let raw = try transaction.get(tables["current"], key: KeyedDocumentProjection.currentKey(collection, key)) else { return nil }
+        guard let raw = try transaction.get(tables["current"], key: KeyedDocumentProjection.currentKey(collection, key, tables)) else { return nil }
         return try raw.withUnsafeBytes { try DocumentSummary(record: $0) }
     }
 
@@ -35,7 +35,7 @@ public struct DocumentReader {
         var out: [(String, DocumentSummary)] = []
         var entry = try c.seek(atLeast: prefix)
         while let e = entry, e.key.hasPrefix(prefix) {
-            out.append((String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), as: UTF8.self), try DocumentSummary(record: e.value)))
+            out.append((try tables.reveal(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), in: transaction), try DocumentSummary(record: e.value)))
             entry = try c.next()
         }
         return out
@@ -43,7 +43,7 @@ public struct DocumentReader {
 
     private func stateAsOf(collection: String, key: String, seq: UInt64) throws -> DocumentState? {
         guard let v = try version(collection: collection, key: key, asOf: seq) else { return nil }
-        let prefix = KeyedDocumentProjection.currentKey(collection, key) + [0]
+        let prefix = KeyedDocumentProjection.currentKey(collection, key, tables) + [0]
         let c = try transaction.cursor(tables["history"])
         guard let first = try c.seek(atLeast: prefix), first.key.hasPrefix(prefix) else { return nil }
         let firstSeq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: first.key[prefix.count...]))
@@ -54,7 +54,7 @@ public struct DocumentReader {
     /// The version in force at `seq` (one seek), or nil if the document did not exist yet. Its
     /// `changes` are empty (only ``history(collection:key:upTo:)`` derives them).
     public func version(collection: String, key: String, asOf seq: UInt64) throws -> DocumentVersion? {
-        let prefix = KeyedDocumentProjection.currentKey(collection, key) + [0]
+        let prefix = KeyedDocumentProjection.currentKey(collection, key, tables) + [0]
         let c = try transaction.cursor(tables["history"])
         guard let e = try c.seek(atMost: prefix + seq.bigEndianBytes), e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 else { return nil }
         let at = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
@@ -75,7 +75,7 @@ public struct DocumentReader {
     /// `derivingChanges` false the changes are left empty (a caller that orders the versions
     /// otherwise works them out itself).
     public func history(collection: String, key: String, upTo seq: UInt64 = .max, derivingChanges: Bool = true) throws -> [DocumentVersion] {
-        let prefix = KeyedDocumentProjection.currentKey(collection, key) + [0]
+        let prefix = KeyedDocumentProjection.currentKey(collection, key, tables) + [0]
         let c = try transaction.cursor(tables["history"])
         var out: [DocumentVersion] = []
         var entry = try c.seek(atLeast: prefix)
@@ -103,7 +103,7 @@ public struct DocumentReader {
             let k = [UInt8](e.key)
             let split = k.firstIndex(of: 0)!
             let coll = String(decoding: k[..<split], as: UTF8.self)
-            let key = String(decoding: k[(split + 1)...], as: UTF8.self)
+            let key = try k[(split + 1)...].withUnsafeBytes { try tables.reveal($0, in: transaction) }
             if let s = try state(collection: coll, key: key, asOf: seq), includeRemoved || !s.removed { out.append(s) }
             entry = try c.next()
         }
@@ -128,7 +128,7 @@ public struct DocumentReader {
         let c = try transaction.cursor(tables["order"])
         var entry: Cursor.Entry?
         if let after {
-            let from = prefix + KeyedDocumentProjection.naturalKey(after)
+            let from = prefix + KeyedDocumentProjection.storedNaturalKey(after, tables)
             entry = try c.seek(atLeast: from)
             if let e = entry, e.key.elementsEqual(from) { entry = try c.next() }
         } else {
@@ -142,7 +142,7 @@ public struct DocumentReader {
         let counts = try KeyedDocumentProjection.counts(collection, asOf: seq ?? .max, transaction, tables)
         var remaining = after == nil ? (includeRemoved ? counts.ever : counts.present) : Int.max
         while out.count < limit, remaining > 0, let e = entry, e.key.hasPrefix(prefix) {
-            let key = KeyedDocumentProjection.key(fromNatural: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
+            let key = try KeyedDocumentProjection.key(fromNatural: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), tables, transaction)
             if let presence = try presence(collection: collection, key: key, asOf: seq), includeRemoved || !presence {
                 remaining -= 1
                 if skip > 0 { skip -= 1 } else if let s = try state(collection: collection, key: key, asOf: seq) { out.append(s) }
@@ -156,7 +156,7 @@ public struct DocumentReader {
     /// was removed there (true) or present (false), from record headers only.
     func presence(collection: String, key: String, asOf seq: UInt64?) throws -> Bool? {
         guard let seq else { return try summary(collection: collection, key: key).map(\.removed) }
-        let prefix = KeyedDocumentProjection.currentKey(collection, key) + [0]
+        let prefix = KeyedDocumentProjection.currentKey(collection, key, tables) + [0]
         let c = try transaction.cursor(tables["history"])
         guard let e = try c.seek(atMost: prefix + seq.bigEndianBytes), e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 else { return nil }
         var r = ByteReader(e.value)
@@ -172,7 +172,7 @@ public struct DocumentReader {
         var out: [DocumentDiff] = []
         var entry = try c.seek(atLeast: prefix)
         while let e = entry, e.key.hasPrefix(prefix) {
-            let key = String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), as: UTF8.self)
+            let key = try tables.reveal(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), in: transaction)
             let a = try version(collection: collection, key: key, asOf: from)
             let b = try version(collection: collection, key: key, asOf: to)
             let before = a.flatMap { $0.isRemoved ? nil : $0.document }
@@ -206,12 +206,12 @@ public struct DocumentReader {
     public func keys(collection: String, path: String, equals value: String) throws -> [String]? {
         guard try indexedPaths(collection: collection).contains(path),
               KeyedDocumentProjection.indexText(.string(value)) != nil else { return nil }
-        let prefix = KeyedDocumentProjection.indexPrefix(collection, path, value)
+        let prefix = KeyedDocumentProjection.indexPrefix(collection, path, value, tables)
         let c = try transaction.cursor(tables["index"])
         var out: [String] = []
         var entry = try c.seek(atLeast: prefix)
         while let e = entry, e.key.hasPrefix(prefix) {
-            out.append(String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), as: UTF8.self))
+            out.append(try tables.reveal(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), in: transaction))
             entry = try c.next()
         }
         return out
@@ -226,7 +226,7 @@ public struct DocumentReader {
               KeyedDocumentProjection.indexText(.string(value)) != nil,
               let since = try transaction.get(tables["index-history"], key: Array(collection.utf8) + [0, 0] + Array(path.utf8)),
               since.count == 8, since.withUnsafeBytes({ UInt64(bigEndianBytes: $0) }) <= seq else { return nil }
-        let prefix = KeyedDocumentProjection.indexPrefix(collection, path, value)
+        let prefix = KeyedDocumentProjection.indexPrefix(collection, path, value, tables)
         let c = try transaction.cursor(tables["index-history"])
         var out: [String] = []
         var entry = try c.seek(atLeast: prefix)
@@ -235,7 +235,7 @@ public struct DocumentReader {
             let from = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[(n - 8)...]))
             let to = UInt64(bigEndianBytes: e.value)
             if from <= seq && seq < to {
-                let key = String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(n - 9)]), as: UTF8.self)
+                let key = try tables.reveal(UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(n - 9)]), in: transaction)
                 if out.last != key { out.append(key) }
             }
             entry = try c.next()
@@ -251,7 +251,7 @@ public struct DocumentReader {
     /// entries it walks and nothing else; nil when `path` is not indexed.
     public func sortedKeys(collection: String, path: String, descending: Bool = false, after: String? = nil,
                            offset: Int = 0, limit: Int) throws -> [String]? {
-        guard let ordinal = try indexedPaths(collection: collection).firstIndex(of: path), ordinal < 256 else { return nil }
+        guard !tables.isEncrypted, let ordinal = try indexedPaths(collection: collection).firstIndex(of: path), ordinal < 256 else { return nil }
         let prefix = Array(collection.utf8) + [0, UInt8(ordinal)]
         let c = try transaction.cursor(tables["sorted"])
         // Two runs: the keys with a value (forward, or backward when descending), then the rest.
@@ -260,14 +260,14 @@ public struct DocumentReader {
         if let after {
             guard let record = try summary(collection: collection, key: after), !record.removed,
                   let doc = try state(collection: collection, key: after)?.document,
-                  let key = KeyedDocumentProjection.sortedKey(collection, ordinal, doc.value(atPath: path), after) else { return nil }
+                  let key = KeyedDocumentProjection.sortedKey(collection, ordinal, doc.value(atPath: path), after, tables) else { return nil }
             start = key
         }
         var out: [String] = []
         var skip = after == nil ? offset : 0
-        func take(_ key: UnsafeRawBufferPointer) -> Bool {
+        func take(_ key: UnsafeRawBufferPointer) throws -> Bool {
             if skip > 0 { skip -= 1; return out.count < limit }
-            out.append(KeyedDocumentProjection.key(fromSorted: key, prefixCount: prefix.count))
+            out.append(try KeyedDocumentProjection.key(fromSorted: key, prefixCount: prefix.count, tables, transaction))
             return out.count < limit
         }
         guard limit > 0 else { return [] }
@@ -284,14 +284,14 @@ public struct DocumentReader {
                     e = e == nil ? try c.last() : try c.previous()
                 }
                 while let entry = e, entry.key.hasPrefix(prefix) {
-                    if !take(entry.key) { return out }
+                    if try !take(entry.key) { return out }
                     e = try c.previous()
                 }
             } else {
                 var e = try c.seek(atLeast: start ?? prefix)
                 if let s = start, let entry = e, entry.key.elementsEqual(s) { e = try c.next() }
                 while let entry = e, entry.key.hasPrefix(prefix), entry.key.lexicographicallyPrecedes(missing) {
-                    if !take(entry.key) { return out }
+                    if try !take(entry.key) { return out }
                     e = try c.next()
                 }
             }
@@ -299,7 +299,7 @@ public struct DocumentReader {
         var e = try c.seek(atLeast: startsInMissing ? start! : missing)
         if startsInMissing, let s = start, let entry = e, entry.key.elementsEqual(s) { e = try c.next() }
         while let entry = e, entry.key.hasPrefix(missing) {
-            if !take(entry.key) { return out }
+            if try !take(entry.key) { return out }
             e = try c.next()
         }
         return out

@@ -274,7 +274,7 @@ public struct KeyedDocumentProjection: Projection {
         var gone: [String] = []
         var entry = try c.seek(atLeast: prefix)
         while let e = entry, e.key.hasPrefix(prefix) {
-            let key = String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), as: UTF8.self)
+            let key = try context.tables.reveal(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), in: context.transaction)
             let record = try CurrentRecord(e.value)
             if !record.removed, condition(key, record) { gone.append(key) }
             entry = try c.next()
@@ -297,7 +297,7 @@ public struct KeyedDocumentProjection: Projection {
         let txn = ctx.transaction
         let current = ctx.tables["current"]
         let digest = Digest16(digest ?? Self.digest(canonical))
-        try Self.withKeys(collection, key, event.seq) { ck, hk in
+        try Self.withKeys(collection, key, event.seq, ctx.tables) { ck, hk in
             var record: CurrentRecord
             var kind: ChangeKind?
             var previousSeq: UInt64?
@@ -313,7 +313,7 @@ public struct KeyedDocumentProjection: Projection {
             } else {
                 kind = .added
                 record = CurrentRecord(version: 0, firstSeq: event.seq, changedSeq: event.seq, lastSeenSeq: event.seq, removed: false, digest: digest)
-                try Self.withNaturalKey(collection, key) { try txn.put(ctx.tables["order"], key: $0, value: []) }
+                try Self.withNaturalKey(collection, key, ctx.tables, remembering: txn) { try txn.put(ctx.tables["order"], key: $0, value: []) }
             }
             if kind == .added || kind == .reappeared { try adjustCount(collection, by: 1, added: kind == .added, event.seq, ctx) }
             if let kind {
@@ -342,7 +342,7 @@ public struct KeyedDocumentProjection: Projection {
     }
 
     private func remove(_ collection: String, _ key: String, _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
-        try Self.withKeys(collection, key, event.seq) { ck, hk in
+        try Self.withKeys(collection, key, event.seq, ctx.tables) { ck, hk in
             guard let existing = try ctx.transaction.get(ctx.tables["current"], key: ck) else { return }
             var record = try CurrentRecord(existing)
             guard !record.removed else { return }
@@ -436,7 +436,7 @@ public struct KeyedDocumentProjection: Projection {
 
     /// The key a ``sortedKey(_:_:_:_:)`` was made for (`prefixCount`: the bytes of its
     /// collection and ordinal).
-    static func key(fromSorted raw: UnsafeRawBufferPointer, prefixCount: Int) -> String {
+    static func key(fromSorted raw: UnsafeRawBufferPointer, prefixCount: Int, _ tables: TableSet, _ txn: Transaction) throws -> String {
         var at = prefixCount
         switch raw[at] {
         case 0: at += 9
@@ -446,17 +446,30 @@ public struct KeyedDocumentProjection: Projection {
             at += 1
         default: at += 1
         }
-        return key(fromNatural: UnsafeRawBufferPointer(rebasing: raw[min(at, raw.count)...]))
+        return try key(fromNatural: UnsafeRawBufferPointer(rebasing: raw[min(at, raw.count)...]), tables, txn)
     }
 
-    /// The key a ``naturalKey(_:)`` was made from.
-    static func key(fromNatural raw: UnsafeRawBufferPointer) -> String {
+    /// The key a ``naturalKey(_:)`` (or, stored, ``storedNaturalKey(_:_:)``) was made from.
+    static func key(fromNatural raw: UnsafeRawBufferPointer, _ tables: TableSet, _ txn: Transaction) throws -> String {
         let skip = raw.first == 0 ? 9 : 1
-        return String(decoding: UnsafeRawBufferPointer(rebasing: raw[min(skip, raw.count)...]), as: UTF8.self)
+        return try tables.reveal(UnsafeRawBufferPointer(rebasing: raw[min(skip, raw.count)...]), in: txn)
     }
 
-    static func withNaturalKey<T>(_ collection: String, _ key: String, _ body: ([UInt8]) throws -> T) rethrows -> T {
-        try body(Array(collection.utf8) + [0] + naturalKey(key))
+    /// ``naturalKey(_:)`` as a table stores it: in an encrypted store the id after the prefix is
+    /// its digest (``TableSet/text(_:)``), so numbers keep their order and texts follow their
+    /// digests' order.
+    static func storedNaturalKey(_ key: String, _ tables: TableSet) -> [UInt8] {
+        guard tables.isEncrypted else { return naturalKey(key) }
+        if let n = UInt64(key) { return [0] + n.bigEndianBytes + tables.text(key) }
+        return [1] + tables.text(key)
+    }
+
+    /// `collection 0x00` and the stored natural key; `remembering`: the write that makes it,
+    /// which records the id behind its digest.
+    static func withNaturalKey<T>(_ collection: String, _ key: String, _ tables: TableSet, remembering txn: Transaction,
+                                  _ body: ([UInt8]) throws -> T) throws -> T {
+        if tables.isEncrypted { _ = try tables.text(key, remembering: txn) }
+        return try body(Array(collection.utf8) + [0] + storedNaturalKey(key, tables))
     }
 
     // MARK: Indexes
@@ -509,7 +522,7 @@ public struct KeyedDocumentProjection: Projection {
         while let e = entry, e.key.hasPrefix(prefix) {
             let record = try CurrentRecord(e.value)
             if !record.removed {
-                let key = String(decoding: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), as: UTF8.self)
+                let key = try ctx.tables.reveal(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), in: txn)
                 present.append((key, try JSONValue(parsing: Self.document(collection, key, at: record.changedSeq, txn, ctx.tables))))
             }
             entry = try docs.next()
@@ -527,14 +540,14 @@ public struct KeyedDocumentProjection: Projection {
         let history = ctx.tables["index-history"]
         for (ordinal, path) in paths.enumerated() {
             // The sorted index: every present document, under its value's sort key.
-            let sortedBefore = old.flatMap { Self.sortedKey(collection, ordinal, $0.value(atPath: path), key) }
-            let sortedAfter = new.flatMap { Self.sortedKey(collection, ordinal, $0.value(atPath: path), key) }
+            let sortedBefore = old.flatMap { Self.sortedKey(collection, ordinal, $0.value(atPath: path), key, ctx.tables) }
+            let sortedAfter = new.flatMap { Self.sortedKey(collection, ordinal, $0.value(atPath: path), key, ctx.tables) }
             if sortedBefore != sortedAfter {
                 if let sortedBefore { try txn.delete(ctx.tables["sorted"], key: sortedBefore) }
                 if let sortedAfter { try txn.put(ctx.tables["sorted"], key: sortedAfter, value: []) }
             }
-            let before = old.flatMap { Self.indexKey(collection, path, $0.value(atPath: path), key) }
-            let after = new.flatMap { Self.indexKey(collection, path, $0.value(atPath: path), key) }
+            let before = old.flatMap { Self.indexKey(collection, path, $0.value(atPath: path), key, ctx.tables) }
+            let after = new.flatMap { Self.indexKey(collection, path, $0.value(atPath: path), key, ctx.tables) }
             guard before != after else { continue }
             if let before {
                 try txn.delete(ctx.tables["index"], key: before)
@@ -566,13 +579,14 @@ public struct KeyedDocumentProjection: Projection {
         return text.utf8.count <= 192 && !text.utf8.contains(0) ? text : nil
     }
 
-    static func indexPrefix(_ collection: String, _ path: String, _ text: String) -> [UInt8] {
-        Array(collection.utf8) + [0] + Array(path.utf8) + [0] + Array(text.utf8) + [0]
+    /// `collection 0x00 path 0x00 value 0x00`; the value is its digest in an encrypted store.
+    static func indexPrefix(_ collection: String, _ path: String, _ text: String, _ tables: TableSet) -> [UInt8] {
+        Array(collection.utf8) + [0] + Array(path.utf8) + [0] + tables.text(text) + [0]
     }
 
-    static func indexKey(_ collection: String, _ path: String, _ value: JSONValue?, _ key: String) -> [UInt8]? {
+    static func indexKey(_ collection: String, _ path: String, _ value: JSONValue?, _ key: String, _ tables: TableSet) -> [UInt8]? {
         guard let text = indexText(value) else { return nil }
-        let k = indexPrefix(collection, path, text) + Array(key.utf8)
+        let k = indexPrefix(collection, path, text, tables) + tables.text(key)
         return k.count <= 511 ? k : nil
     }
 
@@ -582,8 +596,9 @@ public struct KeyedDocumentProjection: Projection {
     /// text 0x00` for a string, boolean or null (`true`, `false`, `null`; cut at a NUL and so the
     /// key stays within LMDB's 511 bytes: values alike up to the cut then follow their ids), and
     /// `0x02` for a value that is absent or a container. nil past 255 indexed paths.
-    static func sortedKey(_ collection: String, _ ordinal: Int, _ value: JSONValue?, _ key: String) -> [UInt8]? {
-        guard ordinal < 256 else { return nil }
+    /// nil in an encrypted store, which keeps no `sorted` table: its keys would be the values.
+    static func sortedKey(_ collection: String, _ ordinal: Int, _ value: JSONValue?, _ key: String, _ tables: TableSet) -> [UInt8]? {
+        guard ordinal < 256, !tables.isEncrypted else { return nil }
         var k = Array(collection.utf8) + [0, UInt8(ordinal)]
         let natural = naturalKey(key)
         switch value {
@@ -617,33 +632,41 @@ public struct KeyedDocumentProjection: Projection {
     // MARK: Keys and records
 
     /// `collection 0x00 key`, the current key (see ``withKeys(_:_:_:_:)``).
-    static func currentKey(_ collection: String, _ key: String) -> [UInt8] {
-        withKeys(collection, key, 0) { current, _ in [UInt8](current) }
+    static func currentKey(_ collection: String, _ key: String, _ tables: TableSet) -> [UInt8] {
+        withKeys(collection, key, 0, tables) { current, _ in [UInt8](current) }
     }
 
     /// `collection 0x00 key 0x00 seq(u64be)`, the history key, built on the stack; `body` gets
     /// the current key (its part before the second 0x00) and the history key. It runs for every
     /// put: no array is allocated. (``validate(_:_:)`` bounds both names.)
-    static func withKeys<T>(_ collection: String, _ key: String, _ seq: UInt64,
+    /// In an encrypted store the key part is the key's digest (``TableSet/text(_:)``).
+    static func withKeys<T>(_ collection: String, _ key: String, _ seq: UInt64, _ tables: TableSet,
                             _ body: (_ current: UnsafeRawBufferPointer, _ history: UnsafeRawBufferPointer) throws -> T) rethrows -> T {
-        var collection = collection, key = key
+        if tables.isEncrypted {
+            return try tables.text(key).withUnsafeBytes { try withKeyBytes(collection, $0, seq, body) }
+        }
+        var key = key
+        return try key.withUTF8 { try withKeyBytes(collection, UnsafeRawBufferPointer($0), seq, body) }
+    }
+
+    private static func withKeyBytes<T>(_ collection: String, _ k: UnsafeRawBufferPointer, _ seq: UInt64,
+                                        _ body: (_ current: UnsafeRawBufferPointer, _ history: UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        var collection = collection
         return try collection.withUTF8 { c in
-            try key.withUTF8 { k in
-                try withUnsafeTemporaryAllocation(byteCount: c.count + k.count + 10, alignment: 1) { buffer in
+            try withUnsafeTemporaryAllocation(byteCount: c.count + k.count + 10, alignment: 1) { buffer in
                     buffer.copyMemory(from: UnsafeRawBufferPointer(c))
                     buffer[c.count] = 0
-                    UnsafeMutableRawBufferPointer(rebasing: buffer[(c.count + 1)...]).copyMemory(from: UnsafeRawBufferPointer(k))
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[(c.count + 1)...]).copyMemory(from: k)
                     buffer[c.count + 1 + k.count] = 0
                     buffer.storeBytes(of: seq.bigEndian, toByteOffset: c.count + k.count + 2, as: UInt64.self)
                     let all = UnsafeRawBufferPointer(buffer)
                     return try body(UnsafeRawBufferPointer(rebasing: all[..<(c.count + 1 + k.count)]), all)
-                }
             }
         }
     }
 
-    static func historyKey(_ collection: String, _ key: String, _ seq: UInt64) -> [UInt8] {
-        withKeys(collection, key, seq) { [UInt8]($1) }
+    static func historyKey(_ collection: String, _ key: String, _ seq: UInt64, _ tables: TableSet) -> [UInt8] {
+        withKeys(collection, key, seq, tables) { [UInt8]($1) }
     }
 
     /// The digest kept in `current` to tell a changed document from an unchanged one: the first
@@ -757,7 +780,7 @@ public struct KeyedDocumentProjection: Projection {
 
     /// The stored bytes of the version written at exactly `seq`, or nil.
     static func versionRecord(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> UnsafeRawBufferPointer? {
-        try historyKey(collection, key, seq).withUnsafeBytes { try txn.get(tables["history"], key: $0) }
+        try historyKey(collection, key, seq, tables).withUnsafeBytes { try txn.get(tables["history"], key: $0) }
     }
 
     /// The head of a `history` record, before the document: version, time, how it came to be.

@@ -33,6 +33,11 @@ struct LogSchema: Sendable {
     let checkpoints: Database
     let quarantine: Database
     let projectionTables: [String: TableSet]
+    /// The store's cipher when it is encrypted (``StoreCipher``).
+    let cipher: StoreCipher?
+    /// In an encrypted store, seq → SHA-256 over the hash before it and the event's stored
+    /// (sealed) envelope and body rows: a chain over what is stored, checked without the key.
+    let sealedChain: Database?
 
     /// 2: bodies live in `bodies`, keyed by the seq that stored them (appended, so a batch's new
     /// bodies fill fresh pages in order instead of dirtying a random `blobs` page each), and
@@ -49,26 +54,47 @@ struct LogSchema: Sendable {
 
     /// `bodyPrefix`: the `body-index` key length of a store created now (see ``BodyIndex``);
     /// an existing store keeps its own.
-    init(opening env: Environment, projections: [any Projection], bodyPrefix: Int = BodyIndex.defaultPrefix) throws {
+    ///
+    /// `encryption`: the key given for the store (a new store is created encrypted under it), or
+    /// the cipher of the store a scratch copy is made of.
+    init(opening env: Environment, projections: [any Projection], bodyPrefix: Int = BodyIndex.defaultPrefix,
+         encryption: Encryption = .none) throws {
         precondition((1...32).contains(bodyPrefix), "a body-index prefix is 1–32 bytes")
         var prefix = bodyPrefix
         var tables: [String: TableSet] = [:]
         var migrating = false
         var dbs: [String: Database] = [:]
+        var cipher: StoreCipher?
         try env.write { txn in
-            for name in ["events", "ids", "by-stream", "by-type", "by-time", "blobs", "bodies", "body-index", "meta", "checkpoints", "quarantine", "lineage"] {
-                dbs[name] = try env.openDatabase(name, in: txn)
-            }
-            for p in projections {
-                var set: [String: Database] = [:]
-                for t in p.tables {
-                    set[t] = try env.openDatabase(TableSet.databaseName(projection: p.name, table: t), in: txn)
-                }
-                tables[p.name] = TableSet(databases: set)
-            }
             let formatKey = Array("format".utf8)
             let prefixKey = Array("body-prefix".utf8)
-            let meta = dbs["meta"]!
+            let meta = try env.openDatabase("meta", in: txn)
+            let isNew = try txn.get(meta, key: formatKey) == nil
+            cipher = try Self.cipher(meta: meta, isNew: isNew, encryption: encryption, txn, path: env.path)
+            func protection(_ name: String) -> Protection? {
+                guard let cipher else { return nil }
+                switch name {
+                case "events", "bodies", "quarantine": return Protection(sealer: cipher)
+                case "ids", "lineage": return Protection(sealer: cipher, sealsValues: name == "lineage", keyDigestLength: 16)
+                case "blobs": return Protection(sealer: cipher, sealsValues: false, keyDigestLength: 32)
+                default: return nil
+                }
+            }
+            dbs["meta"] = meta
+            for name in ["events", "ids", "by-stream", "by-type", "by-time", "blobs", "bodies", "checkpoints", "quarantine", "lineage"] {
+                dbs[name] = try env.openDatabase(name, in: txn, protection: protection(name))
+            }
+            if cipher != nil { dbs["sealed-chain"] = try env.openDatabase("sealed-chain", in: txn) }
+            for p in projections {
+                var set: [String: Database] = [:]
+                let sealed = cipher.map { Protection(sealer: $0) }
+                for t in p.tables {
+                    set[t] = try env.openDatabase(TableSet.databaseName(projection: p.name, table: t), in: txn, protection: sealed)
+                }
+                var names: Database?
+                if cipher != nil { names = try env.openDatabase(TableSet.databaseName(projection: p.name, table: TableSet.namesTable), in: txn, protection: sealed) }
+                tables[p.name] = TableSet(databases: set, cipher: cipher, names: names)
+            }
             if let f = try txn.get(meta, key: formatKey) {
                 let stored = f.withUnsafeBytes { UInt64(bigEndianBytes: $0) }
                 guard Self.readableFormats.contains(stored) else {
@@ -93,7 +119,12 @@ struct LogSchema: Sendable {
                 try txn.put(meta, key: formatKey, value: Self.formatVersion.bigEndianBytes)
                 try txn.put(meta, key: prefixKey, value: UInt64(prefix).bigEndianBytes)
             }
+            // Opened once the prefix length is known: an encrypted store digests its keys to it.
+            dbs["body-index"] = try env.openDatabase("body-index", in: txn,
+                                                      protection: cipher.map { Protection(sealer: $0, sealsValues: false, keyDigestLength: max(8, prefix)) })
         }
+        self.cipher = cipher
+        sealedChain = dbs["sealed-chain"]
         events = dbs["events"]!
         ids = dbs["ids"]!
         byStream = dbs["by-stream"]!
@@ -108,6 +139,51 @@ struct LogSchema: Sendable {
         checkpoints = dbs["checkpoints"]!
         quarantine = dbs["quarantine"]!
         projectionTables = tables
+    }
+
+    /// How a store is opened with respect to encryption.
+    enum Encryption {
+        /// No key: the store must not be encrypted.
+        case none
+        /// The key given: an encrypted store must be encrypted under it; a new store is created so.
+        case key(StoreKey)
+        /// The cipher of another store (its scratch copy shares its key, salt and digests).
+        case copyOf(StoreCipher)
+    }
+
+    /// The store's cipher: checks the key against `meta/encryption`, or writes that record for a
+    /// new store given a key.
+    private static func cipher(meta: Database, isNew: Bool, encryption: Encryption, _ txn: Transaction, path: String) throws -> StoreCipher? {
+        let record = try txn.get(meta, key: EncryptionRecord.key).map { try $0.withUnsafeBytes { try EncryptionRecord($0) } }
+        switch (record, encryption) {
+        case (nil, .none):
+            return nil
+        case (let r?, .none):
+            _ = r
+            throw EventStoreError(code: .encryption, message: "the store at \(path) is encrypted: give its key file with STRATA_KEY_FILE=FILE or --key-file FILE (nothing was read or changed)")
+        case (let r?, .key(let key)):
+            let c = StoreCipher(key: key, salt: r.salt)
+            guard c.check == r.check else {
+                throw EventStoreError(code: .encryption, message: "the key given is not the key of the store at \(path); give the key file it was created with (nothing was read or changed)")
+            }
+            return c
+        case (let r?, .copyOf(let c)):
+            guard c.salt == r.salt, c.check == r.check else { throw EventStoreError(code: .encryption, message: "a scratch copy's key differs from its store's") }
+            return c
+        case (nil, .key(let key)):
+            guard isNew else {
+                throw EventStoreError(code: .encryption, message: "the store at \(path) is not encrypted, and a key was given; unset STRATA_KEY_FILE, or copy the store into a new encrypted one with `strata rekey --to-key FILE --into DIR`")
+            }
+            var salt = [UInt8](repeating: 0, count: 16)
+            salt.withUnsafeMutableBytes { RandomID.fill($0) }
+            let c = StoreCipher(key: key, salt: salt)
+            try txn.put(meta, key: EncryptionRecord.key, value: EncryptionRecord(salt: salt, check: c.check).encoded)
+            return c
+        case (nil, .copyOf(let c)):
+            guard isNew else { throw EventStoreError(code: .encryption, message: "a scratch copy must be a new store") }
+            try txn.put(meta, key: EncryptionRecord.key, value: EncryptionRecord(salt: c.salt, check: c.check).encoded)
+            return c
+        }
     }
 
     // MARK: Keys

@@ -203,6 +203,7 @@ actor LogWriter {
             counters.blobRawBytes += UInt64(ref.size)
             counters.blobStoredBytes += UInt64(storedBlob.count)
         }
+        if let chain = schema.sealedChain { try SealedChain.link(event.seq, chain: chain, schema, txn) }
     }
 
     /// Copies already-recorded events (envelope bytes and stored blobs kept as they are) into this
@@ -357,7 +358,7 @@ actor LogWriter {
     }
 
     private func reset(_ p: any Projection, txn: Transaction) throws {
-        for db in schema.projectionTables[p.name]!.databases.values { try txn.clear(db) }
+        for db in schema.projectionTables[p.name]!.all { try txn.clear(db) }
         let prefix = Array(p.name.utf8) + [0]
         let c = try txn.cursor(schema.quarantine)
         var e = try c.seek(atLeast: prefix)

@@ -58,9 +58,52 @@ public struct TableSet: Sendable {
     /// a few short names beats hashing one.
     private let list: [(name: String, database: Database)]
 
-    init(databases: [String: Database]) {
+    /// The store's cipher when it is encrypted.
+    let cipher: StoreCipher?
+    /// In an encrypted store, the texts behind the digests in its keys (``text(_:)``): digest →
+    /// sealed text. Cleared with the projection's tables.
+    let names: Database?
+    static let namesTable = "~names"
+
+    init(databases: [String: Database], cipher: StoreCipher? = nil, names: Database? = nil) {
         self.databases = databases
+        self.cipher = cipher
+        self.names = names
         list = databases.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    /// Every database of the projection, its texts' table included.
+    var all: [Database] { list.map(\.database) + (names.map { [$0] } ?? []) }
+
+    /// Whether the store is encrypted: data-derived texts in keys are digests, and the tables
+    /// that order by such texts order by their digests.
+    public var isEncrypted: Bool { cipher != nil }
+
+    /// What stands for `text` (an item id, an index value, a URL) inside a key: its UTF-8 bytes,
+    /// or, in an encrypted store, a 16-byte keyed digest without zero bytes (so a key keeps its
+    /// `0x00`-separated layout and its whole-text lookups). See ``reveal(_:in:)``.
+    public func text(_ text: String) -> [UInt8] {
+        guard let cipher else { return Array(text.utf8) }
+        var t = text
+        return t.withUTF8 { cipher.text(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// ``text(_:)``, remembering the text so ``reveal(_:in:)`` can give it back from a key. Call
+    /// it where a write makes a key that readers take texts back from.
+    public func text(_ text: String, remembering txn: Transaction) throws -> [UInt8] {
+        let t = self.text(text)
+        if let names { _ = try txn.insert(names, key: t, value: Array(text.utf8)) }
+        return t
+    }
+
+    /// The text behind `bytes` taken from a key: the bytes themselves, or the text remembered for
+    /// a digest. Throws when an encrypted store has no text for it.
+    public func reveal(_ bytes: UnsafeRawBufferPointer, in txn: Transaction) throws -> String {
+        guard let names else { return String(decoding: bytes, as: UTF8.self) }
+        guard let raw = try txn.get(names, key: bytes) else {
+            throw EventStoreError.corrupted("a key's text is missing from the encrypted store's names; run `strata rebuild`")
+        }
+        return String(decoding: raw, as: UTF8.self)
     }
 
     /// The table named `name`. Traps on a table the projection did not declare: a programming error.

@@ -48,7 +48,7 @@ public enum RandomID {
     /// Fills `buffer` from the kernel's generator: one read of `/dev/urandom` (the source
     /// `getrandom` draws from) for the whole pool; 8 bytes at a time from the system generator
     /// where that device cannot be read.
-    private static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+    static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         var done = 0
         let fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
         if fd >= 0 {

@@ -177,11 +177,12 @@ public final class Environment: @unchecked Sendable {
 
     /// Opens (creating when writable) a named database. Call once per name, at start-up,
     /// inside a write transaction that is committed before the handle is used elsewhere.
-    public func openDatabase(_ name: String?, in txn: Transaction, create: Bool = true) throws -> Database {
+    /// `protection`: how its rows are protected in an encrypted store (nil: stored as given).
+    public func openDatabase(_ name: String?, in txn: Transaction, create: Bool = true, protection: Protection? = nil) throws -> Database {
         var dbi: MDB_dbi = 0
         let flags: UInt32 = create && !txn.readOnly ? UInt32(MDB_CREATE) : 0
         try check(mdb_dbi_open(txn.txn, name, flags, &dbi), "mdb_dbi_open(\(name ?? "main"))")
-        return Database(dbi: dbi, name: name ?? "")
+        return Database(dbi: dbi, name: name ?? "", protection: protection)
     }
 }
 
@@ -189,6 +190,31 @@ public final class Environment: @unchecked Sendable {
 public struct Database: Sendable, Hashable {
     public let dbi: MDB_dbi
     public let name: String
+    /// Sealed values and digested keys, in an encrypted store.
+    public let protection: Protection?
+    /// What sealed values are bound to besides their key: FNV-1a of the name, so a value moved
+    /// to another database does not open.
+    public let domain: UInt64
+
+    init(dbi: MDB_dbi, name: String, protection: Protection? = nil) {
+        self.dbi = dbi
+        self.name = name
+        self.protection = protection
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in name.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        domain = h
+    }
+
+    /// The key LMDB holds for `key`: a keyed digest of it where the database digests its keys.
+    public func storedKey(_ key: [UInt8]) -> [UInt8] {
+        guard let p = protection, let n = p.keyDigestLength else { return key }
+        var out = [UInt8](repeating: 0, count: n)
+        key.withUnsafeBytes { k in out.withUnsafeMutableBytes { p.sealer.digest(k, domain: domain, into: $0) } }
+        return out
+    }
+
+    public static func == (a: Database, b: Database) -> Bool { a.dbi == b.dbi && a.name == b.name }
+    public func hash(into h: inout Hasher) { h.combine(dbi); h.combine(name) }
 }
 
 /// Statistics of one database.

@@ -11,6 +11,15 @@ public final class Transaction {
     private let holdsGate: Bool
     private var open = true
     private weak var parent: Transaction?
+    /// Plaintext of sealed values handed out; a child transaction uses its root's.
+    private var ownArena: Arena?
+    var arena: Arena {
+        if let parent { return parent.arena }
+        if let ownArena { return ownArena }
+        let a = Arena()
+        ownArena = a
+        return a
+    }
 
     init(environment: Environment, txn: OpaquePointer, readOnly: Bool, holdsGate: Bool, parent: Transaction?) {
         self.environment = environment
@@ -27,6 +36,7 @@ public final class Transaction {
         precondition(open, "transaction already ended")
         open = false
         let rc = mdb_txn_commit(txn)
+        ownArena?.release()
         if holdsGate { environment.gate.unlock() }
         try check(rc, "mdb_txn_commit")
     }
@@ -36,6 +46,7 @@ public final class Transaction {
         guard open else { return }
         open = false
         mdb_txn_abort(txn)
+        ownArena?.release()
         if holdsGate { environment.gate.unlock() }
     }
 
@@ -57,6 +68,16 @@ public final class Transaction {
 
     /// The value stored under `key`, or nil. The buffer is valid until the transaction ends.
     public func get(_ db: Database, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        guard let p = db.protection else { return try getRaw(db, key: key) }
+        return try withStoredKey(db, p, key) { k in
+            guard let v = try getRaw(db, key: k) else { return nil }
+            return try plain(db, p, k, v)
+        }
+    }
+
+    /// The value stored under `key` as LMDB holds it: no digest of the key, no opening of a
+    /// sealed value (``verify`` of what is stored, without the store's key).
+    public func getRaw(_ db: Database, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
         let rc = mdb_get(txn, db.dbi, &k, &v)
@@ -90,6 +111,21 @@ public final class Transaction {
     /// the key exists.
     @discardableResult
     public func put(_ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags = []) throws -> Bool {
+        if let p = db.protection {
+            return try withStoredKey(db, p, key) { k in
+                guard p.sealsValues else { return try putRaw(db, key: k, value: value, flags: flags) }
+                let (rc, _) = try reserve(db, k, p.sealer.overhead + value.count, flags.rawValue) { out in
+                    p.sealer.seal(value, domain: db.domain, key: k, into: out)
+                }
+                return rc == 0
+            }
+        }
+        return try putRaw(db, key: key, value: value, flags: flags)
+    }
+
+    /// Stores `value` under `key` as given (see ``getRaw(_:key:)``).
+    @discardableResult
+    public func putRaw(_ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags = []) throws -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = mdb_put(txn, db.dbi, &k, &v, flags.rawValue)
@@ -110,6 +146,25 @@ public final class Transaction {
     /// Stores `value` under `key` unless the key exists, and then returns the stored value instead
     /// (nil when `value` was stored): one B-tree descent where a get and a put take two.
     public func insert(_ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        if let p = db.protection {
+            return try withStoredKey(db, p, key) { k in
+                guard p.sealsValues else { return try insertRaw(db, k, value) }
+                let (rc, existing) = try reserve(db, k, p.sealer.overhead + value.count, UInt32(MDB_NOOVERWRITE)) { out in
+                    p.sealer.seal(value, domain: db.domain, key: k, into: out)
+                }
+                return rc == 0 ? nil : try plain(db, p, k, existing)
+            }
+        }
+        return try insertRaw(db, key, value)
+    }
+
+    /// ``insert(_:key:value:)`` of arrays; the stored value, when there was one, copied.
+    @discardableResult
+    public func insert(_ db: Database, key: [UInt8], value: [UInt8]) throws -> [UInt8]? {
+        try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try insert(db, key: k, value: v).map { [UInt8]($0) } } }
+    }
+
+    private func insertRaw(_ db: Database, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = mdb_put(txn, db.dbi, &k, &v, UInt32(MDB_NOOVERWRITE))
@@ -120,6 +175,21 @@ public final class Transaction {
 
     /// Reserves `count` bytes under `key` and lets `fill` write them in place (no extra copy).
     public func putReserved(_ db: Database, key: UnsafeRawBufferPointer, count: Int, fill: (UnsafeMutableRawBufferPointer) -> Void) throws {
+        if let p = db.protection {
+            try withStoredKey(db, p, key) { k in
+                guard p.sealsValues else { return try putReservedRaw(db, k, count, fill) }
+                let plain = arena.allocate(count)
+                fill(plain)
+                _ = try reserve(db, k, p.sealer.overhead + count, 0) { out in
+                    p.sealer.seal(UnsafeRawBufferPointer(plain), domain: db.domain, key: k, into: out)
+                }
+            }
+            return
+        }
+        try putReservedRaw(db, key, count, fill)
+    }
+
+    private func putReservedRaw(_ db: Database, _ key: UnsafeRawBufferPointer, _ count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: count, mv_data: nil)
         try check(mdb_put(txn, db.dbi, &k, &v, UInt32(MDB_RESERVE)), "mdb_put(\(db.name), reserve)")
@@ -129,12 +199,14 @@ public final class Transaction {
     /// Deletes `key`; returns whether it existed.
     @discardableResult
     public func delete(_ db: Database, key: [UInt8]) throws -> Bool {
-        try key.withUnsafeBytes { (kb) -> Bool in
+        try key.withUnsafeBytes { (raw) -> Bool in
+          try withStoredKey(db, db.protection, raw) { kb in
             var k = MDB_val(mv_size: kb.count, mv_data: UnsafeMutableRawPointer(mutating: kb.baseAddress))
             let rc = mdb_del(txn, db.dbi, &k, nil)
             if rc == MDB_NOTFOUND { return false }
             try check(rc, "mdb_del(\(db.name))")
             return true
+          }
         }
     }
 
@@ -152,10 +224,58 @@ public final class Transaction {
     }
 
     /// Opens a cursor over `db`, closed when the transaction ends or the cursor is released.
-    public func cursor(_ db: Database) throws -> Cursor {
+    /// `raw`: entries as LMDB holds them (sealed values not opened; see ``getRaw(_:key:)``).
+    /// Over a database with digested keys, the keys are the digests, and a seek digests its key.
+    public func cursor(_ db: Database, raw: Bool = false) throws -> Cursor {
         var c: OpaquePointer?
         try check(mdb_cursor_open(txn, db.dbi, &c), "mdb_cursor_open(\(db.name))")
-        return Cursor(cursor: c!, transaction: self)
+        return Cursor(cursor: c!, transaction: self, database: db, protection: raw ? nil : db.protection)
+    }
+
+    // MARK: Protection
+
+    /// Runs `body` with the key LMDB stores for `key`: a digest of it, on a database that
+    /// digests its keys.
+    func withStoredKey<T>(_ db: Database, _ p: Protection?, _ key: UnsafeRawBufferPointer,
+                          _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        guard let p, let n = p.keyDigestLength else { return try body(key) }
+        return try withUnsafeTemporaryAllocation(byteCount: n, alignment: 1) { out in
+            p.sealer.digest(key, domain: db.domain, into: out)
+            return try body(UnsafeRawBufferPointer(out))
+        }
+    }
+
+    /// The plaintext of `stored`, read raw from `db` under `key` (as stored): what a read would
+    /// have given. Throws when a sealed value does not open.
+    public func plainValue(_ db: Database, key: UnsafeRawBufferPointer, stored: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
+        guard let p = db.protection else { return stored }
+        return try plain(db, p, key, stored)
+    }
+
+    /// The plaintext of a value read from a protected database, in the transaction's memory.
+    func plain(_ db: Database, _ p: Protection, _ key: UnsafeRawBufferPointer, _ stored: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
+        guard p.sealsValues else { return stored }
+        guard stored.count >= p.sealer.overhead else {
+            throw StorageError(code: .corrupted, message: "a sealed value in \(db.name) is \(stored.count) bytes, shorter than its seal; run `strata verify`")
+        }
+        let out = arena.allocate(stored.count - p.sealer.overhead)
+        try p.sealer.open(stored, domain: db.domain, key: key, into: out)
+        return UnsafeRawBufferPointer(out)
+    }
+
+    /// `mdb_put` with `MDB_RESERVE`; `fill` writes the reserved bytes. Returns the return code
+    /// (0, or `MDB_KEYEXIST` under `MDB_NOOVERWRITE`, with the stored value).
+    private func reserve(_ db: Database, _ key: UnsafeRawBufferPointer, _ count: Int, _ flags: UInt32,
+                         _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws -> (Int32, UnsafeRawBufferPointer) {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: count, mv_data: nil)
+        let rc = mdb_put(txn, db.dbi, &k, &v, flags | UInt32(MDB_RESERVE))
+        if rc == MDB_KEYEXIST && flags & UInt32(MDB_NOOVERWRITE) != 0 {
+            return (rc, UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+        }
+        try check(rc, "mdb_put(\(db.name))")
+        fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
+        return (0, UnsafeRawBufferPointer(start: nil, count: 0))
     }
 }
 
@@ -164,10 +284,14 @@ public final class Cursor {
     let cursor: OpaquePointer
     // Keeps the transaction alive as long as the cursor.
     private let transaction: Transaction
+    private let database: Database
+    private let protection: Protection?
 
-    init(cursor: OpaquePointer, transaction: Transaction) {
+    init(cursor: OpaquePointer, transaction: Transaction, database: Database, protection: Protection?) {
         self.cursor = cursor
         self.transaction = transaction
+        self.database = database
+        self.protection = protection
     }
 
     deinit { mdb_cursor_close(cursor) }
@@ -180,8 +304,10 @@ public final class Cursor {
         let rc = mdb_cursor_get(cursor, &k, &v, op)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_cursor_get")
-        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
-                UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+        let key = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
+        let value = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        guard let protection else { return (key, value) }
+        return (key, try transaction.plain(database, protection, key, value))
     }
 
     public func first() throws -> Entry? { try op(MDB_FIRST) }
@@ -192,7 +318,7 @@ public final class Cursor {
 
     /// Positions at the first key ≥ `key`.
     public func seek(atLeast key: UnsafeRawBufferPointer) throws -> Entry? {
-        try op(MDB_SET_RANGE, key: key)
+        try transaction.withStoredKey(database, protection, key) { try op(MDB_SET_RANGE, key: $0) }
     }
 
     public func seek(atLeast key: [UInt8]) throws -> Entry? {

@@ -25,8 +25,10 @@ public struct RecordingIndex: Projection {
 
     public func apply(_ event: RecordedEvent, in context: ProjectionContext) throws {
         guard event[metadata: "import"] == nil, let url = event[metadata: "url"], let (host, target) = Self.split(url) else { return }
-        let prefix = Array(target.utf8) + [0] + Array(host.utf8)
-        guard prefix.count <= 400 else { return }
+        guard target.utf8.count + host.utf8.count < 400 else { return }
+        // In an encrypted store the target and host are digests (``TableSet/text(_:)``).
+        let tables = context.tables
+        let prefix = tables.text(target) + [0] + (try tables.text(host, remembering: context.transaction))
         let kind: UInt8 = event.type == DataEvents.fetchFailed ? 1 : 0
         try context.transaction.put(context.tables["by-url"], key: prefix + [0] + event.seq.bigEndianBytes,
                                     value: [kind] + UInt64(bitPattern: event.recordedAt.microseconds).bigEndianBytes)
@@ -51,30 +53,31 @@ public struct RecordingIndex: Projection {
     /// Reads the index inside one snapshot.
     public struct Reader {
         let transaction: Transaction
+        let tables: TableSet
         let byURL: Database
         let hosts: Database
 
         public init(_ snapshot: LogSnapshot) throws {
             transaction = snapshot.transaction
-            let t = try snapshot.tables(of: "recordings")
-            byURL = t["by-url"]
-            hosts = t["hosts"]
+            tables = try snapshot.tables(of: "recordings")
+            byURL = tables["by-url"]
+            hosts = tables["hosts"]
         }
 
         /// The hosts `target` was fetched from, in byte order.
         public func hosts(target: String) throws -> [String] {
-            let prefix = Array(target.utf8) + [0]
+            let prefix = tables.text(target) + [0]
             let c = try transaction.cursor(hosts)
             var out: [String] = []
             var e = try c.seek(atLeast: prefix)
             while let entry = e, entry.key.starts(with: prefix) {
-                out.append(String(decoding: entry.key.dropFirst(prefix.count), as: UTF8.self))
+                out.append(try tables.reveal(UnsafeRawBufferPointer(rebasing: entry.key[prefix.count...]), in: transaction))
                 e = try c.next()
             }
             return out
         }
 
-        private func prefix(_ target: String, _ host: String) -> [UInt8] { Array(target.utf8) + [0] + Array(host.utf8) + [0] }
+        private func prefix(_ target: String, _ host: String) -> [UInt8] { tables.text(target) + [0] + tables.text(host) + [0] }
 
         private func entry(_ e: Cursor.Entry?, _ prefix: [UInt8]) -> Entry? {
             guard let e, e.key.count == prefix.count + 8, e.key.starts(with: prefix), e.value.count == 9 else { return nil }

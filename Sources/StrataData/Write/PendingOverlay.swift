@@ -92,7 +92,8 @@ struct PendingOverlay {
 
     private var txn: Transaction { context.transaction }
 
-    private func key(_ key: String) -> [UInt8] { Array(source.utf8) + [0] + Array(key.utf8) }
+    /// `source 0x00 key`; the key is its digest in an encrypted store (``TableSet/text(_:)``).
+    private func key(_ key: String) -> [UInt8] { Array(source.utf8) + [0] + context.tables.text(key) }
 
     /// Whether the source has any item with open writes (one seek): pages of a source without
     /// any skip every other lookup.
@@ -115,7 +116,7 @@ struct PendingOverlay {
         var out: [(String, Entry)] = []
         var e = try c.seek(atLeast: prefix)
         while let x = e, x.key.hasPrefix(prefix) {
-            out.append((String(decoding: UnsafeRawBufferPointer(rebasing: x.key[prefix.count...]), as: UTF8.self), try Entry(json: JSONValue(parsing: x.value))))
+            out.append((try context.tables.reveal(UnsafeRawBufferPointer(rebasing: x.key[prefix.count...]), in: txn), try Entry(json: JSONValue(parsing: x.value))))
             e = try c.next()
         }
         return out
@@ -126,6 +127,7 @@ struct PendingOverlay {
         if entry.writes.isEmpty {
             _ = try txn.delete(context.tables["pending"], key: self.key(key))
         } else {
+            _ = try context.tables.text(key, remembering: txn)
             _ = try txn.put(context.tables["pending"], key: self.key(key), value: entry.json.canonicalBytes)
         }
         if entry.mark != previous {
@@ -253,7 +255,7 @@ public struct PendingReader {
 
     /// The item's mark now, or as of a seq (one seek).
     public func mark(source: String, key: String, asOf seq: UInt64? = nil) throws -> PendingMark {
-        let prefix = Array(source.utf8) + [0] + Array(key.utf8) + [0]
+        let prefix = Array(source.utf8) + [0] + tables.text(key) + [0]
         let c = try transaction.cursor(tables["pending-history"])
         guard let e = try c.seek(atMost: prefix + (seq ?? .max).bigEndianBytes), e.key.hasPrefix(prefix), e.key.count == prefix.count + 8,
               let b = e.value.first else { return .none }
@@ -262,6 +264,6 @@ public struct PendingReader {
 
     /// The ETag of the server's last answer to a write on the item.
     public func etag(source: String, key: String) throws -> String? {
-        try transaction.get(tables["etags"], key: Array(source.utf8) + [0] + Array(key.utf8)).map { String(decoding: $0, as: UTF8.self) }
+        try transaction.get(tables["etags"], key: Array(source.utf8) + [0] + tables.text(key)).map { String(decoding: $0, as: UTF8.self) }
     }
 }

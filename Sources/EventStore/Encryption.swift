@@ -1,0 +1,174 @@
+import Crypto
+import Foundation
+public import LMDB
+import Synchronization
+
+/// The 32-byte key of an encrypted store. It lives in a file of its own (mode 0600, 32 random
+/// bytes: `strata key generate`), never in the store, the log or any output.
+public struct StoreKey: Sendable {
+    private let bytes: [UInt8]
+    var key: SymmetricKey { SymmetricKey(data: bytes) }
+
+    /// - Throws: ``EventStoreError`` (`.encryption`) unless `bytes` is 32 bytes.
+    public init(bytes: [UInt8]) throws {
+        guard bytes.count == 32 else {
+            throw EventStoreError(code: .encryption, message: "a store key is 32 bytes, this one is \(bytes.count); make one with `strata key generate FILE`")
+        }
+        self.bytes = bytes
+    }
+
+    /// A new key from the system's generator.
+    public static func generate() -> StoreKey {
+        var bytes = [UInt8](repeating: 0, count: 32)
+        bytes.withUnsafeMutableBytes { RandomID.fill($0) }
+        defer { for i in bytes.indices { bytes[i] = 0 } }
+        return try! StoreKey(bytes: bytes)
+    }
+
+    /// Reads a key file: exactly 32 bytes, readable by its owner only.
+    /// - Throws: ``EventStoreError`` (`.encryption`) naming the file and what to do.
+    public static func load(file path: String) throws -> StoreKey {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            throw EventStoreError(code: .encryption, message: "cannot read the key file \(path): \(String(cString: strerror(errno))); make one with `strata key generate \(path)`")
+        }
+        guard st.st_mode & 0o077 == 0 else {
+            throw EventStoreError(code: .encryption, message: "the key file \(path) can be read by others (mode \(String(st.st_mode & 0o777, radix: 8))); run `chmod 600 \(path)`")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw EventStoreError(code: .encryption, message: "cannot read the key file \(path)")
+        }
+        return try StoreKey(bytes: [UInt8](data))
+    }
+
+    /// Writes the key to a new file, mode 0600; never replaces an existing file.
+    /// - Throws: ``EventStoreError`` (`.encryption`) when the file exists or cannot be written.
+    public func write(toNewFile path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let reason = errno == EEXIST ? "it exists (a key is never overwritten)" : String(cString: strerror(errno))
+            throw EventStoreError(code: .encryption, message: "cannot create the key file \(path): \(reason)")
+        }
+        defer { close(fd) }
+        let ok = bytes.withUnsafeBytes { b in Foundation.write(fd, b.baseAddress, b.count) == b.count }
+        guard ok, fsync(fd) == 0 else { throw EventStoreError(code: .encryption, message: "cannot write the key file \(path)") }
+    }
+}
+
+/// The cryptography of an encrypted store, from its key and the store's own salt (so one key
+/// file used for two stores gives them unrelated keys):
+/// - values: AES-256-GCM, a random 96-bit nonce per record, bound to the database and the key
+///   the value is stored under (a value moved elsewhere does not open);
+/// - keyed digests (HMAC-SHA256) of the keys of `ids`, `body-index`, `blobs` and `lineage`, and
+///   of the item ids, index values and URLs inside projection keys (``TableSet/text(_:)``).
+/// Subkeys are derived with HKDF-SHA256; the key itself is used for nothing else.
+final class StoreCipher: ValueSealer, @unchecked Sendable {
+    static let nonceBytes = 12
+    static let tagBytes = 16
+    let overhead = StoreCipher.nonceBytes + StoreCipher.tagBytes
+
+    private let valueKey: SymmetricKey
+    private let digestKey: SymmetricKey
+    private let textKey: SymmetricKey
+    /// What `meta/encryption` holds to recognize the key: HMAC of a fixed text.
+    let check: [UInt8]
+    /// The store's salt (`meta/encryption`).
+    let salt: [UInt8]
+    private let nonces = Mutex(NoncePool())
+
+    /// 16 bytes of the store's salt.
+    init(key: StoreKey, salt: [UInt8]) {
+        func derive(_ info: String) -> SymmetricKey {
+            HKDF<SHA256>.deriveKey(inputKeyMaterial: key.key, salt: salt, info: Array(info.utf8), outputByteCount: 32)
+        }
+        self.salt = salt
+        valueKey = derive("strata values v1")
+        digestKey = derive("strata key digests v1")
+        textKey = derive("strata key texts v1")
+        check = Array(HMAC<SHA256>.authenticationCode(for: Array("strata key check".utf8), using: derive("strata key check v1")))
+    }
+
+    private struct NoncePool {
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        var used = 4096
+    }
+
+    private func nonce(into out: UnsafeMutableRawBufferPointer) {
+        nonces.withLock { p in
+            if p.used + out.count > p.bytes.count {
+                p.bytes.withUnsafeMutableBytes { RandomID.fill($0) }
+                p.used = 0
+            }
+            p.bytes.withUnsafeBytes { b in out.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[p.used..<(p.used + out.count)])) }
+            p.used += out.count
+        }
+    }
+
+    private static func aad(_ domain: UInt64, _ key: UnsafeRawBufferPointer) -> [UInt8] {
+        var a = [UInt8](repeating: 0, count: 8 + key.count)
+        a.withUnsafeMutableBytes { out in
+            out.storeBytes(of: domain.littleEndian, as: UInt64.self)
+            UnsafeMutableRawBufferPointer(rebasing: out[8...]).copyMemory(from: key)
+        }
+        return a
+    }
+
+    func seal(_ plain: UnsafeRawBufferPointer, domain: UInt64, key: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
+        let n = Self.nonceBytes
+        nonce(into: UnsafeMutableRawBufferPointer(rebasing: out[0..<n]))
+        let nonce = try! AES.GCM.Nonce(data: UnsafeRawBufferPointer(rebasing: out[0..<n]))
+        let box = try! AES.GCM.seal(plain, using: valueKey, nonce: nonce, authenticating: Self.aad(domain, key))
+        box.ciphertext.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[n..<(n + plain.count)]).copyMemory(from: $0) }
+        box.tag.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[(n + plain.count)...]).copyMemory(from: $0) }
+    }
+
+    func open(_ sealed: UnsafeRawBufferPointer, domain: UInt64, key: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) throws {
+        let n = Self.nonceBytes, end = sealed.count - Self.tagBytes
+        do {
+            let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: UnsafeRawBufferPointer(rebasing: sealed[0..<n])),
+                                            ciphertext: UnsafeRawBufferPointer(rebasing: sealed[n..<end]),
+                                            tag: UnsafeRawBufferPointer(rebasing: sealed[end...]))
+            let plain = try AES.GCM.open(box, using: valueKey, authenticating: Self.aad(domain, key))
+            plain.withUnsafeBytes { out.copyMemory(from: $0) }
+        } catch {
+            throw StorageError(code: .corrupted, message: "a sealed value does not open under the store's key (changed, moved or damaged); run `strata verify`")
+        }
+    }
+
+    func digest(_ key: UnsafeRawBufferPointer, domain: UInt64, into out: UnsafeMutableRawBufferPointer) {
+        var mac = HMAC<SHA256>(key: digestKey)
+        withUnsafeBytes(of: domain.littleEndian) { mac.update(data: $0) }
+        mac.update(data: key)
+        let code = mac.finalize()
+        code.withUnsafeBytes { out.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<out.count])) }
+    }
+
+    /// The 16 bytes that stand for a text (an item id, an index value, a URL) inside a projection
+    /// key: a keyed digest with no zero byte, so keys keep their `0x00`-separated layout.
+    func text(_ utf8: UnsafeRawBufferPointer) -> [UInt8] {
+        var mac = HMAC<SHA256>(key: textKey)
+        mac.update(data: utf8)
+        var out = Array(mac.finalize().prefix(16))
+        for i in out.indices where out[i] == 0 { out[i] = 1 }
+        return out
+    }
+}
+
+/// What `meta/encryption` holds in an encrypted store: `u8 1 | 16-byte salt | 32-byte key check`.
+struct EncryptionRecord {
+    static let key = Array("encryption".utf8)
+    var salt: [UInt8]
+    var check: [UInt8]
+
+    init(salt: [UInt8], check: [UInt8]) { self.salt = salt; self.check = check }
+
+    init(_ raw: UnsafeRawBufferPointer) throws {
+        guard raw.count == 49, raw[0] == 1 else {
+            throw EventStoreError.corrupted("the store's encryption record is damaged or from a newer strata")
+        }
+        salt = Array(raw[1..<17])
+        check = Array(raw[17..<49])
+    }
+
+    var encoded: [UInt8] { [1] + salt + check }
+}

@@ -1,0 +1,104 @@
+import Crypto
+import Foundation
+import LMDB
+
+/// The hash chain over what an encrypted store holds (`sealed-chain`): for each seq, SHA-256 of
+/// the link before it (32 zero bytes before seq 1), then the event's stored `events` row and its
+/// stored `bodies` row (if it stored a body), each as `u64be length, bytes`, exactly as sealed.
+/// The envelopes' own chain is inside the seals; this one lets `verify --chain-only` check an
+/// encrypted store's log without its key.
+enum SealedChain {
+    static func link(_ seq: UInt64, chain: Database, _ schema: LogSchema, _ txn: Transaction) throws {
+        let digest = try withUnsafeBytes(of: seq.bigEndian) { key -> [UInt8] in
+            let previous: [UInt8]
+            if seq == 1 {
+                previous = Envelope.zeroHash
+            } else {
+                let p = try withUnsafeBytes(of: (seq - 1).bigEndian) { try txn.getRaw(chain, key: $0).map { [UInt8]($0) } }
+                guard let p, p.count == 32 else { throw EventStoreError.corrupted("the sealed chain has no link for seq \(seq - 1); run `strata verify`") }
+                previous = p
+            }
+            return try Self.digest(previous: previous, envelope: txn.getRaw(schema.events, key: key), body: txn.getRaw(schema.bodies, key: key))
+        }
+        _ = try withUnsafeBytes(of: seq.bigEndian) { key in
+            try digest.withUnsafeBytes { try txn.putRaw(chain, key: key, value: $0, flags: .append) }
+        }
+    }
+
+    static func digest(previous: [UInt8], envelope: UnsafeRawBufferPointer?, body: UnsafeRawBufferPointer?) -> [UInt8] {
+        var h = SHA256()
+        h.update(data: previous)
+        for part in [envelope, body] {
+            guard let part else { continue }
+            withUnsafeBytes(of: UInt64(part.count).bigEndian) { h.update(bufferPointer: $0) }
+            h.update(bufferPointer: part)
+        }
+        return Array(h.finalize())
+    }
+}
+
+extension EventStore {
+    /// Checks the log's hash chain in `directory` without opening the store: no key, no
+    /// projection catch-up, nothing written. In a store without encryption, every envelope's
+    /// hash and its link to the one before; in an encrypted store, the chain over the stored
+    /// (sealed) rows, which needs no key. Bodies, indexes and projections are not checked.
+    /// - Throws: ``EventStoreError`` when the directory holds no store.
+    public static func verifyChain(at directory: String) throws -> VerifyReport {
+        var options = EnvironmentOptions()
+        options.readOnly = true
+        let env: Environment
+        do { env = try Environment(path: directory, options: options) } catch {
+            throw EventStoreError.wrap(error, "could not open the store at \(directory)")
+        }
+        do {
+            return try env.read { txn in
+                let meta = try env.openDatabase("meta", in: txn, create: false)
+                let events = try env.openDatabase("events", in: txn, create: false)
+                var report = VerifyReport()
+                var previous = Envelope.zeroHash
+                var expected: UInt64 = 1
+                if try txn.get(meta, key: EncryptionRecord.key) != nil {
+                    let bodies = try env.openDatabase("bodies", in: txn, create: false)
+                    let chain = try env.openDatabase("sealed-chain", in: txn, create: false)
+                    let c = try txn.cursor(events)
+                    var entry = try c.first()
+                    while let e = entry {
+                        let seq = e.key.count == 8 ? UInt64(bigEndianBytes: e.key) : 0
+                        if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
+                        let body = try txn.getRaw(bodies, key: e.key)
+                        let link = SealedChain.digest(previous: previous, envelope: e.value, body: body)
+                        let stored = try txn.getRaw(chain, key: e.key).map { [UInt8]($0) }
+                        if stored != link { report.problem("event \(seq): the sealed chain does not match its stored rows (tampered, damaged or reordered)") }
+                        previous = stored ?? link
+                        report.eventsChecked += 1
+                        if body != nil { report.blobsChecked += 1 }
+                        expected = seq + 1
+                        entry = try c.next()
+                    }
+                    let links = try txn.stat(chain).entries
+                    if links != Int(report.eventsChecked) { report.problem("the sealed chain has \(links) links for \(report.eventsChecked) events") }
+                } else {
+                    let c = try txn.cursor(events)
+                    var entry = try c.first()
+                    while let e = entry {
+                        let seq = e.key.count == 8 ? UInt64(bigEndianBytes: e.key) : 0
+                        if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
+                        if !Envelope.selfConsistent(e.value) {
+                            report.problem("event \(seq): stored bytes do not match their hash (tampered or damaged)")
+                        } else if let event = try? Envelope.decode(e.value), event.previousHash != previous {
+                            report.problem("event \(seq): hash chain broken (previous hash does not match event \(seq - 1))")
+                        }
+                        previous = e.value.count >= 32 ? [UInt8](e.value[(e.value.count - 32)...]) : Envelope.zeroHash
+                        report.eventsChecked += 1
+                        expected = seq + 1
+                        entry = try c.next()
+                    }
+                }
+                report.headSeq = expected - 1
+                return report
+            }
+        } catch {
+            throw EventStoreError.wrap(error, "could not read the store at \(directory)")
+        }
+    }
+}

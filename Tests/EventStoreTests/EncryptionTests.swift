@@ -1,0 +1,154 @@
+@testable import EventStore
+import Foundation
+import LMDB
+import Testing
+
+/// An encrypted store reads like a store without a key, holds no plaintext, refuses a wrong or
+/// missing key without changing anything, and its chain is checked without the key.
+@Suite struct EncryptionTests {
+    static func options(_ key: StoreKey?) -> StoreOptions {
+        var o = testOptions()
+        o.key = key
+        return o
+    }
+
+    /// Long, distinctive texts in ids, keys, URLs, values and bodies, so any 16 bytes of them
+    /// found in the file are a leak.
+    static func events(count: Int) -> [NewEvent] {
+        var rng = SplitMix64(seed: 29)
+        var out: [NewEvent] = []
+        for i in 0..<count {
+            let k = "customer-record-\(Int.random(in: 0..<20, using: &rng))-zq"
+            let doc = "{\"id\":\"\(k)\",\"city\":\"Ouagadougou-\(Int.random(in: 0..<3, using: &rng))\",\"notes\":\"a plaintext sentence that must never reach the disk \(i % 5)\",\"n\":\(i % 7)}"
+            if i % 9 == 8 {
+                out.append(NewEvent(id: "removal-event-identifier-\(i)", type: DocumentEvents.removed, stream: "people",
+                                    metadata: [("collection", "people"), ("key", k)]))
+            } else {
+                out.append(NewEvent(id: "document-event-identifier-\(i)", type: DocumentEvents.recorded, stream: "people",
+                                    metadata: [("collection", "people"), ("key", k), ("url", "https://private.example.test/api/people/\(k)")],
+                                    payload: Array(doc.utf8)))
+            }
+        }
+        // One URL whose versions chain as deltas.
+        for v in 0..<6 { out.append(DeltaChainTests.page(v, url: "https://private.example.test/api/catalogue-listing")) }
+        return out
+    }
+
+    /// Every 16-byte window of `needles` that occurs in `file`.
+    static func leaks(in file: [UInt8], of needles: [String]) -> [String] {
+        var windows: [[UInt8]: String] = [:]
+        for n in needles {
+            let b = Array(n.utf8)
+            guard b.count >= 16 else { continue }
+            for i in 0...(b.count - 16) { windows[Array(b[i..<(i + 16)])] = n }
+        }
+        var found: Set<String> = []
+        guard file.count >= 16 else { return [] }
+        for i in 0...(file.count - 16) {
+            if let n = windows[Array(file[i..<(i + 16)])] { found.insert(n) }
+        }
+        return found.sorted()
+    }
+
+    @Test func anEncryptedStoreReadsLikeAPlainOneAndHoldsNoPlaintext() async throws {
+        let key = StoreKey.generate()
+        let (plainDir, sealedDir) = (makeTempDir("plain"), makeTempDir("sealed"))
+        let plain = try await EventStore.open(at: plainDir, projections: [KeyedDocumentProjection()], options: Self.options(nil))
+        let sealed = try await EventStore.open(at: sealedDir, projections: [KeyedDocumentProjection()], options: Self.options(key))
+        #expect(sealed.isEncrypted && !plain.isEncrypted)
+        let events = Self.events(count: 120)
+        for chunk in stride(from: 0, to: events.count, by: 25) {
+            let batch = Array(events[chunk..<min(chunk + 25, events.count)])
+            _ = try await plain.append(batch)
+            _ = try await sealed.append(batch + [batch[0]])  // a duplicate id is found through its digest
+        }
+        let head = try await sealed.head().seq
+        #expect(head == (try await plain.head().seq))
+        // Reads: documents now and as of every tenth seq, history, pages, the index-free scans.
+        for store in [plain, sealed] { _ = store }
+        for seq in stride(from: UInt64(1), through: head, by: 10) {
+            let a = try await plain.documents { try $0.states(collection: "people", asOf: seq).map(\.document) }
+            let b = try await sealed.documents { try $0.states(collection: "people", asOf: seq).map(\.document) }
+            #expect(Set(a) == Set(b), "as of \(seq)")
+            let pa = try await plain.documents { try $0.page(collection: "people", asOf: seq, limit: 100).map(\.key) }
+            let pb = try await sealed.documents { try $0.page(collection: "people", asOf: seq, limit: 100).map(\.key) }
+            #expect(Set(pa) == Set(pb) && pa.count == pb.count, "page as of \(seq)")
+        }
+        let ha = try await plain.documents { try $0.history(collection: "people", key: "customer-record-3-zq") }
+        let hb = try await sealed.documents { try $0.history(collection: "people", key: "customer-record-3-zq") }
+        #expect(ha == hb && !ha.isEmpty)
+        let ea = try await plain.events(EventQuery())
+        let eb = try await sealed.events(EventQuery())
+        #expect(ea.map(\.id) == eb.map(\.id) && ea.map(\.payload) == eb.map(\.payload))
+        // verify with the key: chain, bodies, projections against a rebuild (an encrypted scratch).
+        let report = try await sealed.verify()
+        #expect(report.ok, "\(report.problems) \(report.projections.flatMap(\.differences))")
+        try sealed.environment.sync()
+
+        let file = [UInt8](try Data(contentsOf: URL(fileURLWithPath: sealedDir + "/data.mdb")))
+        var needles = events.map(\.id) + events.compactMap { $0.payload.map { String(decoding: $0, as: UTF8.self) } }
+        needles += events.flatMap { $0.metadata.map(\.value) }
+        #expect(Self.leaks(in: file, of: needles).isEmpty, "plaintext found: \(Self.leaks(in: file, of: needles).prefix(3))")
+        // The same check finds the texts in the plain store, so it can fail.
+        try plain.environment.sync()
+        let plainFile = [UInt8](try Data(contentsOf: URL(fileURLWithPath: plainDir + "/data.mdb")))
+        #expect(!Self.leaks(in: plainFile, of: needles).isEmpty)
+        // The chain checks without the key.
+        let chain = try EventStore.verifyChain(at: sealedDir)
+        #expect(chain.problemCount == 0 && chain.headSeq == head)
+    }
+
+    @Test func aMissingOrWrongKeyIsRefusedAndChangesNothing() async throws {
+        let dir = makeTempDir()
+        do {
+            let store = try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()], options: Self.options(StoreKey.generate()))
+            _ = try await store.append(Self.events(count: 10))
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: dir + "/data.mdb"))
+        for key in [nil, StoreKey.generate()] {
+            await #expect { _ = try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()], options: Self.options(key)) } throws: {
+                ($0 as? EventStoreError)?.code == .encryption
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/data.mdb")) == before)
+        // A key given for a store without encryption is refused too.
+        let plainDir = makeTempDir("plain")
+        _ = try await EventStore.open(at: plainDir, projections: [], options: Self.options(nil))
+        await #expect { _ = try await EventStore.open(at: plainDir, projections: [], options: Self.options(StoreKey.generate())) } throws: {
+            ($0 as? EventStoreError)?.code == .encryption
+        }
+    }
+
+    @Test func aChangedSealedByteIsFoundWithAndWithoutTheKey() async throws {
+        let dir = makeTempDir()
+        let key = StoreKey.generate()
+        var store: EventStore? = try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()], options: Self.options(key))
+        _ = try await store!.append(Self.events(count: 30))
+        // Flip one byte inside the sealed envelope of seq 7.
+        try store!.environment.write { txn in
+            let k = UInt64(7).bigEndianBytes
+            var raw = try #require(try k.withUnsafeBytes { try txn.getRaw(store!.schema.events, key: $0) }.map { [UInt8]($0) })
+            raw[raw.count / 2] ^= 0x20
+            _ = try k.withUnsafeBytes { k in try raw.withUnsafeBytes { try txn.putRaw(store!.schema.events, key: k, value: $0) } }
+        }
+        let report = try await store!.verify(checkProjections: false)
+        #expect(report.problems.contains { $0.contains("event 7") })
+        store = nil
+        let chain = try EventStore.verifyChain(at: dir)
+        #expect(chain.problems.contains { $0.contains("event 7") })
+    }
+
+    @Test func keyFilesAreWrittenOnceAndMustBePrivate() throws {
+        let dir = makeTempDir()
+        let path = dir + "/store.key"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let key = StoreKey.generate()
+        try key.write(toNewFile: path)
+        #expect(throws: EventStoreError.self) { try StoreKey.generate().write(toNewFile: path) }
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        _ = try StoreKey.load(file: path)
+        chmod(path, 0o644)
+        #expect(throws: EventStoreError.self) { try StoreKey.load(file: path) }
+    }
+}
