@@ -76,6 +76,11 @@ public final class EventStore: Sendable {
                            keyframeInterval: options.deltaKeyframeInterval)
     }
 
+    /// Flushes committed writes to disk (for stores opened without fsync on commit).
+    public func sync() throws {
+        do { try environment.sync() } catch { throw EventStoreError.wrap(error, "sync failed") }
+    }
+
     /// Whether the store's values are sealed under a key (``StoreOptions/key``).
     public var isEncrypted: Bool { schema.cipher != nil }
 
@@ -100,7 +105,7 @@ public final class EventStore: Sendable {
             env.mapSize = options.mapSize
             env.durability = options.durability.lmdb
             env.maxReaders = options.maxReaders
-            env.maxDatabases = UInt32(16 + projections.reduce(0) { $0 + $1.tables.count })
+            env.maxDatabases = UInt32(16 + projections.reduce(0) { $0 + $1.tables.count + 1 })
             env.fileMode = 0o600
             let environment = try Environment(path: directory, options: env)
             let encryption: LogSchema.Encryption = if let c = options.copyOf { .copyOf(c) } else if let k = options.key { .key(k) } else { .none }
@@ -309,9 +314,24 @@ public final class EventStore: Sendable {
         opts.mapSize = max(64 << 20, environment.usedBytes * 2)
         opts.copyOf = schema.cipher
         let scratch = try await EventStore.open(at: dir, projections: projections, options: opts)
+        try await copyLog(upTo: seq, into: scratch)
+        return scratch
+    }
+
+    /// Copies the log after `target`'s head, up to `seq` (the head when nil), into `target`
+    /// (envelopes and stored bodies as they are), folding `target`'s projections, in committed
+    /// chunks of 4,096 events: a copy stopped part-way goes on from where it stopped.
+    /// - Throws: when `target` holds events this log does not (another history).
+    func copyLog(upTo seq: UInt64? = nil, into scratch: EventStore, progress: (@Sendable (UInt64, UInt64) -> Void)? = nil) async throws {
         let headSeq = try await head().seq
         let limit = min(seq ?? headSeq, headSeq)
-        var next: UInt64 = 1
+        let theirs = try await scratch.head()
+        var next = theirs.seq + 1
+        if theirs.seq > 0 {
+            guard let mine = try await event(seq: theirs.seq), mine.hash.hex == theirs.hash else {
+                throw EventStoreError(code: .invalidArgument, message: "the store at \(scratch.path) holds another history than \(path); remove it to copy again")
+            }
+        }
         let schema = self.schema
         let targetSchema = scratch.schema
         let targetEnv = scratch.environment
@@ -340,8 +360,8 @@ public final class EventStore: Sendable {
             guard let last = chunk.last else { break }
             do { try await scratch.writer.importRecorded(chunk) } catch { throw EventStoreError.wrap(error, "replay failed") }
             next = last.event.seq + 1
+            progress?(last.event.seq, limit)
         }
-        return scratch
     }
 }
 

@@ -523,6 +523,12 @@ public struct RebuildProgress: Sendable {
     public var projection: String
     public var applied: UInt64
     public var head: UInt64
+
+    public init(projection: String, applied: UInt64, head: UInt64) {
+        self.projection = projection
+        self.applied = applied
+        self.head = head
+    }
 }
 
 /// The last event of the log.

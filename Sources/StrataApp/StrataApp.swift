@@ -11,9 +11,12 @@ public struct StrataApp: Sendable {
     public let viewModels: ViewModelFactory
     /// The use cases, for machine-readable output that needs no view state.
     public let useCases: UseCases
+    /// Whether the store is encrypted: it keeps no sorted index, so a sort reads every item.
+    public let storeIsEncrypted: Bool
 
     /// Assembles the app over an opened store.
     public init(store: EventStore, configuration: AppConfiguration) {
+        storeIsEncrypted = store.isEncrypted
         let assembler = Self.assembler(store: store, configuration: configuration)
         viewModels = assembler.resolver.resolve(ViewModelFactory.self)!
         useCases = assembler.resolver.resolve(UseCases.self)!

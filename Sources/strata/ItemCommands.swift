@@ -69,7 +69,7 @@ struct ListCommand: AsyncParsableCommand {
                 let result: QueryItems.Result
                 do { result = try await app.useCases.query(try ItemQuery(source: name, filter: filter)) } catch { throw PresentableError(error).cli }
                 emit(result.page.items.map(JSONValue.init(item:)), as: format == .json ? .json : .ndjson)
-                if let note = filter.scanNote(source: name, indexed: result.source.indexPaths) { warn(note) }
+                if let note = filter.scanNote(source: name, indexed: result.source.indexPaths, sortedIndex: !app.storeIsEncrypted) { warn(note) }
                 return
             }
             let state = await loadList(app: app, filter: filter)
@@ -80,7 +80,7 @@ struct ListCommand: AsyncParsableCommand {
             guard case .loaded(let list) = state.content else {
                 throw (state.content.error ?? PresentableError(kind: .storage, message: "the list did not load")).cli
             }
-            defer { if let note = filter.scanNote(source: name, indexed: list.columns) { warn(note) } }
+            defer { if let note = filter.scanNote(source: name, indexed: list.columns, sortedIndex: !app.storeIsEncrypted) { warn(note) } }
             if format == .csv { FileHandle.standardOutput.write(Data(CSVRenderer().render(list).utf8)); return }
             screen.page(ItemListRenderer(options: screen.options).render(list, refreshMessage: state.refreshMessage))
             if let m = state.refreshMessage, m.contains("failed") { warn("Error: \(m)"); throw ExitCode.failure }

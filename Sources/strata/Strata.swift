@@ -15,7 +15,8 @@ struct Strata: AsyncParsableCommand {
         Every fetch is an immutable event in an LMDB log; projections fold the log into tables you
         can read now or as of any event or date.
 
-        Exit codes: 0 success, 1 error, 2 verification failed, 3 not found, 64 bad usage.
+        Exit codes: 0 success, 1 error, 2 verification failed, 3 not found, 4 the store's key is
+        missing or wrong, 64 bad usage.
         """,
         version: version,
         subcommands: [
@@ -23,6 +24,7 @@ struct Strata: AsyncParsableCommand {
             ExportCommand.self, BrowseCommand.self, ServeCommand.self, ListCommand.self, ShowCommand.self, HistoryCommand.self, DiffCommand.self,
             ConfigCommand.self, CreateCommand.self, EditCommand.self, DeleteCommand.self, SessionCommand.self, PushCommand.self, OutboxCommand.self,
             DemoCommand.self,
+            InitCommand.self, KeyCommand.self, RekeyCommand.self,
             LogCommand.self, DocCommand.self, RecordCommand.self, VerifyCommand.self,
             RebuildCommand.self, StatsCommand.self, BenchCommand.self, AppendLoopCommand.self, HoldReadCommand.self,
         ]
@@ -59,9 +61,9 @@ struct Strata: AsyncParsableCommand {
         var globals: [String] = []
         var rest = args[...]
         while let first = rest.first, first.hasPrefix("-") {
-            if first == "--store", rest.count >= 2 {
+            if first == "--store" || first == "--key-file", rest.count >= 2 {
                 globals += rest.prefix(2); rest = rest.dropFirst(2)
-            } else if first.hasPrefix("--store=") || first == "--verbose" || first == "-v" {
+            } else if first.hasPrefix("--store=") || first.hasPrefix("--key-file=") || first == "--verbose" || first == "-v" {
                 globals.append(first); rest = rest.dropFirst()
             } else {
                 break
@@ -83,6 +85,8 @@ struct Strata: AsyncParsableCommand {
 enum ExitCodes {
     static let verificationFailed = ExitCode(2)
     static let notFound = ExitCode(3)
+    /// The store is encrypted and its key was not given, or another key was.
+    static let keyProblem = ExitCode(4)
 }
 
 /// Options every store command takes.
@@ -92,6 +96,22 @@ struct StoreLocation: ParsableArguments {
 
     @Flag(name: .shortAndLong, help: "Log debug details to stderr.")
     var verbose = false
+
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("The encrypted store's key file (also STRATA_KEY_FILE): 32 bytes, mode 0600.", valueName: "file"))
+    var keyFile: String?
+
+    /// `--key-file`, else `$STRATA_KEY_FILE`; nil for a store without encryption.
+    var keyPath: String? {
+        if let keyFile, !keyFile.isEmpty { return keyFile }
+        if let k = ProcessInfo.processInfo.environment["STRATA_KEY_FILE"], !k.isEmpty { return k }
+        return nil
+    }
+
+    /// The key in ``keyPath``, read (never printed).
+    func key() throws -> StoreKey? {
+        guard let keyPath else { return nil }
+        do { return try StoreKey.load(file: keyPath) } catch { throw CLIError(error) }
+    }
 
     /// `--store`, else `$STRATA_STORE`, else `$XDG_DATA_HOME/strata`, else `~/.local/share/strata`.
     var path: String {
@@ -112,6 +132,7 @@ struct StoreLocation: ParsableArguments {
     func open() async throws -> EventStore {
         var options = StoreOptions()
         options.logger = logger()
+        options.key = try key()
         if let d = ProcessInfo.processInfo.environment["STRATA_DURABILITY"],
            let durability = StoreOptions.Durability(rawValue: d) {
             options.durability = durability
@@ -146,6 +167,7 @@ struct CLIError: Error, CustomStringConvertible {
     init(_ error: any Error) {
         if let e = error as? CLIError { self = e; return }
         description = "\(error)"
+        if let e = error as? EventStoreError, e.code == .encryption { exit = ExitCodes.keyProblem }
     }
 }
 

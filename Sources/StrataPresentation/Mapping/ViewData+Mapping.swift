@@ -274,11 +274,17 @@ extension FilterViewData {
     /// read scans every item): the fields, and the `--index` that would avoid it (the source's
     /// indexed fields plus these, since `--index` replaces the set). nil when nothing scans for
     /// that reason.
-    public func scanNote(source: String, indexed: [String]) -> String? {
+    /// `sortedIndex` false (an encrypted store): a sort on an indexed field scans too, and the
+    /// note says why.
+    public func scanNote(source: String, indexed: [String], sortedIndex: Bool = true) -> String? {
         var paths = wheres.compactMap { w in w.firstIndex(of: "=").map { String(w[..<$0]) } }
-        if let sort { paths.append(sort.hasPrefix("-") ? String(sort.dropFirst()) : sort) }
+        let sortPath = sort.map { $0.hasPrefix("-") ? String($0.dropFirst()) : $0 }
+        if let sortPath { paths.append(sortPath) }
         var seen = Set(indexed)
         let missing = paths.filter { !$0.isEmpty && seen.insert($0).inserted }
+        if missing.isEmpty, !sortedIndex, let sortPath, indexed.contains(sortPath) {
+            return "note: an encrypted store keeps no sorted index (its keys would hold the values), so sorting by `\(sortPath)` read every item of \(source)"
+        }
         guard !missing.isEmpty else { return nil }
         let fields = missing.map { "`\($0)`" }.joined(separator: ", ")
         return "note: \(fields) \(missing.count == 1 ? "is" : "are") not indexed, so every item of \(source) was read; "

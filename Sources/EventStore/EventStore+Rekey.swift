@@ -1,0 +1,32 @@
+import Foundation
+import LMDB
+
+extension EventStore {
+    /// Copies the whole log into the store at `directory`, created under `key` (nil: without
+    /// encryption), folding its projections there: the first step of ``rekey``. Resumable: a
+    /// copy stopped part-way (a killed process) goes on from its head. The copy has the same
+    /// events with the same seqs, ids and envelope hashes; only how they are stored differs.
+    /// - Throws: ``EventStoreError`` when `directory` holds another history or a store under
+    ///   another key.
+    public func copy(into directory: String, key: StoreKey?, progress: (@Sendable (UInt64, UInt64) -> Void)? = nil) async throws -> EventStore {
+        var opts = StoreOptions()
+        opts.durability = options.durability
+        opts.clock = options.clock
+        opts.logger = options.logger
+        opts.mapSize = max(options.mapSize, environment.usedBytes * 2)
+        opts.key = key
+        opts.deltaKeyframeInterval = options.deltaKeyframeInterval
+        let target = try await EventStore.open(at: directory, projections: projections, options: opts)
+        try await copyLog(into: target, progress: progress)
+        return target
+    }
+
+    /// Runs `body` holding the log's write lock (no process appends meanwhile) with the log's
+    /// head: for swapping a finished copy in place of the store.
+    public func holdingWriteLock<T>(_ body: (_ headSeq: UInt64, _ headHash: String) throws -> T) throws -> T {
+        let txn = try environment.begin(readOnly: false)
+        defer { txn.abort() }
+        let head = try LogHead.read(txn, schema)
+        return try body(head.seq, head.hash.hex)
+    }
+}

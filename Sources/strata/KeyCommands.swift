@@ -1,0 +1,194 @@
+import ArgumentParser
+import EventStore
+import Foundation
+
+// Store tools for encryption at rest: `init`, `key generate`, `rekey`. Like the other engine
+// tools they work on the store itself, not through the app's use cases.
+
+struct InitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init",
+        abstract: "Create a store, encrypted with --encrypt.",
+        discussion: """
+        With --encrypt every stored body, document, URL, id and value derived from the data is
+        sealed (AES-256-GCM) or digested (HMAC-SHA256) under the key in the key file. The key file
+        (--key-file or STRATA_KEY_FILE) is created if it does not exist: 32 random bytes, mode
+        0600. Keep it apart from the store (a lost laptop should not carry both) and keep a copy:
+        without it the store cannot be read. Every later command needs it too.
+
+        A store is also created, without encryption, by the first command that uses it; with
+        STRATA_KEY_FILE set, that store is created encrypted.
+
+        Examples:
+          strata init --encrypt --key-file ~/.config/strata/store.key
+          export STRATA_KEY_FILE=~/.config/strata/store.key
+        """
+    )
+
+    @OptionGroup var location: StoreLocation
+    @Flag(help: "Encrypt the store under the key file's key.") var encrypt = false
+
+    func run() async throws {
+        try await reportingErrors {
+            let path = location.path
+            if FileManager.default.fileExists(atPath: path + "/data.mdb") {
+                throw CLIError("a store exists at \(path); to encrypt it or change its key, run `strata rekey --new-key-file FILE`")
+            }
+            var created = false
+            if encrypt {
+                guard let keyPath = location.keyPath else {
+                    throw ValidationError("--encrypt needs a key file: give --key-file FILE or set STRATA_KEY_FILE (it is created if missing)")
+                }
+                if !FileManager.default.fileExists(atPath: keyPath) {
+                    try createKeyFile(keyPath)
+                    created = true
+                }
+            } else if location.keyPath != nil {
+                throw ValidationError("a key file was given without --encrypt; add --encrypt, or unset STRATA_KEY_FILE")
+            }
+            let store = try await location.open()
+            var lines = ["created \(store.isEncrypted ? "an encrypted" : "a") store at \(path)"]
+            if let keyPath = location.keyPath {
+                lines.append(created ? "wrote a new key to \(keyPath) (mode 0600): keep a copy apart from the store" : "encrypted under the key in \(keyPath)")
+                lines.append("every command needs it: export STRATA_KEY_FILE=\(keyPath)")
+            }
+            emit(lines.joined(separator: "\n"))
+        }
+    }
+}
+
+/// Writes a new key to `path` (mode 0600, never over an existing file), creating its directory
+/// (mode 0700) if needed.
+func createKeyFile(_ path: String) throws {
+    let dir = (path as NSString).deletingLastPathComponent
+    if !dir.isEmpty, !FileManager.default.fileExists(atPath: dir) {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+    do { try StoreKey.generate().write(toNewFile: path) } catch { throw CLIError(error) }
+}
+
+struct KeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "key",
+        abstract: "Make key files for encrypted stores.",
+        subcommands: [Generate.self]
+    )
+
+    struct Generate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "generate",
+            abstract: "Write a new key file: 32 random bytes, mode 0600; an existing file is never replaced.",
+            discussion: """
+            Examples:
+              strata key generate ~/.config/strata/store.key
+            """
+        )
+
+        @Argument(help: "The key file to create.") var file: String
+
+        func run() async throws {
+            try await reportingErrors {
+                try createKeyFile(file)
+                emit("wrote a new key to \(file) (mode 0600)")
+            }
+        }
+    }
+}
+
+struct RekeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rekey",
+        abstract: "Rewrite the store under a new key (or encrypt it, or with --decrypt remove encryption).",
+        discussion: """
+        Copies the whole log into a new store beside it (DIR.rekey) under the new key, folding
+        the projections there, checks that the copy ends at the same event with the same hash,
+        then swaps the two directories in one atomic rename while holding the store's write
+        lock, and deletes the old one. The key of the store as it is comes from --key-file or
+        STRATA_KEY_FILE. A rekey that was stopped goes on from where it stopped when run again.
+        Run it while no other strata process writes to the store; set STRATA_KEY_FILE to the new
+        key afterwards. The old files are deleted, not wiped.
+
+        Examples:
+          strata rekey --new-key-file ~/.config/strata/new.key
+          strata rekey --decrypt
+        """
+    )
+
+    @OptionGroup var location: StoreLocation
+    @Option(help: ArgumentHelp("The new key file (created if missing).", valueName: "file")) var newKeyFile: String?
+    @Flag(help: "Rewrite the store without encryption.") var decrypt = false
+
+    func validate() throws {
+        if decrypt == (newKeyFile != nil) { throw ValidationError("give either --new-key-file FILE or --decrypt") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let path = (location.path as NSString).standardizingPath
+            let copyPath = path + ".rekey"
+            let done = path + "/" + Self.doneMark
+            let fm = FileManager.default
+            // A swap that happened before the process stopped: only the cleanup is left.
+            if fm.fileExists(atPath: done) {
+                try? fm.removeItem(atPath: copyPath)
+                try fm.removeItem(atPath: done)
+                emit("the last rekey had swapped the stores; removed the old one")
+                return
+            }
+            var newKey: StoreKey?
+            if let newKeyFile {
+                if !fm.fileExists(atPath: newKeyFile) { try createKeyFile(newKeyFile) }
+                newKey = try StoreKey.load(file: newKeyFile)
+            }
+            let progress = Progress(label: "copying")
+            var copied: EventStore? = nil
+            var source: EventStore? = try await location.open()
+            do {
+                copied = try await source!.copy(into: copyPath, key: newKey) { applied, head in
+                    progress.update(RebuildProgress(projection: "log", applied: applied, head: head))
+                }
+                progress.finish()
+            } catch {
+                progress.finish()
+                throw CLIError(error)
+            }
+            // The last events, with the write lock held, then the swap.
+            var swapped = false
+            for _ in 0..<5 where !swapped {
+                let theirs = try await copied!.head()
+                swapped = try source!.holdingWriteLock { seq, hash in
+                    guard seq == theirs.seq, hash == theirs.hash else { return false }
+                    guard fm.createFile(atPath: copyPath + "/" + Self.doneMark, contents: Data()) else {
+                        throw CLIError("could not write \(copyPath)/\(Self.doneMark)")
+                    }
+                    guard exchange(path, copyPath) else {
+                        throw CLIError("could not swap \(copyPath) and \(path): \(String(cString: strerror(errno))); nothing was changed, run the command again")
+                    }
+                    return true
+                }
+                if !swapped { _ = try await source!.copy(into: copyPath, key: newKey) }
+            }
+            guard swapped else { throw CLIError("the store kept changing while it was copied; stop the other strata processes and run the command again") }
+            let head = try await copied!.head()
+            copied = nil
+            source = nil
+            try fm.removeItem(atPath: copyPath)
+            try fm.removeItem(atPath: done)
+            var lines = ["rewrote \(head.seq) events \(newKey == nil ? "without encryption" : "under the new key")"]
+            if let newKeyFile { lines.append("from now on: export STRATA_KEY_FILE=\(newKeyFile)") } else { lines.append("from now on: unset STRATA_KEY_FILE") }
+            emit(lines.joined(separator: "\n"))
+        }
+    }
+
+    static let doneMark = ".strata-rekey-swapped"
+
+    /// Swaps two directories in one step: `renameat2(RENAME_EXCHANGE)` (Linux 3.15, glibc 2.28),
+    /// looked up at run time since Glibc's module map does not declare it.
+    private func exchange(_ a: String, _ b: String) -> Bool {
+        typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") else { errno = ENOSYS; return false }
+        let renameat2 = unsafeBitCast(symbol, to: RenameAt2.self)
+        let renameExchange: UInt32 = 1 << 1
+        return renameat2(AT_FDCWD, a, AT_FDCWD, b, renameExchange) == 0
+    }
+}
