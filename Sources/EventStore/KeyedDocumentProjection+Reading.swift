@@ -38,6 +38,7 @@ public struct DocumentReader {
             out.append((try tables.reveal(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), in: transaction), try DocumentSummary(record: e.value)))
             entry = try c.next()
         }
+        if tables.isEncrypted { out.sort { Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) } }
         return out
     }
 
@@ -107,6 +108,13 @@ public struct DocumentReader {
             if let s = try state(collection: coll, key: key, asOf: seq), includeRemoved || !s.removed { out.append(s) }
             entry = try c.next()
         }
+        // An encrypted store's keys are digests: back in key order.
+        if tables.isEncrypted {
+            out.sort { a, b in
+                a.collection != b.collection ? Array(a.collection.utf8).lexicographicallyPrecedes(Array(b.collection.utf8))
+                    : Array(a.key.utf8).lexicographicallyPrecedes(Array(b.key.utf8))
+            }
+        }
         return out
     }
 
@@ -126,6 +134,9 @@ public struct DocumentReader {
                      includeRemoved: Bool = false) throws -> [DocumentState] {
         let prefix = Array(collection.utf8) + [0]
         let c = try transaction.cursor(tables["order"])
+        if tables.isEncrypted, let e = try c.seek(atLeast: prefix + [1]), e.key.hasPrefix(prefix + [1]) {
+            return try pageOrderingTexts(collection: collection, asOf: seq, after: after, offset: offset, limit: limit, includeRemoved: includeRemoved)
+        }
         var entry: Cursor.Entry?
         if let after {
             let from = prefix + KeyedDocumentProjection.storedNaturalKey(after, tables)
@@ -148,6 +159,35 @@ public struct DocumentReader {
                 if skip > 0 { skip -= 1 } else if let s = try state(collection: collection, key: key, asOf: seq) { out.append(s) }
             }
             entry = try c.next()
+        }
+        return out
+    }
+
+    /// ``page(collection:asOf:after:offset:limit:includeRemoved:)`` in an encrypted store whose
+    /// collection has text ids: `order` holds their digests, in no order a reader can use, so
+    /// every id of the collection is taken back from `~names` and put in natural order first.
+    /// Reads every key of the collection (not their documents).
+    private func pageOrderingTexts(collection: String, asOf seq: UInt64?, after: String?, offset: Int, limit: Int,
+                                   includeRemoved: Bool) throws -> [DocumentState] {
+        let prefix = Array(collection.utf8) + [0]
+        let c = try transaction.cursor(tables["order"])
+        var keys: [String] = []
+        var entry = try c.seek(atLeast: prefix)
+        while let e = entry, e.key.hasPrefix(prefix) {
+            keys.append(try KeyedDocumentProjection.key(fromNatural: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), tables, transaction))
+            entry = try c.next()
+        }
+        keys = keys.map { (KeyedDocumentProjection.naturalKey($0), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }.map(\.1)
+        var start = 0
+        if let after {
+            let bound = KeyedDocumentProjection.naturalKey(after)
+            start = keys.firstIndex { bound.lexicographicallyPrecedes(KeyedDocumentProjection.naturalKey($0)) } ?? keys.count
+        }
+        var skip = after == nil ? offset : 0
+        var out: [DocumentState] = []
+        for key in keys[start...] where out.count < limit {
+            guard let presence = try presence(collection: collection, key: key, asOf: seq), includeRemoved || !presence else { continue }
+            if skip > 0 { skip -= 1 } else if let s = try state(collection: collection, key: key, asOf: seq) { out.append(s) }
         }
         return out
     }
@@ -190,6 +230,7 @@ public struct DocumentReader {
             }
             entry = try c.next()
         }
+        if tables.isEncrypted { out.sort { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) } }
         return out
     }
 

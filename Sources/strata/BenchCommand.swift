@@ -54,6 +54,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "as-of: reads to sample.") var samples = 100_000
     @Option(help: "full, nometasync or nosync.") var durability: String = "full"
     @Option(help: "A store directory to use instead of a temporary one.") var store: String?
+    @Flag(help: "Encrypt the scratch store (a new key in memory, never written).") var encrypt = false
     @Option(help: "table or json.") var format: OutputFormat = .table
 
     func validate() throws {
@@ -75,10 +76,11 @@ struct BenchCommand: AsyncParsableCommand {
             var options = StoreOptions()
             options.durability = StoreOptions.Durability(rawValue: durability)!
             options.logger.logLevel = .error
+            if encrypt { options.key = StoreKey.generate() }
             let s = try await EventStore.open(at: dir, projections: Projections.all, options: options)
             var result: [String: JSONValue] = [
                 "workload": .string(workload.rawValue), "events": .int(events), "payloadBytes": .int(payloadBytes),
-                "objects": .int(objects), "batch": .int(batch), "durability": .string(durability),
+                "objects": .int(objects), "batch": .int(batch), "durability": .string(durability), "encrypted": .bool(encrypt),
                 "machine": .string("\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB"),
             ]
             switch workload {

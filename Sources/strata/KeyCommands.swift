@@ -64,7 +64,8 @@ func createKeyFile(_ path: String) throws {
     if !dir.isEmpty, !FileManager.default.fileExists(atPath: dir) {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
-    do { try StoreKey.generate().write(toNewFile: path) } catch { throw CLIError(error) }
+    // Exit 1, not 4: nothing is wrong with a store's key.
+    do { try StoreKey.generate().write(toNewFile: path) } catch { throw CLIError("\(error)") }
 }
 
 struct KeyCommand: AsyncParsableCommand {

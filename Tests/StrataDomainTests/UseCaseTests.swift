@@ -11,7 +11,7 @@ import Testing
         let r = Repositories(store: store)
         var options = FetchOptions()
         options.retries = retries
-        options.timeout = 5
+        options.timeout = 30  // a healthy answer on two cores shared with the whole suite can take over 5 s
         options.environment = [:]
         let remote = FetcherRemoteRepository(fetcher: Fetcher(store: store, client: CurlHTTPClient(), logger: quiet()),
                                              catalog: SourceCatalog(store: store), options: options)
