@@ -54,6 +54,7 @@ END {
     row("synthetic ingest vs raw LMDB floor, 1,000 events per transaction", "Ingest/Strata", "Ingest/floor", "", "≥ 0.8", 0.8, 1, "ms")
     row("synthetic ingest vs raw LMDB floor, 10,000 events per transaction", "IngestB10000/Strata", "IngestB10000/floor", "", "≥ 0.8", 0.8, 1, "ms")
     row("synthetic ingest vs GRDB peer", "Ingest/Strata", "Ingest/GRDB", "×", "≥ 1.0×", 1.0, 1, "ms")
+    row("encrypted ingest vs unencrypted, 1,000 events per append", "IngestEncrypted/Strata", "Ingest/Strata", "", "≥ 0.8", 0.8, 1, "ms")
     row("real 16 KB bodies vs JSONDecoder-only decode", "RealBody/Strata", "RealBody/Foundation", "×", "≥ 5×", 5, 1, "ms")
     row("fetch of list + 500 details, 8 in flight, vs raw libcurl", "Fetch/Strata", "Fetch/floor", "", "≥ 0.8", 0.8, 1, "ms")
     row("the same fetch, the server answering each request 5 ms late (unless `STRATA_BENCH_LATENCY_MS`), vs raw libcurl", "FetchRemote/Strata", "FetchRemote/floor", "", "none: context for the row above", "-", 1, "ms")

@@ -68,8 +68,10 @@ final class StoreCipher: ValueSealer, @unchecked Sendable {
     let overhead = StoreCipher.nonceBytes + StoreCipher.tagBytes
 
     private let valueKey: SymmetricKey
-    private let digestKey: SymmetricKey
-    private let textKey: SymmetricKey
+    /// HMACs keyed once: each digest starts from a copy, so the key's two blocks are not hashed
+    /// again per call.
+    private let digestMAC: HMAC<SHA256>
+    private let textMAC: HMAC<SHA256>
     /// What `meta/encryption` holds to recognize the key: HMAC of a fixed text.
     let check: [UInt8]
     /// The store's salt (`meta/encryption`).
@@ -83,8 +85,8 @@ final class StoreCipher: ValueSealer, @unchecked Sendable {
         }
         self.salt = salt
         valueKey = derive("strata values v1")
-        digestKey = derive("strata key digests v1")
-        textKey = derive("strata key texts v1")
+        digestMAC = HMAC<SHA256>(key: derive("strata key digests v1"))
+        textMAC = HMAC<SHA256>(key: derive("strata key texts v1"))
         check = Array(HMAC<SHA256>.authenticationCode(for: Array("strata key check".utf8), using: derive("strata key check v1")))
     }
 
@@ -136,7 +138,7 @@ final class StoreCipher: ValueSealer, @unchecked Sendable {
     }
 
     func digest(_ key: UnsafeRawBufferPointer, domain: UInt64, into out: UnsafeMutableRawBufferPointer) {
-        var mac = HMAC<SHA256>(key: digestKey)
+        var mac = digestMAC
         withUnsafeBytes(of: domain.littleEndian) { mac.update(data: $0) }
         mac.update(data: key)
         let code = mac.finalize()
@@ -144,14 +146,23 @@ final class StoreCipher: ValueSealer, @unchecked Sendable {
     }
 
     /// The 16 bytes that stand for a text (an item id, an index value, a URL) inside a projection
-    /// key: a keyed digest with no zero byte, so keys keep their `0x00`-separated layout.
-    func text(_ utf8: UnsafeRawBufferPointer) -> [UInt8] {
-        var mac = HMAC<SHA256>(key: textKey)
-        mac.update(data: utf8)
+    /// key: a keyed digest with no zero byte, so keys keep their `0x00`-separated layout. The
+    /// last 65,536 texts are remembered (ids recur: every version of an item makes its keys).
+    func text(_ text: String) -> [UInt8] {
+        if let known = texts.withLock({ $0[text] }) { return known }
+        var mac = textMAC
+        var t = text
+        t.withUTF8 { mac.update(data: UnsafeRawBufferPointer($0)) }
         var out = Array(mac.finalize().prefix(16))
         for i in out.indices where out[i] == 0 { out[i] = 1 }
+        texts.withLock { cache in
+            if cache.count >= 65_536 { cache.removeAll(keepingCapacity: true) }
+            cache[text] = out
+        }
         return out
     }
+
+    private let texts = Mutex<[String: [UInt8]]>([:])
 }
 
 /// What `meta/encryption` holds in an encrypted store: `u8 1 | 16-byte salt | 32-byte key check`.

@@ -84,8 +84,7 @@ public struct TableSet: Sendable {
     /// `0x00`-separated layout and its whole-text lookups). See ``reveal(_:in:)``.
     public func text(_ text: String) -> [UInt8] {
         guard let cipher else { return Array(text.utf8) }
-        var t = text
-        return t.withUTF8 { cipher.text(UnsafeRawBufferPointer($0)) }
+        return cipher.text(text)
     }
 
     /// ``text(_:)``, remembering the text so ``reveal(_:in:)`` can give it back from a key. Call

@@ -37,11 +37,42 @@ enum SealedChain {
     }
 }
 
+extension SealedChain {
+    /// Walks `events` in seq order checking each link of `chain` against the stored rows;
+    /// counts events (and stored bodies) into `report`, with its head.
+    static func check(events: Database, bodies: Database, chain: Database, _ txn: Transaction, _ report: inout VerifyReport) throws {
+        var previous = Envelope.zeroHash
+        var expected: UInt64 = 1
+        var checked: UInt64 = 0
+        let c = try txn.cursor(events, raw: true)
+        var entry = try c.first()
+        while let e = entry {
+            let seq = e.key.count == 8 ? UInt64(bigEndianBytes: e.key) : 0
+            if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
+            let body = try txn.getRaw(bodies, key: e.key)
+            let link = digest(previous: previous, envelope: e.value, body: body)
+            let stored = try txn.getRaw(chain, key: e.key).map { [UInt8]($0) }
+            if stored != link { report.problem("event \(seq): the sealed chain does not match its stored rows (tampered, damaged or reordered)") }
+            previous = stored ?? link
+            checked += 1
+            if body != nil { report.blobsChecked += 1 }
+            expected = seq + 1
+            entry = try c.next()
+        }
+        let links = try txn.stat(chain).entries
+        if links != Int(checked) { report.problem("the sealed chain has \(links) links for \(checked) events") }
+        report.eventsChecked = max(report.eventsChecked, checked)
+        report.headSeq = expected - 1
+    }
+}
+
 extension EventStore {
     /// Checks the log's hash chain in `directory` without opening the store: no key, no
     /// projection catch-up, nothing written. In a store without encryption, every envelope's
     /// hash and its link to the one before; in an encrypted store, the chain over the stored
-    /// (sealed) rows, which needs no key. Bodies, indexes and projections are not checked.
+    /// (sealed) rows, which needs no key. Bodies, indexes and projections are not checked. Meant
+    /// for a process that does not hold the store open (LMDB's advice against opening one
+    /// environment twice in a process; the tests do, and nothing else opens their stores).
     /// - Throws: ``EventStoreError`` when the directory holds no store.
     public static func verifyChain(at directory: String) throws -> VerifyReport {
         var options = EnvironmentOptions()
@@ -60,23 +91,8 @@ extension EventStore {
                 if try txn.get(meta, key: EncryptionRecord.key) != nil {
                     let bodies = try env.openDatabase("bodies", in: txn, create: false)
                     let chain = try env.openDatabase("sealed-chain", in: txn, create: false)
-                    let c = try txn.cursor(events)
-                    var entry = try c.first()
-                    while let e = entry {
-                        let seq = e.key.count == 8 ? UInt64(bigEndianBytes: e.key) : 0
-                        if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
-                        let body = try txn.getRaw(bodies, key: e.key)
-                        let link = SealedChain.digest(previous: previous, envelope: e.value, body: body)
-                        let stored = try txn.getRaw(chain, key: e.key).map { [UInt8]($0) }
-                        if stored != link { report.problem("event \(seq): the sealed chain does not match its stored rows (tampered, damaged or reordered)") }
-                        previous = stored ?? link
-                        report.eventsChecked += 1
-                        if body != nil { report.blobsChecked += 1 }
-                        expected = seq + 1
-                        entry = try c.next()
-                    }
-                    let links = try txn.stat(chain).entries
-                    if links != Int(report.eventsChecked) { report.problem("the sealed chain has \(links) links for \(report.eventsChecked) events") }
+                    try SealedChain.check(events: events, bodies: bodies, chain: chain, txn, &report)
+                    return report
                 } else {
                     let c = try txn.cursor(events)
                     var entry = try c.first()

@@ -113,7 +113,9 @@ public final class Transaction {
     public func put(_ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags = []) throws -> Bool {
         if let p = db.protection {
             return try withStoredKey(db, p, key) { k in
-                guard p.sealsValues else { return try putRaw(db, key: k, value: value, flags: flags) }
+                // An empty value stays empty: it has nothing to hide (index entries), and a sealed
+                // value is never empty, so a read tells the two apart.
+                guard p.sealsValues, value.count > 0 else { return try putRaw(db, key: k, value: value, flags: flags) }
                 let (rc, _) = try reserve(db, k, p.sealer.overhead + value.count, flags.rawValue) { out in
                     p.sealer.seal(value, domain: db.domain, key: k, into: out)
                 }
@@ -149,6 +151,7 @@ public final class Transaction {
         if let p = db.protection {
             return try withStoredKey(db, p, key) { k in
                 guard p.sealsValues else { return try insertRaw(db, k, value) }
+                if value.count == 0 { return try insertRaw(db, k, value).map { try plain(db, p, k, $0) } }
                 let (rc, existing) = try reserve(db, k, p.sealer.overhead + value.count, UInt32(MDB_NOOVERWRITE)) { out in
                     p.sealer.seal(value, domain: db.domain, key: k, into: out)
                 }
@@ -254,7 +257,7 @@ public final class Transaction {
 
     /// The plaintext of a value read from a protected database, in the transaction's memory.
     func plain(_ db: Database, _ p: Protection, _ key: UnsafeRawBufferPointer, _ stored: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
-        guard p.sealsValues else { return stored }
+        guard p.sealsValues, stored.count > 0 else { return stored }
         guard stored.count >= p.sealer.overhead else {
             throw StorageError(code: .corrupted, message: "a sealed value in \(db.name) is \(stored.count) bytes, shorter than its seal; run `strata verify`")
         }

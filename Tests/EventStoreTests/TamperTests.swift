@@ -44,6 +44,53 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
+    /// The same in an encrypted store, on the stored (sealed) rows: every flipped bit in a sealed
+    /// envelope, a sealed body, a body-index row or a link of the sealed chain is reported by
+    /// `verify` with the key, and those in envelopes, bodies and links also by the chain check
+    /// without it.
+    @Test func everyFlippedByteInAnEncryptedStoreIsReported() async throws {
+        let trials = (Int(ProcessInfo.processInfo.environment["STRATA_TAMPER_TRIALS"] ?? "") ?? 1_000) / 2
+        let dir = makeTempDir()
+        var options = testOptions()
+        options.key = StoreKey.generate()
+        let store = try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()], options: options)
+        try await appendInBatches(generatedEvents(seed: 98, count: 80), to: store, seed: 98)
+        for v in 0..<6 { _ = try await store.append(DeltaChainTests.page(v)) }
+        #expect(try await store.verify(checkProjections: false).ok)
+        #expect(try EventStore.verifyChain(at: dir).problemCount == 0)
+        var rng = SplitMix64(seed: UInt64(ProcessInfo.processInfo.environment["STRATA_TAMPER_SEED"] ?? "") ?? 4343)
+        let env = store.environment
+        let schema = store.schema
+        let chain = try #require(schema.sealedChain)
+        for trial in 0..<trials {
+            let table = trial % 4
+            let db = [schema.events, schema.bodies, schema.bodyIndex.index, chain][table]
+            let (key, original, index) = try env.read { txn -> ([UInt8], [UInt8], Int) in
+                let n = try txn.stat(db).entries
+                let c = try txn.cursor(db, raw: true)
+                var e = try c.first()
+                for _ in 0..<Int(rng.next() % UInt64(n)) { e = try c.next() }
+                let value = [UInt8](e!.value)
+                return ([UInt8](e!.key), value, Int(rng.next() % UInt64(value.count)))
+            }
+            var damaged = original
+            damaged[index] ^= UInt8(1 << (rng.next() % 8))
+            func putRaw(_ value: [UInt8]) throws {
+                try env.write { txn in
+                    _ = try key.withUnsafeBytes { k in try value.withUnsafeBytes { try txn.putRaw(db, key: k, value: $0) } }
+                }
+            }
+            try putRaw(damaged)
+            let report = try await store.verify(checkProjections: false)
+            if report.ok || report.problemCount == 0 { Issue.record("trial \(trial): a flipped bit at byte \(index) of table \(table) went unreported by verify") }
+            if table != 2, try EventStore.verifyChain(at: dir).problemCount == 0 {
+                Issue.record("trial \(trial): a flipped bit at byte \(index) of table \(table) went unreported by the chain check")
+            }
+            try putRaw(original)
+        }
+        #expect(try await store.verify().ok)
+    }
+
     /// A zstd frame has a header bit decoders ignore: flipping it leaves the body intact, so only
     /// the seal over the stored frame can tell. `verify` must report it.
     @Test func aFlipThatDecodesToTheSameBodyIsStillReported() async throws {

@@ -61,6 +61,19 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // The 1,000-per-append workload into an encrypted store (values sealed, keys digested).
+    Benchmark("IngestEncrypted/Strata (encrypted store, \(batch) per append)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            let dir = scratch()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let store = try await openStore(dir, durability: .full, key: StoreKey.generate())
+            let batches = ingestBatches(batch: batch)
+            benchmark.startMeasurement()
+            _ = try await store.append(batches: batches)
+            benchmark.stopMeasurement()
+        }
+    }
+
     Benchmark("Ingest/GRDB peer (SQLite WAL, same projection)") { benchmark in
         for _ in benchmark.scaledIterations {
             let dir = scratch()
@@ -236,10 +249,11 @@ nonisolated(unsafe) let bodyPointers = bodies.map { UnsafePointer<UInt8>($0.with
 let bodySizes = bodies.map { UInt32($0.count) }
 
 /// A store under `dir` with the documents projection, as every Strata benchmark opens it.
-func openStore(_ dir: String, durability: StoreOptions.Durability) async throws -> EventStore {
+func openStore(_ dir: String, durability: StoreOptions.Durability, key: StoreKey? = nil) async throws -> EventStore {
     var options = StoreOptions()
     options.logger.logLevel = .error
     options.durability = durability
+    options.key = key
     return try await EventStore.open(at: dir + "/store", projections: [KeyedDocumentProjection()], options: options)
 }
 
