@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/Swinject/Swinject", from: "2.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // C system libraries (Debian -dev packages).
@@ -96,6 +97,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // The team log: one shared history on PostgreSQL that stores push to and pull from
+        // (postgres-nio; its own target, so the rest builds without it).
+        .target(
+            name: "TeamLog",
+            dependencies: ["EventStore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
+
         // Terminal thumbnails: decoded images drawn as symbols by chafa.
         .target(name: "TerminalImages", dependencies: ["CChafa", "CImageDecode"], swiftSettings: strictSettings),
 
@@ -131,7 +140,7 @@ let package = Package(
             name: "strata",
             dependencies: [
                 "EventStore", "LMDB", "StrataData", "StrataDomain", "StrataPresentation", "StrataApp", "FixtureServer",
-                "StrataBrowser", "TerminalUI", "TerminalImages", "StrataServer",
+                "StrataBrowser", "TerminalUI", "TerminalImages", "StrataServer", "TeamLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -152,6 +161,8 @@ let package = Package(
         .testTarget(name: "StrataBrowserTests", dependencies: ["TestScratch", "StrataBrowser", "TerminalUI", "StrataPresentation", "StrataDomain", "StrataJSON"],
                     exclude: ["Goldens"], swiftSettings: strictSettings),
         .testTarget(name: "LMDBTests", dependencies: ["TestScratch", "LMDB"], swiftSettings: strictSettings),
+        .testTarget(name: "TeamLogTests", dependencies: ["CTestSpawn", "TestScratch", "TeamLog", "EventStore", "StrataTestSupport", "StrataData", "FixtureServer"],
+                    swiftSettings: strictSettings),
         .testTarget(name: "EventStoreTests", dependencies: ["TestScratch", "EventStore", "LMDB", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
         .testTarget(
             name: "StrataDataTests",

@@ -264,6 +264,13 @@ public final class EventStore: Sendable {
     }
 
     /// A stored body by its SHA-256 (hex), decompressed; nil if absent.
+    /// Whether a body with this SHA-256 is stored (an event may then reference it instead of
+    /// carrying it).
+    public func hasBody(sha256 hash: [UInt8]) async throws -> Bool {
+        let schema = self.schema
+        return try await read { txn in try schema.bodyIndex.contains(hash, in: txn) }
+    }
+
     public func body(sha256 hex: String) async throws -> [UInt8]? {
         guard let key = [UInt8](hex: hex), key.count == 32 else { return nil }
         let schema = self.schema

@@ -1,0 +1,386 @@
+public import EventStore
+import Foundation
+public import Logging
+import PostgresNIO
+
+/// The team log on PostgreSQL: one shared, gapless, hash-chained history that Strata stores push
+/// their events to and pull the others' from (schema: ``TeamLogSchema``).
+///
+/// A push sends a store's own events (those it appended, by its local seq after the last one the
+/// log has from this node) in batches: first the bodies the log lacks, then, in one transaction
+/// holding the head row's lock, the events the log does not hold yet (by id), each given the next
+/// global seq and the next link of the chain. Re-sending is harmless: an event already there keeps
+/// its seq. A pull appends the log's events after a position, in global order, to a store (each
+/// link checked; an event the store holds already, by id, is skipped), and returns the new
+/// position. postgres-nio's client owns the connections; ``close()`` ends them.
+public final class PostgresTeamLog: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+    private let running: Task<Void, Never>
+    public let location: TeamLogLocation
+    private let probeConfiguration: PostgresConnection.Configuration
+
+    /// Connects lazily; nothing is sent until the first call.
+    /// - Throws: ``TeamLogError`` when the password's variable is not set.
+    /// `environment`: where the password comes from (the process environment when nil).
+    public init(location: TeamLogLocation, environment: [String: String]? = nil, logger: Logger) throws {
+        let environment = environment ?? ProcessInfo.processInfo.environment
+        self.location = location
+        self.logger = logger
+        probeConfiguration = try location.connectionConfiguration(environment: environment)
+        let client = PostgresClient(configuration: try location.configuration(environment: environment), backgroundLogger: logger)
+        self.client = client
+        running = Task { await client.run() }
+    }
+
+    /// Ends the connections.
+    public func close() async {
+        running.cancel()
+        _ = await running.value
+    }
+
+    // MARK: Schema
+
+    /// Creates or migrates the tables (under an advisory lock, so two nodes starting at once
+    /// do not race).
+    /// - Throws: ``TeamLogError`` `.newerSchema` when the log was made by a newer Strata.
+    public func migrate() async throws {
+        // One direct connection first: the pool retries a server it cannot reach for a long
+        // while, and a refused connection should say so at once.
+        try await run("connect to the team log") {
+            let c = try await PostgresConnection.connect(configuration: probeConfiguration, id: 0, logger: logger)
+            try await c.close()
+        }
+        try await run("prepare the team log's tables") {
+            try await client.withTransaction(logger: logger) { conn in
+                try await conn.query("SELECT pg_advisory_xact_lock(727382917)", logger: logger)
+                try await conn.query("CREATE TABLE IF NOT EXISTS strata_schema (id int PRIMARY KEY CHECK (id = 1), version int NOT NULL)", logger: logger)
+                var version = 0
+                for try await v in try await conn.query("SELECT version FROM strata_schema WHERE id = 1", logger: logger).decode(Int.self) { version = v }
+                guard version <= TeamLogSchema.version else {
+                    throw TeamLogError(.newerSchema, "the team log's tables are version \(version), from a newer strata (this one knows \(TeamLogSchema.version)); upgrade strata")
+                }
+                for (i, steps) in TeamLogSchema.migrations.enumerated() where i + 1 > version {
+                    for sql in steps { try await conn.query(PostgresQuery(unsafeSQL: sql), logger: logger) }
+                }
+                if version < TeamLogSchema.version {
+                    try await conn.query("INSERT INTO strata_schema VALUES (1, \(TeamLogSchema.version)) ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version", logger: logger)
+                }
+            }
+        }
+    }
+
+    // MARK: Push
+
+    public struct PushReport: Sendable, Hashable {
+        /// Events the log did not hold, now given global seqs.
+        public var appended = 0
+        /// Events sent that the log held already (pulled from it, or a retried push).
+        public var alreadyThere = 0
+        public var bodiesUploaded = 0
+        public var bodyBytesUploaded = 0
+        /// The log's head after the push.
+        public var headSeq: UInt64 = 0
+    }
+
+    /// Sends the store's own events the log does not hold, `batch` per transaction.
+    public func push(from store: EventStore, node: String, batch: Int = 1_000) async throws -> PushReport {
+        try await migrate()
+        var report = PushReport()
+        var next = try await lastOriginSeq(node: node) + 1
+        while true {
+            let events = try await store.events(EventQuery(fromSeq: next, limit: batch))
+            guard let last = events.last else { break }
+            let (count, bytes) = try await uploadBodies(of: events, from: store)
+            report.bodiesUploaded += count
+            report.bodyBytesUploaded += bytes
+            let (appended, head) = try await append(events, node: node)
+            report.appended += appended
+            report.alreadyThere += events.count - appended
+            report.headSeq = head
+            next = last.seq + 1
+        }
+        if report.headSeq == 0 { report.headSeq = try await head().seq }
+        return report
+    }
+
+    /// The largest local seq of `node` the log holds (0: none).
+    func lastOriginSeq(node: String) async throws -> UInt64 {
+        try await run("read the team log") {
+            var n: Int64 = 0
+            for try await v in try await client.query("SELECT coalesce(max(origin_seq), 0) FROM strata_events WHERE origin_node = \(node)", logger: logger).decode(Int64.self) { n = v }
+            return UInt64(n)
+        }
+    }
+
+    /// Uploads the bodies of `events` the log lacks, compressed on their own.
+    private func uploadBodies(of events: [RecordedEvent], from store: EventStore) async throws -> (Int, Int) {
+        var wanted: [[UInt8]: RecordedEvent] = [:]
+        for e in events { if let p = e.payload { wanted[p.hash] = e } }
+        guard !wanted.isEmpty else { return (0, 0) }
+        let hashes = wanted.keys.map { ByteBuffer(bytes: $0) }
+        var present = Set<[UInt8]>()
+        try await run("read the team log's bodies") {
+            for try await h in try await client.query("SELECT hash FROM strata_bodies WHERE hash = ANY(\(hashes))", logger: logger).decode(ByteBuffer.self) {
+                present.insert(Array(h.readableBytesView))
+            }
+        }
+        var (keys, sizes, stored) = ([ByteBuffer](), [Int64](), [ByteBuffer]())
+        var bytes = 0
+        for (hash, event) in wanted where !present.contains(hash) {
+            guard let body = try await store.payload(of: event) else {
+                throw TeamLogError(.corrupted, "the body of event \(event.seq) is missing from the store; run `strata verify`")
+            }
+            let portable = PortableBody.encode(body)
+            keys.append(ByteBuffer(bytes: hash)); sizes.append(Int64(body.count)); stored.append(ByteBuffer(bytes: portable))
+            bytes += portable.count
+        }
+        guard !keys.isEmpty else { return (0, 0) }
+        try await run("upload bodies to the team log") {
+            try await client.query("""
+                INSERT INTO strata_bodies (hash, size, stored)
+                SELECT * FROM unnest(\(keys)::bytea[], \(sizes)::bigint[], \(stored)::bytea[]) ON CONFLICT DO NOTHING
+                """, logger: logger)
+        }
+        return (keys.count, bytes)
+    }
+
+    /// Appends the events the log does not hold, in one transaction holding the head's lock.
+    private func append(_ events: [RecordedEvent], node: String) async throws -> (appended: Int, head: UInt64) {
+        let ids = events.map(\.id)
+        return try await run("append to the team log") {
+            try await client.withTransaction(logger: logger) { conn -> (Int, UInt64) in
+                var headSeq: Int64 = 0
+                var headHash = TeamChain.zero
+                for try await (s, h) in try await conn.query("SELECT seq, hash FROM strata_head WHERE id = 1 FOR UPDATE", logger: logger).decode((Int64, ByteBuffer).self) {
+                    headSeq = s; headHash = Array(h.readableBytesView)
+                }
+                var known = Set<String>()
+                for try await id in try await conn.query("SELECT event_id FROM strata_events WHERE event_id = ANY(\(ids))", logger: logger).decode(String.self) {
+                    known.insert(id)
+                }
+                var cols = Columns()
+                var seq = UInt64(headSeq)
+                var hash = headHash
+                for e in events where !known.contains(e.id) {
+                    known.insert(e.id)  // an id twice in one batch is appended once
+                    seq += 1
+                    let t = TeamEvent(e)
+                    hash = TeamChain.hash(previous: hash, seq: seq, event: t)
+                    cols.add(seq: seq, t, node: node, originSeq: e.seq, hash: hash)
+                }
+                guard !cols.seqs.isEmpty else { return (0, UInt64(headSeq)) }
+                try await conn.query("""
+                    INSERT INTO strata_events (seq, event_id, type, schema_version, recorded_at, stream, metadata, body_hash, body_size, origin_node, origin_seq, hash)
+                    SELECT s, i, t, v, r, st, m::jsonb, NULLIF(bh, ''::bytea), NULLIF(bs, -1), \(node), os, h
+                    FROM unnest(\(cols.seqs)::bigint[], \(cols.ids)::text[], \(cols.types)::text[], \(cols.versions)::int[], \(cols.times)::bigint[],
+                                \(cols.streams)::text[], \(cols.metadata)::text[], \(cols.bodyHashes)::bytea[], \(cols.bodySizes)::bigint[],
+                                \(cols.originSeqs)::bigint[], \(cols.hashes)::bytea[])
+                      AS x(s, i, t, v, r, st, m, bh, bs, os, h)
+                    """, logger: logger)
+                let newHead = Int64(seq)
+                let newHash = ByteBuffer(bytes: hash)
+                try await conn.query("UPDATE strata_head SET seq = \(newHead), hash = \(newHash) WHERE id = 1", logger: logger)
+                try await conn.query("NOTIFY strata_events", logger: logger)
+                return (cols.seqs.count, seq)
+            }
+        }
+    }
+
+    /// Array binds for one insert.
+    private struct Columns {
+        var seqs: [Int64] = [], ids: [String] = [], types: [String] = [], versions: [Int32] = [], times: [Int64] = []
+        var streams: [String] = [], metadata: [String] = [], bodyHashes: [ByteBuffer] = [], bodySizes: [Int64] = []
+        var originSeqs: [Int64] = [], hashes: [ByteBuffer] = []
+
+        mutating func add(seq: UInt64, _ e: TeamEvent, node: String, originSeq: UInt64, hash: [UInt8]) {
+            seqs.append(Int64(seq)); ids.append(e.id); types.append(e.type); versions.append(Int32(e.schemaVersion))
+            times.append(e.recordedAt.microseconds); streams.append(e.stream)
+            metadata.append(TeamLogJSON.encode(e.metadata))
+            bodyHashes.append(ByteBuffer(bytes: e.bodyHash ?? [])); bodySizes.append(Int64(e.bodySize ?? -1))
+            originSeqs.append(Int64(originSeq)); hashes.append(ByteBuffer(bytes: hash))
+        }
+    }
+
+    // MARK: Pull
+
+    public struct PullReport: Sendable, Hashable {
+        /// Events appended to the store.
+        public var appended = 0
+        /// Events the store held already (its own, pushed before).
+        public var alreadyHere = 0
+        public var bodiesDownloaded = 0
+        public var bodyBytesDownloaded = 0
+        /// The global seq pulled up to (the next pull starts after it).
+        public var position: UInt64 = 0
+    }
+
+    /// Appends the log's events after `position` to `store`, `batch` per append, checking every
+    /// link of the chain.
+    /// - Throws: ``TeamLogError`` `.corrupted` when a link does not hold (nothing after it is appended).
+    public func pull(into store: EventStore, after position: UInt64, batch: Int = 1_000) async throws -> PullReport {
+        try await migrate()
+        var report = PullReport(position: position)
+        var previous = try await hash(at: position)
+        while true {
+            let rows = try await rows(after: report.position, limit: batch)
+            guard !rows.isEmpty else { break }
+            var needed: [ByteBuffer] = []
+            for r in rows {
+                if let h = r.event.bodyHash, try await !store.hasBody(sha256: h) { needed.append(ByteBuffer(bytes: h)) }
+            }
+            var bodies: [[UInt8]: [UInt8]] = [:]
+            if !needed.isEmpty {
+                try await run("download bodies from the team log") {
+                    for try await (h, stored) in try await client.query("SELECT hash, stored FROM strata_bodies WHERE hash = ANY(\(needed))", logger: logger).decode((ByteBuffer, ByteBuffer).self) {
+                        let stored = Array(stored.readableBytesView)
+                        report.bodyBytesDownloaded += stored.count
+                        bodies[Array(h.readableBytesView)] = try PortableBody.decode(stored)
+                    }
+                }
+                report.bodiesDownloaded += bodies.count
+            }
+            var batchEvents: [NewEvent] = []
+            for r in rows {
+                let expected = TeamChain.hash(previous: previous, seq: r.seq, event: r.event)
+                guard expected == r.hash else {
+                    throw TeamLogError(.corrupted, "the team log's event \(r.seq) does not match its hash chain (changed in the database); nothing after seq \(r.seq - 1) was pulled")
+                }
+                previous = r.hash
+                let e = r.event
+                var payload: [UInt8]?
+                var reference: PayloadReference?
+                if let h = e.bodyHash {
+                    if let body = bodies[h] {
+                        guard Hashing.sha256(body) == h else { throw TeamLogError(.corrupted, "the team log's body \(h.prefix(8)) does not match its hash") }
+                        payload = body
+                    } else {
+                        reference = PayloadReference(hash: h, size: e.bodySize ?? 0)
+                    }
+                }
+                batchEvents.append(NewEvent(id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: e.recordedAt, stream: e.stream,
+                                            metadata: e.metadata.map { ($0.key, $0.value) }, payload: payload, payloadReference: reference))
+            }
+            let outcomes = try await store.append(batchEvents)
+            let appended = outcomes.filter(\.appended).count
+            report.appended += appended
+            report.alreadyHere += outcomes.count - appended
+            report.position = rows.last!.seq
+        }
+        return report
+    }
+
+    struct Row {
+        var seq: UInt64
+        var event: TeamEvent
+        var hash: [UInt8]
+    }
+
+    private func rows(after position: UInt64, limit: Int) async throws -> [Row] {
+        let from = Int64(position), n = limit
+        return try await run("read the team log") {
+            var out: [Row] = []
+            let rows = try await client.query("""
+                SELECT seq, event_id, type, schema_version, recorded_at, stream, metadata::text, coalesce(body_hash, ''::bytea), coalesce(body_size, -1), hash
+                FROM strata_events WHERE seq > \(from) ORDER BY seq LIMIT \(n)
+                """, logger: logger)
+            for try await (seq, id, type, version, time, stream, metadata, bh, bs, hash) in rows.decode((Int64, String, String, Int32, Int64, String, String, ByteBuffer, Int64, ByteBuffer).self) {
+                let bodyHash = Array(bh.readableBytesView)
+                out.append(Row(seq: UInt64(seq), event: TeamEvent(
+                    id: id, type: type, schemaVersion: Int(version), recordedAt: Timestamp(microseconds: time), stream: stream,
+                    metadata: try TeamLogJSON.decode(metadata), bodyHash: bodyHash.isEmpty ? nil : bodyHash, bodySize: bs < 0 ? nil : Int(bs)),
+                    hash: Array(hash.readableBytesView)))
+            }
+            return out
+        }
+    }
+
+    /// The chain hash at `seq` (zeros at 0).
+    private func hash(at seq: UInt64) async throws -> [UInt8] {
+        guard seq > 0 else { return TeamChain.zero }
+        let s = Int64(seq)
+        return try await run("read the team log") {
+            var out: [UInt8]?
+            for try await h in try await client.query("SELECT hash FROM strata_events WHERE seq = \(s)", logger: logger).decode(ByteBuffer.self) {
+                out = Array(h.readableBytesView)
+            }
+            guard let out else {
+                throw TeamLogError(.diverged, "the team log has no event \(seq), which this store pulled up to: it is another log, or was reset; pull into a new store")
+            }
+            return out
+        }
+    }
+
+    // MARK: Status
+
+    /// The log's head: its last seq and chain hash.
+    public func head() async throws -> (seq: UInt64, hash: [UInt8]) {
+        try await migrate()
+        return try await run("read the team log") {
+            var out: (UInt64, [UInt8]) = (0, TeamChain.zero)
+            for try await (s, h) in try await client.query("SELECT seq, hash FROM strata_head WHERE id = 1", logger: logger).decode((Int64, ByteBuffer).self) {
+                out = (UInt64(s), Array(h.readableBytesView))
+            }
+            return out
+        }
+    }
+
+    /// Checks the whole chain and that seqs are gapless from 1: the problems found (none: holds).
+    public func verify() async throws -> [String] {
+        let head = try await self.head()
+        var problems: [String] = []
+        var previous = TeamChain.zero
+        var expected: UInt64 = 1
+        var position: UInt64 = 0
+        while true {
+            let rows = try await rows(after: position, limit: 10_000)
+            guard !rows.isEmpty else { break }
+            for r in rows {
+                if r.seq != expected { problems.append("seq gap: expected \(expected), found \(r.seq)") }
+                if TeamChain.hash(previous: previous, seq: r.seq, event: r.event) != r.hash { problems.append("event \(r.seq) does not match its hash chain") }
+                previous = r.hash
+                expected = r.seq + 1
+            }
+            position = rows.last!.seq
+        }
+        if expected - 1 != head.seq || previous != head.hash { problems.append("the head row (seq \(head.seq)) does not match the last event (\(expected - 1))") }
+        return problems
+    }
+
+    /// Runs a database step, turning postgres-nio's errors into a ``TeamLogError`` that says what
+    /// was being done, without the password.
+    private func run<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let e as TeamLogError {
+            throw e
+        } catch let e as PostgresTransactionError {
+            if let inner = e.closureError as? TeamLogError { throw inner }
+            throw TeamLogError(.connection, "could not \(what) at \(TeamLogLocation.redact(location.url)): \(e.closureError ?? e.commitError ?? e.beginError ?? e.rollbackError ?? e)")
+        } catch let e as PSQLError {
+            let server = e.serverInfo?[.message].map { ": \($0)" } ?? ""
+            throw TeamLogError(.connection, "could not \(what) at \(TeamLogLocation.redact(location.url)) (\(e.code)\(server)); check the URL, that the server runs and the password ($PGPASSWORD, ~/.pgpass)")
+        } catch {
+            throw TeamLogError(.connection, "could not \(what) at \(TeamLogLocation.redact(location.url)): \(error)")
+        }
+    }
+}
+
+/// Metadata as JSON text (`[["key","value"],…]`), for the `jsonb` column.
+enum TeamLogJSON {
+    static func encode(_ metadata: [RecordedEvent.Metadatum]) -> String {
+        let pairs = metadata.map { [$0.key, $0.value] }
+        let data = try! JSONSerialization.data(withJSONObject: pairs, options: [.withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func decode(_ text: String) throws -> [RecordedEvent.Metadatum] {
+        guard let pairs = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String]] else {
+            throw TeamLogError(.corrupted, "an event's metadata in the team log is not a list of pairs")
+        }
+        return try pairs.map {
+            guard $0.count == 2 else { throw TeamLogError(.corrupted, "an event's metadata in the team log is not a list of pairs") }
+            return RecordedEvent.Metadatum(key: $0[0], value: $0[1])
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import EventStore
+import FixtureServer
+import Foundation
+import Logging
+import StrataData
+import StrataTestSupport
+import TeamLog
+import TestScratch
+import Testing
+
+/// The team log against a real PostgreSQL started by the test.
+@Suite(.serialized) struct TeamLogTests {
+    static func logger() -> Logger {
+        var l = Logger(label: "teamlog-test")
+        l.logLevel = .critical
+        return l
+    }
+
+    func open(_ server: PostgresServer) throws -> PostgresTeamLog {
+        try PostgresTeamLog(location: TeamLogLocation(url: server.url), environment: [:], logger: Self.logger())
+    }
+
+    /// Node A fetches the fixture API through three versions and pushes; node B pulls: B's items,
+    /// details and their histories equal A's at every seq, the global seq is gapless and its
+    /// chain holds, and pushing or pulling again changes nothing.
+    @Test func aPushedHistoryPulledIntoAnotherStoreReadsTheSameAtEverySeq() async throws {
+        let server = try await offPool { try PostgresServer() }
+        let log = try open(server)
+        let a = try await makeStore()
+        try await withFixtureServer { fixture in
+            let fetcher = Fetcher(store: a, client: CurlHTTPClient(), logger: quietLogger())
+            var options = FetchOptions()
+            options.details = true
+            options.images = true
+            options.timeout = 30
+            options.environment = [:]
+            for v in 1...3 {
+                fixture.version = v
+                let cars = SourceDefinition(name: "cars", url: fixture.baseURL + "/cars/offers", items: "results", title: "make", subtitle: ["model"],
+                                            image: "image", pageParam: "page", pageSize: 10, index: ["make", "model"])
+                _ = try await fetcher.fetch(cars, options: options)
+            }
+        }
+        let headA = try await a.head().seq
+        let pushed = try await log.push(from: a, node: "node-a", batch: 7)
+        #expect(pushed.appended == Int(headA) && pushed.alreadyThere == 0 && pushed.headSeq == headA)
+        #expect(pushed.bodiesUploaded > 0)
+        #expect(try await log.verify().isEmpty)
+        // Again: nothing new.
+        let again = try await log.push(from: a, node: "node-a")
+        #expect(again.appended == 0 && again.headSeq == headA)
+
+        let b = try await makeStore()
+        let pulled = try await log.pull(into: b, after: 0, batch: 11)
+        #expect(pulled.appended == Int(headA) && pulled.position == headA)
+        #expect(try await b.head().seq == headA)
+        let none = try await log.pull(into: b, after: pulled.position)
+        #expect(none.appended == 0 && none.position == headA)
+        // The same events, in the same order, with the same bodies.
+        let ea = try await a.events(EventQuery()), eb = try await b.events(EventQuery())
+        #expect(ea.map(\.id) == eb.map(\.id) && ea.map(\.payload) == eb.map(\.payload) && ea.map(\.recordedAt) == eb.map(\.recordedAt))
+        // The projections fold to the same documents at every seq.
+        for projection in ["items", "details", "images"] {
+            for seq in stride(from: UInt64(1), through: headA, by: 3) {
+                let x = try await a.documents(projection: projection) { try $0.states(asOf: seq, includeRemoved: true) }
+                let y = try await b.documents(projection: projection) { try $0.states(asOf: seq, includeRemoved: true) }
+                #expect(x == y, "\(projection) as of \(seq)")
+            }
+        }
+        // A pull into a store that holds the pushed events already (A) appends nothing.
+        #expect(try await log.pull(into: a, after: 0).appended == 0)
+        #expect(try await b.verify().ok)
+        await log.close()
+    }
+
+    /// Two stores push their own events: the log holds both, gapless, each event once; each
+    /// store pulls the other's.
+    @Test func twoNodesPushTheirOwnEventsAndPullEachOthers() async throws {
+        let server = try await offPool { try PostgresServer() }
+        let log = try open(server)
+        let (a, b) = (try await makeStore(), try await makeStore())
+        func doc(_ store: EventStore, _ n: Int, _ node: String) async throws {
+            _ = try await store.append((0..<n).map { i in
+                NewEvent(id: "\(node)-\(i)", type: DocumentEvents.recorded, stream: node,
+                         metadata: [("collection", node), ("key", "k\(i % 5)")], payload: Array("{\"n\":\(i),\"node\":\"\(node)\"}".utf8))
+            })
+        }
+        try await doc(a, 30, "a")
+        try await doc(b, 20, "b")
+        async let pa = log.push(from: a, node: "a", batch: 4)
+        async let pb = log.push(from: b, node: "b", batch: 3)
+        let (ra, rb) = try await (pa, pb)
+        #expect(ra.appended == 30 && rb.appended == 20)
+        #expect(try await log.head().seq == 50)
+        #expect(try await log.verify().isEmpty)
+        let intoA = try await log.pull(into: a, after: 0)
+        let intoB = try await log.pull(into: b, after: 0)
+        #expect(intoA.appended == 20 && intoA.alreadyHere == 30)
+        #expect(intoB.appended == 30 && intoB.alreadyHere == 20)
+        // A pushes again: the events it pulled are the log's already; nothing is appended.
+        let again = try await log.push(from: a, node: "a")
+        let headAfter = try await log.head().seq
+        #expect(again.appended == 0 && headAfter == 50)
+        let da = try await a.documents { try $0.states(collection: "b") }
+        let db = try await b.documents { try $0.states(collection: "b") }
+        #expect(da.map(\.document) == db.map(\.document) && da.count == 5)
+        await log.close()
+    }
+
+    @Test func badInputGetsClearErrors() async throws {
+        #expect(throws: TeamLogError.self) { try TeamLogLocation(url: "http://db/strata") }
+        #expect(throws: TeamLogError.self) { try TeamLogLocation(url: "postgres://strata:hunter2@db/strata") }
+        let templated = try TeamLogLocation(url: "postgres://strata:$TEAM_PW@db.example/strata")
+        #expect(templated.passwordVariable == "TEAM_PW" && templated.sslMode == "require")
+        // A refused connection: nobody listens on that socket.
+        let nowhere = try PostgresTeamLog(location: TeamLogLocation(url: "postgres://strata@/strata?host=/tmp/strata-pg-none"), environment: [:], logger: Self.logger())
+        await #expect { try await nowhere.head() } throws: { ($0 as? TeamLogError)?.code == .connection }
+        await nowhere.close()
+        // A schema from a newer Strata.
+        let server = try await offPool { try PostgresServer() }
+        let log = try open(server)
+        try await log.migrate()
+        try server.psql("UPDATE strata_schema SET version = 99")
+        await #expect { try await log.head() } throws: { ($0 as? TeamLogError)?.code == .newerSchema }
+        // A row changed in the database breaks the chain, and a pull says so.
+        try server.psql("UPDATE strata_schema SET version = 1")
+        let a = try await makeStore()
+        _ = try await a.append((0..<5).map { NewEvent(id: "e\($0)", type: "Noted", stream: "s", payload: Array("x\($0)".utf8)) })
+        _ = try await log.push(from: a, node: "a")
+        try server.psql("UPDATE strata_events SET stream = 'other' WHERE seq = 3")
+        let b = try await makeStore()
+        await #expect { _ = try await log.pull(into: b, after: 0) } throws: { ($0 as? TeamLogError)?.code == .corrupted }
+        #expect(try await b.head().seq == 0)
+        await log.close()
+    }
+}
