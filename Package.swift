@@ -153,7 +153,7 @@ let package = Package(
         .target(name: "CTestSpawn", path: "Tests/CTestSpawn"),  // closefrom for spawned test helpers (C: not imported by Glibc)
         .target(
             name: "StrataTestSupport",
-            dependencies: ["TestScratch", "EventStore", "StrataData", "FixtureServer", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TestScratch", "EventStore", "StrataData", "FixtureServer", "CTestSpawn", .product(name: "Logging", package: "swift-log")],
             path: "Tests/StrataTestSupport",
             swiftSettings: strictSettings
         ),
@@ -161,7 +161,7 @@ let package = Package(
         .testTarget(name: "StrataBrowserTests", dependencies: ["TestScratch", "StrataBrowser", "TerminalUI", "StrataPresentation", "StrataDomain", "StrataJSON"],
                     exclude: ["Goldens"], swiftSettings: strictSettings),
         .testTarget(name: "LMDBTests", dependencies: ["TestScratch", "LMDB"], swiftSettings: strictSettings),
-        .testTarget(name: "TeamLogTests", dependencies: ["CTestSpawn", "TestScratch", "TeamLog", "EventStore", "StrataTestSupport", "StrataData", "FixtureServer"],
+        .testTarget(name: "TeamLogTests", dependencies: ["TestScratch", "TeamLog", "EventStore", "StrataTestSupport", "StrataData", "FixtureServer"],
                     swiftSettings: strictSettings),
         .testTarget(name: "EventStoreTests", dependencies: ["TestScratch", "EventStore", "LMDB", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
         .testTarget(

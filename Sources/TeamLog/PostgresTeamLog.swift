@@ -104,6 +104,45 @@ public final class PostgresTeamLog: Sendable {
         return report
     }
 
+    /// How many of the store's events after the last one the log has from `node` the log does
+    /// not hold (what a push would append).
+    public func unpushed(from store: EventStore, node: String) async throws -> Int {
+        try await migrate()
+        var next = try await lastOriginSeq(node: node) + 1
+        var count = 0
+        while true {
+            let events = try await store.events(EventQuery(fromSeq: next, limit: 10_000))
+            guard let last = events.last else { return count }
+            let ids = events.map(\.id)
+            var known = 0
+            try await run("read the team log") {
+                for try await n in try await client.query("SELECT count(*) FROM strata_events WHERE event_id = ANY(\(ids))", logger: logger).decode(Int64.self) { known = Int(n) }
+            }
+            count += events.count - known
+            next = last.seq + 1
+        }
+    }
+
+    /// How many of the log's events after `position` the store does not hold (what a pull would
+    /// append).
+    public func unpulled(into store: EventStore, after position: UInt64) async throws -> Int {
+        var from = position
+        var count = 0
+        while true {
+            let ids: [(UInt64, String)] = try await run("read the team log") {
+                var out: [(UInt64, String)] = []
+                let f = Int64(from)
+                for try await (seq, id) in try await client.query("SELECT seq, event_id FROM strata_events WHERE seq > \(f) ORDER BY seq LIMIT 10000", logger: logger).decode((Int64, String).self) {
+                    out.append((UInt64(seq), id))
+                }
+                return out
+            }
+            guard let last = ids.last else { return count }
+            for (_, id) in ids where try await store.event(id: id) == nil { count += 1 }
+            from = last.0
+        }
+    }
+
     /// The largest local seq of `node` the log holds (0: none).
     func lastOriginSeq(node: String) async throws -> UInt64 {
         try await run("read the team log") {

@@ -159,6 +159,11 @@ struct RekeyCommand: AsyncParsableCommand {
                 let theirs = try await copied!.head()
                 swapped = try source!.holdingWriteLock { seq, hash in
                     guard seq == theirs.seq, hash == theirs.hash else { return false }
+                    // Files of the store's own beside the LMDB environment (the remotes) go along.
+                    for file in ["remotes.json"] where fm.fileExists(atPath: path + "/" + file) {
+                        try? fm.removeItem(atPath: copyPath + "/" + file)
+                        try fm.copyItem(atPath: path + "/" + file, toPath: copyPath + "/" + file)
+                    }
                     guard fm.createFile(atPath: copyPath + "/" + Self.doneMark, contents: Data()) else {
                         throw CLIError("could not write \(copyPath)/\(Self.doneMark)")
                     }

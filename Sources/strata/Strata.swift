@@ -24,6 +24,7 @@ struct Strata: AsyncParsableCommand {
             ExportCommand.self, BrowseCommand.self, ServeCommand.self, ListCommand.self, ShowCommand.self, HistoryCommand.self, DiffCommand.self,
             ConfigCommand.self, CreateCommand.self, EditCommand.self, DeleteCommand.self, SessionCommand.self, PushCommand.self, OutboxCommand.self,
             DemoCommand.self,
+            RemoteCommand.self,
             InitCommand.self, KeyCommand.self, RekeyCommand.self,
             LogCommand.self, DocCommand.self, RecordCommand.self, VerifyCommand.self,
             RebuildCommand.self, StatsCommand.self, BenchCommand.self, AppendLoopCommand.self, HoldReadCommand.self,

@@ -24,7 +24,7 @@ import Testing
     /// details and their histories equal A's at every seq, the global seq is gapless and its
     /// chain holds, and pushing or pulling again changes nothing.
     @Test func aPushedHistoryPulledIntoAnotherStoreReadsTheSameAtEverySeq() async throws {
-        let server = try await offPool { try PostgresServer() }
+        let server = try await offPoolThread { try PostgresServer() }
         let log = try open(server)
         let a = try await makeStore()
         try await withFixtureServer { fixture in
@@ -76,7 +76,7 @@ import Testing
     /// Two stores push their own events: the log holds both, gapless, each event once; each
     /// store pulls the other's.
     @Test func twoNodesPushTheirOwnEventsAndPullEachOthers() async throws {
-        let server = try await offPool { try PostgresServer() }
+        let server = try await offPoolThread { try PostgresServer() }
         let log = try open(server)
         let (a, b) = (try await makeStore(), try await makeStore())
         func doc(_ store: EventStore, _ n: Int, _ node: String) async throws {
@@ -117,7 +117,7 @@ import Testing
         await #expect { try await nowhere.head() } throws: { ($0 as? TeamLogError)?.code == .connection }
         await nowhere.close()
         // A schema from a newer Strata.
-        let server = try await offPool { try PostgresServer() }
+        let server = try await offPoolThread { try PostgresServer() }
         let log = try open(server)
         try await log.migrate()
         try server.psql("UPDATE strata_schema SET version = 99")

@@ -1,20 +1,19 @@
 import CTestSpawn
-import Foundation
-import TestScratch
+public import Foundation
 
 /// A throwaway PostgreSQL 15 cluster for one test: `initdb` in a temp directory (as the
 /// unprivileged `postgres` user when the tests run as root, since initdb refuses root), trust
 /// authentication, a unix socket in that directory and no TCP. `stop()` shuts it down fast;
 /// `crash()` with `-m immediate`.
-final class PostgresServer: @unchecked Sendable {
-    let directory: String
-    var data: String { directory + "/data" }
-    var socketDirectory: String { directory }
-    let port = 5432
-    static let user = "strata"
+public final class PostgresServer: @unchecked Sendable {
+    public let directory: String
+    public var data: String { directory + "/data" }
+    public var socketDirectory: String { directory }
+    public let port = 5432
+    public static let user = "strata"
 
     /// `postgres://strata@/strata?host=DIR`, the URL Strata takes.
-    var url: String { "postgres://\(Self.user)@/strata?host=\(socketDirectory)" }
+    public var url: String { "postgres://\(Self.user)@/strata?host=\(socketDirectory)" }
 
     static let binaries: String = {
         for dir in ["/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/local/bin", "/usr/bin"]
@@ -22,7 +21,7 @@ final class PostgresServer: @unchecked Sendable {
         return "/usr/lib/postgresql/15/bin"
     }()
 
-    init() throws {
+    public init() throws {
         // A short path: a unix socket's path must fit in 107 bytes.
         directory = "/tmp/strata-pg-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -32,23 +31,23 @@ final class PostgresServer: @unchecked Sendable {
         try asOwner(Self.binaries + "/createdb", ["-h", socketDirectory, "-U", Self.user, "strata"])
     }
 
-    func start() throws {
+    public func start() throws {
         try asOwner(Self.binaries + "/pg_ctl", ["-D", data, "-l", directory + "/log", "-w", "-o",
                                                 "-k \(socketDirectory) -c listen_addresses='' -c fsync=off -c max_connections=50", "start"])
     }
 
-    func stop() {
+    public func stop() {
         _ = try? asOwner(Self.binaries + "/pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"])
     }
 
     /// Stops it as a crash would (no checkpoint).
-    func crash() {
+    public func crash() {
         _ = try? asOwner(Self.binaries + "/pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"])
     }
 
     /// Runs `sql` with psql; returns its output.
     @discardableResult
-    func psql(_ sql: String) throws -> String {
+    public func psql(_ sql: String) throws -> String {
         try asOwner(Self.binaries + "/psql", ["-h", socketDirectory, "-U", Self.user, "-d", "strata", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql])
     }
 
@@ -93,9 +92,9 @@ final class PostgresServer: @unchecked Sendable {
     }
 }
 
-struct PostgresServerError: Error, CustomStringConvertible { var description: String }
+public struct PostgresServerError: Error, CustomStringConvertible { public var description: String }
 
 /// Runs blocking work (starting or stopping a server) on a thread of its own, off the pool.
-func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+public func offPoolThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { c in Thread { c.resume(with: Result { try work() }) }.start() }
 }

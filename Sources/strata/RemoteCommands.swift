@@ -1,0 +1,243 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import Logging
+import TeamLog
+
+// The team log (issue 30, first part): store tools, like `rekey`, that move the log's events
+// between this store and a PostgreSQL team log (the TeamLog target).
+
+/// `STORE/remotes.json` (mode 0600): this store's node id and its remotes with how far each was
+/// pulled. URLs are kept as given (a password only as a `$VAR` template), never resolved.
+struct RemoteRegistry: Codable {
+    struct Remote: Codable {
+        var url: String
+        var pulled: UInt64 = 0
+    }
+    var node: String
+    var remotes: [String: Remote] = [:]
+
+    static func path(_ store: String) -> String { store + "/remotes.json" }
+
+    static func load(store: String) throws -> RemoteRegistry {
+        let path = path(store)
+        guard let data = FileManager.default.contents(atPath: path) else { return RemoteRegistry(node: RandomID.uuid()) }
+        do { return try JSONDecoder().decode(RemoteRegistry.self, from: data) } catch {
+            throw CLIError("\(path) is damaged (\(error)); fix or remove it (its remotes are then added again)")
+        }
+    }
+
+    func save(store: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(self)
+        let path = Self.path(store), temp = path + ".tmp"
+        guard FileManager.default.createFile(atPath: temp, contents: data, attributes: [.posixPermissions: 0o600]),
+              rename(temp, path) == 0 else { throw CLIError("could not write \(path)") }
+    }
+
+    /// The remote `name`, or the only one when `name` is nil.
+    func resolve(_ name: String?) throws -> (name: String, remote: Remote) {
+        if let name {
+            guard let r = remotes[name] else {
+                throw CLIError("no remote named \(name); add one with `strata remote add \(name) postgres://USER@HOST/DB`", exit: ExitCodes.notFound)
+            }
+            return (name, r)
+        }
+        guard remotes.count == 1, let only = remotes.first else {
+            throw CLIError(remotes.isEmpty ? "no remote yet; add one with `strata remote add NAME postgres://USER@HOST/DB`"
+                                           : "name the remote: \(remotes.keys.sorted().joined(separator: ", "))", exit: ExitCode.validationFailure)
+        }
+        return (only.key, only.value)
+    }
+}
+
+struct RemoteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remote",
+        abstract: "Share the log with a team through PostgreSQL: add a remote, push, pull, sync, status.",
+        discussion: """
+        A remote is a PostgreSQL database holding one shared log: a gapless global sequence in
+        commit order, hash-chained, with each body stored once (docs/architecture.md, The team
+        log). `push` sends this store's own events the log lacks; `pull` appends the log's events
+        this store lacks, in the log's order; `sync` does both. The password comes from
+        $PGPASSWORD, ~/.pgpass or a $VAR template in the URL, and is never stored or printed.
+
+        Examples:
+          strata remote add team 'postgres://strata@db.example/strata'
+          strata remote push
+          strata remote pull
+          strata remote status
+        """,
+        subcommands: [Add.self, List.self, Remove.self, Status.self, Push.self, Pull.self, Sync.self]
+    )
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a team log: postgres://USER[:$VAR]@HOST[:PORT]/DB, or postgres://USER@/DB?host=/SOCKET/DIR.")
+        @OptionGroup var location: StoreLocation
+        @Argument(help: "A name for it.") var name: String
+        @Argument(help: "Its postgres:// URL.") var url: String
+
+        func run() async throws {
+            try await reportingErrors {
+                let parsed: TeamLogLocation
+                do { parsed = try TeamLogLocation(url: url) } catch { throw CLIError("\(error)", exit: ExitCode.validationFailure) }
+                _ = try await location.open()  // the store exists, under its key if it has one
+                var registry = try RemoteRegistry.load(store: location.path)
+                if registry.remotes[name] != nil { throw CLIError("a remote named \(name) exists; remove it first with `strata remote remove \(name)`") }
+                registry.remotes[name] = .init(url: parsed.url)
+                try registry.save(store: location.path)
+                emit("added remote \(name) (\(TeamLogLocation.redact(url))); `strata remote push \(name)` sends this store's events")
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "The remotes, with how far each was pulled.")
+        @OptionGroup var location: StoreLocation
+
+        func run() async throws {
+            try await reportingErrors {
+                let registry = try RemoteRegistry.load(store: location.path)
+                if registry.remotes.isEmpty { emit("no remotes (node \(registry.node))"); return }
+                emit(registry.remotes.keys.sorted().map { "\($0)  \(TeamLogLocation.redact(registry.remotes[$0]!.url))  pulled to \(registry.remotes[$0]!.pulled)" }
+                    .joined(separator: "\n"))
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Forget a remote (its database is left as it is).")
+        @OptionGroup var location: StoreLocation
+        @Argument var name: String
+
+        func run() async throws {
+            try await reportingErrors {
+                var registry = try RemoteRegistry.load(store: location.path)
+                _ = try registry.resolve(name)
+                registry.remotes[name] = nil
+                try registry.save(store: location.path)
+                emit("removed remote \(name)")
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "status", abstract: "What is ahead of, and behind, the team log; with --verify, its whole chain checked.")
+        @OptionGroup var location: StoreLocation
+        @Argument var name: String?
+        @Flag(help: "Check the team log's whole hash chain and that its seqs are gapless.") var verify = false
+
+        func run() async throws {
+            try await reportingErrors {
+                let store = try await location.open()
+                let registry = try RemoteRegistry.load(store: location.path)
+                let (name, remote) = try registry.resolve(self.name)
+                try await withTeamLog(remote, location) { log in
+                    let head = try await log.head()
+                    let local = try await store.head().seq
+                    let ahead = try await log.unpushed(from: store, node: registry.node)
+                    let behind = try await log.unpulled(into: store, after: remote.pulled)
+                    var lines = ["\(name): the team log is at seq \(head.seq); this store (node \(registry.node.prefix(13))) pulled to \(remote.pulled), holds \(local) events",
+                                 "ahead: \(ahead) event(s) to push · behind: \(behind) event(s) to pull"]
+                    if verify {
+                        let problems = try await log.verify()
+                        lines.append(problems.isEmpty ? "team log chain: ok (\(head.seq) events, gapless)" : "team log chain: \(problems.count) problem(s)")
+                        lines += problems.prefix(20).map { "  - \($0)" }
+                        emit(lines.joined(separator: "\n"))
+                        if !problems.isEmpty { throw ExitCodes.verificationFailed }
+                        return
+                    }
+                    emit(lines.joined(separator: "\n"))
+                }
+            }
+        }
+    }
+
+    struct Push: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "push", abstract: "Send this store's own events the team log lacks.")
+        @OptionGroup var location: StoreLocation
+        @Argument var name: String?
+
+        func run() async throws {
+            try await reportingErrors {
+                let store = try await location.open()
+                let registry = try RemoteRegistry.load(store: location.path)
+                try registry.save(store: location.path)  // keeps the node id from the first push on
+                let (name, remote) = try registry.resolve(self.name)
+                try await withTeamLog(remote, location) { log in emit(try await RemoteCommand.push(store, log, registry.node, name)) }
+            }
+        }
+    }
+
+    struct Pull: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "pull", abstract: "Append the team log's events this store lacks, in the log's order.")
+        @OptionGroup var location: StoreLocation
+        @Argument var name: String?
+
+        func run() async throws {
+            try await reportingErrors {
+                let store = try await location.open()
+                var registry = try RemoteRegistry.load(store: location.path)
+                let (name, remote) = try registry.resolve(self.name)
+                try await withTeamLog(remote, location) { log in emit(try await RemoteCommand.pull(store, log, &registry, name, location.path)) }
+            }
+        }
+    }
+
+    struct Sync: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "sync", abstract: "Push, then pull.")
+        @OptionGroup var location: StoreLocation
+        @Argument var name: String?
+
+        func run() async throws {
+            try await reportingErrors {
+                let store = try await location.open()
+                var registry = try RemoteRegistry.load(store: location.path)
+                try registry.save(store: location.path)
+                let (name, remote) = try registry.resolve(self.name)
+                try await withTeamLog(remote, location) { log in
+                    let pushed = try await RemoteCommand.push(store, log, registry.node, name)
+                    let pulled = try await RemoteCommand.pull(store, log, &registry, name, location.path)
+                    emit(pushed + "\n" + pulled)
+                }
+            }
+        }
+    }
+
+    static func push(_ store: EventStore, _ log: PostgresTeamLog, _ node: String, _ name: String) async throws -> String {
+        let started = ContinuousClock.now
+        let r = try await log.push(from: store, node: node)
+        let seconds = Double((ContinuousClock.now - started).components.attoseconds) / 1e18 + Double((ContinuousClock.now - started).components.seconds)
+        return "\(name): pushed \(r.appended) event(s) (\(r.alreadyThere) already there), \(r.bodiesUploaded) bodies, \(formatBytes(r.bodyBytesUploaded)); the log is at seq \(r.headSeq) (\(String(format: "%.2f", seconds)) s)"
+    }
+
+    static func pull(_ store: EventStore, _ log: PostgresTeamLog, _ registry: inout RemoteRegistry, _ name: String, _ path: String) async throws -> String {
+        let from = registry.remotes[name]!.pulled
+        let r = try await log.pull(into: store, after: from)
+        registry.remotes[name]!.pulled = r.position
+        try registry.save(store: path)
+        return "\(name): pulled \(r.appended) event(s) (\(r.alreadyHere) already here), \(r.bodiesDownloaded) bodies, \(formatBytes(r.bodyBytesDownloaded)); at seq \(r.position) of the log"
+    }
+}
+
+/// Opens the remote's team log for `body`, closing it after.
+func withTeamLog<T>(_ remote: RemoteRegistry.Remote, _ location: StoreLocation, _ body: (PostgresTeamLog) async throws -> T) async throws -> T {
+    let log: PostgresTeamLog
+    do { log = try PostgresTeamLog(location: TeamLogLocation(url: remote.url), logger: location.logger()) } catch { throw CLIError(error) }
+    do {
+        let value = try await body(log)
+        await log.close()
+        return value
+    } catch let e as TeamLogError {
+        await log.close()
+        throw CLIError(e.message)
+    } catch {
+        await log.close()
+        throw error
+    }
+}
+
+private func formatBytes(_ n: Int) -> String {
+    n < 1024 ? "\(n) B" : n < 1 << 20 ? String(format: "%.1f KiB", Double(n) / 1024) : String(format: "%.1f MiB", Double(n) / 1_048_576)
+}
