@@ -158,6 +158,11 @@ struct RemoteCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "push", abstract: "Send this store's own events the team log lacks.")
         @OptionGroup var location: StoreLocation
         @Argument var name: String?
+        @Option(help: "Events per transaction (1 to 100000).") var batch = 1_000
+
+        func validate() throws {
+            guard (1...100_000).contains(batch) else { throw ValidationError("--batch must be 1 to 100000") }
+        }
 
         func run() async throws {
             try await reportingErrors {
@@ -165,7 +170,7 @@ struct RemoteCommand: AsyncParsableCommand {
                 let registry = try RemoteRegistry.load(store: location.path)
                 try registry.save(store: location.path)  // keeps the node id from the first push on
                 let (name, remote) = try registry.resolve(self.name)
-                try await withTeamLog(remote, location) { log in emit(try await RemoteCommand.push(store, log, registry.node, name)) }
+                try await withTeamLog(remote, location) { log in emit(try await RemoteCommand.push(store, log, registry.node, name, batch: batch)) }
             }
         }
     }
@@ -205,9 +210,9 @@ struct RemoteCommand: AsyncParsableCommand {
         }
     }
 
-    static func push(_ store: EventStore, _ log: PostgresTeamLog, _ node: String, _ name: String) async throws -> String {
+    static func push(_ store: EventStore, _ log: PostgresTeamLog, _ node: String, _ name: String, batch: Int = 1_000) async throws -> String {
         let started = ContinuousClock.now
-        let r = try await log.push(from: store, node: node)
+        let r = try await log.push(from: store, node: node, batch: batch)
         let seconds = Double((ContinuousClock.now - started).components.attoseconds) / 1e18 + Double((ContinuousClock.now - started).components.seconds)
         return "\(name): pushed \(r.appended) event(s) (\(r.alreadyThere) already there), \(r.bodiesUploaded) bodies, \(formatBytes(r.bodyBytesUploaded)); the log is at seq \(r.headSeq) (\(String(format: "%.2f", seconds)) s)"
     }

@@ -1,0 +1,54 @@
+import Foundation
+import StrataTestSupport
+import TestScratch
+import Testing
+
+/// Jepsen-style schedules for the team log, with a checker: `strata remote push` killed with
+/// SIGKILL at random points, and PostgreSQL itself crashed and restarted mid-push. Afterwards the
+/// log's seqs are gapless, every event of the store is in it exactly once, its chain holds, and a
+/// store that pulls it holds the same events in the same order.
+@Suite(.serialized) struct TeamLogKillTests {
+    @Test func killedPushesAndACrashedServerLoseNothingAndDuplicateNothing() async throws {
+        let kills = Int(ProcessInfo.processInfo.environment["STRATA_TEAM_KILLS"] ?? "") ?? 200
+        let pg = try await offPoolThread { try PostgresServer() }
+        let a = makeStoreDir()
+        #expect(try await strata(["_append-loop", "--count", "3000", "--batch", "100", "--id-prefix", "node-a"], store: a).status == 0)
+        #expect(try await strata(["remote", "add", "team", pg.url], store: a).status == 0)
+        var rng = SystemRandomNumberGenerator()
+        var interrupted = 0
+        for _ in 0..<kills {
+            let (p, _, _) = try startStrata(["remote", "push", "--batch", "40"], store: a)
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...400, using: &rng)))
+            if p.isRunning { kill(p.processIdentifier, SIGKILL); interrupted += 1 }
+            try await waitForExit(p)
+            if try pg.psql("SELECT count(*) FROM strata_events") == "3000\n" { break }
+        }
+        // PostgreSQL crashed during a push, then back: the push fails with one clear line.
+        let (p, _, errPipe) = try startStrata(["remote", "push", "--batch", "40"], store: a)
+        try await Task.sleep(for: .milliseconds(30))
+        try await offPoolThread { pg.crash() }
+        try await waitForExit(p)
+        let stderr = String(decoding: errPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(p.terminationStatus == 0 || stderr.hasPrefix("Error: could not"), "\(stderr)")
+        try await offPoolThread { try pg.start() }
+        let final = try await strata(["remote", "push"], store: a)
+        #expect(final.status == 0, "\(final.stderr)")
+
+        // The checker.
+        #expect(try pg.psql("SELECT count(*), min(seq), max(seq), count(DISTINCT event_id) FROM strata_events") == "3000|1|3000|3000\n")
+        #expect(try pg.psql("SELECT seq FROM strata_head") == "3000\n")
+        let verified = try await strata(["remote", "status", "--verify"], store: a)
+        #expect(verified.status == 0 && verified.stdout.contains("chain: ok (3000 events, gapless)"), "\(verified.stdout)\(verified.stderr)")
+        let b = makeStoreDir()
+        #expect(try await strata(["remote", "add", "team", pg.url], store: b).status == 0)
+        #expect(try await strata(["remote", "pull"], store: b).status == 0)
+        let ea = try await strata(["log", "--oldest-first", "--limit", "5000", "--format", "ndjson"], store: a)
+        let eb = try await strata(["log", "--oldest-first", "--limit", "5000", "--format", "ndjson"], store: b)
+        func ids(_ text: String) throws -> [String] {
+            try text.split(separator: "\n").map { try #require((try jsonObject(String($0)) as? [String: Any])?["id"] as? String) }
+        }
+        #expect(try ids(ea.stdout) == ids(eb.stdout) && try ids(ea.stdout).count == 3000)
+        #expect(try await strata(["verify"], store: b).status == 0)
+        print("team log kills: \(interrupted) pushes killed")
+    }
+}
