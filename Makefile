@@ -56,7 +56,7 @@ replace_block = awk -v f=$(2) 'BEGIN{while((getline l < f)>0) s=s l "\n"} /<!-- 
 ## The reliability tests at full scale (the suite runs them at CI scale): 1,000 kills of each
 ## writer kind, 1 M fuzzed bodies, 10,000 tamper trials, a 1 MiB map grown to 2 GiB.
 ## Figures: docs/reliability.md.
-STRESS_ENV = STRATA_CRASH_ITERATIONS=1000 STRATA_FETCH_CRASH_ITERATIONS=1000 STRATA_PUSH_CRASH_ITERATIONS=1000 STRATA_FUZZ_ITERATIONS=1000000 \
+STRESS_ENV = STRATA_CRASH_ITERATIONS=1000 STRATA_FETCH_CRASH_ITERATIONS=1000 STRATA_PUSH_CRASH_ITERATIONS=1000 STRATA_FUZZ_ITERATIONS=1000000 STRATA_TEAM_KILLS=1000 \
 	STRATA_TAMPER_TRIALS=10000 STRATA_MAP_GROWTH_MB=2048
 stress: deps
 	$(SWIFT) build --build-tests
@@ -64,6 +64,7 @@ stress: deps
 	for spec in "killedWriters|SIGKILL of an appending process|1,000 kills" \
 	            "killedFetches|SIGKILL of strata fetch and strata import|1,000 kills" \
 	            "killedPushes|SIGKILL of strata push, every write reaching the server once|1,000 kills" \
+	            "killedTeamPushes|SIGKILL of strata remote push, then PostgreSQL crashed mid-push; the team log checked|1,000 kills" \
 	            "mutatedBodies|mutated fixture bodies through the response path|1,000,000 bodies" \
 	            "everyFlippedByte|one flipped bit in a stored envelope or body, then verify|10,000 trials" \
 	            "aTinyMapGrows|a 1 MiB map grown by appends|to 2 GiB"; do \

@@ -8,20 +8,25 @@ import Testing
 /// log's seqs are gapless, every event of the store is in it exactly once, its chain holds, and a
 /// store that pulls it holds the same events in the same order.
 @Suite(.serialized) struct TeamLogKillTests {
-    @Test func killedPushesAndACrashedServerLoseNothingAndDuplicateNothing() async throws {
+    @Test func killedTeamPushesAndACrashedServerLoseNothingAndDuplicateNothing() async throws {
         let kills = Int(ProcessInfo.processInfo.environment["STRATA_TEAM_KILLS"] ?? "") ?? 200
         let pg = try await offPoolThread { try PostgresServer() }
         let a = makeStoreDir()
         #expect(try await strata(["_append-loop", "--count", "3000", "--batch", "100", "--id-prefix", "node-a"], store: a).status == 0)
         #expect(try await strata(["remote", "add", "team", pg.url], store: a).status == 0)
         var rng = SystemRandomNumberGenerator()
-        var interrupted = 0
-        for _ in 0..<kills {
-            let (p, _, _) = try startStrata(["remote", "push", "--batch", "40"], store: a)
-            try await Task.sleep(for: .milliseconds(Int.random(in: 0...400, using: &rng)))
+        var interrupted = 0, total = 3000, round = 0
+        while interrupted < kills {
+            let (p, _, _) = try startStrata(["remote", "push", "--batch", "10"], store: a)
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...300, using: &rng)))
             if p.isRunning { kill(p.processIdentifier, SIGKILL); interrupted += 1 }
             try await waitForExit(p)
-            if try pg.psql("SELECT count(*) FROM strata_events") == "3000\n" { break }
+            // Everything pushed before the kills ran out: more events to push.
+            if try pg.psql("SELECT count(*) FROM strata_events") == "\(total)\n" {
+                round += 1
+                #expect(try await strata(["_append-loop", "--count", "300", "--batch", "50", "--id-prefix", "more\(round)"], store: a).status == 0)
+                total += 300
+            }
         }
         // PostgreSQL crashed during a push, then back: the push fails with one clear line.
         let (p, _, errPipe) = try startStrata(["remote", "push", "--batch", "40"], store: a)
@@ -35,20 +40,21 @@ import Testing
         #expect(final.status == 0, "\(final.stderr)")
 
         // The checker.
-        #expect(try pg.psql("SELECT count(*), min(seq), max(seq), count(DISTINCT event_id) FROM strata_events") == "3000|1|3000|3000\n")
-        #expect(try pg.psql("SELECT seq FROM strata_head") == "3000\n")
+        #expect(try pg.psql("SELECT count(*), min(seq), max(seq), count(DISTINCT event_id) FROM strata_events") == "\(total)|1|\(total)|\(total)\n")
+        #expect(try pg.psql("SELECT seq FROM strata_head") == "\(total)\n")
         let verified = try await strata(["remote", "status", "--verify"], store: a)
-        #expect(verified.status == 0 && verified.stdout.contains("chain: ok (3000 events, gapless)"), "\(verified.stdout)\(verified.stderr)")
+        #expect(verified.status == 0 && verified.stdout.contains("chain: ok (\(total) events, gapless)"), "\(verified.stdout)\(verified.stderr)")
         let b = makeStoreDir()
         #expect(try await strata(["remote", "add", "team", pg.url], store: b).status == 0)
         #expect(try await strata(["remote", "pull"], store: b).status == 0)
-        let ea = try await strata(["log", "--oldest-first", "--limit", "5000", "--format", "ndjson"], store: a)
-        let eb = try await strata(["log", "--oldest-first", "--limit", "5000", "--format", "ndjson"], store: b)
+        let ea = try await strata(["log", "--oldest-first", "--limit", "100000", "--format", "ndjson"], store: a)
+        let eb = try await strata(["log", "--oldest-first", "--limit", "100000", "--format", "ndjson"], store: b)
         func ids(_ text: String) throws -> [String] {
             try text.split(separator: "\n").map { try #require((try jsonObject(String($0)) as? [String: Any])?["id"] as? String) }
         }
-        #expect(try ids(ea.stdout) == ids(eb.stdout) && try ids(ea.stdout).count == 3000)
+        let (ia, ib) = (try ids(ea.stdout), try ids(eb.stdout))
+        #expect(ia == ib && ia.count == total)
         #expect(try await strata(["verify"], store: b).status == 0)
-        print("team log kills: \(interrupted) pushes killed")
+        print("team log kills: \(interrupted) pushes killed, \(total) events")
     }
 }
