@@ -166,11 +166,9 @@ struct RemoteCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let store = try await location.open()
-                let registry = try RemoteRegistry.load(store: location.path)
-                try registry.save(store: location.path)  // keeps the node id from the first push on
-                let (name, remote) = try registry.resolve(self.name)
-                try await withTeamLog(remote, location) { log in emit(try await RemoteCommand.push(store, log, registry.node, name, batch: batch)) }
+                try await RemoteCommand.withRemote(location, name) { store, registry, name, log in
+                    try await RemoteCommand.push(store, log, registry.node, name, batch: batch)
+                }
             }
         }
     }
@@ -182,10 +180,9 @@ struct RemoteCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let store = try await location.open()
-                var registry = try RemoteRegistry.load(store: location.path)
-                let (name, remote) = try registry.resolve(self.name)
-                try await withTeamLog(remote, location) { log in emit(try await RemoteCommand.pull(store, log, &registry, name, location.path)) }
+                try await RemoteCommand.withRemote(location, name) { store, registry, name, log in
+                    try await RemoteCommand.pull(store, log, &registry, name, location.path)
+                }
             }
         }
     }
@@ -197,17 +194,23 @@ struct RemoteCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let store = try await location.open()
-                var registry = try RemoteRegistry.load(store: location.path)
-                try registry.save(store: location.path)
-                let (name, remote) = try registry.resolve(self.name)
-                try await withTeamLog(remote, location) { log in
+                try await RemoteCommand.withRemote(location, name) { store, registry, name, log in
                     let pushed = try await RemoteCommand.push(store, log, registry.node, name)
-                    let pulled = try await RemoteCommand.pull(store, log, &registry, name, location.path)
-                    emit(pushed + "\n" + pulled)
+                    return pushed + "\n" + (try await RemoteCommand.pull(store, log, &registry, name, location.path))
                 }
             }
         }
+    }
+
+    /// Opens the store, its registry (saved first, so the node id stays the same from the first
+    /// push on) and the remote's team log, and prints what `body` returns.
+    static func withRemote(_ location: StoreLocation, _ name: String?,
+                           _ body: (EventStore, inout RemoteRegistry, String, PostgresTeamLog) async throws -> String) async throws {
+        let store = try await location.open()
+        var registry = try RemoteRegistry.load(store: location.path)
+        try registry.save(store: location.path)
+        let (name, remote) = try registry.resolve(name)
+        try await withTeamLog(remote, location) { log in emit(try await body(store, &registry, name, log)) }
     }
 
     static func push(_ store: EventStore, _ log: PostgresTeamLog, _ node: String, _ name: String, batch: Int = 1_000) async throws -> String {
