@@ -142,6 +142,7 @@ let package = Package(
                 "EventStore", "LMDB", "StrataData", "StrataDomain", "StrataPresentation", "StrataApp", "FixtureServer",
                 "StrataBrowser", "TerminalUI", "TerminalImages", "StrataServer", "TeamLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

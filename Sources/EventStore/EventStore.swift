@@ -271,6 +271,12 @@ public final class EventStore: Sendable {
         return try await read { txn in try schema.bodyIndex.contains(hash, in: txn) }
     }
 
+    /// Which of these SHA-256es have a stored body, in one read snapshot.
+    public func storedBodies(_ hashes: [[UInt8]]) async throws -> Set<[UInt8]> {
+        let schema = self.schema
+        return try await read { txn in Set(try hashes.filter { try schema.bodyIndex.contains($0, in: txn) }) }
+    }
+
     public func body(sha256 hex: String) async throws -> [UInt8]? {
         guard let key = [UInt8](hex: hex), key.count == 32 else { return nil }
         let schema = self.schema

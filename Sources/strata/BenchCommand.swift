@@ -34,15 +34,17 @@ struct BenchCommand: AsyncParsableCommand {
 
         bodies: every stored body of an existing store (--store), in random order, timed one read at a time (a delta decodes its chain).
 
+        teamlog: N ingested events pushed to a team log (--pg-url, a scratch database: its strata tables are dropped) in transactions of --batch, then pulled into a new store; beside the floor: the same rows by plain INSERT … SELECT unnest(…) with postgres-nio, and read back by one SELECT. Medians of 5 runs.
+
         fetch: a list of N items (pages of 100) and their N details (about B bytes each) from the fixture server, started in this process on 127.0.0.1, through the real fetch path (libcurl multi, events, projections); then 50 unchanged re-fetches, to measure how little they add. --server-latency-ms L has the server answer every request L ms late, as a remote API would.
         """
     )
 
     enum BodyFill: String, ExpressibleByArgument, CaseIterable { case filler, text }
 
-    enum Workload: String, ExpressibleByArgument, CaseIterable { case ingest, rebuild, asof, fetch, browse, push, bodies }
+    enum Workload: String, ExpressibleByArgument, CaseIterable { case ingest, rebuild, asof, fetch, browse, push, bodies, teamlog }
 
-    @Argument(help: "ingest, rebuild, asof, fetch, browse, push or bodies.") var workload: Workload
+    @Argument(help: "ingest, rebuild, asof, fetch, browse, push, bodies or teamlog.") var workload: Workload
     @Option(help: "Events in the log (fetch: details).") var events = 100_000
     @Option(help: "fetch: requests in flight.") var concurrency = 8
     @Option(help: "fetch: the fixture server answers each request this many ms late, as a remote API would (0 to 10000).") var serverLatencyMs = 0
@@ -55,6 +57,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "full, nometasync or nosync.") var durability: String = "full"
     @Option(help: "A store directory to use instead of a temporary one.") var store: String?
     @Flag(help: "Encrypt the scratch store (a new key in memory, never written).") var encrypt = false
+    @Option(help: "teamlog: a scratch PostgreSQL database (its strata tables are dropped!), postgres://…") var pgURL: String?
     @Option(help: "table or json.") var format: OutputFormat = .table
 
     func validate() throws {
@@ -118,6 +121,10 @@ struct BenchCommand: AsyncParsableCommand {
                 }
             case .fetch:
                 try await fetch(into: s, result: &result)
+            case .teamlog:
+                guard let pgURL else { throw ValidationError("teamlog needs --pg-url postgres://… of a scratch database") }
+                _ = try await ingest(into: s)
+                try await TeamLogBenchmark.run(store: s, url: pgURL, batch: batch, result: &result)
             case .push:
                 try await PushBenchmark.run(store: s, writes: events, concurrency: concurrency, result: &result)
             case .browse:
