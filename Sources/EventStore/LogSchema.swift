@@ -158,8 +158,7 @@ struct LogSchema: Sendable {
         switch (record, encryption) {
         case (nil, .none):
             return nil
-        case (let r?, .none):
-            _ = r
+        case (.some, .none):
             throw EventStoreError(code: .encryption, message: "the store at \(path) is encrypted: give its key file with STRATA_KEY_FILE=FILE or --key-file FILE (nothing was read or changed)")
         case (let r?, .key(let key)):
             let c = StoreCipher(key: key, salt: r.salt)

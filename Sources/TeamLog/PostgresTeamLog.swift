@@ -2,6 +2,7 @@ public import EventStore
 import Foundation
 public import Logging
 import PostgresNIO
+import Synchronization
 
 /// The team log on PostgreSQL: one shared, gapless, hash-chained history that Strata stores push
 /// their events to and pull the others' from (schema: ``TeamLogSchema``).
@@ -19,6 +20,8 @@ public final class PostgresTeamLog: Sendable {
     private let running: Task<Void, Never>
     public let location: TeamLogLocation
     private let probeConfiguration: PostgresConnection.Configuration
+    /// Whether ``migrate()`` has run for this instance.
+    private let migrated = Mutex(false)
 
     /// Connects lazily; nothing is sent until the first call.
     /// - Throws: ``TeamLogError`` when the password's variable is not set.
@@ -45,6 +48,8 @@ public final class PostgresTeamLog: Sendable {
     /// do not race).
     /// - Throws: ``TeamLogError`` `.newerSchema` when the log was made by a newer Strata.
     public func migrate() async throws {
+        // Once per instance: push, pull, status and verify each start here.
+        guard !migrated.withLock({ $0 }) else { return }
         // One direct connection first: the pool retries a server it cannot reach for a long
         // while, and a refused connection should say so at once.
         try await run("connect to the team log") {
@@ -68,6 +73,7 @@ public final class PostgresTeamLog: Sendable {
                 }
             }
         }
+        migrated.withLock { $0 = true }
     }
 
     // MARK: Push
@@ -430,6 +436,7 @@ extension PostgresTeamLog {
     public func benchReset(floorOnly: Bool = false) async throws {
         if !floorOnly {
             try await client.query("DROP TABLE IF EXISTS strata_events, strata_bodies, strata_head, strata_schema", logger: logger)
+            migrated.withLock { $0 = false }
         }
         try await client.query("DROP TABLE IF EXISTS strata_floor_events, strata_floor_bodies", logger: logger)
         try await client.query("CREATE TABLE strata_floor_bodies (hash bytea PRIMARY KEY, size bigint NOT NULL, stored bytea NOT NULL)", logger: logger)

@@ -25,7 +25,7 @@ enum TeamLogBenchmark {
         let clock = ContinuousClock()
         var push: [Double] = [], pull: [Double] = [], floorPush: [Double] = [], floorPull: [Double] = []
         for _ in 0..<5 {
-            try await floor.benchReset()
+            try await log.benchReset()
             var start = clock.now
             let pushed = try await log.push(from: s, node: "bench", batch: batch)
             push.append(seconds(clock.now - start))

@@ -121,7 +121,9 @@ import Testing
         let log = try open(server)
         try await log.migrate()
         try server.psql("UPDATE strata_schema SET version = 99")
-        await #expect { try await log.head() } throws: { ($0 as? TeamLogError)?.code == .newerSchema }
+        let later = try open(server)  // as the next strata process would
+        await #expect { try await later.head() } throws: { ($0 as? TeamLogError)?.code == .newerSchema }
+        await later.close()
         // A row changed in the database breaks the chain, and a pull says so.
         try server.psql("UPDATE strata_schema SET version = 1")
         let a = try await makeStore()
