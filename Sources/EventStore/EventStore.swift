@@ -264,14 +264,8 @@ public final class EventStore: Sendable {
     }
 
     /// A stored body by its SHA-256 (hex), decompressed; nil if absent.
-    /// Whether a body with this SHA-256 is stored (an event may then reference it instead of
-    /// carrying it).
-    public func hasBody(sha256 hash: [UInt8]) async throws -> Bool {
-        let schema = self.schema
-        return try await read { txn in try schema.bodyIndex.contains(hash, in: txn) }
-    }
-
-    /// Which of these SHA-256es have a stored body, in one read snapshot.
+    /// Which of these SHA-256es have a stored body, in one read snapshot (an event may then
+    /// reference the body instead of carrying it).
     public func storedBodies(_ hashes: [[UInt8]]) async throws -> Set<[UInt8]> {
         let schema = self.schema
         return try await read { txn in Set(try hashes.filter { try schema.bodyIndex.contains($0, in: txn) }) }

@@ -30,8 +30,9 @@ public final class PostgresTeamLog: Sendable {
         let environment = environment ?? ProcessInfo.processInfo.environment
         self.location = location
         self.logger = logger
-        probeConfiguration = try location.connectionConfiguration(environment: environment)
-        let client = PostgresClient(configuration: try location.configuration(environment: environment), backgroundLogger: logger)
+        let password = try location.password(environment: environment)  // read once, for both
+        probeConfiguration = try location.connectionConfiguration(password: password)
+        let client = PostgresClient(configuration: location.configuration(password: password), backgroundLogger: logger)
         self.client = client
         running = Task { await client.run() }
     }

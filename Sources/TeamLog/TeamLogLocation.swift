@@ -82,8 +82,7 @@ public struct TeamLogLocation: Sendable, Hashable {
     }
 
     /// One direct connection's settings (the reachability probe before the pool is used).
-    func connectionConfiguration(environment: [String: String]) throws -> PostgresConnection.Configuration {
-        let password = try password(environment: environment)
+    func connectionConfiguration(password: String?) throws -> PostgresConnection.Configuration {
         var config: PostgresConnection.Configuration
         if let socketDirectory {
             config = .init(unixSocketPath: "\(socketDirectory)/.s.PGSQL.\(port)", username: user, password: password, database: database)
@@ -100,8 +99,7 @@ public struct TeamLogLocation: Sendable, Hashable {
         return config
     }
 
-    func configuration(environment: [String: String]) throws -> PostgresClient.Configuration {
-        let password = try password(environment: environment)
+    func configuration(password: String?) -> PostgresClient.Configuration {
         var config: PostgresClient.Configuration
         if let socketDirectory {
             config = .init(unixSocketPath: "\(socketDirectory)/.s.PGSQL.\(port)", username: user, password: password, database: database)
