@@ -67,11 +67,10 @@ final class StoreCipher: ValueSealer, @unchecked Sendable {
     static let tagBytes = 16
     let overhead = StoreCipher.nonceBytes + StoreCipher.tagBytes
 
-    private let valueKey: SymmetricKey
-    /// HMACs keyed once: each digest starts from a copy, so the key's two blocks are not hashed
-    /// again per call.
-    private let digestMAC: HMAC<SHA256>
-    private let textMAC: HMAC<SHA256>
+    /// Keyed once each (``AESGCMKey``, ``HMACSHA256Key``): a seal or a digest allocates nothing.
+    private let valueKey: AESGCMKey
+    private let digestMAC: HMACSHA256Key
+    private let textMAC: HMACSHA256Key
     /// What `meta/encryption` holds to recognize the key: HMAC of a fixed text.
     let check: [UInt8]
     /// The store's salt (`meta/encryption`).
@@ -80,14 +79,15 @@ final class StoreCipher: ValueSealer, @unchecked Sendable {
 
     /// 16 bytes of the store's salt.
     init(key: StoreKey, salt: [UInt8]) {
-        func derive(_ info: String) -> SymmetricKey {
+        func derive(_ info: String) -> [UInt8] {
             HKDF<SHA256>.deriveKey(inputKeyMaterial: key.key, salt: salt, info: Array(info.utf8), outputByteCount: 32)
+                .withUnsafeBytes { Array($0) }
         }
         self.salt = salt
-        valueKey = derive("strata values v1")
-        digestMAC = HMAC<SHA256>(key: derive("strata key digests v1"))
-        textMAC = HMAC<SHA256>(key: derive("strata key texts v1"))
-        check = Array(HMAC<SHA256>.authenticationCode(for: Array("strata key check".utf8), using: derive("strata key check v1")))
+        valueKey = AESGCMKey(key: derive("strata values v1"))
+        digestMAC = HMACSHA256Key(key: derive("strata key digests v1"))
+        textMAC = HMACSHA256Key(key: derive("strata key texts v1"))
+        check = Array(HMAC<SHA256>.authenticationCode(for: Array("strata key check".utf8), using: SymmetricKey(data: derive("strata key check v1"))))
     }
 
     private struct NoncePool {
@@ -106,43 +106,37 @@ final class StoreCipher: ValueSealer, @unchecked Sendable {
         }
     }
 
-    private static func aad(_ domain: UInt64, _ key: UnsafeRawBufferPointer) -> [UInt8] {
-        var a = [UInt8](repeating: 0, count: 8 + key.count)
-        a.withUnsafeMutableBytes { out in
-            out.storeBytes(of: domain.littleEndian, as: UInt64.self)
-            UnsafeMutableRawBufferPointer(rebasing: out[8...]).copyMemory(from: key)
+    /// The associated data of a sealed value: the database's domain and the row's key.
+    private static func withAAD<R>(_ domain: UInt64, _ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        withUnsafeTemporaryAllocation(byteCount: 8 + key.count, alignment: 8) { a in
+            a.storeBytes(of: domain.littleEndian, as: UInt64.self)
+            if key.count > 0 { UnsafeMutableRawBufferPointer(rebasing: a[8...]).copyMemory(from: key) }
+            return body(UnsafeRawBufferPointer(a))
         }
-        return a
     }
 
     func seal(_ plain: UnsafeRawBufferPointer, domain: UInt64, key: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
         let n = Self.nonceBytes
         nonce(into: UnsafeMutableRawBufferPointer(rebasing: out[0..<n]))
-        let nonce = try! AES.GCM.Nonce(data: UnsafeRawBufferPointer(rebasing: out[0..<n]))
-        let box = try! AES.GCM.seal(plain, using: valueKey, nonce: nonce, authenticating: Self.aad(domain, key))
-        box.ciphertext.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[n..<(n + plain.count)]).copyMemory(from: $0) }
-        box.tag.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[(n + plain.count)...]).copyMemory(from: $0) }
+        Self.withAAD(domain, key) { aad in
+            valueKey.seal(plain, nonce: UnsafeRawBufferPointer(rebasing: out[0..<n]), aad: aad,
+                          into: UnsafeMutableRawBufferPointer(rebasing: out[n...]))
+        }
     }
 
     func open(_ sealed: UnsafeRawBufferPointer, domain: UInt64, key: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) throws {
-        let n = Self.nonceBytes, end = sealed.count - Self.tagBytes
-        do {
-            let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: UnsafeRawBufferPointer(rebasing: sealed[0..<n])),
-                                            ciphertext: UnsafeRawBufferPointer(rebasing: sealed[n..<end]),
-                                            tag: UnsafeRawBufferPointer(rebasing: sealed[end...]))
-            let plain = try AES.GCM.open(box, using: valueKey, authenticating: Self.aad(domain, key))
-            plain.withUnsafeBytes { out.copyMemory(from: $0) }
-        } catch {
+        let n = Self.nonceBytes
+        let opened = sealed.count >= n + Self.tagBytes && Self.withAAD(domain, key) { aad in
+            valueKey.open(UnsafeRawBufferPointer(rebasing: sealed[n...]), nonce: UnsafeRawBufferPointer(rebasing: sealed[0..<n]),
+                          aad: aad, into: out)
+        }
+        guard opened else {
             throw StorageError(code: .corrupted, message: "a sealed value does not open under the store's key (changed, moved or damaged); run `strata verify`")
         }
     }
 
     func digest(_ key: UnsafeRawBufferPointer, domain: UInt64, into out: UnsafeMutableRawBufferPointer) {
-        var mac = digestMAC
-        withUnsafeBytes(of: domain.littleEndian) { mac.update(data: $0) }
-        mac.update(data: key)
-        let code = mac.finalize()
-        code.withUnsafeBytes { out.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<out.count])) }
+        withUnsafeBytes(of: domain.littleEndian) { digestMAC.authenticate($0, key, into: out) }
     }
 
     /// The 16 bytes that stand for a text (an item id, an index value, a URL) inside a projection
@@ -150,10 +144,9 @@ final class StoreCipher: ValueSealer, @unchecked Sendable {
     /// last 65,536 texts are remembered (ids recur: every version of an item makes its keys).
     func text(_ text: String) -> [UInt8] {
         if let known = texts.withLock({ $0[text] }) { return known }
-        var mac = textMAC
+        var out = [UInt8](repeating: 0, count: 16)
         var t = text
-        t.withUTF8 { mac.update(data: UnsafeRawBufferPointer($0)) }
-        var out = Array(mac.finalize().prefix(16))
+        t.withUTF8 { utf8 in out.withUnsafeMutableBytes { textMAC.authenticate(UnsafeRawBufferPointer(utf8), into: $0) } }
         for i in out.indices where out[i] == 0 { out[i] = 1 }
         texts.withLock { cache in
             if cache.count >= 65_536 { cache.removeAll(keepingCapacity: true) }

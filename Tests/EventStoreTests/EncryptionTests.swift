@@ -1,3 +1,4 @@
+import Crypto
 @testable import EventStore
 import Foundation
 import LMDB
@@ -166,6 +167,50 @@ import Testing
         let other = try await EventStore.open(at: makeTempDir("other"), projections: [KeyedDocumentProjection()], options: Self.options(nil))
         _ = try await other.append(Self.events(count: 5).reversed())
         await #expect(throws: EventStoreError.self) { _ = try await other.copy(into: dir, key: newKey) }
+    }
+
+    /// The primitives called per value are the standard constructions: what `AESGCMKey` seals
+    /// opens with swift-crypto's `AES.GCM`, what it opens was sealed there, a changed byte or
+    /// associated data is refused, and `HMACSHA256Key` equals `HMAC<SHA256>` for keys and
+    /// messages of every length around the block size.
+    @Test func thePrimitivesAreStandardAESGCMAndHMAC() throws {
+        var rng = SplitMix64(seed: 30)
+        func bytes(_ n: Int) -> [UInt8] { (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }
+        let key = bytes(32)
+        let aead = AESGCMKey(key: key)
+        for size in [0, 1, 15, 16, 17, 255, 4096] {
+            let plain = bytes(size), nonce = bytes(12), aad = bytes(size % 40)
+            var sealed = [UInt8](repeating: 0, count: size + 16)
+            plain.withUnsafeBytes { p in nonce.withUnsafeBytes { n in aad.withUnsafeBytes { a in
+                sealed.withUnsafeMutableBytes { aead.seal(p, nonce: n, aad: a, into: $0) } } } }
+            let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: sealed[..<size], tag: sealed[size...])
+            #expect(Array(try AES.GCM.open(box, using: SymmetricKey(data: key), authenticating: aad)) == plain)
+
+            let theirs = try AES.GCM.seal(plain, using: SymmetricKey(data: key), nonce: AES.GCM.Nonce(data: nonce), authenticating: aad)
+            let combined = Array(theirs.ciphertext) + Array(theirs.tag)
+            func opens(_ c: [UInt8], _ a: [UInt8]) -> [UInt8]? {
+                var out = [UInt8](repeating: 0, count: size)
+                let ok = c.withUnsafeBytes { cb in nonce.withUnsafeBytes { n in a.withUnsafeBytes { ab in
+                    out.withUnsafeMutableBytes { aead.open(cb, nonce: n, aad: ab, into: $0) } } } }
+                return ok ? out : nil
+            }
+            #expect(opens(combined, aad) == plain)
+            var flipped = combined
+            flipped[flipped.count / 2] ^= 0x01
+            #expect(opens(flipped, aad) == nil)
+            #expect(opens(combined, aad + [1]) == nil)
+        }
+        for keySize in [1, 32, 63, 64] {
+            let macKey = bytes(keySize), mac = HMACSHA256Key(key: macKey)
+            for size in [0, 1, 55, 56, 64, 65, 1000] {
+                let message = bytes(size), split = size / 3
+                var mine = [UInt8](repeating: 0, count: 32)
+                message.withUnsafeBytes { m in
+                    mine.withUnsafeMutableBytes { mac.authenticate(UnsafeRawBufferPointer(rebasing: m[..<split]), UnsafeRawBufferPointer(rebasing: m[split...]), into: $0) }
+                }
+                #expect(mine == Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: macKey))))
+            }
+        }
     }
 
     @Test func keyFilesAreWrittenOnceAndMustBePrivate() throws {
