@@ -75,15 +75,18 @@ final class StoreCipher: ValueSealer, @unchecked Sendable {
     let check: [UInt8]
     /// The store's salt (`meta/encryption`).
     let salt: [UInt8]
+    /// The version of `meta/encryption` the store was made with (what its `ids` keys hold).
+    let version: UInt8
     private let nonces = Mutex(NoncePool())
 
     /// 16 bytes of the store's salt.
-    init(key: StoreKey, salt: [UInt8]) {
+    init(key: StoreKey, salt: [UInt8], version: UInt8 = EncryptionRecord.currentVersion) {
         func derive(_ info: String) -> [UInt8] {
             HKDF<SHA256>.deriveKey(inputKeyMaterial: key.key, salt: salt, info: Array(info.utf8), outputByteCount: 32)
                 .withUnsafeBytes { Array($0) }
         }
         self.salt = salt
+        self.version = version
         valueKey = AESGCMKey(key: derive("strata values v1"))
         digestMAC = HMACSHA256Key(key: derive("strata key digests v1"))
         textMAC = HMACSHA256Key(key: derive("strata key texts v1"))
@@ -158,21 +161,58 @@ final class StoreCipher: ValueSealer, @unchecked Sendable {
     private let texts = Mutex<[String: [UInt8]]>([:])
 }
 
-/// What `meta/encryption` holds in an encrypted store: `u8 1 | 16-byte salt | 32-byte key check`.
+/// What `meta/encryption` holds in an encrypted store: `u8 version | 16-byte salt | 32-byte key
+/// check`. Version 1 digests `ids` keys whole; version 2 (stores made since) keeps the time of a
+/// v7 UUID id in front of its digest (``EventIDOrder``).
 struct EncryptionRecord {
     static let key = Array("encryption".utf8)
+    static let currentVersion: UInt8 = 2
+    var version: UInt8
     var salt: [UInt8]
     var check: [UInt8]
 
-    init(salt: [UInt8], check: [UInt8]) { self.salt = salt; self.check = check }
+    init(version: UInt8 = Self.currentVersion, salt: [UInt8], check: [UInt8]) {
+        self.version = version
+        self.salt = salt
+        self.check = check
+    }
 
     init(_ raw: UnsafeRawBufferPointer) throws {
-        guard raw.count == 49, raw[0] == 1 else {
+        guard raw.count == 49, (1...Self.currentVersion).contains(raw[0]) else {
             throw EventStoreError.corrupted("the store's encryption record is damaged or from a newer strata")
         }
+        version = raw[0]
         salt = Array(raw[1..<17])
         check = Array(raw[17..<49])
     }
 
-    var encoded: [UInt8] { [1] + salt + check }
+    var encoded: [UInt8] { [version] + salt + check }
+}
+
+/// The order kept in front of a digested event id (record version 2): the 48-bit millisecond
+/// time of a v7 UUID (`tttttttt-tttt-7xxx-…`, the ids strata makes), big-endian, or six zero
+/// bytes for any other id (ids callers derive from their facts). The time is readable anyway
+/// (every event's time is); the rest of the id is not kept.
+enum EventIDOrder {
+    static let length = 6
+
+    static func write(_ id: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
+        var ms: UInt64 = 0
+        if id.count == 36, id[8] == 0x2D, id[13] == 0x2D, id[18] == 0x2D, id[23] == 0x2D, id[14] == 0x37 {
+            for i in [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12] {
+                guard let v = hexValue(id[i]) else { ms = 0; break }
+                ms = ms << 4 | UInt64(v)
+            }
+        }
+        for i in 0..<length { out[i] = UInt8(truncatingIfNeeded: ms >> (40 - 8 * UInt64(i))) }
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x61...0x66: c - 0x61 + 10
+        case 0x41...0x46: c - 0x41 + 10
+        default: nil
+        }
+    }
 }

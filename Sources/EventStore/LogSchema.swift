@@ -75,6 +75,9 @@ struct LogSchema: Sendable {
                 guard let cipher else { return nil }
                 switch name {
                 case "events", "bodies", "quarantine": return Protection(sealer: cipher)
+                case "ids" where cipher.version >= 2:
+                    return Protection(sealer: cipher, sealsValues: false, keyDigestLength: 16,
+                                      keyOrderLength: EventIDOrder.length, keyOrder: EventIDOrder.write)
                 case "ids", "lineage": return Protection(sealer: cipher, sealsValues: name == "lineage", keyDigestLength: 16)
                 case "blobs": return Protection(sealer: cipher, sealsValues: false, keyDigestLength: 32)
                 default: return nil
@@ -161,17 +164,17 @@ struct LogSchema: Sendable {
         case (.some, .none):
             throw EventStoreError(code: .encryption, message: "the store at \(path) is encrypted: give its key file with STRATA_KEY_FILE=FILE or --key-file FILE (nothing was read or changed)")
         case (let r?, .key(let key)):
-            let c = StoreCipher(key: key, salt: r.salt)
+            let c = StoreCipher(key: key, salt: r.salt, version: r.version)
             guard c.check == r.check else {
                 throw EventStoreError(code: .encryption, message: "the key given is not the key of the store at \(path); give the key file it was created with (nothing was read or changed)")
             }
             return c
         case (let r?, .copyOf(let c)):
-            guard c.salt == r.salt, c.check == r.check else { throw EventStoreError(code: .encryption, message: "a scratch copy's key differs from its store's") }
+            guard c.salt == r.salt, c.check == r.check, c.version == r.version else { throw EventStoreError(code: .encryption, message: "a scratch copy's key differs from its store's") }
             return c
         case (nil, .key(let key)):
             guard isNew else {
-                throw EventStoreError(code: .encryption, message: "the store at \(path) is not encrypted, and a key was given; unset STRATA_KEY_FILE, or copy the store into a new encrypted one with `strata rekey --to-key FILE --into DIR`")
+                throw EventStoreError(code: .encryption, message: "the store at \(path) is not encrypted, and a key was given; unset STRATA_KEY_FILE, or encrypt the store with `strata rekey --new-key-file FILE` (with STRATA_KEY_FILE unset)")
             }
             var salt = [UInt8](repeating: 0, count: 16)
             salt.withUnsafeMutableBytes { RandomID.fill($0) }
@@ -180,7 +183,7 @@ struct LogSchema: Sendable {
             return c
         case (nil, .copyOf(let c)):
             guard isNew else { throw EventStoreError(code: .encryption, message: "a scratch copy must be a new store") }
-            try txn.put(meta, key: EncryptionRecord.key, value: EncryptionRecord(salt: c.salt, check: c.check).encoded)
+            try txn.put(meta, key: EncryptionRecord.key, value: EncryptionRecord(version: c.version, salt: c.salt, check: c.check).encoded)
             return c
         }
     }

@@ -208,8 +208,8 @@ public struct Database: Sendable, Hashable {
     /// The key LMDB holds for `key`: a keyed digest of it where the database digests its keys.
     public func storedKey(_ key: [UInt8]) -> [UInt8] {
         guard let p = protection, let n = p.keyDigestLength else { return key }
-        var out = [UInt8](repeating: 0, count: n)
-        key.withUnsafeBytes { k in out.withUnsafeMutableBytes { p.sealer.digest(k, domain: domain, into: $0) } }
+        var out = [UInt8](repeating: 0, count: p.keyOrderLength + n)
+        key.withUnsafeBytes { k in out.withUnsafeMutableBytes { p.storedKey(k, domain: domain, into: $0) } }
         return out
     }
 

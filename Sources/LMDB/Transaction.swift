@@ -242,8 +242,8 @@ public final class Transaction {
     func withStoredKey<T>(_ db: Database, _ p: Protection?, _ key: UnsafeRawBufferPointer,
                           _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
         guard let p, let n = p.keyDigestLength else { return try body(key) }
-        return try withUnsafeTemporaryAllocation(byteCount: n, alignment: 1) { out in
-            p.sealer.digest(key, domain: db.domain, into: out)
+        return try withUnsafeTemporaryAllocation(byteCount: p.keyOrderLength + n, alignment: 1) { out in
+            p.storedKey(key, domain: db.domain, into: out)
             return try body(UnsafeRawBufferPointer(out))
         }
     }

@@ -27,12 +27,29 @@ public struct Protection: Sendable {
     /// Keys are replaced by a keyed digest of this many bytes (nil: stored as given). Only for
     /// databases read by whole keys: a cursor over one sees the digests.
     public let keyDigestLength: Int?
+    /// Bytes kept in front of a key's digest, so digested keys keep an order that shows nothing
+    /// the store does not show anyway (the time in a v7 UUID event id): new keys then land at
+    /// the right edge of the tree, not on a random page each. `keyOrder` writes them from the
+    /// plain key.
+    public let keyOrderLength: Int
+    public let keyOrder: (@Sendable (UnsafeRawBufferPointer, UnsafeMutableRawBufferPointer) -> Void)?
 
-    public init(sealer: any ValueSealer, sealsValues: Bool = true, keyDigestLength: Int? = nil) {
+    public init(sealer: any ValueSealer, sealsValues: Bool = true, keyDigestLength: Int? = nil,
+                keyOrderLength: Int = 0, keyOrder: (@Sendable (UnsafeRawBufferPointer, UnsafeMutableRawBufferPointer) -> Void)? = nil) {
         precondition(keyDigestLength.map { (8...32).contains($0) } ?? true, "a key digest is 8–32 bytes")
+        precondition((keyOrderLength == 0) == (keyOrder == nil) && (keyOrderLength == 0 || keyDigestLength != nil),
+                     "an order prefix goes with a key digest")
         self.sealer = sealer
         self.sealsValues = sealsValues
         self.keyDigestLength = keyDigestLength
+        self.keyOrderLength = keyOrderLength
+        self.keyOrder = keyOrder
+    }
+
+    /// Writes the key LMDB holds for `key` (`keyOrderLength + keyDigestLength` bytes) to `out`.
+    func storedKey(_ key: UnsafeRawBufferPointer, domain: UInt64, into out: UnsafeMutableRawBufferPointer) {
+        if let keyOrder { keyOrder(key, UnsafeMutableRawBufferPointer(rebasing: out[0..<keyOrderLength])) }
+        sealer.digest(key, domain: domain, into: UnsafeMutableRawBufferPointer(rebasing: out[keyOrderLength...]))
     }
 }
 

@@ -169,6 +169,54 @@ import Testing
         await #expect(throws: EventStoreError.self) { _ = try await other.copy(into: dir, key: newKey) }
     }
 
+    /// Stores made since record version 2 keep a v7 id's time in front of its digest (new ids
+    /// land at the right edge of `ids`); stores of version 1 digest ids whole and keep working:
+    /// found by id, duplicates refused, verified, copied into the new layout.
+    @Test func bothLayoutsOfDigestedIDsFindEveryEvent() async throws {
+        let key = StoreKey.generate()
+        var salt = [UInt8](repeating: 7, count: 16)
+        salt[0] = 1
+        var old = Self.options(nil)
+        old.copyOf = StoreCipher(key: key, salt: salt, version: 1)
+        for (dir, options) in [(makeTempDir("v1"), old), (makeTempDir("v2"), Self.options(key))] {
+            var events = Self.events(count: 30)
+            let callers = events.count
+            for i in 0..<30 { events.append(NewEvent(type: DocumentEvents.removed, stream: "people", metadata: [("collection", "people"), ("key", "gone-\(i)")])) }
+            do {
+                let store = try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()], options: options)
+                _ = try await store.append(Array(events[..<40]))
+                _ = try await store.append(Array(events[40...]) + [events[3], events[35]])
+            }
+            let store = try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()], options: Self.options(key))
+            #expect(try await store.head().seq == UInt64(events.count), "duplicates were refused through the digest")
+            for (i, e) in events.enumerated() {
+                #expect(try await store.event(id: e.id)?.seq == UInt64(i + 1), "\(dir): \(e.id)")
+            }
+            #expect(try await store.event(id: "0190f5c2-1111-7aaa-8bbb-cccccccccccc") == nil)
+            let report = try await store.verify()
+            #expect(report.ok, "\(report.problems)")
+            let keys = try store.environment.read { txn in
+                var out: [[UInt8]] = []
+                let c = try txn.cursor(store.schema.ids, raw: true)
+                var e = try c.first()
+                while let entry = e { out.append(Array(entry.key)); e = try c.next() }
+                return out
+            }
+            #expect(keys.count == events.count)
+            if store.schema.cipher!.version == 1 {
+                #expect(keys.allSatisfy { $0.count == 16 })
+            } else {
+                #expect(keys.allSatisfy { $0.count == 22 })
+                // The made ids' times, in order, in front; the callers' ids sort first with zeros.
+                let made = Set(events[callers...].map { store.schema.ids.storedKey(Array($0.id.utf8)) })
+                #expect(made.allSatisfy { $0.prefix(6) != [0, 0, 0, 0, 0, 0] })
+                #expect(keys.filter { !made.contains($0) }.allSatisfy { $0.prefix(6) == [0, 0, 0, 0, 0, 0] })
+                let times = events[callers...].map { Array(store.schema.ids.storedKey(Array($0.id.utf8)).prefix(6)) }
+                #expect(times == times.sorted { $0.lexicographicallyPrecedes($1) })
+            }
+        }
+    }
+
     /// The primitives called per value are the standard constructions: what `AESGCMKey` seals
     /// opens with swift-crypto's `AES.GCM`, what it opens was sealed there, a changed byte or
     /// associated data is refused, and `HMACSHA256Key` equals `HMAC<SHA256>` for keys and
