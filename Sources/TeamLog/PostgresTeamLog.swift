@@ -90,8 +90,12 @@ public final class PostgresTeamLog: Sendable {
         public var headSeq: UInt64 = 0
     }
 
-    /// Sends the store's own events the log does not hold, `batch` per transaction.
-    public func push(from store: EventStore, node: String, batch: Int = 1_000) async throws -> PushReport {
+    /// Sends the store's own events the log does not hold, `batch` per transaction. `leases`:
+    /// the fencing token this node holds for each source it leased (``acquireLease(stream:node:ttl:force:)``).
+    /// - Throws: ``TeamLogError`` `.fenced` when a new event's source is leased to another node,
+    ///   or under a newer token than this node's: that batch is not appended (the ones before
+    ///   it stay), so a node paused past its lease cannot interleave its late events.
+    public func push(from store: EventStore, node: String, leases: [String: UInt64] = [:], batch: Int = 1_000) async throws -> PushReport {
         try await migrate()
         var report = PushReport()
         var next = try await lastOriginSeq(node: node) + 1
@@ -101,7 +105,7 @@ public final class PostgresTeamLog: Sendable {
             let (count, bytes) = try await uploadBodies(of: events, from: store)
             report.bodiesUploaded += count
             report.bodyBytesUploaded += bytes
-            let (appended, head) = try await append(events, node: node)
+            let (appended, head) = try await append(events, node: node, leases: leases)
             report.appended += appended
             report.alreadyThere += events.count - appended
             report.headSeq = head
@@ -112,20 +116,20 @@ public final class PostgresTeamLog: Sendable {
     }
 
     /// How many of the store's events after the last one the log has from `node` the log does
-    /// not hold (what a push would append).
-    public func unpushed(from store: EventStore, node: String) async throws -> Int {
+    /// not hold (what a push would append), by source.
+    public func unpushed(from store: EventStore, node: String) async throws -> [String: Int] {
         try await migrate()
         var next = try await lastOriginSeq(node: node) + 1
-        var count = 0
+        var counts: [String: Int] = [:]
         while true {
             let events = try await store.events(EventQuery(fromSeq: next, limit: 10_000))
-            guard let last = events.last else { return count }
+            guard let last = events.last else { return counts }
             let ids = events.map(\.id)
-            var known = 0
+            var known = Set<String>()
             try await run("read the team log") {
-                for try await n in try await client.query("SELECT count(*) FROM strata_events WHERE event_id = ANY(\(ids))", logger: logger).decode(Int64.self) { known = Int(n) }
+                for try await id in try await client.query("SELECT event_id FROM strata_events WHERE event_id = ANY(\(ids))", logger: logger).decode(String.self) { known.insert(id) }
             }
-            count += events.count - known
+            for e in events where !known.contains(e.id) { counts[e.stream, default: 0] += 1 }
             next = last.seq + 1
         }
     }
@@ -192,7 +196,7 @@ public final class PostgresTeamLog: Sendable {
     }
 
     /// Appends the events the log does not hold, in one transaction holding the head's lock.
-    private func append(_ events: [RecordedEvent], node: String) async throws -> (appended: Int, head: UInt64) {
+    private func append(_ events: [RecordedEvent], node: String, leases: [String: UInt64]) async throws -> (appended: Int, head: UInt64) {
         let ids = events.map(\.id)
         return try await run("append to the team log") {
             try await client.withTransaction(logger: logger) { conn -> (Int, UInt64) in
@@ -205,24 +209,29 @@ public final class PostgresTeamLog: Sendable {
                 for try await id in try await conn.query("SELECT event_id FROM strata_events WHERE event_id = ANY(\(ids))", logger: logger).decode(String.self) {
                     known.insert(id)
                 }
+                var fresh: [RecordedEvent] = []
+                for e in events where !known.contains(e.id) {
+                    known.insert(e.id)  // an id twice in one batch is appended once
+                    fresh.append(e)
+                }
+                let tokens = try await fence(fresh, node: node, leases: leases, conn)
                 var cols = Columns()
                 var seq = UInt64(headSeq)
                 var hash = headHash
-                for e in events where !known.contains(e.id) {
-                    known.insert(e.id)  // an id twice in one batch is appended once
+                for e in fresh {
                     seq += 1
                     let t = TeamEvent(e)
                     hash = TeamChain.hash(previous: hash, seq: seq, event: t)
-                    cols.add(seq: seq, t, node: node, originSeq: e.seq, hash: hash)
+                    cols.add(seq: seq, t, node: node, originSeq: e.seq, hash: hash, leaseToken: tokens[e.stream])
                 }
                 guard !cols.seqs.isEmpty else { return (0, UInt64(headSeq)) }
                 try await conn.query("""
-                    INSERT INTO strata_events (seq, event_id, type, schema_version, recorded_at, stream, metadata, body_hash, body_size, origin_node, origin_seq, hash)
-                    SELECT s, i, t, v, r, st, m::jsonb, NULLIF(bh, ''::bytea), NULLIF(bs, -1), \(node), os, h
+                    INSERT INTO strata_events (seq, event_id, type, schema_version, recorded_at, stream, metadata, body_hash, body_size, origin_node, origin_seq, hash, lease_token)
+                    SELECT s, i, t, v, r, st, m::jsonb, NULLIF(bh, ''::bytea), NULLIF(bs, -1), \(node), os, h, NULLIF(lt, -1)
                     FROM unnest(\(cols.seqs)::bigint[], \(cols.ids)::text[], \(cols.types)::text[], \(cols.versions)::int[], \(cols.times)::bigint[],
                                 \(cols.streams)::text[], \(cols.metadata)::text[], \(cols.bodyHashes)::bytea[], \(cols.bodySizes)::bigint[],
-                                \(cols.originSeqs)::bigint[], \(cols.hashes)::bytea[])
-                      AS x(s, i, t, v, r, st, m, bh, bs, os, h)
+                                \(cols.originSeqs)::bigint[], \(cols.hashes)::bytea[], \(cols.leaseTokens)::bigint[])
+                      AS x(s, i, t, v, r, st, m, bh, bs, os, h, lt)
                     """, logger: logger)
                 let newHead = Int64(seq)
                 let newHash = ByteBuffer(bytes: hash)
@@ -237,14 +246,15 @@ public final class PostgresTeamLog: Sendable {
     struct Columns {
         var seqs: [Int64] = [], ids: [String] = [], types: [String] = [], versions: [Int32] = [], times: [Int64] = []
         var streams: [String] = [], metadata: [String] = [], bodyHashes: [ByteBuffer] = [], bodySizes: [Int64] = []
-        var originSeqs: [Int64] = [], hashes: [ByteBuffer] = []
+        var originSeqs: [Int64] = [], hashes: [ByteBuffer] = [], leaseTokens: [Int64] = []
 
-        mutating func add(seq: UInt64, _ e: TeamEvent, node: String, originSeq: UInt64, hash: [UInt8]) {
+        mutating func add(seq: UInt64, _ e: TeamEvent, node: String, originSeq: UInt64, hash: [UInt8], leaseToken: UInt64? = nil) {
             seqs.append(Int64(seq)); ids.append(e.id); types.append(e.type); versions.append(Int32(e.schemaVersion))
             times.append(e.recordedAt.microseconds); streams.append(e.stream)
             metadata.append(TeamLogJSON.encode(e.metadata))
             bodyHashes.append(ByteBuffer(bytes: e.bodyHash ?? [])); bodySizes.append(Int64(e.bodySize ?? -1))
             originSeqs.append(Int64(originSeq)); hashes.append(ByteBuffer(bytes: hash))
+            leaseTokens.append(leaseToken.map { Int64($0) } ?? -1)
         }
     }
 
@@ -394,7 +404,7 @@ public final class PostgresTeamLog: Sendable {
 
     /// Runs a database step, turning postgres-nio's errors into a ``TeamLogError`` that says what
     /// was being done, without the password.
-    private func run<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
+    func run<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let e as TeamLogError {
@@ -436,7 +446,7 @@ extension PostgresTeamLog {
     /// Empties the team log (or only the floor's table). For benchmarks on a scratch database.
     public func benchReset(floorOnly: Bool = false) async throws {
         if !floorOnly {
-            try await client.query("DROP TABLE IF EXISTS strata_events, strata_bodies, strata_head, strata_schema", logger: logger)
+            try await client.query("DROP TABLE IF EXISTS strata_events, strata_bodies, strata_head, strata_leases, strata_schema", logger: logger)
             migrated.withLock { $0 = false }
         }
         try await client.query("DROP TABLE IF EXISTS strata_floor_events, strata_floor_bodies", logger: logger)

@@ -122,6 +122,9 @@ public struct TeamLogLocation: Sendable, Hashable {
 public struct TeamLogError: Error, Sendable, CustomStringConvertible {
     public enum Code: Sendable, Hashable {
         case invalidURL, connection, newerSchema, diverged, corrupted, notFound
+        /// A source's lease is held by another node (or under a newer token): the append was
+        /// refused, nothing of it was written.
+        case fenced
     }
     public var code: Code
     public var message: String

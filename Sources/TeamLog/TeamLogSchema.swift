@@ -10,8 +10,12 @@
 /// - `strata_bodies`: bodies by the SHA-256 of their bytes, stored compressed on their own
 ///   (``EventStore/PortableBody``), uploaded before the events that reference them; `STORAGE
 ///   EXTERNAL`, so PostgreSQL does not try to compress them again.
+/// - `strata_leases` (version 2): which node may append a source's (stream's) new events, with
+///   a fencing token that grows at every change of holder and an expiry after which another
+///   node may take the lease; `strata_events.lease_token` records the token each event was
+///   appended under, so the checker can see that a stream's tokens never go back.
 enum TeamLogSchema {
-    static let version = 1
+    static let version = 2
 
     static let migrations: [[String]] = [
         // 1
@@ -49,6 +53,18 @@ enum TeamLogSchema {
               UNIQUE (origin_node, origin_seq)
             )
             """,
+        ],
+        // 2
+        [
+            """
+            CREATE TABLE strata_leases (
+              stream text PRIMARY KEY,
+              node text NOT NULL,
+              token bigint NOT NULL,
+              expires_at timestamptz NOT NULL
+            )
+            """,
+            "ALTER TABLE strata_events ADD COLUMN lease_token bigint",
         ],
     ]
 }

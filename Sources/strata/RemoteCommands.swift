@@ -13,6 +13,8 @@ struct RemoteRegistry: Codable {
     struct Remote: Codable {
         var url: String
         var pulled: UInt64 = 0
+        /// The fencing token this node holds per leased source (absent in files from before leases).
+        var leases: [String: UInt64]?
     }
     var node: String
     var remotes: [String: Remote] = [:]
@@ -68,8 +70,14 @@ struct RemoteCommand: AsyncParsableCommand {
           strata remote push
           strata remote pull
           strata remote status
+          strata remote lease books        # only this node pushes new events of books
+
+        Several nodes fetching the same source take turns with a lease: `remote lease SOURCE`
+        gives this node a fencing token; a push of that source's new events by any other node,
+        or by this one under an older token (paused past its lease, then taken over), is refused
+        with exit code 5 and appends nothing. `--force` takes a lease that has not expired.
         """,
-        subcommands: [Add.self, List.self, Remove.self, Status.self, Push.self, Pull.self, Sync.self]
+        subcommands: [Add.self, List.self, Remove.self, Status.self, Push.self, Pull.self, Sync.self, Lease.self, Release.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -138,8 +146,21 @@ struct RemoteCommand: AsyncParsableCommand {
                     let local = try await store.head().seq
                     let ahead = try await log.unpushed(from: store, node: registry.node)
                     let behind = try await log.unpulled(into: store, after: remote.pulled)
+                    let leases = try await log.leases()
+                    let held = remote.leases ?? [:]
+                    // Unpushed events of a source leased elsewhere: a push would be refused.
+                    let conflicts = leases.filter { l in (ahead[l.stream] ?? 0) > 0 && (l.node != registry.node || held[l.stream] != l.token) }
+                    let conflicting = conflicts.reduce(0) { $0 + ahead[$1.stream]! }
                     var lines = ["\(name): the team log is at seq \(head.seq); this store (node \(registry.node.prefix(13))) pulled to \(remote.pulled), holds \(local) events",
-                                 "ahead: \(ahead) event(s) to push · behind: \(behind) event(s) to pull"]
+                                 "ahead: \(ahead.values.reduce(0, +)) event(s) to push · behind: \(behind) event(s) to pull · in conflict: \(conflicting) event(s)"]
+                    for c in conflicts {
+                        lines.append("  conflict: \(ahead[c.stream]!) event(s) of \(c.stream) are leased to \(c.node == registry.node ? "this node under a newer token" : "node \(c.node.prefix(13))") (token \(c.token)); `strata remote lease \(c.stream) --force` to push them")
+                    }
+                    for l in leases {
+                        let who = l.node == registry.node ? (held[l.stream] == l.token ? "this node" : "this node under a newer token") : "node \(l.node.prefix(13))"
+                        let when = l.secondsLeft > 0 ? String(format: "%.0f s left", l.secondsLeft) : "expired"
+                        lines.append("  lease: \(l.stream) held by \(who), token \(l.token), \(when)")
+                    }
                     if verify {
                         let problems = try await log.verify()
                         lines.append(problems.isEmpty ? "team log chain: ok (\(head.seq) events, gapless)" : "team log chain: \(problems.count) problem(s)")
@@ -167,7 +188,7 @@ struct RemoteCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 try await RemoteCommand.withRemote(location, name) { store, registry, name, log in
-                    try await RemoteCommand.push(store, log, registry.node, name, batch: batch)
+                    try await RemoteCommand.push(store, log, registry, name, batch: batch)
                 }
             }
         }
@@ -195,8 +216,56 @@ struct RemoteCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 try await RemoteCommand.withRemote(location, name) { store, registry, name, log in
-                    let pushed = try await RemoteCommand.push(store, log, registry.node, name)
+                    let pushed = try await RemoteCommand.push(store, log, registry, name)
                     return pushed + "\n" + (try await RemoteCommand.pull(store, log, &registry, name, location.path))
+                }
+            }
+        }
+    }
+
+    struct Lease: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "lease",
+            abstract: "Take or renew the lease on a source: only this node pushes its new events until the lease expires and another node takes it.")
+        @OptionGroup var location: StoreLocation
+        @Argument(help: "The source (stream) to lease.") var source: String
+        @Argument var name: String?
+        @Option(help: "Seconds until the lease expires (1 to 86400).") var ttl: Double = 300
+        @Flag(help: "Take the lease even though another node's has not expired (that node's later pushes of it are refused).") var force = false
+
+        func validate() throws {
+            guard (1...86_400).contains(ttl) else { throw ValidationError("--ttl must be 1 to 86400 seconds") }
+        }
+
+        func run() async throws {
+            try await reportingErrors {
+                try await RemoteCommand.withRemote(location, name) { _, registry, name, log in
+                    let grant = try await log.acquireLease(stream: source, node: registry.node, ttl: ttl, force: force)
+                    registry.remotes[name]!.leases = (registry.remotes[name]!.leases ?? [:]).merging([source: grant.token]) { $1 }
+                    try registry.save(store: location.path)
+                    if grant.forced, let from = grant.takenFrom {
+                        warn("took the lease on \(source) from node \(from.prefix(13)) before it expired; that node's pushes of \(source) are refused from now on")
+                    }
+                    let from = grant.takenFrom.map { " (from node \($0.prefix(13)))" } ?? ""
+                    return "\(name): this node holds the lease on \(source)\(from), token \(grant.token), for \(Int(ttl)) s"
+                }
+            }
+        }
+    }
+
+    struct Release: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "release", abstract: "End this node's lease on a source now.")
+        @OptionGroup var location: StoreLocation
+        @Argument(help: "The source (stream).") var source: String
+        @Argument var name: String?
+
+        func run() async throws {
+            try await reportingErrors {
+                try await RemoteCommand.withRemote(location, name) { _, registry, name, log in
+                    guard try await log.releaseLease(stream: source, node: registry.node) else {
+                        throw CLIError("this node does not hold the lease on \(source)", exit: ExitCodes.notFound)
+                    }
+                    return "\(name): released the lease on \(source)"
                 }
             }
         }
@@ -213,9 +282,9 @@ struct RemoteCommand: AsyncParsableCommand {
         try await withTeamLog(remote, location) { log in emit(try await body(store, &registry, name, log)) }
     }
 
-    static func push(_ store: EventStore, _ log: PostgresTeamLog, _ node: String, _ name: String, batch: Int = 1_000) async throws -> String {
+    static func push(_ store: EventStore, _ log: PostgresTeamLog, _ registry: RemoteRegistry, _ name: String, batch: Int = 1_000) async throws -> String {
         let started = ContinuousClock.now
-        let r = try await log.push(from: store, node: node, batch: batch)
+        let r = try await log.push(from: store, node: registry.node, leases: registry.remotes[name]?.leases ?? [:], batch: batch)
         let seconds = Double((ContinuousClock.now - started).components.attoseconds) / 1e18 + Double((ContinuousClock.now - started).components.seconds)
         return "\(name): pushed \(r.appended) event(s) (\(r.alreadyThere) already there), \(r.bodiesUploaded) bodies, \(formatBytes(r.bodyBytesUploaded)); the log is at seq \(r.headSeq) (\(String(format: "%.2f", seconds)) s)"
     }
@@ -239,7 +308,7 @@ func withTeamLog<T>(_ remote: RemoteRegistry.Remote, _ location: StoreLocation, 
         return value
     } catch let e as TeamLogError {
         await log.close()
-        throw CLIError(e.message)
+        throw CLIError(e.message, exit: e.code == .fenced ? ExitCodes.fenced : .failure)
     } catch {
         await log.close()
         throw error

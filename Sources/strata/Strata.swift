@@ -88,6 +88,8 @@ enum ExitCodes {
     static let notFound = ExitCode(3)
     /// The store is encrypted and its key was not given, or another key was.
     static let keyProblem = ExitCode(4)
+    /// The team log refused: a source's lease is held by another node (or a newer token).
+    static let fenced = ExitCode(5)
 }
 
 /// Options every store command takes.

@@ -107,6 +107,51 @@ import Testing
         await log.close()
     }
 
+    /// A lease fences a source: while B holds it, A's new events of that source are refused
+    /// (nothing of the batch is appended) even after A held it itself; `force` takes a live lease,
+    /// an expired or released one is taken without it, renewing keeps the token, and a source
+    /// nobody leased is open to all. The tokens of a source's events never go back.
+    @Test func aLeaseFencesASourceAndTokensOnlyGrow() async throws {
+        let server = try await offPoolThread { try PostgresServer() }
+        let log = try open(server)
+        let (a, b) = (try await makeStore(), try await makeStore())
+        func add(_ store: EventStore, _ prefix: String, _ n: Int, stream: String = "books") async throws {
+            _ = try await store.append((0..<n).map { NewEvent(id: "\(prefix)-\($0)", type: "Noted", stream: stream, payload: Array("\(prefix) \($0)".utf8)) })
+        }
+        let first = try await log.acquireLease(stream: "books", node: "a", ttl: 60, force: false)
+        #expect(first == .init(token: 1, takenFrom: nil, forced: false))
+        #expect(try await log.acquireLease(stream: "books", node: "a", ttl: 60, force: false).token == 1, "renewing keeps the token")
+        try await add(a, "a1", 5)
+        #expect(try await log.push(from: a, node: "a", leases: ["books": 1]).appended == 5)
+        // B cannot take a live lease without force; with it, B's token is larger.
+        await #expect { _ = try await log.acquireLease(stream: "books", node: "b", ttl: 60, force: false) } throws: { ($0 as? TeamLogError)?.code == .fenced }
+        let taken = try await log.acquireLease(stream: "books", node: "b", ttl: 60, force: true)
+        #expect(taken == .init(token: 2, takenFrom: "a", forced: true))
+        // A's late events of books are refused whole; those of an unleased source go in.
+        try await add(a, "a2", 4)
+        await #expect { _ = try await log.push(from: a, node: "a", leases: ["books": 1], batch: 2) } throws: {
+            ($0 as? TeamLogError)?.code == .fenced && "\($0)".contains("token 2")
+        }
+        #expect(try await log.head().seq == 5)
+        await #expect { _ = try await log.push(from: a, node: "a", leases: [:]) } throws: { ($0 as? TeamLogError)?.code == .fenced }
+        try await add(b, "b1", 3)
+        try await add(b, "free", 2, stream: "films")
+        #expect(try await log.push(from: b, node: "b", leases: ["books": 2]).appended == 5)
+        let conflicts = try await log.unpushed(from: a, node: "a")
+        #expect(conflicts == ["books": 4])
+        // B releases: A takes the lease back without force, under a new token, and pushes.
+        #expect(try await log.releaseLease(stream: "books", node: "b"))
+        #expect(!(try await log.releaseLease(stream: "books", node: "c")))
+        let back = try await log.acquireLease(stream: "books", node: "a", ttl: 60, force: false)
+        #expect(back == .init(token: 3, takenFrom: "b", forced: false))
+        #expect(try await log.push(from: a, node: "a", leases: ["books": 3]).appended == 4)
+        #expect(try await log.verify().isEmpty)
+        #expect(try server.psql("SELECT string_agg(coalesce(lease_token::text, '-'), ',' ORDER BY seq) FROM strata_events") == "1,1,1,1,1,2,2,2,-,-,3,3,3,3\n")
+        let leases = try await log.leases()
+        #expect(leases.map(\.stream) == ["books"] && leases[0].node == "a" && leases[0].token == 3 && leases[0].secondsLeft > 50)
+        await log.close()
+    }
+
     @Test func badInputGetsClearErrors() async throws {
         #expect(throws: TeamLogError.self) { try TeamLogLocation(url: "http://db/strata") }
         #expect(throws: TeamLogError.self) { try TeamLogLocation(url: "postgres://strata:hunter2@db/strata") }
@@ -125,7 +170,7 @@ import Testing
         await #expect { try await later.head() } throws: { ($0 as? TeamLogError)?.code == .newerSchema }
         await later.close()
         // A row changed in the database breaks the chain, and a pull says so.
-        try server.psql("UPDATE strata_schema SET version = 1")
+        try server.psql("UPDATE strata_schema SET version = 2")
         let a = try await makeStore()
         _ = try await a.append((0..<5).map { NewEvent(id: "e\($0)", type: "Noted", stream: "s", payload: Array("x\($0)".utf8)) })
         _ = try await log.push(from: a, node: "a")
