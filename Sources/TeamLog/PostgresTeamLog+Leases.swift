@@ -43,8 +43,11 @@ extension PostgresTeamLog {
     public func acquireLease(stream: String, node: String, ttl: Double, force: Bool) async throws -> LeaseGrant {
         try await migrate()
         let micros = Int64(ttl * 1_000_000)
-        return try await run("take a lease in the team log") {
+        return try await run("take a lease in the team log") { [self] in
             try await client.withTransaction(logger: logger) { conn -> LeaseGrant in
+                // A push of this source holds its row `FOR SHARE` until it commits, or until the
+                // server ends a stalled pusher's session (``idleTimeoutMilliseconds``).
+                try await conn.query(PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = '\(Self.idleTimeoutMilliseconds * 2)ms'"), logger: logger)
                 // A first lease inserts a placeholder (never seen outside this transaction), so
                 // two nodes taking a new source at once serialize on its row.
                 try await conn.query("INSERT INTO strata_leases VALUES (\(stream), '', 0, '-infinity') ON CONFLICT DO NOTHING", logger: logger)
@@ -74,7 +77,7 @@ extension PostgresTeamLog {
     /// the token stays, so the next holder's is larger. False when this node does not hold it.
     public func releaseLease(stream: String, node: String) async throws -> Bool {
         try await migrate()
-        return try await run("release a lease in the team log") {
+        return try await run("release a lease in the team log") { [self] in
             var released = false
             for try await _ in try await client.query(
                 "UPDATE strata_leases SET expires_at = clock_timestamp() WHERE stream = \(stream) AND node = \(node) RETURNING token", logger: logger
@@ -86,7 +89,7 @@ extension PostgresTeamLog {
     /// Every lease, by source.
     public func leases() async throws -> [Lease] {
         try await migrate()
-        return try await run("read the team log's leases") {
+        return try await run("read the team log's leases") { [self] in
             var out: [Lease] = []
             for try await (s, n, t, left) in try await client.query(
                 "SELECT stream, node, token, extract(epoch FROM expires_at - clock_timestamp())::float8 FROM strata_leases ORDER BY stream", logger: logger

@@ -22,11 +22,14 @@ public final class PostgresTeamLog: Sendable {
     private let probeConfiguration: PostgresConnection.Configuration
     /// Whether ``migrate()`` has run for this instance.
     private let migrated = Mutex(false)
+    /// How long one database step may take (``run(_:_:)``).
+    public let operationTimeout: Duration
 
     /// Connects lazily; nothing is sent until the first call.
     /// - Throws: ``TeamLogError`` when the password's variable is not set.
     /// `environment`: where the password comes from (the process environment when nil).
-    public init(location: TeamLogLocation, environment: [String: String]? = nil, logger: Logger) throws {
+    public init(location: TeamLogLocation, environment: [String: String]? = nil, operationTimeout: Duration = .seconds(30), logger: Logger) throws {
+        self.operationTimeout = operationTimeout
         let environment = environment ?? ProcessInfo.processInfo.environment
         self.location = location
         self.logger = logger
@@ -37,10 +40,13 @@ public final class PostgresTeamLog: Sendable {
         running = Task { await client.run() }
     }
 
-    /// Ends the connections.
-    public func close() async {
+    /// Ends the connections; waits at most `grace` for the pool to finish (a pool whose
+    /// connection the server cut in the middle of a transaction may never report back, and a
+    /// command must still end).
+    public func close(grace: Duration = .seconds(2)) async {
         running.cancel()
-        _ = await running.value
+        let running = self.running
+        await firstOf({ _ = await running.value }, { try? await Task.sleep(for: grace) })
     }
 
     // MARK: Schema
@@ -53,11 +59,11 @@ public final class PostgresTeamLog: Sendable {
         guard !migrated.withLock({ $0 }) else { return }
         // One direct connection first: the pool retries a server it cannot reach for a long
         // while, and a refused connection should say so at once.
-        try await run("connect to the team log") {
+        try await run("connect to the team log") { [self] in
             let c = try await PostgresConnection.connect(configuration: probeConfiguration, id: 0, logger: logger)
             try await c.close()
         }
-        try await run("prepare the team log's tables") {
+        try await run("prepare the team log's tables") { [self] in
             try await client.withTransaction(logger: logger) { conn in
                 try await conn.query("SELECT pg_advisory_xact_lock(727382917)", logger: logger)
                 try await conn.query("CREATE TABLE IF NOT EXISTS strata_schema (id int PRIMARY KEY CHECK (id = 1), version int NOT NULL)", logger: logger)
@@ -89,6 +95,10 @@ public final class PostgresTeamLog: Sendable {
         /// The log's head after the push.
         public var headSeq: UInt64 = 0
     }
+
+    /// How long an append transaction may sit idle between its statements before PostgreSQL
+    /// ends its session (the client's own work between statements takes milliseconds).
+    static let idleTimeoutMilliseconds = 5_000
 
     /// Sends the store's own events the log does not hold, `batch` per transaction. `leases`:
     /// the fencing token this node holds for each source it leased (``acquireLease(stream:node:ttl:force:)``).
@@ -125,9 +135,10 @@ public final class PostgresTeamLog: Sendable {
             let events = try await store.events(EventQuery(fromSeq: next, limit: 10_000))
             guard let last = events.last else { return counts }
             let ids = events.map(\.id)
-            var known = Set<String>()
-            try await run("read the team log") {
+            let known = try await run("read the team log") { [self] in
+                var known = Set<String>()
                 for try await id in try await client.query("SELECT event_id FROM strata_events WHERE event_id = ANY(\(ids))", logger: logger).decode(String.self) { known.insert(id) }
+                return known
             }
             for e in events where !known.contains(e.id) { counts[e.stream, default: 0] += 1 }
             next = last.seq + 1
@@ -140,9 +151,9 @@ public final class PostgresTeamLog: Sendable {
         var from = position
         var count = 0
         while true {
-            let ids: [(UInt64, String)] = try await run("read the team log") {
+            let f = Int64(from)
+            let ids: [(UInt64, String)] = try await run("read the team log") { [self] in
                 var out: [(UInt64, String)] = []
-                let f = Int64(from)
                 for try await (seq, id) in try await client.query("SELECT seq, event_id FROM strata_events WHERE seq > \(f) ORDER BY seq LIMIT 10000", logger: logger).decode((Int64, String).self) {
                     out.append((UInt64(seq), id))
                 }
@@ -156,7 +167,7 @@ public final class PostgresTeamLog: Sendable {
 
     /// The largest local seq of `node` the log holds (0: none).
     func lastOriginSeq(node: String) async throws -> UInt64 {
-        try await run("read the team log") {
+        try await run("read the team log") { [self] in
             var n: Int64 = 0
             for try await v in try await client.query("SELECT coalesce(max(origin_seq), 0) FROM strata_events WHERE origin_node = \(node)", logger: logger).decode(Int64.self) { n = v }
             return UInt64(n)
@@ -169,11 +180,12 @@ public final class PostgresTeamLog: Sendable {
         for e in events { if let p = e.payload { wanted[p.hash] = e } }
         guard !wanted.isEmpty else { return (0, 0) }
         let hashes = wanted.keys.map { ByteBuffer(bytes: $0) }
-        var present = Set<[UInt8]>()
-        try await run("read the team log's bodies") {
+        let present = try await run("read the team log's bodies") { [self] in
+            var present = Set<[UInt8]>()
             for try await h in try await client.query("SELECT hash FROM strata_bodies WHERE hash = ANY(\(hashes))", logger: logger).decode(ByteBuffer.self) {
                 present.insert(Array(h.readableBytesView))
             }
+            return present
         }
         var (keys, sizes, stored) = ([ByteBuffer](), [Int64](), [ByteBuffer]())
         var bytes = 0
@@ -186,7 +198,7 @@ public final class PostgresTeamLog: Sendable {
             bytes += portable.count
         }
         guard !keys.isEmpty else { return (0, 0) }
-        try await run("upload bodies to the team log") {
+        try await run("upload bodies to the team log") { [self, keys, sizes, stored] in
             try await client.query("""
                 INSERT INTO strata_bodies (hash, size, stored)
                 SELECT * FROM unnest(\(keys)::bytea[], \(sizes)::bigint[], \(stored)::bytea[]) ON CONFLICT DO NOTHING
@@ -198,8 +210,13 @@ public final class PostgresTeamLog: Sendable {
     /// Appends the events the log does not hold, in one transaction holding the head's lock.
     private func append(_ events: [RecordedEvent], node: String, leases: [String: UInt64]) async throws -> (appended: Int, head: UInt64) {
         let ids = events.map(\.id)
-        return try await run("append to the team log") {
+        return try await run("append to the team log") { [self] in
             try await client.withTransaction(logger: logger) { conn -> (Int, UInt64) in
+                // This transaction holds the head row, so every node's push waits for it: a
+                // pusher that stops between statements (paused, partitioned) is cut off by the
+                // server after `idleTimeout` and its transaction rolled back, rather than holding
+                // the log for everyone.
+                try await conn.query(PostgresQuery(unsafeSQL: "SET LOCAL idle_in_transaction_session_timeout = '\(Self.idleTimeoutMilliseconds)ms'"), logger: logger)
                 var headSeq: Int64 = 0
                 var headHash = TeamChain.zero
                 for try await (s, h) in try await conn.query("SELECT seq, hash FROM strata_head WHERE id = 1 FOR UPDATE", logger: logger).decode((Int64, ByteBuffer).self) {
@@ -286,13 +303,17 @@ public final class PostgresTeamLog: Sendable {
             let needed = hashes.filter { !stored.contains($0) }.map { ByteBuffer(bytes: $0) }
             var bodies: [[UInt8]: [UInt8]] = [:]
             if !needed.isEmpty {
-                try await run("download bodies from the team log") {
+                let (downloaded, bytes) = try await run("download bodies from the team log") { [self] in
+                    var bodies: [[UInt8]: [UInt8]] = [:], bytes = 0
                     for try await (h, stored) in try await client.query("SELECT hash, stored FROM strata_bodies WHERE hash = ANY(\(needed))", logger: logger).decode((ByteBuffer, ByteBuffer).self) {
                         let stored = Array(stored.readableBytesView)
-                        report.bodyBytesDownloaded += stored.count
+                        bytes += stored.count
                         bodies[Array(h.readableBytesView)] = try PortableBody.decode(stored)
                     }
+                    return (bodies, bytes)
                 }
+                bodies = downloaded
+                report.bodyBytesDownloaded += bytes
                 report.bodiesDownloaded += bodies.count
             }
             var batchEvents: [NewEvent] = []
@@ -333,7 +354,7 @@ public final class PostgresTeamLog: Sendable {
 
     private func rows(after position: UInt64, limit: Int) async throws -> [Row] {
         let from = Int64(position), n = limit
-        return try await run("read the team log") {
+        return try await run("read the team log") { [self] in
             var out: [Row] = []
             let rows = try await client.query("""
                 SELECT seq, event_id, type, schema_version, recorded_at, stream, metadata::text, coalesce(body_hash, ''::bytea), coalesce(body_size, -1), hash
@@ -354,7 +375,7 @@ public final class PostgresTeamLog: Sendable {
     private func hash(at seq: UInt64) async throws -> [UInt8] {
         guard seq > 0 else { return TeamChain.zero }
         let s = Int64(seq)
-        return try await run("read the team log") {
+        return try await run("read the team log") { [self] in
             var out: [UInt8]?
             for try await h in try await client.query("SELECT hash FROM strata_events WHERE seq = \(s)", logger: logger).decode(ByteBuffer.self) {
                 out = Array(h.readableBytesView)
@@ -371,7 +392,7 @@ public final class PostgresTeamLog: Sendable {
     /// The log's head: its last seq and chain hash.
     public func head() async throws -> (seq: UInt64, hash: [UInt8]) {
         try await migrate()
-        return try await run("read the team log") {
+        return try await run("read the team log") { [self] in
             var out: (UInt64, [UInt8]) = (0, TeamChain.zero)
             for try await (s, h) in try await client.query("SELECT seq, hash FROM strata_head WHERE id = 1", logger: logger).decode((Int64, ByteBuffer).self) {
                 out = (UInt64(s), Array(h.readableBytesView))
@@ -403,18 +424,28 @@ public final class PostgresTeamLog: Sendable {
     }
 
     /// Runs a database step, turning postgres-nio's errors into a ``TeamLogError`` that says what
-    /// was being done, without the password.
-    func run<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
+    /// was being done, without the password. A step that has not finished after
+    /// ``operationTimeout`` fails with `.connection`: a connection the server or the network cut
+    /// mid-transaction does not always report back, and a push must end, not hang.
+    /// postgres-nio's error in words: its code and the server's message (never the query's binds).
+    static func describe(_ e: PSQLError) -> String {
+        e.code.description + (e.serverInfo?[.message].map { ": \($0)" } ?? "")
+    }
+
+    func run<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         do {
-            return try await body()
+            return try await withDeadline(operationTimeout) { try await body() }
         } catch let e as TeamLogError {
             throw e
         } catch let e as PostgresTransactionError {
             if let inner = e.closureError as? TeamLogError { throw inner }
-            throw TeamLogError(.connection, "could not \(what) at \(TeamLogLocation.redact(location.url)): \(e.closureError ?? e.commitError ?? e.beginError ?? e.rollbackError ?? e)")
+            let cause: any Error = e.closureError ?? e.commitError ?? e.beginError ?? e.rollbackError ?? e
+            let text = (cause as? PSQLError).map(Self.describe) ?? "\(cause)"
+            throw TeamLogError(.connection, "could not \(what) at \(TeamLogLocation.redact(location.url)) (\(text)); the transaction was rolled back, nothing of it was appended; try again")
         } catch let e as PSQLError {
-            let server = e.serverInfo?[.message].map { ": \($0)" } ?? ""
-            throw TeamLogError(.connection, "could not \(what) at \(TeamLogLocation.redact(location.url)) (\(e.code)\(server)); check the URL, that the server runs and the password ($PGPASSWORD, ~/.pgpass)")
+            throw TeamLogError(.connection, "could not \(what) at \(TeamLogLocation.redact(location.url)) (\(Self.describe(e))); check the URL, that the server runs and the password ($PGPASSWORD, ~/.pgpass)")
+        } catch is DeadlinePassed {
+            throw TeamLogError(.connection, "could not \(what) at \(TeamLogLocation.redact(location.url)): no answer in \(operationTimeout) (the connection was cut or the server stalled; nothing was committed unless a retry finds it there); try again")
         } catch {
             throw TeamLogError(.connection, "could not \(what) at \(TeamLogLocation.redact(location.url)): \(error)")
         }
@@ -503,5 +534,42 @@ extension PostgresTeamLog {
         for try await _ in rows.decode((Int64, String, String, Int32, Int64, String, String, ByteBuffer, Int64, ByteBuffer).self) { n += 1 }
         for try await _ in try await client.query("SELECT hash, stored FROM strata_floor_bodies", logger: logger).decode((ByteBuffer, ByteBuffer).self) {}
         return n
+    }
+}
+
+struct DeadlinePassed: Error {}
+
+/// `body`'s result, or ``DeadlinePassed`` when it takes longer than `limit`. `body` runs as a task
+/// of its own and is cancelled at the deadline; since a stuck await may ignore cancellation, the
+/// caller does not wait for it to end.
+func withDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)
+    let take: @Sendable () -> CheckedContinuation<T, any Error>? = { waiting.withLock { w in defer { w = nil }; return w } }
+    return try await withCheckedThrowingContinuation { c in
+        waiting.withLock { $0 = c }
+        let work = Task {
+            let result: Result<T, any Error>
+            do { result = .success(try await body()) } catch { result = .failure(error) }
+            take()?.resume(with: result)
+        }
+        Task {
+            try? await Task.sleep(for: limit)
+            if let c = take() {
+                work.cancel()
+                c.resume(throwing: DeadlinePassed())
+            }
+        }
+    }
+}
+
+/// Runs `a` and `b` as tasks of their own and returns when the first of them does; the other is
+/// cancelled and left to end on its own (it may never, which is why this is not a task group).
+func firstOf(_ a: @escaping @Sendable () async -> Void, _ b: @escaping @Sendable () async -> Void) async {
+    let done = Mutex(false)
+    await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+        let finish: @Sendable () -> Void = { if done.withLock({ d in defer { d = true }; return !d }) { c.resume() } }
+        let ta = Task { await a(); finish() }
+        let tb = Task { await b(); finish() }
+        _ = (ta, tb)
     }
 }

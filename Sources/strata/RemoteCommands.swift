@@ -301,7 +301,11 @@ struct RemoteCommand: AsyncParsableCommand {
 /// Opens the remote's team log for `body`, closing it after.
 func withTeamLog<T>(_ remote: RemoteRegistry.Remote, _ location: StoreLocation, _ body: (PostgresTeamLog) async throws -> T) async throws -> T {
     let log: PostgresTeamLog
-    do { log = try PostgresTeamLog(location: TeamLogLocation(url: remote.url), logger: location.logger()) } catch { throw CLIError(error) }
+    // STRATA_TEAM_TIMEOUT: seconds one database step may take (30 by default).
+    let seconds = ProcessInfo.processInfo.environment["STRATA_TEAM_TIMEOUT"].flatMap(Double.init).flatMap { $0 > 0 ? $0 : nil } ?? 30
+    do {
+        log = try PostgresTeamLog(location: TeamLogLocation(url: remote.url), operationTimeout: .milliseconds(Int(seconds * 1000)), logger: location.logger())
+    } catch { throw CLIError(error) }
     do {
         let value = try await body(log)
         await log.close()

@@ -1,0 +1,126 @@
+import Foundation
+import StrataTestSupport
+import TestScratch
+import Testing
+
+/// Jepsen-style schedules for the team log with the binary and a real PostgreSQL: a lease holder
+/// paused (SIGSTOP) past its lease while another node takes over, then resumed; two nodes pushing
+/// at once while a third pulls. The checker: seqs gapless, every event once, the chain holds, a
+/// source's fencing tokens never go back and each token's events come from one node, and the
+/// puller holds the log's events in the log's order.
+@Suite(.serialized) struct TeamLogScheduleTests {
+    /// The checks every schedule ends with.
+    static func check(_ pg: PostgresServer, total: Int, store: String) async throws {
+        #expect(try pg.psql("SELECT count(*), min(seq), max(seq), count(DISTINCT event_id) FROM strata_events") == "\(total)|1|\(total)|\(total)\n")
+        let verified = try await strata(["remote", "status", "--verify"], store: store)
+        #expect(verified.status == 0 && verified.stdout.contains("chain: ok (\(total) events, gapless)"), "\(verified.stdout)\(verified.stderr)")
+        // Tokens only grow along a source's events, and each token's events are one node's.
+        #expect(try pg.psql("""
+            SELECT count(*) FROM (SELECT lease_token < lag(lease_token) OVER (PARTITION BY stream ORDER BY seq) AS back FROM strata_events) x WHERE back
+            """) == "0\n")
+        #expect(try pg.psql("""
+            SELECT count(*) FROM (SELECT stream, lease_token FROM strata_events WHERE lease_token IS NOT NULL
+              GROUP BY stream, lease_token HAVING count(DISTINCT origin_node) > 1) x
+            """) == "0\n")
+    }
+
+    @Test func aNodePausedPastItsLeaseIsRefusedNotInterleaved() async throws {
+        let rounds = Int(ProcessInfo.processInfo.environment["STRATA_TEAM_PAUSES"] ?? "") ?? 3
+        let pg = try await offPoolThread { try PostgresServer() }
+        let (a, b) = (makeStoreDir(), makeStoreDir())
+        for store in [a, b] {
+            #expect(try await strata(["_append-loop", "--count", "1", "--stream", "setup", "--id-prefix", "setup-\(store.suffix(8))"], store: store).status == 0)
+            #expect(try await strata(["remote", "add", "team", pg.url], store: store).status == 0)
+        }
+        var rng = SystemRandomNumberGenerator()
+        var total = 2, refused = 0  // the two setup events
+        for round in 0..<rounds {
+            // A holds the lease (its own from the last round: renewed, same token) for one second.
+            let lease = try await strata(["remote", "lease", "books", "--ttl", "1"], store: a)
+            #expect(lease.status == 0, "\(lease.stderr)")
+            #expect(try await strata(["_append-loop", "--count", "400", "--batch", "100", "--stream", "books", "--id-prefix", "a\(round)"], store: a).status == 0)
+            // A step with no answer in 4 s fails the push (STRATA_TEAM_TIMEOUT), as a cut
+            // connection may never report back.
+            let (p, _, errPipe) = try startStrata(["remote", "push", "--batch", "10"], store: a, env: ["STRATA_TEAM_TIMEOUT": "4"])
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...120, using: &rng)))
+            let paused = p.isRunning && kill(p.processIdentifier, SIGSTOP) == 0
+            // A's lease runs out while it sleeps; B takes the source (no force needed; if A sleeps
+            // inside its append transaction, the server ends A's session after 5 s idle and B's
+            // lease waits for that) and pushes.
+            try await Task.sleep(for: .milliseconds(1_300))
+            let takeover = try await strata(["remote", "lease", "books"], store: b)
+            #expect(takeover.status == 0 && takeover.stdout.contains("from node"), "\(takeover.stdout)\(takeover.stderr)")
+            #expect(try await strata(["_append-loop", "--count", "50", "--batch", "25", "--stream", "books", "--id-prefix", "b\(round)"], store: b).status == 0)
+            let pushB = try await strata(["remote", "push"], store: b)
+            #expect(pushB.status == 0, "\(pushB.stderr)")
+            if paused { kill(p.processIdentifier, SIGCONT) }
+            try await waitForExit(p)
+            var stderr = String(decoding: errPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            var status = p.terminationStatus
+            if status == 1 {
+                // A was cut off inside its transaction (rolled back): its retry meets the fence.
+                #expect(stderr.hasPrefix("Error: could not ") && stderr.contains("try again"), "\(stderr)")
+                let retry = try await strata(["remote", "push"], store: a)
+                (status, stderr) = (retry.status, retry.stderr)
+            }
+            if status == 5 {
+                refused += 1
+                #expect(stderr.contains("the lease on books is held by node") && stderr.contains("--force"), "\(stderr)")
+                let report = try await strata(["remote", "status"], store: a)
+                #expect(report.status == 0 && report.stdout.contains("conflict:") && !report.stdout.contains("in conflict: 0 "), "\(report.stdout)")
+            } else {
+                #expect(status == 0, "\(stderr)")
+            }
+            try await Self.check(pg, total: try Int(pg.psql("SELECT count(*) FROM strata_events").dropLast())!, store: b)
+            // A takes the lease back while B's is live (a warning), and its late events go in.
+            let forced = try await strata(["remote", "lease", "books", "--force"], store: a)
+            #expect(forced.status == 0 && forced.stderr.contains("before it expired"), "\(forced.stderr)")
+            let pushA = try await strata(["remote", "push"], store: a)
+            #expect(pushA.status == 0, "\(pushA.stderr)")
+            total += 450
+        }
+        // B's events under its old token are now late: refused, exit 5, nothing appended.
+        #expect(try await strata(["_append-loop", "--count", "5", "--stream", "books", "--id-prefix", "late"], store: b).status == 0)
+        let late = try await strata(["remote", "push"], store: b)
+        #expect(late.status == 5 && late.stderr.contains("5 event(s) of books"), "\(late.stderr)")
+        #expect(try await strata(["remote", "push"], store: a).status == 0)
+        try await Self.check(pg, total: total, store: a)
+        #expect(refused >= 1, "no round paused A mid-push")
+        print("team log pauses: \(rounds) rounds, \(refused) late pushes refused")
+    }
+
+    @Test func twoNodesPushAtOnceWhileAThirdPulls() async throws {
+        let pg = try await offPoolThread { try PostgresServer() }
+        let (a, b, c) = (makeStoreDir(), makeStoreDir(), makeStoreDir())
+        for (store, name) in [(a, "a"), (b, "b")] {
+            #expect(try await strata(["_append-loop", "--count", "1500", "--batch", "100", "--stream", name, "--id-prefix", name], store: store).status == 0)
+        }
+        for store in [a, b, c] { #expect(try await strata(["remote", "add", "team", pg.url], store: store).status == 0) }
+        #expect(try await strata(["remote", "status"], store: c).status == 0)  // the tables exist before the race
+        let (pa, _, ea) = try startStrata(["remote", "push", "--batch", "20"], store: a)
+        let (pb, _, eb) = try startStrata(["remote", "push", "--batch", "20"], store: b)
+        var pulls = 0, last = 0
+        while pa.isRunning || pb.isRunning {
+            let pull = try await strata(["remote", "pull"], store: c)
+            #expect(pull.status == 0, "\(pull.stderr)")
+            let at = Int(pull.stdout.split(separator: " ").last(where: { Int($0) != nil }).map(String.init) ?? "") ?? 0
+            #expect(at >= last, "the pull position went back")
+            last = at
+            pulls += 1
+        }
+        try await waitForExit(pa)
+        try await waitForExit(pb)
+        #expect(pa.terminationStatus == 0, "\(String(decoding: ea.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        #expect(pb.terminationStatus == 0, "\(String(decoding: eb.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        #expect(try await strata(["remote", "pull"], store: c).status == 0)
+        try await Self.check(pg, total: 3000, store: c)
+        // Both nodes' batches interleave in the log; the puller holds them in the log's order.
+        let global = try pg.psql("SELECT event_id FROM strata_events ORDER BY seq").split(separator: "\n").map(String.init)
+        let local = try await strata(["log", "--oldest-first", "--limit", "100000", "--format", "ndjson"], store: c)
+        let ids = try local.stdout.split(separator: "\n").map { try #require((try jsonObject(String($0)) as? [String: Any])?["id"] as? String) }
+        #expect(ids == global)
+        #expect(Set(global.prefix(1500).map { $0.prefix(1) }).count == 2, "the two pushes did not overlap")
+        #expect(try await strata(["verify"], store: c).status == 0)
+        print("team log race: \(pulls) pulls while two nodes pushed")
+    }
+}
