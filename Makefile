@@ -57,7 +57,7 @@ replace_block = awk -v f=$(2) 'BEGIN{while((getline l < f)>0) s=s l "\n"} /<!-- 
 ## writer kind, 1 M fuzzed bodies, 10,000 tamper trials, a 1 MiB map grown to 2 GiB.
 ## Figures: docs/reliability.md.
 STRESS_ENV = STRATA_CRASH_ITERATIONS=1000 STRATA_FETCH_CRASH_ITERATIONS=1000 STRATA_PUSH_CRASH_ITERATIONS=1000 STRATA_FUZZ_ITERATIONS=1000000 STRATA_TEAM_KILLS=1000 \
-	STRATA_TAMPER_TRIALS=10000 STRATA_MAP_GROWTH_MB=2048
+	STRATA_TEAM_PAUSES=50 STRATA_TEAM_CUTS=200 STRATA_TAMPER_TRIALS=10000 STRATA_MAP_GROWTH_MB=2048
 stress: deps
 	$(SWIFT) build --build-tests
 	@set -e; log=$$(mktemp); rows=$$(mktemp); failed=0; \
@@ -65,6 +65,9 @@ stress: deps
 	            "killedFetches|SIGKILL of strata fetch and strata import|1,000 kills" \
 	            "killedPushes|SIGKILL of strata push, every write reaching the server once|1,000 kills" \
 	            "killedTeamPushes|SIGKILL of strata remote push, then PostgreSQL crashed mid-push; the team log checked|1,000 kills" \
+	            "aNodePausedPastItsLease|a lease holder SIGSTOPped past its lease, another node takes over, the first resumes; its late push refused|50 rounds" \
+	            "twoNodesPushAtOnce|two nodes pushing at once while a third pulls; the puller holds the log's order|3,000 events" \
+	            "pushesThroughACutOrStalled|the connection to PostgreSQL cut or stalled mid-push through a loopback proxy|200 faults" \
 	            "mutatedBodies|mutated fixture bodies through the response path|1,000,000 bodies" \
 	            "everyFlippedByte|one flipped bit in a stored envelope or body, then verify|10,000 trials" \
 	            "aTinyMapGrows|a 1 MiB map grown by appends|to 2 GiB"; do \

@@ -123,4 +123,57 @@ import Testing
         #expect(try await strata(["verify"], store: c).status == 0)
         print("team log race: \(pulls) pulls while two nodes pushed")
     }
+
+    /// The network to PostgreSQL cut (both ends see it closed) or stalled (nothing moves, nothing
+    /// closes) at random points of pushes, through a proxy on a loopback port: each push ends
+    /// (done, or one clear error line within its deadline), and at the end the log holds every
+    /// event once, gapless and chained, and a store that pulls through the same proxy holds them.
+    @Test func pushesThroughACutOrStalledNetworkLoseNothing() async throws {
+        let faults = Int(ProcessInfo.processInfo.environment["STRATA_TEAM_CUTS"] ?? "") ?? 8
+        let pg = try await offPoolThread { try PostgresServer() }
+        let proxy = try FaultyProxy(to: pg.socketDirectory + "/.s.PGSQL.\(pg.port)")
+        let url = "postgres://\(PostgresServer.user)@127.0.0.1:\(proxy.port)/strata"
+        let a = makeStoreDir()
+        #expect(try await strata(["_append-loop", "--count", "2000", "--batch", "100", "--id-prefix", "net"], store: a).status == 0)
+        #expect(try await strata(["remote", "add", "team", url], store: a).status == 0)
+        #expect(try await strata(["remote", "status"], store: a).status == 0)
+        var rng = SystemRandomNumberGenerator()
+        var total = 2000, failed = 0, round = 0
+        for i in 0..<faults {
+            let (p, _, errPipe) = try startStrata(["remote", "push", "--batch", "10"], store: a, env: ["STRATA_TEAM_TIMEOUT": "3"])
+            try await Task.sleep(for: .milliseconds(Int.random(in: 50...400, using: &rng)))
+            if i % 2 == 0 {
+                proxy.cut()
+            } else {
+                proxy.stall()
+                try await Task.sleep(for: .milliseconds(Int.random(in: 500...4_000, using: &rng)))
+                proxy.restore()
+            }
+            try await waitForExit(p)
+            let stderr = String(decoding: errPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            if p.terminationStatus != 0 {
+                failed += 1
+                #expect(p.terminationStatus == 1 && stderr.hasPrefix("Error: could not ") && stderr.split(separator: "\n").count == 1, "\(stderr)")
+            }
+            if try pg.psql("SELECT count(*) FROM strata_events") == "\(total)\n" {
+                round += 1
+                #expect(try await strata(["_append-loop", "--count", "300", "--batch", "100", "--id-prefix", "net\(round)"], store: a).status == 0)
+                total += 300
+            }
+        }
+        proxy.restore()
+        let final = try await strata(["remote", "push"], store: a)
+        #expect(final.status == 0, "\(final.stderr)")
+        try await Self.check(pg, total: total, store: a)
+        let b = makeStoreDir()
+        #expect(try await strata(["remote", "add", "team", url], store: b).status == 0)
+        #expect(try await strata(["remote", "pull"], store: b).status == 0)
+        let global = try pg.psql("SELECT event_id FROM strata_events ORDER BY seq").split(separator: "\n").map(String.init)
+        let local = try await strata(["log", "--oldest-first", "--limit", "100000", "--format", "ndjson"], store: b)
+        let ids = try local.stdout.split(separator: "\n").map { try #require((try jsonObject(String($0)) as? [String: Any])?["id"] as? String) }
+        #expect(ids == global && ids.count == total)
+        #expect(failed >= 1, "no fault reached a push")
+        print("team log partitions: \(faults) cuts and stalls, \(failed) pushes failed cleanly, \(total) events, \(proxy.connections) connections")
+        proxy.stop()
+    }
 }
