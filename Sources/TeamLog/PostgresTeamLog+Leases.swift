@@ -48,6 +48,7 @@ extension PostgresTeamLog {
                 // A push of this source holds its row `FOR SHARE` until it commits, or until the
                 // server ends a stalled pusher's session (``idleTimeoutMilliseconds``).
                 try await conn.query(PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = '\(Self.idleTimeoutMilliseconds * 2)ms'"), logger: logger)
+                try await Self.boundIdleTime(conn, logger)
                 // A first lease inserts a placeholder (never seen outside this transaction), so
                 // two nodes taking a new source at once serialize on its row.
                 try await conn.query("INSERT INTO strata_leases VALUES (\(stream), '', 0, '-infinity') ON CONFLICT DO NOTHING", logger: logger)

@@ -63,8 +63,29 @@ public final class PostgresTeamLog: Sendable {
             let c = try await PostgresConnection.connect(configuration: probeConfiguration, id: 0, logger: logger)
             try await c.close()
         }
+        // The common case reads the version and takes no lock (a node paused inside another
+        // node's migration must not hold everyone's start).
+        let current = try await run("read the team log's version") { [self] in
+            var exists = false
+            for try await e in try await client.query("SELECT to_regclass('strata_schema') IS NOT NULL", logger: logger).decode(Bool.self) { exists = e }
+            guard exists else { return 0 }
+            var version = 0
+            for try await v in try await client.query("SELECT coalesce(max(version), 0) FROM strata_schema", logger: logger).decode(Int.self) { version = v }
+            return version
+        }
+        guard current > TeamLogSchema.version else {
+            if current == TeamLogSchema.version { migrated.withLock { $0 = true }; return }
+            try await createOrMigrate()
+            migrated.withLock { $0 = true }
+            return
+        }
+        throw TeamLogError(.newerSchema, "the team log's tables are version \(current), from a newer strata (this one knows \(TeamLogSchema.version)); upgrade strata")
+    }
+
+    private func createOrMigrate() async throws {
         try await run("prepare the team log's tables") { [self] in
             try await client.withTransaction(logger: logger) { conn in
+                try await Self.boundIdleTime(conn, logger)
                 try await conn.query("SELECT pg_advisory_xact_lock(727382917)", logger: logger)
                 try await conn.query("CREATE TABLE IF NOT EXISTS strata_schema (id int PRIMARY KEY CHECK (id = 1), version int NOT NULL)", logger: logger)
                 var version = 0
@@ -80,7 +101,13 @@ public final class PostgresTeamLog: Sendable {
                 }
             }
         }
-        migrated.withLock { $0 = true }
+    }
+
+    /// Every transaction of the team log holds rows or locks other nodes wait for: one stopped
+    /// between two statements (paused, partitioned) has its session ended by the server after
+    /// ``idleTimeoutMilliseconds`` and its work rolled back, rather than holding them.
+    static func boundIdleTime(_ conn: PostgresConnection, _ logger: Logger) async throws {
+        try await conn.query(PostgresQuery(unsafeSQL: "SET LOCAL idle_in_transaction_session_timeout = '\(idleTimeoutMilliseconds)ms'"), logger: logger)
     }
 
     // MARK: Push
@@ -212,11 +239,8 @@ public final class PostgresTeamLog: Sendable {
         let ids = events.map(\.id)
         return try await run("append to the team log") { [self] in
             try await client.withTransaction(logger: logger) { conn -> (Int, UInt64) in
-                // This transaction holds the head row, so every node's push waits for it: a
-                // pusher that stops between statements (paused, partitioned) is cut off by the
-                // server after `idleTimeout` and its transaction rolled back, rather than holding
-                // the log for everyone.
-                try await conn.query(PostgresQuery(unsafeSQL: "SET LOCAL idle_in_transaction_session_timeout = '\(Self.idleTimeoutMilliseconds)ms'"), logger: logger)
+                // This transaction holds the head row, so every node's push waits for it.
+                try await Self.boundIdleTime(conn, logger)
                 var headSeq: Int64 = 0
                 var headHash = TeamChain.zero
                 for try await (s, h) in try await conn.query("SELECT seq, hash FROM strata_head WHERE id = 1 FOR UPDATE", logger: logger).decode((Int64, ByteBuffer).self) {

@@ -198,11 +198,33 @@ struct RemoteCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "pull", abstract: "Append the team log's events this store lacks, in the log's order.")
         @OptionGroup var location: StoreLocation
         @Argument var name: String?
+        @Flag(help: "Keep pulling: whenever a push commits (LISTEN/NOTIFY) and every --poll seconds, until SIGINT or SIGTERM.") var follow = false
+        @Option(help: "With --follow: seconds between polls besides the notifications (1 to 3600).") var poll: Double = 30
+
+        func validate() throws {
+            guard (1...3_600).contains(poll) else { throw ValidationError("--poll must be 1 to 3600 seconds") }
+        }
 
         func run() async throws {
             try await reportingErrors {
                 try await RemoteCommand.withRemote(location, name) { store, registry, name, log in
-                    try await RemoteCommand.pull(store, log, &registry, name, location.path)
+                    guard follow else { return try await RemoteCommand.pull(store, log, &registry, name, location.path) }
+                    try await log.migrate()
+                    let path = location.path
+                    let start = registry.remotes[name]!.pulled
+                    // SIGINT/SIGTERM end the follow between pulls; the position is saved after each.
+                    let following = Task { [registry] in
+                        var registry = registry
+                        try await log.follow(into: store, after: start, poll: .milliseconds(Int(poll * 1000))) { r in
+                            registry.remotes[name]!.pulled = r.position
+                            try registry.save(store: path)
+                            if r.appended > 0 { emit("\(name): pulled \(r.appended) event(s), \(r.bodiesDownloaded) bodies; at seq \(r.position) of the log") }
+                        }
+                    }
+                    let stop = StopSignals { following.cancel() }
+                    defer { stop.cancel() }
+                    do { try await following.value } catch is CancellationError {}
+                    return "\(name): stopped following at seq \(try RemoteRegistry.load(store: path).remotes[name]?.pulled ?? start) of the log"
                 }
             }
         }
@@ -321,4 +343,25 @@ func withTeamLog<T>(_ remote: RemoteRegistry.Remote, _ location: StoreLocation, 
 
 private func formatBytes(_ n: Int) -> String {
     n < 1024 ? "\(n) B" : n < 1 << 20 ? String(format: "%.1f KiB", Double(n) / 1024) : String(format: "%.1f MiB", Double(n) / 1_048_576)
+}
+
+/// Runs `handler` once on SIGINT or SIGTERM (instead of the default exit) until cancelled.
+final class StopSignals {
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ handler: @escaping @Sendable () -> Void) {
+        sources = [SIGINT, SIGTERM].map { sig in
+            signal(sig, SIG_IGN)
+            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            s.setEventHandler(handler: handler)
+            s.resume()
+            return s
+        }
+    }
+
+    func cancel() {
+        for s in sources { s.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
 }

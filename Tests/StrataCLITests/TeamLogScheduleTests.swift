@@ -176,4 +176,45 @@ import Testing
         print("team log partitions: \(faults) cuts and stalls, \(failed) pushes failed cleanly, \(total) events, \(proxy.connections) connections")
         proxy.stop()
     }
+
+    /// `remote pull --follow` with a poll far away (an hour): events reach the follower because a
+    /// push's commit notifies it, and again after PostgreSQL restarts (the notifications sent
+    /// while it was away are lost; the follower pulls when it listens again). SIGTERM ends it
+    /// cleanly with its position saved.
+    @Test func aFollowerPullsWhenAPushCommitsAndAfterTheServerRestarts() async throws {
+        let pg = try await offPoolThread { try PostgresServer() }
+        let (a, c) = (makeStoreDir(), makeStoreDir())
+        #expect(try await strata(["_append-loop", "--count", "100", "--batch", "50", "--id-prefix", "first"], store: a).status == 0)
+        for store in [a, c] { #expect(try await strata(["remote", "add", "team", pg.url], store: store).status == 0) }
+        #expect(try await strata(["remote", "status"], store: c).status == 0)
+        let (follower, out, err) = try startStrata(["remote", "pull", "--follow", "--poll", "3600"], store: c, env: ["STRATA_TEAM_TIMEOUT": "5"])
+        func held() async throws -> Int {
+            let r = try await strata(["log", "--limit", "100000", "--format", "ndjson"], store: c)
+            return r.stdout.split(separator: "\n").count
+        }
+        func waitFor(_ n: Int, within seconds: Int) async throws -> Bool {
+            for _ in 0..<(seconds * 4) {
+                if try await held() == n { return true }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            return false
+        }
+        #expect(try await waitFor(0, within: 5))
+        try await Task.sleep(for: .seconds(2))  // listening by now
+        #expect(try await strata(["remote", "push"], store: a).status == 0)
+        #expect(try await waitFor(100, within: 20), "a commit did not wake the follower")
+        try await offPoolThread { pg.crash() }
+        try await offPoolThread { try pg.start() }
+        #expect(try await strata(["_append-loop", "--count", "50", "--batch", "50", "--id-prefix", "second"], store: a).status == 0)
+        let push = try await strata(["remote", "push"], store: a)
+        #expect(push.status == 0, "\(push.stderr)")
+        #expect(try await waitFor(150, within: 30), "the follower did not pull after the restart")
+        kill(follower.processIdentifier, SIGTERM)
+        try await waitForExit(follower)
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(follower.terminationStatus == 0 && stdout.contains("stopped following at seq 150"),
+                "\(stdout)\(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        #expect(try await strata(["remote", "pull"], store: c).stdout.contains("pulled 0 event(s)"))
+        #expect(try await strata(["verify"], store: c).status == 0)
+    }
 }
