@@ -135,21 +135,42 @@ public final class PostgresTeamLog: Sendable {
     public func push(from store: EventStore, node: String, leases: [String: UInt64] = [:], batch: Int = 1_000) async throws -> PushReport {
         try await migrate()
         var report = PushReport()
-        var next = try await lastOriginSeq(node: node) + 1
-        while true {
-            let events = try await store.events(EventQuery(fromSeq: next, limit: batch))
-            guard let last = events.last else { break }
-            let (count, bytes) = try await uploadBodies(of: events, from: store)
-            report.bodiesUploaded += count
-            report.bodyBytesUploaded += bytes
-            let (appended, head) = try await append(events, node: node, leases: leases)
+        // Pipelined: while one batch's append transaction runs, the next batch is read from the
+        // store and its missing bodies compressed and uploaded (bodies before the events that
+        // reference them, as ever; a body uploaded for a batch that is then refused is harmless).
+        var current = try await prepareBatch(from: try await lastOriginSeq(node: node) + 1, store, batch)
+        while let batchNow = current {
+            async let following = prepareBatch(from: batchNow.events.last!.seq + 1, store, batch)
+            let appended: Int, head: UInt64
+            do {
+                (appended, head) = try await append(batchNow.events, node: node, leases: leases)
+            } catch {
+                _ = try? await following
+                throw error
+            }
+            report.bodiesUploaded += batchNow.bodies
+            report.bodyBytesUploaded += batchNow.bodyBytes
             report.appended += appended
-            report.alreadyThere += events.count - appended
+            report.alreadyThere += batchNow.events.count - appended
             report.headSeq = head
-            next = last.seq + 1
+            current = try await following
         }
         if report.headSeq == 0 { report.headSeq = try await head().seq }
         return report
+    }
+
+    private struct PushBatch: Sendable {
+        var events: [RecordedEvent]
+        var bodies: Int
+        var bodyBytes: Int
+    }
+
+    /// The store's events from `seq` (at most `batch`), with the bodies the log lacks uploaded.
+    private func prepareBatch(from seq: UInt64, _ store: EventStore, _ batch: Int) async throws -> PushBatch? {
+        let events = try await store.events(EventQuery(fromSeq: seq, limit: batch))
+        guard !events.isEmpty else { return nil }
+        let (count, bytes) = try await uploadBodies(of: events, from: store)
+        return PushBatch(events: events, bodies: count, bodyBytes: bytes)
     }
 
     /// How many of the store's events after the last one the log has from `node` the log does
@@ -239,11 +260,14 @@ public final class PostgresTeamLog: Sendable {
         let ids = events.map(\.id)
         return try await run("append to the team log") { [self] in
             try await client.withTransaction(logger: logger) { conn -> (Int, UInt64) in
-                // This transaction holds the head row, so every node's push waits for it.
-                try await Self.boundIdleTime(conn, logger)
+                // This transaction holds the head row, so every node's push waits for it: its idle
+                // time is bounded (``boundIdleTime(_:_:)``) in the same round trip.
                 var headSeq: Int64 = 0
                 var headHash = TeamChain.zero
-                for try await (s, h) in try await conn.query("SELECT seq, hash FROM strata_head WHERE id = 1 FOR UPDATE", logger: logger).decode((Int64, ByteBuffer).self) {
+                let bound = "\(Self.idleTimeoutMilliseconds)ms"
+                for try await (s, h, _) in try await conn.query("""
+                    SELECT seq, hash, set_config('idle_in_transaction_session_timeout', \(bound), true) FROM strata_head WHERE id = 1 FOR UPDATE
+                    """, logger: logger).decode((Int64, ByteBuffer, String).self) {
                     headSeq = s; headHash = Array(h.readableBytesView)
                 }
                 var known = Set<String>()
