@@ -343,58 +343,77 @@ public final class PostgresTeamLog: Sendable {
         try await migrate()
         var report = PullReport(position: position)
         var previous = try await hash(at: position)
-        while true {
-            let rows = try await rows(after: report.position, limit: batch)
-            guard !rows.isEmpty else { break }
-            let hashes = Array(Set(rows.compactMap(\.event.bodyHash)))
-            let stored = try await store.storedBodies(hashes)
-            let needed = hashes.filter { !stored.contains($0) }.map { ByteBuffer(bytes: $0) }
-            var bodies: [[UInt8]: [UInt8]] = [:]
-            if !needed.isEmpty {
-                let (downloaded, bytes) = try await run("download bodies from the team log") { [self] in
-                    var bodies: [[UInt8]: [UInt8]] = [:], bytes = 0
-                    for try await (h, stored) in try await client.query("SELECT hash, stored FROM strata_bodies WHERE hash = ANY(\(needed))", logger: logger).decode((ByteBuffer, ByteBuffer).self) {
-                        let stored = Array(stored.readableBytesView)
-                        bytes += stored.count
-                        bodies[Array(h.readableBytesView)] = try PortableBody.decode(stored)
+        // Pipelined: the next batch's rows and missing bodies are read while this one is checked
+        // and appended (a body both batches need may then be downloaded twice; never missed,
+        // since a batch references a body only when the store holds it already).
+        var current = try await pullBatch(after: position, store, batch)
+        while let batchNow = current {
+            async let following = pullBatch(after: batchNow.rows.last!.seq, store, batch)
+            do {
+                var batchEvents: [NewEvent] = []
+                for r in batchNow.rows {
+                    let expected = TeamChain.hash(previous: previous, seq: r.seq, event: r.event)
+                    guard expected == r.hash else {
+                        throw TeamLogError(.corrupted, "the team log's event \(r.seq) does not match its hash chain (changed in the database); nothing after seq \(r.seq - 1) was pulled")
                     }
-                    return (bodies, bytes)
-                }
-                bodies = downloaded
-                report.bodyBytesDownloaded += bytes
-                report.bodiesDownloaded += bodies.count
-            }
-            var batchEvents: [NewEvent] = []
-            for r in rows {
-                let expected = TeamChain.hash(previous: previous, seq: r.seq, event: r.event)
-                guard expected == r.hash else {
-                    throw TeamLogError(.corrupted, "the team log's event \(r.seq) does not match its hash chain (changed in the database); nothing after seq \(r.seq - 1) was pulled")
-                }
-                previous = r.hash
-                let e = r.event
-                var payload: [UInt8]?
-                var reference: PayloadReference?
-                if let h = e.bodyHash {
-                    if let body = bodies[h] {
-                        guard Hashing.sha256(body) == h else { throw TeamLogError(.corrupted, "the team log's body \(h.prefix(8)) does not match its hash") }
-                        payload = body
-                    } else {
-                        reference = PayloadReference(hash: h, size: e.bodySize ?? 0)
+                    previous = r.hash
+                    let e = r.event
+                    var payload: [UInt8]?
+                    var reference: PayloadReference?
+                    if let h = e.bodyHash {
+                        if let body = batchNow.bodies[h] {
+                            guard Hashing.sha256(body) == h else { throw TeamLogError(.corrupted, "the team log's body \(h.prefix(8)) does not match its hash") }
+                            payload = body
+                        } else {
+                            reference = PayloadReference(hash: h, size: e.bodySize ?? 0)
+                        }
                     }
+                    batchEvents.append(NewEvent(id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: e.recordedAt, stream: e.stream,
+                                                metadata: e.metadata.map { ($0.key, $0.value) }, payload: payload, payloadReference: reference))
                 }
-                batchEvents.append(NewEvent(id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: e.recordedAt, stream: e.stream,
-                                            metadata: e.metadata.map { ($0.key, $0.value) }, payload: payload, payloadReference: reference))
+                let outcomes = try await store.append(batchEvents)
+                let appended = outcomes.filter(\.appended).count
+                report.appended += appended
+                report.alreadyHere += outcomes.count - appended
+                report.bodyBytesDownloaded += batchNow.bodyBytes
+                report.bodiesDownloaded += batchNow.bodies.count
+                report.position = batchNow.rows.last!.seq
+            } catch {
+                _ = try? await following
+                throw error
             }
-            let outcomes = try await store.append(batchEvents)
-            let appended = outcomes.filter(\.appended).count
-            report.appended += appended
-            report.alreadyHere += outcomes.count - appended
-            report.position = rows.last!.seq
+            current = try await following
         }
         return report
     }
 
-    struct Row {
+    private struct PullBatch: Sendable {
+        var rows: [Row]
+        var bodies: [[UInt8]: [UInt8]]
+        var bodyBytes: Int
+    }
+
+    /// The log's rows after `position` (at most `batch`), with the bodies the store lacks.
+    private func pullBatch(after position: UInt64, _ store: EventStore, _ batch: Int) async throws -> PullBatch? {
+        let rows = try await rows(after: position, limit: batch)
+        guard !rows.isEmpty else { return nil }
+        let hashes = Array(Set(rows.compactMap(\.event.bodyHash)))
+        let stored = try await store.storedBodies(hashes)
+        let needed = hashes.filter { !stored.contains($0) }.map { ByteBuffer(bytes: $0) }
+        guard !needed.isEmpty else { return PullBatch(rows: rows, bodies: [:], bodyBytes: 0) }
+        let (bodies, bytes) = try await run("download bodies from the team log") { [self] in
+            var bodies: [[UInt8]: [UInt8]] = [:], bytes = 0
+            for try await (h, stored) in try await client.query("SELECT hash, stored FROM strata_bodies WHERE hash = ANY(\(needed))", logger: logger).decode((ByteBuffer, ByteBuffer).self) {
+                let stored = Array(stored.readableBytesView)
+                bytes += stored.count
+                bodies[Array(h.readableBytesView)] = try PortableBody.decode(stored)
+            }
+            return (bodies, bytes)
+        }
+        return PullBatch(rows: rows, bodies: bodies, bodyBytes: bytes)
+    }
+
+    struct Row: Sendable {
         var seq: UInt64
         var event: TeamEvent
         var hash: [UInt8]
