@@ -59,7 +59,7 @@ extension PostgresTeamLog {
                 var grant = LeaseGrant(token: UInt64(token), takenFrom: nil, forced: false)
                 if holder != node {
                     if live && !force {
-                        throw TeamLogError(.fenced, "the lease on \(stream) is held by node \(holder.prefix(13)) (token \(token)) and has not expired; wait for it to expire, or take it over with --force")
+                        throw TeamLogError(.fenced, "the lease on \(stream) is held by node \(TeamLogNode.short(holder)) (token \(token)) and has not expired; wait for it to expire, or take it over with --force")
                     }
                     grant = LeaseGrant(token: UInt64(token + 1), takenFrom: holder.isEmpty ? nil : holder, forced: live)
                 }
@@ -115,7 +115,7 @@ extension PostgresTeamLog {
                 let late = events.filter { $0.stream == s }
                 let mine = held[s].map { "token \($0)" } ?? "no lease"
                 throw TeamLogError(.fenced, """
-                    the lease on \(s) is held by \(n == node ? "this node under a newer token" : "node \(n.prefix(13))") (token \(token); this node has \(mine)): \
+                    the lease on \(s) is held by \(n == node ? "this node under a newer token" : "node \(TeamLogNode.short(n))") (token \(token); this node has \(mine)): \
                     \(late.count) event(s) of \(s) from seq \(late.first!.seq) were not pushed, and nothing of their batch was appended. \
                     Take the lease with `strata remote lease \(s) --force` to push them after the other node's
                     """)
@@ -124,4 +124,10 @@ extension PostgresTeamLog {
         }
         return tokens
     }
+}
+
+/// How a node is named in messages: the last 12 hex digits of its id, the random part of its v7
+/// UUID (the first ones are its creation time, alike for nodes made in the same millisecond).
+public enum TeamLogNode {
+    public static func short(_ id: String) -> String { String(id.suffix(12)) }
 }

@@ -151,13 +151,13 @@ struct RemoteCommand: AsyncParsableCommand {
                     // Unpushed events of a source leased elsewhere: a push would be refused.
                     let conflicts = leases.filter { l in (ahead[l.stream] ?? 0) > 0 && (l.node != registry.node || held[l.stream] != l.token) }
                     let conflicting = conflicts.reduce(0) { $0 + ahead[$1.stream]! }
-                    var lines = ["\(name): the team log is at seq \(head.seq); this store (node \(registry.node.prefix(13))) pulled to \(remote.pulled), holds \(local) events",
+                    var lines = ["\(name): the team log is at seq \(head.seq); this store (node \(TeamLogNode.short(registry.node))) pulled to \(remote.pulled), holds \(local) events",
                                  "ahead: \(ahead.values.reduce(0, +)) event(s) to push · behind: \(behind) event(s) to pull · in conflict: \(conflicting) event(s)"]
                     for c in conflicts {
-                        lines.append("  conflict: \(ahead[c.stream]!) event(s) of \(c.stream) are leased to \(c.node == registry.node ? "this node under a newer token" : "node \(c.node.prefix(13))") (token \(c.token)); `strata remote lease \(c.stream) --force` to push them")
+                        lines.append("  conflict: \(ahead[c.stream]!) event(s) of \(c.stream) are leased to \(c.node == registry.node ? "this node under a newer token" : "node \(TeamLogNode.short(c.node))") (token \(c.token)); `strata remote lease \(c.stream) --force` to push them")
                     }
                     for l in leases {
-                        let who = l.node == registry.node ? (held[l.stream] == l.token ? "this node" : "this node under a newer token") : "node \(l.node.prefix(13))"
+                        let who = l.node == registry.node ? (held[l.stream] == l.token ? "this node" : "this node under a newer token") : "node \(TeamLogNode.short(l.node))"
                         let when = l.secondsLeft > 0 ? String(format: "%.0f s left", l.secondsLeft) : "expired"
                         lines.append("  lease: \(l.stream) held by \(who), token \(l.token), \(when)")
                     }
@@ -266,9 +266,9 @@ struct RemoteCommand: AsyncParsableCommand {
                     registry.remotes[name]!.leases = (registry.remotes[name]!.leases ?? [:]).merging([source: grant.token]) { $1 }
                     try registry.save(store: location.path)
                     if grant.forced, let from = grant.takenFrom {
-                        warn("took the lease on \(source) from node \(from.prefix(13)) before it expired; that node's pushes of \(source) are refused from now on")
+                        warn("took the lease on \(source) from node \(TeamLogNode.short(from)) before it expired; that node's pushes of \(source) are refused from now on")
                     }
-                    let from = grant.takenFrom.map { " (from node \($0.prefix(13)))" } ?? ""
+                    let from = grant.takenFrom.map { " (from node \(TeamLogNode.short($0)))" } ?? ""
                     return "\(name): this node holds the lease on \(source)\(from), token \(grant.token), for \(Int(ttl)) s"
                 }
             }
