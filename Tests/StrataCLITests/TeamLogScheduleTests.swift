@@ -140,8 +140,13 @@ import Testing
         var rng = SystemRandomNumberGenerator()
         var total = 2000, failed = 0, round = 0
         for i in 0..<faults {
+            let before = proxy.connections
             let (p, _, errPipe) = try startStrata(["remote", "push", "--batch", "10"], store: a, env: ["STRATA_TEAM_TIMEOUT": "3"])
-            try await Task.sleep(for: .milliseconds(Int.random(in: 50...400, using: &rng)))
+            // The fault comes once the push is talking to the server (its reachability probe and
+            // its pool's first connection are through), at a random point after that: under a
+            // loaded machine a fixed delay from the start can fall before the push connects.
+            for _ in 0..<300 where proxy.connections < before + 2 && p.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...300, using: &rng)))
             if i % 2 == 0 {
                 proxy.cut()
             } else {
