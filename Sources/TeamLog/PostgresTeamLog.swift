@@ -46,7 +46,7 @@ public final class PostgresTeamLog: Sendable {
     public func close(grace: Duration = .seconds(2)) async {
         running.cancel()
         let running = self.running
-        await firstOf({ _ = await running.value }, { try? await Task.sleep(for: grace) })
+        _ = try? await withDeadline(grace) { await running.value }
     }
 
     // MARK: Schema
@@ -626,17 +626,5 @@ func withDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable ()
                 c.resume(throwing: DeadlinePassed())
             }
         }
-    }
-}
-
-/// Runs `a` and `b` as tasks of their own and returns when the first of them does; the other is
-/// cancelled and left to end on its own (it may never, which is why this is not a task group).
-func firstOf(_ a: @escaping @Sendable () async -> Void, _ b: @escaping @Sendable () async -> Void) async {
-    let done = Mutex(false)
-    await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-        let finish: @Sendable () -> Void = { if done.withLock({ d in defer { d = true }; return !d }) { c.resume() } }
-        let ta = Task { await a(); finish() }
-        let tb = Task { await b(); finish() }
-        _ = (ta, tb)
     }
 }
