@@ -26,9 +26,12 @@ build: deps
 	$(SWIFT) build --product strata-fixture-server
 
 ## An optimized `strata` with the Swift runtime and Foundation linked in (starts about a third
-## faster: docs/benchmarks.md), in its own build folder: .build-static/release/strata.
+## faster: docs/benchmarks.md), in its own build folder: .build-static/release/strata. Linked by
+## the toolchain's lld with packed relative relocations: still position-independent, but its
+## 170,000 relocations take 25 KB instead of 3 MB to read at every start.
+STATIC_LINK = -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 release: deps
-	$(SWIFT) build -c release --product strata --static-swift-stdlib --scratch-path .build-static
+	$(SWIFT) build -c release --product strata --static-swift-stdlib --scratch-path .build-static $(STATIC_LINK)
 
 test: deps
 	$(SWIFT) build --build-tests

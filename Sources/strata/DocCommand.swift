@@ -16,6 +16,7 @@ struct DocCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List a collection's documents.",
             discussion: """
             Examples:
@@ -53,6 +54,7 @@ struct DocCommand: AsyncParsableCommand {
 
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Show one document.",
             discussion: "Examples:\n  strata doc show cars 42\n  strata doc show cars 42 --as-of 2"
         )
@@ -83,6 +85,7 @@ struct DocCommand: AsyncParsableCommand {
 
     struct History: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "history",
             abstract: "Every version of a document with its field-level changes.",
             discussion: "Examples:\n  strata doc history cars 42\n  strata doc history cars 42 --format json"
         )
@@ -118,6 +121,7 @@ struct DocCommand: AsyncParsableCommand {
 extension DocCommand {
     struct Diff: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "diff",
             abstract: "What was added, removed and changed in a collection between two points.",
             discussion: """
             Examples:

@@ -35,6 +35,7 @@ struct SourceCommand: AsyncParsableCommand {
 
     struct Change: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "change",
             abstract: "Change parts of a source's definition (the rest stays); an empty value removes a setting.",
             discussion: """
             Examples:
@@ -74,6 +75,7 @@ struct SourceCommand: AsyncParsableCommand {
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Define (or with --replace change) a source.",
             discussion: """
             Paths are dotted JSON paths into the response (results, data.items, sprites.front_default).
@@ -143,7 +145,7 @@ struct SourceCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List sources.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List sources.")
         @OptionGroup var location: StoreLocation
         @Option(help: "table, json or ndjson.") var format: OutputFormat = .table
 
@@ -165,7 +167,7 @@ struct SourceCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show a source's definition.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show a source's definition.")
         @OptionGroup var location: StoreLocation
         @Argument var name: String
 
@@ -179,7 +181,7 @@ struct SourceCommand: AsyncParsableCommand {
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a source (its history stays in the log).")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a source (its history stays in the log).")
         @OptionGroup var location: StoreLocation
         @Argument var name: String
 

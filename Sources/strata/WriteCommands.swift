@@ -34,7 +34,7 @@ struct ConfigCommand: AsyncParsableCommand {
     )
 
     struct Set: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Set a setting.", discussion: "Example: strata config set user alice")
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Set a setting.", discussion: "Example: strata config set user alice")
         @OptionGroup var location: StoreLocation
         @Argument(help: "The setting (user).") var key: String
         @Argument var value: String
@@ -47,7 +47,7 @@ struct ConfigCommand: AsyncParsableCommand {
     }
 
     struct Get: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print a setting (exit 3 when unset).")
+        static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a setting (exit 3 when unset).")
         @OptionGroup var location: StoreLocation
         @Argument var key: String
         func run() async throws {
@@ -61,7 +61,7 @@ struct ConfigCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print every setting.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Print every setting.")
         @OptionGroup var location: StoreLocation
         func run() async throws {
             try await reportingErrors {
@@ -206,7 +206,7 @@ struct SessionCommand: AsyncParsableCommand {
     )
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show a session's combined patch per item.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show a session's combined patch per item.")
         @OptionGroup var location: StoreLocation
         @Argument var session: String
         @Option(help: "table or json.") var format: OutputFormat = .table
@@ -230,7 +230,7 @@ struct SessionCommand: AsyncParsableCommand {
     }
 
     struct Accept: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Accept a session: one patch per item, all in one atomic batch.")
+        static let configuration = CommandConfiguration(commandName: "accept", abstract: "Accept a session: one patch per item, all in one atomic batch.")
         @OptionGroup var location: StoreLocation
         @Argument var session: String
         func run() async throws {
@@ -242,7 +242,7 @@ struct SessionCommand: AsyncParsableCommand {
     }
 
     struct Cancel: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Cancel a session: its edits never reach the items (the cancellation is logged).")
+        static let configuration = CommandConfiguration(commandName: "cancel", abstract: "Cancel a session: its edits never reach the items (the cancellation is logged).")
         @OptionGroup var location: StoreLocation
         @Argument var session: String
         func run() async throws {
@@ -254,7 +254,7 @@ struct SessionCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List sessions.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List sessions.")
         @OptionGroup var location: StoreLocation
         func run() async throws {
             try await reportingErrors {
@@ -361,7 +361,7 @@ struct OutboxCommand: AsyncParsableCommand {
     }
 
     struct Retry: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Put a rejected, conflicted or dropped write back in the outbox.")
+        static let configuration = CommandConfiguration(commandName: "retry", abstract: "Put a rejected, conflicted or dropped write back in the outbox.")
         @OptionGroup var location: StoreLocation
         @Argument(help: "The write's seq (see `strata outbox`).") var write: UInt64
         func run() async throws {
@@ -373,7 +373,7 @@ struct OutboxCommand: AsyncParsableCommand {
     }
 
     struct Drop: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Drop a write: out of the outbox and out of the items (logged).")
+        static let configuration = CommandConfiguration(commandName: "drop", abstract: "Drop a write: out of the outbox and out of the items (logged).")
         @OptionGroup var location: StoreLocation
         @Argument(help: "The write's seq (see `strata outbox`).") var write: UInt64
         func run() async throws {

@@ -29,6 +29,26 @@ import Testing
         #expect(try await strata(["verify"], store: store).status == 0)
     }
 
+    /// libcurl (and the ~28 libraries it needs) is opened on the first request, never by a read:
+    /// the dynamic loader's own trace (`LD_DEBUG=files`) shows it for `fetch` only.
+    @Test func readsNeverLoadLibcurlAndAFetchDoes() async throws {
+        let server = FixtureServer(root: fixturesRoot)
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let store = makeStoreDir()
+        #expect(try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
+                            "--page-param", "page", "--page-size", "10"], store: store).status == 0)
+        let fetch = try await strata(["fetch", "cars"], store: store, env: ["LD_DEBUG": "files"])
+        #expect(fetch.status == 0)
+        #expect(fetch.stderr.contains("file=libcurl.so.4"))
+        for args in [["list", "cars", "--limit", "3"], ["show", "cars", "1"], ["--version"]] {
+            let read = try await strata(args, store: store, env: ["LD_DEBUG": "files"])
+            #expect(read.status == 0, "\(args): \(read.stderr.suffix(300))")
+            #expect(read.stderr.contains("file=liblmdb.so.0"), "the trace is on: \(args)")
+            #expect(!read.stderr.contains("libcurl"), "\(args) loaded libcurl")
+        }
+    }
+
     /// A fetch killed while its list pass is in flight leaves a consistent store with none of
     /// that pass's pages, and a re-run completes it.
     @Test func aFetchKilledMidwayLeavesAConsistentStore() async throws {

@@ -1,7 +1,7 @@
 import Foundation
 import StrataDomain
 import StrataJSON
-import StrataPresentation
+@testable import StrataPresentation
 import Testing
 
 @MainActor
@@ -302,5 +302,22 @@ import Testing
             dates.append(Date(timeIntervalSince1970: Double(Int64.random(in: 0...4_102_444_800_000_000, using: &rng)) / 1_000_000))
         }
         for d in dates { #expect(ISOTime.format(d) == f.string(from: d), "\(d.timeIntervalSince1970)") }
+    }
+
+    /// The screens' `2026-11-22 10:04:05Z` is what a UTC Gregorian Calendar gives: the second a
+    /// time falls in, before 1970 too.
+    @Test func screenTimesAreTheCalendarsSecond() {
+        var cal = Calendar(identifier: .gregorian)
+        cal.timeZone = TimeZone(identifier: "UTC")!
+        var rng = SystemRandomNumberGenerator()
+        var dates = [0, 0.5, 0.999_999, 59.999, 951_782_400, 1_767_225_599.999, -0.001, -1, -86_400.5].map { Date(timeIntervalSince1970: $0) }
+        for _ in 0..<2_000 {
+            dates.append(Date(timeIntervalSince1970: Double(Int64.random(in: -2_208_988_800_000...4_102_444_800_000, using: &rng)) / 1_000))
+        }
+        for d in dates {
+            let c = cal.dateComponents([.year, .month, .day, .hour, .minute, .second], from: d)
+            let expected = String(format: "%04d-%02d-%02d %02d:%02d:%02dZ", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!)
+            #expect(TimeText.format(d) == expected, "\(d.timeIntervalSince1970)")
+        }
     }
 }

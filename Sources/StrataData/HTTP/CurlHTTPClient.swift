@@ -1,7 +1,57 @@
 import CCurl
 import Foundation
 
-/// An ``HTTPClient`` on libcurl's multi interface, driven by one dedicated thread.
+/// An ``HTTPClient`` on libcurl's multi interface.
+///
+/// libcurl is loaded on the first request (see CCurl.h: linking it cost every command, reads
+/// included, about 9 ms of start), and the loop thread starts then too. A machine without
+/// libcurl gets a clear error on its first request, and nothing else changes.
+public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
+    public struct Configuration: Sendable {
+        public var userAgent: String
+        public var connectTimeout: Double = 10
+        public var maxRedirects = 5
+        /// Turns TLS verification off. Only for a test server with a self-signed certificate.
+        public var insecureSkipTLSVerify = false
+        public init(userAgent: String = "Strata/0.1") { self.userAgent = userAgent }
+    }
+
+    private let configuration: Configuration
+    private let lock = NSLock()
+    private var started: CurlEngine?
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// The engine, started on first use; throws when libcurl cannot be loaded.
+    private func engine(for url: String) throws(FetchError) -> CurlEngine {
+        lock.lock(); defer { lock.unlock() }
+        if let started { return started }
+        if let problem = ccurl_load() {
+            throw FetchError(code: .other, message: "libcurl could not be loaded (\(String(cString: problem))); install it: apt-get install libcurl4", url: url)
+        }
+        let e = CurlEngine(configuration: configuration)
+        started = e
+        return e
+    }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await engine(for: request.url).send(request)
+    }
+
+    public func transfers(_ requests: [HTTPRequest], concurrency: Int) -> HTTPTransfers {
+        do {
+            return try engine(for: requests.first?.url ?? "").transfers(requests, concurrency: concurrency)
+        } catch {
+            let failed = HTTPTransfers(requests: requests, concurrency: concurrency) {}
+            failed.complete(requests.indices.map { HTTPCompletion(index: $0, result: .failure(error)) })
+            return failed
+        }
+    }
+}
+
+/// The loop behind ``CurlHTTPClient``, one dedicated thread.
 ///
 /// `send` hands the request to the loop thread and suspends; the thread adds an easy handle to
 /// the multi handle, drives every transfer with `curl_multi_perform` + `curl_multi_poll`, and
@@ -16,15 +66,8 @@ import Foundation
 /// Options: redirects followed (at most 5) only to http/https; automatic decompression of every
 /// encoding libcurl supports; TLS peer and host verification on unless `insecureSkipTLSVerify`;
 /// connect and total timeouts; a body limit enforced while receiving; `NOSIGNAL`.
-public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
-    public struct Configuration: Sendable {
-        public var userAgent: String
-        public var connectTimeout: Double = 10
-        public var maxRedirects = 5
-        /// Turns TLS verification off. Only for a test server with a self-signed certificate.
-        public var insecureSkipTLSVerify = false
-        public init(userAgent: String = "Strata/0.1") { self.userAgent = userAgent }
-    }
+final class CurlEngine: @unchecked Sendable {
+    typealias Configuration = CurlHTTPClient.Configuration
 
     /// One request in flight.
     final class Transfer {
@@ -59,12 +102,10 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
     private var idle: [UnsafeMutableRawPointer] = []
     private var batches: [HTTPTransfers] = []
 
-    private static let globalInit: Void = { curl_global_init(CCURL_GLOBAL_ALL) }()
-
-    public init(configuration: Configuration = Configuration()) {
-        _ = Self.globalInit
+    /// Only after `ccurl_load()` returned nil.
+    init(configuration: Configuration) {
         self.configuration = configuration
-        multi = curl_multi_init()!
+        multi = ccurl_multi_init()!
         waker = Waker(multi)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 16)
         // Not `unowned`: a client released before its thread first runs is already deinitializing
@@ -79,27 +120,27 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
     deinit {
         // The loop thread holds no strong reference; it exits on `stopping`.
         lock.lock(); stopping = true; lock.unlock()
-        curl_multi_wakeup(multi)
+        ccurl_multi_wakeup(multi)
         while true {
             lock.lock(); let done = thread == nil; lock.unlock()
             if done { break }
             usleep(1_000)
         }
         waker.disconnect()
-        curl_multi_cleanup(multi)
-        for h in idle { curl_easy_cleanup(h) }
+        ccurl_multi_cleanup(multi)
+        for h in idle { ccurl_easy_cleanup(h) }
     }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<HTTPResponse, any Error>) in
             lock.lock()
             pending.append(Transfer(request: request, delivery: .caller(c)))
             lock.unlock()
-            curl_multi_wakeup(multi)
+            ccurl_multi_wakeup(multi)
         }
     }
 
-    public func transfers(_ requests: [HTTPRequest], concurrency: Int) -> HTTPTransfers {
+    func transfers(_ requests: [HTTPRequest], concurrency: Int) -> HTTPTransfers {
         let waker = self.waker
         let batch = HTTPTransfers(requests: requests, concurrency: concurrency) { waker.wake() }
         lock.lock()
@@ -118,7 +159,7 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
         init(_ multi: UnsafeMutableRawPointer) { self.multi = multi }
         func wake() {
             lock.lock(); defer { lock.unlock() }
-            if let multi { curl_multi_wakeup(multi) }
+            if let multi { ccurl_multi_wakeup(multi) }
         }
         func disconnect() {
             lock.lock(); multi = nil; lock.unlock()
@@ -142,9 +183,9 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
             for t in new { start(t) }
             startBatched()
             var running: Int32 = 0
-            curl_multi_perform(multi, &running)
+            ccurl_multi_perform(multi, &running)
             var left: Int32 = 0
-            while let msg = curl_multi_info_read(multi, &left) {
+            while let msg = ccurl_multi_info_read(multi, &left) {
                 guard msg.pointee.msg == CURLMSG_DONE, let h = msg.pointee.easy_handle, let t = active[h] else { continue }
                 let result = finish(t, msg.pointee.data.result)
                 release(t, reuse: true)
@@ -159,7 +200,7 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
                 // Refill the freed slots now: their requests go out in the next perform.
                 if startBatched() > 0 { continue }
             }
-            curl_multi_poll(multi, nil, 0, 1_000, nil)
+            ccurl_multi_poll(multi, nil, 0, 1_000, nil)
         }
         for (_, t) in active {
             let e = FetchError(code: .other, message: "the HTTP client was shut down", url: t.request.url)
@@ -213,18 +254,18 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
     private func release(_ t: Transfer, reuse: Bool) {
         guard let h = t.handle else { return }
         active.removeValue(forKey: h)
-        curl_multi_remove_handle(multi, h)
+        ccurl_multi_remove_handle(multi, h)
         _ = ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, nil)
-        curl_slist_free_all(t.headers)
+        ccurl_slist_free_all(t.headers)
         t.headers = nil
         Unmanaged.passUnretained(t.sink).release()
         t.handle = nil
-        if reuse { idle.append(h) } else { curl_easy_cleanup(h) }
+        if reuse { idle.append(h) } else { ccurl_easy_cleanup(h) }
     }
 
     /// A reusable easy handle with the options every request shares.
     private func makeHandle() -> UnsafeMutableRawPointer {
-        let h = curl_easy_init()!
+        let h = ccurl_easy_init()!
         _ = ccurl_setopt_string(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         _ = ccurl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 1)
         _ = ccurl_setopt_long(h, CURLOPT_MAXREDIRS, configuration.maxRedirects)
@@ -241,7 +282,7 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
     private func start(_ t: Transfer) {
         let h = idle.popLast() ?? makeHandle()
         let request = t.request
-        for (name, value) in request.headers { t.headers = curl_slist_append(t.headers, "\(name): \(value)") }
+        for (name, value) in request.headers { t.headers = ccurl_slist_append(t.headers, "\(name): \(value)") }
         // Every option that differs between requests is set here, for each one.
         _ = ccurl_setopt_string(h, CURLOPT_URL, request.url)
         _ = ccurl_setopt_string(h, CURLOPT_PROTOCOLS_STR, request.allowFileScheme ? "http,https,file" : "http,https")
@@ -263,7 +304,7 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
         t.handle = h
         t.started = ContinuousClock.now
         active[h] = t
-        curl_multi_add_handle(multi, h)
+        ccurl_multi_add_handle(multi, h)
     }
 
     private func finish(_ t: Transfer, _ rc: CURLcode) -> Result<HTTPResponse, FetchError> {
@@ -280,7 +321,7 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
         var found: [String: String] = [:]
         for name in ["etag", "last-modified", "retry-after", "content-type", "link", "location"] {
             var out: UnsafeMutablePointer<curl_header>?
-            if curl_easy_header(h, name, 0, UInt32(CURLH_HEADER), -1, &out) == CURLHE_OK, let out {
+            if ccurl_easy_header(h, name, 0, UInt32(CURLH_HEADER), -1, &out) == CURLHE_OK, let out {
                 found[name] = String(cString: out.pointee.value)
             }
         }
@@ -289,7 +330,7 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
     }
 
     private static func error(_ rc: CURLcode, url: String, request: HTTPRequest, sink: BodySink, status: Int) -> FetchError {
-        let detail = String(cString: curl_easy_strerror(rc))
+        let detail = String(cString: ccurl_easy_strerror(rc))
         switch rc {
         case CURLE_OPERATION_TIMEDOUT:
             return FetchError(code: .timeout, message: "no complete response within \(formatSeconds(request.timeout)) s; retry later or raise --timeout", url: url)

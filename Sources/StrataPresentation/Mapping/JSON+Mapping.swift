@@ -161,14 +161,21 @@ public enum ISOTime {
         // Milliseconds as the formatter takes them: the time rounded to the nearest millisecond.
         let ms = Int64((d.timeIntervalSince1970 * 1000).rounded())
         let (secs, milli) = (ms >= 0 ? ms / 1000 : (ms - 999) / 1000, Int(((ms % 1000) + 1000) % 1000))
-        var t = time_t(secs)
-        var tm = tm()
-        gmtime_r(&t, &tm)
-        func pad(_ v: Int, _ width: Int) -> String {
-            let s = String(v)
-            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
-        }
+        let tm = utc(secs)
         return "\(pad(Int(tm.tm_year) + 1900, 4))-\(pad(Int(tm.tm_mon) + 1, 2))-\(pad(Int(tm.tm_mday), 2))T"
             + "\(pad(Int(tm.tm_hour), 2)):\(pad(Int(tm.tm_min), 2)):\(pad(Int(tm.tm_sec), 2)).\(pad(milli, 3))Z"
+    }
+
+    /// The UTC calendar fields of a Unix time in whole seconds.
+    static func utc(_ seconds: Int64) -> tm {
+        var t = time_t(seconds)
+        var fields = tm()
+        gmtime_r(&t, &fields)
+        return fields
+    }
+
+    static func pad(_ v: Int, _ width: Int) -> String {
+        let s = String(v)
+        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
     }
 }

@@ -5,11 +5,13 @@ import StrataJSON
 /// Times as people read them in a terminal: `2026-11-22 10:04:05Z`, always UTC so output is
 /// the same everywhere.
 enum TimeText {
+    /// `2026-11-22 10:04:05Z`: UTC, the second the time falls in. With `gmtime_r`, because
+    /// Foundation's first Calendar and `String(format:)` cost about 1 ms of a command's start.
     static func format(_ date: Date) -> String {
-        var cal = Calendar(identifier: .gregorian)
-        cal.timeZone = TimeZone(identifier: "UTC")!
-        let c = cal.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        return String(format: "%04d-%02d-%02d %02d:%02d:%02dZ", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!)
+        let c = ISOTime.utc(Int64(date.timeIntervalSince1970.rounded(.down)))
+        let pad = ISOTime.pad
+        return "\(pad(Int(c.tm_year) + 1900, 4))-\(pad(Int(c.tm_mon) + 1, 2))-\(pad(Int(c.tm_mday), 2)) "
+            + "\(pad(Int(c.tm_hour), 2)):\(pad(Int(c.tm_min), 2)):\(pad(Int(c.tm_sec), 2))Z"
     }
 }
 

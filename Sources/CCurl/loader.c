@@ -1,0 +1,89 @@
+#include "CCurl.h"
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+static struct {
+    CURLcode (*global_init)(long);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *);
+    const char *(*easy_strerror)(CURLcode);
+    CURLHcode (*easy_header)(CURL *, const char *, size_t, unsigned int, int, struct curl_header **);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+    CURLM *(*multi_init)(void);
+    CURLMcode (*multi_cleanup)(CURLM *);
+    CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_perform)(CURLM *, int *);
+    CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
+    CURLMcode (*multi_wakeup)(CURLM *);
+    CURLMsg *(*multi_info_read)(CURLM *, int *);
+    CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
+} f;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static const char *problem;
+static char message[512];
+
+#define RESOLVE(field)                                                                              \
+    do {                                                                                            \
+        *(void **)&f.field = dlsym(lib, "curl_" #field);                                           \
+        if (!f.field) {                                                                             \
+            snprintf(message, sizeof message, "libcurl.so.4 has no curl_%s (libcurl 7.84 or later is needed)", #field); \
+            problem = message;                                                                      \
+            return;                                                                                 \
+        }                                                                                           \
+    } while (0)
+
+static void load(void) {
+    void *lib = dlopen("libcurl.so.4", RTLD_LAZY | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(message, sizeof message, "%s", dlerror());
+        problem = message;
+        return;
+    }
+    RESOLVE(global_init); RESOLVE(easy_init); RESOLVE(easy_cleanup); RESOLVE(easy_strerror);
+    RESOLVE(easy_header); RESOLVE(easy_setopt); RESOLVE(easy_getinfo); RESOLVE(slist_append);
+    RESOLVE(slist_free_all); RESOLVE(multi_init); RESOLVE(multi_cleanup); RESOLVE(multi_add_handle);
+    RESOLVE(multi_remove_handle); RESOLVE(multi_perform); RESOLVE(multi_poll); RESOLVE(multi_wakeup);
+    RESOLVE(multi_info_read); RESOLVE(multi_setopt);
+    f.global_init(CURL_GLOBAL_ALL);
+}
+
+const char *ccurl_load(void) {
+    pthread_once(&once, load);
+    return problem;
+}
+
+CURL *ccurl_easy_init(void) { return f.easy_init(); }
+void ccurl_easy_cleanup(CURL *h) { f.easy_cleanup(h); }
+const char *ccurl_easy_strerror(CURLcode rc) { return f.easy_strerror(rc); }
+CURLHcode ccurl_easy_header(CURL *h, const char *name, size_t index, unsigned int origin, int request, struct curl_header **out) {
+    return f.easy_header(h, name, index, origin, request, out);
+}
+struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *s) { return f.slist_append(list, s); }
+void ccurl_slist_free_all(struct curl_slist *list) { f.slist_free_all(list); }
+CURLM *ccurl_multi_init(void) { return f.multi_init(); }
+CURLMcode ccurl_multi_cleanup(CURLM *m) { return f.multi_cleanup(m); }
+CURLMcode ccurl_multi_add_handle(CURLM *m, CURL *h) { return f.multi_add_handle(m, h); }
+CURLMcode ccurl_multi_remove_handle(CURLM *m, CURL *h) { return f.multi_remove_handle(m, h); }
+CURLMcode ccurl_multi_perform(CURLM *m, int *running) { return f.multi_perform(m, running); }
+CURLMcode ccurl_multi_poll(CURLM *m, struct curl_waitfd *fds, unsigned int nfds, int timeout_ms, int *numfds) {
+    return f.multi_poll(m, fds, nfds, timeout_ms, numfds);
+}
+CURLMcode ccurl_multi_wakeup(CURLM *m) { return f.multi_wakeup(m); }
+CURLMsg *ccurl_multi_info_read(CURLM *m, int *left) { return f.multi_info_read(m, left); }
+
+CURLcode ccurl_setopt_long(CURL *h, CURLoption o, long v) { return f.easy_setopt(h, o, v); }
+CURLcode ccurl_setopt_string(CURL *h, CURLoption o, const char *v) { return f.easy_setopt(h, o, v); }
+CURLcode ccurl_setopt_ptr(CURL *h, CURLoption o, void *v) { return f.easy_setopt(h, o, v); }
+CURLcode ccurl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return f.easy_setopt(h, o, v); }
+CURLcode ccurl_setopt_write_cb(CURL *h, CURLoption o, curl_write_callback cb) { return f.easy_setopt(h, o, cb); }
+CURLcode ccurl_setopt_xferinfo_cb(CURL *h, CURLoption o, curl_xferinfo_callback cb) { return f.easy_setopt(h, o, cb); }
+CURLcode ccurl_getinfo_long(CURL *h, CURLINFO i, long *v) { return f.easy_getinfo(h, i, v); }
+CURLcode ccurl_getinfo_string(CURL *h, CURLINFO i, char **v) { return f.easy_getinfo(h, i, v); }
+CURLcode ccurl_getinfo_double(CURL *h, CURLINFO i, double *v) { return f.easy_getinfo(h, i, v); }
+CURLMcode ccurl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return f.multi_setopt(m, o, v); }
