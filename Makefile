@@ -4,7 +4,7 @@ APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev openssl l
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
-.PHONY: deps build release test demo bench bench-serve bench-history bench-start stress coverage clean
+.PHONY: deps build release test demo bench bench-serve bench-history bench-start bench-teamlog stress coverage clean
 
 ## Install missing Debian packages (as root), or print the command to run.
 deps:
@@ -136,6 +136,15 @@ bench-start: release
 	@echo "| strata | strata list | C floor | ratio |"; echo "|---|---|---|---|"
 	@Benchmarks/scripts/start-ratio.sh .build/release/strata
 	@Benchmarks/scripts/start-ratio.sh .build-static/release/strata
+
+## The team log: push and pull of 20,000 events in batches of 1,000 against a floor of plain
+## `INSERT … SELECT unnest(…)` / `SELECT` with postgres-nio, on a PostgreSQL 15 the script starts
+## in a temporary directory; TEAMLOG_RUNS runs. Figures: docs/benchmarks.md.
+TEAMLOG_RUNS ?= 5
+bench-teamlog: deps
+	@command -v /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+	$(SWIFT) build -c release --product strata
+	Benchmarks/scripts/teamlog-bench.sh .build/release/strata $(TEAMLOG_RUNS)
 
 clean:
 	rm -rf .build
