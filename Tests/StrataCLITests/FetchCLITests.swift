@@ -35,9 +35,7 @@ import Testing
         let server = FixtureServer(root: fixturesRoot)
         try await server.start()
         defer { Task { await server.stop() } }
-        let store = makeStoreDir()
-        #expect(try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
-                            "--page-param", "page", "--page-size", "10"], store: store).status == 0)
+        let store = try await storeWithCars(server)
         let fetch = try await strata(["fetch", "cars"], store: store, env: ["LD_DEBUG": "files"])
         #expect(fetch.status == 0)
         #expect(fetch.stderr.contains("file=libcurl.so.4"))
@@ -55,9 +53,7 @@ import Testing
         let server = FixtureServer(root: fixturesRoot)
         try await server.start()
         defer { Task { await server.stop() } }
-        let store = makeStoreDir()
-        #expect(try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
-                            "--page-param", "page", "--page-size", "10"], store: store).status == 0)
+        let store = try await storeWithCars(server)
         #expect(try await strata(["fetch", "cars"], store: store).status == 0)
         server.version = 2
         server.slowSeconds = 20
@@ -172,4 +168,13 @@ import Testing
                 "items \(keys.sorted()) against v3's \(expected.sorted()); final fetch: \(final.stdout) \(final.stderr); list: \(listed.stderr)")
         #expect(try await strata(["verify"], store: store).status == 0)
     }
+}
+
+/// A new store with the fixture's `cars` source (pages of 10) on `server`.
+private func storeWithCars(_ server: FixtureServer) async throws -> String {
+    let store = makeStoreDir()
+    let add = try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
+                                "--page-param", "page", "--page-size", "10"], store: store)
+    #expect(add.status == 0, "\(add.stderr)")
+    return store
 }
