@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static struct {
     CURLcode (*global_init)(long);
@@ -32,14 +33,16 @@ static char message[512];
     do {                                                                                            \
         *(void **)&f.field = dlsym(lib, "curl_" #field);                                           \
         if (!f.field) {                                                                             \
-            snprintf(message, sizeof message, "libcurl.so.4 has no curl_%s (libcurl 7.84 or later is needed)", #field); \
+            snprintf(message, sizeof message, "libcurl has no curl_%s (libcurl 7.84 or later is needed)", #field); \
             problem = message;                                                                      \
             return;                                                                                 \
         }                                                                                           \
     } while (0)
 
 static void load(void) {
-    void *lib = dlopen("libcurl.so.4", RTLD_LAZY | RTLD_LOCAL);
+    /* STRATA_LIBCURL names another build of libcurl (a path, or a soname on the search path). */
+    const char *name = getenv("STRATA_LIBCURL");
+    void *lib = dlopen(name && *name ? name : "libcurl.so.4", RTLD_LAZY | RTLD_LOCAL);
     if (!lib) {
         snprintf(message, sizeof message, "%s", dlerror());
         problem = message;

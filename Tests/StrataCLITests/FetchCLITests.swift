@@ -45,6 +45,15 @@ import Testing
             #expect(read.stderr.contains("file=liblmdb.so.0"), "the trace is on: \(args)")
             #expect(!read.stderr.contains("libcurl"), "\(args) loaded libcurl")
         }
+        // A libcurl that cannot be opened: the fetch fails with what to do, records the failure
+        // and changes nothing else; reads go on working.
+        let missing = try await strata(["fetch", "cars", "--retries", "0"], store: store, env: ["STRATA_LIBCURL": "/nonexistent/libcurl.so.4"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("libcurl could not be loaded") && missing.stderr.contains("apt-get install libcurl4"), "\(missing.stderr)")
+        let failures = try await strata(["log", "--type", "FetchFailed", "--format", "json"], store: store)
+        #expect(failures.stdout.contains("libcurl could not be loaded"))
+        #expect(try await strata(["list", "cars", "--limit", "3"], store: store).status == 0)
+        #expect(try await strata(["verify"], store: store).status == 0)
     }
 
     /// A fetch killed while its list pass is in flight leaves a consistent store with none of

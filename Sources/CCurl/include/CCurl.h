@@ -6,7 +6,8 @@
    Kerberos, SSH, IDN…): about 9 ms of a 25 ms process start on the reference machine, paid by
    `strata list` and `strata --version` alike. So Strata does not link it: `ccurl_load` opens
    libcurl.so.4 with dlopen the first time a command makes a request, and these functions call
-   through the pointers it resolved. Only the header is needed at build time. Call `ccurl_load`
+   through the pointers it resolved (`STRATA_LIBCURL` names another libcurl to open). Only the
+   header is needed at build time. Call `ccurl_load`
    (and check it returned NULL) before any other function here. */
 #include <curl/curl.h>
 

@@ -44,9 +44,31 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
         do {
             return try engine(for: requests.first?.url ?? "").transfers(requests, concurrency: concurrency)
         } catch {
-            let failed = HTTPTransfers(requests: requests, concurrency: concurrency) {}
-            failed.complete(requests.indices.map { HTTPCompletion(index: $0, result: .failure(error)) })
-            return failed
+            return FailingProducer.batch(requests, concurrency: concurrency, error: error)
+        }
+    }
+}
+
+/// Drives a batch the way the engine does, failing every request it may start with one error:
+/// the batch of a client that could not load libcurl. Each wake-up (a free slot, a consumed
+/// backlog, a retry) fails what may start next, so the consumer sees every request end.
+private final class FailingProducer: @unchecked Sendable {
+    private weak var batch: HTTPTransfers?
+    private let error: FetchError
+
+    private init(error: FetchError) { self.error = error }
+
+    static func batch(_ requests: [HTTPRequest], concurrency: Int, error: FetchError) -> HTTPTransfers {
+        let producer = FailingProducer(error: error)
+        let batch = HTTPTransfers(requests: requests, concurrency: concurrency) { producer.failStartable() }
+        producer.batch = batch
+        producer.failStartable()
+        return batch
+    }
+
+    private func failStartable() {
+        while let batch, case let indices = batch.startable(), !indices.isEmpty {
+            batch.complete(indices.map { HTTPCompletion(index: $0, result: .failure(error)) })
         }
     }
 }
