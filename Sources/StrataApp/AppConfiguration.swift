@@ -11,6 +11,9 @@ public struct AppConfiguration: Sendable {
     public var fetch = FetchOptions()
     /// Push settings (timeout, retries); the concurrency is given per push.
     public var push = PushOptions()
+    /// The run is about to make requests (a fetch, a push): the HTTP client starts loading
+    /// libcurl while the app is assembled and the store read, not at the first request.
+    public var requestsSoon = false
     /// Draw thumbnails with this colour mode; nil draws none (not a TTY, `NO_COLOR`, dumb terminal).
     public var thumbnails: Thumbnailer.ColorMode?
     public var thumbnailColumns = 8

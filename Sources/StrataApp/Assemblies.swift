@@ -23,6 +23,7 @@ public struct DataAssembly: Assembly {
         container.register((any HTTPClient).self) { _ in
             var config = CurlHTTPClient.Configuration(userAgent: configuration.userAgent)
             config.insecureSkipTLSVerify = configuration.insecureSkipTLSVerify
+            config.startAtOnce = configuration.requestsSoon
             return CurlHTTPClient(configuration: config)
         }.inObjectScope(.container)
         container.register(Fetcher.self) { r in

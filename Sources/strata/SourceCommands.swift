@@ -267,6 +267,7 @@ struct FetchCommand: AsyncParsableCommand {
             let app = try await location.app { config in
                 config.fetch = options
                 config.insecureSkipTLSVerify = insecure
+                config.requestsSoon = true
             }
             var sources = try await app.useCases.sources.sources().map(\.name)
             if !names.isEmpty {

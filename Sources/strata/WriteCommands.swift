@@ -292,7 +292,7 @@ struct PushCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let app = try await location.app { $0.push.timeout = timeout }
+            let app = try await location.app { $0.push.timeout = timeout; $0.requestsSoon = true }
             let reports = try await useCase { try await app.useCases.push(names, concurrency: concurrency) }
             if format != .table {
                 emit(reports.map(JSONValue.init(push:)), as: .json)
