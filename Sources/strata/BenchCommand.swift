@@ -11,7 +11,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure the real code paths on a scratch store.",
-        discussion: """
+        discussion: reflowed("""
         Runs on a new temporary store (removed afterwards) unless --store is given. Build with `swift build -c release` for meaningful numbers.
 
         Examples:
@@ -37,7 +37,7 @@ struct BenchCommand: AsyncParsableCommand {
         teamlog: N ingested events pushed to a team log (--pg-url, a scratch database: its strata tables are dropped) in transactions of --batch, then pulled into a new store; beside the floor: the same rows by plain INSERT … SELECT unnest(…) with postgres-nio, and read back by one SELECT. Medians of 5 runs.
 
         fetch: a list of N items (pages of 100) and their N details (about B bytes each) from the fixture server, started in this process on 127.0.0.1, through the real fetch path (libcurl multi, events, projections); then 50 unchanged re-fetches, to measure how little they add. --server-latency-ms L has the server answer every request L ms late, as a remote API would.
-        """
+        """)
     )
 
     enum BodyFill: String, ExpressibleByArgument, CaseIterable { case filler, text }

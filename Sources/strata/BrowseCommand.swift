@@ -13,7 +13,7 @@ struct BrowseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "browse",
         abstract: "Browse sources, lists and details full-screen, with a time slider over the log.",
-        discussion: """
+        discussion: reflowed("""
         Opens on the sources screen, or on NAME's list. Keys: ↑↓/jk move, Enter opens, Esc/q goes
         back, / filters (make=Toyota uses the index), s sorts, r refreshes in the background,
         [ ] step the slider one event, { } jump to the selected item's changes, t goes to a seq or
@@ -21,7 +21,7 @@ struct BrowseCommand: AsyncParsableCommand {
         within a second. On a writable source: n creates an item, e edits the selected one (Tab
         cycles its fields; the edit is staged in --session), a/c accept or cancel the staged
         edits as one, d deletes after asking, P pushes the outbox.
-        """
+        """)
     )
 
     enum ThemeChoice: String, ExpressibleByArgument, CaseIterable { case auto, dark, light }

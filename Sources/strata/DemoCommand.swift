@@ -9,13 +9,13 @@ struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Mirror the bundled used-car fixture API through three versions and show what changed.",
-        discussion: """
+        discussion: reflowed("""
         Uses a new temporary store unless --store is given; the fixture server listens on an
         ephemeral 127.0.0.1 port for the duration of the demo.
 
         Example:
           strata demo --fixtures fixtures
-        """
+        """)
     )
     @Option(help: ArgumentHelp("The store directory (default: a new temporary one, removed afterwards).", valueName: "path"))
     var store: String?

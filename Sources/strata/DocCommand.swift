@@ -6,11 +6,11 @@ struct DocCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doc",
         abstract: "Read keyed documents now or as of any event or date.",
-        discussion: """
+        discussion: reflowed("""
         --projection picks the table: documents (recorded with `strata record`), items (fetched
         list items), details, images, sources or http-cache; the collection of items, details and
         images is the source name.
-        """,
+        """),
         subcommands: [List.self, Show.self, History.self, Diff.self]
     )
 
@@ -18,12 +18,12 @@ struct DocCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "list",
             abstract: "List a collection's documents.",
-            discussion: """
+            discussion: reflowed("""
             Examples:
               strata doc list cars
               strata doc list cars --as-of 3
               strata doc list cars --as-of 2026-01-01T00:00:00Z --format json
-            """
+            """)
         )
         @OptionGroup var location: StoreLocation
         @Option(help: "documents, items, details, images, sources or http-cache.") var projection = "documents"
@@ -123,11 +123,11 @@ extension DocCommand {
         static let configuration = CommandConfiguration(
             commandName: "diff",
             abstract: "What was added, removed and changed in a collection between two points.",
-            discussion: """
+            discussion: reflowed("""
             Examples:
               strata doc diff cars --projection items --from 2026-01-01 --to 2026-03-01
               strata doc diff cars --from 3 --to 9 --format json
-            """
+            """)
         )
         @OptionGroup var location: StoreLocation
         @Option(help: "documents, items, details, images, sources or http-cache.") var projection = "documents"

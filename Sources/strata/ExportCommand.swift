@@ -9,7 +9,7 @@ struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Export a source to SQLite, or the event log as NDJSON or CloudEvents.",
-        discussion: """
+        discussion: reflowed("""
         --sqlite writes the source's items and every version (list entries and details, in the
         order they were observed) into a SQLite file that Datasette and sqlite-utils open as it is:
         tables items, item_versions, item_changes and strata_export (see docs/cli.md). The file is
@@ -23,7 +23,7 @@ struct ExportCommand: AsyncParsableCommand {
           strata export cars --sqlite cars.db
           strata export cars --sqlite cars-2025.db --as-of 2025-12-31T23:59:59Z
           strata export --events --format cloudevents --since 1200 --payloads
-        """
+        """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "The source to export (with --sqlite).") var name: String?

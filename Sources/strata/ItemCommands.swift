@@ -19,7 +19,7 @@ struct ListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List a source's items from the store (never the network).",
-        discussion: """
+        discussion: reflowed("""
         --where on a field declared with `source add --index` uses the index (current reads);
         other filters, --search and --sort scan the source. Values compare as text.
 
@@ -28,7 +28,7 @@ struct ListCommand: AsyncParsableCommand {
           strata list cars --where make=Toyota --sort -price --limit 10
           strata list cars --search corolla --format csv
           strata list cars --as-of 2026-01-31T00:00:00Z --format json
-        """
+        """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "The source name.") var name: String
@@ -106,7 +106,7 @@ struct ShowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
         abstract: "Show one item in full, downloading its detail first.",
-        discussion: """
+        discussion: reflowed("""
         Without --as-of and --offline the item's detail is downloaded into the store first (a
         failure is reported on stderr, the stored detail is shown, and the exit code is 1).
         With --as-of the network is never touched. Long output goes through $PAGER on a terminal.
@@ -115,7 +115,7 @@ struct ShowCommand: AsyncParsableCommand {
           strata show cars 42
           strata show cars 42 --offline --format json
           strata show cars 42 --as-of 17
-        """
+        """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "The source name.") var name: String
@@ -173,14 +173,14 @@ struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
         abstract: "Every version of an item, with field-level changes.",
-        discussion: """
+        discussion: reflowed("""
         Each version shows its seq, time, the fetch run that saw it and what changed (old → new),
         removals and reappearances included. --as-of cuts the history at a point.
 
         Examples:
           strata history cars 42
           strata history cars 42 --ignore updated_at --format json
-        """
+        """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "The source name.") var name: String
@@ -225,11 +225,11 @@ struct DiffCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "diff",
         abstract: "Items added, removed and changed between two points.",
-        discussion: """
+        discussion: reflowed("""
         Examples:
           strata diff cars --from 5 --to 40
           strata diff cars --from 2026-01-01 --format json
-        """
+        """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "The source name.") var name: String

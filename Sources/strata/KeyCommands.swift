@@ -9,7 +9,7 @@ struct InitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "init",
         abstract: "Create a store, encrypted with --encrypt.",
-        discussion: """
+        discussion: reflowed("""
         With --encrypt every stored body, document, URL, id and value derived from the data is
         sealed (AES-256-GCM) or digested (HMAC-SHA256) under the key in the key file. The key file
         (--key-file or STRATA_KEY_FILE) is created if it does not exist: 32 random bytes, mode
@@ -22,7 +22,7 @@ struct InitCommand: AsyncParsableCommand {
         Examples:
           strata init --encrypt --key-file ~/.config/strata/store.key
           export STRATA_KEY_FILE=~/.config/strata/store.key
-        """
+        """)
     )
 
     @OptionGroup var location: StoreLocation
@@ -79,10 +79,10 @@ struct KeyCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "generate",
             abstract: "Write a new key file: 32 random bytes, mode 0600; an existing file is never replaced.",
-            discussion: """
+            discussion: reflowed("""
             Examples:
               strata key generate ~/.config/strata/store.key
-            """
+            """)
         )
 
         @Argument(help: "The key file to create.") var file: String
@@ -100,7 +100,7 @@ struct RekeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rekey",
         abstract: "Rewrite the store under a new key (or encrypt it, or with --decrypt remove encryption).",
-        discussion: """
+        discussion: reflowed("""
         Copies the whole log into a new store beside it (DIR.rekey) under the new key, folding
         the projections there, checks that the copy ends at the same event with the same hash,
         then swaps the two directories in one atomic rename while holding the store's write
@@ -112,7 +112,7 @@ struct RekeyCommand: AsyncParsableCommand {
         Examples:
           strata rekey --new-key-file ~/.config/strata/new.key
           strata rekey --decrypt
-        """
+        """)
     )
 
     @OptionGroup var location: StoreLocation

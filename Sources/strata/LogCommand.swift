@@ -8,12 +8,12 @@ struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
         abstract: "List events, newest first.",
-        discussion: """
+        discussion: reflowed("""
         Examples:
           strata log --limit 20
           strata log --stream cars --type SnapshotRecorded --format json
           strata log --since 100 --oldest-first --format ndjson
-        """
+        """)
     )
 
     @OptionGroup var location: StoreLocation

@@ -102,3 +102,19 @@ enum AsOf: ExpressibleByArgument {
         }
     }
 }
+
+/// A command's discussion as ArgumentParser should get it: the lines of each paragraph joined,
+/// so that it wraps them to the terminal's width (it keeps every newline it is given, and a
+/// source line longer than the terminal would end up as a long line and a short one). Blank
+/// lines and indented lines (examples) stay as written.
+func reflowed(_ text: String) -> String {
+    var out: [String] = []
+    for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+        if let last = out.last, !last.isEmpty, !last.hasPrefix(" "), !line.isEmpty, !line.hasPrefix(" ") {
+            out[out.count - 1] = last + " " + line
+        } else {
+            out.append(line)
+        }
+    }
+    return out.joined(separator: "\n")
+}

@@ -6,7 +6,7 @@ struct RecordCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
         abstract: "Append one event to the log (for imports, scripts and tests).",
-        discussion: """
+        discussion: reflowed("""
         The payload is read from a file (or - for stdin) and stored once by its SHA-256.
         Giving --id makes the append idempotent: recording the same id again changes nothing.
 
@@ -18,7 +18,7 @@ struct RecordCommand: AsyncParsableCommand {
         Examples:
           strata record --stream cars --type SnapshotRecorded --meta collection=cars --payload cars.json
           strata record --stream cars --type DocumentRemoved --meta collection=cars --meta key=42 --id rm-42
-        """
+        """)
     )
 
     @OptionGroup var location: StoreLocation

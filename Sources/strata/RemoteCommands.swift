@@ -58,7 +58,7 @@ struct RemoteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "remote",
         abstract: "Share the log with a team through PostgreSQL: add a remote, push, pull, sync, status.",
-        discussion: """
+        discussion: reflowed("""
         A remote is a PostgreSQL database holding one shared log: a gapless global sequence in
         commit order, hash-chained, with each body stored once (docs/architecture.md, The team
         log). `push` sends this store's own events the log lacks; `pull` appends the log's events
@@ -76,7 +76,7 @@ struct RemoteCommand: AsyncParsableCommand {
         gives this node a fencing token; a push of that source's new events by any other node,
         or by this one under an older token (paused past its lease, then taken over), is refused
         with exit code 5 and appends nothing. `--force` takes a lease that has not expired.
-        """,
+        """),
         subcommands: [Add.self, List.self, Remove.self, Status.self, Push.self, Pull.self, Sync.self, Lease.self, Release.self]
     )
 

@@ -12,7 +12,7 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve the mirrored API as it was at any point over HTTP (read-only), and the store's reads as JSON.",
-        discussion: """
+        discussion: reflowed("""
         Every URL Strata fetched (list pages, details, images) is served under its own path and
         query, byte for byte, with its ETag (304 for If-None-Match). The point: a /@SEQ/ or
         /@DATE/ path prefix, else Accept-Datetime (RFC 7089), else a Strata-As-Of header, else
@@ -24,7 +24,7 @@ struct ServeCommand: AsyncParsableCommand {
           strata serve --as-of 2026-03-01T09:00:00Z
           curl -H 'Accept-Datetime: Sun, 01 Mar 2026 09:00:00 GMT' localhost:8080/cars/offers
           curl localhost:8080/@42/cars/offers/3
-        """
+        """)
     )
     @OptionGroup var location: StoreLocation
     @Option(help: "The address to listen on (loopback unless told otherwise).") var host = "127.0.0.1"

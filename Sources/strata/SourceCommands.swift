@@ -37,14 +37,14 @@ struct SourceCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "change",
             abstract: "Change parts of a source's definition (the rest stays); an empty value removes a setting.",
-            discussion: """
+            discussion: reflowed("""
             Examples:
               strata source change notes --create-url http://127.0.0.1:8080/notes/notes \\
                   --update-url 'http://127.0.0.1:8080/notes/notes/{id}' --delete-url 'http://127.0.0.1:8080/notes/notes/{id}' \\
                   --owner-field created_by
               strata source change cars --update-method PUT
               strata source change cars --index make,model --title model
-            """
+            """)
         )
         @OptionGroup var location: StoreLocation
         @Argument(help: "The source's name.") var name: String
@@ -77,7 +77,7 @@ struct SourceCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "add",
             abstract: "Define (or with --replace change) a source.",
-            discussion: """
+            discussion: reflowed("""
             Paths are dotted JSON paths into the response (results, data.items, sprites.front_default).
 
             Examples:
@@ -95,7 +95,7 @@ struct SourceCommand: AsyncParsableCommand {
 
             Paging styles (pick one): --next (a URL in the body), a Link header (automatic),
             --page-param/--page-size, --cursor-path/--cursor-param, --offset-param, --after-param.
-            """
+            """)
         )
         @OptionGroup var location: StoreLocation
         @Argument(help: "The source's name.") var name: String
@@ -200,7 +200,7 @@ struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",
         abstract: "Fetch sources into the store (all when none is named).",
-        discussion: """
+        discussion: reflowed("""
         Every response, 304 and failed attempt becomes an event. Items are removed only after a
         complete, successful pass over all pages. Exits 1 if any source failed.
 
@@ -215,7 +215,7 @@ struct FetchCommand: AsyncParsableCommand {
           strata fetch cars --details --images --concurrency 8
           strata fetch pokedex --details=changed
           strata fetch pokedex --details --detail-max-age 1d
-        """
+        """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "Source names.") var names: [String] = []
@@ -317,7 +317,7 @@ struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Backfill a source's history from snapshot files or a git-scraping repository.",
-        discussion: """
+        discussion: reflowed("""
         Each snapshot goes through the same validation and events as a fetched list and is kept
         as observed at its own date, so `--as-of DATE` reads it whatever order snapshots are
         imported in; snapshots older than the newest observation leave that one current.
@@ -332,7 +332,7 @@ struct ImportCommand: AsyncParsableCommand {
           strata import cars snapshots/2025-01-01.json --recorded-at 2025-01-01T00:00:00Z
           strata import cars --git ~/scrapes/cars --path cars.json
           strata import cars --git ~/scrapes/cars --path cars.json --since v1 --until main --date committer
-        """
+        """)
     )
     @OptionGroup var location: StoreLocation
     @Argument var name: String

@@ -11,13 +11,14 @@ struct Strata: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata",
         abstract: "Mirror a JSON collection API into a local, time-travelling event store.",
-        discussion: """
+        discussion: reflowed("""
         Every fetch is an immutable event in an LMDB log; projections fold the log into tables you
         can read now or as of any event or date.
 
         Exit codes: 0 success, 1 error, 2 verification failed, 3 not found, 4 the store's key is
-        missing or wrong, 64 bad usage.
-        """,
+        missing or wrong, 5 the team log refused a push (another node holds the source's lease),
+        64 bad usage.
+        """),
         version: version,
         subcommands: [
             SourceCommand.self, FetchCommand.self, ImportCommand.self,

@@ -6,7 +6,7 @@ struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Check the hash chain, every body, and every projection against a rebuild.",
-        discussion: """
+        discussion: reflowed("""
         Exits 0 when everything holds and 2 with a report when anything does not.
         Quarantined events are reported; with --strict they also fail the check.
         An encrypted store needs its key (--key-file or STRATA_KEY_FILE), except with
@@ -17,7 +17,7 @@ struct VerifyCommand: AsyncParsableCommand {
           strata verify
           strata verify --format json
           strata verify --chain-only
-        """
+        """)
     )
 
     @OptionGroup var location: StoreLocation
@@ -76,13 +76,13 @@ struct RebuildCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rebuild",
         abstract: "Rebuild projections from the log (all, or the named ones).",
-        discussion: """
+        discussion: reflowed("""
         Rebuilds commit in chunks: an interrupted rebuild resumes at the next strata command.
 
         Examples:
           strata rebuild
           strata rebuild documents
-        """
+        """)
     )
 
     @OptionGroup var location: StoreLocation

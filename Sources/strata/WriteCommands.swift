@@ -75,13 +75,13 @@ struct CreateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "create",
         abstract: "Create an item here; it shows at once (pending) and `strata push` sends it.",
-        discussion: """
+        discussion: reflowed("""
         The source needs --create-url. Its --owner-field is filled with your user unless set.
 
         Examples:
           strata create notes --set content="buy milk" --set create_date=2026-11-25T10:00:00Z
           echo '{"content":"call Bob"}' | strata create notes --json -
-        """
+        """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "The source name.") var name: String
@@ -112,7 +112,7 @@ struct EditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "edit",
         abstract: "Edit an item here (or stage the edit in a session); `strata push` sends it.",
-        discussion: """
+        discussion: reflowed("""
         The change is the difference between the item now and after the edit, recorded as an
         RFC 6902 patch with old values. With no --set, --unset or --patch, the item opens in
         $VISUAL or $EDITOR (vi), and what you save becomes the change.
@@ -122,7 +122,7 @@ struct EditCommand: AsyncParsableCommand {
           strata edit notes -N6JWiv7KXjw8LYkx9MZ --set content="note 1, edited"
           strata edit cars 3 --set price=11500 --unset pros --session sale
           strata edit cars 3 --patch fix.json
-        """
+        """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "The source name.") var name: String
@@ -272,7 +272,7 @@ struct PushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "push",
         abstract: "Send the outbox to the API, in order; every attempt and answer is an event.",
-        discussion: """
+        discussion: reflowed("""
         Updates carry If-Match with the ETag of the version they were made on; every request
         carries an Idempotency-Key (the write's event id), so a write sent twice (after a crash or
         a lost answer) takes effect once. A 412 on a field the write does not touch is rebased and
@@ -280,7 +280,7 @@ struct PushCommand: AsyncParsableCommand {
 
         Exit codes: 0 every write acknowledged; 1 some are still pending (offline, server
         errors), rejected or conflicted; 3 unknown source.
-        """
+        """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "Sources to push (default: every source with open writes).") var names: [String] = []
@@ -320,13 +320,13 @@ struct OutboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "outbox",
         abstract: "Local writes and where they are: pending, sent, acknowledged, rejected, conflicted.",
-        discussion: """
+        discussion: reflowed("""
         Examples:
           strata outbox                 # open writes (pending, sent, conflicted)
           strata outbox notes --all     # every write of notes, newest first
           strata outbox retry 42        # a rejected or conflicted write goes again (yours wins)
           strata outbox drop 42         # takes the write back out of the items
-        """,
+        """),
         subcommands: [Show.self, Retry.self, Drop.self],
         defaultSubcommand: Show.self
     )

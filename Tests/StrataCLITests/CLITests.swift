@@ -16,6 +16,39 @@ import Testing
         return store
     }
 
+    /// Every command's help, on an 80-column terminal, wraps its prose the way a reader expects:
+    /// a line of a paragraph ends only where the next word would not fit (no long line followed
+    /// by a stub), and no prose line is wider than the terminal.
+    @Test func everyHelpWrapsItsProseToTheTerminal() async throws {
+        let store = makeStoreDir()
+        let dump = try await strata(["--experimental-dump-help"], store: store)
+        let root = try #require(try jsonObject(dump.stdout) as? [String: Any])
+        var paths: [[String]] = []
+        func walk(_ command: [String: Any], _ path: [String]) {
+            paths.append(path)
+            for sub in command["subcommands"] as? [[String: Any]] ?? [] {
+                if let name = sub["commandName"] as? String, name != "help" { walk(sub, path + [name]) }
+            }
+        }
+        walk(try #require(root["command"] as? [String: Any]), [])
+        #expect(paths.count > 50)
+        for path in paths {
+            let help = try await strata(path + ["--help"], store: store, env: ["COLUMNS": "80"])
+            #expect(help.status == 0, "\(path)")
+            // The prose: everything before the usage line.
+            let lines = help.stdout.components(separatedBy: "USAGE:")[0].split(separator: "\n", omittingEmptySubsequences: false)
+            for (a, b) in zip(lines, lines.dropFirst()) where !a.isEmpty && !b.isEmpty && !a.hasPrefix(" ") && !b.hasPrefix(" ") {
+                let next = b.split(separator: " ").first.map(\.count) ?? 0
+                // ArgumentParser breaks at the last space of the next 80 characters, so a word
+                // that would end exactly at column 80 goes to the next line.
+                #expect(a.count + 1 + next >= 80, "strata \(path.joined(separator: " ")) --help wraps short: \"\(a)\" before \"\(b)\"")
+            }
+            for line in lines where !line.hasPrefix(" ") {
+                #expect(line.count <= 80, "strata \(path.joined(separator: " ")) --help: \"\(line)\"")
+            }
+        }
+    }
+
     @Test func logJSONCarriesTheStableEventFields() async throws {
         let store = try await seeded()
         let r = try await strata(["log", "--format", "json"], store: store)
