@@ -108,13 +108,15 @@ enum AsOf: ExpressibleByArgument {
 /// source line longer than the terminal would end up as a long line and a short one). Blank
 /// lines and indented lines (examples) stay as written.
 func reflowed(_ text: String) -> String {
-    var out: [String] = []
-    for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-        if let last = out.last, !last.isEmpty, !last.hasPrefix(" "), !line.isEmpty, !line.hasPrefix(" ") {
-            out[out.count - 1] = last + " " + line
-        } else {
-            out.append(line)
-        }
+    // Bytes, not Characters: every command's discussion is built at each start.
+    var out: [UInt8] = []
+    out.reserveCapacity(text.utf8.count)
+    var previousIsProse = false
+    for (i, line) in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+        let isProse = line.first.map { $0 != UInt8(ascii: " ") } ?? false
+        if i > 0 { out.append(previousIsProse && isProse ? UInt8(ascii: " ") : UInt8(ascii: "\n")) }
+        out.append(contentsOf: line)
+        previousIsProse = isProse
     }
-    return out.joined(separator: "\n")
+    return String(decoding: out, as: UTF8.self)
 }
