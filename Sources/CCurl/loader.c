@@ -85,8 +85,6 @@ CURLcode ccurl_setopt_string(CURL *h, CURLoption o, const char *v) { return f.ea
 CURLcode ccurl_setopt_ptr(CURL *h, CURLoption o, void *v) { return f.easy_setopt(h, o, v); }
 CURLcode ccurl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return f.easy_setopt(h, o, v); }
 CURLcode ccurl_setopt_write_cb(CURL *h, CURLoption o, curl_write_callback cb) { return f.easy_setopt(h, o, cb); }
-CURLcode ccurl_setopt_xferinfo_cb(CURL *h, CURLoption o, curl_xferinfo_callback cb) { return f.easy_setopt(h, o, cb); }
 CURLcode ccurl_getinfo_long(CURL *h, CURLINFO i, long *v) { return f.easy_getinfo(h, i, v); }
 CURLcode ccurl_getinfo_string(CURL *h, CURLINFO i, char **v) { return f.easy_getinfo(h, i, v); }
-CURLcode ccurl_getinfo_double(CURL *h, CURLINFO i, double *v) { return f.easy_getinfo(h, i, v); }
 CURLMcode ccurl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return f.multi_setopt(m, o, v); }

@@ -37,10 +37,8 @@ CURLcode ccurl_setopt_string(CURL *h, CURLoption o, const char *v);
 CURLcode ccurl_setopt_ptr(CURL *h, CURLoption o, void *v);
 CURLcode ccurl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v);
 CURLcode ccurl_setopt_write_cb(CURL *h, CURLoption o, curl_write_callback cb);
-CURLcode ccurl_setopt_xferinfo_cb(CURL *h, CURLoption o, curl_xferinfo_callback cb);
 CURLcode ccurl_getinfo_long(CURL *h, CURLINFO i, long *v);
 CURLcode ccurl_getinfo_string(CURL *h, CURLINFO i, char **v);
-CURLcode ccurl_getinfo_double(CURL *h, CURLINFO i, double *v);
 CURLMcode ccurl_multi_setopt_long(CURLM *m, CURLMoption o, long v);
 
 #endif
