@@ -21,6 +21,23 @@ extension EventStore {
         return target
     }
 
+    /// Copies the log up to `seq` into a new store at `directory` under the store's own key (an
+    /// encrypted store's copy shares its key), folding its projections there: the start of a
+    /// store that replaces this one (``swap(with:mark:carrying:when:)``). Opened with the store's
+    /// durability, so the copy is as safe on disk as the store.
+    public func copy(upTo seq: UInt64, into directory: String) async throws -> EventStore {
+        var opts = StoreOptions()
+        opts.durability = options.durability
+        opts.clock = options.clock
+        opts.logger = options.logger
+        opts.mapSize = max(options.mapSize, environment.usedBytes * 2)
+        opts.copyOf = schema.cipher
+        opts.deltaKeyframeInterval = options.deltaKeyframeInterval
+        let target = try await EventStore.open(at: directory, projections: projections, options: opts)
+        try await copyLog(upTo: seq, into: target)
+        return target
+    }
+
     /// Runs `body` holding the log's write lock (no process appends meanwhile) with the log's
     /// head: for swapping a finished copy in place of the store.
     public func holdingWriteLock<T>(_ body: (_ headSeq: UInt64, _ headHash: String) throws -> T) throws -> T {

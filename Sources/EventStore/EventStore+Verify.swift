@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import LMDB
 
@@ -17,6 +18,11 @@ public struct VerifyReport: Sendable {
         public var checkpoint: UInt64
         public var matchesRebuild: Bool
         public var differences: [String]
+        /// SHA-256 (hex) over the projection's tables as they read (table names, keys and
+        /// values, in order): two stores that folded the same events in the same order give the
+        /// same digest (replicas of a team log, tested); encrypted stores only under the same key
+        /// (their keys are keyed digests).
+        public var digest: String = ""
     }
 
     /// True when the chain, the blobs and every projection hold.
@@ -210,10 +216,13 @@ extension EventStore {
                     if let a = mine.projectionTables[name]!.names, let b = theirs.projectionTables[name]!.names {
                         diffs += try compare(txn, a, other, b, label: TableSet.namesTable)
                     }
+                    var hasher = SHA256()
+                    for (table, db) in tables.sorted(by: { $0.key < $1.key }) { try digest(txn, db, table, into: &hasher) }
                     let q1 = try quarantineKeys(txn, mine, name)
                     let q2 = try quarantineKeys(other, theirs, name)
                     if q1 != q2 { diffs.append("quarantine differs: \(q1.count) here, \(q2.count) in the rebuild") }
-                    return .init(name: name, checkpoint: cp?.seq ?? 0, matchesRebuild: diffs.isEmpty, differences: Array(diffs.prefix(20)))
+                    return .init(name: name, checkpoint: cp?.seq ?? 0, matchesRebuild: diffs.isEmpty, differences: Array(diffs.prefix(20)),
+                                 digest: hasher.finalize().map { String(format: "%02x", $0) }.joined())
                 }
             }
         }
@@ -231,6 +240,22 @@ private func quarantineKeys(_ txn: Transaction, _ s: LogSchema, _ name: String) 
         e = try c.next()
     }
     return out
+}
+
+/// Feeds a table's name and every entry, length-prefixed, to `hasher`.
+private func digest(_ txn: Transaction, _ db: Database, _ label: String, into hasher: inout SHA256) throws {
+    func feed(_ bytes: UnsafeRawBufferPointer) {
+        withUnsafeBytes(of: UInt64(bytes.count).bigEndian) { hasher.update(bufferPointer: $0) }
+        hasher.update(bufferPointer: bytes)
+    }
+    Array(label.utf8).withUnsafeBytes { feed($0) }
+    let c = try txn.cursor(db)
+    var e = try c.first()
+    while let entry = e {
+        feed(entry.key)
+        feed(entry.value)
+        e = try c.next()
+    }
 }
 
 /// Compares two tables entry by entry; returns up to 20 differences.

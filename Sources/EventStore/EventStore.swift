@@ -65,9 +65,13 @@ public final class EventStore: Sendable {
     let schema: LogSchema
     let writer: LogWriter
     let options: StoreOptions
+    /// The directory's shared lock while the store is open (``StoreOpenLock``).
+    let openLock: StoreOpenLock?
 
-    private init(path: String, environment: Environment, schema: LogSchema, projections: [any Projection], options: StoreOptions) {
+    private init(path: String, environment: Environment, schema: LogSchema, projections: [any Projection], options: StoreOptions,
+                 openLock: StoreOpenLock?) {
         self.path = path
+        self.openLock = openLock
         self.environment = environment
         self.schema = schema
         self.projections = projections
@@ -107,10 +111,13 @@ public final class EventStore: Sendable {
             env.maxReaders = options.maxReaders
             env.maxDatabases = UInt32(16 + projections.reduce(0) { $0 + $1.tables.count + 1 })
             env.fileMode = 0o600
+            // Taken before the environment opens: a swap holding it exclusively finishes first.
+            let openLock = StoreOpenLock(directory: directory)
             let environment = try Environment(path: directory, options: env)
             let encryption: LogSchema.Encryption = if let c = options.copyOf { .copyOf(c) } else if let k = options.key { .key(k) } else { .none }
             let schema = try LogSchema(opening: environment, projections: projections, bodyPrefix: options.bodyPrefix, encryption: encryption)
-            store = EventStore(path: directory, environment: environment, schema: schema, projections: projections, options: options)
+            store = EventStore(path: directory, environment: environment, schema: schema, projections: projections, options: options,
+                               openLock: openLock)
         } catch {
             throw EventStoreError.wrap(error, "could not open the store at \(directory)")
         }

@@ -131,8 +131,7 @@ struct RekeyCommand: AsyncParsableCommand {
             let fm = FileManager.default
             // A swap that happened before the process stopped: only the cleanup is left.
             if fm.fileExists(atPath: done) {
-                try? fm.removeItem(atPath: copyPath)
-                try fm.removeItem(atPath: done)
+                try EventStore.settleSwap(of: path, copyPath: copyPath, mark: Self.doneMark)
                 emit("the last rekey had swapped the stores; removed the old one")
                 return
             }
@@ -157,22 +156,11 @@ struct RekeyCommand: AsyncParsableCommand {
             var swapped = false
             for _ in 0..<5 where !swapped {
                 let theirs = try await copied!.head()
-                swapped = try source!.holdingWriteLock { seq, hash in
-                    guard seq == theirs.seq, hash == theirs.hash else { return false }
-                    // Files of the store's own beside the LMDB environment (the remotes) go along.
-                    for file in ["remotes.json"] where fm.fileExists(atPath: path + "/" + file) {
-                        try? fm.removeItem(atPath: copyPath + "/" + file)
-                        try fm.copyItem(atPath: path + "/" + file, toPath: copyPath + "/" + file)
-                    }
-                    guard fm.createFile(atPath: copyPath + "/" + Self.doneMark, contents: Data()) else {
-                        throw CLIError("could not write \(copyPath)/\(Self.doneMark)")
-                    }
-                    guard exchange(path, copyPath) else {
-                        throw CLIError("could not swap \(copyPath) and \(path): \(String(cString: strerror(errno))); nothing was changed, run the command again")
-                    }
-                    return true
+                switch try source!.swap(with: copied!, mark: Self.doneMark, carrying: ["remotes.json"], when: { $0 == theirs.seq && $1 == theirs.hash }) {
+                case .swapped: swapped = true
+                case .headMoved: _ = try await source!.copy(into: copyPath, key: newKey)
+                case .inUse: throw CLIError("the store is open in another strata process (a browser, a server, a follow); stop it and run the command again: the copy made so far is kept")
                 }
-                if !swapped { _ = try await source!.copy(into: copyPath, key: newKey) }
             }
             guard swapped else { throw CLIError("the store kept changing while it was copied; stop the other strata processes and run the command again") }
             let head = try await copied!.head()
@@ -187,14 +175,4 @@ struct RekeyCommand: AsyncParsableCommand {
     }
 
     static let doneMark = ".strata-rekey-swapped"
-
-    /// Swaps two directories in one step: `renameat2(RENAME_EXCHANGE)` (Linux 3.15, glibc 2.28),
-    /// looked up at run time since Glibc's module map does not declare it.
-    private func exchange(_ a: String, _ b: String) -> Bool {
-        typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") else { errno = ENOSYS; return false }
-        let renameat2 = unsafeBitCast(symbol, to: RenameAt2.self)
-        let renameExchange: UInt32 = 1 << 1
-        return renameat2(AT_FDCWD, a, AT_FDCWD, b, renameExchange) == 0
-    }
 }

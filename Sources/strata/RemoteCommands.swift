@@ -13,6 +13,9 @@ struct RemoteRegistry: Codable {
     struct Remote: Codable {
         var url: String
         var pulled: UInt64 = 0
+        /// The store's seqs hold the log's events up to here (absent in files from before
+        /// replicas: checked from 0 at the next pull).
+        var inOrder: UInt64?
         /// The fencing token this node holds per leased source (absent in files from before leases).
         var leases: [String: UInt64]?
     }
@@ -151,7 +154,7 @@ struct RemoteCommand: AsyncParsableCommand {
                     // Unpushed events of a source leased elsewhere: a push would be refused.
                     let conflicts = leases.filter { l in (ahead[l.stream] ?? 0) > 0 && (l.node != registry.node || held[l.stream] != l.token) }
                     let conflicting = conflicts.reduce(0) { $0 + ahead[$1.stream]! }
-                    var lines = ["\(name): the team log is at seq \(head.seq); this store (node \(TeamLogNode.short(registry.node))) pulled to \(remote.pulled), holds \(local) events",
+                    var lines = ["\(name): the team log is at seq \(head.seq); this store (node \(TeamLogNode.short(registry.node))) pulled to \(remote.pulled) (its seqs are the log's up to \(remote.inOrder.map { "\($0)" } ?? "the next pull")), holds \(local) events",
                                  "ahead: \(ahead.values.reduce(0, +)) event(s) to push · behind: \(behind) event(s) to pull · in conflict: \(conflicting) event(s)"]
                     for c in conflicts {
                         lines.append("  conflict: \(ahead[c.stream]!) event(s) of \(c.stream) are leased to \(c.node == registry.node ? "this node under a newer token" : "node \(TeamLogNode.short(c.node))") (token \(c.token)); `strata remote lease \(c.stream) --force` to push them")
@@ -297,6 +300,9 @@ struct RemoteCommand: AsyncParsableCommand {
     /// push on) and the remote's team log, and prints what `body` returns.
     static func withRemote(_ location: StoreLocation, _ name: String?,
                            _ body: (EventStore, inout RemoteRegistry, String, PostgresTeamLog) async throws -> String) async throws {
+        // A pull stopped after putting the store in the log's order leaves the old copy behind.
+        let standard = (location.path as NSString).standardizingPath
+        try? EventStore.settleSwap(of: standard, copyPath: standard + ".replica", mark: replicaMark)
         let store = try await location.open()
         var registry = try RemoteRegistry.load(store: location.path)
         try registry.save(store: location.path)
@@ -316,7 +322,54 @@ struct RemoteCommand: AsyncParsableCommand {
         let r = try await log.pull(into: store, after: from)
         registry.remotes[name]!.pulled = r.position
         try registry.save(store: path)
-        return "\(name): pulled \(r.appended) event(s) (\(r.alreadyHere) already here), \(r.bodiesDownloaded) bodies, \(formatBytes(r.bodyBytesDownloaded)); at seq \(r.position) of the log"
+        var lines = ["\(name): pulled \(r.appended) event(s) (\(r.alreadyHere) already here), \(r.bodiesDownloaded) bodies, \(formatBytes(r.bodyBytesDownloaded)); at seq \(r.position) of the log"]
+        if let ordered = try await keepInLogOrder(store, log, &registry, name, path) { lines.append(ordered) }
+        return lines.joined(separator: "\n")
+    }
+
+    static let replicaMark = ".strata-replica-swapped"
+
+    /// After a pull: when the store's own events were overtaken by other nodes' pushes, puts the
+    /// store in the log's order up to the pulled position, its unpushed events after it
+    /// (``PostgresTeamLog/replica(of:inOrder:position:into:)``), so that its seq N is the log's
+    /// seq N. Nil when the store was in order already; else what was done, or why not.
+    static func keepInLogOrder(_ store: EventStore, _ log: PostgresTeamLog, _ registry: inout RemoteRegistry, _ name: String,
+                               _ path: String) async throws -> String? {
+        let path = (path as NSString).standardizingPath
+        let position = registry.remotes[name]!.pulled
+        let known = registry.remotes[name]!.inOrder ?? 0
+        let inOrder = try await log.alignment(of: store, from: known, position: position)
+        guard inOrder < position else {
+            if known != position {
+                registry.remotes[name]!.inOrder = position
+                try registry.save(store: path)
+            }
+            return nil
+        }
+        let copyPath = path + ".replica"
+        do { try EventStore.settleSwap(of: path, copyPath: copyPath, mark: replicaMark) } catch { throw CLIError(error) }
+        var replica = try await log.replica(of: store, inOrder: inOrder, position: position, into: copyPath)
+        var next = registry
+        next.remotes[name]!.inOrder = position
+        for _ in 0..<5 {
+            try next.save(store: copyPath)
+            let upTo = replica.copiedUpTo
+            switch try store.swap(with: replica.store, mark: replicaMark, when: { seq, _ in seq == upTo }) {
+            case .swapped:
+                registry = next
+                try EventStore.settleSwap(of: path, copyPath: copyPath, mark: replicaMark)
+                let own = replica.outbox == 0 ? "" : " (seqs \(position + 1)–\(position + UInt64(replica.outbox)))"
+                return "put this store in the log's order after seq \(inOrder): \(replica.reordered) event(s) of the log, then \(replica.outbox) of its own not pushed yet\(own)"
+            case .headMoved:
+                try await log.appendOutbox(of: store, to: &replica)
+            case .inUse:
+                try? FileManager.default.removeItem(atPath: copyPath)
+                warn("the store is open in another strata process (a browser, a server, a follow), so its events after seq \(inOrder) stay in this store's order and its seqs differ from the log's after it; close that process and pull again")
+                return nil
+            }
+        }
+        try? FileManager.default.removeItem(atPath: copyPath)
+        throw CLIError("the store kept changing while it was put in the log's order; stop the other strata processes and pull again")
     }
 }
 

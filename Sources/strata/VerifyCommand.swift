@@ -42,7 +42,7 @@ struct VerifyCommand: AsyncParsableCommand {
                 lines.append(r.problemCount == 0 ? "\(checked): ok" : "\(checked): \(r.problemCount) problem(s)")
                 lines += r.problems.prefix(50).map { "  - \($0)" }
                 for p in r.projections {
-                    lines.append("projection \(p.name) @\(p.checkpoint): \(p.matchesRebuild ? "matches a rebuild" : "DIFFERS from a rebuild")")
+                    lines.append("projection \(p.name) @\(p.checkpoint): \(p.matchesRebuild ? "matches a rebuild" : "DIFFERS from a rebuild"), digest \(p.digest.prefix(16))")
                     lines += p.differences.map { "  - \($0)" }
                 }
                 if !r.quarantined.isEmpty {
@@ -57,7 +57,7 @@ struct VerifyCommand: AsyncParsableCommand {
                     "blobsChecked": .int(r.blobsChecked), "problemCount": .int(r.problemCount),
                     "problems": .array(r.problems.map { .string($0) }),
                     "projections": .array(r.projections.map {
-                        .object(["name": .string($0.name), "checkpoint": .int($0.checkpoint), "matchesRebuild": .bool($0.matchesRebuild),
+                        .object(["name": .string($0.name), "checkpoint": .int($0.checkpoint), "matchesRebuild": .bool($0.matchesRebuild), "digest": .string($0.digest),
                                  "differences": .array($0.differences.map { .string($0) })])
                     }),
                     "quarantined": .array(r.quarantined.map(\.json)),

@@ -44,4 +44,117 @@ import Testing
         }
         _ = pg
     }
+
+    /// Two nodes fetching between their pushes: each pull puts the store in the log's order
+    /// (its own unpushed events after the log's), so both stores hold the same events at the same
+    /// seqs, read the same at every seq and fold identical projections (verify's digests).
+    @Test func nodesThatFetchedMeanwhileEndInTheLogsOrder() async throws {
+        let pg = try await offPoolThread { try PostgresServer() }
+        try await withFixtureServer { server in
+            let (a, b) = (makeStoreDir(), makeStoreDir())
+            for store in [a, b] {
+                #expect(try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
+                                          "--page-param", "page", "--page-size", "10", "--index", "make"], store: store).status == 0)
+                #expect(try await strata(["remote", "add", "team", pg.url], store: store).status == 0)
+                #expect(try await strata(["fetch", "cars"], store: store).status == 0)
+            }
+            func run(_ args: [String], _ store: String) async throws -> String {
+                let r = try await strata(args, store: store)
+                #expect(r.status == 0, "\(args): \(r.stdout)\(r.stderr)")
+                return r.stdout + (args.first == "remote" ? r.stderr : "")
+            }
+            _ = try await run(["remote", "push"], a)
+            _ = try await run(["remote", "push"], b)
+            // B's own events were overtaken by A's: B is rewritten in the log's order.
+            let pulled = try await run(["remote", "pull"], b)
+            #expect(pulled.contains("put this store in the log's order after seq 0: 10 event(s) of the log, then 0 of its own"), "\(pulled)")
+            // Both fetch version 2; A pushes first, B syncs, A pulls: each reorders once.
+            server.version = 2
+            for store in [a, b] { _ = try await run(["fetch", "cars"], store) }
+            _ = try await run(["remote", "push"], a)
+            let synced = try await run(["remote", "sync"], b)
+            #expect(synced.contains("put this store in the log's order after seq 10"), "\(synced)")
+            let intoA = try await run(["remote", "pull"], a)
+            #expect(intoA.contains("put this store in the log's order after seq 5"), "\(intoA)")
+            // Version 3 on B only, not pushed: a pull with nothing new keeps it as the outbox.
+            server.version = 3
+            _ = try await run(["fetch", "cars"], b)
+            let outboxPull = try await run(["remote", "pull"], b)
+            #expect(!outboxPull.contains("put this store"), "\(outboxPull)")
+            let status = try await run(["remote", "status"], b)
+            #expect(status.contains("its seqs are the log's up to 18") && status.contains("ahead: 4 event(s) to push"), "\(status)")
+            // A third node pulls while B's outbox is not pushed.
+            let c = makeStoreDir()
+            _ = try await run(["remote", "add", "team", pg.url], c)
+            _ = try await run(["remote", "pull"], c)
+            let head = 18
+            let events = try await run(["log", "--oldest-first", "--format", "ndjson", "--limit", "1000", "--until", "\(head)"], a)
+            #expect(events.split(separator: "\n").count == head)
+            for other in [b, c] {
+                let theirs = try await run(["log", "--oldest-first", "--format", "ndjson", "--limit", "1000", "--until", "\(head)"], other)
+                #expect(Self.idsBySeq(events) == Self.idsBySeq(theirs))
+            }
+            for seq in 1...head {
+                let args = ["list", "cars", "--as-of", "\(seq)", "--format", "json"]
+                let x = try await run(args, a), y = try await run(args, b), z = try await run(args, c)
+                #expect(x == y && y == z, "as of \(seq)")
+            }
+            // B pushes its outbox; everyone pulls; the projections are identical.
+            _ = try await run(["remote", "sync"], b)
+            for store in [a, c] { _ = try await run(["remote", "pull"], store) }
+            var digests: [String] = []
+            for store in [a, b, c] {
+                let v = try await run(["verify", "--format", "json"], store)
+                #expect(v.contains("\"ok\": true"), "\(v)")
+                digests.append(v)
+            }
+            #expect(Self.digests(digests[0]) == Self.digests(digests[1]) && Self.digests(digests[1]) == Self.digests(digests[2]))
+            #expect(!Self.digests(digests[0]).isEmpty)
+        }
+        _ = pg
+    }
+
+    /// A store another process has open is not swapped: the pull says so and keeps its order;
+    /// the next pull, once it is closed, puts it in order.
+    @Test func aStoreOpenElsewhereKeepsItsOrderUntilTheNextPull() async throws {
+        let pg = try await offPoolThread { try PostgresServer() }
+        let (a, b) = (makeStoreDir(), makeStoreDir())
+        for (store, n) in [(a, 3), (b, 2)] {
+            #expect(try await strata(["remote", "add", "team", pg.url], store: store).status == 0)
+            for i in 0..<n {
+                let r = try await strata(["record", "--stream", "notes", "--type", "DocumentRecorded", "--meta", "collection=notes",
+                                          "--meta", "key=\(n)-\(i)", "--payload", "-"], store: store, stdin: Data("{\"i\":\(i)}".utf8))
+                #expect(r.status == 0, "\(r.stderr)")
+            }
+        }
+        #expect(try await strata(["remote", "push"], store: a).status == 0)
+        #expect(try await strata(["remote", "push"], store: b).status == 0)
+        // Another process holds the store open (its shared lock on strata.lock).
+        let fd = open(b + "/strata.lock", O_RDWR)
+        #expect(fd >= 0 && flock(fd, LOCK_SH) == 0)
+        let busy = try await strata(["remote", "pull"], store: b)
+        #expect(busy.status == 0 && busy.stderr.contains("open in another strata process"), "\(busy.stdout)\(busy.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: b + ".replica"))
+        close(fd)
+        let again = try await strata(["remote", "pull"], store: b)
+        #expect(again.stdout.contains("put this store in the log's order after seq 0: 5 event(s) of the log"), "\(again.stdout)\(again.stderr)")
+        let ids = Self.idsBySeq(try await strata(["log", "--oldest-first", "--format", "ndjson"], store: b).stdout)
+        let theirs = Self.idsBySeq(try await strata(["log", "--oldest-first", "--format", "ndjson"], store: a).stdout)
+        #expect(ids.count == 5 && Array(ids.prefix(3)) == Array(theirs.prefix(3)))
+        _ = pg
+    }
+
+    static func idsBySeq(_ ndjson: String) -> [String] {
+        ndjson.split(separator: "\n").compactMap { line in
+            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+            return "\(o["seq"] ?? "")/\(o["id"] ?? "")"
+        }
+    }
+
+    static func digests(_ verifyJSON: String) -> [String] {
+        guard let o = try? JSONSerialization.jsonObject(with: Data(verifyJSON.utf8)) as? [String: Any],
+              let ps = o["projections"] as? [[String: Any]] else { return [] }
+        return ps.map { "\($0["name"] ?? "")=\($0["digest"] ?? "")" }
+    }
 }
+

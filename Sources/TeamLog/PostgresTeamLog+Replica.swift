@@ -1,0 +1,120 @@
+public import EventStore
+import PostgresNIO
+
+/// Each store as a replica of the log in the log's order, plus an outbox of its own events.
+///
+/// A pull appends the log's events after the ones the store holds. When the store appended
+/// events of its own that other nodes' pushes overtook (B fetched while A pushed), the store
+/// then holds the log's events in another order than the log, so its seqs are not the log's and
+/// `--as-of SEQ` would mean something else on each node. ``alignment(of:from:position:)`` finds
+/// how far the store's seqs hold the log's events; ``replica(of:inOrder:position:into:)``
+/// writes, in a new directory, the store as it should be: its events up to there as they are
+/// (same envelopes and hashes), then the log's events up to the pulled position in the log's
+/// order, then the store's own events the log does not hold yet (the outbox), in the store's
+/// order. The caller puts that copy in the store's place in one step
+/// (``EventStore/swap(with:mark:carrying:when:)``). Afterwards seq N of the store is seq N of
+/// the log for every N up to the position, on every node, and the projections fold the same
+/// events in the same order.
+extension PostgresTeamLog {
+    /// The largest seq up to which the store's events are the log's events at the same seqs,
+    /// checked from `known` (a seq known to be in order: 0, or the last result) to `position`.
+    /// `position` when the store is a replica up to there.
+    public func alignment(of store: EventStore, from known: UInt64, position: UInt64) async throws -> UInt64 {
+        var checked = min(known, position)
+        while checked < position {
+            let from = Int64(checked), n = 10_000
+            let theirs: [(UInt64, String)] = try await run("read the team log") { [self] in
+                var out: [(UInt64, String)] = []
+                for try await (seq, id) in try await client.query("SELECT seq, event_id FROM strata_events WHERE seq > \(from) ORDER BY seq LIMIT \(n)", logger: logger).decode((Int64, String).self) {
+                    out.append((UInt64(seq), id))
+                }
+                return out
+            }
+            guard !theirs.isEmpty else { return checked }
+            let mine = try await store.events(EventQuery(fromSeq: checked + 1, limit: theirs.count))
+            for (i, (seq, id)) in theirs.enumerated() where seq <= position {
+                guard i < mine.count, mine[i].seq == seq, mine[i].id == id else { return checked }
+                checked = seq
+            }
+            if theirs.last!.0 >= position { break }
+        }
+        return checked
+    }
+
+    /// What ``replica(of:inOrder:position:into:)`` wrote.
+    public struct Replica: Sendable {
+        /// The copy, in the log's order up to `position`, then the outbox.
+        public var store: EventStore
+        /// The store's events the copy holds: every one up to this seq of the store's.
+        public var copiedUpTo: UInt64
+        /// The log's events put in the log's order after the part kept as it was.
+        public var reordered: Int
+        /// The store's own events after them, not in the log yet.
+        public var outbox: Int
+        /// The log's event ids after the part kept as it was, up to the position.
+        var logIDs: Set<String>
+    }
+
+    /// Writes the store in the log's order into a new store at `directory` (which must not
+    /// exist): its events up to `inOrder` as they are, the log's events after that up to
+    /// `position` in the log's order, then the store's own events the log does not hold.
+    /// - Throws: ``TeamLogError`` `.corrupted` when the store lacks one of the log's events up to
+    ///   `position` (pull first).
+    public func replica(of store: EventStore, inOrder: UInt64, position: UInt64, into directory: String) async throws -> Replica {
+        let copy = try await store.copy(upTo: inOrder, into: directory)
+        var logIDs = Set<String>()
+        var after = inOrder
+        while after < position {
+            let from = Int64(after), n = Int64(min(1_000, position - after))
+            let ids: [String] = try await run("read the team log") { [self] in
+                var out: [String] = []
+                for try await id in try await client.query("SELECT event_id FROM strata_events WHERE seq > \(from) ORDER BY seq LIMIT \(n)", logger: logger).decode(String.self) {
+                    out.append(id)
+                }
+                return out
+            }
+            guard !ids.isEmpty else { break }
+            var batch: [NewEvent] = []
+            for id in ids {
+                guard let e = try await store.event(id: id) else {
+                    throw TeamLogError(.corrupted, "this store lacks the log's event \(id), which it pulled; pull again before it is put in the log's order")
+                }
+                batch.append(try await Self.again(e, from: store))
+                logIDs.insert(id)
+            }
+            _ = try await copy.append(batch)
+            after += UInt64(ids.count)
+        }
+        var replica = Replica(store: copy, copiedUpTo: inOrder, reordered: logIDs.count, outbox: 0, logIDs: logIDs)
+        try await appendOutbox(of: store, to: &replica)
+        return replica
+    }
+
+    /// Appends to the replica the store's events after the ones it copied that are not the
+    /// log's (the outbox, in the store's order): after the replica was written, and again when a
+    /// swap found the store's head moved.
+    public func appendOutbox(of store: EventStore, to replica: inout Replica) async throws {
+        while true {
+            let events = try await store.events(EventQuery(fromSeq: replica.copiedUpTo + 1, limit: 1_000))
+            guard let last = events.last else { return }
+            var batch: [NewEvent] = []
+            for e in events where !replica.logIDs.contains(e.id) { batch.append(try await Self.again(e, from: store)) }
+            if !batch.isEmpty { _ = try await replica.store.append(batch) }
+            replica.outbox += batch.count
+            replica.copiedUpTo = last.seq
+        }
+    }
+
+    /// A stored event to append again elsewhere: the same id, type, times, metadata and body.
+    static func again(_ e: RecordedEvent, from store: EventStore) async throws -> NewEvent {
+        var payload: [UInt8]?
+        if e.payload != nil {
+            guard let body = try await store.payload(of: e) else {
+                throw TeamLogError(.corrupted, "the body of event \(e.seq) is missing from the store; run `strata verify`")
+            }
+            payload = body
+        }
+        return NewEvent(id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: e.recordedAt, stream: e.stream,
+                        metadata: e.metadata.map { ($0.key, $0.value) }, payload: payload)
+    }
+}
