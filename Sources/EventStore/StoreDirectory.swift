@@ -89,6 +89,12 @@ extension EventStore {
         }
     }
 
+    /// Whether another process has the store open now (so a swap would be refused).
+    public var isOpenElsewhere: Bool {
+        guard let openLock else { return true }
+        return openLock.exclusively { true } == nil
+    }
+
     /// Swaps two directories in one step: `renameat2(RENAME_EXCHANGE)` (Linux 3.15, glibc 2.28),
     /// looked up at run time since Glibc's module map does not declare it.
     static func exchange(_ a: String, _ b: String) -> Bool {

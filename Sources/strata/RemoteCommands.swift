@@ -218,10 +218,37 @@ struct RemoteCommand: AsyncParsableCommand {
                     // SIGINT/SIGTERM end the follow between pulls; the position is saved after each.
                     let following = Task { [registry] in
                         var registry = registry
-                        try await log.follow(into: store, after: start, poll: .milliseconds(Int(poll * 1000))) { r in
-                            registry.remotes[name]!.pulled = r.position
-                            try registry.save(store: path)
-                            if r.appended > 0 { emit("\(name): pulled \(r.appended) event(s), \(r.bodiesDownloaded) bodies; at seq \(r.position) of the log") }
+                        var store = store
+                        // A pull that finds the store out of the log's order ends the follow for a
+                        // moment: the store is put in order, opened again, and followed on.
+                        // Another process having the store open defers it (checked again every few
+                        // seconds, said once).
+                        var warned = false
+                        while true {
+                            do {
+                                try await log.follow(into: store, after: registry.remotes[name]!.pulled, poll: .milliseconds(Int(poll * 1000))) { r in
+                                    registry.remotes[name]!.pulled = r.position
+                                    try registry.save(store: path)
+                                    if r.appended > 0 { emit("\(name): pulled \(r.appended) event(s), \(r.bodiesDownloaded) bodies; at seq \(r.position) of the log") }
+                                    let known = registry.remotes[name]!.inOrder ?? 0
+                                    guard r.position != known else { return }
+                                    guard try await log.alignment(of: store, from: known, position: r.position) == r.position else { throw OutOfOrder() }
+                                    registry.remotes[name]!.inOrder = r.position
+                                    try registry.save(store: path)
+                                }
+                                return
+                            } catch is OutOfOrder {
+                                switch try await RemoteCommand.keepInLogOrder(store, log, &registry, name, path, quiet: warned) {
+                                case .inOrder: break
+                                case .reordered(let line):
+                                    emit("\(name): \(line)")
+                                    store = try await location.open()
+                                    warned = false
+                                case .notNow:
+                                    warned = true
+                                    try await Task.sleep(for: .seconds(min(poll, 3)))
+                                }
+                            }
                         }
                     }
                     let stop = StopSignals { following.cancel() }
@@ -323,18 +350,31 @@ struct RemoteCommand: AsyncParsableCommand {
         registry.remotes[name]!.pulled = r.position
         try registry.save(store: path)
         var lines = ["\(name): pulled \(r.appended) event(s) (\(r.alreadyHere) already here), \(r.bodiesDownloaded) bodies, \(formatBytes(r.bodyBytesDownloaded)); at seq \(r.position) of the log"]
-        if let ordered = try await keepInLogOrder(store, log, &registry, name, path) { lines.append(ordered) }
+        if case .reordered(let line) = try await keepInLogOrder(store, log, &registry, name, path) { lines.append(line) }
         return lines.joined(separator: "\n")
     }
 
     static let replicaMark = ".strata-replica-swapped"
 
+    /// Ends a follow's pull to put the store in the log's order.
+    struct OutOfOrder: Error {}
+
+    enum Ordering: Equatable {
+        /// The store's seqs were the log's up to the pulled position already.
+        case inOrder
+        /// The store was put in the log's order (the line says what moved); the store object
+        /// given is the old one now: open the store again.
+        case reordered(String)
+        /// Another process has the store open (a warning said so): it keeps its order for now.
+        case notNow
+    }
+
     /// After a pull: when the store's own events were overtaken by other nodes' pushes, puts the
     /// store in the log's order up to the pulled position, its unpushed events after it
     /// (``PostgresTeamLog/replica(of:inOrder:position:into:)``), so that its seq N is the log's
-    /// seq N. Nil when the store was in order already; else what was done, or why not.
+    /// seq N.
     static func keepInLogOrder(_ store: EventStore, _ log: PostgresTeamLog, _ registry: inout RemoteRegistry, _ name: String,
-                               _ path: String) async throws -> String? {
+                               _ path: String, quiet: Bool = false) async throws -> Ordering {
         let path = (path as NSString).standardizingPath
         let position = registry.remotes[name]!.pulled
         let known = registry.remotes[name]!.inOrder ?? 0
@@ -344,8 +384,16 @@ struct RemoteCommand: AsyncParsableCommand {
                 registry.remotes[name]!.inOrder = position
                 try registry.save(store: path)
             }
-            return nil
+            return .inOrder
         }
+        func notNow() -> Ordering {
+            if !quiet {
+                warn("the store is open in another strata process (a browser, a server, a follow), so its events after seq \(inOrder) stay in this store's order and its seqs differ from the log's after it; close that process and pull again")
+            }
+            return .notNow
+        }
+        // Checked first, so that a busy store costs no copy (and again at the swap).
+        if store.isOpenElsewhere { return notNow() }
         let copyPath = path + ".replica"
         do { try EventStore.settleSwap(of: path, copyPath: copyPath, mark: replicaMark) } catch { throw CLIError(error) }
         var replica = try await log.replica(of: store, inOrder: inOrder, position: position, into: copyPath)
@@ -359,13 +407,12 @@ struct RemoteCommand: AsyncParsableCommand {
                 registry = next
                 try EventStore.settleSwap(of: path, copyPath: copyPath, mark: replicaMark)
                 let own = replica.outbox == 0 ? "" : " (seqs \(position + 1)–\(position + UInt64(replica.outbox)))"
-                return "put this store in the log's order after seq \(inOrder): \(replica.reordered) event(s) of the log, then \(replica.outbox) of its own not pushed yet\(own)"
+                return .reordered("put this store in the log's order after seq \(inOrder): \(replica.reordered) event(s) of the log, then \(replica.outbox) of its own not pushed yet\(own)")
             case .headMoved:
                 try await log.appendOutbox(of: store, to: &replica)
             case .inUse:
                 try? FileManager.default.removeItem(atPath: copyPath)
-                warn("the store is open in another strata process (a browser, a server, a follow), so its events after seq \(inOrder) stay in this store's order and its seqs differ from the log's after it; close that process and pull again")
-                return nil
+                return notNow()
             }
         }
         try? FileManager.default.removeItem(atPath: copyPath)

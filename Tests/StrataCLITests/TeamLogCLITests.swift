@@ -115,32 +115,38 @@ import Testing
     }
 
     /// A store another process has open is not swapped: the pull says so and keeps its order;
-    /// the next pull, once it is closed, puts it in order.
+    /// the next pull, once it is closed, puts it in order. The store is encrypted: its copy is
+    /// made under the same key.
     @Test func aStoreOpenElsewhereKeepsItsOrderUntilTheNextPull() async throws {
         let pg = try await offPoolThread { try PostgresServer() }
         let (a, b) = (makeStoreDir(), makeStoreDir())
-        for (store, n) in [(a, 3), (b, 2)] {
-            #expect(try await strata(["remote", "add", "team", pg.url], store: store).status == 0)
+        let key = makeStoreDir() + ".key"
+        #expect(try await strata(["key", "generate", key], store: b).status == 0)
+        let sealed = ["STRATA_KEY_FILE": key]
+        for (store, n, env) in [(a, 3, [:]), (b, 2, sealed)] {
+            #expect(try await strata(["remote", "add", "team", pg.url], store: store, env: env).status == 0)
             for i in 0..<n {
                 let r = try await strata(["record", "--stream", "notes", "--type", "DocumentRecorded", "--meta", "collection=notes",
-                                          "--meta", "key=\(n)-\(i)", "--payload", "-"], store: store, stdin: Data("{\"i\":\(i)}".utf8))
+                                          "--meta", "key=\(n)-\(i)", "--payload", "-"], store: store, stdin: Data("{\"i\":\(i)}".utf8), env: env)
                 #expect(r.status == 0, "\(r.stderr)")
             }
+            #expect(try await strata(["remote", "push"], store: store, env: env).status == 0)
         }
-        #expect(try await strata(["remote", "push"], store: a).status == 0)
-        #expect(try await strata(["remote", "push"], store: b).status == 0)
         // Another process holds the store open (its shared lock on strata.lock).
         let fd = open(b + "/strata.lock", O_RDWR)
         #expect(fd >= 0 && flock(fd, LOCK_SH) == 0)
-        let busy = try await strata(["remote", "pull"], store: b)
+        let busy = try await strata(["remote", "pull"], store: b, env: sealed)
         #expect(busy.status == 0 && busy.stderr.contains("open in another strata process"), "\(busy.stdout)\(busy.stderr)")
         #expect(!FileManager.default.fileExists(atPath: b + ".replica"))
         close(fd)
-        let again = try await strata(["remote", "pull"], store: b)
+        let again = try await strata(["remote", "pull"], store: b, env: sealed)
         #expect(again.stdout.contains("put this store in the log's order after seq 0: 5 event(s) of the log"), "\(again.stdout)\(again.stderr)")
-        let ids = Self.idsBySeq(try await strata(["log", "--oldest-first", "--format", "ndjson"], store: b).stdout)
+        let ids = Self.idsBySeq(try await strata(["log", "--oldest-first", "--format", "ndjson"], store: b, env: sealed).stdout)
         let theirs = Self.idsBySeq(try await strata(["log", "--oldest-first", "--format", "ndjson"], store: a).stdout)
         #expect(ids.count == 5 && Array(ids.prefix(3)) == Array(theirs.prefix(3)))
+        let verified = try await strata(["verify"], store: b, env: sealed)
+        #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
+        #expect(try await strata(["verify"], store: b).status != 0)  // still sealed: no key, no read
         _ = pg
     }
 

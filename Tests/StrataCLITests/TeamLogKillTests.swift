@@ -60,4 +60,61 @@ import Testing
         #expect(try await strata(["verify"], store: b).status == 0)
         print("team log kills: \(interrupted) pushes killed, \(total) events")
     }
+
+    /// `strata remote pull` SIGKILLed at random points while it puts a store in the log's order
+    /// (copying the store, appending the log's events and the store's own, swapping the
+    /// directories), again and again, each round giving it something to reorder. Afterwards a
+    /// pull finishes: the store holds the log's events at the log's seqs, then every one of its
+    /// unpushed events in the order it appended them; nothing is lost or doubled, no copy is
+    /// left behind, and it verifies.
+    @Test func pullsKilledWhileTheyReorderLoseNothing() async throws {
+        let kills = Int(ProcessInfo.processInfo.environment["STRATA_REORDER_KILLS"] ?? "") ?? 20
+        let pg = try await offPoolThread { try PostgresServer() }
+        let (a, b) = (makeStoreDir(), makeStoreDir())
+        for (store, node) in [(a, "node-a"), (b, "node-b")] {
+            #expect(try await strata(["_append-loop", "--count", "2000", "--batch", "200", "--id-prefix", node], store: store).status == 0)
+            #expect(try await strata(["remote", "add", "team", pg.url], store: store).status == 0)
+            #expect(try await strata(["remote", "push"], store: store).status == 0)
+        }
+        var outbox: [String] = []
+        func addOutbox(_ round: Int, _ n: Int) async throws {
+            #expect(try await strata(["_append-loop", "--count", "\(n)", "--batch", "50", "--id-prefix", "own\(round)"], store: b).status == 0)
+            outbox += (0..<n).map { "own\(round)-\($0)" }
+        }
+        try await addOutbox(0, 200)
+        var rng = SystemRandomNumberGenerator()
+        var interrupted = 0, round = 0, finished = 0, midCopy = 0
+        while interrupted < kills {
+            if FileManager.default.fileExists(atPath: b + ".replica") { midCopy += 1 }
+            let (p, _, _) = try startStrata(["remote", "pull"], store: b)
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...1_500, using: &rng)))
+            if p.isRunning { kill(p.processIdentifier, SIGKILL); interrupted += 1 } else { finished += 1 }
+            try await waitForExit(p)
+            if !p.isRunning, p.terminationStatus == 0 {
+                // In order now: A pushes more and B appends more of its own, so the next pull
+                // has the outbox to move after A's new events.
+                round += 1
+                #expect(try await strata(["_append-loop", "--count", "100", "--batch", "50", "--id-prefix", "more\(round)"], store: a).status == 0)
+                #expect(try await strata(["remote", "push"], store: a).status == 0)
+                try await addOutbox(round, 50)
+            }
+        }
+        let last = try await strata(["remote", "pull"], store: b)
+        #expect(last.status == 0, "\(last.stdout)\(last.stderr)")
+        // The checker.
+        let logIDs = try pg.psql("SELECT string_agg(event_id, ',' ORDER BY seq) FROM strata_events")
+            .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").map(String.init)
+        let events = try await strata(["log", "--oldest-first", "--limit", "100000", "--format", "ndjson"], store: b)
+        let mine = try events.stdout.split(separator: "\n").map { try #require((try jsonObject(String($0)) as? [String: Any])?["id"] as? String) }
+        #expect(Array(mine.prefix(logIDs.count)) == logIDs)
+        #expect(Array(mine.dropFirst(logIDs.count)) == outbox)
+        #expect(mine.count == logIDs.count + outbox.count && Set(mine).count == mine.count)
+        #expect(!FileManager.default.fileExists(atPath: b + ".replica"))
+        let verified = try await strata(["verify"], store: b)
+        #expect(verified.status == 0, "\(verified.stdout)")
+        // Some kills landed while the copy was being written (it was left behind, then removed).
+        #expect(midCopy > 0)
+        print("reorder kills: \(interrupted) pulls killed (\(midCopy) while copying), \(finished) finished, \(mine.count) events")
+    }
 }
+

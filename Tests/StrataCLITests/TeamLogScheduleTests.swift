@@ -214,11 +214,30 @@ import Testing
         let push = try await strata(["remote", "push"], store: a)
         #expect(push.status == 0, "\(push.stderr)")
         #expect(try await waitFor(150, within: 30), "the follower did not pull after the restart")
+        // C appends events of its own meanwhile, and A pushes more: the follower's next pull
+        // finds C's own events overtaken and puts its store in the log's order itself, then
+        // follows on.
+        #expect(try await strata(["_append-loop", "--count", "20", "--batch", "20", "--id-prefix", "own"], store: c).status == 0)
+        #expect(try await strata(["_append-loop", "--count", "30", "--batch", "30", "--id-prefix", "third"], store: a).status == 0)
+        #expect(try await strata(["remote", "push"], store: a).status == 0)
+        try await Task.sleep(for: .seconds(4))
+        #expect(try await strata(["_append-loop", "--count", "10", "--batch", "10", "--id-prefix", "fourth"], store: a).status == 0)
+        #expect(try await strata(["remote", "push"], store: a).status == 0)
+        #expect(try await waitFor(210, within: 30), "the follower did not pull after putting the store in order")
         kill(follower.processIdentifier, SIGTERM)
         try await waitForExit(follower)
         let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(follower.terminationStatus == 0 && stdout.contains("stopped following at seq 150"),
+        #expect(follower.terminationStatus == 0 && stdout.contains("stopped following at seq 190"),
                 "\(stdout)\(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        #expect(stdout.contains("put this store in the log's order after seq 150: 30 event(s) of the log, then 20 of its own not pushed yet (seqs 181–200)"), "\(stdout)")
+        // Its own events were overtaken again by A's last push: the follower put them after it
+        // too, unless a `strata log` above had the store open right then; a pull finishes it.
+        _ = try await strata(["remote", "pull"], store: c)
+        let ids = try await strata(["log", "--oldest-first", "--limit", "100000", "--format", "ndjson"], store: c).stdout
+            .split(separator: "\n").map { try #require((try jsonObject(String($0)) as? [String: Any])?["id"] as? String) }
+        #expect(Array(ids[150..<180]) == (0..<30).map { "third-\($0)" })
+        #expect(Array(ids[180..<190]) == (0..<10).map { "fourth-\($0)" })
+        #expect(Array(ids[190...]) == (0..<20).map { "own-\($0)" })
         #expect(try await strata(["remote", "pull"], store: c).stdout.contains("pulled 0 event(s)"))
         #expect(try await strata(["verify"], store: c).status == 0)
     }
