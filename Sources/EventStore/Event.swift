@@ -82,6 +82,13 @@ public struct RecordedEvent: Hashable, Sendable {
     /// SHA-256 over this envelope's encoding, which includes `previousHash` and the payload hash.
     public var hash: [UInt8]
 
+    /// An event as another log (``EventLog``) holds it, with that log's seq and chain hashes.
+    public init(seq: UInt64, id: String, type: String, schemaVersion: Int, recordedAt: Timestamp, stream: String,
+                metadata: [Metadatum], payload: PayloadReference?, previousHash: [UInt8], hash: [UInt8]) {
+        self.seq = seq; self.id = id; self.type = type; self.schemaVersion = schemaVersion; self.recordedAt = recordedAt
+        self.stream = stream; self.metadata = metadata; self.payload = payload; self.previousHash = previousHash; self.hash = hash
+    }
+
     public struct Metadatum: Hashable, Sendable {
         public var key: String
         public var value: String
@@ -100,4 +107,8 @@ public struct AppendOutcome: Hashable, Sendable {
     public var id: String
     /// False when an event with the same id was already in the log; `seq` is then the original's.
     public var appended: Bool
+
+    public init(seq: UInt64, id: String, appended: Bool) {
+        self.seq = seq; self.id = id; self.appended = appended
+    }
 }

@@ -270,7 +270,6 @@ public final class EventStore: Sendable {
         return try await read { txn in try ZstdContext.pooled { try PayloadSource(schema: schema, zstd: $0).body(of: event, in: txn) } }
     }
 
-    /// A stored body by its SHA-256 (hex), decompressed; nil if absent.
     /// Which of these SHA-256es have a stored body, in one read snapshot (an event may then
     /// reference the body instead of carrying it).
     public func storedBodies(_ hashes: [[UInt8]]) async throws -> Set<[UInt8]> {
@@ -278,6 +277,7 @@ public final class EventStore: Sendable {
         return try await read { txn in Set(try hashes.filter { try schema.bodyIndex.contains($0, in: txn) }) }
     }
 
+    /// A stored body by its SHA-256 (hex), decompressed; nil if absent.
     public func body(sha256 hex: String) async throws -> [UInt8]? {
         guard let key = [UInt8](hex: hex), key.count == 32 else { return nil }
         let schema = self.schema

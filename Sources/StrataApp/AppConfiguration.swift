@@ -1,3 +1,4 @@
+public import EventStore
 public import Logging
 public import StrataData
 public import TerminalImages
@@ -19,6 +20,10 @@ public struct AppConfiguration: Sendable {
     public var thumbnailColumns = 8
     public var thumbnailRows = 4
     public var logger: Logger
+    /// The log the event log's reads (``ReplayLog``: `strata log`) go to: the store's own when
+    /// nil, or another implementation of the engine's interface (`strata log --remote NAME`
+    /// gives the team log).
+    public var eventLog: (any EventLog)?
 
     public init(userAgent: String, logger: Logger = Logger(label: "strata")) {
         self.userAgent = userAgent

@@ -47,7 +47,7 @@ public struct DomainAssembly: Assembly {
 
     public func assemble(container: Container) {
         let fetchOptions = configuration.fetch
-        container.register((any EventLogRepository).self) { r in LMDBEventLogRepository(store: r.resolve(EventStore.self)!) }
+        container.register((any EventLogRepository).self) { r in EngineEventLogRepository(store: r.resolve(EventStore.self)!) }
         container.register((any SourceRepository).self) { r in LMDBSourceRepository(tables: r.resolve(ItemTables.self)!) }
         container.register((any ItemRepository).self) { r in
             LMDBItemRepository(tables: r.resolve(ItemTables.self)!, sources: r.resolve((any SourceRepository).self)!,
@@ -91,7 +91,10 @@ public struct DomainAssembly: Assembly {
         }
         container.register(GetItemHistory.self) { r in GetItemHistory(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
         container.register(DiffCollection.self) { r in DiffCollection(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
-        container.register(ReplayLog.self) { r in ReplayLog(log: r.resolve((any EventLogRepository).self)!) }
+        let eventLog = configuration.eventLog
+        container.register(ReplayLog.self) { r in
+            ReplayLog(log: eventLog.map { EngineEventLogRepository(log: $0) } ?? r.resolve((any EventLogRepository).self)!)
+        }
         container.register(UseCases.self) { r in
             UseCases(query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
                      history: r.resolve(GetItemHistory.self)!, diff: r.resolve(DiffCollection.self)!, replay: r.resolve(ReplayLog.self)!,

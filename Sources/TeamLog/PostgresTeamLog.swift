@@ -24,12 +24,17 @@ public final class PostgresTeamLog: Sendable {
     private let migrated = Mutex(false)
     /// How long one database step may take (``run(_:_:)``).
     public let operationTimeout: Duration
+    /// The node that events appended through ``EventLog/append(_:)`` come from (a store's node
+    /// id, when a store appends through this log).
+    public let directNode: String
 
     /// Connects lazily; nothing is sent until the first call.
     /// - Throws: ``TeamLogError`` when the password's variable is not set.
     /// `environment`: where the password comes from (the process environment when nil).
-    public init(location: TeamLogLocation, environment: [String: String]? = nil, operationTimeout: Duration = .seconds(30), logger: Logger) throws {
+    public init(location: TeamLogLocation, environment: [String: String]? = nil, operationTimeout: Duration = .seconds(30),
+                directNode: String = "direct", logger: Logger) throws {
         self.operationTimeout = operationTimeout
+        self.directNode = directNode
         let environment = environment ?? ProcessInfo.processInfo.environment
         self.location = location
         self.logger = logger
@@ -143,7 +148,8 @@ public final class PostgresTeamLog: Sendable {
             async let following = prepareBatch(from: batchNow.events.last!.seq + 1, store, batch)
             let appended: Int, head: UInt64
             do {
-                (appended, head) = try await append(batchNow.events, node: node, leases: leases)
+                let (outcomes, h) = try await append(batchNow.events, node: node, leases: leases)
+                (appended, head) = (outcomes.filter(\.appended).count, h)
             } catch {
                 _ = try? await following
                 throw error
@@ -224,6 +230,17 @@ public final class PostgresTeamLog: Sendable {
 
     /// Uploads the bodies of `events` the log lacks, compressed on their own.
     private func uploadBodies(of events: [RecordedEvent], from store: EventStore) async throws -> (Int, Int) {
+        try await uploadBodies(of: events) { event in
+            guard let body = try await store.payload(of: event) else {
+                throw TeamLogError(.corrupted, "the body of event \(event.seq) is missing from the store; run `strata verify`")
+            }
+            return body
+        }
+    }
+
+    /// Uploads the bodies of `events` the log lacks (`body` gives each), compressed on their own:
+    /// how many, and their bytes.
+    func uploadBodies(of events: [RecordedEvent], body: (RecordedEvent) async throws -> [UInt8]) async throws -> (Int, Int) {
         var wanted: [[UInt8]: RecordedEvent] = [:]
         for e in events { if let p = e.payload { wanted[p.hash] = e } }
         guard !wanted.isEmpty else { return (0, 0) }
@@ -238,11 +255,9 @@ public final class PostgresTeamLog: Sendable {
         var (keys, sizes, stored) = ([ByteBuffer](), [Int64](), [ByteBuffer]())
         var bytes = 0
         for (hash, event) in wanted where !present.contains(hash) {
-            guard let body = try await store.payload(of: event) else {
-                throw TeamLogError(.corrupted, "the body of event \(event.seq) is missing from the store; run `strata verify`")
-            }
-            let portable = PortableBody.encode(body)
-            keys.append(ByteBuffer(bytes: hash)); sizes.append(Int64(body.count)); stored.append(ByteBuffer(bytes: portable))
+            let raw = try await body(event)
+            let portable = PortableBody.encode(raw)
+            keys.append(ByteBuffer(bytes: hash)); sizes.append(Int64(raw.count)); stored.append(ByteBuffer(bytes: portable))
             bytes += portable.count
         }
         guard !keys.isEmpty else { return (0, 0) }
@@ -255,11 +270,13 @@ public final class PostgresTeamLog: Sendable {
         return (keys.count, bytes)
     }
 
-    /// Appends the events the log does not hold, in one transaction holding the head's lock.
-    private func append(_ events: [RecordedEvent], node: String, leases: [String: UInt64]) async throws -> (appended: Int, head: UInt64) {
+    /// Appends the events the log does not hold, in one transaction holding the head's lock: each
+    /// event's outcome (its seq in the log; `appended` false for one the log held, or that came
+    /// twice in the batch) and the head after.
+    func append(_ events: [RecordedEvent], node: String, leases: [String: UInt64]) async throws -> (outcomes: [AppendOutcome], head: UInt64) {
         let ids = events.map(\.id)
         return try await run("append to the team log") { [self] in
-            try await client.withTransaction(logger: logger) { conn -> (Int, UInt64) in
+            try await client.withTransaction(logger: logger) { conn -> ([AppendOutcome], UInt64) in
                 // This transaction holds the head row, so every node's push waits for it: its idle
                 // time is bounded (``boundIdleTime(_:_:)``) in the same round trip.
                 var headSeq: Int64 = 0
@@ -270,14 +287,21 @@ public final class PostgresTeamLog: Sendable {
                     """, logger: logger).decode((Int64, ByteBuffer, String).self) {
                     headSeq = s; headHash = Array(h.readableBytesView)
                 }
-                var known = Set<String>()
-                for try await id in try await conn.query("SELECT event_id FROM strata_events WHERE event_id = ANY(\(ids))", logger: logger).decode(String.self) {
-                    known.insert(id)
+                var known: [String: UInt64] = [:]
+                for try await (id, seq) in try await conn.query("SELECT event_id, seq FROM strata_events WHERE event_id = ANY(\(ids))", logger: logger).decode((String, Int64).self) {
+                    known[id] = UInt64(seq)
                 }
+                let held = known
                 var fresh: [RecordedEvent] = []
-                for e in events where !known.contains(e.id) {
-                    known.insert(e.id)  // an id twice in one batch is appended once
+                var next = UInt64(headSeq)
+                for e in events where known[e.id] == nil {
+                    next += 1
+                    known[e.id] = next  // an id twice in one batch is appended once
                     fresh.append(e)
+                }
+                var seen = Set<String>()
+                let outcomes = events.map { e in
+                    AppendOutcome(seq: known[e.id]!, id: e.id, appended: held[e.id] == nil && seen.insert(e.id).inserted)
                 }
                 let tokens = try await fence(fresh, node: node, leases: leases, conn)
                 var cols = Columns()
@@ -289,7 +313,7 @@ public final class PostgresTeamLog: Sendable {
                     hash = TeamChain.hash(previous: hash, seq: seq, event: t)
                     cols.add(seq: seq, t, node: node, originSeq: e.seq, hash: hash, leaseToken: tokens[e.stream])
                 }
-                guard !cols.seqs.isEmpty else { return (0, UInt64(headSeq)) }
+                guard !cols.seqs.isEmpty else { return (outcomes, UInt64(headSeq)) }
                 try await conn.query("""
                     INSERT INTO strata_events (seq, event_id, type, schema_version, recorded_at, stream, metadata, body_hash, body_size, origin_node, origin_seq, hash, lease_token)
                     SELECT s, i, t, v, r, st, m::jsonb, NULLIF(bh, ''::bytea), NULLIF(bs, -1), \(node), os, h, NULLIF(lt, -1)
@@ -302,7 +326,7 @@ public final class PostgresTeamLog: Sendable {
                 let newHash = ByteBuffer(bytes: hash)
                 try await conn.query("UPDATE strata_head SET seq = \(newHead), hash = \(newHash) WHERE id = 1", logger: logger)
                 try await conn.query("NOTIFY strata_events", logger: logger)
-                return (cols.seqs.count, seq)
+                return (outcomes, seq)
             }
         }
     }
@@ -457,12 +481,12 @@ public final class PostgresTeamLog: Sendable {
     // MARK: Status
 
     /// The log's head: its last seq and chain hash.
-    public func head() async throws -> (seq: UInt64, hash: [UInt8]) {
+    public func head() async throws -> (seq: UInt64, hash: String) {
         try await migrate()
         return try await run("read the team log") { [self] in
-            var out: (UInt64, [UInt8]) = (0, TeamChain.zero)
+            var out: (UInt64, String) = (0, TeamChain.zero.hex)
             for try await (s, h) in try await client.query("SELECT seq, hash FROM strata_head WHERE id = 1", logger: logger).decode((Int64, ByteBuffer).self) {
-                out = (UInt64(s), Array(h.readableBytesView))
+                out = (UInt64(s), Array(h.readableBytesView).hex)
             }
             return out
         }
@@ -486,7 +510,7 @@ public final class PostgresTeamLog: Sendable {
             }
             position = rows.last!.seq
         }
-        if expected - 1 != head.seq || previous != head.hash { problems.append("the head row (seq \(head.seq)) does not match the last event (\(expected - 1))") }
+        if expected - 1 != head.seq || previous.hex != head.hash { problems.append("the head row (seq \(head.seq)) does not match the last event (\(expected - 1))") }
         return problems
     }
 

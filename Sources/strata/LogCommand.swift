@@ -13,6 +13,7 @@ struct LogCommand: AsyncParsableCommand {
           strata log --limit 20
           strata log --stream cars --type SnapshotRecorded --format json
           strata log --since 100 --oldest-first --format ndjson
+          strata log --remote team --limit 20     # the team log's events, by global seq
         """)
     )
 
@@ -24,6 +25,7 @@ struct LogCommand: AsyncParsableCommand {
     @Option(help: "At most this many events.") var limit = 50
     @Flag(help: "Oldest first instead of newest first.") var oldestFirst = false
     @Option(help: "table, json or ndjson.") var format: OutputFormat = .table
+    @Option(help: "Read the team log of this remote (`strata remote add`) instead of the store's own log: its global seqs, the same columns.") var remote: String?
 
     func validate() throws {
         guard limit > 0 else { throw ValidationError("--limit must be positive") }
@@ -32,22 +34,30 @@ struct LogCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            switch format {
-            case .json, .ndjson:
-                let store = try await location.open()
-                let events = try await store.events(EventQuery(
-                    stream: stream, type: type, fromSeq: since ?? 1, toSeq: until ?? .max, limit: limit, descending: !oldestFirst))
-                emit(events.map(\.json), as: format)
-            case .table:
-                let screen = Screen()
-                let app = try await location.app(screen: screen) { $0.thumbnails = nil }
-                let query = LogQuery(stream: stream, type: type, fromSeq: since ?? 1, toSeq: until ?? .max, limit: limit, newestFirst: !oldestFirst)
-                let state = await table(app: app, query: query)
-                guard case .loaded(let rows) = state.content else {
-                    throw (state.content.error ?? PresentableError(kind: .storage, message: "the log did not load")).cli
-                }
-                screen.page(EventLogRenderer(options: screen.options).render(rows))
+            guard let remote else { return try await show(nil) }
+            let (_, entry) = try RemoteRegistry.load(store: location.path).resolve(remote)
+            try await withTeamLog(entry, location) { log in try await show(log) }
+        }
+    }
+
+    /// Lists the events of `log` (the store's own when nil) through the engine's `EventLog`
+    /// interface: the same reads, whichever log it is.
+    private func show(_ log: (any EventLog)?) async throws {
+        switch format {
+        case .json, .ndjson:
+            let source: any EventLog = if let log { log } else { try await location.open() }
+            let events = try await source.events(EventQuery(
+                stream: stream, type: type, fromSeq: since ?? 1, toSeq: until ?? .max, limit: limit, descending: !oldestFirst))
+            emit(events.map(\.json), as: format)
+        case .table:
+            let screen = Screen()
+            let app = try await location.app(screen: screen) { $0.thumbnails = nil; $0.eventLog = log }
+            let query = LogQuery(stream: stream, type: type, fromSeq: since ?? 1, toSeq: until ?? .max, limit: limit, newestFirst: !oldestFirst)
+            let state = await table(app: app, query: query)
+            guard case .loaded(let rows) = state.content else {
+                throw (state.content.error ?? PresentableError(kind: .storage, message: "the log did not load")).cli
             }
+            screen.page(EventLogRenderer(options: screen.options).render(rows))
         }
     }
 

@@ -23,7 +23,7 @@ import Testing
         #expect(resolver.resolve(Fetcher.self) === resolver.resolve(Fetcher.self))
         #expect(resolver.resolve(SourceCatalog.self) != nil)
         #expect(resolver.resolve(ItemTables.self) != nil)
-        #expect(resolver.resolve((any EventLogRepository).self) is LMDBEventLogRepository)
+        #expect(resolver.resolve((any EventLogRepository).self) is EngineEventLogRepository)
         #expect(resolver.resolve((any SourceRepository).self) is LMDBSourceRepository)
         #expect(resolver.resolve((any ItemRepository).self) is LMDBItemRepository)
         #expect(resolver.resolve((any RemoteRepository).self) is FetcherRemoteRepository)

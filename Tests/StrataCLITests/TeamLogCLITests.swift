@@ -110,6 +110,15 @@ import Testing
             }
             #expect(Self.digests(digests[0]) == Self.digests(digests[1]) && Self.digests(digests[1]) == Self.digests(digests[2]))
             #expect(!Self.digests(digests[0]).isEmpty)
+            // The team log read through the same interface as a store's log: C (which only
+            // pulled) lists the log's events at the log's seqs either way.
+            let remote = try await run(["log", "--remote", "team", "--oldest-first", "--format", "ndjson", "--limit", "1000"], c)
+            let local = try await run(["log", "--oldest-first", "--format", "ndjson", "--limit", "1000"], c)
+            #expect(Self.idsBySeq(remote) == Self.idsBySeq(local) && Self.idsBySeq(remote).count == 22)
+            let table = try await run(["log", "--remote", "team", "--limit", "3"], a)
+            #expect(table.contains("22") && table.contains("cars"), "\(table)")
+            let missing = try await strata(["log", "--remote", "nowhere"], store: a)
+            #expect(missing.status == 3 && missing.stderr.contains("no remote named nowhere"), "\(missing.stderr)")
         }
         _ = pg
     }

@@ -19,14 +19,14 @@ let carsDefinition = SourceDefinition(name: "cars", url: "http://127.0.0.1:1/car
 struct Repositories {
     let store: EventStore
     let tables: ItemTables
-    let log: LMDBEventLogRepository
+    let log: EngineEventLogRepository
     let sources: LMDBSourceRepository
     let items: LMDBItemRepository
 
     init(store: EventStore) {
         self.store = store
         tables = ItemTables(store: store)
-        log = LMDBEventLogRepository(store: store)
+        log = EngineEventLogRepository(store: store)
         sources = LMDBSourceRepository(tables: tables)
         items = LMDBItemRepository(tables: tables, sources: sources, log: log)
     }

@@ -180,4 +180,75 @@ import Testing
         #expect(try await b.head().seq == 0)
         await log.close()
     }
+
+    /// The team log and a store answer the same engine interface (`EventLog`) the same way: a
+    /// store that pushed everything holds the log's events at the log's seqs, so every query
+    /// gives the same events (ids, types, times, streams, metadata, bodies) on both, only the
+    /// chain hashes differ; appends through the interface are idempotent by id on both.
+    @Test func theTeamLogAndAStoreAnswerTheSameEngineInterface() async throws {
+        let server = try await offPoolThread { try PostgresServer() }
+        let log = try open(server)
+        let a = try await makeStore()
+        let base = Timestamp(microseconds: 1_700_000_000_000_000)
+        var seed: [NewEvent] = []
+        for i in 0..<40 {
+            let removal = i % 3 == 0
+            let type = removal ? DocumentEvents.removed : DocumentEvents.recorded
+            let at = Timestamp(microseconds: base.microseconds + Int64(i) * 1_000_000)
+            let body: [UInt8]? = removal ? nil : Array("{\"i\":\(i)}".utf8)
+            seed.append(NewEvent(id: "e\(i)", type: type, recordedAt: at, stream: i % 2 == 0 ? "even" : "odd",
+                                 metadata: [("collection", "c"), ("key", "k\(i % 7)")], payload: body))
+        }
+        _ = try await a.append(seed)
+        _ = try await log.push(from: a, node: "a", batch: 7)
+        let logs: [any EventLog] = [a, log]
+        func same(_ q: EventQuery) async throws {
+            let (x, y) = (try await a.events(q), try await log.events(q))
+            func shape(_ e: RecordedEvent) -> String {
+                "\(e.seq) \(e.id) \(e.type) \(e.schemaVersion) \(e.recordedAt.microseconds) \(e.stream) \(e.metadata) \(e.payload?.hashHex ?? "-") \(e.payload?.size ?? -1)"
+            }
+            #expect(x.map(shape) == y.map(shape), "\(q)")
+            #expect(!x.isEmpty)
+            // Each log chains its own: the hashes differ, every link holds within each.
+            #expect(zip(y, y.dropFirst()).allSatisfy { q.descending ? $0.previousHash == $1.hash : $1.previousHash == $0.hash } || q.stream != nil || q.type != nil)
+        }
+        try await same(EventQuery())
+        try await same(EventQuery(fromSeq: 5, toSeq: 30, limit: 9, descending: true))
+        try await same(EventQuery(stream: "odd", limit: 6))
+        try await same(EventQuery(type: DocumentEvents.removed, descending: true))
+        try await same(EventQuery(stream: "even", type: DocumentEvents.recorded, fromSeq: 10))
+        for l in logs {
+            #expect(try await l.head().seq == 40)
+            let e = try #require(try await l.event(id: "e4"))
+            #expect(e.seq == 5 && e.stream == "even")
+            #expect(try await l.payload(of: e) == Array("{\"i\":4}".utf8))
+            #expect(try await l.body(sha256: e.payload!.hashHex) == Array("{\"i\":4}".utf8))
+            #expect(try await l.event(id: "nope") == nil)
+            #expect(try await l.body(sha256: String(repeating: "0", count: 64)) == nil)
+            #expect(try await l.seq(asOf: Timestamp(microseconds: base.microseconds + 9_500_000)) == 10)
+            #expect(try await l.seq(asOf: Timestamp(microseconds: base.microseconds - 1)) == 0)
+            #expect(try await l.seq(asOf: Timestamp(microseconds: base.microseconds + 100_000_000)) == 40)
+        }
+        // Appends through the interface: new events get the next seqs; ids held come back with
+        // their original seqs, on both logs alike.
+        let more = [NewEvent(id: "e3", type: DocumentEvents.recorded, stream: "odd", metadata: [("collection", "c"), ("key", "k3")], payload: Array("{}".utf8)),
+                    NewEvent(id: "n1", type: DocumentEvents.recorded, recordedAt: base, stream: "odd", metadata: [("collection", "c"), ("key", "k1")],
+                             payload: Array("{\"new\":1}".utf8)),
+                    NewEvent(id: "n1", type: DocumentEvents.recorded, recordedAt: base, stream: "odd", metadata: [("collection", "c"), ("key", "k1")],
+                             payload: Array("{\"new\":1}".utf8))]
+        for l in logs {
+            let outcomes = try await l.append(more)
+            #expect(outcomes.map(\.seq) == [4, 41, 41] && outcomes.map(\.appended) == [false, true, false])
+            #expect(try await l.head().seq == 41)
+            let n = try #require(try await l.event(id: "n1"))
+            #expect(try await l.payload(of: n) == Array("{\"new\":1}".utf8))
+        }
+        #expect(try await log.verify().isEmpty)
+        // A store pulling the log gets the event appended through the interface.
+        let b = try await makeStore()
+        _ = try await log.pull(into: b, after: 0)
+        #expect(try await b.event(id: "n1")?.seq == 41)
+        await log.close()
+    }
 }
+

@@ -1,10 +1,13 @@
 public import EventStore
 
-/// ``EventLogRepository`` over the event store.
-public struct LMDBEventLogRepository: EventLogRepository {
-    let store: EventStore
+/// ``EventLogRepository`` over the engine's ``EventLog`` interface: the store's LMDB log, or
+/// (`strata log --remote NAME`) a team log on PostgreSQL, read the same way.
+public struct EngineEventLogRepository: EventLogRepository {
+    let store: any EventLog
 
     public init(store: EventStore) { self.store = store }
+
+    public init(log: any EventLog) { self.store = log }
 
     public func entries(_ query: LogQuery) async throws -> [LogEntry] {
         try await storage {
