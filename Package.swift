@@ -114,7 +114,7 @@ let package = Package(
         .target(
             name: "StrataApp",
             dependencies: [
-                "StrataData", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore",
+                "StrataData", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "TeamLog",
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -24,6 +24,10 @@ public struct AppConfiguration: Sendable {
     /// nil, or another implementation of the engine's interface (`strata log --remote NAME`
     /// gives the team log).
     public var eventLog: (any EventLog)?
+    /// Seconds a source's lease in a team log lasts when a fetch takes it.
+    public var leaseSeconds: Double = 600
+    /// How long the lease step before a fetch waits for a team log before it fetches anyway.
+    public var teamTimeout: Duration = .seconds(10)
 
     public init(userAgent: String, logger: Logger = Logger(label: "strata")) {
         self.userAgent = userAgent

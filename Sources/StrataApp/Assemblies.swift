@@ -84,7 +84,11 @@ public struct DomainAssembly: Assembly {
         }
         container.register(ManageConfig.self) { r in ManageConfig(writes: r.resolve((any WriteRepository).self)!) }
         container.register(QueryItems.self) { r in QueryItems(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
-        container.register(RefreshSource.self) { r in RefreshSource(remote: r.resolve((any RemoteRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
+        let (leaseSeconds, teamTimeout, logger) = (configuration.leaseSeconds, configuration.teamTimeout, configuration.logger)
+        container.register(RefreshSource.self) { r in
+            RefreshSource(remote: r.resolve((any RemoteRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
+                          leases: TeamLogLeases(storePath: r.resolve(EventStore.self)!.path, ttl: leaseSeconds, timeout: teamTimeout, logger: logger))
+        }
         container.register(LoadItemDetail.self) { r in
             LoadItemDetail(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
                            remote: r.resolve((any RemoteRepository).self)!)

@@ -30,6 +30,7 @@ extension StrataServer {
         case .invalidInput: return Self.error(.badRequest, "bad request", e.message)
         case .network: return Self.error(.badGateway, "network", e.message)
         case .storage: return Self.error(.internalServerError, "storage", e.message)
+        case .conflict: return Self.error(.conflict, "conflict", e.message)
         }
     }
 }

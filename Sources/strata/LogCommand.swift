@@ -3,6 +3,7 @@ import EventStore
 import StrataApp
 import StrataDomain
 import StrataPresentation
+import TeamLog
 
 struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

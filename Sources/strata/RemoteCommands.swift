@@ -7,40 +7,7 @@ import TeamLog
 // The team log (issue 30, first part): store tools, like `rekey`, that move the log's events
 // between this store and a PostgreSQL team log (the TeamLog target).
 
-/// `STORE/remotes.json` (mode 0600): this store's node id and its remotes with how far each was
-/// pulled. URLs are kept as given (a password only as a `$VAR` template), never resolved.
-struct RemoteRegistry: Codable {
-    struct Remote: Codable {
-        var url: String
-        var pulled: UInt64 = 0
-        /// The store's seqs hold the log's events up to here (absent in files from before
-        /// replicas: checked from 0 at the next pull).
-        var inOrder: UInt64?
-        /// The fencing token this node holds per leased source (absent in files from before leases).
-        var leases: [String: UInt64]?
-    }
-    var node: String
-    var remotes: [String: Remote] = [:]
-
-    static func path(_ store: String) -> String { store + "/remotes.json" }
-
-    static func load(store: String) throws -> RemoteRegistry {
-        let path = path(store)
-        guard let data = FileManager.default.contents(atPath: path) else { return RemoteRegistry(node: RandomID.uuid()) }
-        do { return try JSONDecoder().decode(RemoteRegistry.self, from: data) } catch {
-            throw CLIError("\(path) is damaged (\(error)); fix or remove it (its remotes are then added again)")
-        }
-    }
-
-    func save(store: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = try encoder.encode(self)
-        let path = Self.path(store), temp = path + ".tmp"
-        guard FileManager.default.createFile(atPath: temp, contents: data, attributes: [.posixPermissions: 0o600]),
-              rename(temp, path) == 0 else { throw CLIError("could not write \(path)") }
-    }
-
+extension RemoteRegistry {
     /// The remote `name`, or the only one when `name` is nil.
     func resolve(_ name: String?) throws -> (name: String, remote: Remote) {
         if let name {

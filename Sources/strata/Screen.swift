@@ -109,6 +109,7 @@ extension PresentableError {
         case .notFound: CLIError(message, exit: ExitCodes.notFound)
         case .invalidInput: CLIError(message, exit: ExitCode.validationFailure)
         case .network, .storage: CLIError(message)
+        case .conflict: CLIError(message, exit: ExitCodes.fenced)
         }
     }
 }

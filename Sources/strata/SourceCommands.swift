@@ -231,6 +231,8 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Largest body accepted, bytes.") var maxBytes = 64 << 20
     @Option(help: "Extra attempts after a retryable failure.") var retries = 3
     @Flag(name: .customLong("insecure-skip-tls-verify"), help: "DANGEROUS: do not verify TLS certificates.") var insecure = false
+    @Flag(help: "In a store sharing a team log: take the source's lease even though another node's has not expired (that node's later pushes of it are refused).")
+    var force = false
 
     func validate() throws {
         guard concurrency >= 1, concurrency <= 64 else { throw ValidationError("--concurrency must be 1–64") }
@@ -268,6 +270,9 @@ struct FetchCommand: AsyncParsableCommand {
                 config.fetch = options
                 config.insecureSkipTLSVerify = insecure
                 config.requestsSoon = true
+                if let t = ProcessInfo.processInfo.environment["STRATA_TEAM_TIMEOUT"].flatMap(Double.init), t > 0 {
+                    config.teamTimeout = .milliseconds(Int(t * 1000))
+                }
             }
             var sources = try await app.useCases.sources.sources().map(\.name)
             if !names.isEmpty {
@@ -277,7 +282,7 @@ struct FetchCommand: AsyncParsableCommand {
                 sources = names
             }
             if sources.isEmpty { throw CLIError("no sources to fetch; add one with `strata source add`") }
-            var request = RefreshRequest(images: images, pageLimit: limit)
+            var request = RefreshRequest(images: images, pageLimit: limit, takeLease: force)
             if details {
                 request.details = detailsPolicy == .changed ? .changed : .all(maxAge: detailMaxAge.flatMap(Duration.seconds(parsing:)))
             }
@@ -286,6 +291,7 @@ struct FetchCommand: AsyncParsableCommand {
                 do {
                     let r = try await app.useCases.refresh(s, request)
                     line.clear()
+                    if let lease = r.lease { Self.report(lease, source: s) }
                     emit(r.line)
                     for f in r.failures.prefix(10) { warn("Error: source \(s): \(f)") }
                     if !r.failures.isEmpty { failed = true }
@@ -293,9 +299,23 @@ struct FetchCommand: AsyncParsableCommand {
                     line.clear()
                     warn("Error: source \(s): \(e.message)")
                     failed = true
+                } catch let e as RepositoryError where e.code == .conflict {
+                    // Leased to another node: not fetched, nothing appended.
+                    line.clear()
+                    throw CLIError("source \(s) not fetched: \(e.message)", exit: ExitCodes.fenced)
                 }
             }
             if failed { throw ExitCode.failure }
+        }
+    }
+
+    /// What the lease step before a fetch did, when it is worth a line: taken over from another
+    /// node, or not taken because the team log was out of reach.
+    static func report(_ lease: SourceLease, source: String) {
+        if let why = lease.unreachable {
+            warn("warning: could not lease \(source) in team log \(lease.remote) (\(why)); fetched anyway: if another node leases \(source) meanwhile, a push of these events is refused")
+        } else if lease.forced, let from = lease.takenFrom {
+            warn("took the lease on \(source) from node \(from) before it expired; that node's pushes of \(source) are refused from now on")
         }
     }
 }

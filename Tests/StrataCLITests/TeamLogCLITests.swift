@@ -26,8 +26,12 @@ import Testing
                 let x = try await strata(args, store: a), y = try await strata(args, store: b)
                 #expect(x.status == 0 && x.stdout == y.stdout, "\(args)")
             }
-            // B fetches the next version and syncs; A pulls it.
+            // A's fetch took the lease on cars: B's fetch is refused until A releases it.
             server.version = 2
+            let refused = try await strata(["fetch", "cars"], store: b)
+            #expect(refused.status == 5 && refused.stderr.contains("source cars not fetched: team log team: the lease on cars is held by node"), "\(refused.stderr)")
+            #expect(try await strata(["remote", "release", "cars"], store: a).status == 0)
+            // B fetches the next version and syncs; A pulls it.
             #expect(try await strata(["fetch", "cars"], store: b).status == 0)
             #expect(try await strata(["remote", "sync"], store: b).status == 0)
             let pulled = try await strata(["remote", "pull"], store: a)
@@ -52,11 +56,12 @@ import Testing
         let pg = try await offPoolThread { try PostgresServer() }
         try await withFixtureServer { server in
             let (a, b) = (makeStoreDir(), makeStoreDir())
-            for store in [a, b] {
-                #expect(try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
+            // Each node fetches a source of its own (a fetch leases its source in the team log).
+            for (store, source) in [(a, "cars"), (b, "cars-b")] {
+                #expect(try await strata(["source", "add", source, "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
                                           "--page-param", "page", "--page-size", "10", "--index", "make"], store: store).status == 0)
                 #expect(try await strata(["remote", "add", "team", pg.url], store: store).status == 0)
-                #expect(try await strata(["fetch", "cars"], store: store).status == 0)
+                #expect(try await strata(["fetch", source], store: store).status == 0)
             }
             func run(_ args: [String], _ store: String) async throws -> String {
                 let r = try await strata(args, store: store)
@@ -70,7 +75,7 @@ import Testing
             #expect(pulled.contains("put this store in the log's order after seq 0: 10 event(s) of the log, then 0 of its own"), "\(pulled)")
             // Both fetch version 2; A pushes first, B syncs, A pulls: each reorders once.
             server.version = 2
-            for store in [a, b] { _ = try await run(["fetch", "cars"], store) }
+            for (store, source) in [(a, "cars"), (b, "cars-b")] { _ = try await run(["fetch", source], store) }
             _ = try await run(["remote", "push"], a)
             let synced = try await run(["remote", "sync"], b)
             #expect(synced.contains("put this store in the log's order after seq 10"), "\(synced)")
@@ -78,7 +83,7 @@ import Testing
             #expect(intoA.contains("put this store in the log's order after seq 5"), "\(intoA)")
             // Version 3 on B only, not pushed: a pull with nothing new keeps it as the outbox.
             server.version = 3
-            _ = try await run(["fetch", "cars"], b)
+            _ = try await run(["fetch", "cars-b"], b)
             let outboxPull = try await run(["remote", "pull"], b)
             #expect(!outboxPull.contains("put this store"), "\(outboxPull)")
             let status = try await run(["remote", "status"], b)
@@ -170,6 +175,49 @@ import Testing
         guard let o = try? JSONSerialization.jsonObject(with: Data(verifyJSON.utf8)) as? [String: Any],
               let ps = o["projections"] as? [[String: Any]] else { return [] }
         return ps.map { "\($0["name"] ?? "")=\($0["digest"] ?? "")" }
+    }
+
+    /// A fetch in a store that shares a team log takes its source's lease first: another node's
+    /// fetch of the source is refused (exit 5, nothing appended) while the lease lives, `--force`
+    /// takes it over (and the first node's later pushes of the source are refused), and a team
+    /// log out of reach lets the fetch go on with a warning.
+    @Test func aFetchTakesItsSourcesLeaseFirst() async throws {
+        let pg = try await offPoolThread { try PostgresServer() }
+        try await withFixtureServer { server in
+            let (a, b, c) = (makeStoreDir(), makeStoreDir(), makeStoreDir())
+            for store in [a, b, c] {
+                #expect(try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
+                                          "--page-param", "page", "--page-size", "10"], store: store).status == 0)
+            }
+            for store in [a, b] { #expect(try await strata(["remote", "add", "team", pg.url], store: store).status == 0) }
+            func events(_ store: String) async throws -> Int {
+                try await strata(["log", "--limit", "100000", "--format", "ndjson"], store: store).stdout.split(separator: "\n").count
+            }
+            let first = try await strata(["fetch", "cars"], store: a)
+            #expect(first.status == 0 && first.stderr.isEmpty, "\(first.stderr)")
+            let status = try await strata(["remote", "status"], store: a)
+            #expect(status.stdout.contains("lease: cars held by this node, token 1"), "\(status.stdout)")
+            let before = try await events(b)
+            let refused = try await strata(["fetch", "cars"], store: b)
+            #expect(refused.status == 5 && refused.stderr.contains("the lease on cars is held by node") && refused.stderr.contains("--force"), "\(refused.stderr)")
+            #expect(try await events(b) == before)
+            let forced = try await strata(["fetch", "cars", "--force"], store: b)
+            #expect(forced.status == 0 && forced.stderr.contains("took the lease on cars from node"), "\(forced.stderr)")
+            #expect(try await strata(["remote", "push"], store: b).status == 0)
+            // A lost the lease: its fetch is refused now. Taking it back with --force, A fetches
+            // and pushes (its earlier events of cars too, after B's).
+            server.version = 2
+            #expect(try await strata(["fetch", "cars"], store: a).status == 5)
+            #expect(try await strata(["fetch", "cars", "--force"], store: a).status == 0)
+            let push = try await strata(["remote", "push"], store: a)
+            #expect(push.status == 0, "\(push.stderr)")
+            // A team log out of reach: the fetch goes on, with a warning.
+            #expect(try await strata(["remote", "add", "down", "postgres://strata@/strata?host=/tmp/strata-pg-none"], store: c).status == 0)
+            let offline = try await strata(["fetch", "cars"], store: c, env: ["STRATA_TEAM_TIMEOUT": "3"])
+            #expect(offline.status == 0 && offline.stderr.contains("could not lease cars in team log down"), "\(offline.stderr)")
+            #expect(try await events(c) > 1)
+        }
+        _ = pg
     }
 }
 

@@ -41,11 +41,14 @@ public struct RefreshRequest: Sendable, Hashable {
     public var images: Bool
     /// At most this many list pages (an incomplete pass removes nothing).
     public var pageLimit: Int?
+    /// Take the source's lease in the team log even when another node's has not expired.
+    public var takeLease = false
 
-    public init(details: Details = .none, images: Bool = false, pageLimit: Int? = nil) {
+    public init(details: Details = .none, images: Bool = false, pageLimit: Int? = nil, takeLease: Bool = false) {
         self.details = details
         self.images = images
         self.pageLimit = pageLimit
+        self.takeLease = takeLease
     }
 }
 
@@ -68,6 +71,9 @@ public struct RefreshResult: Sendable, Hashable {
     public var bytes: Int
     public var failures: [String]
     public var seconds: Double
+    /// The source's lease in the team log the store shares, taken or renewed before the fetch
+    /// (nil when it shares none).
+    public var lease: SourceLease?
 
     public init(source: String, run: String, pages: Int = 0, pagesNotModified: Int = 0, complete: Bool = true, added: Int = 0, changed: Int = 0,
                 reappeared: Int = 0, removed: Int = 0, details: Int = 0, detailsNotModified: Int = 0, images: Int = 0, bytes: Int = 0,
@@ -75,5 +81,23 @@ public struct RefreshResult: Sendable, Hashable {
         self.source = source; self.run = run; self.pages = pages; self.pagesNotModified = pagesNotModified; self.complete = complete
         self.added = added; self.changed = changed; self.reappeared = reappeared; self.removed = removed; self.details = details
         self.detailsNotModified = detailsNotModified; self.images = images; self.bytes = bytes; self.failures = failures; self.seconds = seconds
+    }
+}
+
+/// A store's lease on a source in a team log it shares (``SourceLeaseRepository``).
+public struct SourceLease: Sendable, Hashable {
+    /// The remote (team log) it was taken in.
+    public var remote: String
+    /// The fencing token; nil when the team log could not be reached (the fetch went on).
+    public var token: UInt64?
+    /// The node it was taken from, when another node held it.
+    public var takenFrom: String?
+    /// Taken from a node whose lease had not expired.
+    public var forced: Bool
+    /// Why the team log could not be reached.
+    public var unreachable: String?
+
+    public init(remote: String, token: UInt64?, takenFrom: String? = nil, forced: Bool = false, unreachable: String? = nil) {
+        self.remote = remote; self.token = token; self.takenFrom = takenFrom; self.forced = forced; self.unreachable = unreachable
     }
 }

@@ -32,6 +32,18 @@ public protocol RemoteRepository: Sendable {
 }
 
 /// The event log itself.
+/// Leases on sources in the team logs a store shares: before a fetch the store takes (or renews)
+/// its source's lease, so that only one node fetches a source at a time and a node that lost it
+/// (paused, taken over) has its late events refused rather than interleaved.
+public protocol SourceLeaseRepository: Sendable {
+    /// Takes or renews this store's lease on `source`; `force` takes a lease another node holds
+    /// and has not let expire. Nil when the store shares no team log. A team log that cannot be
+    /// reached gives a lease without a token (the fetch goes on; a later push may be refused).
+    /// - Throws: ``RepositoryError`` `.conflict` when another node holds a live lease and `force`
+    ///   is false.
+    func lease(source: String, force: Bool) async throws -> SourceLease?
+}
+
 public protocol EventLogRepository: Sendable {
     func entries(_ query: LogQuery) async throws -> [LogEntry]
     /// The seq a point stands for: the head for `.now`, the last event at or before a date.

@@ -2,10 +2,12 @@
 public struct RefreshSource: Sendable {
     let remote: any RemoteRepository
     let sources: any SourceRepository
+    let leases: (any SourceLeaseRepository)?
 
-    public init(remote: any RemoteRepository, sources: any SourceRepository) {
+    public init(remote: any RemoteRepository, sources: any SourceRepository, leases: (any SourceLeaseRepository)? = nil) {
         self.remote = remote
         self.sources = sources
+        self.leases = leases
     }
 
     /// - Throws: ``RepositoryError`` `notFound` for an unknown source, `network` when the list
@@ -14,8 +16,14 @@ public struct RefreshSource: Sendable {
         try await callAsFunction(source, RefreshRequest(details: details ? .all(maxAge: nil) : .none, images: images))
     }
 
+    /// In a store that shares a team log, the source's lease is taken (or renewed) first: a
+    /// source leased to another node is not fetched (``RepositoryError`` `.conflict`) unless
+    /// `request.takeLease`.
     public func callAsFunction(_ source: String, _ request: RefreshRequest) async throws -> RefreshResult {
         _ = try await sources.source(named: source)
-        return try await remote.refresh(source: source, request: request)
+        let lease = try await leases?.lease(source: source, force: request.takeLease)
+        var result = try await remote.refresh(source: source, request: request)
+        result.lease = lease
+        return result
     }
 }

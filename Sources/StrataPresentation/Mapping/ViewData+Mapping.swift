@@ -262,6 +262,7 @@ extension PresentableError {
             case .notFound: .notFound
             case .invalidQuery: .invalidInput
             case .network: .network
+            case .conflict: .conflict
             default: .storage
             }
             self.init(kind: kind, message: e.message)

@@ -209,7 +209,11 @@ public struct FilterViewData: Sendable, Hashable {
 
 /// An error as the user should read it, with what kind it is (for exit codes).
 public struct PresentableError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: Sendable, Hashable { case notFound, invalidInput, network, storage }
+    public enum Kind: Sendable, Hashable {
+        case notFound, invalidInput, network, storage
+        /// Another party holds what this needs (a source leased to another node).
+        case conflict
+    }
     public var kind: Kind
     public var message: String
     public init(kind: Kind, message: String) { self.kind = kind; self.message = message }

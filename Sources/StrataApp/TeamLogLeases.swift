@@ -1,0 +1,48 @@
+import Foundation
+import Logging
+import StrataDomain
+import TeamLog
+
+/// ``SourceLeaseRepository`` over the team logs named in the store's `remotes.json`: before a
+/// fetch, the source's lease is taken or renewed in each (``PostgresTeamLog/acquireLease(stream:node:ttl:force:)``)
+/// and the token kept in the registry, where a push finds it. A store with no remote costs one
+/// file lookup and never writes the file.
+struct TeamLogLeases: SourceLeaseRepository {
+    let storePath: String
+    let ttl: Double
+    let timeout: Duration
+    let logger: Logger
+
+    func lease(source: String, force: Bool) async throws -> SourceLease? {
+        var registry: RemoteRegistry
+        do { registry = try RemoteRegistry.load(store: storePath) } catch let e as TeamLogError {
+            throw RepositoryError(.storage, e.message)
+        }
+        guard !registry.remotes.isEmpty else { return nil }
+        var result: SourceLease?
+        for name in registry.remotes.keys.sorted() {
+            let remote = registry.remotes[name]!
+            let log: PostgresTeamLog
+            do {
+                log = try PostgresTeamLog(location: TeamLogLocation(url: remote.url), operationTimeout: timeout, logger: logger)
+            } catch let e as TeamLogError {
+                result = SourceLease(remote: name, token: nil, unreachable: e.message)
+                continue
+            }
+            do {
+                let grant = try await log.acquireLease(stream: source, node: registry.node, ttl: ttl, force: force)
+                await log.close()
+                registry.remotes[name]!.leases = (remote.leases ?? [:]).merging([source: grant.token]) { $1 }
+                result = SourceLease(remote: name, token: grant.token, takenFrom: grant.takenFrom.map(TeamLogNode.short), forced: grant.forced)
+            } catch let e as TeamLogError where e.code == .fenced {
+                await log.close()
+                throw RepositoryError(.conflict, "team log \(name): \(e.message)")
+            } catch let e as TeamLogError {
+                await log.close()
+                result = SourceLease(remote: name, token: nil, unreachable: e.message)
+            }
+        }
+        do { try registry.save(store: storePath) } catch let e as TeamLogError { throw RepositoryError(.storage, e.message) }
+        return result
+    }
+}
