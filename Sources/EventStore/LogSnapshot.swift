@@ -16,6 +16,17 @@ public struct LogSnapshot {
         try EventQuery.run(EventQuery(fromSeq: seq, toSeq: seq, limit: 1), transaction, schema).first
     }
 
+    /// The event with this id, if any.
+    public func event(id: String) throws -> RecordedEvent? {
+        guard let s = try transaction.get(schema.ids, key: Array(id.utf8)) else { return nil }
+        return try event(seq: s.withUnsafeBytes { UInt64(bigEndianBytes: $0) })
+    }
+
+    /// The events after `seq`, at most `limit`, in seq order.
+    public func events(after seq: UInt64, limit: Int) throws -> [RecordedEvent] {
+        try EventQuery.run(EventQuery(fromSeq: seq + 1, limit: limit), transaction, schema)
+    }
+
     /// The body of an event, decompressed (with a pooled zstd context); nil if it has none.
     public func payload(of event: RecordedEvent) throws -> [UInt8]? {
         try ZstdContext.pooled { try PayloadSource(schema: schema, zstd: $0).body(of: event, in: transaction) }

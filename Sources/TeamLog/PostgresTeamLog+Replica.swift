@@ -63,31 +63,47 @@ extension PostgresTeamLog {
     public func replica(of store: EventStore, inOrder: UInt64, position: UInt64, into directory: String) async throws -> Replica {
         let copy = try await store.copy(upTo: inOrder, into: directory)
         var logIDs = Set<String>()
-        var after = inOrder
-        while after < position {
-            let from = Int64(after), n = Int64(min(1_000, position - after))
-            let ids: [String] = try await run("read the team log") { [self] in
-                var out: [String] = []
-                for try await id in try await client.query("SELECT event_id FROM strata_events WHERE seq > \(from) ORDER BY seq LIMIT \(n)", logger: logger).decode(String.self) {
-                    out.append(id)
-                }
-                return out
+        // Pipelined: the next batch's ids, events and bodies are read while this one is appended.
+        var current = try await logBatch(after: inOrder, upTo: position, from: store)
+        while let batch = current {
+            async let following = batch.last < position ? logBatch(after: batch.last, upTo: position, from: store) : nil
+            do {
+                _ = try await copy.append(batch.events)
+            } catch {
+                _ = try? await following
+                throw error
             }
-            guard !ids.isEmpty else { break }
-            var batch: [NewEvent] = []
-            for id in ids {
-                guard let e = try await store.event(id: id) else {
-                    throw TeamLogError(.corrupted, "this store lacks the log's event \(id), which it pulled; pull again before it is put in the log's order")
-                }
-                batch.append(try await Self.again(e, from: store))
-                logIDs.insert(id)
-            }
-            _ = try await copy.append(batch)
-            after += UInt64(ids.count)
+            logIDs.formUnion(batch.events.map(\.id))
+            current = try await following
         }
         var replica = Replica(store: copy, copiedUpTo: inOrder, reordered: logIDs.count, outbox: 0, logIDs: logIDs)
         try await appendOutbox(of: store, to: &replica)
         return replica
+    }
+
+    /// The log's events after `seq` (at most 1,000, none past `position`) as the store holds
+    /// them, ready to append again; nil when there are none.
+    private func logBatch(after seq: UInt64, upTo position: UInt64, from store: EventStore) async throws -> (events: [NewEvent], last: UInt64)? {
+        guard seq < position else { return nil }
+        let from = Int64(seq), n = Int64(min(1_000, position - seq))
+        let ids: [String] = try await run("read the team log") { [self] in
+            var out: [String] = []
+            for try await id in try await client.query("SELECT event_id FROM strata_events WHERE seq > \(from) ORDER BY seq LIMIT \(n)", logger: logger).decode(String.self) {
+                out.append(id)
+            }
+            return out
+        }
+        guard !ids.isEmpty else { return nil }
+        // One read snapshot per batch: the events and their bodies.
+        let events = try await store.snapshot { snap in
+            try ids.map { id in
+                guard let e = try snap.event(id: id) else {
+                    throw TeamLogError(.corrupted, "this store lacks the log's event \(id), which it pulled; pull again before it is put in the log's order")
+                }
+                return try Self.again(e, body: try snap.payload(of: e))
+            }
+        }
+        return (events, seq + UInt64(ids.count))
     }
 
     /// Appends to the replica the store's events after the ones it copied that are not the
@@ -95,26 +111,24 @@ extension PostgresTeamLog {
     /// swap found the store's head moved.
     public func appendOutbox(of store: EventStore, to replica: inout Replica) async throws {
         while true {
-            let events = try await store.events(EventQuery(fromSeq: replica.copiedUpTo + 1, limit: 1_000))
-            guard let last = events.last else { return }
-            var batch: [NewEvent] = []
-            for e in events where !replica.logIDs.contains(e.id) { batch.append(try await Self.again(e, from: store)) }
+            let (from, skip) = (replica.copiedUpTo, replica.logIDs)
+            let (last, batch) = try await store.snapshot { snap -> (UInt64?, [NewEvent]) in
+                let events = try snap.events(after: from, limit: 1_000)
+                return (events.last?.seq, try events.filter { !skip.contains($0.id) }.map { try Self.again($0, body: try snap.payload(of: $0)) })
+            }
+            guard let last else { return }
             if !batch.isEmpty { _ = try await replica.store.append(batch) }
             replica.outbox += batch.count
-            replica.copiedUpTo = last.seq
+            replica.copiedUpTo = last
         }
     }
 
     /// A stored event to append again elsewhere: the same id, type, times, metadata and body.
-    static func again(_ e: RecordedEvent, from store: EventStore) async throws -> NewEvent {
-        var payload: [UInt8]?
-        if e.payload != nil {
-            guard let body = try await store.payload(of: e) else {
-                throw TeamLogError(.corrupted, "the body of event \(e.seq) is missing from the store; run `strata verify`")
-            }
-            payload = body
+    static func again(_ e: RecordedEvent, body: [UInt8]?) throws -> NewEvent {
+        if e.payload != nil, body == nil {
+            throw TeamLogError(.corrupted, "the body of event \(e.seq) is missing from the store; run `strata verify`")
         }
         return NewEvent(id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: e.recordedAt, stream: e.stream,
-                        metadata: e.metadata.map { ($0.key, $0.value) }, payload: payload)
+                        metadata: e.metadata.map { ($0.key, $0.value) }, payload: body)
     }
 }
