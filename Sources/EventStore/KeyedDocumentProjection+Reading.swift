@@ -55,11 +55,9 @@ public struct DocumentReader {
     /// The version in force at `seq` (one seek), or nil if the document did not exist yet. Its
     /// `changes` are empty (only ``history(collection:key:upTo:)`` derives them).
     public func version(collection: String, key: String, asOf seq: UInt64) throws -> DocumentVersion? {
-        let prefix = KeyedDocumentProjection.currentKey(collection, key, tables) + [0]
-        let c = try transaction.cursor(tables["history"])
-        guard let e = try c.seek(atMost: prefix + seq.bigEndianBytes), e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 else { return nil }
-        let at = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
-        return try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, e.value, transaction, tables)
+        guard let row = try KeyedDocumentProjection.HistoryRow.containing(collection, key, seq, transaction, tables),
+              let (at, record) = try row.last(atMost: seq) else { return nil }
+        return try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, record, transaction, tables)
     }
 
     /// How the version at exactly `seq` came to be, from the history record's header (the
@@ -78,17 +76,28 @@ public struct DocumentReader {
     public func history(collection: String, key: String, upTo seq: UInt64 = .max, derivingChanges: Bool = true) throws -> [DocumentVersion] {
         let prefix = KeyedDocumentProjection.currentKey(collection, key, tables) + [0]
         let c = try transaction.cursor(tables["history"])
-        var out: [DocumentVersion] = []
+        // The rows' versions first (their bytes are read in place), then the documents.
+        var records: [(UInt64, [UInt8])] = []
         var entry = try c.seek(atLeast: prefix)
-        while let e = entry, e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 {
-            let at = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
-            if at > seq { break }
-            var v = try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, e.value, transaction, tables)
+        rows: while let e = entry, e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 {
+            let row = KeyedDocumentProjection.HistoryRow(seq: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...])), bytes: e.value)
+            if row.seq > seq { break }
+            var done = false
+            try row.forEach { at, record in
+                if at > seq { done = true; return false }
+                records.append((at, [UInt8](record)))
+                return true
+            }
+            if done { break rows }
+            entry = try c.next()
+        }
+        var out: [DocumentVersion] = []
+        for (at, record) in records {
+            var v = try record.withUnsafeBytes { try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, $0, transaction, tables) }
             if derivingChanges, v.changes.isEmpty, v.kind == .changed || v.kind == .reappeared, let previous = out.last {
                 v.changes = previous.document.diff(to: v.document)
             }
             out.append(v)
-            entry = try c.next()
         }
         return out
     }
@@ -196,10 +205,9 @@ public struct DocumentReader {
     /// was removed there (true) or present (false), from record headers only.
     func presence(collection: String, key: String, asOf seq: UInt64?) throws -> Bool? {
         guard let seq else { return try summary(collection: collection, key: key).map(\.removed) }
-        let prefix = KeyedDocumentProjection.currentKey(collection, key, tables) + [0]
-        let c = try transaction.cursor(tables["history"])
-        guard let e = try c.seek(atMost: prefix + seq.bigEndianBytes), e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 else { return nil }
-        var r = ByteReader(e.value)
+        guard let row = try KeyedDocumentProjection.HistoryRow.containing(collection, key, seq, transaction, tables),
+              let (_, record) = try row.last(atMost: seq) else { return nil }
+        var r = ByteReader(record)
         return try KeyedDocumentProjection.VersionHeader(reading: &r).kind == .removed
     }
 

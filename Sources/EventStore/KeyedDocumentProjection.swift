@@ -192,7 +192,7 @@ public struct KeyedDocumentProjection: Projection {
     private let builtIn: Bool
 
     /// The built-in ``DocumentEvents``.
-    public init(name: String = "documents", version: Int = 8) {
+    public init(name: String = "documents", version: Int = 9) {
         self.init(name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
                   extract: DocumentEvents.operations, builtIn: true)
     }
@@ -365,21 +365,27 @@ public struct KeyedDocumentProjection: Projection {
     /// Writes a version. Its field-level changes are not stored: they follow from the previous
     /// version's document, and ``DocumentReader/history(collection:key:upTo:)`` computes them,
     /// which keeps a diff (and a parse of the old document) off the ingest path.
+    ///
+    /// A delta joins its keyframe's row of `history` (``HistoryRow``): the row grows by one entry
+    /// instead of the table by one key. Any other version starts a row of its own.
     private func writeHistory(_ hk: UnsafeRawBufferPointer, kind: ChangeKind, document: DocumentSource,
                               record: CurrentRecord, event: RecordedEvent, ctx: ProjectionContext) throws {
         // The header (at most 10 + 8 + 11 + 1 + 10 bytes) is built on the stack; the document is
         // copied once, straight into the page.
         let inline: [UInt8]
+        var group = event.seq
         switch document {
         case .inline(let bytes), .encoded(let bytes): inline = bytes
-        case .delta: inline = document.deltaTail
+        case .delta(let keyframe, _, _, _): inline = document.deltaTail; group = keyframe
         }
-        try withUnsafeTemporaryAllocation(byteCount: 48, alignment: 1) { header in
+        let history = ctx.tables["history"]
+        let txn = ctx.transaction
+        try withUnsafeTemporaryAllocation(byteCount: 48 + 20, alignment: 1) { header in
             var n = 0
             func emit(_ b: UInt8) { header[n] = b; n += 1 }
             ByteWriter.varint(UInt64(record.version), emit)
             withUnsafeBytes(of: UInt64(bitPattern: event.recordedAt.microseconds).bigEndian) { for b in $0 { emit(b) } }
-                emit(kind.code)
+            emit(kind.code)
             switch document {
             case .inline: ByteWriter.varint(UInt64(inline.count), emit)
             case .encoded: emit(0); ByteWriter.varint(UInt64(inline.count), emit)
@@ -387,10 +393,37 @@ public struct KeyedDocumentProjection: Projection {
             }
             // After the document: the changes, computed on read (stores written before kept them
             // here; still read), so an empty blob.
-            try ctx.transaction.putReserved(ctx.tables["history"], key: hk, count: n + inline.count + 1) { out in
-                out.copyMemory(from: UnsafeRawBufferPointer(rebasing: header[..<n]))
-                inline.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[n...]).copyMemory(from: $0) }
+            let recordCount = n + inline.count + 1
+            // The entry's own head: its seq after the row's, and the record's length.
+            let recordStart = n
+            ByteWriter.varint(event.seq - group, emit)
+            ByteWriter.varint(UInt64(recordCount), emit)
+            let entryHead = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(header)[recordStart..<n])
+            let recordHead = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(header)[..<recordStart])
+            func fill(_ out: UnsafeMutableRawBufferPointer) {
+                out.copyMemory(from: entryHead)
+                UnsafeMutableRawBufferPointer(rebasing: out[entryHead.count...]).copyMemory(from: recordHead)
+                inline.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[(entryHead.count + recordHead.count)...]).copyMemory(from: $0) }
                 out[out.count - 1] = 0
+            }
+            let entryCount = entryHead.count + recordCount
+            guard group != event.seq else {
+                try txn.putReserved(history, key: hk, count: entryCount, fill: fill)
+                return
+            }
+            try withUnsafeTemporaryAllocation(byteCount: hk.count, alignment: 1) { rowKey in
+                rowKey.copyMemory(from: hk)
+                rowKey.storeBytes(of: group.bigEndian, toByteOffset: hk.count - 8, as: UInt64.self)
+                let key = UnsafeRawBufferPointer(rowKey)
+                guard let existing = try txn.get(history, key: key) else {
+                    throw EventStoreError.corrupted("the keyframe row at seq \(group) is missing from history; run `strata verify`")
+                }
+                // Copied first: the put may move the page the old value is on.
+                let old = [UInt8](existing)
+                try txn.putReserved(history, key: key, count: old.count + entryCount) { out in
+                    old.withUnsafeBytes { out.copyMemory(from: $0) }
+                    fill(UnsafeMutableRawBufferPointer(rebasing: out[old.count...]))
+                }
             }
         }
     }
@@ -778,9 +811,56 @@ public struct KeyedDocumentProjection: Projection {
         return encoded.first == BlobCodec.raw ? .inline(canonical) : .encoded(encoded)
     }
 
-    /// The stored bytes of the version written at exactly `seq`, or nil.
+    /// The stored bytes of the version written at exactly `seq` (its record in its row), or nil.
     static func versionRecord(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> UnsafeRawBufferPointer? {
-        try historyKey(collection, key, seq, tables).withUnsafeBytes { try txn.get(tables["history"], key: $0) }
+        guard let row = try HistoryRow.containing(collection, key, seq, txn, tables) else { return nil }
+        var found: UnsafeRawBufferPointer?
+        try row.forEach { s, record in
+            if s == seq { found = record }
+            return s < seq
+        }
+        return found
+    }
+
+    /// One row of `history`: a keyframe (or a version stored whole) and the deltas against it,
+    /// keyed `collection 0x00 key 0x00 seq(u64be)` by the seq of its first version. The value is
+    /// its versions in seq order, each `varint (seq − row seq), varint n, n bytes` of a version
+    /// record (header, document, changes). So a version costs its record and two varints, not a
+    /// key and a B-tree node of its own; an as-of read is still one seek (the row at or before
+    /// the seq) and a walk of at most ``keyframeInterval`` entries.
+    struct HistoryRow {
+        /// The seq of the row's first version (its key's last 8 bytes).
+        let seq: UInt64
+        let bytes: UnsafeRawBufferPointer
+
+        /// The row holding the version in force at `seq` for `collection`/`key`, or nil.
+        static func containing(_ collection: String, _ key: String, _ seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> HistoryRow? {
+            let k = historyKey(collection, key, seq, tables)
+            let c = try txn.cursor(tables["history"])
+            guard let e = try c.seek(atMost: k), e.key.count == k.count, e.key.prefix(k.count - 8).elementsEqual(k.prefix(k.count - 8)) else { return nil }
+            return HistoryRow(seq: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[(k.count - 8)...])), bytes: e.value)
+        }
+
+        /// Visits the versions in seq order while `body` returns true.
+        func forEach(_ body: (_ seq: UInt64, _ record: UnsafeRawBufferPointer) throws -> Bool) throws {
+            var r = ByteReader(bytes)
+            while !r.isAtEnd {
+                let at = seq + (try r.varint())
+                let n = Int(try r.varint())
+                guard try body(at, try r.slice(n)) else { return }
+            }
+        }
+
+        /// The last version at or before `seq`.
+        func last(atMost seq: UInt64) throws -> (seq: UInt64, record: UnsafeRawBufferPointer)? {
+            var found: (UInt64, UnsafeRawBufferPointer)?
+            try forEach { s, record in
+                guard s <= seq else { return false }
+                found = (s, record)
+                return true
+            }
+            return found
+        }
     }
 
     /// The head of a `history` record, before the document: version, time, how it came to be.

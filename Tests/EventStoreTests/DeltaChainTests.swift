@@ -190,13 +190,22 @@ import Testing
                                                 payload: bytes("{\"k\":\(doc(v))}")))
         }
         let tables = try store.tables(of: "documents")
-        let sizes: [Int] = try await store.read { txn in
+        // Each keyframe starts a row of `history`; its deltas are entries of that row.
+        let (rows, sizes): ([Int], [Int]) = try await store.read { txn in
             let c = try txn.cursor(tables["history"])
-            var out: [Int] = []
+            var rows: [Int] = [], out: [Int] = []
             var e = try c.first()
-            while let row = e { out.append(row.value.count); e = try c.next() }
-            return out
+            while let entry = e {
+                let row = KeyedDocumentProjection.HistoryRow(seq: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: entry.key[(entry.key.count - 8)...])),
+                                                             bytes: entry.value)
+                var n = 0
+                try row.forEach { _, record in out.append(record.count); n += 1; return true }
+                rows.append(n)
+                e = try c.next()
+            }
+            return (rows, out)
         }
+        #expect(rows == [16, 16, 8])
         #expect(sizes.count == 40)
         let keyframes = sizes.enumerated().filter { $0.offset % KeyedDocumentProjection.keyframeInterval == 0 }.map(\.element)
         let deltas = sizes.enumerated().filter { $0.offset % KeyedDocumentProjection.keyframeInterval != 0 }.map(\.element)

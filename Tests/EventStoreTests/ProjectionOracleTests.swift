@@ -1,4 +1,4 @@
-import EventStore
+@testable import EventStore
 import Foundation
 import LMDB
 import Testing
@@ -284,6 +284,20 @@ final class ProgressLog: @unchecked Sendable {
     var values: [UInt64] { lock.lock(); defer { lock.unlock() }; return _values }
 }
 
+/// The size of every version record in `history`, row by row (a keyframe's row holds its deltas).
+func versionSizes(_ txn: Transaction, _ tables: TableSet) throws -> [Int] {
+    let c = try txn.cursor(tables["history"])
+    var out: [Int] = []
+    var e = try c.first()
+    while let entry = e {
+        let row = KeyedDocumentProjection.HistoryRow(seq: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: entry.key[(entry.key.count - 8)...])),
+                                                     bytes: entry.value)
+        try row.forEach { _, record in out.append(record.count); return true }
+        e = try c.next()
+    }
+    return out
+}
+
 @Suite struct DocumentStorageTests {
     /// A document lives once, in `history`: `current` holds bookkeeping and a digest, so a 16 KB
     /// document does not make a 16 KB current row, and repeating it writes no version.
@@ -297,11 +311,7 @@ final class ProgressLog: @unchecked Sendable {
         let tables = try store.tables(of: "documents")
         let (currentBytes, versions) = try await store.read { txn in
             let row = try txn.get(tables["current"], key: Array("c\u{0}a".utf8))
-            let c = try txn.cursor(tables["history"])
-            var n = 0
-            var e = try c.first()
-            while e != nil { n += 1; e = try c.next() }
-            return (row?.count ?? -1, n)
+            return (row?.count ?? -1, try versionSizes(txn, tables).count)
         }
         #expect(currentBytes > 0 && currentBytes <= 48)
         #expect(versions == 2)
@@ -326,13 +336,7 @@ final class ProgressLog: @unchecked Sendable {
         _ = try await store.append([put("1", "a", doc(1)), put("2", "a", doc(2)), put("3", "b", doc(1)), put("4", "a", doc(1))])
         _ = try await store.append(NewEvent(id: "5", type: DocumentEvents.removed, stream: "s", metadata: [("collection", "c"), ("key", "a")]))
         let tables = try store.tables(of: "documents")
-        let rows: [Int] = try await store.read { txn in
-            let c = try txn.cursor(tables["history"])
-            var sizes: [Int] = []
-            var e = try c.first()
-            while let entry = e { sizes.append(entry.value.count); e = try c.next() }
-            return sizes
-        }
+        let rows: [Int] = try await store.read { txn in try versionSizes(txn, tables) }
         #expect(rows.count == 5 && rows.allSatisfy { $0 < 400 }, "\(rows)")
         let history = try await store.documents { try $0.history(collection: "c", key: "a") }
         #expect(history.map(\.kind) == [.added, .changed, .changed, .removed])
