@@ -87,7 +87,17 @@ import Testing
         while interrupted < kills {
             if FileManager.default.fileExists(atPath: b + ".replica") { midCopy += 1 }
             let (p, _, _) = try startStrata(["remote", "pull"], store: b)
-            try await Task.sleep(for: .milliseconds(Int.random(in: 0...1_500, using: &rng)))
+            if interrupted % 2 == 0 {
+                // At a random point of the whole pull.
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...1_500, using: &rng)))
+            } else {
+                // Once the copy has been started (however slow the machine), 0–400 ms into it;
+                // the pull may finish meanwhile.
+                for _ in 0..<400 where p.isRunning && !FileManager.default.fileExists(atPath: b + ".replica") {
+                    try await Task.sleep(for: .milliseconds(25))
+                }
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...400, using: &rng)))
+            }
             if p.isRunning { kill(p.processIdentifier, SIGKILL); interrupted += 1 } else { finished += 1 }
             try await waitForExit(p)
             if !p.isRunning, p.terminationStatus == 0 {
