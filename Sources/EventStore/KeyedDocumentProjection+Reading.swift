@@ -80,7 +80,7 @@ public struct DocumentReader {
         var records: [(UInt64, [UInt8])] = []
         var entry = try c.seek(atLeast: prefix)
         rows: while let e = entry, e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 {
-            let row = KeyedDocumentProjection.HistoryRow(seq: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...])), bytes: e.value)
+            let row = try KeyedDocumentProjection.HistoryRow(key: e.key, value: e.value, transaction, tables)
             if row.seq > seq { break }
             var done = false
             try row.forEach { at, record in

@@ -181,7 +181,7 @@ public struct KeyedDocumentProjection: Projection {
 
     public let name: String
     public let version: Int
-    public var tables: [String] { ["current", "history", "index", "indexes", "order", "counts", "index-history", "sorted"] + extraTables }
+    public var tables: [String] { ["current", "history", "history-packed", "index", "indexes", "order", "counts", "index-history", "sorted"] + extraTables }
     /// Tables of the extractor's own (it reads and writes them through the context).
     public let extraTables: [String]
     public let eventTypes: Set<String>?
@@ -192,7 +192,7 @@ public struct KeyedDocumentProjection: Projection {
     private let builtIn: Bool
 
     /// The built-in ``DocumentEvents``.
-    public init(name: String = "documents", version: Int = 9) {
+    public init(name: String = "documents", version: Int = 10) {
         self.init(name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
                   extract: DocumentEvents.operations, builtIn: true)
     }
@@ -408,6 +408,7 @@ public struct KeyedDocumentProjection: Projection {
             }
             let entryCount = entryHead.count + recordCount
             guard group != event.seq else {
+                try Self.packPreviousRow(before: hk, txn, ctx.tables)
                 try txn.putReserved(history, key: hk, count: entryCount, fill: fill)
                 return
             }
@@ -415,7 +416,7 @@ public struct KeyedDocumentProjection: Projection {
                 rowKey.copyMemory(from: hk)
                 rowKey.storeBytes(of: group.bigEndian, toByteOffset: hk.count - 8, as: UInt64.self)
                 let key = UnsafeRawBufferPointer(rowKey)
-                guard let existing = try txn.get(history, key: key) else {
+                guard let existing = try txn.get(history, key: key), existing.first != HistoryRow.packedMark else {
                     throw EventStoreError.corrupted("the keyframe row at seq \(group) is missing from history; run `strata verify`")
                 }
                 // Copied first: the put may move the page the old value is on.
@@ -426,6 +427,23 @@ public struct KeyedDocumentProjection: Projection {
                 }
             }
         }
+    }
+
+    /// Moves the key's newest row before the one `hk` starts (it is closed: no version is added
+    /// to it again) into `history-packed`, under the next number there, written with
+    /// `MDB_APPEND`: rows of every key, in the order they closed, in pages filled to the end
+    /// (a row growing in the middle of `history` splits its page in two halves, and the half left
+    /// behind is never written again). `history` keeps a pointer: ``HistoryRow/packedMark`` and
+    /// the number.
+    private static func packPreviousRow(before hk: UnsafeRawBufferPointer, _ txn: Transaction, _ tables: TableSet) throws {
+        let history = tables["history"], packed = tables["history-packed"]
+        let c = try txn.cursor(history)
+        guard let e = try c.seek(atMost: [UInt8](hk)), e.key.count == hk.count,
+              e.key.prefix(hk.count - 8).elementsEqual(hk.prefix(hk.count - 8)), e.value.first != HistoryRow.packedMark else { return }
+        let rowKey = [UInt8](e.key), row = [UInt8](e.value)
+        let next = (try txn.cursor(packed).last().map { UInt64(bigEndianBytes: $0.key) } ?? 0) + 1
+        _ = try txn.put(packed, key: next.bigEndianBytes, value: row, flags: .append)
+        _ = try txn.put(history, key: rowKey, value: [HistoryRow.packedMark] + next.bigEndianBytes)
     }
 
     // MARK: Order and counts
@@ -833,12 +851,33 @@ public struct KeyedDocumentProjection: Projection {
         let seq: UInt64
         let bytes: UnsafeRawBufferPointer
 
+        /// The first byte of a row's value in `history` when the row itself was moved to
+        /// `history-packed` (followed by its number there, u64be). A row's own first byte is the
+        /// varint 0 of its first version's offset.
+        static let packedMark: UInt8 = 0xFF
+
         /// The row holding the version in force at `seq` for `collection`/`key`, or nil.
         static func containing(_ collection: String, _ key: String, _ seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> HistoryRow? {
             let k = historyKey(collection, key, seq, tables)
             let c = try txn.cursor(tables["history"])
             guard let e = try c.seek(atMost: k), e.key.count == k.count, e.key.prefix(k.count - 8).elementsEqual(k.prefix(k.count - 8)) else { return nil }
-            return HistoryRow(seq: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[(k.count - 8)...])), bytes: e.value)
+            return try HistoryRow(key: e.key, value: e.value, txn, tables)
+        }
+
+        /// The row a `history` entry (key and value) stands for, read from `history-packed`
+        /// when the value points there.
+        init(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, _ txn: Transaction, _ tables: TableSet) throws {
+            seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...]))
+            guard value.first == Self.packedMark else { bytes = value; return }
+            guard value.count == 9, let row = try txn.get(tables["history-packed"], key: UnsafeRawBufferPointer(rebasing: value[1...])) else {
+                throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing; run `strata verify`")
+            }
+            bytes = row
+        }
+
+        init(seq: UInt64, bytes: UnsafeRawBufferPointer) {
+            self.seq = seq
+            self.bytes = bytes
         }
 
         /// Visits the versions in seq order while `body` returns true.

@@ -196,8 +196,7 @@ import Testing
             var rows: [Int] = [], out: [Int] = []
             var e = try c.first()
             while let entry = e {
-                let row = KeyedDocumentProjection.HistoryRow(seq: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: entry.key[(entry.key.count - 8)...])),
-                                                             bytes: entry.value)
+                let row = try KeyedDocumentProjection.HistoryRow(key: entry.key, value: entry.value, txn, tables)
                 var n = 0
                 try row.forEach { _, record in out.append(record.count); n += 1; return true }
                 rows.append(n)
@@ -206,6 +205,19 @@ import Testing
             return (rows, out)
         }
         #expect(rows == [16, 16, 8])
+        // The two closed rows were moved to `history-packed` (numbered in the order they closed);
+        // `history` points at them and holds the open one.
+        let (packed, pointers): (Int, [Bool]) = try await store.read { txn in
+            var n = 0, marks: [Bool] = []
+            let p = try txn.cursor(tables["history-packed"])
+            var e = try p.first()
+            while let entry = e { n += 1; #expect(UInt64(bigEndianBytes: entry.key) == UInt64(n)); e = try p.next() }
+            let h = try txn.cursor(tables["history"])
+            e = try h.first()
+            while let entry = e { marks.append(entry.value.first == KeyedDocumentProjection.HistoryRow.packedMark); e = try h.next() }
+            return (n, marks)
+        }
+        #expect(packed == 2 && pointers == [true, true, false])
         #expect(sizes.count == 40)
         let keyframes = sizes.enumerated().filter { $0.offset % KeyedDocumentProjection.keyframeInterval == 0 }.map(\.element)
         let deltas = sizes.enumerated().filter { $0.offset % KeyedDocumentProjection.keyframeInterval != 0 }.map(\.element)

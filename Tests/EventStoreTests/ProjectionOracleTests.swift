@@ -290,8 +290,7 @@ func versionSizes(_ txn: Transaction, _ tables: TableSet) throws -> [Int] {
     var out: [Int] = []
     var e = try c.first()
     while let entry = e {
-        let row = KeyedDocumentProjection.HistoryRow(seq: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: entry.key[(entry.key.count - 8)...])),
-                                                     bytes: entry.value)
+        let row = try KeyedDocumentProjection.HistoryRow(key: entry.key, value: entry.value, txn, tables)
         try row.forEach { _, record in out.append(record.count); return true }
         e = try c.next()
     }
