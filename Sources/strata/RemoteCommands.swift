@@ -197,11 +197,7 @@ struct RemoteCommand: AsyncParsableCommand {
                                     registry.remotes[name]!.pulled = r.position
                                     try registry.save(store: path)
                                     if r.appended > 0 { emit("\(name): pulled \(r.appended) event(s), \(r.bodiesDownloaded) bodies; at seq \(r.position) of the log") }
-                                    let known = registry.remotes[name]!.inOrder ?? 0
-                                    guard r.position != known else { return }
-                                    guard try await log.alignment(of: store, from: known, position: r.position) == r.position else { throw OutOfOrder() }
-                                    registry.remotes[name]!.inOrder = r.position
-                                    try registry.save(store: path)
+                                    guard try await RemoteCommand.alignment(store, log, &registry, name, path) == r.position else { throw OutOfOrder() }
                                 }
                                 return
                             } catch is OutOfOrder {
@@ -323,6 +319,21 @@ struct RemoteCommand: AsyncParsableCommand {
 
     static let replicaMark = ".strata-replica-swapped"
 
+    /// How far the store's seqs are the log's, up to the pulled position: checked from the seq
+    /// known to be in order, and remembered in the registry when it reaches the position.
+    static func alignment(_ store: EventStore, _ log: PostgresTeamLog, _ registry: inout RemoteRegistry, _ name: String,
+                          _ path: String) async throws -> UInt64 {
+        let position = registry.remotes[name]!.pulled
+        let known = registry.remotes[name]!.inOrder ?? 0
+        guard known != position else { return position }
+        let inOrder = try await log.alignment(of: store, from: known, position: position)
+        if inOrder == position {
+            registry.remotes[name]!.inOrder = position
+            try registry.save(store: path)
+        }
+        return inOrder
+    }
+
     /// Ends a follow's pull to put the store in the log's order.
     struct OutOfOrder: Error {}
 
@@ -344,15 +355,8 @@ struct RemoteCommand: AsyncParsableCommand {
                                _ path: String, quiet: Bool = false) async throws -> Ordering {
         let path = (path as NSString).standardizingPath
         let position = registry.remotes[name]!.pulled
-        let known = registry.remotes[name]!.inOrder ?? 0
-        let inOrder = try await log.alignment(of: store, from: known, position: position)
-        guard inOrder < position else {
-            if known != position {
-                registry.remotes[name]!.inOrder = position
-                try registry.save(store: path)
-            }
-            return .inOrder
-        }
+        let inOrder = try await alignment(store, log, &registry, name, path)
+        guard inOrder < position else { return .inOrder }
         func notNow() -> Ordering {
             if !quiet {
                 warn("the store is open in another strata process (a browser, a server, a follow), so its events after seq \(inOrder) stay in this store's order and its seqs differ from the log's after it; close that process and pull again")
