@@ -19,30 +19,34 @@ struct TeamLogLeases: SourceLeaseRepository {
             throw RepositoryError(.storage, e.message)
         }
         guard !registry.remotes.isEmpty else { return nil }
-        var result: SourceLease?
+        // The lease of the first remote that answered; else why the last one did not.
+        var granted: SourceLease?, unreachable: SourceLease?
         for name in registry.remotes.keys.sorted() {
             let remote = registry.remotes[name]!
             let log: PostgresTeamLog
             do {
                 log = try PostgresTeamLog(location: TeamLogLocation(url: remote.url), operationTimeout: timeout, logger: logger)
             } catch let e as TeamLogError {
-                result = SourceLease(remote: name, token: nil, unreachable: e.message)
+                unreachable = SourceLease(remote: name, token: nil, unreachable: e.message)
                 continue
             }
             do {
                 let grant = try await log.acquireLease(stream: source, node: registry.node, ttl: ttl, force: force)
                 await log.close()
                 registry.remotes[name]!.leases = (remote.leases ?? [:]).merging([source: grant.token]) { $1 }
-                result = SourceLease(remote: name, token: grant.token, takenFrom: grant.takenFrom.map(TeamLogNode.short), forced: grant.forced)
+                granted = granted ?? SourceLease(remote: name, token: grant.token, takenFrom: grant.takenFrom.map(TeamLogNode.short), forced: grant.forced)
             } catch let e as TeamLogError where e.code == .fenced {
                 await log.close()
+                // The leases taken in the remotes before this one are kept.
+                try? registry.save(store: storePath)
                 throw RepositoryError(.conflict, "team log \(name): \(e.message)")
             } catch let e as TeamLogError {
                 await log.close()
-                result = SourceLease(remote: name, token: nil, unreachable: e.message)
+                unreachable = SourceLease(remote: name, token: nil, unreachable: e.message)
             }
         }
         do { try registry.save(store: storePath) } catch let e as TeamLogError { throw RepositoryError(.storage, e.message) }
-        return result
+        // A remote out of reach is said even when another one granted the lease.
+        return unreachable ?? granted
     }
 }
