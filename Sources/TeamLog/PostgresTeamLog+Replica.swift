@@ -22,21 +22,13 @@ extension PostgresTeamLog {
     public func alignment(of store: EventStore, from known: UInt64, position: UInt64) async throws -> UInt64 {
         var checked = min(known, position)
         while checked < position {
-            let from = Int64(checked), n = 10_000
-            let theirs: [(UInt64, String)] = try await run("read the team log") { [self] in
-                var out: [(UInt64, String)] = []
-                for try await (seq, id) in try await client.query("SELECT seq, event_id FROM strata_events WHERE seq > \(from) ORDER BY seq LIMIT \(n)", logger: logger).decode((Int64, String).self) {
-                    out.append((UInt64(seq), id))
-                }
-                return out
-            }
+            let theirs = try await eventIDs(after: checked, limit: Int(min(10_000, position - checked)))
             guard !theirs.isEmpty else { return checked }
             let mine = try await store.events(EventQuery(fromSeq: checked + 1, limit: theirs.count))
-            for (i, (seq, id)) in theirs.enumerated() where seq <= position {
+            for (i, (seq, id)) in theirs.enumerated() {
                 guard i < mine.count, mine[i].seq == seq, mine[i].id == id else { return checked }
                 checked = seq
             }
-            if theirs.last!.0 >= position { break }
         }
         return checked
     }
@@ -85,14 +77,7 @@ extension PostgresTeamLog {
     /// them, ready to append again; nil when there are none.
     private func logBatch(after seq: UInt64, upTo position: UInt64, from store: EventStore) async throws -> (events: [NewEvent], last: UInt64)? {
         guard seq < position else { return nil }
-        let from = Int64(seq), n = Int64(min(1_000, position - seq))
-        let ids: [String] = try await run("read the team log") { [self] in
-            var out: [String] = []
-            for try await id in try await client.query("SELECT event_id FROM strata_events WHERE seq > \(from) ORDER BY seq LIMIT \(n)", logger: logger).decode(String.self) {
-                out.append(id)
-            }
-            return out
-        }
+        let ids = try await eventIDs(after: seq, limit: Int(min(1_000, position - seq))).map(\.id)
         guard !ids.isEmpty else { return nil }
         // One read snapshot per batch: the events and their bodies.
         let events = try await store.snapshot { snap in

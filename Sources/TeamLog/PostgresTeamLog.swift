@@ -205,17 +205,22 @@ public final class PostgresTeamLog: Sendable {
         var from = position
         var count = 0
         while true {
-            let f = Int64(from)
-            let ids: [(UInt64, String)] = try await run("read the team log") { [self] in
-                var out: [(UInt64, String)] = []
-                for try await (seq, id) in try await client.query("SELECT seq, event_id FROM strata_events WHERE seq > \(f) ORDER BY seq LIMIT 10000", logger: logger).decode((Int64, String).self) {
-                    out.append((UInt64(seq), id))
-                }
-                return out
-            }
+            let ids = try await eventIDs(after: from, limit: 10_000)
             guard let last = ids.last else { return count }
             for (_, id) in ids where try await store.event(id: id) == nil { count += 1 }
-            from = last.0
+            from = last.seq
+        }
+    }
+
+    /// The log's seqs and event ids after `seq`, at most `limit`, in seq order.
+    func eventIDs(after seq: UInt64, limit: Int) async throws -> [(seq: UInt64, id: String)] {
+        let from = Int64(seq), n = Int64(limit)
+        return try await run("read the team log") { [self] in
+            var out: [(seq: UInt64, id: String)] = []
+            for try await (s, id) in try await client.query("SELECT seq, event_id FROM strata_events WHERE seq > \(from) ORDER BY seq LIMIT \(n)", logger: logger).decode((Int64, String).self) {
+                out.append((UInt64(s), id))
+            }
+            return out
         }
     }
 
