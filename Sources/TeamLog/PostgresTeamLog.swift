@@ -448,23 +448,9 @@ public final class PostgresTeamLog: Sendable {
         var hash: [UInt8]
     }
 
+    /// The log's rows after `position` (at most `limit`), read through ``events(_:)``.
     private func rows(after position: UInt64, limit: Int) async throws -> [Row] {
-        let from = Int64(position), n = limit
-        return try await run("read the team log") { [self] in
-            var out: [Row] = []
-            let rows = try await client.query("""
-                SELECT seq, event_id, type, schema_version, recorded_at, stream, metadata::text, coalesce(body_hash, ''::bytea), coalesce(body_size, -1), hash
-                FROM strata_events WHERE seq > \(from) ORDER BY seq LIMIT \(n)
-                """, logger: logger)
-            for try await (seq, id, type, version, time, stream, metadata, bh, bs, hash) in rows.decode((Int64, String, String, Int32, Int64, String, String, ByteBuffer, Int64, ByteBuffer).self) {
-                let bodyHash = Array(bh.readableBytesView)
-                out.append(Row(seq: UInt64(seq), event: TeamEvent(
-                    id: id, type: type, schemaVersion: Int(version), recordedAt: Timestamp(microseconds: time), stream: stream,
-                    metadata: try TeamLogJSON.decode(metadata), bodyHash: bodyHash.isEmpty ? nil : bodyHash, bodySize: bs < 0 ? nil : Int(bs)),
-                    hash: Array(hash.readableBytesView)))
-            }
-            return out
-        }
+        try await events(EventQuery(fromSeq: position + 1, limit: limit)).map { Row(seq: $0.seq, event: TeamEvent($0), hash: $0.hash) }
     }
 
     /// The chain hash at `seq` (zeros at 0).
