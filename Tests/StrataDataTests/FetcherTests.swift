@@ -295,6 +295,75 @@ import Testing
         }
     }
 
+    /// Details start downloading as soon as the first list page is parsed, while the next pages
+    /// are still being asked for; they are appended after the list pass, and a second pass
+    /// revalidates each of them once.
+    @Test func detailsDownloadWhileTheListPagesAndAreAppendedAfterIt() async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            // Six pages (the last one empty), each answered 150 ms late: the list alone takes 900 ms.
+            let source = SourceDefinition(name: "syn", url: server.baseURL + "/synthetic/items?n=50&bytes=256&latencyMs=150", items: "results",
+                                          title: "title", detailURLField: "url", pageParam: "page", pageSize: 10)
+            var options = fetchOptions()
+            options.details = true
+            let run = Task { try await fetcher.fetch(source, options: options) }
+            // The list requests made when the first detail request arrived.
+            var pagesBeforeDetails: Int?
+            let started = ContinuousClock.now
+            while pagesBeforeDetails == nil, ContinuousClock.now - started < .seconds(30) {
+                if server.requests(to: "/synthetic/items/0") > 0 { pagesBeforeDetails = server.requests(to: "/synthetic/items") }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            let summary = try await run.value
+            #expect(summary.pages == 6 && summary.added == 50 && summary.details == 50 && summary.failures.isEmpty, "\(summary)")
+            #expect((pagesBeforeDetails ?? 6) < 6, "the first detail was asked for after every page: \(pagesBeforeDetails ?? -1)")
+            // The log holds the list pass, then the details.
+            let completed = try #require(try await store.events(EventQuery(type: DataEvents.fetchCompleted)).last)
+            let details = try await store.events(EventQuery(type: DataEvents.detailFetched))
+            #expect(details.count == 50 && details.allSatisfy { $0.seq > completed.seq })
+            #expect(try await store.events(EventQuery(type: DataEvents.pageFetched)).allSatisfy { $0.seq < completed.seq })
+            // Again: every detail revalidated once (a 304 each), none fetched twice.
+            let again = try await fetcher.fetch(source, options: options)
+            #expect(again.details == 0 && again.detailsNotModified == 50 && again.failures.isEmpty, "\(again)")
+            #expect(server.requests(to: "/synthetic/items/7") == 2)
+            #expect(try await store.verify().ok)
+        }
+    }
+
+    /// A list that fails after details started downloading appends none of them: the store holds
+    /// the list's failure and nothing else, as before details overlapped the paging.
+    @Test func aListThatFailsAfterDetailsStartedAppendsNoneOfThem() async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            let source = SourceDefinition(name: "syn", url: server.baseURL + "/synthetic/items?n=50&bytes=256&latencyMs=300", items: "results",
+                                          title: "title", detailURLField: "url", pageParam: "page", pageSize: 10)
+            // Details are answered normally (the longer prefix wins, and waits 0 s) whatever the
+            // list's route is switched to.
+            server.slowSeconds = 0
+            server.setFault(.slow, for: "/synthetic/items/")
+            var options = fetchOptions()
+            options.details = true
+            let run = Task { try await fetcher.fetch(source, options: options) }
+            // Once details are being downloaded, the list's later pages fail.
+            let started = ContinuousClock.now
+            while server.requests(to: "/synthetic/items/0") == 0, ContinuousClock.now - started < .seconds(30) {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            server.setFault(.serverError, for: "/synthetic/items")
+            #expect(server.requests(to: "/synthetic/items") < 5, "the list ended before the fault was set")
+            await #expect { _ = try await run.value } throws: { ($0 as? FetchError)?.status == 500 }
+            #expect(server.requests(to: "/synthetic/items/0") == 1)
+            #expect(try await store.events(EventQuery(type: DataEvents.detailFetched)).isEmpty)
+            #expect(try await store.events(EventQuery(type: DataEvents.detailNotModified)).isEmpty)
+            #expect(try await store.documents(projection: "details") { try $0.states(collection: "syn") }.isEmpty)
+            #expect(try await itemKeys(store, "syn").isEmpty)
+            let failed = try await store.events(EventQuery(type: DataEvents.fetchFailed))
+            #expect(failed.count == 1 && failed.first?[metadata: "stage"] == "list", "\(failed.map { $0.metadata })")
+        }
+    }
+
     @Test func serverURLsCannotEscapeToFiles() async throws {
         let base = "http://127.0.0.1:8080/pokedex/pokemon"
         #expect(resolve("pokemon/1", against: base) == "http://127.0.0.1:8080/pokedex/pokemon/1")

@@ -88,8 +88,9 @@ public struct FetchSummary: Sendable, Equatable {
 ///
 /// The list pages of one pass are validated (JSON, items, ids) as they arrive and appended
 /// together with their `FetchCompleted` in one transaction, so a failed or killed pass changes no
-/// item; only a complete pass removes items it did not see. Details and images follow, each
-/// appended as it arrives.
+/// item; only a complete pass removes items it did not see. Details download while the list
+/// pages (those asked for whatever the list holds) and after it, and are appended in group
+/// commits after the list's transaction; images follow.
 public final class Fetcher: Sendable {
     let store: EventStore
     let client: any HTTPClient
@@ -120,6 +121,10 @@ public final class Fetcher: Sendable {
             throw error
         }
         let extraction = ItemExtraction(source)
+        // Details start downloading while the list pages; they are appended after it.
+        let details = try await startDetails(source, headers: headers, context: context)
+        var finished = false
+        defer { if !finished { details?.abandon() } }
         var events: [NewEvent] = []
         // The detail-URL field of every item of the pass, read from the pages already parsed, so
         // choosing the details to fetch parses no stored item (later pages win, as they do in
@@ -207,6 +212,7 @@ public final class Fetcher: Sendable {
             if options.details, source.detailURL == nil, let field = source.detailURLField {
                 for (key, item) in items { detailFields[key] = item.value(atPath: field) ?? .null }
             }
+            if let details { offer(items, to: details) }
             summary.pages += 1
             options.progress?(FetchProgress(source: source.name, stage: .list, done: summary.pages, total: nil))
             let next = nextPageURL(source, current: url, page: page, document: document, items: items, headers: responseHeaders)
@@ -232,10 +238,12 @@ public final class Fetcher: Sendable {
         let outcomes = try await store.append(events)
         let runStart = outcomes.first!.seq
         summary.complete = complete
+        details?.gate.open()
         try await countChanges(&summary, source: source.name, since: runStart)
-        if options.details, source.detailURL != nil || source.detailURLField != nil {
-            try await fetchDetails(source, since: runStart, detailFields: detailFields, headers: headers, context: context, summary: &summary)
+        if let details {
+            try await finishDetails(details, since: runStart, detailFields: detailFields, summary: &summary)
         }
+        finished = true
         if options.images, source.image != nil {
             try await fetchImages(source, headers: headers, context: context, summary: &summary)
         }
@@ -293,335 +301,6 @@ public final class Fetcher: Sendable {
         }
     }
 
-    // MARK: Details and images
-
-    /// - Parameter detailFields: the detail-URL field of the pass's items, by key; an item not
-    ///   in it (one a partial pass did not reach) has its field read from the store.
-    private func fetchDetails(_ source: SourceDefinition, since runStart: UInt64, detailFields: [String: JSONValue],
-                              headers: [(name: String, value: String)], context: RunContext, summary: inout FetchSummary) async throws {
-        let name = source.name
-        // New, changed or reappeared items of this run, and any present item still without a
-        // detail. Decided from the records' bookkeeping; a stored document is parsed only for a
-        // target's detail URL that the pass did not read.
-        let field = source.detailURL == nil ? source.detailURLField : nil
-        let options = context.options
-        // With `all`, a stored detail is asked for again unless it was seen after `fresh` (the
-        // last seq at or before now minus --detail-max-age).
-        let fresh: UInt64 = if options.detailPolicy == .all, let age = options.detailMaxAge {
-            try await store.seq(asOf: Timestamp(Date(timeIntervalSinceNow: -age)))
-        } else { 0 }
-        let revalidate = options.detailPolicy == .all
-        let targets: [(key: String, field: JSONValue?)] = try await store.read { [store] txn in
-            let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
-            let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
-            return try items.summaries(collection: name).compactMap { key, s in
-                guard !s.removed else { return nil }
-                let detail = try details.summary(collection: name, key: key)
-                let stale = revalidate && (options.detailMaxAge == nil || (detail?.lastSeenSeq ?? 0) <= fresh)
-                guard s.changedSeq >= runStart || detail == nil || stale else { return nil }
-                guard let field else { return (key, nil) }
-                if let known = detailFields[key] { return (key, known) }
-                return (key, try items.state(collection: name, key: key)?.document.value(atPath: field))
-            }
-        }
-        let jobs = targets.compactMap { detailJob(source, key: $0.key, field: $0.field) }
-        // Every job's validators in one snapshot, not a read per request.
-        let known = try await validators(for: jobs.map(\.url))
-        try await runJobs(jobs, stage: .details, context: context, summary: &summary,
-                          headers: { headers + self.conditionalHeaders(known[$0.url]) }, detailOutcome(source, context: context, validators: known))
-    }
-
-    /// Downloads one item's detail into the store (a conditional request when one is stored).
-    /// - Throws: ``FetchError`` when the source has no detail URL or the item is unknown and the
-    ///   URL needs its fields; a failed request is recorded and listed in `failures` instead.
-    public func fetchDetail(_ source: SourceDefinition, key: String, options: FetchOptions = FetchOptions()) async throws -> FetchSummary {
-        let clock = ContinuousClock()
-        let started = clock.now
-        let run = UUID().uuidString.lowercased()
-        var summary = FetchSummary(source: source.name, run: run)
-        let context = RunContext(source: source, run: run, options: options)
-        guard source.detailURL != nil || source.detailURLField != nil else {
-            throw FetchError(code: .source, message: "source \(source.name) has no detail URL; add one with `strata source add --replace --detail-url`", url: source.url)
-        }
-        let headers: [(name: String, value: String)]
-        do { headers = try source.resolvedHeaders(environment: options.environment) } catch {
-            try await recordFailure(context, url: source.url, stage: "detail", error: error, attempt: 1, willRetry: false)
-            throw error
-        }
-        let name = source.name
-        let item = try await store.documents(projection: "items") { try $0.state(collection: name, key: key)?.document }
-        guard let job = detailJob(source, key: key, field: source.detailURLField.flatMap { item?.value(atPath: $0) }) else {
-            throw FetchError(code: .source, message: "no stored item \(key) in \(name) to read its detail URL from; run `strata fetch \(name)` first", url: source.url)
-        }
-        let known = try await validators(for: [job.url])
-        try await runJobs([job], stage: .details, context: context, summary: &summary,
-                          headers: { headers + self.conditionalHeaders(known[$0.url]) }, detailOutcome(source, context: context, validators: known))
-        summary.seconds = seconds(clock.now - started)
-        logger.debug("detail fetched", metadata: ["source": "\(source.name)", "key": "\(key)", "run": "\(run)",
-                                                  "stored": "\(summary.details)", "notModified": "\(summary.detailsNotModified)",
-                                                  "failed": "\(summary.failures.count)"])
-        return summary
-    }
-
-    /// The detail URL of an item: the template with its id, or the value of its detail field
-    /// (`field`) resolved against the list URL.
-    private func detailJob(_ source: SourceDefinition, key: String, field: JSONValue?) -> (key: String, url: String)? {
-        if let template = source.detailURL {
-            let encoded = key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? key
-            return (key, template.replacingOccurrences(of: "{id}", with: encoded))
-        }
-        guard case .string(let raw)? = field, let resolved = resolve(raw, against: source.url) else { return nil }
-        return (key, resolved)
-    }
-
-    /// One detail response as an event: a 304 references the stored body, a 2xx must be JSON.
-    private func detailOutcome(_ source: SourceDefinition, context: RunContext,
-                               validators: [String: Validators]) -> @Sendable (Job, HTTPResponse) throws -> DetailOutcome {
-        { job, r in
-            let cached = validators[job.url]
-            var meta = self.common(context) + [("key", job.key), ("url", job.url), ("status", String(r.status)), ("durationMs", self.milliseconds(r.duration))]
-            if let etag = r.headers["etag"] { meta.append(("etag", etag)) }
-            if let lm = r.headers["last-modified"] { meta.append(("lastModified", lm)) }
-            if r.status == 304, let cached, let ref = PayloadReference(hashHex: cached.sha256, size: cached.size) {
-                return .notModified(NewEvent(type: DataEvents.detailNotModified, stream: source.name, metadata: meta, payloadReference: ref))
-            }
-            guard (200..<300).contains(r.status) else {
-                throw FetchError(code: .http, message: "HTTP \(r.status) for the detail of \(job.key)", url: job.url, status: r.status)
-            }
-            // Checking the body and canonicalizing it are one pass; the store reuses the result.
-            var event = NewEvent(type: DataEvents.detailFetched, stream: source.name, metadata: meta, payload: r.body)
-            event.canonicalPayload = try ItemDetailDto.canonicalize(id: job.key, body: r.body, url: job.url)
-            return .fetched(event, r.body.count)
-        }
-    }
-
-    private enum DetailOutcome: Sendable {
-        case fetched(NewEvent, Int)
-        case notModified(NewEvent)
-        case failed(FetchError)
-    }
-
-    private func fetchImages(_ source: SourceDefinition, headers: [(name: String, value: String)], context: RunContext, summary: inout FetchSummary) async throws {
-        guard let path = source.image else { return }
-        let name = source.name
-        let listURL = source.url
-        let jobs: [(key: String, url: String)] = try await store.read { [store] txn in
-            let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
-            let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
-            let images = DocumentReader(transaction: txn, tables: try store.tables(of: "images"))
-            var out: [(String, String)] = []
-            for (key, item) in try items.summaries(collection: name) where !item.removed {
-                // An image stored after the item and its detail last changed is still current:
-                // skip it without parsing either document.
-                if let image = try images.summary(collection: name, key: key), !image.removed, image.changedSeq >= item.changedSeq {
-                    let detail = try details.summary(collection: name, key: key)
-                    if detail == nil || image.changedSeq >= detail!.changedSeq { continue }
-                }
-                guard let s = try items.state(collection: name, key: key) else { continue }
-                var raw: String?
-                if case .string(let v)? = s.document.value(atPath: path) { raw = v }
-                else if let d = try details.state(collection: name, key: key), case .string(let v)? = d.document.value(atPath: path) { raw = v }
-                guard let raw, let url = resolve(raw, against: listURL) else { continue }
-                if let have = try images.state(collection: name, key: key), have.document.value(atPath: "url") == .string(url) { continue }
-                out.append((key, url))
-            }
-            return out
-        }
-        try await runJobs(jobs, stage: .images, context: context, summary: &summary, headers: { _ in headers }) { job, r in
-            guard (200..<300).contains(r.status) else {
-                throw FetchError(code: .http, message: "HTTP \(r.status) for the image of \(job.key)", url: job.url, status: r.status)
-            }
-            var meta = self.common(context) + [("key", job.key), ("url", job.url), ("status", String(r.status))]
-            if let t = r.headers["content-type"] { meta.append(("contentType", t)) }
-            if let etag = r.headers["etag"] { meta.append(("etag", etag)) }
-            return .fetched(NewEvent(type: DataEvents.imageFetched, stream: source.name, metadata: meta, payload: r.body), r.body.count)
-        }
-    }
-
-    /// One item's request of a details or images pass.
-    typealias Job = (key: String, url: String)
-
-    /// Runs per-item requests, at most `concurrency` in flight, turning each response into an
-    /// event with `outcome` and appending the events as they complete (so memory stays bounded
-    /// and a killed run keeps what it finished); records failures, counts into `summary` and
-    /// reports progress.
-    ///
-    /// The client keeps the requests in flight by itself and hands over completions in groups
-    /// (``HTTPTransfers``), so the slots never wait for this task. Every failed attempt is
-    /// recorded; a retryable one is queued again after its back-off and runs in the next free
-    /// slot, so retries never exceed `concurrency` either. Appends are group commits: completions
-    /// gather while an append is in flight, and go in the next one once it has finished and the
-    /// oldest of them has waited ``groupCommitDelay`` (or all at the end); at ``groupCommitEvents``
-    /// events or ``groupCommitBytes`` of bodies a batch is handed over regardless. Fast transfers
-    /// so make few large commits (one fsync each; every commit also rewrites the pages its
-    /// random-keyed rows land on, so small ones write several pages per detail), and slow ones
-    /// small, timely commits: a killed run loses at most the last moments of its completions. The
-    /// moment comes without a completion too (the transfers are nudged when an append finishes
-    /// and when the oldest waiting completion is due), so one slow transfer left in flight does
-    /// not hold back those that finished.
-    private func runJobs(_ jobs: [Job], stage: FetchProgress.Stage, context: RunContext, summary: inout FetchSummary,
-                         headers: (Job) -> [(name: String, value: String)],
-                         _ outcome: @escaping @Sendable (Job, HTTPResponse) throws -> DetailOutcome) async throws {
-        let progress = context.options.progress
-        let stageName = stage == .details ? "detail" : "image"
-        let transfers = client.transfers(jobs.map { request($0.url, headers: headers($0), context: context) },
-                                         concurrency: context.options.concurrency)
-        var attempts = [Int](repeating: 1, count: jobs.count)
-        var backoffs: [Task<Void, Never>] = []
-        defer {
-            transfers.cancel()
-            for b in backoffs { b.cancel() }
-        }
-        var batch: [NewEvent] = []
-        var batchBytes = 0
-        var batchSince = ContinuousClock.now
-        var done = 0
-        // Appends are pipelined: one batch commits (fsync) while the next downloads, and at most
-        // one append is in flight, so batches still commit in order.
-        var pending: Task<Void, any Error>?
-        let idle = AppendIdle()
-        let store = self.store
-        func flush() {
-            guard !batch.isEmpty else { return }
-            let (events, previous) = (batch, pending)
-            batch.removeAll(keepingCapacity: true)
-            batchBytes = 0
-            idle.value = false
-            pending = Task {
-                defer { idle.value = true; transfers.nudge() }
-                try await previous?.value
-                _ = try await store.append(events)
-            }
-        }
-        // Wakes the loop below when the oldest waiting completion is due, if nothing else does.
-        var timer: (due: ContinuousClock.Instant, task: Task<Void, Never>)?
-        defer { timer?.task.cancel() }
-        func flushWhenDue() {
-            if !batch.isEmpty && idle.value && ContinuousClock.now - batchSince >= Self.groupCommitDelay { flush() }
-            guard !batch.isEmpty else {
-                timer?.task.cancel()
-                timer = nil
-                return
-            }
-            let due = batchSince + Self.groupCommitDelay
-            guard timer?.due != due else { return }
-            timer?.task.cancel()
-            timer = (due, Task { [transfers] in
-                guard (try? await Task.sleep(until: due, clock: .continuous)) != nil else { return }
-                transfers.nudge()
-            })
-        }
-        func add(_ e: NewEvent, bytes: Int) {
-            if batch.isEmpty { batchSince = .now }
-            batch.append(e)
-            batchBytes += bytes
-        }
-        func handle(_ outcome: DetailOutcome) async throws {
-            switch outcome {
-            case .fetched(let e, let bytes):
-                add(e, bytes: bytes)
-                summary.bytes += bytes
-                if stage == .details { summary.details += 1 } else { summary.images += 1 }
-            case .notModified(let e):
-                add(e, bytes: 0)
-                summary.detailsNotModified += 1
-            case .failed(let e):
-                if !e.recorded { try await recordFailure(context, url: e.url, stage: stageName, error: e, attempt: 1, willRetry: false, status: e.status) }
-                summary.failures.append("\(e)")
-            }
-            if batch.count >= Self.groupCommitEvents || batchBytes >= Self.groupCommitBytes { flush() }
-            done += 1
-            progress?(FetchProgress(source: context.source.name, stage: stage, done: done, total: jobs.count))
-        }
-        do {
-            for await completions in transfers {
-                var responses: [(Job, HTTPResponse)] = []
-                for c in completions {
-                    let job = jobs[c.index]
-                    var failure: FetchError
-                    switch c.result {
-                    case .success(let r):
-                        guard let f = retryableFailure(r, url: job.url) else {
-                            responses.append((job, r))
-                            continue
-                        }
-                        failure = f
-                    case .failure(let e):
-                        failure = e
-                    }
-                    let attempt = attempts[c.index]
-                    guard try await recordAttempt(&failure, attempt: attempt, url: job.url, stage: stageName, context: context) else {
-                        try await handle(.failed(failure))
-                        continue
-                    }
-                    attempts[c.index] += 1
-                    transfers.retryLater(c.index)
-                    let delay = backoff(failure, attempt: attempt, options: context.options)
-                    backoffs.append(Task { [sleeper] in
-                        do {
-                            try await sleeper.sleep(seconds: delay)
-                            transfers.resubmit(c.index)
-                        } catch {
-                            transfers.abandonRetry(c.index)
-                        }
-                    })
-                }
-                for o in await outcomes(responses, outcome) { try await handle(o) }
-                flushWhenDue()
-            }
-        } catch {
-            // Whatever was already handed to the writer still commits (a killed run keeps it too).
-            try? await pending?.value
-            throw error
-        }
-        flush()
-        try await pending?.value
-        // A cancelled run keeps what finished (committed above) and says it stopped early.
-        try Task.checkCancellation()
-    }
-
-    /// Turns responses into outcomes: in this task, or spread over the cores when a group of
-    /// completions carries enough bytes to be worth the hand-offs.
-    private func outcomes(_ responses: [(Job, HTTPResponse)], _ make: @escaping @Sendable (Job, HTTPResponse) throws -> DetailOutcome) async -> [DetailOutcome] {
-        @Sendable func one(_ job: Job, _ r: HTTPResponse) -> DetailOutcome {
-            do { return try make(job, r) } catch let error as FetchError { return .failed(error) } catch {
-                return .failed(FetchError(code: .other, message: "\(error)", url: job.url))
-            }
-        }
-        let parts = min(responses.count, Self.cores)
-        guard parts > 1, responses.reduce(0, { $0 + $1.1.body.count }) >= 64 << 10 else { return responses.map(one) }
-        return await withTaskGroup(of: (Int, [DetailOutcome]).self) { group in
-            let size = (responses.count + parts - 1) / parts
-            for part in 0..<parts {
-                let slice = Array(responses[min(responses.count, part * size)..<min(responses.count, (part + 1) * size)])
-                group.addTask { (part, slice.map(one)) }
-            }
-            var out = [[DetailOutcome]](repeating: [], count: parts)
-            for await (part, o) in group { out[part] = o }
-            return out.flatMap { $0 }
-        }
-    }
-
-    /// Read once: Foundation reads the cgroup's CPU quota and cpuset files on every call, which
-    /// cost about 35 µs per group of completions.
-    private static let cores = ProcessInfo.processInfo.activeProcessorCount
-
-    /// How long a completion may wait for the next group commit once no append is in flight.
-    static let groupCommitDelay = Duration.milliseconds(50)
-    /// A group commit's most events, and its most bytes of bodies (images are large).
-    static let groupCommitEvents = 256
-    static let groupCommitBytes = 8 << 20
-
-    /// Whether no append of ``runJobs`` is in flight.
-    private final class AppendIdle: @unchecked Sendable {
-        private let lock = NSLock()
-        private var _value = true
-        var value: Bool {
-            get { lock.lock(); defer { lock.unlock() }; return _value }
-            set { lock.lock(); _value = newValue; lock.unlock() }
-        }
-    }
-
     // MARK: Requests with retries
 
     struct RunContext: Sendable {
@@ -653,7 +332,7 @@ public final class Fetcher: Sendable {
 
     /// Records failed attempt `attempt` at `url` as a `FetchFailed` event (marking `failure`
     /// recorded) and returns whether it will be retried: a retryable failure within `--retries`.
-    private func recordAttempt(_ failure: inout FetchError, attempt: Int, url: String, stage: String, context: RunContext) async throws -> Bool {
+    func recordAttempt(_ failure: inout FetchError, attempt: Int, url: String, stage: String, context: RunContext) async throws -> Bool {
         let willRetry = failure.isRetryable && attempt <= context.options.retries
         try await recordFailure(context, url: url, stage: stage, error: failure, attempt: attempt, willRetry: willRetry, status: failure.status)
         failure.recorded = true
@@ -739,7 +418,7 @@ public final class Fetcher: Sendable {
         }
     }
 
-    private static func validators(_ url: String, _ reader: DocumentReader) throws -> Validators? {
+    static func validators(_ url: String, _ reader: DocumentReader) throws -> Validators? {
         guard let s = try reader.state(collection: "http", key: url), !s.removed,
               case .string(let sha)? = s.document.value(atPath: "sha256"), case .number(let size)? = s.document.value(atPath: "size") else { return nil }
         var v = Validators(sha256: sha, size: Int(size) ?? 0)

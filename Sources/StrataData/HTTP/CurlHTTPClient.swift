@@ -259,7 +259,7 @@ final class CurlEngine: @unchecked Sendable {
                 return true
             }
             for i in b.startable() {
-                start(Transfer(request: b.requests[i], delivery: .batch(b, i)))
+                start(Transfer(request: b.request(at: i), delivery: .batch(b, i)))
                 started += 1
             }
             return b.isFinished

@@ -24,15 +24,21 @@ public struct HTTPCompletion: Sendable {
 /// A request can be run again: ``retryLater(_:)`` (at once, when its failure is seen) holds the
 /// batch open, and ``resubmit(_:)`` (after the back-off) queues it for a free slot. Cancelling the
 /// consuming task, or ``cancel()``, drops queued requests and aborts those in flight.
+///
+/// A batch can also grow: after ``keepOpen()`` (called before the first ``next()``), ``add(_:)``
+/// queues more requests while the first ones run, and the consumer sees the end only once
+/// ``close()`` has been called and everything added has finished.
 public final class HTTPTransfers: AsyncSequence, AsyncIteratorProtocol, @unchecked Sendable {
     public typealias Element = [HTTPCompletion]
 
-    public let requests: [HTTPRequest]
     public let concurrency: Int
     /// Unconsumed completions at which no further request starts.
     public let backlog: Int
 
     private let lock = NSLock()
+    private var _requests: [HTTPRequest]
+    /// More requests may still be added (``keepOpen()`` until ``close()``).
+    private var accepting = false
     /// Indices to start, in order; `head` is the next. Resubmitted indices are appended.
     private var queue: [Int]
     private var head = 0
@@ -52,7 +58,7 @@ public final class HTTPTransfers: AsyncSequence, AsyncIteratorProtocol, @uncheck
     /// - Parameter wake: called, outside any lock, when a request may have become startable or
     ///   the batch was cancelled; the producer then calls ``startable()`` or sees ``isCancelled``.
     public init(requests: [HTTPRequest], concurrency: Int, wake: @escaping @Sendable () -> Void) {
-        self.requests = requests
+        self._requests = requests
         self.concurrency = Swift.max(1, concurrency)
         self.backlog = Swift.max(16, 2 * Swift.max(1, concurrency))
         self.queue = Array(requests.indices)
@@ -60,7 +66,51 @@ public final class HTTPTransfers: AsyncSequence, AsyncIteratorProtocol, @uncheck
     }
 
     /// Nothing left to start, run, retry: every request has its final completion. Lock held.
-    private var allDone: Bool { head == queue.count && inFlight == 0 && awaitingRetry == 0 }
+    private var allDone: Bool { !accepting && head == queue.count && inFlight == 0 && awaitingRetry == 0 }
+
+    /// The requests of the batch so far, by index.
+    public var requests: [HTTPRequest] {
+        lock.lock(); defer { lock.unlock() }
+        return _requests
+    }
+
+    /// Request `index` (what the producer starts).
+    public func request(at index: Int) -> HTTPRequest {
+        lock.lock(); defer { lock.unlock() }
+        return _requests[index]
+    }
+
+    // MARK: Growing
+
+    /// Lets the batch grow with ``add(_:)`` until ``close()``. Call it before the first ``next()``.
+    public func keepOpen() {
+        lock.lock(); accepting = true; lock.unlock()
+    }
+
+    /// Queues `requests` after those already added; returns their indices. Nothing is added to a
+    /// closed or cancelled batch (an empty range).
+    @discardableResult
+    public func add(_ requests: [HTTPRequest]) -> Range<Int> {
+        lock.lock()
+        guard accepting, !cancelled else { lock.unlock(); return 0..<0 }
+        let first = _requests.count
+        _requests += requests
+        queue += first..<_requests.count
+        lock.unlock()
+        if !requests.isEmpty { wake() }
+        return first..<(first + requests.count)
+    }
+
+    /// No more requests will be added: the consumer sees the end once the added ones finish.
+    public func close() {
+        lock.lock()
+        accepting = false
+        let waiting = (allDone && ready.isEmpty) ? consumer : nil
+        if waiting != nil { consumer = nil; drained = true }
+        lock.unlock()
+        waiting?.resume(returning: nil)
+        if waiting != nil { wake() }
+    }
 
     // MARK: Producer (the HTTP client)
 
