@@ -28,7 +28,7 @@ struct Strata: AsyncParsableCommand {
             RemoteCommand.self,
             InitCommand.self, KeyCommand.self, RekeyCommand.self,
             LogCommand.self, DocCommand.self, RecordCommand.self, VerifyCommand.self,
-            RebuildCommand.self, StatsCommand.self, BenchCommand.self, AppendLoopCommand.self, HoldReadCommand.self,
+            RebuildCommand.self, CompactCommand.self, StatsCommand.self, BenchCommand.self, AppendLoopCommand.self, HoldReadCommand.self,
         ]
     )
 

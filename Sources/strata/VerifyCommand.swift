@@ -158,3 +158,86 @@ extension StoreStats {
         ])
     }
 }
+
+struct CompactCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compact",
+        abstract: "Rewrite the store's file without the space its transactions freed (as git gc does).",
+        discussion: reflowed("""
+        LMDB reuses the pages its transactions free but never gives them back to the file
+        system: a store that was migrated, rebuilt or rekeyed, or that imported a long history,
+        keeps a file larger than its data. compact writes a copy of the store without those
+        pages beside it (DIR.compact; it needs that much free disk), checks that the copy ends
+        at the same event with the same hash, swaps the two directories in one atomic rename
+        while holding the store's write lock, and deletes the old one. Events, bodies and
+        projections are copied byte for byte (an encrypted store stays under its key). Run it
+        while no other strata process has the store open. A compaction that was stopped before
+        its swap starts over; one stopped after it only cleans up.
+
+        Examples:
+          strata compact
+          strata compact --format json
+        """)
+    )
+
+    @OptionGroup var location: StoreLocation
+    @Option(help: "table or json.") var format: OutputFormat = .table
+
+    func run() async throws {
+        try await reportingErrors {
+            let path = (location.path as NSString).standardizingPath
+            let copyPath = path + ".compact"
+            let fm = FileManager.default
+            guard fm.fileExists(atPath: path + "/data.mdb") else { throw CLIError("no store at \(path)") }
+            // A swap that happened before the process stopped: only the cleanup is left.
+            if fm.fileExists(atPath: path + "/" + Self.doneMark) {
+                try EventStore.settleSwap(of: path, copyPath: copyPath, mark: Self.doneMark)
+                emit("the last compaction had swapped the stores; removed the old one")
+                return
+            }
+            // A copy left by a compaction stopped before its swap is not resumed: it is made again.
+            if fm.fileExists(atPath: copyPath) { try fm.removeItem(atPath: copyPath) }
+            let before = Self.fileSize(path)
+            var source: EventStore? = try await location.open()
+            var copy: EventStore?
+            var swapped = false
+            for _ in 0..<5 where !swapped {
+                copy = try await source!.compactedCopy(into: copyPath)
+                let theirs = try await copy!.head()
+                switch try source!.swap(with: copy!, mark: Self.doneMark, carrying: ["remotes.json"], when: { $0 == theirs.seq && $1 == theirs.hash }) {
+                case .swapped:
+                    swapped = true
+                case .headMoved:
+                    copy = nil
+                    try fm.removeItem(atPath: copyPath)
+                case .inUse:
+                    copy = nil
+                    try fm.removeItem(atPath: copyPath)
+                    throw CLIError("the store is open in another strata process (a browser, a server, a follow); stop it and run the command again")
+                }
+            }
+            guard swapped else {
+                copy = nil
+                try? fm.removeItem(atPath: copyPath)
+                throw CLIError("the store kept changing while it was copied; stop the other strata processes and run the command again")
+            }
+            let head = try await copy!.head()
+            copy = nil
+            source = nil
+            try fm.removeItem(atPath: copyPath)
+            try fm.removeItem(atPath: path + "/" + Self.doneMark)
+            let after = Self.fileSize(path)
+            if format != .table {
+                emit(JSONValue.object(["path": .string(path), "events": .int(Int(head.seq)), "bytesBefore": .int(before), "bytesAfter": .int(after)]).prettyString)
+            } else {
+                emit("compacted \(path): \(byteCount(before)) → \(byteCount(after)) (\(head.seq) events)")
+            }
+        }
+    }
+
+    static func fileSize(_ store: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: store + "/data.mdb"))?[.size] as? Int) ?? 0
+    }
+
+    static let doneMark = ".strata-compact-swapped"
+}

@@ -433,7 +433,9 @@ extension Fetcher {
         var timer: (due: ContinuousClock.Instant, task: Task<Void, Never>)?
         defer { timer?.task.cancel() }
         func flushWhenDue() {
-            if !batch.isEmpty && idle.value && ContinuousClock.now - batchSince >= Self.groupCommitDelay { flush() }
+            // Once every request has started, what is left is at most the transfers in flight:
+            // waiting for more would only leave a larger last commit after the last response.
+            if !batch.isEmpty && idle.value && (ContinuousClock.now - batchSince >= Self.groupCommitDelay || transfers.allStarted) { flush() }
             guard !batch.isEmpty else {
                 timer?.task.cancel()
                 timer = nil

@@ -144,6 +144,13 @@ public final class HTTPTransfers: AsyncSequence, AsyncIteratorProtocol, @uncheck
         waiting?.resume(returning: out)
     }
 
+    /// Every request has been started (none waits for a slot or a retry, and none will be
+    /// added): only those in flight are left.
+    public var allStarted: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return !accepting && head == queue.count && awaitingRetry == 0
+    }
+
     public var isCancelled: Bool {
         lock.lock(); defer { lock.unlock() }
         return cancelled

@@ -1,0 +1,87 @@
+import FixtureServer
+import Foundation
+import StrataTestSupport
+import TestScratch
+import Testing
+
+/// `strata compact` through the binary: the freed pages leave the file, every event, body and
+/// projection row stays (the same reads, the same projection digests, `verify` ok), an encrypted
+/// store stays under its key, a store open in another process is left as it is, and a compaction
+/// stopped after its swap only cleans up when run again.
+@Suite(.serialized) struct CompactCLITests {
+    @Test(arguments: [false, true]) func compactingGivesBackTheFreedSpaceAndKeepsEveryRow(encrypted: Bool) async throws {
+        try await withFixtureServer { server in
+            let store = makeStoreDir()
+            let env = encrypted ? ["STRATA_KEY_FILE": TestScratch.path("keys") + "/store.key"] : [:]
+            if encrypted { #expect(try await strata(["init", "--encrypt"], store: store, env: env).status == 0) }
+            let add = try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
+                                        "--page-param", "page", "--page-size", "10", "--index", "make",
+                                        "--detail-url", server.baseURL + "/cars/offers/{id}"], store: store, env: env)
+            #expect(add.status == 0, "\(add.stderr)")
+            for v in 1...3 {
+                server.version = v
+                #expect(try await strata(["fetch", "cars", "--details"], store: store, env: env).status == 0)
+            }
+            // A rebuild writes every projection again: the pages it replaced are free afterwards.
+            #expect(try await strata(["rebuild"], store: store, env: env).status == 0)
+            let reads = [["list", "cars", "--format", "json"], ["history", "cars", "3", "--format", "json"],
+                         ["list", "cars", "--where", "make=Kia", "--format", "json"], ["log", "--format", "json"]]
+            func snapshot() async throws -> [String] {
+                var out: [String] = []
+                for args in reads {
+                    let r = try await strata(args, store: store, env: env)
+                    #expect(r.status == 0, "\(args): \(r.stderr)")
+                    out.append(r.stdout)
+                }
+                return out + [try Self.digests(try await strata(["verify", "--format", "json"], store: store, env: env).stdout)]
+            }
+            let before = try await snapshot()
+            let size = Self.size(store)
+
+            let compact = try await strata(["compact", "--format", "json"], store: store, env: env)
+            #expect(compact.status == 0, "\(compact.stderr)")
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(compact.stdout.utf8)) as? [String: Any])
+            #expect(report["bytesBefore"] as? Int == size)
+            #expect(report["bytesAfter"] as? Int == Self.size(store))
+            #expect(Self.size(store) < size, "\(Self.size(store)) bytes after, \(size) before")
+            #expect(try await snapshot() == before)
+            #expect(!FileManager.default.fileExists(atPath: store + ".compact"))
+            #expect(!FileManager.default.fileExists(atPath: store + "/.strata-compact-swapped"))
+            if encrypted {
+                #expect(try await strata(["list", "cars"], store: store, env: ["STRATA_KEY_FILE": ""]).status == 4)
+            }
+
+            // Open in another process: refused, nothing changed, no copy left behind.
+            let (holder, holderOut, _) = try startStrata(["_hold-read", "--seconds", "60"], store: store, env: env)
+            let line = try await offPool { String(decoding: holderOut.fileHandleForReading.availableData, as: UTF8.self) }
+            #expect(line.contains("holding"))
+            let file = try Data(contentsOf: URL(fileURLWithPath: store + "/data.mdb"))
+            let refused = try await strata(["compact"], store: store, env: env)
+            #expect(refused.status == 1 && refused.stderr.contains("open in another strata process"), "\(refused.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: store + "/data.mdb")) == file)
+            #expect(!FileManager.default.fileExists(atPath: store + ".compact"))
+            kill(holder.processIdentifier, SIGKILL)
+            try await waitForExit(holder)
+
+            // Stopped after its swap: run again, it only removes the old copy.
+            try FileManager.default.createDirectory(atPath: store + ".compact", withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: store + "/.strata-compact-swapped", contents: Data())
+            let cleanup = try await strata(["compact"], store: store, env: env)
+            #expect(cleanup.status == 0 && cleanup.stdout.contains("removed the old one"), "\(cleanup.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: store + ".compact"))
+            #expect(try await snapshot() == before)
+        }
+    }
+
+    static func size(_ store: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: store + "/data.mdb"))?[.size] as? Int) ?? -1
+    }
+
+    /// Each projection's name and digest, from `verify --format json` (which must say ok).
+    static func digests(_ json: String) throws -> String {
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(o["ok"] as? Bool == true)
+        let projections = o["projections"] as? [[String: Any]] ?? []
+        return projections.map { "\($0["name"] ?? "") \($0["digest"] ?? "")" }.joined(separator: "\n")
+    }
+}
