@@ -44,6 +44,7 @@ import Testing
             #expect(report["bytesBefore"] as? Int == size)
             #expect(report["bytesAfter"] as? Int == Self.size(store))
             #expect(Self.size(store) < size, "\(Self.size(store)) bytes after, \(size) before")
+            #expect((try FileManager.default.attributesOfItem(atPath: store + "/data.mdb")[.posixPermissions] as? Int) == 0o600)
             #expect(try await snapshot() == before)
             #expect(!FileManager.default.fileExists(atPath: store + ".compact"))
             #expect(!FileManager.default.fileExists(atPath: store + "/.strata-compact-swapped"))
