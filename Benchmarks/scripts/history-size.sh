@@ -6,7 +6,8 @@
 #
 # The history (scraping-history.py: a ~200 KB JSON list committed VERSIONS times, a few dozen
 # items changing a few fields each time) is generated once. Per run: `strata import --git` into
-# a new store (wall time, data.mdb bytes), `strata bench bodies` on it (every body version read
+# a new store (wall time, data.mdb bytes), `strata compact` of it (the bytes after; git's side is
+# `git gc --aggressive`, which packs as well), `strata bench bodies` on it (every body version read
 # in random order); once: `git gc --aggressive` (the .pack bytes) and git-history (pip, in a
 # virtualenv under Benchmarks/.venv: `git-history file`, wall time and database bytes), which
 # takes about ten minutes for 2,500 versions here.
@@ -30,7 +31,7 @@ start=$(date +%s.%N)
 gh_seconds=$(echo "$(date +%s.%N) - $start" | bc)
 gh_bytes=$(stat -c %s "$work/gh.db")
 
-printf "| run | strata store | vs git pack (%s B) | vs git-history db (%s B) | import s | vs git-history (%.1f s) | body read p50 | p99 |\n|---|---|---|---|---|---|---|---|\n" "$pack" "$gh_bytes" "$gh_seconds"
+printf "| run | strata store | vs git pack (%s B) | vs git-history db (%s B) | compacted | vs git pack | vs git-history db | import s | vs git-history (%.1f s) | body read p50 | p99 |\n|---|---|---|---|---|---|---|---|---|---|---|\n" "$pack" "$gh_bytes" "$gh_seconds"
 for i in $(seq "$runs"); do
   store="$work/store$i"
   "$strata" --store "$store" source add scraped --url https://example.invalid/items.json --id id >/dev/null
@@ -38,8 +39,11 @@ for i in $(seq "$runs"); do
   "$strata" import scraped --store "$store" --git "$work/repo" --path items.json >/dev/null
   seconds=$(echo "$(date +%s.%N) - $start" | bc)
   bytes=$(stat -c %s "$store/data.mdb")
+  "$strata" --store "$store" compact >/dev/null
+  compacted=$(stat -c %s "$store/data.mdb")
   read p50 p99 < <("$strata" bench bodies --store "$store" --format json | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["p50Micros"], r["p99Micros"])')
-  printf "| %s | %s B | %.2f× | %.2f× | %.1f | %.1f× faster | %.0f µs | %.0f µs |\n" "$i" "$bytes" \
-    "$(echo "$bytes / $pack" | bc -l)" "$(echo "$bytes / $gh_bytes" | bc -l)" "$seconds" "$(echo "$gh_seconds / $seconds" | bc -l)" "$p50" "$p99"
+  printf "| %s | %s B | %.2f× | %.2f× | %s B | %.2f× | %.2f× | %.1f | %.1f× faster | %.0f µs | %.0f µs |\n" "$i" "$bytes" \
+    "$(echo "$bytes / $pack" | bc -l)" "$(echo "$bytes / $gh_bytes" | bc -l)" \
+    "$compacted" "$(echo "$compacted / $pack" | bc -l)" "$(echo "$compacted / $gh_bytes" | bc -l)" "$seconds" "$(echo "$gh_seconds / $seconds" | bc -l)" "$p50" "$p99"
   rm -rf "$store"
 done

@@ -103,26 +103,6 @@ public final class Environment: @unchecked Sendable {
 
     public var maxKeySize: Int { Int(mdb_env_get_maxkeysize(env)) }
 
-    /// Writes a compacted copy of the environment into `directory` (which must exist and be
-    /// empty): `mdb_env_copy2` with `MDB_CP_COMPACT`, from one read snapshot, leaving out free
-    /// pages and writing each table's pages in order. The copy's file gets the environment's file
-    /// mode and is flushed to disk before this returns.
-    public func copyCompacted(to directory: String) throws {
-        gate.lockShared()
-        defer { gate.unlock() }
-        try check(mdb_env_copy2(env, directory, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2(\(directory))")
-        // LMDB creates the copy under the process's umask: give it the environment's mode.
-        guard chmod(directory + "/data.mdb", options.fileMode) == 0 else {
-            throw StorageError(code: .other, message: "could not set the mode of \(directory)/data.mdb: errno \(errno)")
-        }
-        for file in [directory + "/data.mdb", directory] {
-            let fd = open(file, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw StorageError(code: .other, message: "could not open \(file) to flush it: errno \(errno)") }
-            defer { close(fd) }
-            guard fsync(fd) == 0 else { throw StorageError(code: .other, message: "could not flush \(file): errno \(errno)") }
-        }
-    }
-
     /// Flushes buffers to disk (useful with `.noSync`).
     public func sync(force: Bool = true) throws {
         try check(mdb_env_sync(env, force ? 1 : 0), "mdb_env_sync")

@@ -36,6 +36,47 @@ func makeTempDir(_ name: String = "lmdb") -> String {
         try env.read { (txn) throws in #expect(try txn.stat(db).entries == 0) }
     }
 
+    /// A packed copy holds every table with the same entries in the same order (an empty table
+    /// included), in fewer pages than a tree filled by inserts in random order, without the
+    /// pages freed by deletes and rewrites.
+    @Test func aPackedCopyHoldsTheSameEntriesInFullPages() throws {
+        let env = try Environment(path: makeTempDir())
+        let (a, b) = try env.write { txn in
+            _ = try env.openDatabase("empty", in: txn)
+            return (try env.openDatabase("a", in: txn), try env.openDatabase("b", in: txn))
+        }
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<20 {
+            try env.write { txn in
+                for _ in 0..<500 {
+                    let k = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                    try txn.put(a, key: k, value: [UInt8](repeating: k[0], count: Int(k[1]) % 200 + 1))
+                }
+                for i in 0..<200 { try txn.put(b, key: Array("k\(i)".utf8), value: [UInt8](repeating: 7, count: 3_000)) }  // overflow values, rewritten
+            }
+        }
+        try env.write { txn in for i in stride(from: 0, to: 200, by: 2) { _ = try txn.delete(b, key: Array("k\(i)".utf8)) } }
+        let copy = makeTempDir("packed")
+        try env.copyPacked(to: copy)
+        #expect(!FileManager.default.fileExists(atPath: copy + "/.packing"))
+        #expect((try FileManager.default.attributesOfItem(atPath: copy + "/data.mdb")[.posixPermissions] as? Int) == 0o600)
+        let packed = try Environment(path: copy)
+        func entries(_ e: Environment, _ name: String) throws -> [[UInt8]] {
+            try e.read { txn in
+                let c = try txn.cursor(try e.openDatabase(name, in: txn, create: false))
+                var out: [[UInt8]] = []
+                var entry = try c.first()
+                while let x = entry { out.append([UInt8](x.key) + [0xFF] + [UInt8](x.value)); entry = try c.next() }
+                return out
+            }
+        }
+        for name in ["a", "b", "empty"] { #expect(try entries(packed, name) == entries(env, name), "table \(name)") }
+        let pages = { (e: Environment, db: Database) in try e.read { try $0.stat(db).pages } }
+        let packedA = try packed.write { try packed.openDatabase("a", in: $0, create: false) }
+        #expect(try pages(packed, packedA) < pages(env, a) * 3 / 4, "a random-order tree is not packed")
+        #expect(packed.usedBytes < env.usedBytes)
+    }
+
     @Test func appendRejectsOutOfOrderKeys() throws {
         let env = try Environment(path: makeTempDir())
         let db = try env.write { try env.openDatabase("t", in: $0) }

@@ -1,0 +1,128 @@
+import CLMDB
+import Glibc
+
+extension Environment {
+    /// Writes a packed copy of the environment into `directory` (which must exist and be empty):
+    /// every table's entries, in key order, appended (`MDB_APPEND`) into a new environment, so
+    /// its leaf pages are full, where inserts in the middle of a tree leave pages about half full
+    /// after each split, and the pages transactions freed are left out. The rows are copied byte
+    /// for byte. The copy's file gets the environment's mode and is flushed to disk before this
+    /// returns.
+    ///
+    /// LMDB first writes a compacted copy of one read snapshot (`mdb_env_copy2` with
+    /// `MDB_CP_COMPACT`) into `directory/.packing`; that private environment is then read table by
+    /// table, so no database handle of this environment is opened or used while it runs.
+    public func copyPacked(to directory: String) throws {
+        let snapshot = directory + "/.packing"
+        guard mkdir(snapshot, 0o700) == 0 else { throw StorageError(code: .other, message: "could not create \(snapshot): errno \(errno)") }
+        defer { Self.remove(snapshot) }
+        do {
+            gate.lockShared()
+            defer { gate.unlock() }
+            try check(mdb_env_copy2(env, snapshot, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2(\(snapshot))")
+        }
+        try Self.pack(from: snapshot, to: directory, mapSize: max(mapSize, usedBytes * 2), maxDatabases: options.maxDatabases, fileMode: options.fileMode)
+        for file in [directory + "/data.mdb", directory] {
+            let fd = open(file, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw StorageError(code: .other, message: "could not open \(file) to flush it: errno \(errno)") }
+            defer { close(fd) }
+            guard fsync(fd) == 0 else { throw StorageError(code: .other, message: "could not flush \(file): errno \(errno)") }
+        }
+    }
+
+    /// Appends every table of the environment at `source` into a new one at `directory`.
+    private static func pack(from source: String, to directory: String, mapSize: Int, maxDatabases: UInt32, fileMode: mode_t) throws {
+        func environment(_ path: String, readOnly: Bool) throws -> OpaquePointer {
+            var env: OpaquePointer?
+            try check(mdb_env_create(&env), "mdb_env_create")
+            guard let env else { throw StorageError(code: .other, message: "could not create environment") }
+            do {
+                try check(mdb_env_set_maxdbs(env, maxDatabases), "mdb_env_set_maxdbs")
+                try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
+                let flags = UInt32(MDB_NOTLS) | (readOnly ? UInt32(MDB_RDONLY) : UInt32(MDB_NOSYNC))
+                try check(mdb_env_open(env, path, flags, fileMode), "mdb_env_open(\(path))")
+            } catch {
+                mdb_env_close(env)
+                throw error
+            }
+            return env
+        }
+        let from = try environment(source, readOnly: true)
+        defer { mdb_env_close(from) }
+        let to = try environment(directory, readOnly: false)
+        defer { mdb_env_close(to) }
+
+        var read: OpaquePointer?
+        try check(mdb_txn_begin(from, nil, UInt32(MDB_RDONLY), &read), "mdb_txn_begin")
+        defer { mdb_txn_abort(read) }
+        var write: OpaquePointer?
+        try check(mdb_txn_begin(to, nil, 0, &write), "mdb_txn_begin")
+        defer { if write != nil { mdb_txn_abort(write) } }
+
+        // The main table's keys: the names of the tables (and any plain entries it holds).
+        var main: MDB_dbi = 0, mainOut: MDB_dbi = 0
+        try check(mdb_dbi_open(read, nil, 0, &main), "mdb_dbi_open")
+        try check(mdb_dbi_open(write, nil, 0, &mainOut), "mdb_dbi_open")
+        var names: [[UInt8]] = []
+        try each(read, main) { key, _ in names.append(Array(UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size))) }
+
+        for name in names {
+            var cname = name + [0]
+            var table: MDB_dbi = 0
+            let rc = cname.withUnsafeMutableBytes { mdb_dbi_open(read, $0.baseAddress!.assumingMemoryBound(to: CChar.self), 0, &table) }
+            if rc == MDB_INCOMPATIBLE || name.contains(0) {
+                // A plain entry of the main table, not a table.
+                var key = MDB_val(), value = MDB_val()
+                try name.withUnsafeBytes { k in
+                    key = MDB_val(mv_size: k.count, mv_data: UnsafeMutableRawPointer(mutating: k.baseAddress))
+                    try check(mdb_get(read, main, &key, &value), "mdb_get")
+                    try check(mdb_put(write, mainOut, &key, &value, 0), "mdb_put")
+                }
+                continue
+            }
+            try check(rc, "mdb_dbi_open")
+            var flags: UInt32 = 0
+            try check(mdb_dbi_flags(read, table, &flags), "mdb_dbi_flags")
+            let kept = flags & UInt32(MDB_REVERSEKEY | MDB_DUPSORT | MDB_INTEGERKEY | MDB_DUPFIXED | MDB_INTEGERDUP | MDB_REVERSEDUP)
+            var out: MDB_dbi = 0
+            try cname.withUnsafeMutableBytes { try check(mdb_dbi_open(write, $0.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(MDB_CREATE) | kept, &out), "mdb_dbi_open") }
+            let append = UInt32(flags & UInt32(MDB_DUPSORT) != 0 ? MDB_APPENDDUP : MDB_APPEND)
+            var count = 0
+            try each(read, table) { key, value in
+                var k = key, v = value
+                try check(mdb_put(write, out, &k, &v, append), "mdb_put")
+                count += 1
+                // Bounded transactions: appending goes on where the last one stopped.
+                if count % 200_000 == 0 {
+                    let rc = mdb_txn_commit(write)
+                    write = nil
+                    try check(rc, "mdb_txn_commit")
+                    try check(mdb_txn_begin(to, nil, 0, &write), "mdb_txn_begin")
+                }
+            }
+        }
+        let rc = mdb_txn_commit(write)
+        write = nil
+        try check(rc, "mdb_txn_commit")
+        try check(mdb_env_sync(to, 1), "mdb_env_sync")
+    }
+
+    /// Calls `body` with every entry of `table`, in key order.
+    private static func each(_ txn: OpaquePointer?, _ table: MDB_dbi, _ body: (MDB_val, MDB_val) throws -> Void) throws {
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(txn, table, &cursor), "mdb_cursor_open")
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val(), value = MDB_val()
+        var rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
+        while rc == 0 {
+            try body(key, value)
+            rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+        }
+        guard rc == MDB_NOTFOUND else { try check(rc, "mdb_cursor_get"); return }
+    }
+
+    private static func remove(_ directory: String) {
+        for file in ["data.mdb", "lock.mdb"] { unlink(directory + "/" + file) }
+        rmdir(directory)
+    }
+}
