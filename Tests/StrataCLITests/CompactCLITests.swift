@@ -74,6 +74,49 @@ import Testing
         }
     }
 
+    /// `strata compact` SIGKILLed at random points (while it copies, packs, swaps or cleans up),
+    /// again and again. After every kill the store opens at the same head; every few kills, and
+    /// at the end after a compaction that finishes, `verify` passes with the same projection
+    /// digests, and nothing is left beside the store.
+    @Test func compactionsKilledAtAnyPointLoseNothing() async throws {
+        let kills = Int(ProcessInfo.processInfo.environment["STRATA_COMPACT_KILLS"] ?? "") ?? 10
+        let store = makeStoreDir()
+        #expect(try await strata(["_append-loop", "--count", "20000", "--batch", "500", "--keys", "2000"], store: store).status == 0)
+        #expect(try await strata(["rebuild"], store: store).status == 0)
+        func head() async throws -> Int {
+            let stats = try await strata(["stats", "--format", "json"], store: store)
+            #expect(stats.status == 0, "\(stats.stderr)")
+            return try #require((try jsonObject(stats.stdout) as? [String: Any])?["headSeq"] as? Int)
+        }
+        let digests = try Self.digests(try await strata(["verify", "--format", "json"], store: store).stdout)
+        // How long one compaction takes here, so the kills land anywhere inside one.
+        let clock = ContinuousClock()
+        let started = clock.now
+        #expect(try await strata(["compact"], store: store).status == 0)
+        let ms = max(50, Int((clock.now - started).components.seconds * 1000 + (clock.now - started).components.attoseconds / 1_000_000_000_000_000))
+        var rng = SystemRandomNumberGenerator()
+        var interrupted = 0, finished = 0, midCopy = 0, attempts = 0
+        while interrupted < kills, attempts < kills * 20 {
+            attempts += 1
+            let (p, _, _) = try startStrata(["compact"], store: store)
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...ms, using: &rng)))
+            if FileManager.default.fileExists(atPath: store + ".compact") { midCopy += 1 }
+            if p.isRunning { kill(p.processIdentifier, SIGKILL); interrupted += 1 } else { finished += 1 }
+            try await waitForExit(p)
+            #expect(try await head() == 20_000)
+            if interrupted % 5 == 0 {
+                #expect(try Self.digests(try await strata(["verify", "--format", "json"], store: store).stdout) == digests)
+            }
+        }
+        let last = try await strata(["compact"], store: store)
+        #expect(last.status == 0, "\(last.stderr)")
+        #expect(try Self.digests(try await strata(["verify", "--format", "json"], store: store).stdout) == digests)
+        #expect(!FileManager.default.fileExists(atPath: store + ".compact"))
+        #expect(!FileManager.default.fileExists(atPath: store + "/.strata-compact-swapped"))
+        #expect(interrupted == kills && midCopy > 0, "\(interrupted) kills, \(midCopy) while a copy was there")
+        print("compaction kills: \(interrupted) killed (\(midCopy) while a copy was there), \(finished) finished; one compaction \(ms) ms")
+    }
+
     static func size(_ store: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: store + "/data.mdb"))?[.size] as? Int) ?? -1
     }
