@@ -26,6 +26,9 @@ public struct StoreStats: Sendable, Codable {
     public var mapSize: Int
     public var usedBytes: Int
     public var fileBytes: Int
+    /// Bytes of the pages in LMDB's free list: reused by later writes, given back to the disk
+    /// only by `strata compact`.
+    public var freeBytes: Int
     /// Reader slots of dead processes cleared when this process opened the store.
     public var staleReadersCleared: Int
     public var projections: [ProjectionStats]
@@ -80,6 +83,7 @@ extension EventStore {
                 dedupeRatio: counters.blobRawBytes == 0 ? 1 : Double(counters.payloadBytes) / Double(counters.blobRawBytes),
                 compressionRatio: counters.blobStoredBytes == 0 ? 1 : Double(counters.blobRawBytes) / Double(counters.blobStoredBytes),
                 mapSize: env.mapSize, usedBytes: env.usedBytes, fileBytes: fileBytes,
+                freeBytes: try txn.freePages() * (try txn.stat(schema.events).pageSize),
                 staleReadersCleared: env.staleReadersCleared, projections: ps)
         }
     }

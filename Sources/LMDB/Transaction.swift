@@ -226,6 +226,25 @@ public final class Transaction {
                             pageSize: Int(s.ms_psize))
     }
 
+    /// Pages in LMDB's free list as this transaction sees it: freed by earlier transactions,
+    /// reused by later ones, never given back to the file system (``Environment/copyPacked(to:)``
+    /// writes a copy without them).
+    public func freePages() throws -> Int {
+        var c: OpaquePointer?
+        try check(mdb_cursor_open(txn, 0, &c), "mdb_cursor_open(free list)")
+        defer { mdb_cursor_close(c) }
+        var key = MDB_val(), value = MDB_val()
+        var pages = 0
+        var rc = mdb_cursor_get(c, &key, &value, MDB_FIRST)
+        while rc == 0 {
+            // A free-list record: a count of page numbers, then the numbers (`size_t` each).
+            if value.mv_size >= MemoryLayout<Int>.size { pages += value.mv_data.loadUnaligned(as: Int.self) }
+            rc = mdb_cursor_get(c, &key, &value, MDB_NEXT)
+        }
+        guard rc == MDB_NOTFOUND else { try check(rc, "mdb_cursor_get(free list)"); return pages }
+        return pages
+    }
+
     /// Opens a cursor over `db`, closed when the transaction ends or the cursor is released.
     /// `raw`: entries as LMDB holds them (sealed values not opened; see ``getRaw(_:key:)``).
     /// Over a database with digested keys, the keys are the digests, and a seek digests its key.

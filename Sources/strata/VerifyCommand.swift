@@ -128,6 +128,7 @@ struct StatsCommand: AsyncParsableCommand {
                 "bodies       \(s.blobs) distinct, \(byteCount(s.blobRawBytes)) raw, \(byteCount(s.blobStoredBytes)) stored",
                 "payloads     \(s.payloadCount) referenced, \(byteCount(s.payloadBytes)); dedupe \(String(format: "%.2f", s.dedupeRatio))×, compression \(String(format: "%.2f", s.compressionRatio))×",
                 "map          \(byteCount(s.usedBytes)) used of \(byteCount(s.mapSize)) (file \(byteCount(s.fileBytes)) on disk)",
+                "free         \(byteCount(s.freeBytes)) in pages the store's transactions freed" + (s.freeBytes > s.usedBytes / 10 ? " (`strata compact` gives them back)" : ""),
             ]
             for p in s.projections {
                 lines.append("projection   \(p.name) v\(p.version) at seq \(p.checkpoint) (lag \(p.lag), quarantined \(p.quarantined))")
@@ -146,7 +147,7 @@ extension StoreStats {
             "blobRawBytes": .int(blobRawBytes), "blobStoredBytes": .int(blobStoredBytes),
             "payloadBytes": .int(payloadBytes), "payloadCount": .int(payloadCount),
             "dedupeRatio": .double(dedupeRatio), "compressionRatio": .double(compressionRatio),
-            "mapSize": .int(mapSize), "usedBytes": .int(usedBytes), "fileBytes": .int(fileBytes),
+            "mapSize": .int(mapSize), "usedBytes": .int(usedBytes), "fileBytes": .int(fileBytes), "freeBytes": .int(freeBytes),
             "staleReadersCleared": .int(staleReadersCleared),
             "projections": .array(projections.map { p in
                 .object([

@@ -37,6 +37,8 @@ import Testing
             }
             let before = try await snapshot()
             let size = Self.size(store)
+            let free = try await Self.freeBytes(store, env: env)
+            #expect(free > 0)
 
             let compact = try await strata(["compact", "--format", "json"], store: store, env: env)
             #expect(compact.status == 0, "\(compact.stderr)")
@@ -46,6 +48,7 @@ import Testing
             #expect(Self.size(store) < size, "\(Self.size(store)) bytes after, \(size) before")
             #expect((try FileManager.default.attributesOfItem(atPath: store + "/data.mdb")[.posixPermissions] as? Int) == 0o600)
             #expect(try await snapshot() == before)
+            #expect(try await Self.freeBytes(store, env: env) < free / 4)
             #expect(!FileManager.default.fileExists(atPath: store + ".compact"))
             #expect(!FileManager.default.fileExists(atPath: store + "/.strata-compact-swapped"))
             if encrypted {
@@ -115,6 +118,12 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: store + "/.strata-compact-swapped"))
         #expect(interrupted == kills && midCopy > 0, "\(interrupted) kills, \(midCopy) while a copy was there")
         print("compaction kills: \(interrupted) killed (\(midCopy) while a copy was there), \(finished) finished; one compaction \(ms) ms")
+    }
+
+    /// `stats`' bytes in LMDB's free list.
+    static func freeBytes(_ store: String, env: [String: String]) async throws -> Int {
+        let stats = try await strata(["stats", "--format", "json"], store: store, env: env)
+        return try #require((try jsonObject(stats.stdout) as? [String: Any])?["freeBytes"] as? Int)
     }
 
     static func size(_ store: String) -> Int {

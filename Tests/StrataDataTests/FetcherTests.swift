@@ -300,13 +300,8 @@ import Testing
     /// revalidates each of them once.
     @Test func detailsDownloadWhileTheListPagesAndAreAppendedAfterIt() async throws {
         try await withFixtureServer { server in
-            let store = try await makeStore()
-            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
             // Six pages (the last one empty), each answered 150 ms late: the list alone takes 900 ms.
-            let source = SourceDefinition(name: "syn", url: server.baseURL + "/synthetic/items?n=50&bytes=256&latencyMs=150", items: "results",
-                                          title: "title", detailURLField: "url", pageParam: "page", pageSize: 10)
-            var options = fetchOptions()
-            options.details = true
+            let (store, fetcher, source, options) = try await pagedDetailsFetch(server, latencyMs: 150)
             let run = Task { try await fetcher.fetch(source, options: options) }
             // The list requests made when the first detail request arrived.
             var pagesBeforeDetails: Int?
@@ -335,16 +330,11 @@ import Testing
     /// the list's failure and nothing else, as before details overlapped the paging.
     @Test func aListThatFailsAfterDetailsStartedAppendsNoneOfThem() async throws {
         try await withFixtureServer { server in
-            let store = try await makeStore()
-            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
-            let source = SourceDefinition(name: "syn", url: server.baseURL + "/synthetic/items?n=50&bytes=256&latencyMs=300", items: "results",
-                                          title: "title", detailURLField: "url", pageParam: "page", pageSize: 10)
+            let (store, fetcher, source, options) = try await pagedDetailsFetch(server, latencyMs: 300)
             // Details are answered normally (the longer prefix wins, and waits 0 s) whatever the
             // list's route is switched to.
             server.slowSeconds = 0
             server.setFault(.slow, for: "/synthetic/items/")
-            var options = fetchOptions()
-            options.details = true
             let run = Task { try await fetcher.fetch(source, options: options) }
             // Once details are being downloaded, the list's later pages fail.
             let started = ContinuousClock.now
@@ -362,6 +352,18 @@ import Testing
             let failed = try await store.events(EventQuery(type: DataEvents.fetchFailed))
             #expect(failed.count == 1 && failed.first?[metadata: "stage"] == "list", "\(failed.map { $0.metadata })")
         }
+    }
+
+    /// A new store, its fetcher, and a fetch with details of 50 synthetic items in pages of 10,
+    /// every request answered `latencyMs` late.
+    func pagedDetailsFetch(_ server: FixtureServer, latencyMs: Int) async throws -> (EventStore, Fetcher, SourceDefinition, FetchOptions) {
+        let store = try await makeStore()
+        let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+        let source = SourceDefinition(name: "syn", url: server.baseURL + "/synthetic/items?n=50&bytes=256&latencyMs=\(latencyMs)", items: "results",
+                                      title: "title", detailURLField: "url", pageParam: "page", pageSize: 10)
+        var options = fetchOptions()
+        options.details = true
+        return (store, fetcher, source, options)
     }
 
     @Test func serverURLsCannotEscapeToFiles() async throws {
