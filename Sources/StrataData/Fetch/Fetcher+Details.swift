@@ -221,13 +221,13 @@ extension Fetcher {
         })
     }
 
-    /// Completes the details pass once the list pass has committed (at `runStart`): the rest of
-    /// the pass's details are added (new, changed or reappeared items, and present items the list
-    /// did not reach that still lack a detail or are due), and the pass runs to its end.
+    /// Completes the details pass once the list pass has committed (at `runStart`) and its gate
+    /// was opened: the rest of the pass's details are added (new, changed or reappeared items,
+    /// and present items the list did not reach that still lack a detail or are due), and the
+    /// pass runs to its end.
     /// - Parameter detailFields: the detail-URL field of the pass's items, by key; an item not
     ///   in it (one a partial pass did not reach) has its field read from the store.
     func finishDetails(_ pass: DetailPass, since runStart: UInt64, detailFields: [String: JSONValue], summary: inout FetchSummary) async throws {
-        pass.gate.open()
         let source = pass.source
         let name = source.name
         // Decided from the records' bookkeeping; a stored document is parsed only for a target's

@@ -238,6 +238,7 @@ public final class Fetcher: Sendable {
         let outcomes = try await store.append(events)
         let runStart = outcomes.first!.seq
         summary.complete = complete
+        // The list pass is in the log: the details downloaded so far may follow it.
         details?.gate.open()
         try await countChanges(&summary, source: source.name, since: runStart)
         if let details {

@@ -68,12 +68,6 @@ public final class HTTPTransfers: AsyncSequence, AsyncIteratorProtocol, @uncheck
     /// Nothing left to start, run, retry: every request has its final completion. Lock held.
     private var allDone: Bool { !accepting && head == queue.count && inFlight == 0 && awaitingRetry == 0 }
 
-    /// The requests of the batch so far, by index.
-    public var requests: [HTTPRequest] {
-        lock.lock(); defer { lock.unlock() }
-        return _requests
-    }
-
     /// Request `index` (what the producer starts).
     public func request(at index: Int) -> HTTPRequest {
         lock.lock(); defer { lock.unlock() }
