@@ -158,7 +158,11 @@ struct RekeyCommand: AsyncParsableCommand {
                 let theirs = try await copied!.head()
                 switch try source!.swap(with: copied!, mark: Self.doneMark, carrying: ["remotes.json"], when: { $0 == theirs.seq && $1 == theirs.hash }) {
                 case .swapped: swapped = true
-                case .headMoved: _ = try await source!.copy(into: copyPath, key: newKey)
+                case .headMoved:
+                    // The copy is closed before it is opened again to take the last events: one
+                    // environment must not be open twice in a process.
+                    copied = nil
+                    copied = try await source!.copy(into: copyPath, key: newKey)
                 case .inUse: throw CLIError("the store is open in another strata process (a browser, a server, a follow); stop it and run the command again: the copy made so far is kept")
                 }
             }
