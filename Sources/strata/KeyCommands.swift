@@ -126,52 +126,28 @@ struct RekeyCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let path = (location.path as NSString).standardizingPath
-            let copyPath = path + ".rekey"
-            let done = path + "/" + Self.doneMark
-            let fm = FileManager.default
-            // A swap that happened before the process stopped: only the cleanup is left.
-            if fm.fileExists(atPath: done) {
-                try EventStore.settleSwap(of: path, copyPath: copyPath, mark: Self.doneMark)
+            let replacement = StoreReplacement(path: path, copyPath: path + ".rekey", mark: Self.doneMark, resumable: true)
+            if try replacement.finishEarlierSwap() {
                 emit("the last rekey had swapped the stores; removed the old one")
                 return
             }
             var newKey: StoreKey?
             if let newKeyFile {
-                if !fm.fileExists(atPath: newKeyFile) { try createKeyFile(newKeyFile) }
+                if !FileManager.default.fileExists(atPath: newKeyFile) { try createKeyFile(newKeyFile) }
                 newKey = try StoreKey.load(file: newKeyFile)
             }
-            let progress = Progress(label: "copying")
-            var copied: EventStore? = nil
-            var source: EventStore? = try await location.open()
-            do {
-                copied = try await source!.copy(into: copyPath, key: newKey) { applied, head in
-                    progress.update(RebuildProgress(projection: "log", applied: applied, head: head))
-                }
-                progress.finish()
-            } catch {
-                progress.finish()
-                throw CLIError(error)
+            // The copy goes on from where a stopped rekey left it, and takes the events appended
+            // to the store while it was made.
+            let head = try await replacement.run(open: { try await location.open() }) { store, first in
+                guard first else { return try await store.copy(into: replacement.copyPath, key: newKey) }
+                let progress = Progress(label: "copying")
+                defer { progress.finish() }
+                do {
+                    return try await store.copy(into: replacement.copyPath, key: newKey) { applied, head in
+                        progress.update(RebuildProgress(projection: "log", applied: applied, head: head))
+                    }
+                } catch { throw CLIError(error) }
             }
-            // The last events, with the write lock held, then the swap.
-            var swapped = false
-            for _ in 0..<5 where !swapped {
-                let theirs = try await copied!.head()
-                switch try source!.swap(with: copied!, mark: Self.doneMark, carrying: ["remotes.json"], when: { $0 == theirs.seq && $1 == theirs.hash }) {
-                case .swapped: swapped = true
-                case .headMoved:
-                    // The copy is closed before it is opened again to take the last events: one
-                    // environment must not be open twice in a process.
-                    copied = nil
-                    copied = try await source!.copy(into: copyPath, key: newKey)
-                case .inUse: throw CLIError("the store is open in another strata process (a browser, a server, a follow); stop it and run the command again: the copy made so far is kept")
-                }
-            }
-            guard swapped else { throw CLIError("the store kept changing while it was copied; stop the other strata processes and run the command again") }
-            let head = try await copied!.head()
-            copied = nil
-            source = nil
-            try fm.removeItem(atPath: copyPath)
-            try fm.removeItem(atPath: done)
             var lines = ["rewrote \(head.seq) events \(newKey == nil ? "without encryption" : "under the new key")"]
             if let newKeyFile { lines.append("from now on: export STRATA_KEY_FILE=\(newKeyFile)") } else { lines.append("from now on: unset STRATA_KEY_FILE") }
             emit(lines.joined(separator: "\n"))

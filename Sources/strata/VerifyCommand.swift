@@ -187,46 +187,19 @@ struct CompactCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let path = (location.path as NSString).standardizingPath
-            let copyPath = path + ".compact"
+            let replacement = StoreReplacement(path: path, copyPath: path + ".compact", mark: Self.doneMark, resumable: false)
             let fm = FileManager.default
             guard fm.fileExists(atPath: path + "/data.mdb") else { throw CLIError("no store at \(path)") }
-            // A swap that happened before the process stopped: only the cleanup is left.
-            if fm.fileExists(atPath: path + "/" + Self.doneMark) {
-                try EventStore.settleSwap(of: path, copyPath: copyPath, mark: Self.doneMark)
+            if try replacement.finishEarlierSwap() {
                 emit("the last compaction had swapped the stores; removed the old one")
                 return
             }
             // A copy left by a compaction stopped before its swap is not resumed: it is made again.
-            if fm.fileExists(atPath: copyPath) { try fm.removeItem(atPath: copyPath) }
+            if fm.fileExists(atPath: replacement.copyPath) { try fm.removeItem(atPath: replacement.copyPath) }
             let before = Self.fileSize(path)
-            var source: EventStore? = try await location.open()
-            var copy: EventStore?
-            var swapped = false
-            for _ in 0..<5 where !swapped {
-                copy = try await source!.compactedCopy(into: copyPath)
-                let theirs = try await copy!.head()
-                switch try source!.swap(with: copy!, mark: Self.doneMark, carrying: ["remotes.json"], when: { $0 == theirs.seq && $1 == theirs.hash }) {
-                case .swapped:
-                    swapped = true
-                case .headMoved:
-                    copy = nil
-                    try fm.removeItem(atPath: copyPath)
-                case .inUse:
-                    copy = nil
-                    try fm.removeItem(atPath: copyPath)
-                    throw CLIError("the store is open in another strata process (a browser, a server, a follow); stop it and run the command again")
-                }
+            let head = try await replacement.run(open: { try await location.open() }) { store, _ in
+                try await store.compactedCopy(into: replacement.copyPath)
             }
-            guard swapped else {
-                copy = nil
-                try? fm.removeItem(atPath: copyPath)
-                throw CLIError("the store kept changing while it was copied; stop the other strata processes and run the command again")
-            }
-            let head = try await copy!.head()
-            copy = nil
-            source = nil
-            try fm.removeItem(atPath: copyPath)
-            try fm.removeItem(atPath: path + "/" + Self.doneMark)
             let after = Self.fileSize(path)
             if format != .table {
                 emit(JSONValue.object(["path": .string(path), "events": .int(Int(head.seq)), "bytesBefore": .int(before), "bytesAfter": .int(after)]).prettyString)

@@ -67,9 +67,24 @@ import Testing
             // A key for a store without encryption is refused too.
             #expect(try await strata(["list", "cars"], store: plain, env: env).status == 4)
 
-            // Rekey to a new key: the old one stops working, the new one reads the same.
+            // Rekey while another process has the store open: refused, the store as it was, the
+            // copy made so far kept beside it for the next run.
             let listed = try await strata(["list", "cars", "--format", "json"], store: sealed, env: env).stdout
             let newKey = keys + "/new.key"
+            let (holder, holderOut, _) = try startStrata(["_hold-read", "--seconds", "60"], store: sealed, env: env)
+            let line = try await offPool { String(decoding: holderOut.fileHandleForReading.availableData, as: UTF8.self) }
+            #expect(line.contains("holding"))
+            let sealedBytes = try Data(contentsOf: URL(fileURLWithPath: sealed + "/data.mdb"))
+            let refused = try await strata(["rekey", "--new-key-file", newKey], store: sealed, env: env)
+            #expect(refused.status == 1 && refused.stderr.contains("open in another strata process") && refused.stderr.contains("copy made so far is kept"),
+                    "\(refused.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: sealed + "/data.mdb")) == sealedBytes)
+            #expect(FileManager.default.fileExists(atPath: sealed + ".rekey/data.mdb"))
+            kill(holder.processIdentifier, SIGKILL)
+            try await waitForExit(holder)
+
+            // Rekey to a new key (going on from the kept copy): the old one stops working, the
+            // new one reads the same.
             let rekey = try await strata(["rekey", "--new-key-file", newKey], store: sealed, env: env)
             #expect(rekey.status == 0 && rekey.stdout.contains("under the new key"), "\(rekey.stderr)")
             #expect(!FileManager.default.fileExists(atPath: sealed + ".rekey"))
