@@ -35,15 +35,15 @@ let package = Package(
         // C system libraries (Debian -dev packages).
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // libcurl's header at build time; the library itself is opened on first use (dlopen), so a
         // command that makes no request does not load it and the ~28 libraries it needs.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
-        .systemLibrary(name: "CChafa", pkgConfig: "chafa", providers: [.apt(["libchafa-dev", "libglib2.0-dev"])]),
-        .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
-        .systemLibrary(name: "CLibJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg-dev"])]),
-        // PNG and JPEG to RGBA (C, because libjpeg reports errors with longjmp).
-        .target(name: "CImageDecode", dependencies: ["CLibPNG", "CLibJPEG"]),
+        // SQLite (for `export --sqlite`), likewise opened on first use.
+        .target(name: "CSQLite", linkerSettings: [.linkedLibrary("dl")]),
+        // Thumbnails: PNG and JPEG to RGBA (C, because libjpeg reports errors with longjmp) and
+        // RGBA to symbols (chafa). libpng, libjpeg and libchafa (with glib and pcre2) are opened
+        // on first use, like libcurl: a command that draws no image does not load them.
+        .target(name: "CImageDecode", linkerSettings: [.linkedLibrary("dl")]),
 
         // The canonical form of a JSON text in one pass (C: every stored document goes through it).
         .target(name: "CStrataJSON"),
@@ -108,7 +108,7 @@ let package = Package(
         ),
 
         // Terminal thumbnails: decoded images drawn as symbols by chafa.
-        .target(name: "TerminalImages", dependencies: ["CChafa", "CImageDecode"], swiftSettings: strictSettings),
+        .target(name: "TerminalImages", dependencies: ["CImageDecode"], swiftSettings: strictSettings),
 
         // The composition root: Swinject assemblies for Data, Domain and Presentation.
         .target(

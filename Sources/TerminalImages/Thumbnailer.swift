@@ -1,4 +1,3 @@
-import CChafa
 import CImageDecode
 import Glibc
 
@@ -19,11 +18,11 @@ public struct Thumbnailer: Sendable {
             else { self = .indexed16 }
         }
 
-        var chafa: ChafaCanvasMode {
+        var colors: imgdec_colors {
             switch self {
-            case .trueColor: CHAFA_CANVAS_MODE_TRUECOLOR
-            case .indexed256: CHAFA_CANVAS_MODE_INDEXED_240
-            case .indexed16: CHAFA_CANVAS_MODE_INDEXED_16
+            case .trueColor: IMGDEC_TRUECOLOR
+            case .indexed256: IMGDEC_INDEXED_240
+            case .indexed16: IMGDEC_INDEXED_16
             }
         }
     }
@@ -45,25 +44,9 @@ public struct Thumbnailer: Sendable {
         guard let pixels else { return nil }
         defer { free(pixels) }
         var cols = Int32(columns), rowCount = Int32(rows)
-        chafa_calc_canvas_geometry(w, h, &cols, &rowCount, 0.5, 1, 0)
-        guard cols > 0, rowCount > 0 else { return nil }
-        let config = chafa_canvas_config_new()
-        defer { chafa_canvas_config_unref(config) }
-        chafa_canvas_config_set_geometry(config, cols, rowCount)
-        chafa_canvas_config_set_canvas_mode(config, mode.chafa)
-        chafa_canvas_config_set_pixel_mode(config, CHAFA_PIXEL_MODE_SYMBOLS)
-        chafa_canvas_config_set_optimizations(config, CHAFA_OPTIMIZATION_REUSE_ATTRIBUTES)
-        let map = chafa_symbol_map_new()
-        defer { chafa_symbol_map_unref(map) }
-        let tags = CHAFA_SYMBOL_TAG_BLOCK.rawValue | CHAFA_SYMBOL_TAG_HALF.rawValue | CHAFA_SYMBOL_TAG_SPACE.rawValue | CHAFA_SYMBOL_TAG_SOLID.rawValue
-        chafa_symbol_map_add_by_tags(map, ChafaSymbolTags(rawValue: tags))
-        chafa_canvas_config_set_symbol_map(config, map)
-        guard let canvas = chafa_canvas_new(config) else { return nil }
-        defer { chafa_canvas_unref(canvas) }
-        chafa_canvas_draw_all_pixels(canvas, CHAFA_PIXEL_RGBA8_UNASSOCIATED, pixels, w, h, w * 4)
-        guard let gs = chafa_canvas_print(canvas, nil) else { return nil }
-        let text = String(cString: gs.pointee.str)
-        g_string_free(gs, 1)
+        guard let drawn = imgdec_draw_symbols(pixels, w, h, &cols, &rowCount, mode.colors, &err, err.count) else { return nil }
+        let text = String(cString: drawn)
+        free(drawn)
         let pad = String(repeating: " ", count: columns - Int(cols))
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
             var l = String(line)

@@ -1,6 +1,7 @@
 import FixtureServer
 import Foundation
 import StrataTestSupport
+import TestScratch
 import Testing
 
 
@@ -30,21 +31,29 @@ import Testing
     }
 
     /// libcurl (and the ~28 libraries it needs) is opened on the first request, never by a read:
-    /// the dynamic loader's own trace (`LD_DEBUG=files`) shows it for `fetch` only.
+    /// the dynamic loader's own trace (`LD_DEBUG=files`) shows it for `fetch` only. The image
+    /// libraries (libpng, libjpeg, libchafa with glib) are opened by the first thumbnail and
+    /// libsqlite3 by the first `export --sqlite`, so a command that does neither (here: output to
+    /// a pipe, or a fetch of the images) loads none of them.
     @Test func readsNeverLoadLibcurlAndAFetchDoes() async throws {
         let server = FixtureServer(root: fixturesRoot)
         try await server.start()
         defer { Task { await server.stop() } }
         let store = try await storeWithCars(server)
-        let fetch = try await strata(["fetch", "cars"], store: store, env: ["LD_DEBUG": "files"])
+        let openedOnUse = ["libpng", "libjpeg", "libchafa", "libglib", "libsqlite3"]
+        let fetch = try await strata(["fetch", "cars", "--images"], store: store, env: ["LD_DEBUG": "files"])
         #expect(fetch.status == 0)
         #expect(fetch.stderr.contains("file=libcurl.so.4"))
+        #expect(!openedOnUse.contains { fetch.stderr.contains("file=\($0)") }, "a fetch loaded an image library or SQLite")
         for args in [["list", "cars", "--limit", "3"], ["show", "cars", "1"], ["--version"]] {
             let read = try await strata(args, store: store, env: ["LD_DEBUG": "files"])
             #expect(read.status == 0, "\(args): \(read.stderr.suffix(300))")
             #expect(read.stderr.contains("file=liblmdb.so.0"), "the trace is on: \(args)")
             #expect(!read.stderr.contains("libcurl"), "\(args) loaded libcurl")
+            #expect(!openedOnUse.contains { read.stderr.contains("file=\($0)") }, "\(args) loaded an image library or SQLite")
         }
+        let export = try await strata(["export", "cars", "--sqlite", TestScratch.path("export") + ".db"], store: store, env: ["LD_DEBUG": "files"])
+        #expect(export.status == 0 && export.stderr.contains("file=libsqlite3.so.0"), "\(export.stderr.suffix(300))")
         // A libcurl that cannot be opened: the fetch fails with what to do, records the failure
         // and changes nothing else; reads go on working.
         let missing = try await strata(["fetch", "cars", "--retries", "0"], store: store, env: ["STRATA_LIBCURL": "/nonexistent/libcurl.so.4"])

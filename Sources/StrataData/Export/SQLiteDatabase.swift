@@ -19,26 +19,29 @@ public final class SQLiteDatabase {
     private var db: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
 
-    /// Opens (creating) the database file at `path`.
+    /// Opens (creating) the database file at `path`; the first one opens libsqlite3 too.
     public init(path: String) throws {
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
-            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            sqlite3_close(db)
+        if let problem = csqlite_load() {
+            throw Error(description: "libsqlite3 could not be loaded (\(String(cString: problem))); install it with `apt-get install libsqlite3-0`")
+        }
+        guard csqlite_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
+            let message = db.map { String(cString: csqlite_errmsg($0)) } ?? "out of memory"
+            csqlite_close(db)
             throw Error(description: "cannot open \(path): \(message)")
         }
     }
 
     deinit {
-        for s in statements.values { sqlite3_finalize(s) }
-        sqlite3_close(db)
+        for s in statements.values { csqlite_finalize(s) }
+        csqlite_close(db)
     }
 
     /// Runs one or more statements without parameters.
     public func execute(_ sql: String) throws {
         var message: UnsafeMutablePointer<CChar>?
-        guard sqlite3_exec(db, sql, nil, nil, &message) == SQLITE_OK else {
+        guard csqlite_exec(db, sql, &message) == SQLITE_OK else {
             let text = message.map { String(cString: $0) } ?? "error"
-            sqlite3_free(message)
+            csqlite_free(message)
             throw Error(description: "\(text) in: \(sql.prefix(200))")
         }
     }
@@ -49,23 +52,22 @@ public final class SQLiteDatabase {
         let statement: OpaquePointer
         if let s = statements[sql] { statement = s } else {
             var s: OpaquePointer?
-            guard sqlite3_prepare_v2(db, sql, -1, &s, nil) == SQLITE_OK, let s else { throw lastError(sql) }
+            guard csqlite_prepare_v2(db, sql, -1, &s) == SQLITE_OK, let s else { throw lastError(sql) }
             statements[sql] = s
             statement = s
         }
-        sqlite3_reset(statement)
-        sqlite3_clear_bindings(statement)
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        csqlite_reset(statement)
+        csqlite_clear_bindings(statement)
         for (i, v) in values.enumerated() {
             let index = Int32(i + 1)
             switch v {
-            case .null: sqlite3_bind_null(statement, index)
-            case .integer(let n): sqlite3_bind_int64(statement, index, n)
-            case .real(let d): sqlite3_bind_double(statement, index, d)
-            case .text(let t): sqlite3_bind_text(statement, index, t, -1, transient)
+            case .null: csqlite_bind_null(statement, index)
+            case .integer(let n): csqlite_bind_int64(statement, index, n)
+            case .real(let d): csqlite_bind_double(statement, index, d)
+            case .text(let t): csqlite_bind_text(statement, index, t, -1)
             }
         }
-        guard sqlite3_step(statement) == SQLITE_DONE else { throw lastError(sql) }
+        guard csqlite_step(statement) == SQLITE_DONE else { throw lastError(sql) }
     }
 
     /// A name quoted as an SQL identifier.
@@ -74,6 +76,6 @@ public final class SQLiteDatabase {
     }
 
     private func lastError(_ sql: String) -> Error {
-        Error(description: "\(String(cString: sqlite3_errmsg(db))) in: \(sql.prefix(200))")
+        Error(description: "\(String(cString: csqlite_errmsg(db))) in: \(sql.prefix(200))")
     }
 }
