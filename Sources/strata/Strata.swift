@@ -35,7 +35,56 @@ struct Strata: AsyncParsableCommand {
     /// Accepts the global options `--store PATH` and `--verbose` before the subcommand too
     /// (`strata --store /tmp/s log`) by moving them after it, where each command declares them.
     static func main() async {
-        await main(protectingDashIDs(FetchCommand.rewritingDetails(hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst())))))
+        let args = protectingDashIDs(FetchCommand.rewritingDetails(hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst()))))
+        if let leaf = leafCommand(args), let command = try? parseLeaf(leaf.command, Array(args.dropFirst(leaf.depth))) {
+            await runParsed(command)
+        } else {
+            await main(args)
+        }
+    }
+
+    /// The command a command line names when it is a leaf (a command without subcommands: `list`,
+    /// `source add`) and asks for no help, version or completion, with the number of words that
+    /// name it. Such a line is parsed by the leaf alone: parsing from the root builds the whole
+    /// tree of commands and the root's own arguments first, about a millisecond of every start.
+    /// Anything the leaf does not parse goes through the root, so errors and usage read as before.
+    static func leafCommand(_ args: [String]) -> (command: any ParsableCommand.Type, depth: Int)? {
+        let path = commandPath(args)
+        guard path.depth > 0, path.command.configuration.subcommands.isEmpty,
+              !args.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" || $0.hasPrefix("---") || $0.hasPrefix("--experimental") })
+        else { return nil }
+        return path
+    }
+
+    static func parseLeaf<C: ParsableCommand>(_ type: C.Type, _ args: [String]) throws -> any ParsableCommand {
+        try C.parse(args)
+    }
+
+    /// Runs a parsed command as the root's `main` does, with errors reported the same way.
+    static func runParsed(_ command: any ParsableCommand) async {
+        do {
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                var synchronous = command
+                try synchronous.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    /// The command named by the first words of `args` (subcommand names from the root down), and
+    /// how many words name it.
+    static func commandPath(_ args: [String]) -> (command: any ParsableCommand.Type, depth: Int) {
+        var command: any ParsableCommand.Type = Strata.self
+        var depth = 0
+        while depth < args.count,
+              let sub = command.configuration.subcommands.first(where: { $0.configuration.commandName == args[depth] || $0._commandName == args[depth] }) {
+            command = sub
+            depth += 1
+        }
+        return (command, depth)
     }
 
     /// Ids that start with a dash (Firebase push ids: `-N6JWiv7KXjw8LYkx9MZ`) in a positional
@@ -73,13 +122,8 @@ struct Strata: AsyncParsableCommand {
         }
         guard !globals.isEmpty, rest.first.map({ !$0.hasPrefix("-") }) == true else { return args }
         // Insert after the subcommand path (e.g. `doc list`).
-        var path: [String] = []
-        var command: any ParsableCommand.Type = Strata.self
-        while let next = rest.first,
-              let sub = command.configuration.subcommands.first(where: { $0.configuration.commandName == next || $0._commandName == next }) {
-            path.append(next); rest = rest.dropFirst(); command = sub
-        }
-        return path + globals + rest
+        let depth = commandPath(Array(rest)).depth
+        return rest.prefix(depth) + globals + rest.dropFirst(depth)
     }
 }
 
