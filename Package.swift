@@ -35,15 +35,17 @@ let package = Package(
         // C system libraries (Debian -dev packages).
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
-        // libcurl's header at build time; the library itself is opened on first use (dlopen), so a
+        // A shared library opened with dlopen on first use, for the three targets below.
+        .target(name: "CLibraryLoader", linkerSettings: [.linkedLibrary("dl")]),
+        // libcurl's header at build time; the library itself is opened on first use, so a
         // command that makes no request does not load it and the ~28 libraries it needs.
-        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CCurl", dependencies: ["CLibraryLoader"]),
         // SQLite (for `export --sqlite`), likewise opened on first use.
-        .target(name: "CSQLite", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CSQLite", dependencies: ["CLibraryLoader"]),
         // Thumbnails: PNG and JPEG to RGBA (C, because libjpeg reports errors with longjmp) and
         // RGBA to symbols (chafa). libpng, libjpeg and libchafa (with glib and pcre2) are opened
         // on first use, like libcurl: a command that draws no image does not load them.
-        .target(name: "CImageDecode", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CImageDecode", dependencies: ["CLibraryLoader"]),
 
         // The canonical form of a JSON text in one pass (C: every stored document goes through it).
         .target(name: "CStrataJSON"),

@@ -1,7 +1,5 @@
 #include "CCurl.h"
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdio.h>
+#include "library_loader.h"
 #include <stdlib.h>
 
 static struct {
@@ -25,40 +23,23 @@ static struct {
     CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
 } f;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static const char *problem;
-static char message[512];
+static struct strata_library lib = STRATA_LIBRARY("libcurl.so.4", "(libcurl 7.84 or later is needed)");
 
-#define RESOLVE(field)                                                                              \
-    do {                                                                                            \
-        *(void **)&f.field = dlsym(lib, "curl_" #field);                                           \
-        if (!f.field) {                                                                             \
-            snprintf(message, sizeof message, "libcurl has no curl_%s (libcurl 7.84 or later is needed)", #field); \
-            problem = message;                                                                      \
-            return;                                                                                 \
-        }                                                                                           \
-    } while (0)
+#define RESOLVE(field) strata_library_resolve(&lib, (void **)&f.field, "curl_" #field)
 
 static void load(void) {
     /* STRATA_LIBCURL names another build of libcurl (a path, or a soname on the search path). */
-    const char *name = getenv("STRATA_LIBCURL");
-    void *lib = dlopen(name && *name ? name : "libcurl.so.4", RTLD_LAZY | RTLD_LOCAL);
-    if (!lib) {
-        snprintf(message, sizeof message, "%s", dlerror());
-        problem = message;
-        return;
-    }
+    strata_library_open(&lib, getenv("STRATA_LIBCURL"));
     RESOLVE(global_init); RESOLVE(easy_init); RESOLVE(easy_cleanup); RESOLVE(easy_strerror);
     RESOLVE(easy_header); RESOLVE(easy_setopt); RESOLVE(easy_getinfo); RESOLVE(slist_append);
     RESOLVE(slist_free_all); RESOLVE(multi_init); RESOLVE(multi_cleanup); RESOLVE(multi_add_handle);
     RESOLVE(multi_remove_handle); RESOLVE(multi_perform); RESOLVE(multi_poll); RESOLVE(multi_wakeup);
     RESOLVE(multi_info_read); RESOLVE(multi_setopt);
-    f.global_init(CURL_GLOBAL_ALL);
+    if (!lib.problem) f.global_init(CURL_GLOBAL_ALL);
 }
 
 const char *ccurl_load(void) {
-    pthread_once(&once, load);
-    return problem;
+    return strata_library_load(&lib, load);
 }
 
 CURL *ccurl_easy_init(void) { return f.easy_init(); }

@@ -1,7 +1,6 @@
 #include "image_decode.h"
-#include <dlfcn.h>
+#include "library_loader.h"
 #include <png.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <jpeglib.h>
 #include <setjmp.h>
@@ -17,35 +16,9 @@ static void set_err(char *err, size_t len, const char *msg) {
 
 /* ---- The libraries, opened on first use ---------------------------------------------------- */
 
-/* One library and the functions resolved from it; `problem` is NULL once all are there. */
-struct library {
-    pthread_once_t once;
-    const char *soname;
-    const char *problem;
-    char message[512];
-};
+#define RESOLVE(lib, table, name) strata_library_resolve(&(lib), (void **)&(table).name, #name)
 
-static void *open_library(struct library *lib) {
-    void *handle = dlopen(lib->soname, RTLD_LAZY | RTLD_LOCAL);
-    if (!handle) {
-        snprintf(lib->message, sizeof lib->message, "%s", dlerror());
-        lib->problem = lib->message;
-    }
-    return handle;
-}
-
-static int resolve(struct library *lib, void *handle, void **field, const char *name) {
-    *field = handle ? dlsym(handle, name) : NULL;
-    if (!*field && !lib->problem) {
-        snprintf(lib->message, sizeof lib->message, "%s has no %s", lib->soname, name);
-        lib->problem = lib->message;
-    }
-    return *field != NULL;
-}
-
-#define RESOLVE(lib, handle, table, name) resolve(&(lib), (handle), (void **)&(table).name, #name)
-
-static struct library png_lib = { PTHREAD_ONCE_INIT, "libpng16.so.16", NULL, {0} };
+static struct strata_library png_lib = STRATA_LIBRARY("libpng16.so.16", NULL);
 static struct {
     int (*png_image_begin_read_from_memory)(png_imagep, png_const_voidp, size_t);
     int (*png_image_finish_read)(png_imagep, png_const_colorp, void *, png_int_32, void *);
@@ -53,13 +26,13 @@ static struct {
 } png;
 
 static void load_png(void) {
-    void *h = open_library(&png_lib);
-    RESOLVE(png_lib, h, png, png_image_begin_read_from_memory);
-    RESOLVE(png_lib, h, png, png_image_finish_read);
-    RESOLVE(png_lib, h, png, png_image_free);
+    strata_library_open(&png_lib, NULL);
+    RESOLVE(png_lib, png, png_image_begin_read_from_memory);
+    RESOLVE(png_lib, png, png_image_finish_read);
+    RESOLVE(png_lib, png, png_image_free);
 }
 
-static struct library jpeg_lib = { PTHREAD_ONCE_INIT, "libjpeg.so.62", NULL, {0} };
+static struct strata_library jpeg_lib = STRATA_LIBRARY("libjpeg.so.62", NULL);
 static struct {
     struct jpeg_error_mgr *(*jpeg_std_error)(struct jpeg_error_mgr *);
     void (*jpeg_CreateDecompress)(j_decompress_ptr, int, size_t);
@@ -72,15 +45,15 @@ static struct {
 } jpeg;
 
 static void load_jpeg(void) {
-    void *h = open_library(&jpeg_lib);
-    RESOLVE(jpeg_lib, h, jpeg, jpeg_std_error);
-    RESOLVE(jpeg_lib, h, jpeg, jpeg_CreateDecompress);
-    RESOLVE(jpeg_lib, h, jpeg, jpeg_mem_src);
-    RESOLVE(jpeg_lib, h, jpeg, jpeg_read_header);
-    RESOLVE(jpeg_lib, h, jpeg, jpeg_start_decompress);
-    RESOLVE(jpeg_lib, h, jpeg, jpeg_read_scanlines);
-    RESOLVE(jpeg_lib, h, jpeg, jpeg_finish_decompress);
-    RESOLVE(jpeg_lib, h, jpeg, jpeg_destroy_decompress);
+    strata_library_open(&jpeg_lib, NULL);
+    RESOLVE(jpeg_lib, jpeg, jpeg_std_error);
+    RESOLVE(jpeg_lib, jpeg, jpeg_CreateDecompress);
+    RESOLVE(jpeg_lib, jpeg, jpeg_mem_src);
+    RESOLVE(jpeg_lib, jpeg, jpeg_read_header);
+    RESOLVE(jpeg_lib, jpeg, jpeg_start_decompress);
+    RESOLVE(jpeg_lib, jpeg, jpeg_read_scanlines);
+    RESOLVE(jpeg_lib, jpeg, jpeg_finish_decompress);
+    RESOLVE(jpeg_lib, jpeg, jpeg_destroy_decompress);
 }
 
 /* chafa 1.x (libchafa.so.0), declared here so its headers (and glib's) are not needed to build.
@@ -98,7 +71,7 @@ enum {
     CHAFA_PIXEL_RGBA8_UNASSOCIATED = 4,
 };
 
-static struct library chafa_lib = { PTHREAD_ONCE_INIT, "libchafa.so.0", NULL, {0} };
+static struct strata_library chafa_lib = STRATA_LIBRARY("libchafa.so.0", NULL);
 static struct {
     void (*chafa_calc_canvas_geometry)(int, int, int *, int *, float, int, int);
     ChafaCanvasConfig *(*chafa_canvas_config_new)(void);
@@ -119,30 +92,30 @@ static struct {
 } chafa;
 
 static void load_chafa(void) {
-    void *h = open_library(&chafa_lib);
-    RESOLVE(chafa_lib, h, chafa, chafa_calc_canvas_geometry);
-    RESOLVE(chafa_lib, h, chafa, chafa_canvas_config_new);
-    RESOLVE(chafa_lib, h, chafa, chafa_canvas_config_unref);
-    RESOLVE(chafa_lib, h, chafa, chafa_canvas_config_set_geometry);
-    RESOLVE(chafa_lib, h, chafa, chafa_canvas_config_set_canvas_mode);
-    RESOLVE(chafa_lib, h, chafa, chafa_canvas_config_set_pixel_mode);
-    RESOLVE(chafa_lib, h, chafa, chafa_canvas_config_set_optimizations);
-    RESOLVE(chafa_lib, h, chafa, chafa_canvas_config_set_symbol_map);
-    RESOLVE(chafa_lib, h, chafa, chafa_symbol_map_new);
-    RESOLVE(chafa_lib, h, chafa, chafa_symbol_map_unref);
-    RESOLVE(chafa_lib, h, chafa, chafa_symbol_map_add_by_tags);
-    RESOLVE(chafa_lib, h, chafa, chafa_canvas_new);
-    RESOLVE(chafa_lib, h, chafa, chafa_canvas_unref);
-    RESOLVE(chafa_lib, h, chafa, chafa_canvas_draw_all_pixels);
-    RESOLVE(chafa_lib, h, chafa, chafa_canvas_print);
-    RESOLVE(chafa_lib, h, chafa, g_string_free);
+    strata_library_open(&chafa_lib, NULL);
+    RESOLVE(chafa_lib, chafa, chafa_calc_canvas_geometry);
+    RESOLVE(chafa_lib, chafa, chafa_canvas_config_new);
+    RESOLVE(chafa_lib, chafa, chafa_canvas_config_unref);
+    RESOLVE(chafa_lib, chafa, chafa_canvas_config_set_geometry);
+    RESOLVE(chafa_lib, chafa, chafa_canvas_config_set_canvas_mode);
+    RESOLVE(chafa_lib, chafa, chafa_canvas_config_set_pixel_mode);
+    RESOLVE(chafa_lib, chafa, chafa_canvas_config_set_optimizations);
+    RESOLVE(chafa_lib, chafa, chafa_canvas_config_set_symbol_map);
+    RESOLVE(chafa_lib, chafa, chafa_symbol_map_new);
+    RESOLVE(chafa_lib, chafa, chafa_symbol_map_unref);
+    RESOLVE(chafa_lib, chafa, chafa_symbol_map_add_by_tags);
+    RESOLVE(chafa_lib, chafa, chafa_canvas_new);
+    RESOLVE(chafa_lib, chafa, chafa_canvas_unref);
+    RESOLVE(chafa_lib, chafa, chafa_canvas_draw_all_pixels);
+    RESOLVE(chafa_lib, chafa, chafa_canvas_print);
+    RESOLVE(chafa_lib, chafa, g_string_free);
 }
 
 /* Opens `lib` once (with `load`); NULL when it is usable, else a message already in `err`. */
-static const char *need(struct library *lib, void (*load)(void), char *err, size_t err_len) {
-    pthread_once(&lib->once, load);
-    if (lib->problem) set_err(err, err_len, lib->problem);
-    return lib->problem;
+static const char *need(struct strata_library *lib, void (*load)(void), char *err, size_t err_len) {
+    const char *problem = strata_library_load(lib, load);
+    if (problem) set_err(err, err_len, problem);
+    return problem;
 }
 
 /* ---- Decoding ------------------------------------------------------------------------------- */

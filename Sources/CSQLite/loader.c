@@ -1,7 +1,5 @@
 #include "CSQLite.h"
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdio.h>
+#include "library_loader.h"
 
 static struct {
     int (*open_v2)(const char *, sqlite3 **, int, const char *);
@@ -20,35 +18,19 @@ static struct {
     int (*step)(sqlite3_stmt *);
 } f;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static const char *problem;
-static char message[512];
+static struct strata_library lib = STRATA_LIBRARY("libsqlite3.so.0", NULL);
 
-#define RESOLVE(field)                                                                              \
-    do {                                                                                            \
-        *(void **)&f.field = dlsym(lib, "sqlite3_" #field);                                        \
-        if (!f.field) {                                                                             \
-            snprintf(message, sizeof message, "libsqlite3 has no sqlite3_%s", #field);             \
-            problem = message;                                                                      \
-            return;                                                                                 \
-        }                                                                                           \
-    } while (0)
+#define RESOLVE(field) strata_library_resolve(&lib, (void **)&f.field, "sqlite3_" #field)
 
 static void load(void) {
-    void *lib = dlopen("libsqlite3.so.0", RTLD_LAZY | RTLD_LOCAL);
-    if (!lib) {
-        snprintf(message, sizeof message, "%s", dlerror());
-        problem = message;
-        return;
-    }
+    strata_library_open(&lib, NULL);
     RESOLVE(open_v2); RESOLVE(errmsg); RESOLVE(close); RESOLVE(exec); RESOLVE(free);
     RESOLVE(prepare_v2); RESOLVE(finalize); RESOLVE(reset); RESOLVE(clear_bindings);
     RESOLVE(bind_null); RESOLVE(bind_int64); RESOLVE(bind_double); RESOLVE(bind_text); RESOLVE(step);
 }
 
 const char *csqlite_load(void) {
-    pthread_once(&once, load);
-    return problem;
+    return strata_library_load(&lib, load);
 }
 
 int csqlite_open_v2(const char *filename, sqlite3 **db, int flags, const char *vfs) { return f.open_v2(filename, db, flags, vfs); }
