@@ -47,12 +47,12 @@ struct StoreReplacement {
             let theirs = try await copy!.head()
             switch try store!.swap(with: copy!, mark: mark, carrying: ["remotes.json"], when: { $0 == theirs.seq && $1 == theirs.hash }) {
             case .swapped:
-                let head = try await copy!.head()
+                // Neither object is used after a swap: the head is the one the swap checked.
                 copy = nil
                 store = nil
                 try fm.removeItem(atPath: copyPath)
                 try fm.removeItem(atPath: path + "/" + mark)
-                return head
+                return theirs
             case .headMoved:
                 try dropCopy()
                 if attempt < tries { copy = try await makeCopy(store!, false) }
