@@ -3,7 +3,8 @@
 #include <stdio.h>
 
 void strata_library_open(struct strata_library *lib, const char *name) {
-    lib->handle = dlopen(name && *name ? name : lib->soname, RTLD_LAZY | RTLD_LOCAL);
+    if (name && *name) lib->soname = name;  /* messages name what was opened */
+    lib->handle = dlopen(lib->soname, RTLD_LAZY | RTLD_LOCAL);
     if (!lib->handle) {
         snprintf(lib->message, sizeof lib->message, "%s", dlerror());
         lib->problem = lib->message;

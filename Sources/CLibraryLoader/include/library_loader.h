@@ -10,7 +10,7 @@
 
 struct strata_library {
     pthread_once_t once;
-    const char *soname;   /* what dlopen opens unless `strata_library_open` is given another name */
+    const char *soname;   /* what dlopen opens (`strata_library_open` may name another: then that) */
     const char *hint;     /* appended to the message when a function is missing (NULL: none) */
     const char *problem;  /* NULL once the library is open and every function resolved */
     void *handle;
