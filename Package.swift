@@ -143,7 +143,7 @@ let package = Package(
         .executableTarget(
             name: "strata",
             dependencies: [
-                "EventStore", "LMDB", "StrataData", "StrataDomain", "StrataPresentation", "StrataApp", "FixtureServer",
+                "CLibraryLoader", "EventStore", "LMDB", "StrataData", "StrataDomain", "StrataPresentation", "StrataApp", "FixtureServer",
                 "StrataBrowser", "TerminalUI", "TerminalImages", "StrataServer", "TeamLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -171,7 +171,7 @@ let package = Package(
         .testTarget(name: "EventStoreTests", dependencies: ["TestScratch", "EventStore", "LMDB", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
         .testTarget(
             name: "StrataDataTests",
-            dependencies: ["StrataTestSupport", "TestScratch", "StrataData", "EventStore", "FixtureServer"],
+            dependencies: ["StrataTestSupport", "TestScratch", "StrataData", "EventStore", "FixtureServer", "CLibraryLoader"],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "StrataDomainTests", dependencies: ["StrataTestSupport", "StrataDomain", "StrataData", "EventStore", "FixtureServer"], swiftSettings: strictSettings),

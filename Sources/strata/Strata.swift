@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLibraryLoader
 import EventStore
 import StrataData
 import Foundation
@@ -60,7 +61,9 @@ struct Strata: AsyncParsableCommand {
         try C.parse(args)
     }
 
-    /// Runs a parsed command as the root's `main` does, with errors reported the same way.
+    /// Runs a parsed command as the root's `main` does, with errors reported the same way. Before
+    /// the process exits, libraries still loading on another thread (a fetch loads libcurl while
+    /// it reads the store) finish: exiting in the middle of a library's initialization crashes.
     static func runParsed(_ command: any ParsableCommand) async {
         do {
             if var asynchronous = command as? any AsyncParsableCommand {
@@ -70,8 +73,10 @@ struct Strata: AsyncParsableCommand {
                 try synchronous.run()
             }
         } catch {
+            strata_library_settle_all()
             exit(withError: error)
         }
+        strata_library_settle_all()
     }
 
     /// The command named by the first words of `args` (subcommand names from the root down), and

@@ -15,9 +15,11 @@ struct strata_library {
     const char *problem;  /* NULL once the library is open and every function resolved */
     void *handle;
     char message[512];
+    void (*load)(void);   /* set by the first `strata_library_load`, for `strata_library_settle_all` */
+    struct strata_library *next;
 };
 
-#define STRATA_LIBRARY(soname, hint) { PTHREAD_ONCE_INIT, (soname), (hint), NULL, NULL, {0} }
+#define STRATA_LIBRARY(soname, hint) { PTHREAD_ONCE_INIT, (soname), (hint), NULL, NULL, {0}, NULL, NULL }
 
 /* Opens the library (`name`, or its soname when `name` is NULL or empty); on failure the
    loader's message becomes the problem. Call from the `load` function. */
@@ -29,5 +31,10 @@ int strata_library_resolve(struct strata_library *lib, void **field, const char 
 
 /* Runs `load` once (thread-safe) and returns the problem: NULL when the library is usable. */
 const char *strata_library_load(struct strata_library *lib, void (*load)(void));
+
+/* Waits until every load that has started (on any thread) has finished. A process must not exit
+   while another thread is inside dlopen or a library's initialization (libcurl's starts OpenSSL,
+   whose exit handlers would then free what that thread is using): call this before exit. */
+void strata_library_settle_all(void);
 
 #endif

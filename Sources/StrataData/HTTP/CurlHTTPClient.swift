@@ -13,9 +13,10 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
         public var maxRedirects = 5
         /// Turns TLS verification off. Only for a test server with a self-signed certificate.
         public var insecureSkipTLSVerify = false
-        /// Load libcurl and start the loop thread at once, on a thread of their own, for a run
-        /// that is about to make requests: that work (about 7 ms) then overlaps what the run
-        /// reads from the store before its first request, instead of delaying that request.
+        /// Load libcurl at once, on a thread of its own, for a run that is about to make
+        /// requests: that work (about 7 ms) then overlaps what the run reads from the store
+        /// before its first request, instead of delaying that request. The process must not exit
+        /// during the load: the entry waits for it (`strata_library_settle_all`).
         public var startAtOnce = false
         public init(userAgent: String = "Strata/0.1") { self.userAgent = userAgent }
     }
@@ -26,8 +27,8 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        // A failure here is reported by the first request, which tries again.
-        if configuration.startAtOnce { Thread { _ = try? self.engine(for: "") }.start() }
+        // Only the library: a failure is reported by the first request, which starts the engine.
+        if configuration.startAtOnce { Thread { _ = ccurl_load() }.start() }
     }
 
     /// The engine, started on first use; throws when libcurl cannot be loaded.
