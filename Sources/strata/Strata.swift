@@ -40,7 +40,10 @@ struct Strata: AsyncParsableCommand {
         if let leaf = leafCommand(args), let command = try? parseLeaf(leaf.command, Array(args.dropFirst(leaf.depth))) {
             await runParsed(command)
         } else {
-            await main(args)
+            // The root's own `main`, with the same wait for libraries before the exit.
+            let command: any ParsableCommand
+            do { command = try parseAsRoot(args) } catch { exit(withError: error) }
+            await runParsed(command)
         }
     }
 
