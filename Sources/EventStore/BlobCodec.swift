@@ -37,7 +37,7 @@ enum BlobCodec {
 
     /// Encodes a body for storage, compressing with `context` (reused: creating a zstd context
     /// per body costs more than compressing a small one).
-    static func encode(_ body: [UInt8], context: ZstdContext) -> [UInt8] {
+    static func encode(_ body: [UInt8], context: ZstdContext, level: Int32 = level) -> [UInt8] {
         if body.count >= compressionThreshold {
             let bound = ZSTD_compressBound(body.count)
             // Room for the header and the frame's bound from the start: the frame is written in

@@ -55,17 +55,19 @@ public struct DocumentReader {
     /// The version in force at `seq` (one seek), or nil if the document did not exist yet. Its
     /// `changes` are empty (only ``history(collection:key:upTo:)`` derives them).
     public func version(collection: String, key: String, asOf seq: UInt64) throws -> DocumentVersion? {
-        guard let row = try KeyedDocumentProjection.HistoryRow.containing(collection, key, seq, transaction, tables),
-              let (at, record) = try row.last(atMost: seq) else { return nil }
-        return try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, record, transaction, tables)
+        guard let row = try KeyedDocumentProjection.HistoryRow.containing(collection, key, seq, transaction, tables) else { return nil }
+        return try row.withLast(atMost: seq) { at, record in
+            try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, record, transaction, tables)
+        }
     }
 
     /// How the version at exactly `seq` came to be, from the history record's header (the
     /// document is not parsed); nil when no version was written at `seq`.
     public func changeKind(collection: String, key: String, at seq: UInt64) throws -> ChangeKind? {
-        guard let raw = try KeyedDocumentProjection.versionRecord(collection, key, at: seq, transaction, tables) else { return nil }
-        var r = ByteReader(raw)
-        return try KeyedDocumentProjection.VersionHeader(reading: &r).kind
+        try KeyedDocumentProjection.withVersionRecord(collection, key, at: seq, transaction, tables) { raw in
+            var r = ByteReader(raw)
+            return try KeyedDocumentProjection.VersionHeader(reading: &r).kind
+        }
     }
 
     /// Every version of a document, oldest first, up to `seq` when given, each with its
@@ -205,10 +207,11 @@ public struct DocumentReader {
     /// was removed there (true) or present (false), from record headers only.
     func presence(collection: String, key: String, asOf seq: UInt64?) throws -> Bool? {
         guard let seq else { return try summary(collection: collection, key: key).map(\.removed) }
-        guard let row = try KeyedDocumentProjection.HistoryRow.containing(collection, key, seq, transaction, tables),
-              let (_, record) = try row.last(atMost: seq) else { return nil }
-        var r = ByteReader(record)
-        return try KeyedDocumentProjection.VersionHeader(reading: &r).kind == .removed
+        guard let row = try KeyedDocumentProjection.HistoryRow.containing(collection, key, seq, transaction, tables) else { return nil }
+        return try row.withLast(atMost: seq) { _, record in
+            var r = ByteReader(record)
+            return try KeyedDocumentProjection.VersionHeader(reading: &r).kind == .removed
+        }
     }
 
     /// What changed in a collection between two points: documents added, removed, changed (with

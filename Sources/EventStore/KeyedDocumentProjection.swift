@@ -192,7 +192,7 @@ public struct KeyedDocumentProjection: Projection {
     private let builtIn: Bool
 
     /// The built-in ``DocumentEvents``.
-    public init(name: String = "documents", version: Int = 10) {
+    public init(name: String = "documents", version: Int = 11) {
         self.init(name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
                   extract: DocumentEvents.operations, builtIn: true)
     }
@@ -430,7 +430,8 @@ public struct KeyedDocumentProjection: Projection {
     }
 
     /// Moves the key's newest row before the one `hk` starts (it is closed: no version is added
-    /// to it again) into `history-packed`, under the next number there, written with
+    /// to it again) into `history-packed` (as a solid row when that is smaller:
+    /// ``HistoryRow/solid(_:seq:)``), under the next number there, written with
     /// `MDB_APPEND`: rows of every key, in the order they closed, in pages filled to the end
     /// (a row growing in the middle of `history` splits its page in two halves, and the half left
     /// behind is never written again). `history` keeps a pointer: ``HistoryRow/packedMark`` and
@@ -441,8 +442,9 @@ public struct KeyedDocumentProjection: Projection {
         guard let e = try c.seek(atMost: [UInt8](hk)), e.key.count == hk.count,
               e.key.prefix(hk.count - 8).elementsEqual(hk.prefix(hk.count - 8)), e.value.first != HistoryRow.packedMark else { return }
         let rowKey = [UInt8](e.key), row = [UInt8](e.value)
+        let rowSeq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[(e.key.count - 8)...]))
         let next = (try txn.cursor(packed).last().map { UInt64(bigEndianBytes: $0.key) } ?? 0) + 1
-        _ = try txn.put(packed, key: next.bigEndianBytes, value: row, flags: .append)
+        _ = try txn.put(packed, key: next.bigEndianBytes, value: HistoryRow.solid(row, seq: rowSeq, number: next, txn, tables) ?? row, flags: .append)
         _ = try txn.put(history, key: rowKey, value: [HistoryRow.packedMark] + next.bigEndianBytes)
     }
 
@@ -732,12 +734,15 @@ public struct KeyedDocumentProjection: Projection {
 
     /// The document of the version at `seq` as the version holds it.
     static func storedDocument(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> DocumentSource {
-        guard let raw = try versionRecord(collection, key, at: seq, txn, tables) else {
+        let source = try withVersionRecord(collection, key, at: seq, txn, tables) { raw in
+            var r = ByteReader(raw)
+            _ = try VersionHeader(reading: &r)
+            return try DocumentSource(reading: &r)
+        }
+        guard let source else {
             throw EventStoreError.corrupted("the version at seq \(seq) of \(collection)/\(key.prefix(64)) is missing from history; run `strata verify`")
         }
-        var r = ByteReader(raw)
-        _ = try VersionHeader(reading: &r)
-        return try DocumentSource(reading: &r)
+        return source
     }
 
     /// A version's document: canonical bytes (a document an operation built, or one a payload
@@ -829,15 +834,18 @@ public struct KeyedDocumentProjection: Projection {
         return encoded.first == BlobCodec.raw ? .inline(canonical) : .encoded(encoded)
     }
 
-    /// The stored bytes of the version written at exactly `seq` (its record in its row), or nil.
-    static func versionRecord(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> UnsafeRawBufferPointer? {
+    /// Runs `body` with the stored bytes of the version written at exactly `seq` (its record in
+    /// its row; valid only inside `body`: a solid row's bytes live as long as the row), or
+    /// returns nil when there is none.
+    static func withVersionRecord<T>(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
+                                     _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
         guard let row = try HistoryRow.containing(collection, key, seq, txn, tables) else { return nil }
-        var found: UnsafeRawBufferPointer?
+        var result: T?
         try row.forEach { s, record in
-            if s == seq { found = record }
+            if s == seq { result = try body(record) }
             return s < seq
         }
-        return found
+        return result
     }
 
     /// One row of `history`: a keyframe (or a version stored whole) and the deltas against it,
@@ -850,6 +858,9 @@ public struct KeyedDocumentProjection: Projection {
         /// The seq of the row's first version (its key's last 8 bytes).
         let seq: UInt64
         let bytes: UnsafeRawBufferPointer
+        /// The decompressed bytes of a solid row, which `bytes` point into (nil: `bytes` point
+        /// into the map, valid for the transaction).
+        private let owner: OwnedBytes?
 
         /// The first byte of a row's value in `history` when the row itself was moved to
         /// `history-packed` (followed by its number there, u64be). A row's own first byte is the
@@ -868,16 +879,24 @@ public struct KeyedDocumentProjection: Projection {
         /// when the value points there.
         init(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, _ txn: Transaction, _ tables: TableSet) throws {
             seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...]))
-            guard value.first == Self.packedMark else { bytes = value; return }
+            guard value.first == Self.packedMark else { bytes = value; owner = nil; return }
             guard value.count == 9, let row = try txn.get(tables["history-packed"], key: UnsafeRawBufferPointer(rebasing: value[1...])) else {
                 throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing; run `strata verify`")
             }
-            bytes = row
+            guard row.first == Self.solidMark || row.first == Self.anchoredMark else { bytes = row; owner = nil; return }
+            do {
+                let solid = try Self.unpackSolid(row, number: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: value[1...])), txn, tables)
+                owner = solid
+                bytes = UnsafeRawBufferPointer(solid.buffer)
+            } catch {
+                throw EventStoreError.corrupted("the packed history row of seq \(seq) does not decompress; run `strata verify`")
+            }
         }
 
         init(seq: UInt64, bytes: UnsafeRawBufferPointer) {
             self.seq = seq
             self.bytes = bytes
+            owner = nil
         }
 
         /// Visits the versions in seq order while `body` returns true.
@@ -890,16 +909,27 @@ public struct KeyedDocumentProjection: Projection {
             }
         }
 
-        /// The last version at or before `seq`.
-        func last(atMost seq: UInt64) throws -> (seq: UInt64, record: UnsafeRawBufferPointer)? {
+        /// Runs `body` with the last version at or before `seq` (its record is valid only inside
+        /// `body`), or returns nil when the row has none.
+        func withLast<T>(atMost seq: UInt64, _ body: (_ seq: UInt64, _ record: UnsafeRawBufferPointer) throws -> T) throws -> T? {
             var found: (UInt64, UnsafeRawBufferPointer)?
             try forEach { s, record in
                 guard s <= seq else { return false }
                 found = (s, record)
                 return true
             }
-            return found
+            guard let found else { return nil }
+            return try withExtendedLifetime(owner) { try body(found.0, found.1) }
         }
+    }
+
+    /// Bytes a solid history row was decompressed into, freed with the last row that uses them.
+    final class OwnedBytes {
+        let buffer: UnsafeMutableRawBufferPointer
+
+        init(count: Int) { buffer = .allocate(byteCount: max(count, 1), alignment: 8) }
+
+        deinit { buffer.deallocate() }
     }
 
     /// The head of a `history` record, before the document: version, time, how it came to be.

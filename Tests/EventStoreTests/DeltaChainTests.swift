@@ -219,10 +219,25 @@ import Testing
         }
         #expect(packed == 2 && pointers == [true, true, false])
         #expect(sizes.count == 40)
-        let keyframes = sizes.enumerated().filter { $0.offset % KeyedDocumentProjection.keyframeInterval == 0 }.map(\.element)
-        let deltas = sizes.enumerated().filter { $0.offset % KeyedDocumentProjection.keyframeInterval != 0 }.map(\.element)
-        #expect(deltas.allSatisfy { $0 < 80 }, "\(sizes)")
-        #expect(keyframes.allSatisfy { $0 > 80 }, "\(sizes)")
+        // The open row's records as stored: a keyframe, then deltas of a few dozen bytes.
+        let open = sizes[32...]
+        #expect(open.first! > 300 && open.dropFirst().allSatisfy { $0 < 80 }, "\(sizes)")
+        // The closed rows are solid (``HistoryRow/solid(_:seq:)``): each reads back with every
+        // document whole, and stores 16 versions in less than 16 deltas took.
+        #expect(sizes[..<32].allSatisfy { $0 > 600 }, "\(sizes)")
+        let packedSizes: [Int] = try await store.read { txn in
+            var out: [Int] = []
+            let p = try txn.cursor(tables["history-packed"])
+            var e = try p.first()
+            while let entry = e {
+                // Row 1 is an anchor, compressed alone; row 2 is compressed against it.
+                #expect(entry.value.first == (out.isEmpty ? KeyedDocumentProjection.HistoryRow.solidMark : KeyedDocumentProjection.HistoryRow.anchoredMark))
+                out.append(entry.value.count)
+                e = try p.next()
+            }
+            return out
+        }
+        #expect(packedSizes.count == 2 && packedSizes.allSatisfy { $0 < 16 * 80 }, "\(packedSizes)")
         let history = try await store.documents { try $0.history(collection: "c", key: "k") }
         #expect(history.count == 40)
         for (v, version) in history.enumerated() {

@@ -5,7 +5,7 @@ public enum DataProjections {
     /// Source definitions: collection `sources`, key = source name; settings (`config set`):
     /// collection `config`, key = setting.
     public static let sources = KeyedDocumentProjection(
-        name: "sources", version: 11, eventTypes: [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved, WriteEvents.configChanged]
+        name: "sources", version: 12, eventTypes: [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved, WriteEvents.configChanged]
     ) { event, ctx in
         switch event.type {
         case WriteEvents.configChanged:
@@ -28,7 +28,7 @@ public enum DataProjections {
     /// Local writes are overlaid on the fetched documents (``PendingOverlay``): an item with open
     /// writes shows them, through fetches, until the server answers.
     public static let items = KeyedDocumentProjection(
-        name: "items", version: 13,
+        name: "items", version: 14,
         eventTypes: Set([DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted])
             .union(WriteEvents.writes).union(WriteEvents.outcomes),
         extraTables: PendingOverlay.tables
@@ -63,7 +63,7 @@ public enum DataProjections {
 
     /// Detail documents: collection = source name, key = item id.
     public static let details = KeyedDocumentProjection(
-        name: "details", version: 10, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
+        name: "details", version: 11, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
         documentTypes: [DataEvents.detailFetched, DataEvents.detailNotModified]
     ) { event, ctx in
         guard event.type == DataEvents.detailFetched || event.type == DataEvents.detailNotModified else { return nil }
@@ -74,7 +74,7 @@ public enum DataProjections {
     }
 
     /// Stored images: collection = source name, key = item id; document = url, sha256, size, type.
-    public static let images = KeyedDocumentProjection(name: "images", version: 10, eventTypes: [DataEvents.imageFetched]) { event, _ in
+    public static let images = KeyedDocumentProjection(name: "images", version: 11, eventTypes: [DataEvents.imageFetched]) { event, _ in
         guard event.type == DataEvents.imageFetched else { return nil }
         guard let source = event[metadata: "source"], let key = event[metadata: "key"], let ref = event.payload else {
             throw DocumentError("image event without source, key or body")
@@ -89,7 +89,7 @@ public enum DataProjections {
     /// document = etag, lastModified, sha256 and size of the body they validate, and for a list
     /// page where it leads (`next`, `paging`).
     public static let httpCache = KeyedDocumentProjection(
-        name: "http-cache", version: 11,
+        name: "http-cache", version: 12,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched, DataEvents.imageFetched]
     ) { event, _ in
         switch event.type {

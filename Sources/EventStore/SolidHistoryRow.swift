@@ -1,0 +1,268 @@
+import LMDB
+
+/// Solid rows: how a closed row of `history` is stored in `history-packed`.
+///
+/// A closed row's deltas are each a zstd frame of their own against the row's keyframe, 35–40
+/// bytes for a change of a few fields, most of it the frame's own cost, and each version's header
+/// (seq, time, version, kind) takes about 15 bytes that do not compress where they sit, between
+/// documents. A solid row stores the row's versions as columns, headers first (each field as a
+/// small difference from the version before), then every document whole, one after the other, and
+/// compresses the lot as one frame: a document costs the bytes that changed and a few matches
+/// against the one before it. Measured on the scraping history (docs/benchmarks.md, "Solid
+/// history rows"). Only closed rows are solid: no version is added to them again.
+///
+/// ```
+/// u8 1 (an anchor) or 2 (anchored) | varint n | frame (zstd, magicless, no content size; an
+/// anchored row's against its anchor: ``anchorInterval``) of n bytes:
+///   varint count
+///   count × (varint seq − previous seq, varint time (see ``encodeTime``), u8 kind,
+///            varint version − previous version, varint document length, varint rest length)
+///   the rests (what follows each record's document: its changes blob), then the documents
+/// ```
+/// A read decompresses the whole row and rebuilds the plain row (``HistoryRow``'s entries, every
+/// document `.inline`), so every reader of rows reads a solid row as it reads any other.
+extension KeyedDocumentProjection.HistoryRow {
+    /// The first byte of a solid row. A plain row starts with 0, its first version's offset.
+    static let solidMark: UInt8 = 0x01
+    /// The most document text a solid row holds: a read decompresses the whole row.
+    static let solidTextLimit = 32 << 10
+    static let solidLevel: Int32 = 9
+
+    struct SolidVersion: Equatable {
+        var offset: UInt64
+        var version: UInt64
+        var time: Int64
+        var kind: UInt8
+        var document: [UInt8]
+        var rest: [UInt8]
+    }
+
+    /// The row `plain` (the row of seq `seq` as `history` holds it) as a solid row, or nil when
+    /// that would not be smaller (one version, more text than ``solidTextLimit``, a record this
+    /// version does not write).
+    static func solid(_ plain: [UInt8], seq: UInt64, number: UInt64, _ txn: Transaction, _ tables: TableSet) -> [UInt8]? {
+        // Most rows of one version are a keyframe stored whole, closed by the next: no decoding.
+        guard plain.withUnsafeBytes({ worthSolid($0) }) else { return nil }
+        guard let versions = try? plain.withUnsafeBytes({ try solidVersions(HistoryRowBytes(seq: seq, bytes: $0)) }),
+              versions.count > 1 else { return nil }
+        let anchor = anchor(of: number)
+        guard let prefix = anchor == number ? [] : try? anchorPrefix(anchor, txn, tables) else { return nil }
+        let columns = encodeColumns(versions)
+        guard let frame = ZstdContext.pooled({ $0.compress(columns, prefix: prefix, level: solidLevel) }) else { return nil }
+        var w = ByteWriter(capacity: frame.count + 11)
+        w.u8(anchor == number ? solidMark : anchoredMark)
+        w.varint(columns.count)
+        w.raw(frame)
+        guard w.bytes.count < plain.count else { return nil }
+        // What a read will rebuild, checked once here (a few microseconds): a row that would not
+        // read back exactly stays plain.
+        guard let back = try? w.bytes.withUnsafeBytes({ try decodeColumns(decompressSolid($0, prefix: prefix)) }), back == versions else { return nil }
+        return w.bytes
+    }
+
+    /// Every ``anchorInterval``-th packed row (numbers 1, 65, 129, …) is an anchor: compressed
+    /// on its own (``solidMark``), it is the prefix (zstd's dictionary without training) the
+    /// solid rows after it compress against (``anchoredMark``), up to the next anchor. Rows of one
+    /// collection share their field names and much of their values, which a row alone pays for
+    /// in its first document (about 170 of a 200-byte item); against the anchor's documents,
+    /// that is a few matches. A read of an anchored row decompresses the anchor too.
+    static let anchorInterval: UInt64 = 64
+    static let anchoredMark: UInt8 = 0x02
+
+    static func anchor(of number: UInt64) -> UInt64 { (number - 1) / anchorInterval * anchorInterval + 1 }
+
+    /// What the rows anchored at packed row `number` are compressed against: its columns when it
+    /// is solid, else its bytes as stored (a plain row).
+    static func anchorPrefix(_ number: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> [UInt8] {
+        let key = number.bigEndianBytes
+        guard let row = try key.withUnsafeBytes({ try txn.get(tables["history-packed"], key: $0) }), row.first != anchoredMark else {
+            throw EventStoreError.corrupted("the packed history row \(number), an anchor, is missing or not one; run `strata verify`")
+        }
+        if row.first == solidMark { return try decompressSolid(row, prefix: []) }
+        return [UInt8](row)
+    }
+
+    /// Whether a row has two versions or more and at most ``solidTextLimit`` bytes of documents,
+    /// from the records' headers and sizes (nothing is decompressed: a row of 4 KB documents
+    /// closes on every 16th version of a busy key).
+    private static func worthSolid(_ row: UnsafeRawBufferPointer) -> Bool {
+        var r = ByteReader(row)
+        var versions = 0, text = 0
+        do {
+            while !r.isAtEnd {
+                _ = try r.varint()
+                var record = ByteReader(try r.slice(try r.count()))
+                _ = try KeyedDocumentProjection.VersionHeader(reading: &record)
+                let n = Int(try record.varint())
+                if n > 0 {
+                    text += n
+                } else {
+                    let m = Int(try record.varint())
+                    if m > 0 {
+                        // A stored payload: `u8 codec | varint size | …` (``BlobCodec``).
+                        _ = try record.u8()
+                        text += Int(try record.varint())
+                    } else {
+                        _ = try record.varint()
+                        _ = try record.varint()
+                        text += Int(try record.varint())
+                    }
+                }
+                versions += 1
+                guard text <= solidTextLimit else { return false }
+            }
+        } catch {
+            return false
+        }
+        return versions > 1
+    }
+
+    /// The plain bytes of a solid row, rebuilt.
+    static func unpackSolid(_ stored: UnsafeRawBufferPointer, number: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> KeyedDocumentProjection.OwnedBytes {
+        let prefix = stored.first == anchoredMark ? try anchorPrefix(anchor(of: number), txn, tables) : []
+        let versions = try decodeColumns(decompressSolid(stored, prefix: prefix))
+        var size = 0
+        for v in versions {
+            let record = recordCount(v)
+            size += varintCount(v.offset) + varintCount(UInt64(record)) + record
+        }
+        let owned = KeyedDocumentProjection.OwnedBytes(count: size)
+        var n = 0
+        func emit(_ b: UInt8) { owned.buffer[n] = b; n += 1 }
+        func emit(_ bytes: [UInt8]) {
+            bytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: owned.buffer[n..<(n + $0.count)]).copyMemory(from: $0) }
+            n += bytes.count
+        }
+        for v in versions {
+            ByteWriter.varint(v.offset, emit)
+            ByteWriter.varint(UInt64(recordCount(v)), emit)
+            ByteWriter.varint(v.version, emit)
+            withUnsafeBytes(of: UInt64(bitPattern: v.time).bigEndian) { for b in $0 { emit(b) } }
+            emit(v.kind)
+            ByteWriter.varint(UInt64(v.document.count), emit)
+            emit(v.document)
+            emit(v.rest)
+        }
+        return owned
+    }
+
+    private static func recordCount(_ v: SolidVersion) -> Int {
+        varintCount(v.version) + 8 + 1 + varintCount(UInt64(v.document.count)) + v.document.count + v.rest.count
+    }
+
+    private static func varintCount(_ v: UInt64) -> Int {
+        var n = 0
+        ByteWriter.varint(v) { _ in n += 1 }
+        return n
+    }
+
+    /// The row's versions with their documents decoded. Every delta of a row is against the
+    /// row's keyframe, its first version.
+    private static func solidVersions(_ row: HistoryRowBytes) throws -> [SolidVersion] {
+        var out: [SolidVersion] = []
+        var keyframe: [UInt8] = []
+        var text = 0
+        var r = ByteReader(row.bytes)
+        while !r.isAtEnd {
+            let offset = try r.varint()
+            var record = ByteReader(try r.slice(Int(try r.varint())))
+            let version = try record.varint()
+            let time = try record.i64()
+            let kind = try record.u8()
+            guard ChangeKind(code: kind) != nil else { throw ByteReader.Truncated() }
+            let document: [UInt8]
+            switch try KeyedDocumentProjection.DocumentSource(reading: &record) {
+            case .inline(let bytes): document = bytes
+            case .encoded(let bytes): document = try bytes.withUnsafeBytes { b in try ZstdContext.pooled { try BlobCodec.decode(b, context: $0) } }
+            case let .delta(base, _, size, frame):
+                guard base == row.seq, !out.isEmpty else { throw ByteReader.Truncated() }
+                document = try frame.withUnsafeBytes { f in try ZstdContext.pooled { try $0.decompress(f, prefix: keyframe, size: size) } }
+            }
+            if out.isEmpty { keyframe = document }
+            text += document.count
+            guard text <= solidTextLimit, !document.isEmpty else { throw ByteReader.Truncated() }
+            out.append(SolidVersion(offset: offset, version: version, time: time, kind: kind, document: document,
+                                    rest: try record.bytes(record.remaining)))
+        }
+        return out
+    }
+
+    private static func encodeColumns(_ versions: [SolidVersion]) -> [UInt8] {
+        var w = ByteWriter(capacity: versions.reduce(0) { $0 + $1.document.count + 24 })
+        w.varint(versions.count)
+        var seq: UInt64 = 0, time: Int64 = 0, version: UInt64 = 0
+        for v in versions {
+            w.varint(v.offset &- seq)
+            w.varint(encodeTime(v.time &- time))
+            w.u8(v.kind)
+            w.varint(v.version &- version)
+            w.varint(v.document.count)
+            w.varint(v.rest.count)
+            (seq, time, version) = (v.offset, v.time, v.version)
+        }
+        for v in versions { w.raw(v.rest) }
+        for v in versions { w.raw(v.document) }
+        return w.bytes
+    }
+
+    private static func decodeColumns(_ columns: [UInt8]) throws -> [SolidVersion] {
+        try columns.withUnsafeBytes { raw in
+            var r = ByteReader(raw)
+            let count = try r.count(limit: 1 << 20)
+            var out: [SolidVersion] = []
+            out.reserveCapacity(count)
+            var seq: UInt64 = 0, time: Int64 = 0, version: UInt64 = 0
+            var lengths: [(document: Int, rest: Int)] = []
+            for _ in 0..<count {
+                seq &+= try r.varint()
+                time &+= decodeTime(try r.varint())
+                let kind = try r.u8()
+                version &+= try r.varint()
+                lengths.append((try r.count(), try r.count()))
+                out.append(SolidVersion(offset: seq, version: version, time: time, kind: kind, document: [], rest: []))
+            }
+            for i in out.indices { out[i].rest = try r.bytes(lengths[i].rest) }
+            for i in out.indices { out[i].document = try r.bytes(lengths[i].document) }
+            guard r.isAtEnd else { throw ByteReader.Truncated() }
+            return out
+        }
+    }
+
+    private static func decompressSolid(_ stored: UnsafeRawBufferPointer, prefix: [UInt8]) throws -> [UInt8] {
+        var r = ByteReader(stored)
+        let mark = try r.u8()
+        guard mark == solidMark || mark == anchoredMark else { throw ByteReader.Truncated() }
+        let n = Int(try r.varint())
+        guard n <= 2 * solidTextLimit + (1 << 20) else { throw ByteReader.Truncated() }
+        let frame = UnsafeRawBufferPointer(rebasing: stored[r.offset...])
+        return try ZstdContext.pooled { context in
+            try prefix.withUnsafeBytes { p in
+                try [UInt8](unsafeUninitializedCapacity: n) { out, count in
+                    try context.decompress(frame, prefix: p, into: UnsafeMutableRawBufferPointer(out), size: n)
+                    count = n
+                }
+            }
+        }
+    }
+
+    /// A time difference (µs) as a varint: zigzag, and divided by a million when it is whole
+    /// seconds (the low bit says which), as the times of an imported history are.
+    static func encodeTime(_ delta: Int64) -> UInt64 {
+        let whole = delta % 1_000_000 == 0
+        let v = whole ? delta / 1_000_000 : delta
+        let zigzag = UInt64(bitPattern: (v << 1) ^ (v >> 63))
+        return zigzag << 1 | (whole ? 1 : 0)
+    }
+
+    static func decodeTime(_ stored: UInt64) -> Int64 {
+        let zigzag = stored >> 1
+        let v = Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
+        return stored & 1 == 1 ? v &* 1_000_000 : v
+    }
+}
+
+/// A row's bytes and seq, before they are a ``KeyedDocumentProjection/HistoryRow``.
+private struct HistoryRowBytes {
+    let seq: UInt64
+    let bytes: UnsafeRawBufferPointer
+}

@@ -1,0 +1,138 @@
+@testable import EventStore
+import Foundation
+import LMDB
+import Testing
+
+/// Closed history rows are stored solid (their versions as columns, every document whole, one
+/// zstd frame), anchored rows against the anchor before them: every version, as-of read, change
+/// kind and history reads back as it was written, a rebuild writes the same bytes, and a damaged
+/// row is reported.
+@Suite struct SolidHistoryRowTests {
+    /// Eight keys changing in every snapshot (one of them absent for a while: removed, then back),
+    /// 150 snapshots: about 75 closed rows, so rows 1 and 65 are anchors and the rest anchored.
+    static func snapshots() -> (events: [NewEvent], keys: [String], document: (_ key: Int, _ v: Int) -> String?) {
+        func document(_ key: Int, _ v: Int) -> String? {
+            if key == 1 && (40..<43).contains(v) { return nil }
+            return "{\"id\":\(key),\"name\":\"item \(key)\",\"price\":\(100 + (v * (key + 3)) % 97),\"stock\":\(v % 13),"
+                + "\"updated_at\":\"2026-11-26T\(10 + v / 60):\(String(format: "%02d", v % 60)):00Z\"}"
+        }
+        let base: Int64 = 1_764_000_000_000_000
+        var events: [NewEvent] = []
+        for v in 0..<150 {
+            let members = (0..<8).compactMap { k in document(k, v).map { "\"k\(k)\":\($0)" } }
+            // Whole seconds for most versions (imported histories), microseconds for some.
+            let at = base + Int64(v) * 3_600_000_000 + (v % 10 == 7 ? 123_457 : 0)
+            events.append(NewEvent(type: DocumentEvents.snapshotRecorded, recordedAt: Timestamp(microseconds: at), stream: "s",
+                                   metadata: [("collection", "c")], payload: bytes("{" + members.joined(separator: ",") + "}")))
+        }
+        return (events, (0..<8).map { "k\($0)" }, document)
+    }
+
+    @Test func everyVersionOfASolidRowReadsBack() async throws {
+        let store = try await openStore()
+        let (events, keys, document) = Self.snapshots()
+        for batch in stride(from: 0, to: events.count, by: 10) { _ = try await store.append(Array(events[batch..<batch + 10])) }
+        let tables = try store.tables(of: "documents")
+
+        // Marks: anchors (1, 65) compressed alone, the rest against their anchor.
+        let marks: [UInt8] = try await store.read { txn in
+            var out: [UInt8] = []
+            let c = try txn.cursor(tables["history-packed"])
+            var e = try c.first()
+            while let entry = e { out.append(entry.value.first!); e = try c.next() }
+            return out
+        }
+        #expect(marks.count > 65, "\(marks.count) packed rows")
+        for (i, mark) in marks.enumerated() {
+            let number = UInt64(i + 1)
+            let expected = KeyedDocumentProjection.HistoryRow.anchor(of: number) == number
+                ? KeyedDocumentProjection.HistoryRow.solidMark : KeyedDocumentProjection.HistoryRow.anchoredMark
+            #expect(mark == expected, "row \(number)")
+        }
+
+        // Every key as of every seq (each snapshot is one seq), its history and its change kinds.
+        for (k, key) in keys.enumerated() {
+            var expectedHistory: [(seq: UInt64, document: String?)] = []
+            for v in 0..<150 {
+                let doc = document(k, v)
+                if expectedHistory.last.map({ $0.document != doc }) ?? (doc != nil) { expectedHistory.append((UInt64(v + 1), doc)) }
+            }
+            let history = try await store.documents { try $0.history(collection: "c", key: key) }
+            #expect(history.map(\.seq) == expectedHistory.map(\.seq), "\(key)")
+            for (version, expected) in zip(history, expectedHistory) {
+                if let doc = expected.document {
+                    let parsed = try JSONValue(parsing: bytes(doc))
+                    #expect(!version.isRemoved && version.document == parsed, "\(key) at \(version.seq)")
+                } else {
+                    #expect(version.isRemoved, "\(key) at \(version.seq)")
+                }
+                let at = events[Int(version.seq) - 1].recordedAt!
+                #expect(version.recordedAt == at, "\(key) at \(version.seq): \(version.recordedAt) for \(at)")
+            }
+            #expect(history.map(\.version) == Array(1...history.count))
+            for v in stride(from: 0, to: 150, by: 7) {
+                let state = try await store.documents { try $0.state(collection: "c", key: key, asOf: UInt64(v + 1)) }
+                if let doc = document(k, v) {
+                    let parsed = try JSONValue(parsing: bytes(doc))
+                    #expect(state?.document == parsed, "\(key) as of \(v + 1)")
+                } else {
+                    #expect(state == nil || state!.removed, "\(key) as of \(v + 1)")
+                }
+            }
+            let seqs = expectedHistory.map(\.seq)
+            let kinds = try await store.documents { reader in try seqs.map { try reader.changeKind(collection: "c", key: key, at: $0) } }
+            #expect(kinds.allSatisfy { $0 != nil })
+        }
+        // A rebuild on a scratch store writes the same bytes.
+        #expect(try await store.verify().ok)
+    }
+
+    @Test func aDamagedSolidRowIsReported() async throws {
+        let store = try await openStore()
+        let (events, _, _) = Self.snapshots()
+        _ = try await store.append(Array(events[0..<60]))
+        let tables = try store.tables(of: "documents")
+        let db = tables["history-packed"]
+        let (key, original): ([UInt8], [UInt8]) = try await store.read { txn in
+            let c = try txn.cursor(db, raw: true)
+            _ = try c.first()
+            let e = try #require(try c.next())
+            return ([UInt8](e.key), [UInt8](e.value))
+        }
+        #expect(original.first == KeyedDocumentProjection.HistoryRow.anchoredMark)
+        var damaged = original
+        damaged[damaged.count / 2] ^= 0x10
+        try store.environment.write { txn in
+            _ = try key.withUnsafeBytes { k in try damaged.withUnsafeBytes { try txn.putRaw(db, key: k, value: $0) } }
+        }
+        let report = try await store.verify()
+        #expect(report.ok == false)
+    }
+
+    @Test func timesRoundTrip() {
+        for t: Int64 in [0, 1, -1, 999_999, 1_000_000, -3_000_000, 3_600_000_000, 1_764_000_000_123_457, -1_764_000_000_000_000,
+                         Int64.max / 2, Int64.min / 2] {
+            #expect(KeyedDocumentProjection.HistoryRow.decodeTime(KeyedDocumentProjection.HistoryRow.encodeTime(t)) == t, "\(t)")
+        }
+        // Whole seconds take the short form: an hour is 3 bytes, not 5.
+        var n = 0
+        ByteWriter.varint(KeyedDocumentProjection.HistoryRow.encodeTime(3_600_000_000)) { _ in n += 1 }
+        #expect(n == 2)
+    }
+
+    /// A row with more document text than a read should decompress stays plain.
+    @Test func aRowOfLargeDocumentsStaysPlain() async throws {
+        let store = try await openStore()
+        var rng = SplitMix64(seed: 5)
+        let text = String((0..<4000).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) })
+        for v in 0..<20 {
+            _ = try await store.append(NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")],
+                                                payload: bytes("{\"k\":{\"text\":\"\(text)\",\"v\":\(v)}}")))
+        }
+        let tables = try store.tables(of: "documents")
+        let first: UInt8? = try await store.read { txn in try txn.cursor(tables["history-packed"]).first()?.value.first }
+        #expect(first == 0)
+        let history = try await store.documents { try $0.history(collection: "c", key: "k") }
+        #expect(history.count == 20 && history.last?.document.value(atPath: "v") == .number("19"))
+    }
+}
