@@ -46,11 +46,13 @@ extension KeyedDocumentProjection.HistoryRow {
         guard let versions = try? plain.withUnsafeBytes({ try solidVersions(HistoryRowBytes(seq: seq, bytes: $0)) }),
               versions.count > 1 else { return nil }
         let anchor = anchor(of: number)
-        guard let prefix = anchor == number ? [] : try? anchorPrefix(anchor, txn, tables) else { return nil }
+        // Against the anchor when it is solid; alone when this row is the anchor, or the anchor
+        // stayed plain (its bytes could be a large document, read again for every row).
+        let prefix = anchor == number ? [] : (try? anchorPrefix(anchor, txn, tables)) ?? []
         let columns = encodeColumns(versions)
         guard let frame = ZstdContext.pooled({ $0.compress(columns, prefix: prefix, level: solidLevel) }) else { return nil }
         var w = ByteWriter(capacity: frame.count + 11)
-        w.u8(anchor == number ? solidMark : anchoredMark)
+        w.u8(prefix.isEmpty ? solidMark : anchoredMark)
         w.varint(columns.count)
         w.raw(frame)
         guard w.bytes.count < plain.count else { return nil }
@@ -62,7 +64,8 @@ extension KeyedDocumentProjection.HistoryRow {
 
     /// Every ``anchorInterval``-th packed row (numbers 1, 65, 129, …) is an anchor: compressed
     /// on its own (``solidMark``), it is the prefix (zstd's dictionary without training) the
-    /// solid rows after it compress against (``anchoredMark``), up to the next anchor. Rows of one
+    /// solid rows after it compress against (``anchoredMark``), up to the next anchor. When the
+    /// anchor stayed plain, the rows after it are compressed alone (``solidMark``). Rows of one
     /// collection share their field names and much of their values, which a row alone pays for
     /// in its first document (about 170 of a 200-byte item); against the anchor's documents,
     /// that is a few matches. A read of an anchored row decompresses the anchor too.
@@ -71,15 +74,14 @@ extension KeyedDocumentProjection.HistoryRow {
 
     static func anchor(of number: UInt64) -> UInt64 { (number - 1) / anchorInterval * anchorInterval + 1 }
 
-    /// What the rows anchored at packed row `number` are compressed against: its columns when it
-    /// is solid, else its bytes as stored (a plain row).
+    /// What the rows anchored at packed row `number` are compressed against: its columns (it is
+    /// a solid row compressed alone).
     static func anchorPrefix(_ number: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> [UInt8] {
         let key = number.bigEndianBytes
-        guard let row = try key.withUnsafeBytes({ try txn.get(tables["history-packed"], key: $0) }), row.first != anchoredMark else {
-            throw EventStoreError.corrupted("the packed history row \(number), an anchor, is missing or not one; run `strata verify`")
+        guard let row = try key.withUnsafeBytes({ try txn.get(tables["history-packed"], key: $0) }), row.first == solidMark else {
+            throw EventStoreError.corrupted("the packed history row \(number), an anchor, is missing or not solid; run `strata verify`")
         }
-        if row.first == solidMark { return try decompressSolid(row, prefix: []) }
-        return [UInt8](row)
+        return try decompressSolid(row, prefix: [])
     }
 
     /// Whether a row has two versions or more and at most ``solidTextLimit`` bytes of documents,

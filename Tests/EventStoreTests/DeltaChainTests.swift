@@ -77,6 +77,32 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
+    /// A keyframe that restarts a chain is compressed at ``DeltaChains/keyframeLevel`` (when that
+    /// is smaller); the first body of a URL at the usual level, so a first fetch is not slower.
+    @Test func aKeyframeThatRestartsAChainIsDenser() async throws {
+        let store = try await EventStore.open(at: makeTempDir(), projections: [], options: Self.options(keyframeInterval: 2))
+        var rng = SplitMix64(seed: 29)
+        func word() -> String { String((0..<(3 + Int(rng.next() % 6))).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) }) }
+        let items = (0..<300).map { i in "{\"id\":\(i),\"name\":\"\(word()) \(word())\",\"tags\":[\"\(word())\",\"\(word())\"],\"price\":\(rng.next() % 10_000)}" }
+        func body(_ v: Int) -> [UInt8] { Array(("[" + items.enumerated().map { $0.offset == v ? $0.element.replacingOccurrences(of: "{", with: "{\"v\":\(v),") : $0.element }.joined(separator: ",") + "]").utf8) }
+        for v in 0..<3 { _ = try await store.append(NewEvent(id: "v\(v)", type: "CollectionPageFetched", stream: "src", metadata: [("url", "http://api.test/items")], payload: body(v))) }
+        let rows = try Self.rows(store)
+        #expect(rows[1]!.depth == 0 && rows[2]!.depth == 1 && rows[3]!.depth == 0)
+        let stored: [Int] = try store.environment.read { txn in
+            try [1, 3].map { seq in try #require(try BlobCodec.stored(seq: UInt64(seq), bodies: store.schema.bodies, in: txn)).count }
+        }
+        for (seq, v) in [(0, 0), (1, 2)] {
+            let usual = ZstdContext.pooled { BlobCodec.encode(body(v), context: $0) }.count
+            let dense = ZstdContext.pooled { BlobCodec.encode(body(v), context: $0, level: DeltaChains.keyframeLevel) }.count
+            #expect(dense < usual)
+            #expect(stored[seq] == (v == 0 ? usual : dense), "v \(v): \(stored[seq]) bytes stored, \(usual) at level 3, \(dense) at \(DeltaChains.keyframeLevel)")
+        }
+        for e in try await store.events(EventQuery()) {
+            #expect(try await store.payload(of: e) == body(Int(e.id.dropFirst())!))
+        }
+        #expect(try await store.verify().ok)
+    }
+
     /// A body of another stream, type or URL, a small body and an unchanged body (deduplicated)
     /// start or continue no chain of the wrong lineage.
     @Test func onlyTheSameStreamTypeAndURLChain() async throws {

@@ -87,6 +87,37 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
+    /// When the anchor stays plain (here a row of one version: its key's next document shares
+    /// nothing with it, so it starts a row again), the rows after it are compressed alone.
+    @Test func rowsAfterAPlainAnchorAreCompressedAlone() async throws {
+        let store = try await openStore()
+        var rng = SplitMix64(seed: 3)
+        func noise() -> String { String((0..<40).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) }) }
+        let first = "{\"a\":\"\(noise())\"}", second = "{\"b\":\"\(noise())\"}"
+        _ = try await store.append(NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")], payload: bytes("{\"x\":\(first)}")))
+        _ = try await store.append(NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")], payload: bytes("{\"x\":\(second)}")))
+        let (events, _, _) = Self.snapshots()
+        _ = try await store.append(Array(events[0..<40]))
+        let tables = try store.tables(of: "documents")
+        let marks: [UInt8] = try await store.read { txn in
+            var out: [UInt8] = []
+            let c = try txn.cursor(tables["history-packed"])
+            var e = try c.first()
+            while let entry = e { out.append(entry.value.first!); e = try c.next() }
+            return out
+        }
+        // Row 1 (x's first version) is plain; no row is anchored, and the solid ones read back.
+        #expect(marks.count > 2 && marks[0] == 0 && !marks.contains(KeyedDocumentProjection.HistoryRow.anchoredMark)
+                && marks.contains(KeyedDocumentProjection.HistoryRow.solidMark), "\(marks)")
+        // x: added, changed, then removed by the first snapshot without it.
+        let x = try await store.documents { try $0.history(collection: "c", key: "x") }
+        let expected = [try JSONValue(parsing: bytes(first)), try JSONValue(parsing: bytes(second))]
+        #expect(Array(x.map(\.document).prefix(2)) == expected && x.map(\.kind) == [.added, .changed, .removed])
+        let k3 = try await store.documents { try $0.history(collection: "c", key: "k3") }
+        #expect(k3.count == 40)
+        #expect(try await store.verify().ok)
+    }
+
     @Test func aDamagedSolidRowIsReported() async throws {
         let store = try await openStore()
         let (events, _, _) = Self.snapshots()
