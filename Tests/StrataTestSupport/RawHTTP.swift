@@ -41,7 +41,9 @@ public final class RawConnection: @unchecked Sendable {
     public init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawHTTPError(description: "socket failed") }
-        var tv = timeval(tv_sec: 10, tv_usec: 0)
+        // A generous bound on a stalled server, not a timing: with the whole suite running on two
+        // cores, a small request to `strata serve` in process has waited more than 10 s.
+        var tv = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
