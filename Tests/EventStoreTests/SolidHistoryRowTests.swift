@@ -28,6 +28,17 @@ import Testing
         return (events, (0..<8).map { "k\($0)" }, document)
     }
 
+    /// The first byte of every packed row, in number order: 0 plain, 1 solid alone, 2 anchored.
+    static func packedMarks(_ store: EventStore, _ tables: TableSet) async throws -> [UInt8] {
+        try await store.read { txn in
+            var out: [UInt8] = []
+            let c = try txn.cursor(tables["history-packed"])
+            var e = try c.first()
+            while let entry = e { out.append(entry.value.first!); e = try c.next() }
+            return out
+        }
+    }
+
     @Test func everyVersionOfASolidRowReadsBack() async throws {
         let store = try await openStore()
         let (events, keys, document) = Self.snapshots()
@@ -35,13 +46,7 @@ import Testing
         let tables = try store.tables(of: "documents")
 
         // Marks: anchors (1, 65) compressed alone, the rest against their anchor.
-        let marks: [UInt8] = try await store.read { txn in
-            var out: [UInt8] = []
-            let c = try txn.cursor(tables["history-packed"])
-            var e = try c.first()
-            while let entry = e { out.append(entry.value.first!); e = try c.next() }
-            return out
-        }
+        let marks = try await Self.packedMarks(store, tables)
         #expect(marks.count > 65, "\(marks.count) packed rows")
         for (i, mark) in marks.enumerated() {
             let number = UInt64(i + 1)
@@ -99,13 +104,7 @@ import Testing
         let (events, _, _) = Self.snapshots()
         _ = try await store.append(Array(events[0..<40]))
         let tables = try store.tables(of: "documents")
-        let marks: [UInt8] = try await store.read { txn in
-            var out: [UInt8] = []
-            let c = try txn.cursor(tables["history-packed"])
-            var e = try c.first()
-            while let entry = e { out.append(entry.value.first!); e = try c.next() }
-            return out
-        }
+        let marks = try await Self.packedMarks(store, tables)
         // Row 1 (x's first version) is plain; no row is anchored, and the solid ones read back.
         #expect(marks.count > 2 && marks[0] == 0 && !marks.contains(KeyedDocumentProjection.HistoryRow.anchoredMark)
                 && marks.contains(KeyedDocumentProjection.HistoryRow.solidMark), "\(marks)")
