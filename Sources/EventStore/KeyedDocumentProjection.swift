@@ -778,6 +778,26 @@ public struct KeyedDocumentProjection: Projection {
             self = .delta(keyframe: keyframe, index: index, size: size, frame: try r.blob())
         }
 
+        /// The length of the JSON text a stored document decodes to, read from its sizes alone
+        /// (nothing copied or decompressed), leaving `r` after it as ``init(reading:)`` does.
+        static func textCount(reading r: inout ByteReader) throws -> Int {
+            let n = Int(try r.varint())
+            if n > 0 { _ = try r.slice(n); return n }
+            let m = Int(try r.varint())
+            if m > 0 {
+                // A stored form: `u8 codec | varint size | …` (``BlobCodec``).
+                let stored = try r.slice(m)
+                var header = ByteReader(stored)
+                _ = try header.u8()
+                return Int(try header.varint())
+            }
+            _ = try r.varint()
+            _ = try r.varint()
+            let size = Int(try r.varint())
+            _ = try r.slice(try r.count())
+            return size
+        }
+
         /// What follows `varint 0, varint 0` in a delta's record.
         var deltaTail: [UInt8] {
             guard case let .delta(keyframe, index, size, frame) = self else { return [] }

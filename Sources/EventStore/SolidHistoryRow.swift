@@ -43,7 +43,7 @@ extension KeyedDocumentProjection.HistoryRow {
     static func solid(_ plain: [UInt8], seq: UInt64, number: UInt64, _ txn: Transaction, _ tables: TableSet) -> [UInt8]? {
         // Most rows of one version are a keyframe stored whole, closed by the next: no decoding.
         guard plain.withUnsafeBytes({ worthSolid($0) }) else { return nil }
-        guard let versions = try? plain.withUnsafeBytes({ try solidVersions(HistoryRowBytes(seq: seq, bytes: $0)) }),
+        guard let versions = try? plain.withUnsafeBytes({ try solidVersions(Self(seq: seq, bytes: $0)) }),
               versions.count > 1 else { return nil }
         let anchor = anchor(of: number)
         // Against the anchor when it is solid; alone when this row is the anchor, or the anchor
@@ -95,21 +95,7 @@ extension KeyedDocumentProjection.HistoryRow {
                 _ = try r.varint()
                 var record = ByteReader(try r.slice(try r.count()))
                 _ = try KeyedDocumentProjection.VersionHeader(reading: &record)
-                let n = Int(try record.varint())
-                if n > 0 {
-                    text += n
-                } else {
-                    let m = Int(try record.varint())
-                    if m > 0 {
-                        // A stored payload: `u8 codec | varint size | …` (``BlobCodec``).
-                        _ = try record.u8()
-                        text += Int(try record.varint())
-                    } else {
-                        _ = try record.varint()
-                        _ = try record.varint()
-                        text += Int(try record.varint())
-                    }
-                }
+                text += try KeyedDocumentProjection.DocumentSource.textCount(reading: &record)
                 versions += 1
                 guard text <= solidTextLimit else { return false }
             }
@@ -160,14 +146,12 @@ extension KeyedDocumentProjection.HistoryRow {
 
     /// The row's versions with their documents decoded. Every delta of a row is against the
     /// row's keyframe, its first version.
-    private static func solidVersions(_ row: HistoryRowBytes) throws -> [SolidVersion] {
+    private static func solidVersions(_ row: Self) throws -> [SolidVersion] {
         var out: [SolidVersion] = []
         var keyframe: [UInt8] = []
         var text = 0
-        var r = ByteReader(row.bytes)
-        while !r.isAtEnd {
-            let offset = try r.varint()
-            var record = ByteReader(try r.slice(Int(try r.varint())))
+        try row.forEach { at, raw in
+            var record = ByteReader(raw)
             let version = try record.varint()
             let time = try record.i64()
             let kind = try record.u8()
@@ -183,8 +167,9 @@ extension KeyedDocumentProjection.HistoryRow {
             if out.isEmpty { keyframe = document }
             text += document.count
             guard text <= solidTextLimit, !document.isEmpty else { throw ByteReader.Truncated() }
-            out.append(SolidVersion(offset: offset, version: version, time: time, kind: kind, document: document,
+            out.append(SolidVersion(offset: at - row.seq, version: version, time: time, kind: kind, document: document,
                                     rest: try record.bytes(record.remaining)))
+            return true
         }
         return out
     }
@@ -261,10 +246,4 @@ extension KeyedDocumentProjection.HistoryRow {
         let v = Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
         return stored & 1 == 1 ? v &* 1_000_000 : v
     }
-}
-
-/// A row's bytes and seq, before they are a ``KeyedDocumentProjection/HistoryRow``.
-private struct HistoryRowBytes {
-    let seq: UInt64
-    let bytes: UnsafeRawBufferPointer
 }
