@@ -381,9 +381,9 @@ final class ZstdContext: @unchecked Sendable {
 
     /// `ZSTD_c_format` and `ZSTD_d_format` (experimental parameters, stable since zstd 1.3.x) and
     /// `ZSTD_f_zstd1_magicless`: a delta frame leaves out the 4-byte magic number.
-    private static let formatParameter = ZSTD_cParameter(rawValue: 10)
-    private static let decompressFormatParameter = ZSTD_dParameter(rawValue: 1000)
-    private static let magicless: Int32 = 1
+    static let formatParameter = ZSTD_cParameter(rawValue: 10)
+    static let decompressFormatParameter = ZSTD_dParameter(rawValue: 1000)
+    static let magicless: Int32 = 1
 
     /// Runs `body` with `context`, or a pooled one when it is nil.
     static func maybePooled<T>(_ context: ZstdContext?, _ body: (ZstdContext) throws -> T) rethrows -> T {

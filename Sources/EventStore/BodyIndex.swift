@@ -17,6 +17,8 @@ struct BodyIndex: Sendable {
     let events: Database
     /// Bytes of the hash in an index key.
     let prefix: Int
+    /// What packed envelopes are compressed against (``Envelope/packedMark``).
+    let envelopeDictionary: EnvelopeDictionary?
 
     /// The seq whose `bodies` row holds the body hashing to `hash`, found through the prefix
     /// index; nil when the prefix is not there or belongs to another body.
@@ -64,7 +66,8 @@ struct BodyIndex: Sendable {
 
     /// Whether the event at `seq` carries the body hashing to `hash`.
     func carries(_ seq: UInt64, _ hash: UnsafeRawBufferPointer, _ txn: Transaction) throws -> Bool {
-        guard let envelope = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(events, key: $0) }) else { return false }
+        guard let stored = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(events, key: $0) }) else { return false }
+        let envelope = try Envelope.plain(stored, dictionary: envelopeDictionary, in: txn)
         return Envelope.payloadHash(in: envelope)?.elementsEqual(hash) ?? false
     }
 

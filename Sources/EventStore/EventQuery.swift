@@ -37,7 +37,7 @@ public struct EventQuery: Sendable, Hashable {
         while let e = entry, out.count < q.limit {
             let seq = UInt64(bigEndianBytes: e.key)
             if seq < q.fromSeq || seq > q.toSeq { break }
-            out.append(try Envelope.decode(e.value))
+            out.append(try Envelope.decode(s.envelope(e.value, txn)))
             entry = q.descending ? try events.previous() : try events.next()
         }
         return out
@@ -54,7 +54,8 @@ public struct EventQuery: Sendable, Hashable {
         while let e = entry, e.key.hasPrefix(prefix) {
             let seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
             if seq < from || seq > to { break }
-            if let v = try txn.get(s.events, key: seq.bigEndianBytes), try !visit(try v.withUnsafeBytes { try Envelope.decode($0) }) { return }
+            if let v = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(s.events, key: $0) }),
+               try !visit(try Envelope.decode(s.envelope(v, txn))) { return }
             entry = descending ? try c.previous() : try c.next()
         }
     }

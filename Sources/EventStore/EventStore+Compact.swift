@@ -15,11 +15,50 @@ extension EventStore {
         }
         do {
             try fm.createDirectory(atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-            try environment.copyPacked(to: directory)
+            if let packer = try await envelopePacker() {
+                // Every envelope is read plain (a packed one against the store's dictionary) and
+                // packed against the new one, which replaces it in the copy's `meta`.
+                let old = schema.envelopeDictionary
+                try environment.copyPacked(
+                    to: directory,
+                    rewrite: ["events": { _, stored in
+                        let plain = try Envelope.plain(stored, dictionary: old)
+                        return try plain.withUnsafeBytes { p in packer.pack(p) } ?? (stored.first == Envelope.packedMark ? plain : nil)
+                    }],
+                    additions: ["meta": [(EnvelopeDictionary.metaKey, EnvelopeDictionary.stored(packer.dictionary)),
+                                         (LogSchema.formatKey, LogSchema.packedFormat.bigEndianBytes)]])
+            } else {
+                try environment.copyPacked(to: directory)
+            }
         } catch {
             try? fm.removeItem(atPath: directory)
             throw EventStoreError.wrap(error, "could not write a compacted copy at \(directory)")
         }
         return try await EventStore.open(at: directory, projections: projections, options: options)
+    }
+
+    /// A packer with a dictionary trained on a sample of the log's envelopes (without their
+    /// hashes), spread evenly over it; nil for an encrypted store (its envelopes are sealed and
+    /// chained as stored) or a log too short to train on.
+    func envelopePacker() async throws -> EnvelopePacker? {
+        guard schema.cipher == nil else { return nil }
+        let schema = self.schema
+        let samples = try await read { txn -> [[UInt8]] in
+            let count = try txn.stat(schema.events).entries
+            guard count >= EnvelopePacker.minimumEnvelopes else { return [] }
+            let taken = min(count, EnvelopePacker.sampleLimit)
+            var out: [[UInt8]] = []
+            out.reserveCapacity(taken)
+            // Positions i·count/taken: no stride a log's repeating pattern of types could share.
+            for i in 0..<taken {
+                let seq = UInt64(i * count / taken + 1)
+                guard let stored = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(schema.events, key: $0) }) else { continue }
+                let plain = try schema.envelope(stored, txn)
+                guard plain.count > 32 else { continue }
+                out.append([UInt8](plain[0..<(plain.count - 32)]))
+            }
+            return out
+        }
+        return EnvelopePacker(samples: samples)
     }
 }

@@ -54,8 +54,15 @@ extension EventStore {
                 defer { expected = seq + 1; report.eventsChecked += 1 }
                 if row.key.count != 8 { report.problem("event key of \(row.key.count) bytes is not a seq") }
                 if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
-                guard let value = try? txn.plainValue(schema.events, key: row.key, stored: row.value) else {
+                guard let opened = try? txn.plainValue(schema.events, key: row.key, stored: row.value) else {
                     report.problem("event \(seq): its sealed envelope does not open under the store's key (tampered or damaged)")
+                    entry = try c.next()
+                    continue
+                }
+                // A packed envelope's hash is computed from its bytes: damage shows as a frame that
+                // does not decompress, or as a hash the next event does not chain to.
+                guard let value = try? schema.envelope(opened, txn) else {
+                    report.problem("event \(seq): its packed envelope does not decompress against the store's dictionary (tampered or damaged)")
                     entry = try c.next()
                     continue
                 }

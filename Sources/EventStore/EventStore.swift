@@ -358,7 +358,8 @@ public final class EventStore: Sendable {
                 while let e = entry, out.count < 4_096 {
                     let s = UInt64(bigEndianBytes: e.key)
                     if s > limit { break }
-                    let event = try Envelope.decode(e.value)
+                    let envelope = try schema.envelope(e.value, txn)
+                    let event = try Envelope.decode(envelope)
                     var blob: [UInt8]?
                     if let ref = event.payload {
                         let present = try targetEnv.read { t in try targetSchema.bodyIndex.contains(ref.hash, in: t) }
@@ -366,7 +367,7 @@ public final class EventStore: Sendable {
                             blob = [UInt8](stored)
                         }
                     }
-                    out.append(RecordedChunkEntry(event: event, envelope: [UInt8](e.value), storedBlob: blob))
+                    out.append(RecordedChunkEntry(event: event, envelope: [UInt8](envelope), storedBlob: blob))
                     entry = try c.next()
                 }
                 return out

@@ -69,13 +69,14 @@ struct FoldInput: Sendable {
         while let e = entry {
             let seq = UInt64(bigEndianBytes: e.key)
             if seq > to { break }
-            guard let type = Envelope.type(in: e.value) else {
+            let envelope = try schema.envelope(e.value, txn)
+            guard let type = Envelope.type(in: envelope) else {
                 throw EventStoreError.corrupted("event \(seq) does not decode; run `strata verify`")
             }
             var event: RecordedEvent?
             for (i, r) in readers.enumerated() where seq > r.applied && r.filter.accepts(type) {
                 if event == nil {
-                    do { event = try Envelope.decode(e.value) } catch {
+                    do { event = try Envelope.decode(envelope) } catch {
                         throw EventStoreError.corrupted("event \(seq) does not decode; run `strata verify`")
                     }
                 }
@@ -208,7 +209,7 @@ final class BodyPrep: @unchecked Sendable {
                 if seq > end { break }
                 defer { row = try? bodies.next() }
                 guard r.value.count <= 64 << 10, let e = try events.seek(atLeast: seq.bigEndianBytes),
-                      UInt64(bigEndianBytes: e.key) == seq, let type = Envelope.type(in: e.value),
+                      UInt64(bigEndianBytes: e.key) == seq, let type = Envelope.type(in: try schema.envelope(e.value, txn)),
                       types.contains(where: { $0.count == type.count && $0.elementsEqual(type) }),
                       let body = try? bases.decode(r.value, seq: seq, context: zstd) else { continue }
                 var slot = Part.Slot(body: Int32(part.arena.count), bodyCount: Int32(body.count))

@@ -38,6 +38,9 @@ struct LogSchema: Sendable {
     /// In an encrypted store, seq → SHA-256 over the hash before it and the event's stored
     /// (sealed) envelope and body rows: a chain over what is stored, checked without the key.
     let sealedChain: Database?
+    /// What the envelopes a compaction packed are compressed against (``Envelope/packedMark``);
+    /// nil until a compaction packs them.
+    let envelopeDictionary: EnvelopeDictionary?
 
     /// 2: bodies live in `bodies`, keyed by the seq that stored them (appended, so a batch's new
     /// bodies fill fresh pages in order instead of dirtying a random `blobs` page each), and
@@ -46,8 +49,13 @@ struct LogSchema: Sendable {
     /// 3: new bodies are found through `body-index`, by an 8-byte prefix of their hash (half the
     /// random pages an append dirties); older stores become format 3 at open, and their `blobs`
     /// rows keep working.
+    /// 4: bodies stored as delta chains.
     static let formatVersion: UInt64 = 4
-    static let readableFormats: ClosedRange<UInt64> = 1...4
+    /// 5: a compaction packed the envelopes (``Envelope/packedMark``), which a strata reading
+    /// format 4 at most would not read; only a compaction's copy is marked so.
+    static let packedFormat: UInt64 = 5
+    static let readableFormats: ClosedRange<UInt64> = 1...5
+    static let formatKey = Array("format".utf8)
     /// Present while the bodies of a store older than format 4 are being rewritten as delta
     /// chains: u64be, the last seq done (``EventStore`` resumes from it at the next open).
     static let deltaMigrationKey = Array("delta-migration".utf8)
@@ -65,11 +73,11 @@ struct LogSchema: Sendable {
         var migrating = false
         var dbs: [String: Database] = [:]
         var cipher: StoreCipher?
+        var dictionary: EnvelopeDictionary?
         try env.write { txn in
-            let formatKey = Array("format".utf8)
             let prefixKey = Array("body-prefix".utf8)
             let meta = try env.openDatabase("meta", in: txn)
-            let isNew = try txn.get(meta, key: formatKey) == nil
+            let isNew = try txn.get(meta, key: Self.formatKey) == nil
             cipher = try Self.cipher(meta: meta, isNew: isNew, encryption: encryption, txn, path: env.path)
             func protection(_ name: String) -> Protection? {
                 guard let cipher else { return nil }
@@ -98,7 +106,7 @@ struct LogSchema: Sendable {
                 if cipher != nil { names = try env.openDatabase(TableSet.databaseName(projection: p.name, table: TableSet.namesTable), in: txn, protection: sealed) }
                 tables[p.name] = TableSet(databases: set, cipher: cipher, names: names)
             }
-            if let f = try txn.get(meta, key: formatKey) {
+            if let f = try txn.get(meta, key: Self.formatKey) {
                 let stored = f.withUnsafeBytes { UInt64(bigEndianBytes: $0) }
                 guard Self.readableFormats.contains(stored) else {
                     throw EventStoreError.corrupted("the store has format \(stored) but this strata reads formats \(Self.readableFormats.lowerBound)–\(Self.readableFormats.upperBound); use a matching strata version")
@@ -115,18 +123,25 @@ struct LogSchema: Sendable {
                 if stored < Self.formatVersion {
                     // Bodies stored whole become delta chains, resumably, before the store is used.
                     if stored < 4 { _ = try txn.put(meta, key: Self.deltaMigrationKey, value: UInt64(0).bigEndianBytes) }
-                    _ = try txn.put(meta, key: formatKey, value: Self.formatVersion.bigEndianBytes)
+                    _ = try txn.put(meta, key: Self.formatKey, value: Self.formatVersion.bigEndianBytes)
                 }
                 migrating = try txn.get(meta, key: Self.deltaMigrationKey) != nil
             } else {
-                try txn.put(meta, key: formatKey, value: Self.formatVersion.bigEndianBytes)
+                try txn.put(meta, key: Self.formatKey, value: Self.formatVersion.bigEndianBytes)
                 try txn.put(meta, key: prefixKey, value: UInt64(prefix).bigEndianBytes)
+            }
+            if let d = try txn.get(meta, key: EnvelopeDictionary.metaKey) {
+                guard let loaded = EnvelopeDictionary(stored: d) else {
+                    throw EventStoreError.corrupted("the store's envelope dictionary (meta/envelope-dictionary) does not match its digest: it is damaged, and the envelopes `strata compact` packed cannot be read; restore the store from a copy")
+                }
+                dictionary = loaded
             }
             // Opened once the prefix length is known: an encrypted store digests its keys to it.
             dbs["body-index"] = try env.openDatabase("body-index", in: txn,
                                                       protection: cipher.map { Protection(sealer: $0, sealsValues: false, keyDigestLength: max(8, prefix)) })
         }
         self.cipher = cipher
+        envelopeDictionary = dictionary
         sealedChain = dbs["sealed-chain"]
         events = dbs["events"]!
         ids = dbs["ids"]!
@@ -137,7 +152,7 @@ struct LogSchema: Sendable {
         bodies = dbs["bodies"]!
         lineage = dbs["lineage"]!
         migratingToDeltaChains = migrating
-        bodyIndex = BodyIndex(index: dbs["body-index"]!, blobs: blobs, bodies: bodies, events: events, prefix: prefix)
+        bodyIndex = BodyIndex(index: dbs["body-index"]!, blobs: blobs, bodies: bodies, events: events, prefix: prefix, envelopeDictionary: dictionary)
         meta = dbs["meta"]!
         checkpoints = dbs["checkpoints"]!
         quarantine = dbs["quarantine"]!
@@ -186,6 +201,14 @@ struct LogSchema: Sendable {
             try txn.put(meta, key: EncryptionRecord.key, value: EncryptionRecord(version: c.version, salt: c.salt, check: c.check).encoded)
             return c
         }
+    }
+
+    /// The plain envelope of a stored `events` value (a packed one decompressed into memory the
+    /// transaction owns).
+    @inline(__always)
+    func envelope(_ stored: UnsafeRawBufferPointer, _ txn: Transaction) throws -> UnsafeRawBufferPointer {
+        guard stored.first == Envelope.packedMark else { return stored }
+        return try Envelope.plain(stored, dictionary: envelopeDictionary, in: txn)
     }
 
     // MARK: Keys

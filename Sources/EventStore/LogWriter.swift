@@ -256,7 +256,7 @@ actor LogWriter {
                     last = seq
                     n += 1
                     if BlobCodec.isSelfContained(e.value), let env = try envelopes.seek(atLeast: e.key), UInt64(bigEndianBytes: env.key) == seq {
-                        let event = try Envelope.decode(env.value)
+                        let event = try Envelope.decode(schema.envelope(env.value, txn))
                         let whole = [UInt8](e.value)
                         let body = try BlobCodec.decode(e.value, context: zstd)
                         if body.count >= DeltaChains.minimum {
@@ -543,8 +543,9 @@ struct LogHead {
             return LogHead(seq: 0, hash: Envelope.zeroHash, effectiveTime: Timestamp(microseconds: .min))
         }
         let seq = UInt64(bigEndianBytes: last.key)
-        guard last.value.count >= 32 else { throw EventStoreError.corrupted("the last event (\(seq)) is truncated; run `strata verify`") }
-        let hash = [UInt8](last.value[(last.value.count - 32)...])
+        let envelope = try s.envelope(last.value, txn)
+        guard envelope.count >= 32 else { throw EventStoreError.corrupted("the last event (\(seq)) is truncated; run `strata verify`") }
+        let hash = [UInt8](envelope[(envelope.count - 32)...])
         let tc = try txn.cursor(s.byTime)
         let time = try tc.last().map { LogSchema.time(fromKey: $0.key) } ?? Timestamp(microseconds: .min)
         return LogHead(seq: seq, hash: hash, effectiveTime: time)

@@ -94,11 +94,22 @@ extension EventStore {
                     try SealedChain.check(events: events, bodies: bodies, chain: chain, txn, &report)
                     return report
                 } else {
+                    let stored = try txn.get(meta, key: EnvelopeDictionary.metaKey)
+                    let dictionary = stored.flatMap { EnvelopeDictionary(stored: $0) }
+                    if stored != nil && dictionary == nil { report.problem("the envelope dictionary does not match its digest (damaged): packed envelopes cannot be read") }
                     let c = try txn.cursor(events)
                     var entry = try c.first()
-                    while let e = entry {
-                        let seq = e.key.count == 8 ? UInt64(bigEndianBytes: e.key) : 0
+                    while let row = entry {
+                        let seq = row.key.count == 8 ? UInt64(bigEndianBytes: row.key) : 0
                         if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
+                        guard let value = try? Envelope.plain(row.value, dictionary: dictionary, in: txn) else {
+                            report.problem("event \(seq): its packed envelope does not decompress against the store's dictionary (tampered or damaged)")
+                            report.eventsChecked += 1
+                            expected = seq + 1
+                            entry = try c.next()
+                            continue
+                        }
+                        let e = (key: row.key, value: value)
                         if !Envelope.selfConsistent(e.value) {
                             report.problem("event \(seq): stored bytes do not match their hash (tampered or damaged)")
                         } else if let event = try? Envelope.decode(e.value), event.previousHash != previous {

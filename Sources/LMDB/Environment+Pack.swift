@@ -12,7 +12,12 @@ extension Environment {
     /// LMDB first writes a compacted copy of one read snapshot (`mdb_env_copy2` with
     /// `MDB_CP_COMPACT`) into `directory/.packing`; that private environment is then read table by
     /// table, so no database handle of this environment is opened or used while it runs.
-    public func copyPacked(to directory: String) throws {
+    ///
+    /// `rewrite`: a table's values as the copy stores them (by table name; a nil result copies the
+    /// value as it is). `additions`: entries put into a table of the copy after its rows are
+    /// copied (replacing a row of the same key).
+    public func copyPacked(to directory: String, rewrite: [String: PackRewrite] = [:],
+                           additions: [String: [(key: [UInt8], value: [UInt8])]] = [:]) throws {
         let snapshot = directory + "/.packing"
         guard mkdir(snapshot, 0o700) == 0 else { throw StorageError(code: .other, message: "could not create \(snapshot): errno \(errno)") }
         defer { Self.remove(snapshot) }
@@ -21,7 +26,8 @@ extension Environment {
             defer { gate.unlock() }
             try check(mdb_env_copy2(env, snapshot, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2(\(snapshot))")
         }
-        try Self.pack(from: snapshot, to: directory, mapSize: max(mapSize, usedBytes * 2), maxDatabases: options.maxDatabases, fileMode: options.fileMode)
+        try Self.pack(from: snapshot, to: directory, mapSize: max(mapSize, usedBytes * 2), maxDatabases: options.maxDatabases, fileMode: options.fileMode,
+                      rewrite: rewrite, additions: additions)
         for file in [directory + "/data.mdb", directory] {
             let fd = open(file, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw StorageError(code: .other, message: "could not open \(file) to flush it: errno \(errno)") }
@@ -31,7 +37,12 @@ extension Environment {
     }
 
     /// Appends every table of the environment at `source` into a new one at `directory`.
-    private static func pack(from source: String, to directory: String, mapSize: Int, maxDatabases: UInt32, fileMode: mode_t) throws {
+    /// A table's value as a packed copy stores it (``copyPacked(to:rewrite:additions:)``), from
+    /// its key and stored value; nil keeps the value.
+    public typealias PackRewrite = (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> [UInt8]?
+
+    private static func pack(from source: String, to directory: String, mapSize: Int, maxDatabases: UInt32, fileMode: mode_t,
+                             rewrite: [String: PackRewrite], additions: [String: [(key: [UInt8], value: [UInt8])]]) throws {
         func environment(_ path: String, readOnly: Bool) throws -> OpaquePointer {
             var env: OpaquePointer?
             try check(mdb_env_create(&env), "mdb_env_create")
@@ -87,10 +98,20 @@ extension Environment {
             var out: MDB_dbi = 0
             try cname.withUnsafeMutableBytes { try check(mdb_dbi_open(write, $0.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(MDB_CREATE) | kept, &out), "mdb_dbi_open") }
             let append = UInt32(flags & UInt32(MDB_DUPSORT) != 0 ? MDB_APPENDDUP : MDB_APPEND)
+            let tableName = String(decoding: name, as: UTF8.self)
+            let rewritten = rewrite[tableName]
             var count = 0
             try each(read, table) { key, value in
                 var k = key, v = value
-                try check(mdb_put(write, out, &k, &v, append), "mdb_put")
+                if let rewritten, let new = try rewritten(UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size),
+                                                          UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)) {
+                    try new.withUnsafeBytes { n in
+                        v = MDB_val(mv_size: n.count, mv_data: UnsafeMutableRawPointer(mutating: n.baseAddress))
+                        try check(mdb_put(write, out, &k, &v, append), "mdb_put")
+                    }
+                } else {
+                    try check(mdb_put(write, out, &k, &v, append), "mdb_put")
+                }
                 count += 1
                 // Bounded transactions: appending goes on where the last one stopped.
                 if count % 200_000 == 0 {
@@ -98,6 +119,15 @@ extension Environment {
                     write = nil
                     try check(rc, "mdb_txn_commit")
                     try check(mdb_txn_begin(to, nil, 0, &write), "mdb_txn_begin")
+                }
+            }
+            for (key, value) in additions[tableName] ?? [] {
+                try key.withUnsafeBytes { kb in
+                    try value.withUnsafeBytes { vb in
+                        var k = MDB_val(mv_size: kb.count, mv_data: UnsafeMutableRawPointer(mutating: kb.baseAddress))
+                        var v = MDB_val(mv_size: vb.count, mv_data: UnsafeMutableRawPointer(mutating: vb.baseAddress))
+                        try check(mdb_put(write, out, &k, &v, 0), "mdb_put")
+                    }
                 }
             }
         }

@@ -21,6 +21,10 @@ public final class Transaction {
         return a
     }
 
+    /// `count` bytes of memory the transaction owns, valid until it ends (as a value read from
+    /// the map is): for values a reader rebuilds from their stored form.
+    public func scratch(_ count: Int) -> UnsafeMutableRawBufferPointer { arena.allocate(count) }
+
     init(environment: Environment, txn: OpaquePointer, readOnly: Bool, holdsGate: Bool, parent: Transaction?) {
         self.environment = environment
         self.txn = txn

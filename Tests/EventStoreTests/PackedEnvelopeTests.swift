@@ -1,0 +1,147 @@
+@testable import EventStore
+import Foundation
+import LMDB
+import Testing
+
+/// A compaction packs the log's envelopes against a dictionary trained on them: every event reads
+/// back the same (ids, hashes, the chain), the log takes fewer pages, appends after it chain on,
+/// a second compaction packs again, and damage to a packed envelope or to the dictionary is
+/// reported. An encrypted store's envelopes are left as they are.
+@Suite struct PackedEnvelopeTests {
+    /// Document events with the metadata a fetch writes (run ids, URLs, statuses): what a
+    /// dictionary learns from.
+    static func events(_ count: Int, seed: UInt64) -> [NewEvent] {
+        let run = "c295e186-c12b-4ec8-a1d0-7933c11105e1"
+        return generatedEvents(seed: seed, count: count).enumerated().map { i, e in
+            var e = e
+            e.metadata += [("run", run), ("url", "https://api.example.test/\(e.stream)/\(i % 40)"), ("status", "200")]
+            return e
+        }
+    }
+
+    /// The first byte of every stored envelope, in seq order.
+    static func marks(_ store: EventStore) async throws -> [UInt8] {
+        let schema = store.schema
+        return try await store.read { txn in
+            var out: [UInt8] = []
+            let c = try txn.cursor(schema.events, raw: true)
+            var e = try c.first()
+            while let row = e { out.append(row.value.first!); e = try c.next() }
+            return out
+        }
+    }
+
+    static func logBytes(_ store: EventStore) async throws -> Int {
+        let schema = store.schema
+        return try await store.read { txn in try txn.stat(schema.events).bytes }
+    }
+
+    @Test func aCompactionPacksEnvelopesAndEveryEventReadsTheSame() async throws {
+        let store = try await openStore()
+        try await appendInBatches(Self.events(700, seed: 11), to: store, seed: 11)
+        let before = try await store.events(EventQuery())
+        let head = try await store.head()
+        let states = try await allStates(store)
+        #expect(try await Self.marks(store).allSatisfy { $0 == Envelope.format })
+
+        let dir = makeTempDir("packed")
+        let packed = try await store.compactedCopy(into: dir)
+        let marks = try await Self.marks(packed)
+        #expect(marks.filter { $0 == Envelope.packedMark }.count == marks.count, "\(marks.filter { $0 != Envelope.packedMark }.count) left plain")
+        #expect(packed.schema.envelopeDictionary != nil)
+        // Format 5 for the packed copy only: a strata reading format 4 refuses it with a message.
+        func format(_ s: EventStore) throws -> UInt64 {
+            try s.environment.read { txn in try txn.get(s.schema.meta, key: LogSchema.formatKey)!.withUnsafeBytes { UInt64(bigEndianBytes: $0) } }
+        }
+        #expect(try format(store) == LogSchema.formatVersion && format(packed) == LogSchema.packedFormat)
+        let (plainBytes, packedBytes) = (try await Self.logBytes(store), try await Self.logBytes(packed))
+        #expect(packedBytes * 2 < plainBytes, "\(packedBytes) bytes of envelopes packed, \(plainBytes) plain")
+
+        // The same events through every read path: the whole log, by stream, by type, one seq,
+        // newest first; the same head, states, and a verify that folds every projection again.
+        #expect(try await packed.events(EventQuery()) == before)
+        #expect(try await packed.head() == head)
+        #expect(try await allStates(packed) == states)
+        for q in [EventQuery(stream: "cars"), EventQuery(type: DocumentEvents.removed), EventQuery(fromSeq: 300, toSeq: 320, descending: true)] {
+            #expect(try await packed.events(q) == store.events(q))
+        }
+        #expect(try await packed.event(seq: 123) == before[122])
+        #expect(try await packed.verify().ok)
+        #expect(try EventStore.verifyChain(at: dir).ok)
+
+        // A replay (a copy of the log up to a seq) reads the packed envelopes into plain ones.
+        let replayed = try await packed.replay(upTo: 400)
+        #expect(try await replayed.events(EventQuery()) == Array(before.prefix(400)))
+        #expect(try await Self.marks(replayed).allSatisfy { $0 == Envelope.format })
+
+        // Appends after the compaction store plain envelopes that chain on to the packed ones.
+        let more = Self.events(60, seed: 12).map { var e = $0; e.id = "more-" + e.id; return e }
+        _ = try await packed.append(more)
+        let after = try await packed.events(EventQuery(fromSeq: head.seq + 1))
+        #expect(after.count == 60 && after[0].previousHash.hex == head.hash)
+        #expect(try await Self.marks(packed).suffix(60).allSatisfy { $0 == Envelope.format })
+        #expect(try await packed.verify().ok)
+
+        // A second compaction trains a new dictionary and packs every envelope against it.
+        let all = try await packed.events(EventQuery())
+        let again = try await packed.compactedCopy(into: makeTempDir("packed-again"))
+        #expect(try await Self.marks(again).allSatisfy { $0 == Envelope.packedMark })
+        #expect(try await again.events(EventQuery()) == all)
+        #expect(try await again.verify().ok)
+    }
+
+    @Test func aDamagedPackedEnvelopeOrDictionaryIsReported() async throws {
+        let store = try await openStore()
+        try await appendInBatches(Self.events(400, seed: 21), to: store, seed: 21)
+        let dir = makeTempDir("packed")
+        let packed = try await store.compactedCopy(into: dir)
+        let env = packed.environment
+        let schema = packed.schema
+        var rng = SplitMix64(seed: 2121)
+        for trial in 0..<150 {
+            // Any byte of a packed envelope, the last one (the head: no event after it to chain) among them.
+            let seq = trial % 10 == 0 ? UInt64(400) : rng.next() % 400 + 1
+            let key = seq.bigEndianBytes
+            let original = try env.read { txn in try txn.get(schema.events, key: key)! }
+            var damaged = original
+            let index = Int(rng.next() % UInt64(original.count))
+            damaged[index] ^= UInt8(1 << (rng.next() % 8))
+            try env.write { txn in try txn.put(schema.events, key: key, value: damaged) }
+            let report = try await packed.verify(checkProjections: false)
+            #expect(!report.ok && report.problemCount > 0, "trial \(trial): a flipped bit at byte \(index) of event \(seq) went unreported")
+            try env.write { txn in try txn.put(schema.events, key: key, value: original) }
+        }
+        #expect(try await packed.verify(checkProjections: false).ok)
+
+        // The dictionary itself: the chain check reports it, and the store does not open.
+        let dictionary = try env.read { txn in try txn.get(schema.meta, key: EnvelopeDictionary.metaKey)! }
+        var damaged = dictionary
+        damaged[damaged.count / 2] ^= 0x10
+        try env.write { txn in try txn.put(schema.meta, key: EnvelopeDictionary.metaKey, value: damaged) }
+        #expect(!(try EventStore.verifyChain(at: dir).ok))
+        let copy = makeTempDir("damaged-copy")
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: dir + "/data.mdb", toPath: copy + "/data.mdb")
+        let error = await #expect(throws: EventStoreError.self) { _ = try await openStore(copy) }
+        #expect(error?.message.contains("envelope dictionary") == true, "\(String(describing: error))")
+    }
+
+    @Test func anEncryptedStoresEnvelopesStayAsTheyAre() async throws {
+        var options = testOptions()
+        options.key = StoreKey.generate()
+        let store = try await EventStore.open(at: makeTempDir(), projections: [KeyedDocumentProjection()], options: options)
+        try await appendInBatches(Self.events(300, seed: 31), to: store, seed: 31)
+        let copy = try await store.compactedCopy(into: makeTempDir("packed"))
+        #expect(copy.schema.envelopeDictionary == nil)
+        #expect(try await copy.events(EventQuery()) == store.events(EventQuery()))
+        #expect(try await copy.verify(checkProjections: false).ok)
+    }
+
+    @Test func aShortLogStaysPlain() async throws {
+        let store = try await openStore()
+        try await appendInBatches(Self.events(EnvelopePacker.minimumEnvelopes - 1, seed: 41), to: store, seed: 41)
+        let copy = try await store.compactedCopy(into: makeTempDir("packed"))
+        #expect(copy.schema.envelopeDictionary == nil)
+        #expect(try await Self.marks(copy).allSatisfy { $0 == Envelope.format })
+    }
+}
