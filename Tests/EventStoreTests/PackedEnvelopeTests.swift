@@ -73,6 +73,10 @@ import Testing
         let replayed = try await packed.replay(upTo: 400)
         #expect(try await replayed.events(EventQuery()) == Array(before.prefix(400)))
         #expect(try await Self.marks(replayed).allSatisfy { $0 == Envelope.format })
+        // So does a rekey's copy: encrypted, the same events.
+        let encrypted = try await packed.copy(into: makeTempDir("rekeyed"), key: StoreKey.generate())
+        #expect(try await encrypted.events(EventQuery()) == before)
+        #expect(try await encrypted.verify(checkProjections: false).ok)
 
         // Appends after the compaction store plain envelopes that chain on to the packed ones.
         let more = Self.events(60, seed: 12).map { var e = $0; e.id = "more-" + e.id; return e }
