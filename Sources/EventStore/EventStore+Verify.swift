@@ -59,10 +59,10 @@ extension EventStore {
                     entry = try c.next()
                     continue
                 }
-                // A packed envelope's hash is computed from its bytes: damage shows as a frame that
-                // does not decompress, or as a hash the next event does not chain to.
+                // A packed envelope's hash is computed from its bytes: damage shows as a seal that
+                // does not match (any stored byte), or as a hash the next event does not chain to.
                 guard let value = try? schema.envelope(opened, txn) else {
-                    report.problem("event \(seq): its packed envelope does not decompress against the store's dictionary (tampered or damaged)")
+                    report.problem("event \(seq): its packed envelope does not match its seal or does not decompress (tampered or damaged)")
                     entry = try c.next()
                     continue
                 }

@@ -35,15 +35,13 @@ extension Envelope {
     /// The plain envelope of a stored `events` value, copied.
     static func plain(_ stored: UnsafeRawBufferPointer, dictionary: EnvelopeDictionary?) throws -> [UInt8] {
         guard stored.first == packedMark else { return [UInt8](stored) }
-        var out: [UInt8] = []
         var buffer: UnsafeMutableRawBufferPointer?
         defer { buffer?.deallocate() }
         let plain = try unpack(stored, dictionary: dictionary) { n in
             buffer = .allocate(byteCount: n, alignment: 1)
             return buffer!
         }
-        out = [UInt8](plain)
-        return out
+        return [UInt8](plain)
     }
 
     private static func unpack(_ stored: UnsafeRawBufferPointer, dictionary: EnvelopeDictionary?,
@@ -139,7 +137,9 @@ final class EnvelopePacker {
     }
 
     /// The packed form of the plain envelope `plain`, or nil when it stays plain (it is not a
-    /// format-1 envelope that hashes to its hash, or packing would not make it smaller).
+    /// format-1 envelope that hashes to its hash, or packing would not make it smaller). A
+    /// damaged envelope stays plain: packed, its hash would be computed again from the damaged
+    /// bytes, and only the next event's link would show the damage.
     func pack(_ plain: UnsafeRawBufferPointer) -> [UInt8]? {
         guard plain.first == Envelope.format, Envelope.selfConsistent(plain) else { return nil }
         let body = UnsafeRawBufferPointer(rebasing: plain[0..<(plain.count - 32)])

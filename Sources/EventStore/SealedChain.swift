@@ -103,7 +103,7 @@ extension EventStore {
                         let seq = row.key.count == 8 ? UInt64(bigEndianBytes: row.key) : 0
                         if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
                         guard let value = try? Envelope.plain(row.value, dictionary: dictionary, in: txn) else {
-                            report.problem("event \(seq): its packed envelope does not decompress against the store's dictionary (tampered or damaged)")
+                            report.problem("event \(seq): its packed envelope does not match its seal or does not decompress (tampered or damaged)")
                             report.eventsChecked += 1
                             expected = seq + 1
                             entry = try c.next()

@@ -130,6 +130,24 @@ import Testing
         #expect(error?.message.contains("envelope dictionary") == true, "\(String(describing: error))")
     }
 
+    /// A plain envelope already damaged stays plain in the packed copy (packed, its hash would be
+    /// computed again from the damaged bytes), so `verify` still reports it where it is.
+    @Test func aDamagedEnvelopeIsNotPackedOver() async throws {
+        let store = try await openStore()
+        try await appendInBatches(Self.events(400, seed: 51), to: store, seed: 51)
+        let key = UInt64(200).bigEndianBytes
+        try store.environment.write { txn in
+            var value = try txn.get(store.schema.events, key: key)!
+            value[20] ^= 0x01
+            try txn.put(store.schema.events, key: key, value: value)
+        }
+        let packed = try await store.compactedCopy(into: makeTempDir("packed"))
+        let marks = try await Self.marks(packed)
+        #expect(marks[199] == Envelope.format && marks.filter { $0 == Envelope.packedMark }.count == 399)
+        let report = try await packed.verify(checkProjections: false)
+        #expect(report.problems.contains { $0.hasPrefix("event 200: stored bytes do not match their hash") }, "\(report.problems)")
+    }
+
     @Test func anEncryptedStoresEnvelopesStayAsTheyAre() async throws {
         var options = testOptions()
         options.key = StoreKey.generate()
