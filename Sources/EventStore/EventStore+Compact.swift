@@ -16,17 +16,10 @@ extension EventStore {
         do {
             try fm.createDirectory(atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
             if let packer = try await envelopePacker() {
-                // Every envelope is read plain (a packed one against the store's dictionary) and
-                // packed against the new one, which replaces it in the copy's `meta`.
-                let old = schema.envelopeDictionary
-                try environment.copyPacked(
-                    to: directory,
-                    rewrite: ["events": { _, stored in
-                        let plain = try Envelope.plain(stored, dictionary: old)
-                        return try plain.withUnsafeBytes { p in packer.pack(p) } ?? (stored.first == Envelope.packedMark ? plain : nil)
-                    }],
-                    additions: ["meta": [(EnvelopeDictionary.metaKey, EnvelopeDictionary.stored(packer.dictionary)),
-                                         (LogSchema.formatKey, LogSchema.packedFormat.bigEndianBytes)]])
+                let repack = EnvelopeRepack(packer: packer, schema: schema)
+                var rewrite: [String: Environment.PackRewrite] = ["events": repack.envelope]
+                if schema.sealedChain != nil { rewrite["sealed-chain"] = repack.link }
+                try environment.copyPacked(to: directory, rewrite: rewrite, additions: ["meta": repack.metaEntries()])
             } else {
                 try environment.copyPacked(to: directory)
             }
@@ -38,10 +31,8 @@ extension EventStore {
     }
 
     /// A packer with a dictionary trained on a sample of the log's envelopes (without their
-    /// hashes), spread evenly over it; nil for an encrypted store (its envelopes are sealed and
-    /// chained as stored) or a log too short to train on.
+    /// hashes), spread evenly over it; nil for a log too short to train on.
     func envelopePacker() async throws -> EnvelopePacker? {
-        guard schema.cipher == nil else { return nil }
         let schema = self.schema
         let samples = try await read { txn -> [[UInt8]] in
             let count = try txn.stat(schema.events).entries

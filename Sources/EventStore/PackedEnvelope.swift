@@ -21,7 +21,8 @@ import LMDB
 /// envelope become about 130 (docs/benchmarks.md, "Packed envelopes"). Every read checks the
 /// seal, so damage to any stored byte is an error there and a finding of `verify` (a frame
 /// header has bits a decoder ignores: the frame alone would not show every flip). The dictionary
-/// carries its own SHA-256. An encrypted store's envelopes are sealed, and stay as they are.
+/// carries its own SHA-256. In an encrypted store the packed envelope is what is sealed
+/// (``EnvelopeRepack``).
 extension Envelope {
     static let packedMark: UInt8 = 2
 
@@ -177,5 +178,75 @@ extension ZstdContext {
         ZSTD_DCtx_refDDict(dctx, dictionary.ddict)
         let n = ZSTD_decompressDCtx(dctx, out.baseAddress, out.count, frame.baseAddress, frame.count)
         guard ZSTD_isError(n) == 0, n == out.count else { throw ByteReader.Truncated() }
+    }
+}
+
+/// What a compaction's copy stores for each envelope (``EventStore/compactedCopy(into:)``): read
+/// plain (a packed one against the store's dictionary, a sealed one opened), packed against the
+/// new dictionary, sealed again in an encrypted store. An encrypted store's `sealed-chain` covers
+/// the stored rows, so its links are computed again over the new rows as they are written
+/// (`events` is copied before `sealed-chain`: tables go in the order of their names), and the
+/// dictionary, trained on plaintext, is sealed in `meta` like any other value.
+final class EnvelopeRepack {
+    private let packer: EnvelopePacker
+    private let old: EnvelopeDictionary?
+    private let cipher: StoreCipher?
+    private let events: Database
+    private let meta: Database
+    /// The new `sealed-chain` links, by seq (an encrypted store).
+    private var links: [[UInt8]] = []
+
+    init(packer: EnvelopePacker, schema: LogSchema) {
+        self.packer = packer
+        old = schema.envelopeDictionary
+        cipher = schema.cipher
+        events = schema.events
+        meta = schema.meta
+    }
+
+    /// A ``Environment/PackRewrite`` of `events`.
+    func envelope(_ key: UnsafeRawBufferPointer, _ stored: UnsafeRawBufferPointer, _ snapshot: Environment.PackSnapshot) throws -> [UInt8]? {
+        guard let cipher else { return try repack(stored) }
+        var opened = [UInt8](repeating: 0, count: max(0, stored.count - cipher.overhead))
+        try opened.withUnsafeMutableBytes { try cipher.open(stored, domain: events.domain, key: key, into: $0) }
+        let new = try opened.withUnsafeBytes { try repack($0) }.map { seal($0, domain: events.domain, key: key) }
+        let seq = UInt64(bigEndianBytes: key)
+        guard key.count == 8, seq == UInt64(links.count) + 1 else {
+            throw EventStoreError.corrupted("the log is not a run of seqs from 1 at seq \(seq); run `strata verify`")
+        }
+        let row = new ?? [UInt8](stored)
+        let link = row.withUnsafeBytes { e in
+            SealedChain.digest(previous: links.last ?? Envelope.zeroHash, envelope: e, body: try? snapshot.get("bodies", key: key))
+        }
+        links.append(link)
+        return new
+    }
+
+    /// A ``Environment/PackRewrite`` of `sealed-chain`: the link computed over the new rows.
+    func link(_ key: UnsafeRawBufferPointer, _ stored: UnsafeRawBufferPointer, _ snapshot: Environment.PackSnapshot) throws -> [UInt8]? {
+        let seq = key.count == 8 ? UInt64(bigEndianBytes: key) : 0
+        guard seq >= 1, seq <= UInt64(links.count) else {
+            throw EventStoreError.corrupted("the sealed chain has a link for seq \(seq), which the log does not hold; run `strata verify`")
+        }
+        return links[Int(seq - 1)]
+    }
+
+    /// The copy's `meta` rows: its dictionary (sealed in an encrypted store) and its format.
+    func metaEntries() -> [(key: [UInt8], value: [UInt8])] {
+        var dictionary = EnvelopeDictionary.stored(packer.dictionary)
+        if cipher != nil { dictionary = EnvelopeDictionary.metaKey.withUnsafeBytes { k in seal(dictionary, domain: meta.domain, key: k) } }
+        return [(EnvelopeDictionary.metaKey, dictionary), (LogSchema.formatKey, LogSchema.packedFormat.bigEndianBytes)]
+    }
+
+    private func repack(_ stored: UnsafeRawBufferPointer) throws -> [UInt8]? {
+        let plain = try Envelope.plain(stored, dictionary: old)
+        return try plain.withUnsafeBytes { packer.pack($0) } ?? (stored.first == Envelope.packedMark ? plain : nil)
+    }
+
+    private func seal(_ plain: [UInt8], domain: UInt64, key: UnsafeRawBufferPointer) -> [UInt8] {
+        guard let cipher else { return plain }
+        var out = [UInt8](repeating: 0, count: plain.count + cipher.overhead)
+        plain.withUnsafeBytes { p in out.withUnsafeMutableBytes { cipher.seal(p, domain: domain, key: key, into: $0) } }
+        return out
     }
 }

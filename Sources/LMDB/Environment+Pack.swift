@@ -38,8 +38,35 @@ extension Environment {
 
     /// Appends every table of the environment at `source` into a new one at `directory`.
     /// A table's value as a packed copy stores it (``copyPacked(to:rewrite:additions:)``), from
-    /// its key and stored value; nil keeps the value.
-    public typealias PackRewrite = (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> [UInt8]?
+    /// its key and stored value, with the snapshot being copied to read other rows from; nil
+    /// keeps the value. Tables are copied in the order of their names.
+    public typealias PackRewrite = (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ snapshot: PackSnapshot) throws -> [UInt8]?
+
+    /// The snapshot a packed copy is made of, for a ``PackRewrite`` to read rows of any table as
+    /// they are stored (valid until the rewrite returns).
+    public final class PackSnapshot {
+        fileprivate let txn: OpaquePointer?
+        private var tables: [String: MDB_dbi] = [:]
+        fileprivate init(txn: OpaquePointer?) { self.txn = txn }
+
+        public func get(_ table: String, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+            var dbi: MDB_dbi = 0
+            if let known = tables[table] {
+                dbi = known
+            } else {
+                let rc = mdb_dbi_open(txn, table, 0, &dbi)
+                if rc == MDB_NOTFOUND { return nil }
+                try check(rc, "mdb_dbi_open(\(table))")
+                tables[table] = dbi
+            }
+            var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+            var v = MDB_val()
+            let rc = mdb_get(txn, dbi, &k, &v)
+            if rc == MDB_NOTFOUND { return nil }
+            try check(rc, "mdb_get(\(table))")
+            return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        }
+    }
 
     private static func pack(from source: String, to directory: String, mapSize: Int, maxDatabases: UInt32, fileMode: mode_t,
                              rewrite: [String: PackRewrite], additions: [String: [(key: [UInt8], value: [UInt8])]]) throws {
@@ -76,6 +103,7 @@ extension Environment {
         try check(mdb_dbi_open(write, nil, 0, &mainOut), "mdb_dbi_open")
         var names: [[UInt8]] = []
         try each(read, main) { key, _ in names.append(Array(UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size))) }
+        let snapshot = PackSnapshot(txn: read)
 
         for name in names {
             var cname = name + [0]
@@ -104,7 +132,7 @@ extension Environment {
             try each(read, table) { key, value in
                 var k = key, v = value
                 if let rewritten, let new = try rewritten(UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size),
-                                                          UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)) {
+                                                          UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size), snapshot) {
                     try new.withUnsafeBytes { n in
                         v = MDB_val(mv_size: n.count, mv_data: UnsafeMutableRawPointer(mutating: n.baseAddress))
                         try check(mdb_put(write, out, &k, &v, append), "mdb_put")

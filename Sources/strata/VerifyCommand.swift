@@ -172,8 +172,8 @@ struct CompactCommand: AsyncParsableCommand {
         at the same event with the same hash, swaps the two directories in one atomic rename
         while holding the store's write lock, and deletes the old one. Bodies and projections
         are copied byte for byte; the events' envelopes are packed against a dictionary trained
-        on them (about 40% of their size; same events, ids and hashes). An encrypted store is
-        copied byte for byte and stays under its key. Run it
+        on them (about 40% of their size; same events, ids and hashes; in an encrypted store
+        under their seals, and it stays under its key). Run it
         while no other strata process has the store open. A compaction that was stopped before
         its swap starts over; one stopped after it only cleans up.
 

@@ -6,7 +6,7 @@ import Testing
 /// A compaction packs the log's envelopes against a dictionary trained on them: every event reads
 /// back the same (ids, hashes, the chain), the log takes fewer pages, appends after it chain on,
 /// a second compaction packs again, and damage to a packed envelope or to the dictionary is
-/// reported. An encrypted store's envelopes are left as they are.
+/// reported. An encrypted store packs under its seals.
 @Suite struct PackedEnvelopeTests {
     /// Document events with the metadata a fetch writes (run ids, URLs, statuses): what a
     /// dictionary learns from.
@@ -148,15 +148,52 @@ import Testing
         #expect(report.problems.contains { $0.hasPrefix("event 200: stored bytes do not match their hash") }, "\(report.problems)")
     }
 
-    @Test func anEncryptedStoresEnvelopesStayAsTheyAre() async throws {
+    /// An encrypted store packs too: each envelope opened, packed, sealed again; the sealed
+    /// chain computed again over the new rows (checked without the key); the dictionary, trained
+    /// on plaintext, sealed in `meta`: no text of the envelopes is left in the file.
+    @Test func anEncryptedStorePacksUnderItsSeals() async throws {
         var options = testOptions()
         options.key = StoreKey.generate()
         let store = try await EventStore.open(at: makeTempDir(), projections: [KeyedDocumentProjection()], options: options)
         try await appendInBatches(Self.events(300, seed: 31), to: store, seed: 31)
-        let copy = try await store.compactedCopy(into: makeTempDir("packed"))
-        #expect(copy.schema.envelopeDictionary == nil)
-        #expect(try await copy.events(EventQuery()) == store.events(EventQuery()))
+        let before = try await store.events(EventQuery())
+        let dir = makeTempDir("packed")
+        let copy = try await store.compactedCopy(into: dir)
+        #expect(copy.schema.envelopeDictionary != nil)
+        let schema = copy.schema
+        let opened = try await copy.read { txn in
+            try (1...300).map { (seq: UInt64) in try txn.get(schema.events, key: seq.bigEndianBytes)!.first! }
+        }
+        #expect(opened.allSatisfy { $0 == Envelope.packedMark })
+        #expect(try await copy.events(EventQuery()) == before)
+        #expect(try await copy.verify().ok)
+        #expect(try EventStore.verifyChain(at: dir).ok)
+        #expect(try await Self.logBytes(copy) < Self.logBytes(store))
+
+        // No text of the envelopes in the file: not the run id, not a URL, not the dictionary.
+        let file = try Data(contentsOf: URL(fileURLWithPath: dir + "/data.mdb"))
+        for text in ["c295e186-c12b-4ec8", "api.example.test", "collection"] {
+            #expect(file.range(of: Data(text.utf8)) == nil, "\(text) in data.mdb")
+        }
+        let dictionary = try #require(copy.schema.envelopeDictionary).bytes
+        for start in stride(from: 0, to: dictionary.count - 16, by: 97) {
+            #expect(file.range(of: Data(dictionary[start..<start + 16])) == nil, "dictionary bytes at \(start) in data.mdb")
+        }
+
+        // Appends chain on, sealed chain included; the copy reopens under its key only.
+        _ = try await copy.append(Self.events(20, seed: 32).map { var e = $0; e.id = "more-" + e.id; return e })
         #expect(try await copy.verify(checkProjections: false).ok)
+        #expect(try EventStore.verifyChain(at: dir).ok)
+        let again = makeTempDir("packed-reopened")
+        try FileManager.default.createDirectory(atPath: again, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: dir + "/data.mdb", toPath: again + "/data.mdb")
+        let reopened = try await EventStore.open(at: again, projections: [KeyedDocumentProjection()], options: options)
+        #expect(try await reopened.events(EventQuery()).count == 320)
+        var wrong = testOptions()
+        wrong.key = StoreKey.generate()
+        await #expect(throws: EventStoreError.self) {
+            _ = try await EventStore.open(at: again, projections: [KeyedDocumentProjection()], options: wrong)
+        }
     }
 
     @Test func aShortLogStaysPlain() async throws {
