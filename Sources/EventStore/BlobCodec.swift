@@ -125,7 +125,7 @@ extension BlobCodec {
 
     /// The delta row for `body` against `base` (stored under `baseSeq`, `depth` deltas from its
     /// keyframe counting this one); nil when zstd fails.
-    static func encodeDelta(_ body: [UInt8], base: [UInt8], baseSeq: UInt64, depth: Int, context: ZstdContext) -> [UInt8]? {
+    static func encodeDelta(_ body: [UInt8], base: [UInt8], baseSeq: UInt64, depth: Int, context: ZstdContext, level: Int32 = level) -> [UInt8]? {
         guard let frame = context.compress(body, prefix: base, level: level) else { return nil }
         var w = ByteWriter(capacity: frame.count + 32)
         w.u8(delta)

@@ -28,6 +28,14 @@ public final class DeltaChains {
     /// one is written every 48 versions, so it gets the slower level (about 15 ms for 200 KB
     /// here); a lineage's first body keeps ``BlobCodec/level``, so a first fetch is not slower.
     static let keyframeLevel: Int32 = 11
+    /// The zstd level of a delta of a body of ``denseDeltaMinimum`` bytes or more. On the
+    /// scraping history's 200 KB list, a delta is 640 bytes at level 3 (0.5 ms) and 520 at level
+    /// 9 (about 4 ms): levels from 5 up search the base with a binary tree instead of hash chains,
+    /// and the deltas of a large, slowly changing list are most of what its history stores
+    /// (docs/benchmarks.md, "Denser deltas of large bodies"). Smaller bodies (a detail, a page of
+    /// a paged list) keep ``BlobCodec/level``: their fetch pays for every millisecond.
+    static let denseDeltaLevel: Int32 = 9
+    static let denseDeltaMinimum = 64 << 10
     /// The deepest chain a row may claim (a damaged depth is rejected, not followed).
     static let maximumDepth = 1024
 
@@ -86,7 +94,8 @@ public final class DeltaChains {
         let last = try Self.last(lineage, schema, txn)
         if let last, last.depth + 1 < keyframeInterval, last.seq < seq,
            let base = try base(last, lineage: lineage, schema: schema, txn: txn, context: context),
-           let delta = BlobCodec.encodeDelta(body, base: base, baseSeq: last.seq, depth: last.depth + 1, context: context),
+           let delta = BlobCodec.encodeDelta(body, base: base, baseSeq: last.seq, depth: last.depth + 1, context: context,
+                                             level: body.count >= Self.denseDeltaMinimum ? Self.denseDeltaLevel : BlobCodec.level),
            delta.count < whole.count {
             chosen = delta
             depth = last.depth + 1

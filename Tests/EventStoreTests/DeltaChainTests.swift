@@ -103,6 +103,50 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
+    /// A delta of a body of 64 KiB or more is compressed at ``DeltaChains/denseDeltaLevel``; a
+    /// smaller body's at the usual level (its fetch pays for every millisecond). Both read back.
+    @Test func aDeltaOfALargeBodyIsDenser() async throws {
+        let store = try await EventStore.open(at: makeTempDir(), projections: [], options: testOptions())
+        var rng = SplitMix64(seed: 31)
+        func word() -> String { String((0..<(3 + Int(rng.next() % 6))).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) }) }
+        let items = (0..<1_400).map { i in "{\"id\":\(i),\"name\":\"\(word()) \(word())\",\"tags\":[\"\(word())\",\"\(word())\"],\"price\":\(rng.next() % 10_000)}" }
+        func body(_ v: Int, count: Int) -> [UInt8] {
+            Array(("[" + items.prefix(count).enumerated().map { i, item in
+                i % 97 == v % 97 || i % 89 == v ? item.replacingOccurrences(of: "{", with: "{\"v\":\(v),") : item
+            }.joined(separator: ",") + "]").utf8)
+        }
+        let large = (0..<3).map { body($0, count: 1_400) }, small = (0..<3).map { body($0, count: 300) }
+        #expect(large[0].count >= DeltaChains.denseDeltaMinimum && small[0].count < DeltaChains.denseDeltaMinimum)
+        for v in 0..<3 {
+            _ = try await store.append([NewEvent(id: "large\(v)", type: "CollectionPageFetched", stream: "src", metadata: [("url", "http://api.test/large")], payload: large[v]),
+                                        NewEvent(id: "small\(v)", type: "CollectionPageFetched", stream: "src", metadata: [("url", "http://api.test/small")], payload: small[v])])
+        }
+        let rows = try Self.rows(store)
+        // Seqs 1, 3, 5 hold the large bodies, 2, 4, 6 the small ones; each v ≥ 1 a delta against v − 1.
+        #expect([3, 4, 5, 6].allSatisfy { rows[UInt64($0)]!.codec == BlobCodec.delta })
+        let stored: [Int] = try store.environment.read { txn in
+            try [3, 5, 4, 6].map { seq in try #require(try BlobCodec.stored(seq: UInt64(seq), bodies: store.schema.bodies, in: txn)).count }
+        }
+        for (i, (bodies, v)) in [(large, 1), (large, 2), (small, 1), (small, 2)].enumerated() {
+            // The row the writer would store at `level`: against v − 1 (seq 2v − 1 for the
+            // large list, 2v for the small one), at depth v.
+            func delta(_ level: Int32) -> Int {
+                ZstdContext.pooled { BlobCodec.encodeDelta(bodies[v], base: bodies[v - 1], baseSeq: UInt64(i < 2 ? 2 * v - 1 : 2 * v), depth: v, context: $0, level: level)! }.count
+            }
+            let usual = delta(BlobCodec.level), dense = delta(DeltaChains.denseDeltaLevel)
+            if i < 2 {
+                #expect(dense < usual && stored[i] == dense, "large v\(v): \(stored[i]) stored, \(usual) at level 3, \(dense) dense")
+            } else {
+                #expect(stored[i] == usual, "small v\(v): \(stored[i]) stored, \(usual) at level 3")
+            }
+        }
+        for e in try await store.events(EventQuery()) {
+            let v = Int(e.id.last!.wholeNumberValue!)
+            #expect(try await store.payload(of: e) == (e.id.hasPrefix("large") ? large[v] : small[v]))
+        }
+        #expect(try await store.verify().ok)
+    }
+
     /// A body of another stream, type or URL, a small body and an unchanged body (deduplicated)
     /// start or continue no chain of the wrong lineage.
     @Test func onlyTheSameStreamTypeAndURLChain() async throws {
