@@ -127,6 +127,21 @@ final class StoreCipher: ValueSealer, @unchecked Sendable {
         }
     }
 
+    /// ``seal(_:domain:key:into:)`` into a new array (values sealed outside a transaction's
+    /// put: a compaction's rewritten rows, the envelope dictionary).
+    func sealed(_ plain: UnsafeRawBufferPointer, domain: UInt64, key: UnsafeRawBufferPointer) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: plain.count + overhead)
+        out.withUnsafeMutableBytes { seal(plain, domain: domain, key: key, into: $0) }
+        return out
+    }
+
+    /// ``open(_:domain:key:into:)`` into a new array.
+    func opened(_ sealed: UnsafeRawBufferPointer, domain: UInt64, key: UnsafeRawBufferPointer) throws -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: max(0, sealed.count - overhead))
+        try out.withUnsafeMutableBytes { try open(sealed, domain: domain, key: key, into: $0) }
+        return out
+    }
+
     func open(_ sealed: UnsafeRawBufferPointer, domain: UInt64, key: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) throws {
         let n = Self.nonceBytes
         let opened = sealed.count >= n + Self.tagBytes && Self.withAAD(domain, key) { aad in

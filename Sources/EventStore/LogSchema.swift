@@ -133,11 +133,7 @@ struct LogSchema: Sendable {
             if let d = try txn.get(meta, key: EnvelopeDictionary.metaKey) {
                 // Sealed in an encrypted store (it is trained on the envelopes' plaintext).
                 let opened = try cipher.map { c in
-                    var out = [UInt8](repeating: 0, count: max(0, d.count - c.overhead))
-                    try d.withUnsafeBytes { s in try EnvelopeDictionary.metaKey.withUnsafeBytes { k in
-                        try out.withUnsafeMutableBytes { try c.open(s, domain: meta.domain, key: k, into: $0) }
-                    } }
-                    return out
+                    try d.withUnsafeBytes { s in try EnvelopeDictionary.metaKey.withUnsafeBytes { try c.opened(s, domain: meta.domain, key: $0) } }
                 } ?? d
                 guard let loaded = EnvelopeDictionary(stored: opened) else {
                     throw EventStoreError.corrupted("the store's envelope dictionary (meta/envelope-dictionary) does not match its digest: it is damaged, and the envelopes `strata compact` packed cannot be read; restore the store from a copy")

@@ -207,17 +207,15 @@ final class EnvelopeRepack {
     /// A ``Environment/PackRewrite`` of `events`.
     func envelope(_ key: UnsafeRawBufferPointer, _ stored: UnsafeRawBufferPointer, _ snapshot: Environment.PackSnapshot) throws -> [UInt8]? {
         guard let cipher else { return try repack(stored) }
-        var opened = [UInt8](repeating: 0, count: max(0, stored.count - cipher.overhead))
-        try opened.withUnsafeMutableBytes { try cipher.open(stored, domain: events.domain, key: key, into: $0) }
-        let new = try opened.withUnsafeBytes { try repack($0) }.map { seal($0, domain: events.domain, key: key) }
-        let seq = UInt64(bigEndianBytes: key)
-        guard key.count == 8, seq == UInt64(links.count) + 1 else {
+        let seq = key.count == 8 ? UInt64(bigEndianBytes: key) : 0
+        guard seq == UInt64(links.count) + 1 else {
             throw EventStoreError.corrupted("the log is not a run of seqs from 1 at seq \(seq); run `strata verify`")
         }
+        let opened = try cipher.opened(stored, domain: events.domain, key: key)
+        let new = try opened.withUnsafeBytes { try repack($0) }.map { $0.withUnsafeBytes { cipher.sealed($0, domain: events.domain, key: key) } }
         let row = new ?? [UInt8](stored)
-        let link = row.withUnsafeBytes { e in
-            SealedChain.digest(previous: links.last ?? Envelope.zeroHash, envelope: e, body: try? snapshot.get("bodies", key: key))
-        }
+        let body = try snapshot.get("bodies", key: key)
+        let link = row.withUnsafeBytes { SealedChain.digest(previous: links.last ?? Envelope.zeroHash, envelope: $0, body: body) }
         links.append(link)
         return new
     }
@@ -234,19 +232,14 @@ final class EnvelopeRepack {
     /// The copy's `meta` rows: its dictionary (sealed in an encrypted store) and its format.
     func metaEntries() -> [(key: [UInt8], value: [UInt8])] {
         var dictionary = EnvelopeDictionary.stored(packer.dictionary)
-        if cipher != nil { dictionary = EnvelopeDictionary.metaKey.withUnsafeBytes { k in seal(dictionary, domain: meta.domain, key: k) } }
+        if let cipher {
+            dictionary = dictionary.withUnsafeBytes { d in EnvelopeDictionary.metaKey.withUnsafeBytes { cipher.sealed(d, domain: meta.domain, key: $0) } }
+        }
         return [(EnvelopeDictionary.metaKey, dictionary), (LogSchema.formatKey, LogSchema.packedFormat.bigEndianBytes)]
     }
 
     private func repack(_ stored: UnsafeRawBufferPointer) throws -> [UInt8]? {
         let plain = try Envelope.plain(stored, dictionary: old)
         return try plain.withUnsafeBytes { packer.pack($0) } ?? (stored.first == Envelope.packedMark ? plain : nil)
-    }
-
-    private func seal(_ plain: [UInt8], domain: UInt64, key: UnsafeRawBufferPointer) -> [UInt8] {
-        guard let cipher else { return plain }
-        var out = [UInt8](repeating: 0, count: plain.count + cipher.overhead)
-        plain.withUnsafeBytes { p in out.withUnsafeMutableBytes { cipher.seal(p, domain: domain, key: key, into: $0) } }
-        return out
     }
 }
