@@ -9,6 +9,12 @@ import Testing
 /// read-only sources refuse with a status that says why.
 @MainActor
 @Suite struct BrowserWriteTests {
+    /// The first published state that matches (the stream keeps the newest 16).
+    static func first(in updates: AsyncStream<BrowserState>, where match: (BrowserState) -> Bool) async -> BrowserState? {
+        for await s in updates where match(s) { return s }
+        return nil
+    }
+
     static func make(writable: Bool = true) -> (BrowserViewModel, MemoryWrites, MemoryRepositories) {
         let r = BrowserViewModelTests.repositories()
         if writable {
@@ -61,17 +67,22 @@ import Testing
         vm.send(.submitPrompt)
         await vm.settle()
         #expect(vm.state.staging?.changes == 3 && vm.state.staging?.items == 2)
-        // Accepted: one patch per item, pending in the outbox.
+        // Accepted: one patch per item, pending in the outbox; the bar leaves with the summary's frame.
+        let accepting = vm.updates()
         vm.send(.acceptSession)
         await vm.settle()
+        #expect(await Self.first(in: accepting) { $0.status?.hasPrefix("accepted") == true }?.staging == nil)
         #expect(w.patched.map(\.id) == ["2", "3"])
         #expect(w.patched.last?.changes.map(\.path).sorted() == ["/make", "/price"])
         #expect(vm.state.staging == nil && vm.state.outbox == 2)
         #expect(vm.state.status == "accepted 2 patches (pending; P sends it)")
+        let updates = vm.updates()
         vm.send(.push)
         await vm.settle()
         #expect(w.pushes == 1 && vm.state.outbox == 0 && !vm.state.isPushing)
         #expect(vm.state.status == "pushed: 2 acknowledged")
+        // The summary and the count arrive in one state: no frame says "pushed" beside "2 to push".
+        #expect(await Self.first(in: updates) { $0.status?.hasPrefix("pushed") == true }?.outbox == 0)
     }
 
     @Test func aCancelledSessionLeavesTheItemsUntouched() async {
@@ -82,10 +93,13 @@ import Testing
         vm.send(.submitPrompt)
         await vm.settle()
         #expect(vm.state.staging != nil)
+        let updates = vm.updates()
         vm.send(.cancelSession)
         await vm.settle()
         #expect(vm.state.staging == nil && w.patched.isEmpty && vm.state.outbox == 0)
         #expect(vm.state.status == "cancelled: 1 staged edit discarded")
+        // The bar leaves with the summary's frame.
+        #expect(await Self.first(in: updates) { $0.status?.hasPrefix("cancelled") == true }?.staging == nil)
     }
 
     @Test func createsAndDeletesThatAskFirst() async {

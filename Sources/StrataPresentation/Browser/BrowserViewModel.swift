@@ -762,6 +762,8 @@ public final class BrowserViewModel {
         run("write") { [weak self] _ in
             do {
                 let seqs = try await write.accept(session)
+                self?.stagedDocuments = [:]
+                self?.update { $0.staging = nil }
                 self?.wrote("accepted \(seqs.count) patch\(seqs.count == 1 ? "" : "es")", keep: self?.selectedID)
             } catch {
                 self?.show(error, title: "Not accepted", hint: "The edits stay staged. Enter closes this.")
@@ -776,7 +778,9 @@ public final class BrowserViewModel {
             do {
                 let n = try await write.cancel(session)
                 guard let self else { return }
-                self.update { $0.status = "cancelled: \(n) staged edit\(n == 1 ? "" : "s") discarded" }
+                // The bar goes with the summary, in one state; the session read after confirms it.
+                self.stagedDocuments = [:]
+                self.update { $0.staging = nil; $0.status = "cancelled: \(n) staged edit\(n == 1 ? "" : "s") discarded" }
                 self.loadWriteState()
             } catch {
                 self?.show(error, title: "Not cancelled", hint: "Enter closes this.")
@@ -799,7 +803,11 @@ public final class BrowserViewModel {
             do {
                 let report = try await push([source]).first
                 guard let self else { return }
-                self.update { $0.isPushing = false; $0.refreshProgress = nil; $0.status = report.map(Self.pushSummary) ?? "nothing to send" }
+                // The count comes with the summary: the bar never says "pushed" beside writes still to push.
+                self.update {
+                    $0.isPushing = false; $0.refreshProgress = nil; $0.status = report.map(Self.pushSummary) ?? "nothing to send"
+                    if let report { $0.outbox = report.left }
+                }
                 if let report, let bad = report.outcomes.first(where: { $0.result == .conflicted || $0.result == .rejected }) {
                     self.update {
                         $0.popup = BrowserState.Popup(title: bad.result == .conflicted ? "A write conflicts" : "A write was rejected",
