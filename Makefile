@@ -4,7 +4,7 @@ APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev openssl l
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
-.PHONY: deps build release test demo bench bench-serve bench-history bench-start bench-teamlog stress coverage clean
+.PHONY: deps build release test demo bench bench-package bench-targets bench-serve bench-history bench-start bench-teamlog stress coverage clean
 
 ## Install missing Debian packages (as root), or print the command to run.
 deps:
@@ -93,9 +93,14 @@ stress: deps
 
 ## Benchmarks/ (its own package): Strata beside the raw-LMDB and libcurl C floors, a GRDB peer and
 ## Foundation's decoder, BENCH_RUNS times (default 5); docs/benchmarks.md gets every ratio of every
-## run, their medians and ranges, and the last run's package-benchmark output.
+## run, their medians and ranges, and the last run's package-benchmark output. Then issue 29's other
+## rows (Benchmarks/scripts/targets.sh with `make release`'s strata: rebuild and as-of on 1 M events,
+## the list rows, re-fetch, process start, client CPU, and the git-scraping history against git and
+## git-history, HISTORY_RUNS times), medians of BENCH_RUNS, into the same file. About an hour.
 BENCH_RUNS ?= 5
-bench: deps
+bench: bench-package bench-targets
+
+bench-package: deps
 	@set -e; dir=$$(mktemp -d); runs=""; \
 	for i in $$(seq $(BENCH_RUNS)); do \
 	  echo "== make bench: run $$i of $(BENCH_RUNS)"; \
@@ -109,6 +114,19 @@ bench: deps
 	  sed -n '/^## Baseline/,$$p' $$dir/run$(BENCH_RUNS).md; echo; echo "</details>"; echo "<!-- bench:end -->"; } > $$dir/section.md; \
 	$(call replace_block,bench,$$dir/section.md,docs/benchmarks.md,$$dir/doc.md); rm -rf $$dir; \
 	echo "ratios of $(BENCH_RUNS) runs written to docs/benchmarks.md"
+
+bench-targets: release
+	@for p in bc perf gcc; do command -v $$p >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc linux-perf gcc python3-venv >/dev/null; break; }; done
+	@python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }
+	$(SWIFT) build -c release --product strata-fixture-server
+	@set -e; dir=$$(mktemp -d); \
+	Benchmarks/scripts/targets.sh .build-static/release/strata .build/release/strata-fixture-server $(BENCH_RUNS) $(HISTORY_RUNS) > $$dir/rows.md; \
+	{ echo "<!-- targets:begin -->"; \
+	  echo "Last run: $$(date -u +%Y-%m-%d), commit $$(git rev-parse --short HEAD 2>/dev/null || echo -), $$(nproc) cores, \`make bench-targets\` (\`Benchmarks/scripts/targets.sh\`, $(BENCH_RUNS) runs, the history rows $(HISTORY_RUNS)), \`make release\`'s strata."; \
+	  echo; cat $$dir/rows.md; echo "<!-- targets:end -->"; } > $$dir/section.md; \
+	cat $$dir/section.md; \
+	$(call replace_block,targets,$$dir/section.md,docs/benchmarks.md,$$dir/doc.md); rm -rf $$dir; \
+	echo "issue 29's rows written to docs/benchmarks.md"
 
 ## `strata serve` beside nginx under wrk (a recorded 16 KB detail, 64 connections) and the cost of
 ## naming a point on a 1 M-event log; SERVE_RUNS runs of SERVE_SECONDS each. Figures: docs/benchmarks.md.

@@ -7,9 +7,11 @@
 set -euo pipefail
 N=${1:-2000}; RUNS=${2:-3}; BYTES=${3:-4096}; PORT=${PORT:-18089}
 BIN=.build/release
+# The binaries measured (STRATA, SERVER: other builds, such as `make release`'s static strata).
+STRATA=${STRATA:-$BIN/strata}; SERVER=${SERVER:-$BIN/strata-fixture-server}
 command -v perf >/dev/null || { echo "needs perf: apt-get install -y linux-perf" >&2; exit 1; }
 command -v gcc >/dev/null || { echo "needs gcc: apt-get install -y gcc" >&2; exit 1; }
-[ -x $BIN/strata ] && [ -x $BIN/strata-fixture-server ] || {
+[ -x "$STRATA" ] && [ -x "$SERVER" ] || {
   echo "build first: swift build -c release --product strata && swift build -c release --product strata-fixture-server" >&2; exit 1; }
 server=""; work=$(mktemp -d); trap '[ -z "$server" ] || kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
 cat > "$work/main.c" <<'C'
@@ -29,7 +31,7 @@ int main(int argc, char **argv) {
 }
 C
 gcc -O2 -IBenchmarks/Sources/CurlFloor/include "$work/main.c" Benchmarks/Sources/CurlFloor/curl_floor.c -lcurl -o "$work/floor"
-$BIN/strata-fixture-server --root . --port $PORT > "$work/server.log" 2>&1 & server=$!
+"$SERVER" --root . --port $PORT > "$work/server.log" 2>&1 & server=$!
 base=http://127.0.0.1:$PORT
 down() { echo "the fixture server is not running (port $PORT taken? set PORT=...):" >&2; cat "$work/server.log" >&2; exit 1; }
 # Whether the server runs: a server that exited stays a zombie child, which kill -0 still finds.
@@ -49,9 +51,9 @@ for _ in $(seq "$RUNS"); do
     s0=$(ticks); t=$(taskclock "$work/floor" "$base" "$n" "$BYTES"); s1=$(ticks)
     echo "floor $n $t $(( (s1 - s0) * 10 ))"
     store="$work/store-$n"; rm -rf "$store"
-    $BIN/strata source add bench --store "$store" --url "$base/synthetic/items?n=$n&bytes=$BYTES" \
+    "$STRATA" source add bench --store "$store" --url "$base/synthetic/items?n=$n&bytes=$BYTES" \
       --items results --title title --detail-url-field url >/dev/null
-    s0=$(ticks); t=$(taskclock $BIN/strata fetch bench --store "$store" --details --concurrency 8 --retries 0); s1=$(ticks)
+    s0=$(ticks); t=$(taskclock "$STRATA" fetch bench --store "$store" --details --concurrency 8 --retries 0); s1=$(ticks)
     echo "strata $n $t $(( (s1 - s0) * 10 ))"
   done
 done
