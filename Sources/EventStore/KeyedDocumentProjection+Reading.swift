@@ -253,8 +253,9 @@ public struct DocumentReader {
     }
 
     /// The keys of the present documents whose value at `path` is `value` (a string as it is,
-    /// other scalars as JSON text), in key order; nil when the path is not indexed or the value
-    /// cannot be indexed, so the caller must scan.
+    /// other scalars as JSON text), in natural id order (in an encrypted store: numbers by value,
+    /// then texts by digest); nil when the path is not indexed or the value cannot be indexed, so
+    /// the caller must scan.
     public func keys(collection: String, path: String, equals value: String) throws -> [String]? {
         guard try indexedPaths(collection: collection).contains(path),
               KeyedDocumentProjection.indexText(.string(value)) != nil else { return nil }
@@ -263,10 +264,59 @@ public struct DocumentReader {
         var out: [String] = []
         var entry = try c.seek(atLeast: prefix)
         while let e = entry, e.key.hasPrefix(prefix) {
-            out.append(try tables.reveal(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), in: transaction))
+            // The bare prefix is the value's counter, not an entry.
+            if e.key.count > prefix.count {
+                out.append(try KeyedDocumentProjection.key(fromNatural: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), tables, transaction))
+            }
             entry = try c.next()
         }
         return out
+    }
+
+    /// A page of the present documents whose value at `path` is `value`, in natural id order,
+    /// after the key `after` or past `offset` keys, and how many there are: the value's counter
+    /// and the page's entries are read, nothing else. nil when the path is not indexed or the
+    /// value cannot be, so the caller must scan. In an encrypted store, whose entries follow the
+    /// ids' digests, every key of the value is read and ordered.
+    public func keyPage(collection: String, path: String, equals value: String, after: String? = nil, offset: Int = 0,
+                        limit: Int) throws -> (total: Int, keys: [String])? {
+        guard !tables.isEncrypted else {
+            guard let keys = try keys(collection: collection, path: path, equals: value) else { return nil }
+            let ordered = keys.map { (KeyedDocumentProjection.naturalKey($0), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }
+            var start = min(max(0, offset), ordered.count)
+            if let after {
+                let bound = KeyedDocumentProjection.naturalKey(after)
+                start = ordered.firstIndex { bound.lexicographicallyPrecedes($0.0) } ?? ordered.count
+            }
+            return (keys.count, ordered[start..<min(ordered.count, start + max(0, limit))].map(\.1))
+        }
+        guard try indexedPaths(collection: collection).contains(path),
+              KeyedDocumentProjection.indexText(.string(value)) != nil else { return nil }
+        let prefix = KeyedDocumentProjection.indexPrefix(collection, path, value, tables)
+        let table = tables["index"]
+        let total = try transaction.get(table, key: prefix).map { $0.count == 8 ? Int($0.withUnsafeBytes { UInt64(bigEndianBytes: $0) }) : 0 } ?? 0
+        guard limit > 0, total > 0 else { return (total, []) }
+        let c = try transaction.cursor(table)
+        var entry: Cursor.Entry?
+        var skip = 0
+        if let after {
+            let bound = prefix + KeyedDocumentProjection.naturalKey(after)
+            entry = try c.seek(atLeast: bound)
+            if let e = entry, e.key.elementsEqual(bound) { entry = try c.next() }
+        } else {
+            entry = try c.seek(atLeast: prefix)
+            skip = max(0, offset)
+        }
+        var out: [String] = []
+        while let e = entry, e.key.hasPrefix(prefix), out.count < limit {
+            if e.key.count > prefix.count {
+                if skip > 0 { skip -= 1 } else {
+                    out.append(try KeyedDocumentProjection.key(fromNatural: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), tables, transaction))
+                }
+            }
+            entry = try c.next()
+        }
+        return (total, out)
     }
 
     /// The keys of the documents whose value at `path` was `value` as of `seq`, from the index's
@@ -287,7 +337,7 @@ public struct DocumentReader {
             let from = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[(n - 8)...]))
             let to = UInt64(bigEndianBytes: e.value)
             if from <= seq && seq < to {
-                let key = try tables.reveal(UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(n - 9)]), in: transaction)
+                let key = try KeyedDocumentProjection.key(fromNatural: UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(n - 9)]), tables, transaction)
                 if out.last != key { out.append(key) }
             }
             entry = try c.next()

@@ -599,9 +599,12 @@ public struct KeyedDocumentProjection: Projection {
                 if let sortedBefore { try txn.delete(ctx.tables["sorted"], key: sortedBefore) }
                 if let sortedAfter { try txn.put(ctx.tables["sorted"], key: sortedAfter, value: []) }
             }
-            let before = old.flatMap { Self.indexKey(collection, path, $0.value(atPath: path), key, ctx.tables) }
-            let after = new.flatMap { Self.indexKey(collection, path, $0.value(atPath: path), key, ctx.tables) }
+            let beforeEntry = old.flatMap { Self.indexEntry(collection, path, $0.value(atPath: path), key, ctx.tables) }
+            let afterEntry = new.flatMap { Self.indexEntry(collection, path, $0.value(atPath: path), key, ctx.tables) }
+            let before = beforeEntry?.key, after = afterEntry?.key
             guard before != after else { continue }
+            if let beforeEntry { try Self.adjustIndexCount(beforeEntry.prefix, by: -1, txn, ctx.tables) }
+            if let afterEntry { try Self.adjustIndexCount(afterEntry.prefix, by: 1, txn, ctx.tables) }
             if let before {
                 try txn.delete(ctx.tables["index"], key: before)
                 let c = try txn.cursor(history)
@@ -637,10 +640,25 @@ public struct KeyedDocumentProjection: Projection {
         Array(collection.utf8) + [0] + Array(path.utf8) + [0] + tables.text(text) + [0]
     }
 
-    static func indexKey(_ collection: String, _ path: String, _ value: JSONValue?, _ key: String, _ tables: TableSet) -> [UInt8]? {
+    /// The `index` entry of `key` whose value at `path` is `value`: the value's prefix
+    /// (``indexPrefix(_:_:_:_:)``), then the key as ``storedNaturalKey(_:_:)``, so a value's keys
+    /// lie in natural id order (in an encrypted store: numbers by value, texts by digest). nil when
+    /// the value is not indexed or the entry would pass LMDB's 511 bytes.
+    static func indexEntry(_ collection: String, _ path: String, _ value: JSONValue?, _ key: String,
+                           _ tables: TableSet) -> (prefix: [UInt8], key: [UInt8])? {
         guard let text = indexText(value) else { return nil }
-        let k = indexPrefix(collection, path, text, tables) + tables.text(key)
-        return k.count <= 511 ? k : nil
+        let prefix = indexPrefix(collection, path, text, tables)
+        let k = prefix + storedNaturalKey(key, tables)
+        return k.count <= 511 ? (prefix, k) : nil
+    }
+
+    /// The value's counter, the `index` row keyed by the bare prefix (it sorts before the value's
+    /// entries): how many entries the value has, u64be; no row at zero.
+    static func adjustIndexCount(_ prefix: [UInt8], by delta: Int, _ txn: Transaction, _ tables: TableSet) throws {
+        let table = tables["index"]
+        let now = try txn.get(table, key: prefix).map { $0.count == 8 ? Int($0.withUnsafeBytes { UInt64(bigEndianBytes: $0) }) : 0 } ?? 0
+        let next = max(0, now + delta)
+        if next == 0 { _ = try txn.delete(table, key: prefix) } else { try txn.put(table, key: prefix, value: UInt64(next).bigEndianBytes) }
     }
 
     /// The `sorted` key of `key` whose value at the collection's `ordinal`th indexed path is

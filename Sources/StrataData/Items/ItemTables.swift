@@ -43,14 +43,20 @@ public struct ItemTables: Sendable {
     }
 
     /// A page of the items whose indexed `path` equals `value`, in natural id order (numbers by
-    /// value, then text), and how many there are, in one snapshot: the index's keys are read (no
-    /// document), and only the page's items are. Starts after `after` when given, else at
-    /// `offset`. nil when the path is not indexed (or, as of a seq, the index was defined after
-    /// it), so the caller must scan.
+    /// value, then text), and how many there are, in one snapshot. Now: the value's counter and
+    /// the page's index entries and items are read (``DocumentReader/keyPage``). As of a seq: the
+    /// index history's keys of the value are read (no document), and only the page's items are.
+    /// Starts after `after` when given, else at `offset`. nil when the path is not indexed (or, as
+    /// of a seq, the index was defined after it), so the caller must scan.
     public func page(source: String, path: String, equals value: String, asOf seq: UInt64? = nil, after: String? = nil, offset: Int = 0,
                      limit: Int) async throws -> (total: Int, items: [ItemEntity])? {
         try await store.read { [store] txn in
             let rows = try Rows(txn, store, source: source, asOf: seq)
+            if seq == nil {
+                guard let page = try rows.items.keyPage(collection: source, path: path, equals: value, after: after, offset: offset, limit: limit)
+                else { return nil }
+                return (page.total, try page.keys.compactMap { try rows.present($0) })
+            }
             guard let keys = try rows.keys(path: path, equals: value) else { return nil }
             let ordered = keys.map { (KeyedDocumentProjection.naturalKey($0), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }
             var start = min(offset, ordered.count)
