@@ -220,6 +220,14 @@ public struct KeyedDocumentProjection: Projection {
     }
 
     public func apply(_ event: RecordedEvent, in context: ProjectionContext) throws {
+        // The index counters move once per event and value (a snapshot of 200,000 items moves
+        // each make's counter once, not 10,000 times); what a failed event left is dropped here.
+        context.memo.indexCounts.removeAll(keepingCapacity: true)
+        try applyOperations(event, context)
+        try Self.flushIndexCounts(context)
+    }
+
+    private func applyOperations(_ event: RecordedEvent, _ context: ProjectionContext) throws {
         if builtIn, event.type == DocumentEvents.recorded {
             let p = try DocumentEvents.recordedPut(event, context)
             return try putJSON(p.collection, p.key, p.json, event, context)
@@ -544,6 +552,8 @@ public struct KeyedDocumentProjection: Projection {
         let before = try indexedPaths(collection, ctx)
         guard before != paths else { return }
         ctx.memo.indexedPaths[collection] = paths
+        // The counters' pending moves first: the rows below, counters too, are dropped and made again.
+        try Self.flushIndexCounts(ctx)
         let txn = ctx.transaction
         // Drop the collection's entries, then index every present document on the new paths.
         let prefix = Array(collection.utf8) + [0]
@@ -603,8 +613,8 @@ public struct KeyedDocumentProjection: Projection {
             let afterEntry = new.flatMap { Self.indexEntry(collection, path, $0.value(atPath: path), key, ctx.tables) }
             let before = beforeEntry?.key, after = afterEntry?.key
             guard before != after else { continue }
-            if let beforeEntry { try Self.adjustIndexCount(beforeEntry.prefix, by: -1, txn, ctx.tables) }
-            if let afterEntry { try Self.adjustIndexCount(afterEntry.prefix, by: 1, txn, ctx.tables) }
+            if let beforeEntry { ctx.memo.indexCounts[beforeEntry.prefix, default: 0] -= 1 }
+            if let afterEntry { ctx.memo.indexCounts[afterEntry.prefix, default: 0] += 1 }
             if let before {
                 try txn.delete(ctx.tables["index"], key: before)
                 let c = try txn.cursor(history)
@@ -650,6 +660,14 @@ public struct KeyedDocumentProjection: Projection {
         let prefix = indexPrefix(collection, path, text, tables)
         let k = prefix + storedNaturalKey(key, tables)
         return k.count <= 511 ? (prefix, k) : nil
+    }
+
+    /// Writes the counters' moves gathered since the last flush (``adjustIndexCount``).
+    static func flushIndexCounts(_ ctx: ProjectionContext) throws {
+        for (prefix, delta) in ctx.memo.indexCounts where delta != 0 {
+            try adjustIndexCount(prefix, by: delta, ctx.transaction, ctx.tables)
+        }
+        ctx.memo.indexCounts.removeAll(keepingCapacity: true)
     }
 
     /// The value's counter, the `index` row keyed by the bare prefix (it sorts before the value's

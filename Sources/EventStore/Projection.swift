@@ -140,6 +140,9 @@ public struct ProjectionContext {
 final class ProjectionMemo {
     /// ``KeyedDocumentProjection``'s indexed paths, per collection.
     var indexedPaths: [String: [String]] = [:]
+    /// ``KeyedDocumentProjection``'s index counters' moves within the event being applied, by
+    /// value prefix (written at the event's end).
+    var indexCounts: [[UInt8]: Int] = [:]
 }
 
 /// A body read ahead of its fold, with its canonical JSON form and that form's digest when it is

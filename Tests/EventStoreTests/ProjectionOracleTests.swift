@@ -387,6 +387,43 @@ func versionSizes(_ txn: Transaction, _ tables: TableSet) throws -> [Int] {
         #expect(try await store.verify().ok)
     }
 
+    /// A value's counter moves once per event: puts before and after an index (re)definition in
+    /// the same event, a removal, and a document moving between values leave every counter equal
+    /// to the value's entries, and a page's total equal to its keys, at every step and after a rebuild.
+    @Test func indexCountersFollowEveryOperationOfAnEvent() async throws {
+        let projection = KeyedDocumentProjection(name: "documents", version: 1) { event, _ in
+            var ops: [DocumentOperation] = []
+            for part in (event[metadata: "ops"] ?? "").split(separator: " ") {
+                let f = part.split(separator: "=", maxSplits: 1).map(String.init)
+                switch f[0] {
+                case "index": ops.append(.index(collection: "c", paths: f.count > 1 ? f[1].split(separator: ",").map(String.init) : []))
+                case "rm": ops.append(.remove(collection: "c", key: f[1]))
+                default: ops.append(.put(collection: "c", key: f[0], document: .object(["color": .string(f[1])])))
+                }
+            }
+            return ops
+        }
+        let store = try await openStore(projections: [projection])
+        var n = 0
+        func event(_ ops: String) -> NewEvent { n += 1; return NewEvent(id: "\(n)", type: "Ops", stream: "s", metadata: [("ops", ops)]) }
+        func check(_ expected: [String: [String]], _ step: String) async throws {
+            for color in ["red", "blue", "green"] {
+                let page = try await store.documents { try $0.keyPage(collection: "c", path: "color", equals: color, limit: 100) }
+                let keys = try await store.documents { try $0.keys(collection: "c", path: "color", equals: color) }
+                #expect(page?.total == (expected[color] ?? []).count && page?.keys == (expected[color] ?? []) && keys == page?.keys, "\(step): \(color)")
+            }
+        }
+        _ = try await store.append([event("1=red 2=red 10=blue index=color 3=red 2=blue")])
+        try await check(["red": ["1", "3"], "blue": ["2", "10"]], "define mid-event")
+        _ = try await store.append([event("3=green rm=1 4=red 1=red rm=4"), event("index=color 5=blue index=color")])
+        try await check(["red": ["1"], "blue": ["2", "5", "10"], "green": ["3"]], "moves, removals, a definition repeated")
+        _ = try await store.append([event("6=red index= 7=red index=color")])
+        try await check(["red": ["1", "6", "7"], "blue": ["2", "5", "10"], "green": ["3"]], "dropped and defined again")
+        #expect(try await store.verify().ok)
+        try await store.rebuild()
+        try await check(["red": ["1", "6", "7"], "blue": ["2", "5", "10"], "green": ["3"]], "after a rebuild")
+    }
+
     /// The indexed paths are looked up once per batch: an index defined (or dropped) in the middle
     /// of a batch still applies to every put after it, and to the documents put before it.
     @Test func anIndexDefinedMidBatchAppliesToTheRestOfTheBatch() async throws {
