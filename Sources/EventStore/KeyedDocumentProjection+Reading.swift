@@ -282,21 +282,14 @@ public struct DocumentReader {
                         limit: Int) throws -> (total: Int, keys: [String])? {
         guard !tables.isEncrypted else {
             guard let keys = try keys(collection: collection, path: path, equals: value) else { return nil }
-            let ordered = keys.map { (KeyedDocumentProjection.naturalKey($0), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }
-            var start = min(max(0, offset), ordered.count)
-            if let after {
-                let bound = KeyedDocumentProjection.naturalKey(after)
-                start = ordered.firstIndex { bound.lexicographicallyPrecedes($0.0) } ?? ordered.count
-            }
-            return (keys.count, ordered[start..<min(ordered.count, start + max(0, limit))].map(\.1))
+            return (keys.count, KeyedDocumentProjection.naturalPage(of: keys, after: after, offset: offset, limit: limit))
         }
         guard try indexedPaths(collection: collection).contains(path),
               KeyedDocumentProjection.indexText(.string(value)) != nil else { return nil }
         let prefix = KeyedDocumentProjection.indexPrefix(collection, path, value, tables)
-        let table = tables["index"]
-        let total = try transaction.get(table, key: prefix).map { $0.count == 8 ? Int($0.withUnsafeBytes { UInt64(bigEndianBytes: $0) }) : 0 } ?? 0
+        let total = try KeyedDocumentProjection.indexCount(prefix, transaction, tables)
         guard limit > 0, total > 0 else { return (total, []) }
-        let c = try transaction.cursor(table)
+        let c = try transaction.cursor(tables["index"])
         var entry: Cursor.Entry?
         var skip = 0
         if let after {

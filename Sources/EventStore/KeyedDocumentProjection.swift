@@ -673,10 +673,26 @@ public struct KeyedDocumentProjection: Projection {
     /// The value's counter, the `index` row keyed by the bare prefix (it sorts before the value's
     /// entries): how many entries the value has, u64be; no row at zero.
     static func adjustIndexCount(_ prefix: [UInt8], by delta: Int, _ txn: Transaction, _ tables: TableSet) throws {
+        let next = max(0, try indexCount(prefix, txn, tables) + delta)
         let table = tables["index"]
-        let now = try txn.get(table, key: prefix).map { $0.count == 8 ? Int($0.withUnsafeBytes { UInt64(bigEndianBytes: $0) }) : 0 } ?? 0
-        let next = max(0, now + delta)
         if next == 0 { _ = try txn.delete(table, key: prefix) } else { try txn.put(table, key: prefix, value: UInt64(next).bigEndianBytes) }
+    }
+
+    /// The value's counter (``adjustIndexCount``): 0 without a row.
+    static func indexCount(_ prefix: [UInt8], _ txn: Transaction, _ tables: TableSet) throws -> Int {
+        try txn.get(tables["index"], key: prefix).map { $0.count == 8 ? Int($0.withUnsafeBytes { UInt64(bigEndianBytes: $0) }) : 0 } ?? 0
+    }
+
+    /// The page of `keys` in natural id order (``naturalKey(_:)``) after the key `after`, or past
+    /// `offset` keys: for keys read whole, which an index does not hold in that order.
+    public static func naturalPage(of keys: [String], after: String?, offset: Int, limit: Int) -> [String] {
+        let ordered = keys.map { (naturalKey($0), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }
+        var start = min(max(0, offset), ordered.count)
+        if let after {
+            let bound = naturalKey(after)
+            start = ordered.firstIndex { bound.lexicographicallyPrecedes($0.0) } ?? ordered.count
+        }
+        return ordered[start..<min(ordered.count, start + max(0, limit))].map(\.1)
     }
 
     /// The `sorted` key of `key` whose value at the collection's `ordinal`th indexed path is

@@ -58,13 +58,8 @@ public struct ItemTables: Sendable {
                 return (page.total, try page.keys.compactMap { try rows.present($0) })
             }
             guard let keys = try rows.keys(path: path, equals: value) else { return nil }
-            let ordered = keys.map { (KeyedDocumentProjection.naturalKey($0), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }
-            var start = min(offset, ordered.count)
-            if let after {
-                let bound = KeyedDocumentProjection.naturalKey(after)
-                start = ordered.firstIndex { bound.lexicographicallyPrecedes($0.0) } ?? ordered.count
-            }
-            return (keys.count, try ordered[start..<min(ordered.count, start + max(0, limit))].compactMap { try rows.present($0.1) })
+            let page = KeyedDocumentProjection.naturalPage(of: keys, after: after, offset: offset, limit: limit)
+            return (keys.count, try page.compactMap { try rows.present($0) })
         }
     }
 
