@@ -116,7 +116,7 @@ bench-package: deps
 	echo "ratios of $(BENCH_RUNS) runs written to docs/benchmarks.md"
 
 bench-targets: release
-	@for p in bc perf gcc; do command -v $$p >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc linux-perf gcc python3-venv >/dev/null; break; }; done
+	@for p in bc perf gcc; do command -v $$p >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc linux-perf gcc >/dev/null; break; }; done
 	@python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }
 	$(SWIFT) build -c release --product strata-fixture-server
 	@set -e; dir=$$(mktemp -d); \

@@ -227,7 +227,20 @@ import Testing
             var rng = SystemRandomNumberGenerator()
             var creates = 0, edits = 0
             let existing = ["-N5IVhu6JWiv7KXjw8LY", "-N6JWiv7KXjw8LYkx9MZ", "-NDQcp1ERdq2FSer3GTf", "-NJWiv7KXjw8LYkx9MZl"]
-            for i in 0..<iterations {
+            func resentWrites() async throws -> Int {
+                try WriteCLITests.objects(try await strata(["outbox", "--all", "--format", "json"], store: store)).count { ($0["attempts"] as? Int ?? 0) > 1 }
+            }
+            // Kills land between a write reaching the server and its answer being recorded only
+            // if they come while a push runs, and how long one runs depends on the machine's
+            // load: once the planned kills are done without any such landing, up to twice as
+            // many more follow, spread over a four times longer range, until one has landed.
+            var i = 0
+            while true {
+                if i >= iterations {
+                    // Past the plan: go on only while nothing was sent twice (checked every 25).
+                    guard iterations >= 100, i < 3 * iterations else { break }
+                    if i % 25 == 0, try await resentWrites() > 0 { break }
+                }
                 // Every iteration adds a write: mostly creates, every fourth an edit.
                 if i % 4 == 3 {
                     let r = try await strata(["edit", "notes", existing[(i / 4) % existing.count], "--set", "content=edit \(i)"], store: store)
@@ -239,14 +252,16 @@ import Testing
                     creates += 1
                 }
                 let (p, _, _) = try startStrata(["push", "--concurrency", String(Int.random(in: 1...8, using: &rng))], store: store)
-                try await Task.sleep(for: .milliseconds(Int.random(in: 1...60, using: &rng)))
+                try await Task.sleep(for: .milliseconds(Int.random(in: 1...(i < iterations ? 60 : 240), using: &rng)))
                 kill(p.processIdentifier, SIGKILL)
                 try await waitForExit(p)
                 if i % 50 == 49 {
                     let v = try await strata(["verify"], store: store)
                     #expect(v.status == 0, "iteration \(i): \(v.stdout) \(v.stderr)")
                 }
+                i += 1
             }
+            let kills = i
             let final = try await strata(["push"], store: store)
             #expect(final.status == 0, "\(final.stdout) \(final.stderr)")
             #expect(try await strata(["outbox"], store: store).stdout.contains("the outbox is empty"))
@@ -256,12 +271,12 @@ import Testing
             #expect(applied.values.allSatisfy { $0 == 1 })
             // The kills did land between a write reaching the server and its answer being
             // recorded: those writes were sent again and answered from their key.
-            let resent = try WriteCLITests.objects(try await strata(["outbox", "--all", "--format", "json"], store: store)).count { ($0["attempts"] as? Int ?? 0) > 1 }
-            print("push crash: \(iterations) kills, \(creates + edits) writes, \(resent) sent more than once, \(server.replayedWrites) answered from their idempotency key")
+            let resent = try await resentWrites()
+            print("push crash: \(kills) kills, \(creates + edits) writes, \(resent) sent more than once, \(server.replayedWrites) answered from their idempotency key")
             if iterations >= 100 { #expect(resent > 0) }
             guard case .object(let notes)? = server.list("/notes/notes") else { Issue.record("the notes list is not a map"); return }
             let contents = notes.values.compactMap { if case .string(let c)? = $0.value(atPath: "content") { c } else { nil } }
-            for i in 0..<iterations where i % 4 != 3 {
+            for i in 0..<kills where i % 4 != 3 {
                 #expect(contents.count { $0 == "crash \(i)" } == 1, "note crash \(i) is on the server \(contents.count { $0 == "crash \(i)" }) times")
             }
             #expect(try await strata(["verify"], store: store).status == 0)

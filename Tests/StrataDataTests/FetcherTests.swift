@@ -326,6 +326,35 @@ import Testing
         }
     }
 
+    /// A page's first items start their details by themselves, then the rest of the page: with
+    /// two in flight (a first group of four) and a page of 40, every detail is asked for once,
+    /// and once more (a 304 with its validators) by a second pass whether it fell in the first
+    /// group or the rest. A page smaller than the first group takes one lookup.
+    @Test func aPagesFirstItemsAndTheRestAreEachAskedForOnce() async throws {
+        try await withFixtureServer { server in
+            let store = try await makeStore()
+            let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
+            // Their detail URLs differ (bytes=): no validators are shared between the two.
+            for (name, n, bytes) in [("big", 40, 256), ("small", 3, 200)] {
+                let source = SourceDefinition(name: name, url: server.baseURL + "/synthetic/items?n=\(n)&bytes=\(bytes)", items: "results",
+                                              title: "title", detailURLField: "url")
+                var options = fetchOptions()
+                options.details = true
+                options.concurrency = 2
+                let first = try await fetcher.fetch(source, options: options)
+                #expect(first.pages == 1 && first.details == n && first.failures.isEmpty, "\(first)")
+                let again = try await fetcher.fetch(source, options: options)
+                #expect(again.details == 0 && again.detailsNotModified == n && again.failures.isEmpty, "\(again)")
+                let details = try await store.documents(projection: "details") { try $0.states(collection: name) }
+                #expect(details.count == n)
+            }
+            for k in 0..<40 {
+                #expect(server.requests(to: "/synthetic/items/\(k)") == (k < 3 ? 4 : 2), "detail \(k): \(server.requests(to: "/synthetic/items/\(k)")) requests")
+            }
+            #expect(try await store.verify().ok)
+        }
+    }
+
     /// A list that fails after details started downloading appends none of them: the store holds
     /// the list's failure and nothing else, as before details overlapped the paging.
     @Test func aListThatFailsAfterDetailsStartedAppendsNoneOfThem() async throws {

@@ -543,13 +543,27 @@ public final class Fetcher: Sendable {
 /// Resolves a possibly relative URL against `base`. A result must stay http(s) when the base is
 /// http(s): a server cannot point Strata at `file://` (or any other scheme).
 public func resolve(_ raw: String, against base: String) -> String? {
-    guard let baseURL = URL(string: base), let u = URL(string: raw, relativeTo: baseURL)?.absoluteURL,
-          let scheme = u.scheme?.lowercased() else { return nil }
-    let baseScheme = baseURL.scheme?.lowercased() ?? ""
-    if baseScheme == "http" || baseScheme == "https" {
-        guard scheme == "http" || scheme == "https" else { return nil }
+    BaseURL(base).resolve(raw)
+}
+
+/// A URL that others are resolved against (``resolve(_:against:)``), parsed once: a page of
+/// detail URLs resolved against one list URL parses the list URL once, not once per item.
+struct BaseURL: Sendable {
+    private let url: URL?
+    /// Results must stay http(s).
+    private let web: Bool
+
+    init(_ base: String) {
+        url = URL(string: base)
+        let scheme = url?.scheme?.lowercased()
+        web = scheme == "http" || scheme == "https"
     }
-    return u.absoluteString
+
+    func resolve(_ raw: String) -> String? {
+        guard let url, let u = URL(string: raw, relativeTo: url)?.absoluteURL, let scheme = u.scheme?.lowercased() else { return nil }
+        if web { guard scheme == "http" || scheme == "https" else { return nil } }
+        return u.absoluteString
+    }
 }
 
 func seconds(_ d: Duration) -> Double {
