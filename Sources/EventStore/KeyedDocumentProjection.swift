@@ -305,11 +305,16 @@ public struct KeyedDocumentProjection: Projection {
         let txn = ctx.transaction
         let current = ctx.tables["current"]
         let digest = Digest16(digest ?? Self.digest(canonical))
+        // One cursor reads the key's record and writes it back in place (`.current`), or puts a
+        // new key next to where the seek left it: one search of `current` instead of two.
+        let cursor = try ctx.memo.currentCursor ?? txn.cursor(current)
+        ctx.memo.currentCursor = cursor
         try Self.withKeys(collection, key, event.seq, ctx.tables) { ck, hk in
             var record: CurrentRecord
             var kind: ChangeKind?
             var previousSeq: UInt64?
-            if let existing = try txn.get(current, key: ck) {
+            let found = try cursor.seek(atLeast: ck).flatMap { $0.key.elementsEqual(ck) ? $0.value : nil }
+            if let existing = found {
                 record = try CurrentRecord(existing)
                 previousSeq = record.changedSeq
                 if record.removed {
@@ -345,7 +350,9 @@ public struct KeyedDocumentProjection: Projection {
                 }
                 try writeHistory(hk, kind: kind, document: document, record: record, event: event, ctx: ctx)
             }
-            _ = try record.withEncoded { try txn.put(current, key: ck, value: $0) }
+            // Only other tables were written since the seek: the cursor is still on the key's
+            // entry, or where the new key goes.
+            try record.withEncoded { try cursor.put(key: ck, value: $0, flags: found != nil ? .current : []) }
         }
     }
 
@@ -416,8 +423,8 @@ public struct KeyedDocumentProjection: Projection {
             }
             let entryCount = entryHead.count + recordCount
             guard group != event.seq else {
-                try Self.packPreviousRow(before: hk, txn, ctx.tables)
-                try txn.putReserved(history, key: hk, count: entryCount, fill: fill)
+                let c = try Self.packPreviousRow(before: hk, ctx)
+                try c.put(key: hk, count: entryCount, fill: fill)
                 return
             }
             try withUnsafeTemporaryAllocation(byteCount: hk.count, alignment: 1) { rowKey in
@@ -444,16 +451,37 @@ public struct KeyedDocumentProjection: Projection {
     /// (a row growing in the middle of `history` splits its page in two halves, and the half left
     /// behind is never written again). `history` keeps a pointer: ``HistoryRow/packedMark`` and
     /// the number.
-    private static func packPreviousRow(before hk: UnsafeRawBufferPointer, _ txn: Transaction, _ tables: TableSet) throws {
-        let history = tables["history"], packed = tables["history-packed"]
-        let c = try txn.cursor(history)
-        guard let e = try c.seek(atMost: [UInt8](hk)), e.key.count == hk.count,
-              e.key.prefix(hk.count - 8).elementsEqual(hk.prefix(hk.count - 8)), e.value.first != HistoryRow.packedMark else { return }
-        let rowKey = [UInt8](e.key), row = [UInt8](e.value)
-        let rowSeq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[(e.key.count - 8)...]))
-        let next = (try txn.cursor(packed).last().map { UInt64(bigEndianBytes: $0.key) } ?? 0) + 1
-        _ = try txn.put(packed, key: next.bigEndianBytes, value: HistoryRow.solid(row, seq: rowSeq, number: next, txn, tables) ?? row, flags: .append)
-        _ = try txn.put(history, key: rowKey, value: [HistoryRow.packedMark] + next.bigEndianBytes)
+    ///
+    /// Returns the context's `history` cursor, left next to where the row `hk` starts goes.
+    private static func packPreviousRow(before hk: UnsafeRawBufferPointer, _ ctx: ProjectionContext) throws -> Cursor {
+        let txn = ctx.transaction, memo = ctx.memo
+        let c = try memo.historyCursor ?? txn.cursor(ctx.tables["history"])
+        memo.historyCursor = c
+        let prefixCount = hk.count - 8
+        guard let e = try c.seek(atMost: hk), e.key.count == hk.count, e.value.first != HistoryRow.packedMark,
+              e.key.prefix(prefixCount).elementsEqual(hk.prefix(prefixCount)) else { return c }
+        // Copied: the puts below may move the page the row is on.
+        let row = [UInt8](e.value)
+        let rowSeq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefixCount...]))
+        let packed = try memo.packedCursor ?? txn.cursor(ctx.tables["history-packed"])
+        memo.packedCursor = packed
+        let number = try memo.nextPacked ?? (packed.last().map { UInt64(bigEndianBytes: $0.key) } ?? 0) + 1
+        memo.nextPacked = number + 1
+        let stored = HistoryRow.solid(row, seq: rowSeq, number: number, txn, ctx.tables) ?? row
+        try withUnsafeTemporaryAllocation(byteCount: hk.count + 9, alignment: 1) { buffer in
+            // The row's key (hk with the row's seq), then the pointer: the mark and the number.
+            let rowKey = UnsafeMutableRawBufferPointer(rebasing: buffer[..<hk.count])
+            rowKey.copyMemory(from: hk)
+            rowKey.storeBytes(of: rowSeq.bigEndian, toByteOffset: prefixCount, as: UInt64.self)
+            let pointer = UnsafeMutableRawBufferPointer(rebasing: buffer[hk.count...])
+            pointer[0] = HistoryRow.packedMark
+            pointer.storeBytes(of: number.bigEndian, toByteOffset: 1, as: UInt64.self)
+            try stored.withUnsafeBytes { value in
+                try packed.put(key: UnsafeRawBufferPointer(rebasing: pointer[1...]), value: value, flags: .append)
+            }
+            try c.put(key: UnsafeRawBufferPointer(rowKey), value: UnsafeRawBufferPointer(pointer), flags: .current)
+        }
+        return c
     }
 
     // MARK: Order and counts
@@ -745,29 +773,43 @@ public struct KeyedDocumentProjection: Projection {
     /// the current key (its part before the second 0x00) and the history key. It runs for every
     /// put: no array is allocated. (``validate(_:_:)`` bounds both names.)
     /// In an encrypted store the key part is the key's digest (``TableSet/text(_:)``).
+    @inline(__always)
     static func withKeys<T>(_ collection: String, _ key: String, _ seq: UInt64, _ tables: TableSet,
                             _ body: (_ current: UnsafeRawBufferPointer, _ history: UnsafeRawBufferPointer) throws -> T) rethrows -> T {
-        if tables.isEncrypted {
-            return try tables.text(key).withUnsafeBytes { try withKeyBytes(collection, $0, seq, body) }
+        // One stack buffer, filled by a plain function: `body` (the whole of a put) is inlined
+        // here instead of becoming a closure whose captures (the event, the context) are copied
+        // for every put.
+        let digest = tables.isEncrypted ? tables.text(key) : nil
+        let keyCount = digest?.count ?? key.utf8.count
+        return try withUnsafeTemporaryAllocation(byteCount: collection.utf8.count + keyCount + 10, alignment: 1) { buffer in
+            let currentCount = fillKeys(buffer, collection, key, digest, seq)
+            let all = UnsafeRawBufferPointer(buffer)
+            return try body(UnsafeRawBufferPointer(rebasing: all[..<currentCount]), all)
         }
-        var key = key
-        return try key.withUTF8 { try withKeyBytes(collection, UnsafeRawBufferPointer($0), seq, body) }
     }
 
-    private static func withKeyBytes<T>(_ collection: String, _ k: UnsafeRawBufferPointer, _ seq: UInt64,
-                                        _ body: (_ current: UnsafeRawBufferPointer, _ history: UnsafeRawBufferPointer) throws -> T) rethrows -> T {
-        var collection = collection
-        return try collection.withUTF8 { c in
-            try withUnsafeTemporaryAllocation(byteCount: c.count + k.count + 10, alignment: 1) { buffer in
-                    buffer.copyMemory(from: UnsafeRawBufferPointer(c))
-                    buffer[c.count] = 0
-                    UnsafeMutableRawBufferPointer(rebasing: buffer[(c.count + 1)...]).copyMemory(from: k)
-                    buffer[c.count + 1 + k.count] = 0
-                    buffer.storeBytes(of: seq.bigEndian, toByteOffset: c.count + k.count + 2, as: UInt64.self)
-                    let all = UnsafeRawBufferPointer(buffer)
-                    return try body(UnsafeRawBufferPointer(rebasing: all[..<(c.count + 1 + k.count)]), all)
-            }
+    /// Writes `collection 0x00 key 0x00 seq(u64be)` (the key's digest for `key` when given) into
+    /// `buffer`, which has exactly the room; returns the length of the current key.
+    private static func fillKeys(_ buffer: UnsafeMutableRawBufferPointer, _ collection: String, _ key: String, _ digest: [UInt8]?,
+                                 _ seq: UInt64) -> Int {
+        var n = 0
+        func copy(_ bytes: UnsafeRawBufferPointer) {
+            UnsafeMutableRawBufferPointer(rebasing: buffer[n...]).copyMemory(from: bytes)
+            n += bytes.count
         }
+        var collection = collection
+        collection.withUTF8 { copy(UnsafeRawBufferPointer($0)) }
+        buffer[n] = 0
+        n += 1
+        if let digest {
+            digest.withUnsafeBytes { copy($0) }
+        } else {
+            var key = key
+            key.withUTF8 { copy(UnsafeRawBufferPointer($0)) }
+        }
+        buffer[n] = 0
+        buffer.storeBytes(of: seq.bigEndian, toByteOffset: n + 1, as: UInt64.self)
+        return n
     }
 
     static func historyKey(_ collection: String, _ key: String, _ seq: UInt64, _ tables: TableSet) -> [UInt8] {

@@ -330,8 +330,11 @@ actor LogWriter {
         if direct {
             let ctx = ProjectionContext(transaction: txn, tables: tables, payloads: payloads)
             do {
-                // By index: each event is read in place, not copied.
-                for j in events.indices { try p.apply(events[j], in: ctx) }
+                // Through the buffer: each event is lent in place (an array's subscript copied
+                // every event for the call: 8 retains and releases).
+                try events.withUnsafeBufferPointer { buffer in
+                    for j in buffer.indices { try p.apply(buffer[j], in: ctx) }
+                }
             } catch let error as StorageError {
                 throw error
             } catch {

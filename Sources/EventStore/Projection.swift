@@ -107,7 +107,9 @@ public struct TableSet: Sendable {
 
     /// The table named `name`. Traps on a table the projection did not declare: a programming error.
     public subscript(name: String) -> Database {
-        for t in list where t.name == name { return t.database }
+        // By index: a loop over the tuples copied each (its database's name and protection
+        // retained and released) on every lookup, several per event folded.
+        for i in list.indices where list[i].name == name { return list[i].database }
         preconditionFailure("table \(name) was not declared by its projection")
     }
 
@@ -143,6 +145,15 @@ final class ProjectionMemo {
     /// ``KeyedDocumentProjection``'s index counters' moves within the event being applied, by
     /// value prefix (written at the event's end).
     var indexCounts: [[UInt8]: Int] = [:]
+    /// ``KeyedDocumentProjection``'s cursors over `current`, `history` and `history-packed`,
+    /// opened once per context: a record is read and written back, and a closed row read, packed
+    /// and replaced by its pointer with the key's new row written next to it, each through one
+    /// cursor, without a search from the root for each step.
+    var currentCursor: Cursor?
+    var historyCursor: Cursor?
+    var packedCursor: Cursor?
+    /// The number the next row packed into `history-packed` takes (read once per context).
+    var nextPacked: UInt64?
 }
 
 /// A body read ahead of its fold, with its canonical JSON form and that form's digest when it is

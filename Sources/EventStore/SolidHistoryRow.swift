@@ -93,7 +93,10 @@ extension KeyedDocumentProjection.HistoryRow {
         do {
             while !r.isAtEnd {
                 _ = try r.varint()
-                var record = ByteReader(try r.slice(try r.count()))
+                let slice = try r.slice(try r.count())
+                // A row of one version (most closed rows, where every version is stored whole).
+                if versions == 0, r.isAtEnd { return false }
+                var record = ByteReader(slice)
                 _ = try KeyedDocumentProjection.VersionHeader(reading: &record)
                 text += try KeyedDocumentProjection.DocumentSource.textCount(reading: &record)
                 versions += 1

@@ -109,6 +109,9 @@ public final class Transaction {
         public static let noOverwrite = PutFlags(rawValue: UInt32(MDB_NOOVERWRITE))
         /// The key sorts after every existing key (fast path for logs); else `.keyExists`.
         public static let append = PutFlags(rawValue: UInt32(MDB_APPEND))
+        /// Through a cursor only (``Cursor/put(key:value:flags:)``): replace the entry under the
+        /// cursor, whose key must be the one given, without a search.
+        public static let current = PutFlags(rawValue: UInt32(MDB_CURRENT))
     }
 
     /// Stores `value` under `key`. Returns false (and writes nothing) when `.noOverwrite` is set and
@@ -291,11 +294,11 @@ public final class Transaction {
 
     /// `mdb_put` with `MDB_RESERVE`; `fill` writes the reserved bytes. Returns the return code
     /// (0, or `MDB_KEYEXIST` under `MDB_NOOVERWRITE`, with the stored value).
-    private func reserve(_ db: Database, _ key: UnsafeRawBufferPointer, _ count: Int, _ flags: UInt32,
-                         _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws -> (Int32, UnsafeRawBufferPointer) {
+    func reserve(_ db: Database, _ key: UnsafeRawBufferPointer, _ count: Int, _ flags: UInt32, cursor: OpaquePointer? = nil,
+                 _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws -> (Int32, UnsafeRawBufferPointer) {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: count, mv_data: nil)
-        let rc = mdb_put(txn, db.dbi, &k, &v, flags | UInt32(MDB_RESERVE))
+        let rc = cursor.map { mdb_cursor_put($0, &k, &v, flags | UInt32(MDB_RESERVE)) } ?? mdb_put(txn, db.dbi, &k, &v, flags | UInt32(MDB_RESERVE))
         if rc == MDB_KEYEXIST && flags & UInt32(MDB_NOOVERWRITE) != 0 {
             return (rc, UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
         }
@@ -354,11 +357,44 @@ public final class Cursor {
 
     /// Positions at the last key ≤ `key`: one B-tree seek plus at most one step back.
     public func seek(atMost key: [UInt8]) throws -> Entry? {
+        // No key is shorter than the empty one (LMDB refuses to seek to it).
+        if key.isEmpty { return try first().flatMap { $0.key.isEmpty ? $0 : nil } }
+        return try key.withUnsafeBytes { try seek(atMost: $0) }
+    }
+
+    /// ``seek(atMost:)`` of bytes.
+    public func seek(atMost key: UnsafeRawBufferPointer) throws -> Entry? {
         if let e = try seek(atLeast: key) {
             if e.key.elementsEqual(key) { return e }
             return try previous()
         }
         return try last()
+    }
+
+    /// Stores `count` bytes under `key` through the cursor, `fill` writing them in place (sealed
+    /// after, in a database that seals its values), and leaves the cursor on the new entry. Where
+    /// ``Transaction/putReserved(_:key:count:fill:)`` searches the tree from its root, LMDB first
+    /// looks in the page the cursor is on: a key written next to the one the cursor stands on
+    /// costs no descent, and `.current` replaces the entry under the cursor without any search.
+    /// `.append` skips the search when the cursor is already at the end (a run of appends).
+    public func put(key: UnsafeRawBufferPointer, count: Int, flags: Transaction.PutFlags = [],
+                    fill: (UnsafeMutableRawBufferPointer) -> Void) throws {
+        try transaction.withStoredKey(database, protection, key) { k in
+            guard let p = protection, p.sealsValues, count > 0 else {
+                _ = try transaction.reserve(database, k, count, flags.rawValue, cursor: cursor, fill)
+                return
+            }
+            let plain = transaction.arena.allocate(count)
+            fill(plain)
+            _ = try transaction.reserve(database, k, p.sealer.overhead + count, flags.rawValue, cursor: cursor) { out in
+                p.sealer.seal(UnsafeRawBufferPointer(plain), domain: database.domain, key: k, into: out)
+            }
+        }
+    }
+
+    /// ``put(key:count:flags:fill:)`` of the bytes `value`.
+    public func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: Transaction.PutFlags = []) throws {
+        try put(key: key, count: value.count, flags: flags) { $0.copyMemory(from: value) }
     }
 
     /// Deletes the entry under the cursor.

@@ -101,6 +101,49 @@ func makeTempDir(_ name: String = "lmdb") -> String {
         }
     }
 
+    /// Puts through a cursor: `.current` replaces the entry under it (a shorter or longer value),
+    /// a plain put lands next to it and leaves the cursor on the new entry, `.append` runs keep
+    /// their order check; in a sealed database the values are sealed as a transaction's are.
+    @Test(arguments: [false, true])
+    func cursorPutsReplaceInsertAndAppend(sealed: Bool) throws {
+        let env = try Environment(path: makeTempDir())
+        let protection = sealed ? Protection(sealer: XorSealer()) : nil
+        let db = try env.write { try env.openDatabase("t", in: $0, protection: protection) }
+        try env.write { (txn) throws in for k: UInt8 in [10, 20, 30] { try txn.put(db, key: [k], value: [k, k, k]) } }
+        try env.write { (txn) throws in
+            let c = try txn.cursor(db)
+            let at = try #require(try c.seek(atMost: [25] as [UInt8]))
+            #expect([UInt8](at.key) == [20])
+            try [UInt8]([20]).withUnsafeBytes { k in
+                try [UInt8]([1]).withUnsafeBytes { try c.put(key: k, value: $0, flags: .current) }
+            }
+            try [UInt8]([21]).withUnsafeBytes { k in try c.put(key: k, count: 5) { $0.copyBytes(from: [2, 2, 2, 2, 2]) } }
+            #expect(try c.current().map { [UInt8]($0.key) } == [21])
+            try [UInt8]([10]).withUnsafeBytes { k in
+                _ = try c.seek(atMost: k)
+                try c.put(key: k, count: 6, flags: .current) { $0.copyBytes(from: [3, 3, 3, 3, 3, 3]) }
+            }
+            let end = try txn.cursor(db)
+            for k: UInt8 in [40, 50] { try [k].withUnsafeBytes { try end.put(key: $0, value: $0, flags: .append) } }
+            #expect {
+                try [UInt8]([45]).withUnsafeBytes { try end.put(key: $0, value: $0, flags: .append) }
+            } throws: { ($0 as? StorageError)?.code == .keyExists }
+        }
+        try env.read { (txn) throws in
+            var all: [[UInt8]: [UInt8]] = [:]
+            let c = try txn.cursor(db)
+            var e = try c.first()
+            while let entry = e { all[[UInt8](entry.key)] = [UInt8](entry.value); e = try c.next() }
+            #expect(all == [[10]: [3, 3, 3, 3, 3, 3], [20]: [1], [21]: [2, 2, 2, 2, 2], [30]: [30, 30, 30], [40]: [40], [50]: [50]])
+        }
+        if sealed {
+            try env.read { (txn) throws in
+                let raw = try [UInt8]([21]).withUnsafeBytes { try txn.getRaw(db, key: $0).map { [UInt8]($0) } }
+                #expect(raw == XorSealer.sealed([2, 2, 2, 2, 2]))
+            }
+        }
+    }
+
     @Test func nestedTransactionAbortKeepsParent() throws {
         let env = try Environment(path: makeTempDir())
         let db = try env.write { try env.openDatabase("t", in: $0) }
@@ -158,5 +201,23 @@ func makeTempDir(_ name: String = "lmdb") -> String {
         #expect {
             try env.write { (txn) throws in try txn.put(db, key: [UInt8](repeating: 1, count: 512), value: [1]) }
         } throws: { ($0 as? StorageError)?.code == .badValueSize }
+    }
+}
+
+/// A sealer for tests of the wrapper: a 2-byte tag, then the bytes XORed (not cryptography; the
+/// store's own is tested with the store).
+final class XorSealer: ValueSealer {
+    var overhead: Int { 2 }
+    static func sealed(_ plain: [UInt8]) -> [UInt8] { [0xA5, UInt8(plain.count & 0xFF)] + plain.map { $0 ^ 0x5A } }
+    func seal(_ plain: UnsafeRawBufferPointer, domain: UInt64, key: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
+        out.copyBytes(from: Self.sealed([UInt8](plain)))
+    }
+    func open(_ sealed: UnsafeRawBufferPointer, domain: UInt64, key: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) throws {
+        struct Tampered: Error {}
+        guard sealed.count >= 2, sealed[0] == 0xA5, Int(sealed[1]) == (sealed.count - 2) & 0xFF else { throw Tampered() }
+        for i in 0..<out.count { out[i] = sealed[i + 2] ^ 0x5A }
+    }
+    func digest(_ key: UnsafeRawBufferPointer, domain: UInt64, into out: UnsafeMutableRawBufferPointer) {
+        for i in 0..<out.count { out[i] = key.isEmpty ? 0 : key[i % key.count] }
     }
 }
