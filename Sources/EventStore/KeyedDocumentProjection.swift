@@ -1,3 +1,4 @@
+import Foundation
 import LMDB
 
 /// What an event says about keyed documents.
@@ -459,7 +460,7 @@ public struct KeyedDocumentProjection: Projection {
         memo.historyCursor = c
         let prefixCount = hk.count - 8
         guard let e = try c.seek(atMost: hk), e.key.count == hk.count, e.value.first != HistoryRow.packedMark,
-              e.key.prefix(prefixCount).elementsEqual(hk.prefix(prefixCount)) else { return c }
+              memcmp(e.key.baseAddress!, hk.baseAddress!, prefixCount) == 0 else { return c }
         // Copied: the puts below may move the page the row is on.
         let row = [UInt8](e.value)
         let rowSeq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefixCount...]))

@@ -55,8 +55,10 @@ struct EventTypeFilter {
 public struct TableSet: Sendable {
     let databases: [String: Database]
     /// The same, for the lookup on every put: a projection has a handful of tables, and comparing
-    /// a few short names beats hashing one.
-    private let list: [(name: String, database: Database)]
+    /// a few short names beats hashing one. Two arrays, not one of pairs: a loop over pairs
+    /// copied each (its database's name and protection retained and released) on every lookup.
+    private let tableNames: [String]
+    private let tableList: [Database]
 
     /// The store's cipher when it is encrypted.
     let cipher: StoreCipher?
@@ -69,11 +71,13 @@ public struct TableSet: Sendable {
         self.databases = databases
         self.cipher = cipher
         self.names = names
-        list = databases.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let sorted = databases.sorted { $0.key < $1.key }
+        tableNames = sorted.map(\.key)
+        tableList = sorted.map(\.value)
     }
 
     /// Every database of the projection, its texts' table included.
-    var all: [Database] { list.map(\.database) + (names.map { [$0] } ?? []) }
+    var all: [Database] { tableList + (names.map { [$0] } ?? []) }
 
     /// Whether the store is encrypted: data-derived texts in keys are digests, and the tables
     /// that order by such texts order by their digests.
@@ -107,9 +111,7 @@ public struct TableSet: Sendable {
 
     /// The table named `name`. Traps on a table the projection did not declare: a programming error.
     public subscript(name: String) -> Database {
-        // By index: a loop over the tuples copied each (its database's name and protection
-        // retained and released) on every lookup, several per event folded.
-        for i in list.indices where list[i].name == name { return list[i].database }
+        for i in tableNames.indices where tableNames[i] == name { return tableList[i] }
         preconditionFailure("table \(name) was not declared by its projection")
     }
 
