@@ -185,25 +185,25 @@ public final class Transaction {
 
     /// Reserves `count` bytes under `key` and lets `fill` write them in place (no extra copy).
     public func putReserved(_ db: Database, key: UnsafeRawBufferPointer, count: Int, fill: (UnsafeMutableRawBufferPointer) -> Void) throws {
-        if let p = db.protection {
-            try withStoredKey(db, p, key) { k in
-                guard p.sealsValues else { return try putReservedRaw(db, k, count, fill) }
-                let plain = arena.allocate(count)
-                fill(plain)
-                _ = try reserve(db, k, p.sealer.overhead + count, 0) { out in
-                    p.sealer.seal(UnsafeRawBufferPointer(plain), domain: db.domain, key: k, into: out)
-                }
-            }
-            return
-        }
-        try putReservedRaw(db, key, count, fill)
+        try putReserved(db, db.protection, key, count, flags: 0, cursor: nil, fill)
     }
 
-    private func putReservedRaw(_ db: Database, _ key: UnsafeRawBufferPointer, _ count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws {
-        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var v = MDB_val(mv_size: count, mv_data: nil)
-        try check(mdb_put(txn, db.dbi, &k, &v, UInt32(MDB_RESERVE)), "mdb_put(\(db.name), reserve)")
-        fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
+    /// ``putReserved(_:key:count:fill:)`` under `p` (a cursor's, which may be none), with
+    /// `flags`, through `cursor` when given: in a database that seals its values, `fill` writes
+    /// the plaintext into the transaction's memory and the sealed form is written in place.
+    func putReserved(_ db: Database, _ p: Protection?, _ key: UnsafeRawBufferPointer, _ count: Int, flags: UInt32, cursor: OpaquePointer?,
+                     _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws {
+        try withStoredKey(db, p, key) { k in
+            guard let p, p.sealsValues else {
+                _ = try reserve(db, k, count, flags, cursor: cursor, fill)
+                return
+            }
+            let plain = arena.allocate(count)
+            fill(plain)
+            _ = try reserve(db, k, p.sealer.overhead + count, flags, cursor: cursor) { out in
+                p.sealer.seal(UnsafeRawBufferPointer(plain), domain: db.domain, key: k, into: out)
+            }
+        }
     }
 
     /// Deletes `key`; returns whether it existed.
@@ -292,9 +292,10 @@ public final class Transaction {
         return UnsafeRawBufferPointer(out)
     }
 
-    /// `mdb_put` with `MDB_RESERVE`; `fill` writes the reserved bytes. Returns the return code
-    /// (0, or `MDB_KEYEXIST` under `MDB_NOOVERWRITE`, with the stored value).
-    func reserve(_ db: Database, _ key: UnsafeRawBufferPointer, _ count: Int, _ flags: UInt32, cursor: OpaquePointer? = nil,
+    /// `mdb_put` (`mdb_cursor_put` through `cursor`) with `MDB_RESERVE`; `fill` writes the
+    /// reserved bytes. Returns the return code (0, or `MDB_KEYEXIST` under `MDB_NOOVERWRITE`,
+    /// with the stored value).
+    private func reserve(_ db: Database, _ key: UnsafeRawBufferPointer, _ count: Int, _ flags: UInt32, cursor: OpaquePointer? = nil,
                  _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws -> (Int32, UnsafeRawBufferPointer) {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: count, mv_data: nil)
@@ -376,20 +377,10 @@ public final class Cursor {
     /// ``Transaction/putReserved(_:key:count:fill:)`` searches the tree from its root, LMDB first
     /// looks in the page the cursor is on: a key written next to the one the cursor stands on
     /// costs no descent, and `.current` replaces the entry under the cursor without any search.
-    /// `.append` skips the search when the cursor is already at the end (a run of appends).
+    /// `.append` keeps its check that the key sorts last.
     public func put(key: UnsafeRawBufferPointer, count: Int, flags: Transaction.PutFlags = [],
                     fill: (UnsafeMutableRawBufferPointer) -> Void) throws {
-        try transaction.withStoredKey(database, protection, key) { k in
-            guard let p = protection, p.sealsValues, count > 0 else {
-                _ = try transaction.reserve(database, k, count, flags.rawValue, cursor: cursor, fill)
-                return
-            }
-            let plain = transaction.arena.allocate(count)
-            fill(plain)
-            _ = try transaction.reserve(database, k, p.sealer.overhead + count, flags.rawValue, cursor: cursor) { out in
-                p.sealer.seal(UnsafeRawBufferPointer(plain), domain: database.domain, key: k, into: out)
-            }
-        }
+        try transaction.putReserved(database, protection, key, count, flags: flags.rawValue, cursor: cursor, fill)
     }
 
     /// ``put(key:count:flags:fill:)`` of the bytes `value`.
