@@ -150,7 +150,9 @@ final class ProjectionMemo {
     /// ``KeyedDocumentProjection``'s cursors over `current`, `history` and `history-packed`,
     /// opened once per context: a record is read and written back, and a closed row read, packed
     /// and replaced by its pointer with the key's new row written next to it, each through one
-    /// cursor, without a search from the root for each step.
+    /// cursor, without a search from the root for each step. LMDB frees a write transaction's
+    /// cursors when it ends, so these must go first: a context (and its memo) lives inside the
+    /// call that folds into its transaction, never beyond it.
     var currentCursor: Cursor?
     var historyCursor: Cursor?
     var packedCursor: Cursor?
