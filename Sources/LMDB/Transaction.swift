@@ -296,14 +296,14 @@ public final class Transaction {
     /// reserved bytes. Returns the return code (0, or `MDB_KEYEXIST` under `MDB_NOOVERWRITE`,
     /// with the stored value).
     private func reserve(_ db: Database, _ key: UnsafeRawBufferPointer, _ count: Int, _ flags: UInt32, cursor: OpaquePointer? = nil,
-                 _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws -> (Int32, UnsafeRawBufferPointer) {
+                         _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws -> (Int32, UnsafeRawBufferPointer) {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: count, mv_data: nil)
         let rc = cursor.map { mdb_cursor_put($0, &k, &v, flags | UInt32(MDB_RESERVE)) } ?? mdb_put(txn, db.dbi, &k, &v, flags | UInt32(MDB_RESERVE))
         if rc == MDB_KEYEXIST && flags & UInt32(MDB_NOOVERWRITE) != 0 {
             return (rc, UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
         }
-        try check(rc, "mdb_put(\(db.name))")
+        try check(rc, cursor == nil ? "mdb_put(\(db.name))" : "mdb_cursor_put(\(db.name))")
         fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
         return (0, UnsafeRawBufferPointer(start: nil, count: 0))
     }
