@@ -31,10 +31,10 @@ extension FoldPlan {
 }
 
 /// What a chunk's fold reads from the log: each reader's events (decoded once, and only if some
-/// reader takes the type) and the events' bodies (``PayloadSource/readBodies(of:schema:in:zstd:budget:)``).
+/// reader takes the type) and the events' bodies (``BodyArena/read(_:from:to:documentTypes:schema:in:zstd:budget:)``).
 struct FoldInput: Sendable {
     var events: [[RecordedEvent]]
-    var bodies: [UInt64: StagedBody]
+    var bodies: BodyArena
 
     /// `documentTypes`: the types whose bodies get their canonical form worked out too, for a
     /// read-ahead thread with time to spare (the writer then skips that work).
@@ -44,11 +44,8 @@ struct FoldInput: Sendable {
         let readers = plan.readers.map { (filters[$0.projection], $0.applied) }
         let events = try readEvents(from: plan.from + 1, to: plan.to, for: readers, schema: schema, txn: txn)
         let all = union(events)
-        var bodies = try PayloadSource.readBodies(of: prepared.isEmpty ? all : all.filter { !prepared.contains($0.type) },
-                                                  schema: schema, in: txn, zstd: zstd)
-        if !documentTypes.isEmpty {
-            for e in all where documentTypes.contains(e.type) { bodies[e.seq]?.prepareDocument() }
-        }
+        let bodies = try BodyArena.read(prepared.isEmpty ? all : all.filter { !prepared.contains($0.type) }, from: plan.from, to: plan.to,
+                                        documentTypes: documentTypes, schema: schema, in: txn, zstd: zstd)
         return FoldInput(events: events, bodies: bodies)
     }
 
@@ -145,32 +142,16 @@ final class FoldReadAhead: @unchecked Sendable {
 /// decompressed, and for a document type canonicalized and digested. For a chunk that was not
 /// read ahead (the first one of a fold), this puts a second core to work from the start.
 ///
-/// The helper publishes its work in parts of ``partSize`` seqs, each part's bytes in one arena;
+/// The helper publishes its work in parts of ``partSize`` seqs, each part one ``BodyArena``;
 /// the writer copies what it needs out of a part on its own thread. No per-event object crosses
 /// threads, so neither allocator sees frees of the other's small blocks (an earlier split that
 /// handed over per-event arrays cost more CPU than it saved).
 final class BodyPrep: @unchecked Sendable {
     static let partSize: UInt64 = 2_048
 
-    /// One part's prepared bodies: slot `seq - start` gives ranges into `arena` (-1: not here).
-    final class Part {
-        struct Slot {
-            var body: Int32 = -1, bodyCount: Int32 = 0
-            var canonical: Int32 = -1, canonicalCount: Int32 = 0
-            var stored: Int32 = -1, storedCount: Int32 = 0
-        }
-        let start: UInt64
-        var arena: [UInt8] = []
-        var slots: [Slot]
-        init(start: UInt64, count: Int) {
-            self.start = start
-            slots = Array(repeating: Slot(), count: count)
-        }
-    }
-
     let from: UInt64, to: UInt64
     private let condition = NSCondition()
-    private var parts: [Part?]
+    private var parts: [BodyArena?]
     private var published = 0
     private var finished = false
     private var cancelled = false
@@ -202,7 +183,7 @@ final class BodyPrep: @unchecked Sendable {
             if stop { return }
             let start = from + 1 + UInt64(k) * Self.partSize
             let end = min(to, start + Self.partSize - 1)
-            let part = Part(start: start, count: Int(end - start + 1))
+            let part = BodyArena(from: start - 1, to: end)
             var row = try bodies.seek(atLeast: start.bigEndianBytes)
             while let r = row {
                 let seq = UInt64(bigEndianBytes: r.key)
@@ -211,33 +192,22 @@ final class BodyPrep: @unchecked Sendable {
                 guard r.value.count <= 64 << 10, let e = try events.seek(atLeast: seq.bigEndianBytes),
                       UInt64(bigEndianBytes: e.key) == seq, let type = Envelope.type(in: try schema.envelope(e.value, txn)),
                       types.contains(where: { $0.count == type.count && $0.elementsEqual(type) }),
-                      let body = try? bases.decode(r.value, seq: seq, context: zstd) else { continue }
-                var slot = Part.Slot(body: Int32(part.arena.count), bodyCount: Int32(body.count))
-                part.arena.append(contentsOf: body)
+                      let body = try? bases.decode(r.value, seq: seq, context: zstd),
+                      body.withUnsafeBytes({ part.put(body: $0, for: seq) }) else { continue }
                 // A delta's row does not read on its own: it is not handed out as a stored form.
-                if BlobCodec.isSelfContained(r.value) {
-                    slot.stored = Int32(part.arena.count)
-                    slot.storedCount = Int32(r.value.count)
-                    part.arena.append(contentsOf: r.value)
-                }
-                if let canonical = try? JSONValue.canonicalize(body) {
-                    slot.canonical = Int32(part.arena.count)
-                    slot.canonicalCount = Int32(canonical.count)
-                    part.arena.append(contentsOf: canonical)
-                    part.arena.append(contentsOf: KeyedDocumentProjection.digest(canonical))
-                }
-                part.slots[Int(seq - start)] = slot
+                if BlobCodec.isSelfContained(r.value) { part.put(stored: r.value, for: seq) }
+                part.prepareDocument(seq)
                 // Past the budget, the rest of the chunk is left to the writer.
-                if used + part.arena.count > budget { break }
+                if used + part.count > budget { break }
             }
-            used += part.arena.count
+            used += part.count
             condition.lock(); parts[k] = part; published = k + 1; condition.broadcast(); condition.unlock()
             if used > budget { return }
         }
     }
 
     /// The part holding `seq`, once published; nil when the helper stopped before it.
-    private func part(_ seq: UInt64) -> Part? {
+    private func part(_ seq: UInt64) -> BodyArena? {
         guard seq > from, seq <= to else { return nil }
         let k = Int((seq - from - 1) / Self.partSize)
         condition.lock()
@@ -247,43 +217,18 @@ final class BodyPrep: @unchecked Sendable {
     }
 
     /// The body of event `seq`, if the helper prepared it.
-    func body(_ seq: UInt64) -> [UInt8]? {
-        withPrepared(seq) { s, a in Array(Self.bytes(a, s.body, s.bodyCount)) }
-    }
+    func body(_ seq: UInt64) -> [UInt8]? { part(seq)?.body(seq) }
 
     /// The stored form (the `bodies` row) of event `seq`'s body, if the helper prepared it.
-    func stored(_ seq: UInt64) -> [UInt8]? {
-        withPrepared(seq) { s, a in s.stored >= 0 ? Array(Self.bytes(a, s.stored, s.storedCount)) : nil }
-    }
+    func stored(_ seq: UInt64) -> [UInt8]? { part(seq)?.stored(seq) }
 
     /// Whether `json` is event `seq`'s body; nil when the helper did not prepare it.
-    func matches(_ seq: UInt64, _ json: [UInt8]) -> Bool? {
-        withPrepared(seq) { s, a in Self.equal(json, Self.bytes(a, s.body, s.bodyCount)) }
-    }
+    func matches(_ seq: UInt64, _ json: [UInt8]) -> Bool? { part(seq)?.matches(seq, json) }
 
     /// The canonical form and digest of event `seq`'s body, if the helper prepared them and `json`
     /// is that body.
     func document(_ seq: UInt64, matching json: [UInt8]) -> (canonical: [UInt8], digest: [UInt8])? {
-        withPrepared(seq) { s, a in
-            guard s.canonical >= 0, Self.equal(json, Self.bytes(a, s.body, s.bodyCount)) else { return nil }
-            return (Array(Self.bytes(a, s.canonical, s.canonicalCount)), Array(Self.bytes(a, s.canonical + s.canonicalCount, 16)))
-        }
-    }
-
-    /// Runs `body` with event `seq`'s slot and its part's arena, if the helper prepared the event.
-    private func withPrepared<T>(_ seq: UInt64, _ body: (Part.Slot, UnsafeRawBufferPointer) -> T?) -> T? {
-        guard let p = part(seq) else { return nil }
-        let s = p.slots[Int(seq - p.start)]
-        guard s.body >= 0 else { return nil }
-        return p.arena.withUnsafeBytes { body(s, $0) }
-    }
-
-    private static func bytes(_ arena: UnsafeRawBufferPointer, _ at: Int32, _ count: Int32) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(rebasing: arena[Int(at)..<Int(at + count)])
-    }
-
-    private static func equal(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Bool {
-        a.count == b.count && (a.isEmpty || a.withUnsafeBytes { memcmp($0.baseAddress!, b.baseAddress!, b.count) == 0 })
+        part(seq)?.document(seq, matching: json)
     }
 
     /// Stops the helper at its next part (the writer no longer needs it) and waits for it.

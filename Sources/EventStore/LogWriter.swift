@@ -374,7 +374,7 @@ actor LogWriter {
         while next <= to {
             let plan = FoldPlan(from: next - 1, to: min(to, next + 4_095), readers: [.init(projection: index, applied: from)])
             let input = try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: txn)
-            payloads.stage(input.bodies)
+            payloads.ahead = input.bodies
             try apply(projections[index], input.events[0], tables: tables, payloads: payloads, txn: txn, direct: direct)
             next = plan.to + 1
         }
@@ -455,7 +455,7 @@ actor LogWriter {
                                               after: prep)
                     }
                     let payloads = PayloadSource(schema: schema, zstd: zstd)
-                    payloads.stage(input!.bodies)
+                    payloads.ahead = input!.bodies
                     payloads.prep = prep
                     for (j, r) in plan.readers.enumerated() {
                         let p = projections[r.projection]

@@ -160,7 +160,7 @@ final class ProjectionMemo {
     var nextPacked: UInt64?
 }
 
-/// A body read ahead of its fold, with its canonical JSON form and that form's digest when it is
+/// A body of the batch being appended, with its canonical JSON form and that form's digest when it is
 /// a JSON document (worked out off the writer thread).
 struct StagedBody: Sendable {
     var body: [UInt8]
@@ -185,8 +185,11 @@ final class PayloadSource {
     let bodyIndex: BodyIndex
     let bodies: Database
     private let zstd: ZstdContext
+    /// Bodies of the batch being appended.
     private var pending: [UInt64: StagedBody] = [:]
-    /// Bodies of the chunk being folded, prepared on a helper thread.
+    /// Bodies of the chunk being folded, read ahead.
+    var ahead: BodyArena?
+    /// Bodies of the chunk being folded, prepared on a helper thread while it folds.
     var prep: BodyPrep?
 
     init(schema: LogSchema, zstd: ZstdContext = ZstdContext()) {
@@ -197,11 +200,6 @@ final class PayloadSource {
 
     func stage(_ body: StagedBody, for seq: UInt64) { pending[seq] = body }
 
-    /// Stages bodies read ahead (``readBodies(of:schema:in:zstd:budget:)``), by seq.
-    func stage(_ bodies: [UInt64: StagedBody]) {
-        if pending.isEmpty { pending = bodies } else { pending.merge(bodies) { a, _ in a } }
-    }
-
     /// The canonical form and digest worked out ahead for `json`, if `json` is the staged body of
     /// `event`.
     func preparedDocument(of event: RecordedEvent, json: [UInt8]) -> (canonical: [UInt8], digest: [UInt8])? {
@@ -209,55 +207,14 @@ final class PayloadSource {
             guard let canonical = staged.canonical, let digest = staged.digest, staged.body == json else { return nil }
             return (canonical, digest)
         }
-        return prep?.document(event.seq, matching: json)
-    }
-
-    /// Reads the bodies of `events`: first each event's own `bodies` row (in seq order, so the
-    /// pages are read in order), then the bodies stored by earlier events, in hash order (the
-    /// index's pages in key order instead of at random). Bodies over 64 KiB (images) are left to
-    /// be read on demand, and so is everything past `budget` bytes, and any body that is missing
-    /// or damaged (the on-demand read reports it for the event that needs it).
-    static func readBodies(of events: some Sequence<RecordedEvent>, schema: LogSchema, in txn: Transaction, zstd: ZstdContext,
-                           budget: Int = 256 << 20) throws -> [UInt64: StagedBody] {
-        var bodies: [UInt64: StagedBody] = [:]
-        let bases = DeltaBases(bodies: schema.bodies, txn: txn)
-        var elsewhere: [(order: UInt64, hash: [UInt8], seq: UInt64)] = []
-        var bytes = 0
-        for e in events {
-            guard let ref = e.payload, ref.size <= 64 << 10 else { continue }
-            bytes += ref.size
-            if bytes > budget { break }
-            if let own = try BlobCodec.stored(seq: e.seq, bodies: schema.bodies, in: txn) {
-                if let body = try? bases.decode(own, seq: e.seq, context: zstd) {
-                    var staged = StagedBody(body)
-                    if BlobCodec.isSelfContained(own) { staged.stored = [UInt8](own) }
-                    bodies[e.seq] = staged
-                }
-                continue
-            }
-            // The first 8 bytes order the lookups (the body index sorts by them).
-            elsewhere.append((ref.hash.withUnsafeBytes { UInt64(bigEndianBytes: $0) }, ref.hash, e.seq))
-        }
-        elsewhere.sort { $0.order < $1.order }
-        var previous: (hash: [UInt8], body: [UInt8])?
-        for w in elsewhere {
-            if let previous, previous.hash == w.hash {
-                bodies[w.seq] = StagedBody(previous.body)
-                continue
-            }
-            guard let stored = try w.hash.withUnsafeBytes({ try schema.bodyIndex.stored(hash: $0, in: txn) }),
-                  let body = try? BlobCodec.decode(stored, context: zstd, bases: bases) else { continue }
-            bodies[w.seq] = StagedBody(body)
-            previous = (w.hash, body)
-        }
-        return bodies
+        return ahead?.document(event.seq, matching: json) ?? prep?.document(event.seq, matching: json)
     }
 
     /// The stored form (``BlobCodec``) of the event's body: staged or prepared with it, else
     /// read from the log; nil when the event has none, or its row is a delta (which does not
     /// read on its own, so it is not copied anywhere).
     func storedForm(of event: RecordedEvent, in txn: Transaction) throws -> [UInt8]? {
-        if let stored = pending[event.seq]?.stored ?? prep?.stored(event.seq) { return stored }
+        if let stored = pending[event.seq]?.stored ?? ahead?.stored(event.seq) ?? prep?.stored(event.seq) { return stored }
         guard let row = try storedRow(of: event, in: txn), BlobCodec.isSelfContained(row) else { return nil }
         return [UInt8](row)
     }
@@ -267,14 +224,14 @@ final class PayloadSource {
     func isPayload(_ json: [UInt8], of event: RecordedEvent, in txn: Transaction) throws -> Bool {
         guard let ref = event.payload, ref.size == json.count else { return false }
         if let staged = pending[event.seq] { return staged.body == json }
-        if let matches = prep?.matches(event.seq, json) { return matches }
+        if let matches = ahead?.matches(event.seq, json) ?? prep?.matches(event.seq, json) { return matches }
         return try body(of: event, in: txn) == json
     }
 
     func body(of event: RecordedEvent, in txn: Transaction) throws -> [UInt8]? {
         guard event.payload != nil else { return nil }
         if let b = pending[event.seq] { return b.body }
-        if let b = prep?.body(event.seq) { return b }
+        if let b = ahead?.body(event.seq) ?? prep?.body(event.seq) { return b }
         return try storedRow(of: event, in: txn).map { try BlobCodec.decode($0, context: zstd, bases: DeltaBases(bodies: bodies, txn: txn)) }
     }
 

@@ -30,6 +30,17 @@ extension JSONValue {
         return try result.get()
     }
 
+    /// The canonical form of `text` (``canonicalize(_:)``) written to `out`, which has room for
+    /// `text.count` bytes (the form is never longer), and its length; nil when the text is not
+    /// JSON (``canonicalize(_:)`` then says why). For callers that keep many forms in one block.
+    public static func canonicalize(_ text: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) -> Int? {
+        precondition(out.count >= text.count, "the output needs room for the whole text")
+        guard let base = text.baseAddress, let outBase = out.baseAddress else { return nil }
+        let written = strata_json_canonicalize(base.assumingMemoryBound(to: UInt8.self), text.count, outBase.assumingMemoryBound(to: UInt8.self))
+        precondition(written != Int(STRATA_JSON_NO_MEMORY), "out of memory canonicalizing a JSON text of \(text.count) bytes")
+        return written >= 0 ? written : nil
+    }
+
     static func withContiguousBytes<R>(_ text: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         if let r = text.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) { return r }
         return Array(text).withUnsafeBytes(body)
