@@ -39,13 +39,14 @@ struct FoldInput: Sendable {
     /// `documentTypes`: the types whose bodies get their canonical form worked out too, for a
     /// read-ahead thread with time to spare (the writer then skips that work).
     /// `prepared`: the types whose bodies a ``BodyPrep`` reads instead.
+    /// `pool`: memory of earlier chunks' bodies, reused.
     static func read(_ plan: FoldPlan, filters: [EventTypeFilter], schema: LogSchema, zstd: ZstdContext, txn: Transaction,
-                     documentTypes: Set<String> = [], prepared: Set<String> = []) throws -> FoldInput {
+                     documentTypes: Set<String> = [], prepared: Set<String> = [], pool: BodyArena.Pool? = nil) throws -> FoldInput {
         let readers = plan.readers.map { (filters[$0.projection], $0.applied) }
         let events = try readEvents(from: plan.from + 1, to: plan.to, for: readers, schema: schema, txn: txn)
         let all = union(events)
         let bodies = try BodyArena.read(prepared.isEmpty ? all : all.filter { !prepared.contains($0.type) }, from: plan.from, to: plan.to,
-                                        documentTypes: documentTypes, schema: schema, in: txn, zstd: zstd)
+                                        documentTypes: documentTypes, schema: schema, in: txn, zstd: zstd, pool: pool)
         return FoldInput(events: events, bodies: bodies)
     }
 
@@ -114,13 +115,14 @@ final class FoldReadAhead: @unchecked Sendable {
     private var result: Result<FoldInput, any Error>?
 
     /// `after`: a ``BodyPrep`` of the current chunk that shares `zstd`; the read starts once it is done.
+    /// `pool`: memory for the chunk's bodies.
     init(_ plan: FoldPlan, filters: [EventTypeFilter], documentTypes: Set<String>, schema: LogSchema, environment: Environment, zstd: ZstdContext,
-         after prep: BodyPrep? = nil) {
+         after prep: BodyPrep? = nil, pool: BodyArena.Pool? = nil) {
         self.plan = plan
         let thread = Thread { [self] in
             prep?.wait()
             result = Result {
-                try environment.read { try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: $0, documentTypes: documentTypes) }
+                try environment.read { try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: $0, documentTypes: documentTypes, pool: pool) }
             }
             finished.signal()
         }

@@ -224,6 +224,9 @@ public struct KeyedDocumentProjection: Projection {
         // The index counters move once per event and value (a snapshot of 200,000 items moves
         // each make's counter once, not 10,000 times); what a failed event left is dropped here.
         context.memo.indexCounts.removeAll(keepingCapacity: true)
+        // Only the built-in extractor is known not to read the tables itself: other projections
+        // write their rows through at once (``ProjectionMemo/openRows``).
+        context.memo.holdsRows = builtIn
         try applyOperations(event, context)
         try Self.flushIndexCounts(context)
     }
@@ -333,7 +336,7 @@ public struct KeyedDocumentProjection: Projection {
             if let kind {
                 let paths = try indexedPaths(collection, ctx)
                 if !paths.isEmpty {
-                    let old = kind == .changed ? try JSONValue(parsing: Self.document(collection, key, at: record.changedSeq, txn, ctx.tables)) : nil
+                    let old = kind == .changed ? try JSONValue(parsing: Self.document(collection, key, at: record.changedSeq, txn, ctx.tables, ctx.memo)) : nil
                     try updateIndex(collection, key, paths: paths, old: old, new: try doc ?? JSONValue(parsing: canonical), event.seq, ctx)
                 }
                 record.version += 1
@@ -347,7 +350,7 @@ public struct KeyedDocumentProjection: Projection {
                 if whole, let stored = try ctx.payloads.storedForm(of: event, in: txn) {
                     document = .encoded(stored)
                 } else {
-                    document = try Self.deltaOrKeyframe(canonical, collection, key, previous: previousSeq, txn, ctx.tables)
+                    document = try Self.deltaOrKeyframe(canonical, collection, key, previous: previousSeq, txn, ctx.tables, ctx.memo)
                 }
                 try writeHistory(hk, kind: kind, document: document, record: record, event: event, ctx: ctx)
             }
@@ -362,10 +365,10 @@ public struct KeyedDocumentProjection: Projection {
             guard let existing = try ctx.transaction.get(ctx.tables["current"], key: ck) else { return }
             var record = try CurrentRecord(existing)
             guard !record.removed else { return }
-            let last = try Self.storedDocument(collection, key, at: record.changedSeq, ctx.transaction, ctx.tables)
+            let last = try Self.storedDocument(collection, key, at: record.changedSeq, ctx.transaction, ctx.tables, ctx.memo)
             let paths = try indexedPaths(collection, ctx)
             if !paths.isEmpty {
-                let old = try JSONValue(parsing: last.text(collection, key, ctx.transaction, ctx.tables))
+                let old = try JSONValue(parsing: last.text(collection, key, ctx.transaction, ctx.tables, ctx.memo))
                 try updateIndex(collection, key, paths: paths, old: old, new: nil, event.seq, ctx)
             }
             try adjustCount(collection, by: -1, event.seq, ctx)
@@ -424,9 +427,24 @@ public struct KeyedDocumentProjection: Projection {
             }
             let entryCount = entryHead.count + recordCount
             guard group != event.seq else {
+                if ctx.memo.holdsRows { return try Self.holdNewRow(hk, seq: event.seq, count: entryCount, fill: fill, ctx) }
                 let c = try Self.packPreviousRow(before: hk, ctx)
                 try c.put(key: hk, count: entryCount, fill: fill)
                 return
+            }
+            if ctx.memo.holdsRows, !ctx.memo.openRows.isEmpty {
+                let prefix = ProjectionMemo.RowKey(UnsafeRawBufferPointer(rebasing: hk[..<(hk.count - 8)]))
+                if let open = ctx.memo.openRows[prefix] {
+                    // The delta joins its keyframe's row where the fold holds it.
+                    if open.seq == group {
+                        let at = open.bytes.count
+                        open.bytes.append(contentsOf: repeatElement(0, count: entryCount))
+                        open.bytes.withUnsafeMutableBytes { fill(UnsafeMutableRawBufferPointer(rebasing: $0[at...])) }
+                        ctx.memo.openBytes += entryCount
+                        return
+                    }
+                    try Self.writeOpenRow(prefix, open, txn, ctx.tables, ctx.memo)
+                }
             }
             try withUnsafeTemporaryAllocation(byteCount: hk.count, alignment: 1) { rowKey in
                 rowKey.copyMemory(from: hk)
@@ -464,11 +482,7 @@ public struct KeyedDocumentProjection: Projection {
         // Copied: the puts below may move the page the row is on.
         let row = [UInt8](e.value)
         let rowSeq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefixCount...]))
-        let packed = try memo.packedCursor ?? txn.cursor(ctx.tables["history-packed"])
-        memo.packedCursor = packed
-        let number = try memo.nextPacked ?? (packed.last().map { UInt64(bigEndianBytes: $0.key) } ?? 0) + 1
-        memo.nextPacked = number + 1
-        let stored = HistoryRow.solid(row, seq: rowSeq, number: number, txn, ctx.tables) ?? row
+        let number = try packRow(row, seq: rowSeq, ctx)
         try withUnsafeTemporaryAllocation(byteCount: hk.count + 9, alignment: 1) { buffer in
             // The row's key (hk with the row's seq), then the pointer: the mark and the number.
             let rowKey = UnsafeMutableRawBufferPointer(rebasing: buffer[..<hk.count])
@@ -477,12 +491,84 @@ public struct KeyedDocumentProjection: Projection {
             let pointer = UnsafeMutableRawBufferPointer(rebasing: buffer[hk.count...])
             pointer[0] = HistoryRow.packedMark
             pointer.storeBytes(of: number.bigEndian, toByteOffset: 1, as: UInt64.self)
-            try stored.withUnsafeBytes { value in
-                try packed.put(key: UnsafeRawBufferPointer(rebasing: pointer[1...]), value: value, flags: .append)
-            }
             try c.put(key: UnsafeRawBufferPointer(rowKey), value: UnsafeRawBufferPointer(pointer), flags: .current)
         }
         return c
+    }
+
+    /// Appends a closed row (of the version at `seq` and the deltas after it) to
+    /// `history-packed`, solid when that is smaller, and returns its number there.
+    private static func packRow(_ row: [UInt8], seq: UInt64, _ ctx: ProjectionContext) throws -> UInt64 {
+        let memo = ctx.memo
+        let packed = try memo.packedCursor ?? ctx.transaction.cursor(ctx.tables["history-packed"])
+        memo.packedCursor = packed
+        let number = try memo.nextPacked ?? (packed.last().map { UInt64(bigEndianBytes: $0.key) } ?? 0) + 1
+        memo.nextPacked = number + 1
+        let stored = HistoryRow.solid(row, seq: seq, number: number, ctx.transaction, ctx.tables) ?? row
+        try stored.withUnsafeBytes { value in
+            try number.bigEndianBytes.withUnsafeBytes { try packed.put(key: $0, value: value, flags: .append) }
+        }
+        return number
+    }
+
+    // MARK: Rows a fold holds
+
+    /// Starts the key's new row (`hk`, of `count` bytes that `fill` writes) where the fold holds
+    /// it, closing the key's row before: packed from where the fold holds it, or else from
+    /// `history` (``packPreviousRow(before:_:)``).
+    private static func holdNewRow(_ hk: UnsafeRawBufferPointer, seq: UInt64, count: Int, fill: (UnsafeMutableRawBufferPointer) -> Void,
+                                   _ ctx: ProjectionContext) throws {
+        let memo = ctx.memo
+        let prefix = ProjectionMemo.RowKey(UnsafeRawBufferPointer(rebasing: hk[..<(hk.count - 8)]))
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, n in
+            fill(UnsafeMutableRawBufferPointer(buffer))
+            n = count
+        }
+        if let open = memo.openRows[prefix] {
+            open.closed.append((open.seq, try packRow(open.bytes, seq: open.seq, ctx)))
+            memo.openBytes += bytes.count - open.bytes.count + 16
+            open.seq = seq
+            open.bytes = bytes
+        } else {
+            _ = try packPreviousRow(before: hk, ctx)
+            memo.openRows[prefix] = ProjectionMemo.OpenRow(seq: seq, bytes: bytes)
+            memo.openBytes += prefix.bytes.count + bytes.count + 64
+        }
+        if memo.openBytes > ProjectionMemo.openRowsLimit { try flushOpenRows(ctx) }
+    }
+
+    /// Writes every row the fold holds to `history`, in key order: for each key, the pointers of
+    /// the rows it closed (packed already) and its open row.
+    static func flushOpenRows(_ ctx: ProjectionContext) throws {
+        let memo = ctx.memo
+        guard !memo.openRows.isEmpty else { return }
+        let rows = memo.openRows.sorted { $0.key < $1.key }
+        for (prefix, row) in rows { try writeOpenRow(prefix, row, ctx.transaction, ctx.tables, memo) }
+        memo.openRows.removeAll()
+        memo.openBytes = 0
+    }
+
+    /// Writes one key's held rows to `history` (the pointers of its closed rows, then its open
+    /// row) and stops holding them.
+    static func writeOpenRow(_ rowKey: ProjectionMemo.RowKey, _ row: ProjectionMemo.OpenRow, _ txn: Transaction, _ tables: TableSet,
+                             _ memo: ProjectionMemo) throws {
+        let c = try memo.historyCursor ?? txn.cursor(tables["history"])
+        memo.historyCursor = c
+        let prefix = rowKey.bytes
+        try withUnsafeTemporaryAllocation(byteCount: prefix.count + 8 + 9, alignment: 1) { buffer in
+            prefix.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[..<prefix.count]).copyMemory(from: $0) }
+            let key = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<(prefix.count + 8)])
+            let pointer = UnsafeMutableRawBufferPointer(rebasing: buffer[(prefix.count + 8)...])
+            pointer[0] = HistoryRow.packedMark
+            for (seq, number) in row.closed {
+                buffer.storeBytes(of: seq.bigEndian, toByteOffset: prefix.count, as: UInt64.self)
+                pointer.storeBytes(of: number.bigEndian, toByteOffset: 1, as: UInt64.self)
+                try c.put(key: key, value: UnsafeRawBufferPointer(pointer), flags: [])
+            }
+            buffer.storeBytes(of: row.seq.bigEndian, toByteOffset: prefix.count, as: UInt64.self)
+            try row.bytes.withUnsafeBytes { try c.put(key: key, value: $0, flags: []) }
+        }
+        memo.openRows[rowKey] = nil
     }
 
     // MARK: Order and counts
@@ -577,6 +663,8 @@ public struct KeyedDocumentProjection: Projection {
     }
 
     private func defineIndex(_ collection: String, paths: [String], _ seq: UInt64, _ ctx: ProjectionContext) throws {
+        // It reads the documents of every present key from `history`.
+        try Self.flushOpenRows(ctx)
         let paths = Array(Set(paths)).sorted()
         let before = try indexedPaths(collection, ctx)
         guard before != paths else { return }
@@ -823,13 +911,16 @@ public struct KeyedDocumentProjection: Projection {
 
     /// The JSON text of the document of the version at `seq`: its canonical bytes, or the
     /// payload it was (the same document, as its event carried it).
-    static func document(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> [UInt8] {
-        try storedDocument(collection, key, at: seq, txn, tables).text(collection, key, txn, tables)
+    /// `memo`: a fold's, whose open rows are read where they are held (``ProjectionMemo/openRows``).
+    static func document(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
+                         _ memo: ProjectionMemo? = nil) throws -> [UInt8] {
+        try storedDocument(collection, key, at: seq, txn, tables, memo).text(collection, key, txn, tables, memo)
     }
 
     /// The document of the version at `seq` as the version holds it.
-    static func storedDocument(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> DocumentSource {
-        let source = try withVersionRecord(collection, key, at: seq, txn, tables) { raw in
+    static func storedDocument(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
+                               _ memo: ProjectionMemo? = nil) throws -> DocumentSource {
+        let source = try withVersionRecord(collection, key, at: seq, txn, tables, memo) { raw in
             var r = ByteReader(raw)
             _ = try VersionHeader(reading: &r)
             return try DocumentSource(reading: &r)
@@ -907,14 +998,14 @@ public struct KeyedDocumentProjection: Projection {
         /// The JSON text (for a payload, as the event carried it: the same document, maybe in
         /// another key order). A delta reads its keyframe, the version of `collection`/`key`
         /// at the keyframe's seq, in `txn`.
-        func text(_ collection: String, _ key: String, _ txn: Transaction, _ tables: TableSet) throws -> [UInt8] {
+        func text(_ collection: String, _ key: String, _ txn: Transaction, _ tables: TableSet, _ memo: ProjectionMemo? = nil) throws -> [UInt8] {
             switch self {
             case .inline(let bytes): return bytes
             case .encoded(let bytes): return try bytes.withUnsafeBytes { raw in try ZstdContext.pooled { try BlobCodec.decode(raw, context: $0) } }
             case let .delta(keyframe, _, size, frame):
-                let base = try storedDocument(collection, key, at: keyframe, txn, tables)
+                let base = try storedDocument(collection, key, at: keyframe, txn, tables, memo)
                 if case .delta = base { throw EventStoreError.corrupted("the keyframe at seq \(keyframe) of \(collection)/\(key.prefix(64)) is itself a delta; run `strata verify`") }
-                let prefix = try base.text(collection, key, txn, tables)
+                let prefix = try base.text(collection, key, txn, tables, memo)
                 return try frame.withUnsafeBytes { f in try ZstdContext.pooled { try $0.decompress(f, prefix: prefix, size: size) } }
             }
         }
@@ -927,18 +1018,18 @@ public struct KeyedDocumentProjection: Projection {
     /// the version before it (`previous`, the key's last changed seq), or, when there is none,
     /// the group is full or the delta would not be smaller, a keyframe.
     static func deltaOrKeyframe(_ canonical: [UInt8], _ collection: String, _ key: String, previous: UInt64?,
-                                _ txn: Transaction, _ tables: TableSet) throws -> DocumentSource {
+                                _ txn: Transaction, _ tables: TableSet, _ memo: ProjectionMemo? = nil) throws -> DocumentSource {
         if let previous {
-            let last = try storedDocument(collection, key, at: previous, txn, tables)
+            let last = try storedDocument(collection, key, at: previous, txn, tables, memo)
             var keyframe: (seq: UInt64, index: Int, source: DocumentSource)?
             switch last {
             case let .delta(seq, index, _, _):
-                if index + 1 < keyframeInterval { keyframe = (seq, index + 1, try storedDocument(collection, key, at: seq, txn, tables)) }
+                if index + 1 < keyframeInterval { keyframe = (seq, index + 1, try storedDocument(collection, key, at: seq, txn, tables, memo)) }
             default:
                 keyframe = (previous, 1, last)
             }
             if let keyframe {
-                let prefix = try keyframe.source.text(collection, key, txn, tables)
+                let prefix = try keyframe.source.text(collection, key, txn, tables, memo)
                 if let frame = ZstdContext.pooled({ $0.compress(canonical, prefix: prefix, level: BlobCodec.level) }),
                    frame.count + 8 < canonical.count {
                     return .delta(keyframe: keyframe.seq, index: keyframe.index, size: canonical.count, frame: frame)
@@ -952,15 +1043,28 @@ public struct KeyedDocumentProjection: Projection {
     /// Runs `body` with the stored bytes of the version written at exactly `seq` (its record in
     /// its row; valid only inside `body`: a solid row's bytes live as long as the row), or
     /// returns nil when there is none.
+    ///
+    /// `memo`: a fold's; the key's open row is read where the fold holds it, if it holds one
+    /// (``ProjectionMemo/openRows``), and written out first when an earlier version is asked for.
     static func withVersionRecord<T>(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
-                                     _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
-        guard let row = try HistoryRow.containing(collection, key, seq, txn, tables) else { return nil }
-        var result: T?
-        try row.forEach { s, record in
-            if s == seq { result = try body(record) }
-            return s < seq
+                                     _ memo: ProjectionMemo? = nil, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
+        func find(_ row: HistoryRow) throws -> T? {
+            var result: T?
+            try row.forEach { s, record in
+                if s == seq { result = try body(record) }
+                return s < seq
+            }
+            return result
         }
-        return result
+        if let memo, !memo.openRows.isEmpty {
+            let prefix = withKeys(collection, key, 0, tables) { ProjectionMemo.RowKey(UnsafeRawBufferPointer(rebasing: $1[..<($1.count - 8)])) }
+            if let open = memo.openRows[prefix] {
+                if seq >= open.seq { return try open.bytes.withUnsafeBytes { try find(HistoryRow(seq: open.seq, bytes: $0)) } }
+                try writeOpenRow(prefix, open, txn, tables, memo)
+            }
+        }
+        guard let row = try HistoryRow.containing(collection, key, seq, txn, tables) else { return nil }
+        return try find(row)
     }
 
     /// One row of `history`: a keyframe (or a version stored whole) and the deltas against it,

@@ -335,6 +335,7 @@ actor LogWriter {
                 try events.withUnsafeBufferPointer { buffer in
                     for j in buffer.indices { try p.apply(buffer[j], in: ctx) }
                 }
+                try ctx.finish()
             } catch let error as StorageError {
                 throw error
             } catch {
@@ -346,6 +347,7 @@ actor LogWriter {
             try txn.nested { child in
                 let ctx = ProjectionContext(transaction: child, tables: tables, payloads: payloads)
                 for j in events.indices { try p.apply(events[j], in: ctx) }
+                try ctx.finish()
             }
             return
         } catch let error as StorageError {
@@ -356,7 +358,9 @@ actor LogWriter {
         for e in events {
             do {
                 try txn.nested { child in
-                    try p.apply(e, in: ProjectionContext(transaction: child, tables: tables, payloads: payloads))
+                    let ctx = ProjectionContext(transaction: child, tables: tables, payloads: payloads)
+                    try p.apply(e, in: ctx)
+                    try ctx.finish()
                 }
             } catch let error as StorageError {
                 throw error
@@ -408,8 +412,10 @@ actor LogWriter {
                 }
             }
         }
-        // While the writer folds one chunk, the next is read and decoded on another thread.
+        // While the writer folds one chunk, the next is read and decoded on another thread, its
+        // bodies into the memory of the chunk before.
         var ahead: FoldReadAhead?
+        let pool = BodyArena.Pool()
         defer { _ = ahead?.wait() }
         while true {
             let done = try foldingDirectly { direct in
@@ -447,12 +453,13 @@ actor LogWriter {
                             _ = ahead?.wait()
                             prep = BodyPrep(from: plan.from, to: plan.to, documentTypes: documentTypes, schema: schema, environment: environment, zstd: helperZstd)
                         }
-                        input = try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: txn, prepared: prep == nil ? [] : documentTypes)
+                        input = try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: txn, prepared: prep == nil ? [] : documentTypes,
+                                                   pool: pool)
                     }
                     if let next = plan.next(checkpoints: checkpoints, head: head.seq, chunk: chunk), ahead?.plan != next {
                         _ = ahead?.wait()
                         ahead = FoldReadAhead(next, filters: filters, documentTypes: documentTypes, schema: schema, environment: environment, zstd: helperZstd,
-                                              after: prep)
+                                              after: prep, pool: pool)
                     }
                     let payloads = PayloadSource(schema: schema, zstd: zstd)
                     payloads.ahead = input!.bodies
@@ -482,8 +489,15 @@ actor LogWriter {
     /// threw, the transaction was undone, and `body` runs again with the careful path, which
     /// quarantines what throws.
     private func foldingDirectly<T>(_ body: (_ direct: Bool) throws -> T) throws -> T {
-        do { return try body(true) } catch is FoldThrew { return try body(false) }
+        do { return try body(true) } catch is FoldThrew {
+            carefulFolds += 1
+            return try body(false)
+        }
     }
+
+    /// Transactions folded again with the careful path since the writer started (a projection
+    /// threw while folding straight into them).
+    private(set) var carefulFolds = 0
 
     // MARK: Validation
 
