@@ -225,7 +225,7 @@ public struct KeyedDocumentProjection: Projection {
         // each make's counter once, not 10,000 times); what a failed event left is dropped here.
         context.memo.indexCounts.removeAll(keepingCapacity: true)
         // Only the built-in extractor is known not to read the tables itself: other projections
-        // write their rows through at once (``ProjectionMemo/openRows``).
+        // write their rows through at once (``HeldRows``).
         context.memo.holdsRows = builtIn
         try applyOperations(event, context)
         try Self.flushIndexCounts(context)
@@ -432,19 +432,17 @@ public struct KeyedDocumentProjection: Projection {
                 try c.put(key: hk, count: entryCount, fill: fill)
                 return
             }
-            if ctx.memo.holdsRows, !ctx.memo.openRows.isEmpty {
-                let prefix = ProjectionMemo.RowKey(UnsafeRawBufferPointer(rebasing: hk[..<(hk.count - 8)]))
-                if let open = ctx.memo.openRows[prefix] {
-                    // The delta joins its keyframe's row where the fold holds it.
-                    if open.seq == group {
-                        let at = open.bytes.count
-                        open.bytes.append(contentsOf: repeatElement(0, count: entryCount))
-                        open.bytes.withUnsafeMutableBytes { fill(UnsafeMutableRawBufferPointer(rebasing: $0[at...])) }
-                        ctx.memo.openBytes += entryCount
-                        return
-                    }
-                    try Self.writeOpenRow(prefix, open, txn, ctx.tables, ctx.memo)
+            let held = ctx.memo.held
+            if ctx.memo.holdsRows, !held.isEmpty, let open = held.row(UnsafeRawBufferPointer(rebasing: hk[..<(hk.count - 8)])) {
+                // The delta joins its keyframe's row where the fold holds it.
+                if open.seq == group {
+                    let at = open.bytes.count
+                    open.bytes.append(contentsOf: repeatElement(0, count: entryCount))
+                    open.bytes.withUnsafeMutableBytes { fill(UnsafeMutableRawBufferPointer(rebasing: $0[at...])) }
+                    held.bytes += entryCount
+                    return
                 }
+                try Self.writeHeldRow(open, txn, ctx.tables, ctx.memo)
             }
             try withUnsafeTemporaryAllocation(byteCount: hk.count, alignment: 1) { rowKey in
                 rowKey.copyMemory(from: hk)
@@ -506,7 +504,7 @@ public struct KeyedDocumentProjection: Projection {
         memo.nextPacked = number + 1
         let stored = HistoryRow.solid(row, seq: seq, number: number, ctx.transaction, ctx.tables) ?? row
         try stored.withUnsafeBytes { value in
-            try number.bigEndianBytes.withUnsafeBytes { try packed.put(key: $0, value: value, flags: .append) }
+            try withUnsafeBytes(of: number.bigEndian) { try packed.put(key: $0, value: value, flags: .append) }
         }
         return number
     }
@@ -518,43 +516,46 @@ public struct KeyedDocumentProjection: Projection {
     /// `history` (``packPreviousRow(before:_:)``).
     private static func holdNewRow(_ hk: UnsafeRawBufferPointer, seq: UInt64, count: Int, fill: (UnsafeMutableRawBufferPointer) -> Void,
                                    _ ctx: ProjectionContext) throws {
-        let memo = ctx.memo
-        let prefix = ProjectionMemo.RowKey(UnsafeRawBufferPointer(rebasing: hk[..<(hk.count - 8)]))
-        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, n in
-            fill(UnsafeMutableRawBufferPointer(buffer))
-            n = count
-        }
-        if let open = memo.openRows[prefix] {
+        let held = ctx.memo.held
+        let key = UnsafeRawBufferPointer(rebasing: hk[..<(hk.count - 8)])
+        if let open = held.row(key) {
             open.closed.append((open.seq, try packRow(open.bytes, seq: open.seq, ctx)))
-            memo.openBytes += bytes.count - open.bytes.count + 16
+            held.bytes += count - open.bytes.count + 16
             open.seq = seq
-            open.bytes = bytes
+            // The packed row's bytes are written: their buffer takes the new row.
+            open.bytes.removeAll(keepingCapacity: true)
+            open.bytes.append(contentsOf: repeatElement(0, count: count))
+            open.bytes.withUnsafeMutableBytes { fill($0) }
         } else {
             _ = try packPreviousRow(before: hk, ctx)
-            memo.openRows[prefix] = ProjectionMemo.OpenRow(seq: seq, bytes: bytes)
-            memo.openBytes += prefix.bytes.count + bytes.count + 64
+            let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, n in
+                fill(UnsafeMutableRawBufferPointer(buffer))
+                n = count
+            }
+            held.insert(HeldRows.Row(key: [UInt8](key), seq: seq, bytes: bytes))
         }
-        if memo.openBytes > ProjectionMemo.openRowsLimit { try flushOpenRows(ctx) }
+        if held.bytes > HeldRows.limit { try flushHeldRows(ctx) }
     }
 
     /// Writes every row the fold holds to `history`, in key order: for each key, the pointers of
     /// the rows it closed (packed already) and its open row.
-    static func flushOpenRows(_ ctx: ProjectionContext) throws {
-        let memo = ctx.memo
-        guard !memo.openRows.isEmpty else { return }
-        let rows = memo.openRows.sorted { $0.key < $1.key }
-        for (prefix, row) in rows { try writeOpenRow(prefix, row, ctx.transaction, ctx.tables, memo) }
-        memo.openRows.removeAll()
-        memo.openBytes = 0
+    static func flushHeldRows(_ ctx: ProjectionContext) throws {
+        let held = ctx.memo.held
+        guard !held.isEmpty else { return }
+        for row in held.takeSorted() { try write(row, ctx.transaction, ctx.tables, ctx.memo) }
     }
 
-    /// Writes one key's held rows to `history` (the pointers of its closed rows, then its open
-    /// row) and stops holding them.
-    static func writeOpenRow(_ rowKey: ProjectionMemo.RowKey, _ row: ProjectionMemo.OpenRow, _ txn: Transaction, _ tables: TableSet,
-                             _ memo: ProjectionMemo) throws {
+    /// Writes one key's held rows to `history` and stops holding them.
+    static func writeHeldRow(_ row: HeldRows.Row, _ txn: Transaction, _ tables: TableSet, _ memo: ProjectionMemo) throws {
+        memo.held.remove(row)
+        try write(row, txn, tables, memo)
+    }
+
+    /// Writes the pointers of a key's closed rows, then its open row.
+    private static func write(_ row: HeldRows.Row, _ txn: Transaction, _ tables: TableSet, _ memo: ProjectionMemo) throws {
         let c = try memo.historyCursor ?? txn.cursor(tables["history"])
         memo.historyCursor = c
-        let prefix = rowKey.bytes
+        let prefix = row.key
         try withUnsafeTemporaryAllocation(byteCount: prefix.count + 8 + 9, alignment: 1) { buffer in
             prefix.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[..<prefix.count]).copyMemory(from: $0) }
             let key = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<(prefix.count + 8)])
@@ -568,7 +569,6 @@ public struct KeyedDocumentProjection: Projection {
             buffer.storeBytes(of: row.seq.bigEndian, toByteOffset: prefix.count, as: UInt64.self)
             try row.bytes.withUnsafeBytes { try c.put(key: key, value: $0, flags: []) }
         }
-        memo.openRows[rowKey] = nil
     }
 
     // MARK: Order and counts
@@ -664,7 +664,7 @@ public struct KeyedDocumentProjection: Projection {
 
     private func defineIndex(_ collection: String, paths: [String], _ seq: UInt64, _ ctx: ProjectionContext) throws {
         // It reads the documents of every present key from `history`.
-        try Self.flushOpenRows(ctx)
+        try Self.flushHeldRows(ctx)
         let paths = Array(Set(paths)).sorted()
         let before = try indexedPaths(collection, ctx)
         guard before != paths else { return }
@@ -911,7 +911,7 @@ public struct KeyedDocumentProjection: Projection {
 
     /// The JSON text of the document of the version at `seq`: its canonical bytes, or the
     /// payload it was (the same document, as its event carried it).
-    /// `memo`: a fold's, whose open rows are read where they are held (``ProjectionMemo/openRows``).
+    /// `memo`: a fold's, whose open rows are read where they are held (``HeldRows``).
     static func document(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
                          _ memo: ProjectionMemo? = nil) throws -> [UInt8] {
         try storedDocument(collection, key, at: seq, txn, tables, memo).text(collection, key, txn, tables, memo)
@@ -1045,7 +1045,7 @@ public struct KeyedDocumentProjection: Projection {
     /// returns nil when there is none.
     ///
     /// `memo`: a fold's; the key's open row is read where the fold holds it, if it holds one
-    /// (``ProjectionMemo/openRows``), and written out first when an earlier version is asked for.
+    /// (``HeldRows``), and written out first when an earlier version is asked for.
     static func withVersionRecord<T>(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
                                      _ memo: ProjectionMemo? = nil, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
         func find(_ row: HistoryRow) throws -> T? {
@@ -1056,12 +1056,10 @@ public struct KeyedDocumentProjection: Projection {
             }
             return result
         }
-        if let memo, !memo.openRows.isEmpty {
-            let prefix = withKeys(collection, key, 0, tables) { ProjectionMemo.RowKey(UnsafeRawBufferPointer(rebasing: $1[..<($1.count - 8)])) }
-            if let open = memo.openRows[prefix] {
-                if seq >= open.seq { return try open.bytes.withUnsafeBytes { try find(HistoryRow(seq: open.seq, bytes: $0)) } }
-                try writeOpenRow(prefix, open, txn, tables, memo)
-            }
+        if let memo, !memo.held.isEmpty,
+           let open = withKeys(collection, key, 0, tables, { memo.held.row(UnsafeRawBufferPointer(rebasing: $1[..<($1.count - 8)])) }) {
+            if seq >= open.seq { return try open.bytes.withUnsafeBytes { try find(HistoryRow(seq: open.seq, bytes: $0)) } }
+            try writeHeldRow(open, txn, tables, memo)
         }
         guard let row = try HistoryRow.containing(collection, key, seq, txn, tables) else { return nil }
         return try find(row)

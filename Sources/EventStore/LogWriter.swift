@@ -333,7 +333,13 @@ actor LogWriter {
                 // Through the buffer: each event is lent in place (an array's subscript copied
                 // every event for the call: 8 retains and releases).
                 try events.withUnsafeBufferPointer { buffer in
-                    for j in buffer.indices { try p.apply(buffer[j], in: ctx) }
+                    // The document projections, called directly rather than through the
+                    // protocol: an existential call copied every event it was lent.
+                    if let documents = p as? KeyedDocumentProjection {
+                        for j in buffer.indices { try documents.apply(buffer[j], in: ctx) }
+                    } else {
+                        for j in buffer.indices { try p.apply(buffer[j], in: ctx) }
+                    }
                 }
                 try ctx.finish()
             } catch let error as StorageError {
@@ -416,6 +422,7 @@ actor LogWriter {
         // bodies into the memory of the chunk before.
         var ahead: FoldReadAhead?
         let pool = BodyArena.Pool()
+        let release = DispatchQueue(label: "strata.fold-release")
         defer { _ = ahead?.wait() }
         while true {
             let done = try foldingDirectly { direct in
@@ -473,6 +480,9 @@ actor LogWriter {
                         try Checkpoint(version: p.version, seq: plan.to).write(p.name, txn, schema)
                     }
                     progress?(RebuildProgress(projection: plan.readers.map { projections[$0.projection].name }.joined(separator: ", "), applied: plan.to, head: head.seq))
+                    // The chunk's events were decoded (allocated) on the read-ahead thread; they
+                    // are freed on another one too, off the writer's path.
+                    if let spent = input.take() { release.async { withExtendedLifetime(spent) {} } }
                     return false
                 }
             }

@@ -133,10 +133,10 @@ public struct ProjectionContext {
         try payloads.body(of: event, in: transaction)
     }
 
-    /// Writes what the fold held back (``ProjectionMemo/openRows``): called once the context's
+    /// Writes what the fold held back (``ProjectionMemo/held``): called once the context's
     /// events are applied, before anything else reads its tables or the transaction commits.
     func finish() throws {
-        try KeyedDocumentProjection.flushOpenRows(self)
+        try KeyedDocumentProjection.flushHeldRows(self)
     }
 
     /// Whether `json` is the event's whole payload (the same buffer, usually: then no bytes are
@@ -166,50 +166,13 @@ final class ProjectionMemo {
     /// The number the next row packed into `history-packed` takes (read once per context).
     var nextPacked: UInt64?
 
-    /// ``KeyedDocumentProjection``'s open rows of `history`, held here instead of written, by
-    /// key (`collection 0x00 key`), while `holdsRows`: a row that closes within the context is
-    /// packed from here and its pointer written later, so a key's new version costs no search of
-    /// `history` (a tree of every version) and no put there. The context writes them all, in key
-    /// order, before its transaction commits (``ProjectionContext/finish()``); a read of a key
-    /// inside the fold finds its open row here, and writes the key's rows first when it asks for
-    /// an earlier version.
-    var openRows: [RowKey: OpenRow] = [:]
+    /// ``KeyedDocumentProjection``'s open rows of `history`, held instead of written while
+    /// `holdsRows`; the context writes them before its transaction commits
+    /// (``ProjectionContext/finish()``).
+    let held = HeldRows()
     /// Only the built-in documents projection holds rows: other extractors may read the tables
     /// through the context's transaction themselves.
     var holdsRows = false
-    /// About the memory `openRows` takes; past ``openRowsLimit`` they are written out.
-    var openBytes = 0
-    static let openRowsLimit = 64 << 20
-
-    /// A `history` key without its seq (`collection 0x00 key`), hashed in one pass over its
-    /// bytes (an array of bytes hashes byte by byte).
-    struct RowKey: Hashable {
-        let bytes: [UInt8]
-
-        init(_ raw: UnsafeRawBufferPointer) { bytes = [UInt8](raw) }
-
-        func hash(into h: inout Hasher) { bytes.withUnsafeBytes { h.combine(bytes: $0) } }
-
-        static func == (a: RowKey, b: RowKey) -> Bool {
-            a.bytes.count == b.bytes.count
-                && (a.bytes.isEmpty || a.bytes.withUnsafeBytes { x in b.bytes.withUnsafeBytes { y in memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } })
-        }
-
-        static func < (a: RowKey, b: RowKey) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
-    }
-
-    /// A key's open row (its first version's seq and its bytes) and the rows of the key that
-    /// closed in this context: their seqs and their numbers in `history-packed`.
-    final class OpenRow {
-        var seq: UInt64
-        var bytes: [UInt8]
-        var closed: [(seq: UInt64, number: UInt64)] = []
-
-        init(seq: UInt64, bytes: [UInt8]) {
-            self.seq = seq
-            self.bytes = bytes
-        }
-    }
 }
 
 /// A body of the batch being appended, with its canonical JSON form and that form's digest when it is
