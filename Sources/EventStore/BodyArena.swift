@@ -154,6 +154,12 @@ final class BodyArena: @unchecked Sendable {
         return (Array(bytes(s.canonical, s.canonicalCount)), Array(bytes(s.digest, 16)))
     }
 
+    /// The canonical form and digest of event `seq`'s body, if worked out.
+    func document(_ seq: UInt64) -> (canonical: [UInt8], digest: [UInt8])? {
+        guard let s = slot(seq), s.canonical >= 0 else { return nil }
+        return (Array(bytes(s.canonical, s.canonicalCount)), Array(bytes(s.digest, 16)))
+    }
+
     // MARK: Parts
 
     private func index(_ seq: UInt64) -> Int? {

@@ -29,7 +29,7 @@ public struct StoreOptions: Sendable {
     public var clock: any EventClock = SystemClock()
     public var logger = Logger(label: "strata.eventstore")
     /// Events per write transaction when catching up or rebuilding.
-    public var catchUpChunk = 262_144
+    public var catchUpChunk = 131_072
     /// The `body-index` key length (bytes of the body hash) of a store created with these options;
     /// an existing store keeps its own. Tests shorten it to make prefixes collide.
     var bodyPrefix = BodyIndex.defaultPrefix

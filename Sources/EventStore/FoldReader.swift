@@ -233,6 +233,9 @@ final class BodyPrep: @unchecked Sendable {
         part(seq)?.document(seq, matching: json)
     }
 
+    /// The canonical form and digest of event `seq`'s body, if the helper prepared them.
+    func document(_ seq: UInt64) -> (canonical: [UInt8], digest: [UInt8])? { part(seq)?.document(seq) }
+
     /// Stops the helper at its next part (the writer no longer needs it) and waits for it.
     func cancel() {
         condition.lock(); cancelled = true; condition.unlock()

@@ -223,7 +223,7 @@ public struct KeyedDocumentProjection: Projection {
     public func apply(_ event: RecordedEvent, in context: ProjectionContext) throws {
         // The index counters move once per event and value (a snapshot of 200,000 items moves
         // each make's counter once, not 10,000 times); what a failed event left is dropped here.
-        context.memo.indexCounts.removeAll(keepingCapacity: true)
+        if !context.memo.indexCounts.isEmpty { context.memo.indexCounts.removeAll(keepingCapacity: true) }
         // Only the built-in extractor is known not to read the tables itself: other projections
         // write their rows through at once (``HeldRows``).
         context.memo.holdsRows = builtIn
@@ -233,6 +233,13 @@ public struct KeyedDocumentProjection: Projection {
 
     private func applyOperations(_ event: RecordedEvent, _ context: ProjectionContext) throws {
         if builtIn, event.type == DocumentEvents.recorded {
+            // The payload's canonical form worked out ahead: the body itself is not copied out,
+            // nor compared with itself (the version is the whole payload).
+            if let collection = event[metadata: "collection"], let key = event[metadata: "key"],
+               let prepared = context.payloads.preparedPayload(of: event) {
+                try Self.validate(collection, key)
+                return try put(collection, key, canonical: prepared.canonical, digest: prepared.digest, nil, event, context, whole: true)
+            }
             let p = try DocumentEvents.recordedPut(event, context)
             return try putJSON(p.collection, p.key, p.json, event, context)
         }

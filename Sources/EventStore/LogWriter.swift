@@ -333,13 +333,7 @@ actor LogWriter {
                 // Through the buffer: each event is lent in place (an array's subscript copied
                 // every event for the call: 8 retains and releases).
                 try events.withUnsafeBufferPointer { buffer in
-                    // The document projections, called directly rather than through the
-                    // protocol: an existential call copied every event it was lent.
-                    if let documents = p as? KeyedDocumentProjection {
-                        for j in buffer.indices { try documents.apply(buffer[j], in: ctx) }
-                    } else {
-                        for j in buffer.indices { try p.apply(buffer[j], in: ctx) }
-                    }
+                    for j in buffer.indices { try p.apply(buffer[j], in: ctx) }
                 }
                 try ctx.finish()
             } catch let error as StorageError {

@@ -225,6 +225,16 @@ final class PayloadSource {
         return ahead?.document(event.seq, matching: json) ?? prep?.document(event.seq, matching: json)
     }
 
+    /// The canonical form and digest of `event`'s payload, if worked out ahead.
+    func preparedPayload(of event: RecordedEvent) -> (canonical: [UInt8], digest: [UInt8])? {
+        guard event.payload != nil else { return nil }
+        if let staged = pending[event.seq] {
+            guard let canonical = staged.canonical, let digest = staged.digest else { return nil }
+            return (canonical, digest)
+        }
+        return ahead?.document(event.seq) ?? prep?.document(event.seq)
+    }
+
     /// The stored form (``BlobCodec``) of the event's body: staged or prepared with it, else
     /// read from the log; nil when the event has none, or its row is a delta (which does not
     /// read on its own, so it is not copied anywhere).

@@ -33,6 +33,7 @@ import Testing
             let prepared = try #require(arena.document(seq, matching: body))
             #expect(prepared.canonical == form)
             #expect(prepared.digest == KeyedDocumentProjection.digest(form))
+            #expect(arena.document(seq)?.canonical == form)
             // Another text under the same seq is not this body: nothing prepared for it.
             #expect(arena.document(seq, matching: body + [32]) == nil)
             #expect(arena.matches(seq, body + [32]) == false)
@@ -42,6 +43,7 @@ import Testing
         #expect(arena.stored(12) == nil)
         #expect(arena.body(13) == Array("not json".utf8))
         #expect(arena.document(13, matching: Array("not json".utf8)) == nil)
+        #expect(arena.document(13) == nil)
         #expect(arena.body(14)?.count == 100_000)
         #expect(arena.document(14, matching: arena.body(14)!) == nil)
         // Seqs without a body, and outside (10, 20], are not here.
