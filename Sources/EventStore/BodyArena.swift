@@ -145,12 +145,12 @@ final class BodyArena: @unchecked Sendable {
 
     /// Whether `json` is event `seq`'s body; nil when its body is not kept here.
     func matches(_ seq: UInt64, _ json: [UInt8]) -> Bool? {
-        slot(seq).map { Self.equal(json, bytes($0.body, $0.bodyCount)) }
+        slot(seq).map { json.equals(bytes($0.body, $0.bodyCount)) }
     }
 
     /// The canonical form and digest of event `seq`'s body, if worked out and `json` is that body.
     func document(_ seq: UInt64, matching json: [UInt8]) -> (canonical: [UInt8], digest: [UInt8])? {
-        guard let s = slot(seq), s.canonical >= 0, Self.equal(json, bytes(s.body, s.bodyCount)) else { return nil }
+        guard let s = slot(seq), s.canonical >= 0, json.equals(bytes(s.body, s.bodyCount)) else { return nil }
         return (Array(bytes(s.canonical, s.canonicalCount)), Array(bytes(s.digest, 16)))
     }
 
@@ -196,9 +196,6 @@ final class BodyArena: @unchecked Sendable {
         capacity = n
     }
 
-    private static func equal(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Bool {
-        a.count == b.count && (a.isEmpty || a.withUnsafeBytes { memcmp($0.baseAddress!, b.baseAddress!, b.count) == 0 })
-    }
 }
 
 extension BodyArena {
@@ -227,7 +224,7 @@ extension BodyArena {
             bytes += ref.size
             if bytes > budget { break }
             let document = !documentTypes.isEmpty && documentTypes.contains(e.type)
-            if let own = try e.seq.bigEndianBytes.withUnsafeBytes({ k in try own.seek(atLeast: k).flatMap { $0.key.elementsEqual(k) ? $0.value : nil } }) {
+            if let own = try withUnsafeBytes(of: e.seq.bigEndian, { try own.seek(exactly: $0) }) {
                 if let body = try? bases.decode(own, seq: e.seq, context: zstd), body.withUnsafeBytes({ arena.put(body: $0, for: e.seq) }) {
                     if BlobCodec.isSelfContained(own) { arena.put(stored: own, for: e.seq) }
                     if document { arena.prepareDocument(e.seq) }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Appends primitive values to a byte buffer: fixed big-endian integers (so keys sort under
 /// memcmp), LEB128 varints and length-prefixed strings.
 struct ByteWriter {
@@ -127,6 +129,11 @@ extension UInt64 {
 }
 
 extension Array where Element == UInt8 {
+    /// Whether these are the bytes of `other` (one memcmp).
+    func equals(_ other: UnsafeRawBufferPointer) -> Bool {
+        count == other.count && (isEmpty || withUnsafeBytes { memcmp($0.baseAddress!, other.baseAddress!, count) == 0 })
+    }
+
     /// Lower-case hex.
     public var hex: String {
         let digits = Array("0123456789abcdef".utf8)

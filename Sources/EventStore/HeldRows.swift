@@ -42,7 +42,7 @@ final class HeldRows {
     func row(_ key: UnsafeRawBufferPointer) -> Row? {
         var candidate = buckets[Self.hash(key)]
         while let row = candidate {
-            if Self.equal(row.key, key) { return row }
+            if row.key.equals(key) { return row }
             candidate = row.next
         }
         return nil
@@ -95,10 +95,6 @@ final class HeldRows {
         var h = Hasher()
         h.combine(bytes: key)
         return h.finalize()
-    }
-
-    private static func equal(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Bool {
-        a.count == b.count && (a.isEmpty || a.withUnsafeBytes { memcmp($0.baseAddress!, b.baseAddress!, b.count) == 0 })
     }
 
     /// LMDB's default order: by the bytes, a prefix first.

@@ -324,7 +324,7 @@ public struct KeyedDocumentProjection: Projection {
             var record: CurrentRecord
             var kind: ChangeKind?
             var previousSeq: UInt64?
-            let found = try cursor.seek(atLeast: ck).flatMap { $0.key.elementsEqual(ck) ? $0.value : nil }
+            let found = try cursor.seek(exactly: ck)
             if let existing = found {
                 record = try CurrentRecord(existing)
                 previousSeq = record.changedSeq
@@ -494,8 +494,7 @@ public struct KeyedDocumentProjection: Projection {
             rowKey.copyMemory(from: hk)
             rowKey.storeBytes(of: rowSeq.bigEndian, toByteOffset: prefixCount, as: UInt64.self)
             let pointer = UnsafeMutableRawBufferPointer(rebasing: buffer[hk.count...])
-            pointer[0] = HistoryRow.packedMark
-            pointer.storeBytes(of: number.bigEndian, toByteOffset: 1, as: UInt64.self)
+            HistoryRow.writePointer(to: number, into: pointer)
             try c.put(key: UnsafeRawBufferPointer(rowKey), value: UnsafeRawBufferPointer(pointer), flags: .current)
         }
         return c
@@ -567,10 +566,9 @@ public struct KeyedDocumentProjection: Projection {
             prefix.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[..<prefix.count]).copyMemory(from: $0) }
             let key = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<(prefix.count + 8)])
             let pointer = UnsafeMutableRawBufferPointer(rebasing: buffer[(prefix.count + 8)...])
-            pointer[0] = HistoryRow.packedMark
             for (seq, number) in row.closed {
                 buffer.storeBytes(of: seq.bigEndian, toByteOffset: prefix.count, as: UInt64.self)
-                pointer.storeBytes(of: number.bigEndian, toByteOffset: 1, as: UInt64.self)
+                HistoryRow.writePointer(to: number, into: pointer)
                 try c.put(key: key, value: UnsafeRawBufferPointer(pointer), flags: [])
             }
             buffer.storeBytes(of: row.seq.bigEndian, toByteOffset: prefix.count, as: UInt64.self)
@@ -1090,6 +1088,12 @@ public struct KeyedDocumentProjection: Projection {
         /// `history-packed` (followed by its number there, u64be). A row's own first byte is the
         /// varint 0 of its first version's offset.
         static let packedMark: UInt8 = 0xFF
+
+        /// Writes the 9-byte value that stands in `history` for a row packed under `number`.
+        static func writePointer(to number: UInt64, into pointer: UnsafeMutableRawBufferPointer) {
+            pointer[0] = packedMark
+            pointer.storeBytes(of: number.bigEndian, toByteOffset: 1, as: UInt64.self)
+        }
 
         /// The row holding the version in force at `seq` for `collection`/`key`, or nil.
         static func containing(_ collection: String, _ key: String, _ seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> HistoryRow? {

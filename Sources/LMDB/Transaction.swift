@@ -356,6 +356,15 @@ public final class Cursor {
         return try key.withUnsafeBytes { (k) -> Entry? in try seek(atLeast: k) }
     }
 
+    /// Positions at `key` and returns its value; nil when there is none (the cursor then stands
+    /// where `key` would go, so a put of it through the cursor starts from there).
+    public func seek(exactly key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        try transaction.withStoredKey(database, protection, key) { k in
+            guard let e = try op(MDB_SET_RANGE, key: k), e.key.elementsEqual(k) else { return nil }
+            return e.value
+        }
+    }
+
     /// Positions at the last key ≤ `key`: one B-tree seek plus at most one step back.
     public func seek(atMost key: [UInt8]) throws -> Entry? {
         // No key is shorter than the empty one (LMDB refuses to seek to it).
