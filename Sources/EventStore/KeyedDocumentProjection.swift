@@ -58,12 +58,17 @@ public enum DocumentEvents {
     /// The types ``operations(_:_:)`` reads.
     public static let types: Set<String> = [recorded, removed, snapshotRecorded]
 
-    /// The one `putJSON` of a ``recorded`` event.
-    static func recordedPut(_ event: RecordedEvent, _ context: ProjectionContext) throws -> (collection: String, key: String, json: [UInt8]) {
+    /// The collection and key of a ``recorded`` event.
+    static func recordedKey(_ event: RecordedEvent) throws -> (collection: String, key: String) {
         guard let collection = event[metadata: "collection"] else { throw DocumentError("metadata 'collection' is missing") }
         guard let key = event[metadata: "key"] else { throw DocumentError("metadata 'key' is missing") }
+        return (collection, key)
+    }
+
+    /// The body of a ``recorded`` event (its document).
+    static func recordedBody(_ event: RecordedEvent, _ context: ProjectionContext) throws -> [UInt8] {
         guard let body = try context.payload(of: event) else { throw DocumentError("the event has no payload") }
-        return (collection, key, body)
+        return body
     }
 
     /// Reads the operations of a built-in document event; nil for other events.
@@ -73,8 +78,8 @@ public enum DocumentEvents {
         default: return nil
         }
         if event.type == recorded {
-            let put = try recordedPut(event, context)
-            return [.putJSON(collection: put.collection, key: put.key, json: put.json)]
+            let (collection, key) = try recordedKey(event)
+            return [.putJSON(collection: collection, key: key, json: try recordedBody(event, context))]
         }
         guard let collection = event[metadata: "collection"] else { throw DocumentError("metadata 'collection' is missing") }
         switch event.type {
@@ -233,15 +238,14 @@ public struct KeyedDocumentProjection: Projection {
 
     private func applyOperations(_ event: RecordedEvent, _ context: ProjectionContext) throws {
         if builtIn, event.type == DocumentEvents.recorded {
+            let (collection, key) = try DocumentEvents.recordedKey(event)
             // The payload's canonical form worked out ahead: the body itself is not copied out,
             // nor compared with itself (the version is the whole payload).
-            if let collection = event[metadata: "collection"], let key = event[metadata: "key"],
-               let prepared = context.payloads.preparedPayload(of: event) {
+            if let prepared = context.payloads.preparedPayload(of: event) {
                 try Self.validate(collection, key)
                 return try put(collection, key, canonical: prepared.canonical, digest: prepared.digest, nil, event, context, whole: true)
             }
-            let p = try DocumentEvents.recordedPut(event, context)
-            return try putJSON(p.collection, p.key, p.json, event, context)
+            return try putJSON(collection, key, try DocumentEvents.recordedBody(event, context), event, context)
         }
         guard let ops = try extract(event, context) else { return }
         for op in ops {
