@@ -587,13 +587,16 @@ public struct KeyedDocumentProjection: Projection {
     private func adjustCount(_ collection: String, by delta: Int, added: Bool = false, _ seq: UInt64, _ ctx: ProjectionContext) throws {
         // Read from the table every time, not remembered: a nested transaction that aborts
         // (an event quarantined) takes its count rows with it.
-        let before = try Self.counts(collection, asOf: .max, ctx.transaction, ctx.tables)
+        // One cursor per context, as for `current`: no cursor opened and freed per event.
+        let cursor = try ctx.memo.countsCursor ?? ctx.transaction.cursor(ctx.tables["counts"])
+        ctx.memo.countsCursor = cursor
         var key = Array(collection.utf8) + [0]
+        let before = try Self.counts(prefix: key, asOf: .max, cursor)
         key += seq.bigEndianBytes
         var value: [UInt8] = []
         ByteWriter.varint(UInt64(max(0, before.present + delta))) { value.append($0) }
         ByteWriter.varint(UInt64(before.ever + (added ? 1 : 0))) { value.append($0) }
-        try ctx.transaction.put(ctx.tables["counts"], key: key, value: value)
+        try key.withUnsafeBytes { k in try value.withUnsafeBytes { try cursor.put(key: k, value: $0, flags: []) } }
     }
 
     /// The number of present documents of `collection` after the last event at or before `seq`.
@@ -604,8 +607,11 @@ public struct KeyedDocumentProjection: Projection {
     /// Present documents, and keys ever seen (present or removed), after the last event at or
     /// before `seq`.
     static func counts(_ collection: String, asOf seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> (present: Int, ever: Int) {
-        let prefix = Array(collection.utf8) + [0]
-        let c = try txn.cursor(tables["counts"])
+        try counts(prefix: Array(collection.utf8) + [0], asOf: seq, try txn.cursor(tables["counts"]))
+    }
+
+    /// The same through `c`, a cursor over `counts`; `prefix` is the collection's name and a NUL.
+    private static func counts(prefix: [UInt8], asOf seq: UInt64, _ c: Cursor) throws -> (present: Int, ever: Int) {
         guard let e = try c.seek(atMost: prefix + seq.bigEndianBytes), e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 else { return (0, 0) }
         var r = ByteReader(e.value)
         return (Int(try r.varint()), Int(try r.varint()))

@@ -163,6 +163,8 @@ final class ProjectionMemo {
     var currentCursor: Cursor?
     var historyCursor: Cursor?
     var packedCursor: Cursor?
+    /// ``KeyedDocumentProjection``'s cursor over `counts` (read and written once per change).
+    var countsCursor: Cursor?
     /// The number the next row packed into `history-packed` takes (read once per context).
     var nextPacked: UInt64?
 

@@ -90,13 +90,14 @@ public enum JSONValue: Hashable, Sendable {
             out.append(UInt8(ascii: "]"))
         case .object(let o):
             out.append(UInt8(ascii: "{"))
-            for (i, k) in Self.sortedKeys(o).enumerated() {
+            // The members sorted as pairs: no lookup of each key again to find its value.
+            for (i, m) in o.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 if pretty { Self.newline(&out, indent + 1) }
-                Self.writeString(k, into: &out)
+                Self.writeString(m.key, into: &out)
                 out.append(UInt8(ascii: ":"))
                 if pretty { out.append(UInt8(ascii: " ")) }
-                o[k]!.write(into: &out, pretty: pretty, indent: indent + 1)
+                m.value.write(into: &out, pretty: pretty, indent: indent + 1)
             }
             if pretty && !o.isEmpty { Self.newline(&out, indent) }
             out.append(UInt8(ascii: "}"))
