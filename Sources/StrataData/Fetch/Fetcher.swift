@@ -594,6 +594,25 @@ struct BaseURL: Sendable {
         return raw.withUTF8 { b in authorityEnd(b).map { isPlainRest(b, from: $0, dotSegments: true) } ?? false }
     }
 
+    /// A plain absolute URL (``isPlainAbsolute(_:)``) cut as `URLComponents` cuts it: its host
+    /// and port (the port as a number prints it: `h:080` is `h:80`), and its path (`/` when
+    /// empty) and query, without the fragment. Nil for any other URL.
+    static func splitPlain(_ url: String) -> (host: String, target: String)? {
+        var url = url
+        return url.withUTF8 { b in
+            guard let end = authorityEnd(b), isPlainRest(b, from: end, dotSegments: true) else { return nil }
+            let hostStart = b[4] == 0x3A ? 7 : 8 // after `http://` or `https://`
+            var host = String(decoding: b[hostStart..<end], as: UTF8.self)
+            if let colon = host.utf8.firstIndex(of: 0x3A), let port = Int(host[host.index(after: colon)...]) {
+                host = "\(host[..<colon]):\(port)"
+            }
+            let fragment = b[end...].firstIndex(of: 0x23) ?? b.count
+            let query = b[end..<fragment].firstIndex(of: 0x3F) ?? fragment
+            let path = query > end ? String(decoding: b[end..<query], as: UTF8.self) : "/"
+            return (host, path + String(decoding: b[query..<fragment], as: UTF8.self))
+        }
+    }
+
     /// Whether `raw` is a path-absolute reference (`/…`, not `//…`) of plain characters whose
     /// path has no `.` or `..` segment (which Foundation would remove).
     static func isPlainPath(_ raw: String) -> Bool {

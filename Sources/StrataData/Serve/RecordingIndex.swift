@@ -37,23 +37,9 @@ public struct RecordingIndex: Projection {
 
     /// `http://h:8080/a/b?x=1#f` → (`h:8080`, `/a/b?x=1`); nil for a URL without a host.
     public static func split(_ url: String) -> (host: String, target: String)? {
-        // A plain absolute URL (``BaseURL/isPlainAbsolute(_:)``, every fetched one in practice)
-        // is cut where its parts begin, as URLComponents cuts it, without parsing it: this ran
-        // for every event a fetch appends.
-        if BaseURL.isPlainAbsolute(url) {
-            let b = Array(url.utf8)
-            var i = b.firstIndex(of: UInt8(ascii: ":"))! + 3 // after `://`
-            let hostStart = i
-            while i < b.count, b[i] != UInt8(ascii: "/"), b[i] != UInt8(ascii: "?"), b[i] != UInt8(ascii: "#") { i += 1 }
-            var host = String(decoding: b[hostStart..<i], as: UTF8.self)
-            if let colon = host.utf8.firstIndex(of: UInt8(ascii: ":")), let port = Int(host[host.index(after: colon)...]) {
-                host = "\(host[..<colon]):\(port)"
-            }
-            let end = b[i...].firstIndex(of: UInt8(ascii: "#")) ?? b.count
-            let query = b[i..<end].firstIndex(of: UInt8(ascii: "?")) ?? end
-            let path = query > i ? String(decoding: b[i..<query], as: UTF8.self) : "/"
-            return (host, path + String(decoding: b[query..<end], as: UTF8.self))
-        }
+        // A plain absolute URL, every fetched one in practice, is cut without parsing it: this
+        // ran for every event a fetch appends.
+        if let parts = BaseURL.splitPlain(url) { return parts }
         guard let c = URLComponents(string: url), let host = c.host, !host.isEmpty else { return nil }
         let authority = c.port.map { "\(host):\($0)" } ?? host
         let path = c.percentEncodedPath.isEmpty ? "/" : c.percentEncodedPath
