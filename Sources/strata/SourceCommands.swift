@@ -270,7 +270,7 @@ struct FetchCommand: AsyncParsableCommand {
                 config.fetch = options
                 config.insecureSkipTLSVerify = insecure
                 config.requestsSoon = true
-                if let t = ProcessInfo.processInfo.environment["STRATA_TEAM_TIMEOUT"].flatMap(Double.init), t > 0 {
+                if let t = environmentValue("STRATA_TEAM_TIMEOUT").flatMap(Double.init), t > 0 {
                     config.teamTimeout = .milliseconds(Int(t * 1000))
                 }
             }

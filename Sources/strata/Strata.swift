@@ -159,7 +159,7 @@ struct StoreLocation: ParsableArguments {
     /// `--key-file`, else `$STRATA_KEY_FILE`; nil for a store without encryption.
     var keyPath: String? {
         if let keyFile, !keyFile.isEmpty { return keyFile }
-        if let k = ProcessInfo.processInfo.environment["STRATA_KEY_FILE"], !k.isEmpty { return k }
+        if let k = environmentValue("STRATA_KEY_FILE"), !k.isEmpty { return k }
         return nil
     }
 
@@ -171,10 +171,9 @@ struct StoreLocation: ParsableArguments {
 
     /// `--store`, else `$STRATA_STORE`, else `$XDG_DATA_HOME/strata`, else `~/.local/share/strata`.
     var path: String {
-        let env = ProcessInfo.processInfo.environment
         if let store, !store.isEmpty { return store }
-        if let s = env["STRATA_STORE"], !s.isEmpty { return s }
-        if let x = env["XDG_DATA_HOME"], !x.isEmpty { return x + "/strata" }
+        if let s = environmentValue("STRATA_STORE"), !s.isEmpty { return s }
+        if let x = environmentValue("XDG_DATA_HOME"), !x.isEmpty { return x + "/strata" }
         return NSHomeDirectory() + "/.local/share/strata"
     }
 
@@ -189,7 +188,7 @@ struct StoreLocation: ParsableArguments {
         var options = StoreOptions()
         options.logger = logger()
         options.key = try key()
-        if let d = ProcessInfo.processInfo.environment["STRATA_DURABILITY"],
+        if let d = environmentValue("STRATA_DURABILITY"),
            let durability = StoreOptions.Durability(rawValue: d) {
             options.durability = durability
         }
