@@ -91,7 +91,7 @@ public enum DocumentEvents {
             guard case .object(let map) = try JSONValue(parsing: body) else {
                 throw DocumentError("a snapshot payload must be a JSON object of key → document")
             }
-            return [.snapshot(collection: collection, documents: JSONValue.sortedKeys(map).map { ($0, map[$0]!) })]
+            return [.snapshot(collection: collection, documents: JSONValue.sortedMembers(map).map { ($0.key, $0.value) })]
         }
     }
 }

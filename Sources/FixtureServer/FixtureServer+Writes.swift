@@ -50,7 +50,7 @@ final class FixtureWrites: @unchecked Sendable {
             return (.results, a.compactMap { d in key(of: d).map { ($0, d) } })
         case .object(let o):
             guard o.values.allSatisfy({ if case .object = $0 { true } else { false } }) else { return nil }
-            return (.map, JSONValue.sortedKeys(o).map { ($0, o[$0]!) })
+            return (.map, JSONValue.sortedMembers(o).map { ($0.key, $0.value) })
         case .array(let a):
             return (.array, a.compactMap { d in key(of: d).map { ($0, d) } })
         default:

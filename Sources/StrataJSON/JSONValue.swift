@@ -90,8 +90,7 @@ public enum JSONValue: Hashable, Sendable {
             out.append(UInt8(ascii: "]"))
         case .object(let o):
             out.append(UInt8(ascii: "{"))
-            // The members sorted as pairs: no lookup of each key again to find its value.
-            for (i, m) in o.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }).enumerated() {
+            for (i, m) in Self.sortedMembers(o).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 if pretty { Self.newline(&out, indent + 1) }
                 Self.writeString(m.key, into: &out)
@@ -107,6 +106,12 @@ public enum JSONValue: Hashable, Sendable {
     /// An object's keys in canonical order (by UTF-8 bytes).
     public static func sortedKeys(_ o: [String: JSONValue]) -> [String] {
         o.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// An object's members in canonical order (by their keys' UTF-8 bytes): sorted as pairs, so
+    /// no key is looked up again to find its value.
+    public static func sortedMembers(_ o: [String: JSONValue]) -> [(key: String, value: JSONValue)] {
+        o.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
     }
 
     private static func newline(_ out: inout [UInt8], _ indent: Int) {

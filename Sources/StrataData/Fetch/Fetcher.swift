@@ -561,10 +561,7 @@ struct BaseURL: Sendable {
         let scheme = url?.scheme?.lowercased()
         web = scheme == "http" || scheme == "https"
         var base = base
-        origin = base.withUTF8 { b in
-            guard let end = Self.authorityEnd(b), Self.isPlainRest(b, from: end, dotSegments: true) else { return nil }
-            return String(decoding: b[..<end], as: UTF8.self)
-        }
+        origin = base.withUTF8 { b in Self.plainAbsoluteEnd(b).map { String(decoding: b[..<$0], as: UTF8.self) } }
     }
 
     /// The absolute URL `raw` names, read against this base; nil when it names none, or one
@@ -591,7 +588,13 @@ struct BaseURL: Sendable {
     /// percent-encodes what falls outside that set.
     static func isPlainAbsolute(_ raw: String) -> Bool {
         var raw = raw
-        return raw.withUTF8 { b in authorityEnd(b).map { isPlainRest(b, from: $0, dotSegments: true) } ?? false }
+        return raw.withUTF8 { b in plainAbsoluteEnd(b) != nil }
+    }
+
+    /// Where the authority of `b` ends when `b` is a plain absolute URL (``isPlainAbsolute(_:)``).
+    private static func plainAbsoluteEnd(_ b: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let end = authorityEnd(b), isPlainRest(b, from: end, dotSegments: true) else { return nil }
+        return end
     }
 
     /// A plain absolute URL (``isPlainAbsolute(_:)``) cut as `URLComponents` cuts it: its host
@@ -600,7 +603,7 @@ struct BaseURL: Sendable {
     static func splitPlain(_ url: String) -> (host: String, target: String)? {
         var url = url
         return url.withUTF8 { b in
-            guard let end = authorityEnd(b), isPlainRest(b, from: end, dotSegments: true) else { return nil }
+            guard let end = plainAbsoluteEnd(b) else { return nil }
             let hostStart = b[4] == 0x3A ? 7 : 8 // after `http://` or `https://`
             var host = String(decoding: b[hostStart..<end], as: UTF8.self)
             if let colon = host.utf8.firstIndex(of: 0x3A), let port = Int(host[host.index(after: colon)...]) {

@@ -57,7 +57,7 @@ public struct ItemExtraction: Sendable {
                 out.append((key, item))
             }
         case .object(let map) where idPaths == ["@key"]:
-            for key in JSONValue.sortedKeys(map) { out.append((key, map[key]!)) }
+            for m in JSONValue.sortedMembers(map) { out.append((m.key, m.value)) }
         case .object:
             throw FetchError(code: .wrongType, message: "the items are an object, not an array; use --id @key for object maps or point --items at the array", url: url)
         default:

@@ -176,7 +176,7 @@ extension JSONValue {
         switch self {
         case .object(let o):
             if o.isEmpty { return prefix.isEmpty ? [] : [LabeledValue(prefix, "{}")] }
-            return JSONValue.sortedKeys(o).flatMap { k in o[k]!.flattened(prefix: prefix.isEmpty ? k : prefix + "." + k) }
+            return JSONValue.sortedMembers(o).flatMap { m in m.value.flattened(prefix: prefix.isEmpty ? m.key : prefix + "." + m.key) }
         case .array(let a):
             if a.isEmpty { return [LabeledValue(prefix, "[]")] }
             return a.enumerated().flatMap { i, v in v.flattened(prefix: prefix.isEmpty ? String(i) : prefix + "." + String(i)) }
