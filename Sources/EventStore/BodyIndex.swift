@@ -32,12 +32,13 @@ struct BodyIndex: Sendable {
     /// (or its row is missing). Valid until the transaction writes again.
     func stored(hash: UnsafeRawBufferPointer, in txn: Transaction) throws -> UnsafeRawBufferPointer? {
         if let seq = try indexedSeq(hash, in: txn) { return try BlobCodec.stored(seq: seq, bodies: bodies, in: txn) }
+        guard try hasBlobs(txn) else { return nil }
         return try BlobCodec.stored(hash: hash, blobs: blobs, bodies: bodies, in: txn)
     }
 
     /// Whether the body hashing to `hash` is stored.
     func contains(_ hash: UnsafeRawBufferPointer, in txn: Transaction) throws -> Bool {
-        try indexedSeq(hash, in: txn) != nil || txn.get(blobs, key: hash) != nil
+        try indexedSeq(hash, in: txn) != nil || inBlobs(hash, txn)
     }
 
     func contains(_ hash: [UInt8], in txn: Transaction) throws -> Bool {
@@ -49,7 +50,7 @@ struct BodyIndex: Sendable {
     /// claim of the same prefix in this transaction (its hash confirms the match).
     func claim(_ hash: UnsafeRawBufferPointer, seq: UInt64, in txn: Transaction) throws -> Bool {
         // A row of an older format, or a body whose prefix was taken.
-        if try txn.get(blobs, key: hash) != nil { return false }
+        if try inBlobs(hash, txn) { return false }
         let taken = try withUnsafeBytes(of: seq.bigEndian) { value in
             try txn.insert(index, key: UnsafeRawBufferPointer(rebasing: hash[..<prefix]), value: value).map(Self.seq)
         }
@@ -58,6 +59,14 @@ struct BodyIndex: Sendable {
         // Another body has this prefix: this one is found by its whole hash.
         return try BlobCodec.withPointer(to: seq) { try txn.insert(blobs, key: hash, value: $0) == nil }
     }
+
+    /// Whether `blobs` has a row for `hash`. The table is empty in most stores, and an empty one
+    /// is not searched: in an encrypted store a lookup would digest the hash first.
+    private func inBlobs(_ hash: UnsafeRawBufferPointer, _ txn: Transaction) throws -> Bool {
+        try hasBlobs(txn) && txn.get(blobs, key: hash) != nil
+    }
+
+    private func hasBlobs(_ txn: Transaction) throws -> Bool { try txn.stat(blobs).entries > 0 }
 
     /// Distinct stored bodies.
     func count(in txn: Transaction) throws -> Int {

@@ -1,4 +1,4 @@
-import Crypto
+import CCryptoBoringSSL
 import Foundation
 import LMDB
 
@@ -26,14 +26,19 @@ enum SealedChain {
     }
 
     static func digest(previous: [UInt8], envelope: UnsafeRawBufferPointer?, body: UnsafeRawBufferPointer?) -> [UInt8] {
-        var h = SHA256()
-        h.update(data: previous)
-        for part in [envelope, body] {
-            guard let part else { continue }
-            withUnsafeBytes(of: UInt64(part.count).bigEndian) { h.update(bufferPointer: $0) }
-            h.update(bufferPointer: part)
+        var ctx = SHA256_CTX()
+        CCryptoBoringSSL_SHA256_Init(&ctx)
+        CCryptoBoringSSL_SHA256_Update(&ctx, previous, previous.count)
+        func update(_ part: UnsafeRawBufferPointer?) {
+            guard let part else { return }
+            withUnsafeBytes(of: UInt64(part.count).bigEndian) { _ = CCryptoBoringSSL_SHA256_Update(&ctx, $0.baseAddress, 8) }
+            if part.count > 0 { CCryptoBoringSSL_SHA256_Update(&ctx, part.baseAddress, part.count) }
         }
-        return Array(h.finalize())
+        update(envelope)
+        update(body)
+        var out = [UInt8](repeating: 0, count: 32)
+        out.withUnsafeMutableBufferPointer { _ = CCryptoBoringSSL_SHA256_Final($0.baseAddress, &ctx) }
+        return out
     }
 }
 

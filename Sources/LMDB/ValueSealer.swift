@@ -20,7 +20,7 @@ public protocol ValueSealer: AnyObject, Sendable {
 }
 
 /// How a database's rows are protected in an encrypted store.
-public struct Protection: Sendable {
+public final class Protection: Sendable {
     public let sealer: any ValueSealer
     /// Values are sealed.
     public let sealsValues: Bool
