@@ -231,9 +231,11 @@ import Testing
                 try WriteCLITests.objects(try await strata(["outbox", "--all", "--format", "json"], store: store)).count { ($0["attempts"] as? Int ?? 0) > 1 }
             }
             // Kills land between a write reaching the server and its answer being recorded only
-            // if they come while a push runs, and how long one runs depends on the machine's
-            // load: once the planned kills are done without any such landing, up to twice as
-            // many more follow, spread over a four times longer range, until one has landed.
+            // if they come while a push runs, and how long one takes to get there depends on the
+            // machine's load: every other kill waits for the server to have answered a write of
+            // that push. Once the planned kills are done without any such landing, up to twice as
+            // many more follow, the random ones spread over a four times longer range, until one
+            // has landed.
             var i = 0
             while true {
                 if i >= iterations {
@@ -251,8 +253,20 @@ import Testing
                     #expect(r.status == 0, "\(r.stderr)")
                     creates += 1
                 }
+                let answered = server.appliedWrites.count + server.replayedWrites
                 let (p, _, _) = try startStrata(["push", "--concurrency", String(Int.random(in: 1...8, using: &rng))], store: store)
-                try await Task.sleep(for: .milliseconds(Int.random(in: 1...(i < iterations ? 60 : 240), using: &rng)))
+                if i % 2 == 0 {
+                    // At a random moment of the push.
+                    try await Task.sleep(for: .milliseconds(Int.random(in: 1...(i < iterations ? 60 : 240), using: &rng)))
+                } else {
+                    // Just after the server has applied (or answered again) a write of this push:
+                    // its answer is on the way or being recorded, whatever the machine's load.
+                    let deadline = ContinuousClock.now + .seconds(5)
+                    while server.appliedWrites.count + server.replayedWrites == answered, p.isRunning, ContinuousClock.now < deadline {
+                        try await Task.sleep(for: .microseconds(200))
+                    }
+                    try await Task.sleep(for: .microseconds(Int.random(in: 0...3_000, using: &rng)))
+                }
                 kill(p.processIdentifier, SIGKILL)
                 try await waitForExit(p)
                 if i % 50 == 49 {
