@@ -1,24 +1,52 @@
-import Crypto
+import CCryptoBoringSSL
 
 /// SHA-256 over raw bytes, straight to a byte array: the store's hashes (bodies, envelopes,
-/// seals, document digests) all go through here. `SHA256.hash(data:)` on an array goes through
-/// `DataProtocol`'s generic region walk and a generic prefix copy, which cost more than hashing a
-/// small document.
+/// seals, document digests, the sealed chain) all go through here, on swift-crypto's own
+/// BoringSSL (the library behind `Crypto` on Linux) with its context on the stack.
+/// `SHA256.hash(data:)` on an array goes through `DataProtocol`'s generic region walk and a
+/// generic prefix copy, and `Crypto.SHA256` allocates a context object for every hash, which
+/// cost more than hashing a small document.
 public enum Hashing {
+    /// A SHA-256 fed in parts.
+    struct SHA256Parts {
+        private var context = SHA256_CTX()
+
+        init() { _ = CCryptoBoringSSL_SHA256_Init(&context) }
+
+        mutating func update(_ bytes: UnsafeRawBufferPointer) {
+            if bytes.count > 0 { _ = CCryptoBoringSSL_SHA256_Update(&context, bytes.baseAddress, bytes.count) }
+        }
+
+        /// Writes the first `out.count` bytes (at most 32) of the digest to `out`.
+        mutating func finish(into out: UnsafeMutableRawBufferPointer) {
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digest in
+                _ = CCryptoBoringSSL_SHA256_Final(digest.baseAddress, &context)
+                out.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(digest)[0..<min(out.count, 32)]))
+            }
+        }
+
+        /// The first `count` bytes (at most 32) of the digest.
+        mutating func finish(prefix count: Int = 32) -> [UInt8] {
+            let n = min(max(count, 0), 32)
+            return [UInt8](unsafeUninitializedCapacity: n) { buffer, initialized in
+                finish(into: UnsafeMutableRawBufferPointer(buffer))
+                initialized = n
+            }
+        }
+    }
+
     /// The first `count` bytes (at most 32) of the SHA-256 of `bytes`.
     static func sha256(_ bytes: UnsafeRawBufferPointer, prefix count: Int = 32) -> [UInt8] {
-        var hasher = SHA256()
-        hasher.update(bufferPointer: bytes)
-        let digest = hasher.finalize()
-        return digest.withUnsafeBytes { d in Array(UnsafeRawBufferPointer(rebasing: d[0..<min(count, d.count)])) }
+        var hasher = SHA256Parts()
+        hasher.update(bytes)
+        return hasher.finish(prefix: count)
     }
 
     /// The first `out.count` bytes (at most 32) of the SHA-256 of `bytes`, written to `out`.
     static func sha256(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
-        var hasher = SHA256()
-        hasher.update(bufferPointer: bytes)
-        let digest = hasher.finalize()
-        digest.withUnsafeBytes { d in out.copyMemory(from: UnsafeRawBufferPointer(rebasing: d[0..<min(out.count, d.count)])) }
+        var hasher = SHA256Parts()
+        hasher.update(bytes)
+        hasher.finish(into: out)
     }
 
     public static func sha256(_ bytes: [UInt8], prefix count: Int = 32) -> [UInt8] {

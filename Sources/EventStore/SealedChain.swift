@@ -1,4 +1,3 @@
-import CCryptoBoringSSL
 import Foundation
 import LMDB
 
@@ -26,19 +25,16 @@ enum SealedChain {
     }
 
     static func digest(previous: [UInt8], envelope: UnsafeRawBufferPointer?, body: UnsafeRawBufferPointer?) -> [UInt8] {
-        var ctx = SHA256_CTX()
-        CCryptoBoringSSL_SHA256_Init(&ctx)
-        CCryptoBoringSSL_SHA256_Update(&ctx, previous, previous.count)
+        var hasher = Hashing.SHA256Parts()
+        previous.withUnsafeBytes { hasher.update($0) }
         func update(_ part: UnsafeRawBufferPointer?) {
             guard let part else { return }
-            withUnsafeBytes(of: UInt64(part.count).bigEndian) { _ = CCryptoBoringSSL_SHA256_Update(&ctx, $0.baseAddress, 8) }
-            if part.count > 0 { CCryptoBoringSSL_SHA256_Update(&ctx, part.baseAddress, part.count) }
+            withUnsafeBytes(of: UInt64(part.count).bigEndian) { hasher.update($0) }
+            hasher.update(part)
         }
         update(envelope)
         update(body)
-        var out = [UInt8](repeating: 0, count: 32)
-        out.withUnsafeMutableBufferPointer { _ = CCryptoBoringSSL_SHA256_Final($0.baseAddress, &ctx) }
-        return out
+        return hasher.finish()
     }
 }
 

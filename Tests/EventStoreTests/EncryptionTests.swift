@@ -221,7 +221,7 @@ import Testing
     /// opens with swift-crypto's `AES.GCM`, what it opens was sealed there, a changed byte or
     /// associated data is refused, and `HMACSHA256Key` equals `HMAC<SHA256>` for keys and
     /// messages of every length around the block size.
-    @Test func thePrimitivesAreStandardAESGCMAndHMAC() throws {
+    @Test func thePrimitivesAreStandardAESGCMHMACAndSHA256() throws {
         var rng = SplitMix64(seed: 30)
         func bytes(_ n: Int) -> [UInt8] { (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }
         let key = bytes(32)
@@ -258,6 +258,36 @@ import Testing
                 }
                 #expect(mine == Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: macKey))))
             }
+        }
+        // SHA-256 (`Hashing`, the sealed chain): FIPS 180-2's vectors, then swift-crypto's
+        // `SHA256` for messages of every length around the block size, whole, in parts and cut
+        // to a prefix.
+        for (text, hex) in [("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+                            ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+                            ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+                             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")] {
+            #expect(Hashing.sha256(Array(text.utf8)).hex == hex)
+        }
+        for size in [0, 1, 55, 56, 63, 64, 65, 1000] {
+            let message = bytes(size), split = size / 3
+            let theirs = Array(SHA256.hash(data: message))
+            #expect(Hashing.sha256(message) == theirs)
+            #expect(Hashing.sha256(message, prefix: 16) == Array(theirs.prefix(16)))
+            var parts = Hashing.SHA256Parts()
+            message.withUnsafeBytes { m in
+                parts.update(UnsafeRawBufferPointer(rebasing: m[..<split]))
+                parts.update(UnsafeRawBufferPointer(rebasing: m[split...]))
+            }
+            #expect(parts.finish() == theirs)
+            let previous = bytes(32), envelope = bytes(size), body = bytes(size / 2)
+            var chained = SHA256()
+            chained.update(data: previous)
+            for part in [envelope, body] {
+                chained.update(data: withUnsafeBytes(of: UInt64(part.count).bigEndian) { Array($0) })
+                chained.update(data: part)
+            }
+            let link = envelope.withUnsafeBytes { e in body.withUnsafeBytes { b in SealedChain.digest(previous: previous, envelope: e, body: b) } }
+            #expect(link == Array(chained.finalize()))
         }
     }
 
