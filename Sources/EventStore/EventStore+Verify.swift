@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import LMDB
 
@@ -225,13 +224,13 @@ extension EventStore {
                     if let a = mine.projectionTables[name]!.names, let b = theirs.projectionTables[name]!.names {
                         diffs += try compare(txn, a, other, b, label: TableSet.namesTable)
                     }
-                    var hasher = SHA256()
+                    var hasher = Hashing.SHA256Parts()
                     for (table, db) in tables.sorted(by: { $0.key < $1.key }) { try digest(txn, db, table, into: &hasher) }
                     let q1 = try quarantineKeys(txn, mine, name)
                     let q2 = try quarantineKeys(other, theirs, name)
                     if q1 != q2 { diffs.append("quarantine differs: \(q1.count) here, \(q2.count) in the rebuild") }
                     return .init(name: name, checkpoint: cp?.seq ?? 0, matchesRebuild: diffs.isEmpty, differences: Array(diffs.prefix(20)),
-                                 digest: hasher.finalize().map { String(format: "%02x", $0) }.joined())
+                                 digest: hasher.finish().hex)
                 }
             }
         }
@@ -252,17 +251,13 @@ private func quarantineKeys(_ txn: Transaction, _ s: LogSchema, _ name: String) 
 }
 
 /// Feeds a table's name and every entry, length-prefixed, to `hasher`.
-private func digest(_ txn: Transaction, _ db: Database, _ label: String, into hasher: inout SHA256) throws {
-    func feed(_ bytes: UnsafeRawBufferPointer) {
-        withUnsafeBytes(of: UInt64(bytes.count).bigEndian) { hasher.update(bufferPointer: $0) }
-        hasher.update(bufferPointer: bytes)
-    }
-    Array(label.utf8).withUnsafeBytes { feed($0) }
+private func digest(_ txn: Transaction, _ db: Database, _ label: String, into hasher: inout Hashing.SHA256Parts) throws {
+    Array(label.utf8).withUnsafeBytes { hasher.updateLengthPrefixed($0) }
     let c = try txn.cursor(db)
     var e = try c.first()
     while let entry = e {
-        feed(entry.key)
-        feed(entry.value)
+        hasher.updateLengthPrefixed(entry.key)
+        hasher.updateLengthPrefixed(entry.value)
         e = try c.next()
     }
 }

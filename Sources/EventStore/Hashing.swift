@@ -17,6 +17,12 @@ public enum Hashing {
             if bytes.count > 0 { _ = CCryptoBoringSSL_SHA256_Update(&context, bytes.baseAddress, bytes.count) }
         }
 
+        /// `bytes` after its length as a `u64be`, so consecutive parts cannot be cut differently.
+        mutating func updateLengthPrefixed(_ bytes: UnsafeRawBufferPointer) {
+            withUnsafeBytes(of: UInt64(bytes.count).bigEndian) { update($0) }
+            update(bytes)
+        }
+
         /// Writes the first `out.count` bytes (at most 32) of the digest to `out`.
         mutating func finish(into out: UnsafeMutableRawBufferPointer) {
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digest in

@@ -27,13 +27,8 @@ enum SealedChain {
     static func digest(previous: [UInt8], envelope: UnsafeRawBufferPointer?, body: UnsafeRawBufferPointer?) -> [UInt8] {
         var hasher = Hashing.SHA256Parts()
         previous.withUnsafeBytes { hasher.update($0) }
-        func update(_ part: UnsafeRawBufferPointer?) {
-            guard let part else { return }
-            withUnsafeBytes(of: UInt64(part.count).bigEndian) { hasher.update($0) }
-            hasher.update(part)
-        }
-        update(envelope)
-        update(body)
+        if let envelope { hasher.updateLengthPrefixed(envelope) }
+        if let body { hasher.updateLengthPrefixed(body) }
         return hasher.finish()
     }
 }

@@ -50,9 +50,9 @@ extension JSONValue {
             for k in sortedKeys(x) where y[k] == nil {
                 ops.append(PatchOperation(op: .remove, path: path + "/" + escape(k), old: x[k]))
             }
-            for k in sortedKeys(y) {
-                let p = path + "/" + escape(k)
-                if let old = x[k] { diff(old, y[k]!, p, &ops) } else { ops.append(PatchOperation(op: .add, path: p, value: y[k])) }
+            for m in sortedMembers(y) {
+                let p = path + "/" + escape(m.key)
+                if let old = x[m.key] { diff(old, m.value, p, &ops) } else { ops.append(PatchOperation(op: .add, path: p, value: m.value)) }
             }
         case (.array(let x), .array(let y)):
             let common = min(x.count, y.count)
