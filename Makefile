@@ -59,9 +59,10 @@ coverage: deps
 replace_block = awk -v f=$(2) 'BEGIN{while((getline l < f)>0) s=s l "\n"} /<!-- $(1):begin -->/{printf "%s", s; skip=1; next} /<!-- $(1):end -->/{skip=0; next} !skip' $(3) > $(4) && cp $(4) $(3)
 
 ## The reliability tests at full scale (the suite runs them at CI scale): 1,000 kills of each
-## writer kind, 1 M fuzzed bodies, 10,000 tamper trials, a 1 MiB map grown to 2 GiB.
+## writer kind, 1 M fuzzed bodies, patches and parser inputs, 10,000 tamper trials, a 1 MiB map
+## grown to 2 GiB.
 ## Figures: docs/reliability.md.
-STRESS_ENV = STRATA_CRASH_ITERATIONS=1000 STRATA_FETCH_CRASH_ITERATIONS=1000 STRATA_PUSH_CRASH_ITERATIONS=1000 STRATA_FUZZ_ITERATIONS=1000000 STRATA_TEAM_KILLS=1000 STRATA_REORDER_KILLS=200 STRATA_COMPACT_KILLS=200 \
+STRESS_ENV = STRATA_CRASH_ITERATIONS=1000 STRATA_FETCH_CRASH_ITERATIONS=1000 STRATA_PUSH_CRASH_ITERATIONS=1000 STRATA_FUZZ_ITERATIONS=1000000 STRATA_PATCH_FUZZ_ITERATIONS=1000000 STRATA_INPUT_FUZZ_ITERATIONS=1000000 STRATA_TEAM_KILLS=1000 STRATA_REORDER_KILLS=200 STRATA_COMPACT_KILLS=200 \
 	STRATA_TEAM_PAUSES=50 STRATA_TEAM_CUTS=200 STRATA_TAMPER_TRIALS=10000 STRATA_MAP_GROWTH_MB=2048
 stress: deps
 	$(SWIFT) build --build-tests
@@ -76,6 +77,8 @@ stress: deps
 	            "twoNodesPushAtOnce|two nodes pushing at once while a third pulls; the puller holds the log's order|3,000 events" \
 	            "pushesThroughACutOrStalled|the connection to PostgreSQL cut or stalled mid-push through a loopback proxy|200 faults" \
 	            "mutatedBodies|mutated fixture bodies through the response path|1,000,000 bodies" \
+	            "strataAgreesWithTheReferenceApplier|generated JSON Patches against a reference RFC 6902 applier|1,000,000 patches" \
+	            "parsersNeverTrap|generated --where, --sort, --set, --as-of and source definitions through their parsers|1,000,000 inputs" \
 	            "everyFlippedByte|one flipped bit in a stored envelope or body, then verify|10,000 trials" \
 	            "aTinyMapGrows|a 1 MiB map grown by appends|to 2 GiB"; do \
 	  test=$${spec%%|*}; rest=$${spec#*|}; what=$${rest%%|*}; scale=$${rest#*|}; \

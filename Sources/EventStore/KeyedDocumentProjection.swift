@@ -741,26 +741,41 @@ public struct KeyedDocumentProjection: Projection {
                 if let sortedBefore { try txn.delete(ctx.tables["sorted"], key: sortedBefore) }
                 if let sortedAfter { try txn.put(ctx.tables["sorted"], key: sortedAfter, value: []) }
             }
-            let beforeEntry = old.flatMap { Self.indexEntry(collection, path, $0.value(atPath: path), key, ctx.tables) }
-            let afterEntry = new.flatMap { Self.indexEntry(collection, path, $0.value(atPath: path), key, ctx.tables) }
-            let before = beforeEntry?.key, after = afterEntry?.key
-            guard before != after else { continue }
-            if let beforeEntry { ctx.memo.indexCounts[beforeEntry.prefix, default: 0] -= 1 }
-            if let afterEntry { ctx.memo.indexCounts[afterEntry.prefix, default: 0] += 1 }
-            if let before {
-                try txn.delete(ctx.tables["index"], key: before)
+            // A path through arrays has an entry per distinct value (`labels.name`: one per label).
+            let beforeEntries = old.map { Self.indexEntries(collection, path, $0, key, ctx.tables) } ?? []
+            let afterEntries = new.map { Self.indexEntries(collection, path, $0, key, ctx.tables) } ?? []
+            guard beforeEntries.map(\.key) != afterEntries.map(\.key) else { continue }
+            let afterKeys = Set(afterEntries.map(\.key)), beforeKeys = Set(beforeEntries.map(\.key))
+            for entry in beforeEntries where !afterKeys.contains(entry.key) {
+                ctx.memo.indexCounts[entry.prefix, default: 0] -= 1
+                try txn.delete(ctx.tables["index"], key: entry.key)
                 let c = try txn.cursor(history)
-                if let open = try c.seek(atMost: before + [0] + UInt64.max.bigEndianBytes), open.key.count == before.count + 9,
-                   open.key.hasPrefix(before + [0]) {
+                if let open = try c.seek(atMost: entry.key + [0] + UInt64.max.bigEndianBytes), open.key.count == entry.key.count + 9,
+                   open.key.hasPrefix(entry.key + [0]) {
                     let k = [UInt8](open.key)
                     try txn.put(history, key: k, value: seq.bigEndianBytes)
                 }
             }
-            if let after {
-                try txn.put(ctx.tables["index"], key: after, value: [])
-                if after.count + 9 <= 511 { try txn.put(history, key: after + [0] + seq.bigEndianBytes, value: UInt64.max.bigEndianBytes) }
+            for entry in afterEntries where !beforeKeys.contains(entry.key) {
+                ctx.memo.indexCounts[entry.prefix, default: 0] += 1
+                try txn.put(ctx.tables["index"], key: entry.key, value: [])
+                if entry.key.count + 9 <= 511 { try txn.put(history, key: entry.key + [0] + seq.bigEndianBytes, value: UInt64.max.bigEndianBytes) }
             }
         }
+    }
+
+    /// The `index` entries of `key` for the values `path` reaches in `document`
+    /// (``JSONValue/values(atPath:)``), one per distinct indexable value, in document order.
+    static func indexEntries(_ collection: String, _ path: String, _ document: JSONValue, _ key: String,
+                             _ tables: TableSet) -> [(prefix: [UInt8], key: [UInt8])] {
+        let found = document.values(atPath: path)
+        if found.count == 1 { return indexEntry(collection, path, found[0], key, tables).map { [$0] } ?? [] }
+        var seen = Set<String>(), out: [(prefix: [UInt8], key: [UInt8])] = []
+        for value in found {
+            guard let text = indexText(value), seen.insert(text).inserted, let entry = indexEntry(collection, path, value, key, tables) else { continue }
+            out.append(entry)
+        }
+        return out
     }
 
     /// The index text of a value: strings as they are, other scalars as JSON text; containers,

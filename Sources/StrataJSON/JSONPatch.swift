@@ -69,50 +69,24 @@ extension JSONValue {
         }
     }
 
-    /// Applies operations (the inverse direction is `reverted`). Throws on a path that does not exist.
-    public func applying(_ ops: [PatchOperation]) throws -> JSONValue {
+    /// Applies operations (the inverse direction is `reverted`), by RFC 6902's rules for add,
+    /// remove and replace. Throws ``JSONPatchError`` naming the operation where a path does not
+    /// exist or an index is not one.
+    public func applying(_ ops: [PatchOperation]) throws(JSONPatchError) -> JSONValue {
         var v = self
-        for op in ops { v = try v.applying(op, tokens: Self.tokens(op.path)[...]) }
+        for (i, op) in ops.enumerated() {
+            let fail = { (reason: String) in JSONPatchError(.invalid, reason, op: op.op.rawValue, path: op.path, position: (i + 1, ops.count)) }
+            let pointer: JSONPointer
+            do { pointer = try JSONPointer(op.path) } catch { throw fail(error.message) }
+            do {
+                switch op.op {
+                case .add: try v.edit(.add(op.value ?? .null), at: pointer)
+                case .replace: try v.edit(.replace(op.value ?? .null), at: pointer)
+                case .remove: try v.edit(.remove, at: pointer)
+                }
+            } catch { throw fail(error.message) }
+        }
         return v
-    }
-
-    private func applying(_ op: PatchOperation, tokens: ArraySlice<String>) throws -> JSONValue {
-        let bad = JSONParseError(offset: 0, reason: "patch path \(op.path) does not apply")
-        guard let head = tokens.first else {
-            switch op.op {
-            case .add, .replace: return op.value ?? .null
-            case .remove: throw bad
-            }
-        }
-        let rest = tokens.dropFirst()
-        switch self {
-        case .object(var o):
-            if rest.isEmpty {
-                switch op.op {
-                case .add, .replace: o[head] = op.value ?? .null
-                case .remove: guard o.removeValue(forKey: head) != nil else { throw bad }
-                }
-            } else {
-                guard let child = o[head] else { throw bad }
-                o[head] = try child.applying(op, tokens: rest)
-            }
-            return .object(o)
-        case .array(var a):
-            guard let i = Int(head) ?? (head == "-" ? a.count : nil) else { throw bad }
-            if rest.isEmpty {
-                switch op.op {
-                case .add: guard i <= a.count else { throw bad }; a.insert(op.value ?? .null, at: i)
-                case .replace: guard a.indices.contains(i) else { throw bad }; a[i] = op.value ?? .null
-                case .remove: guard a.indices.contains(i) else { throw bad }; a.remove(at: i)
-                }
-            } else {
-                guard a.indices.contains(i) else { throw bad }
-                a[i] = try a[i].applying(op, tokens: rest)
-            }
-            return .array(a)
-        default:
-            throw bad
-        }
     }
 
     /// The JSON Pointer of a dotted path (`specs.km` → `/specs/km`); a path that already starts
@@ -125,12 +99,5 @@ extension JSONValue {
     static func escape(_ token: String) -> String {
         guard token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return token }
         return token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
-    }
-
-    static func tokens(_ pointer: String) -> [String] {
-        guard !pointer.isEmpty else { return [] }
-        return pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
-            $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
-        }
     }
 }

@@ -1,64 +1,29 @@
 /// JSON Pointers (RFC 6901), whole RFC 6902 patch documents (with `test`, `move` and `copy`) and
 /// RFC 7396 merge patches: what a write sends and what the fixture API applies.
 extension JSONValue {
-    /// The value at a JSON Pointer (`/specs/km`, `/parts/0`); `""` is the value itself.
+    /// The value at a JSON Pointer (`/specs/km`, `/parts/0`); `""` is the value itself. A malformed
+    /// pointer, like a missing one, has no value.
     public func value(atPointer pointer: String) -> JSONValue? {
-        var current = self
-        for token in Self.tokens(pointer) {
-            switch current {
-            case .object(let o):
-                guard let next = o[token] else { return nil }
-                current = next
-            case .array(let a):
-                guard let i = Int(token), a.indices.contains(i) else { return nil }
-                current = a[i]
-            default:
-                return nil
-            }
-        }
-        return current
+        guard let p = try? JSONPointer(pointer) else { return nil }
+        return value(at: p)
     }
 
-    /// Applies an RFC 6902 patch document (an array of operations). A failed `test` throws
-    /// ``JSONPatchError/testFailed(path:)``; anything else that does not apply throws `invalid`.
+    /// Applies an RFC 6902 patch document (an array of operations), all or nothing. Errors name
+    /// the operation, its position in the patch and its path: a failed `test` throws with kind
+    /// ``JSONPatchError/Kind/testFailed``; anything else that does not apply, kind `invalid`.
+    /// A patch that leaves the document as it was (an empty one, only `test`s, a `move` onto
+    /// itself) applies successfully.
     public func applying(patchDocument: JSONValue) throws(JSONPatchError) -> JSONValue {
-        guard case .array(let ops) = patchDocument else { throw .invalid("a JSON Patch is an array of operations") }
+        guard case .array(let ops) = patchDocument else {
+            throw JSONPatchError(.invalid, "a JSON Patch is an array of operations, e.g. [{\"op\":\"replace\",\"path\":\"/price\",\"value\":10}]")
+        }
         var doc = self
-        for raw in ops {
-            guard case .object(let o) = raw, case .string(let op)? = o["op"], case .string(let path)? = o["path"] else {
-                throw .invalid("every operation needs an op and a path")
-            }
-            func from() throws(JSONPatchError) -> String {
-                guard case .string(let f)? = o["from"] else { throw .invalid("\(op) needs a from") }
-                return f
-            }
-            do {
-                switch op {
-                case "add", "replace":
-                    guard let value = o["value"] else { throw JSONPatchError.invalid("\(op) \(path) needs a value") }
-                    if op == "replace", doc.value(atPointer: path) == nil { throw JSONPatchError.invalid("replace \(path): no such path") }
-                    doc = try doc.applying([PatchOperation(op: op == "add" ? .add : .replace, path: path, value: value)])
-                case "remove":
-                    doc = try doc.applying([PatchOperation(op: .remove, path: path)])
-                case "test":
-                    guard doc.value(atPointer: path) == o["value"] else { throw JSONPatchError.testFailed(path: path) }
-                case "move", "copy":
-                    let source = try from()
-                    guard let value = doc.value(atPointer: source) else { throw JSONPatchError.invalid("\(op) from \(source): no such path") }
-                    if op == "move" { doc = try doc.applying([PatchOperation(op: .remove, path: source)]) }
-                    doc = try doc.applying([PatchOperation(op: .add, path: path, value: value)])
-                default:
-                    throw JSONPatchError.invalid("unknown op \(op)")
-                }
-            } catch let e as JSONPatchError {
-                throw e
-            } catch {
-                throw .invalid("\(op) \(path) does not apply")
-            }
+        for (index, raw) in ops.enumerated() {
+            let op = try PatchDocumentOperation(raw, index: index, count: ops.count)
+            try op.apply(to: &doc)
         }
         return doc
     }
-
     /// This document with an RFC 7396 merge patch applied.
     public func mergePatched(with patch: JSONValue) -> JSONValue {
         guard case .object(let p) = patch else { return patch }
@@ -95,15 +60,40 @@ extension PatchOperation {
     }
 }
 
-/// Why a patch document did not apply.
-public enum JSONPatchError: Error, Sendable, Equatable, CustomStringConvertible {
-    case invalid(String)
-    case testFailed(path: String)
+/// Why a patch document did not apply: the operation (its position, counted from 1, and its
+/// `op` and `path` when it has them) and the reason.
+public struct JSONPatchError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable {
+        /// The patch is malformed or an operation does not apply to the document.
+        case invalid
+        /// A `test` operation found another value (or none).
+        case testFailed
+    }
+    public var kind: Kind
+    /// The reason, without the operation's place.
+    public var reason: String
+    /// Which operation, counted from 1, of how many; nil for a patch that is not an array.
+    public var position: (index: Int, count: Int)? {
+        get { positionIndex.map { ($0, positionCount) } }
+        set { positionIndex = newValue?.index; positionCount = newValue?.count ?? 0 }
+    }
+    public var op: String?
+    public var path: String?
+    private var positionIndex: Int?
+    private var positionCount = 0
+
+    public init(_ kind: Kind, _ reason: String, op: String? = nil, path: String? = nil, position: (index: Int, count: Int)? = nil) {
+        self.kind = kind
+        self.reason = reason
+        self.op = op
+        self.path = path
+        self.position = position
+    }
 
     public var description: String {
-        switch self {
-        case .invalid(let why): "invalid patch: \(why)"
-        case .testFailed(let path): "test failed at \(path)"
-        }
+        guard let position else { return "invalid patch: \(reason)" }
+        var head = "operation \(position.index) of \(position.count)"
+        if let op, let path { head += " (\(op) \(path.isEmpty ? "\"\"" : path))" } else if let op { head += " (\(op))" }
+        return "\(head): \(reason)"
     }
 }

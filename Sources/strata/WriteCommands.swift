@@ -148,7 +148,12 @@ struct EditCommand: AsyncParsableCommand {
             let change = edit
             let (seq, changes) = try await useCase { try await app.useCases.write.edit(source: name, id: id, change, session: session) }
             if format == .json {
-                emit([.object(["seq": .number(String(seq)), "staged": .bool(session != nil), "changes": .array(changes.map(JSONValue.init(change:)))])], as: .json)
+                let seqValue: JSONValue = seq.map { .number(String($0)) } ?? .null
+                emit([.object(["seq": seqValue, "staged": .bool(session != nil && seq != nil), "changes": .array(changes.map(JSONValue.init(change:)))])], as: .json)
+                return
+            }
+            guard let seq else {
+                emit("no change: \(name)/\(id) already looks like that; nothing was written")
                 return
             }
             let what = session.map { "staged in session \($0)" } ?? "pending; `strata push \(name)` sends it"

@@ -151,7 +151,7 @@ import Testing
     /// again, against an API that keeps changing: after every kill the store verifies; at the end
     /// a full fetch completes and the items equal the API's.
     @Test func killedFetchesAndImportsLeaveAnIntactStore() async throws {
-        let iterations = Int(ProcessInfo.processInfo.environment["STRATA_FETCH_CRASH_ITERATIONS"] ?? "") ?? 200
+        let iterations = Int(ProcessInfo.processInfo.environment["STRATA_FETCH_CRASH_ITERATIONS"] ?? "") ?? 20
         let server = FixtureServer(root: fixturesRoot)
         try await server.start()
         defer { Task { await server.stop() } }

@@ -43,7 +43,7 @@ import Testing
     /// store opens, `verify` passes (gapless seqs, intact chain, projections equal a rebuild), no
     /// batch is partial, and a re-run completes the job without duplicating anything.
     @Test func killedWritersLeaveAnIntactStore() async throws {
-        let iterations = Int(ProcessInfo.processInfo.environment["STRATA_CRASH_ITERATIONS"] ?? "") ?? 200
+        let iterations = Int(ProcessInfo.processInfo.environment["STRATA_CRASH_ITERATIONS"] ?? "") ?? 20
         // A new store every 50 kills, so `verify` after each kill stays cheap at any scale.
         for chunk in stride(from: 0, to: iterations, by: 50) {
             try await killAppendLoops(count: min(50, iterations - chunk), first: chunk)

@@ -9,7 +9,7 @@ import Testing
 /// store that pulls it holds the same events in the same order.
 @Suite(.serialized) struct TeamLogKillTests {
     @Test func killedTeamPushesAndACrashedServerLoseNothingAndDuplicateNothing() async throws {
-        let kills = Int(ProcessInfo.processInfo.environment["STRATA_TEAM_KILLS"] ?? "") ?? 200
+        let kills = Int(ProcessInfo.processInfo.environment["STRATA_TEAM_KILLS"] ?? "") ?? 20
         let pg = try await offPoolThread { try PostgresServer() }
         let a = makeStoreDir()
         #expect(try await strata(["_append-loop", "--count", "3000", "--batch", "100", "--id-prefix", "node-a"], store: a).status == 0)

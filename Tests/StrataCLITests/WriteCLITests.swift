@@ -218,7 +218,7 @@ import Testing
     /// at the end every write reached the server exactly once (idempotency keys), the store
     /// verifies and the outbox is empty.
     @Test func killedPushesDeliverEveryWriteExactlyOnce() async throws {
-        let iterations = Int(ProcessInfo.processInfo.environment["STRATA_PUSH_CRASH_ITERATIONS"] ?? "") ?? 200
+        let iterations = Int(ProcessInfo.processInfo.environment["STRATA_PUSH_CRASH_ITERATIONS"] ?? "") ?? 20
         try await withFixtureServer { server in
             let store = makeStoreDir()
             try await WriteCLITests.addNotes(server, store: store)

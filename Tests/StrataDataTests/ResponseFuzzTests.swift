@@ -15,7 +15,7 @@ import Testing
     ]
 
     @Test func mutatedBodiesNeverCrashTheResponsePath() throws {
-        let iterations = Int(ProcessInfo.processInfo.environment["STRATA_FUZZ_ITERATIONS"] ?? "") ?? 100_000
+        let iterations = Int(ProcessInfo.processInfo.environment["STRATA_FUZZ_ITERATIONS"] ?? "") ?? 5_000
         var rng = SplitMix64(seed: 20_261_122)
         let bodies = try Self.seeds.map { seed -> [UInt8] in
             // Compact the seed so mutations hit structure rather than indentation.

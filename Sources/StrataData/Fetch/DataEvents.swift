@@ -12,6 +12,7 @@
 /// | `DetailNotModified` | source | as above, status 304 | a reference to the unchanged body |
 /// | `ImageFetched` | source | `source`, `run`, `key`, `url`, `contentType`?, `etag`? | the image bytes |
 /// | `FetchFailed` | source | `source`, `run`, `url`, `stage` (list/detail/image), `error`, `status`?, `attempt`, `willRetry` | none |
+/// | `ReadAheadDiscarded` | source | `source`, `run`, `url`, `status` and `durationMs` (a response) or `error` and `message` (none): a list page asked for ahead that the pass did not reach; its items are not applied | the body of a 2xx |
 public enum DataEvents {
     public static let sourceDefined = "SourceDefined"
     public static let sourceChanged = "SourceChanged"
@@ -24,4 +25,5 @@ public enum DataEvents {
     public static let detailNotModified = "DetailNotModified"
     public static let imageFetched = "ImageFetched"
     public static let fetchFailed = "FetchFailed"
+    public static let readAheadDiscarded = "ReadAheadDiscarded"
 }

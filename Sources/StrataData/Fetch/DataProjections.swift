@@ -28,7 +28,7 @@ public enum DataProjections {
     /// Local writes are overlaid on the fetched documents (``PendingOverlay``): an item with open
     /// writes shows them, through fetches, until the server answers.
     public static let items = KeyedDocumentProjection(
-        name: "items", version: 15,
+        name: "items", version: 16,
         eventTypes: Set([DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted])
             .union(WriteEvents.writes).union(WriteEvents.outcomes),
         extraTables: PendingOverlay.tables

@@ -137,7 +137,7 @@ public final class Fetcher: Sendable {
         var complete = false
         // Conditional requests already answered for pages an unchanged list is known to lead to
         // (``prefetchChain``), with the validators they were sent with.
-        var prefetched: [String: (response: HTTPResponse, validators: Validators)] = [:]
+        var prefetched: [String: ReadAhead] = [:]
         while true {
             guard visited.insert(url).inserted else {
                 let e = FetchError(code: .redirects, message: source.cursorPath.map { "the cursor at \($0) repeats one already followed (a loop); check --cursor-path" }
@@ -148,12 +148,12 @@ public final class Fetcher: Sendable {
             passURLs.append(url)
             let cached: Validators?
             let response: HTTPResponse
-            if let ahead = prefetched.removeValue(forKey: url), ahead.response.status == 304 {
-                (cached, response) = (ahead.validators, ahead.response)
+            if let ahead = prefetched.removeValue(forKey: url) {
+                // Whatever the read-ahead got is this page's answer: a 304, a changed page, or a
+                // failed first attempt that is recorded and retried here. Never asked twice.
+                cached = ahead.validators
+                response = try await answer(ahead, url: url, headers: headers + conditionalHeaders(cached), context: context)
             } else {
-                // Anything but a 304 ahead (a changed page, an error) is asked for again here, with
-                // its retries and failure events.
-                prefetched.removeAll()
                 cached = try await validators(for: url)
                 response = try await get(url, headers: headers + conditionalHeaders(cached), stage: "list", context: context)
             }
@@ -199,14 +199,16 @@ public final class Fetcher: Sendable {
                 events.append(NewEvent(type: DataEvents.pageFetched, stream: source.name, metadata: meta, payload: body))
                 summary.bytes += body.count
             } else {
-                let e = FetchError(code: .http, message: "HTTP \(response.status) for the list; check the URL and any auth header", url: url, status: response.status)
+                let e = FetchError(code: .http, message: Self.listStatusMessage(response.status), url: url, status: response.status)
                 try await recordFailure(context, url: url, stage: "list", error: e, attempt: 1, willRetry: false, status: response.status)
+                try await recordUnused(prefetched, context: context)
                 throw e
             }
             let (document, items): (JSONValue, [(key: String, item: JSONValue)])
             summary.pagesParsed += 1
             do { (document, items) = try extraction.items(in: body, url: url) } catch {
                 try await recordFailure(context, url: url, stage: "list", error: error, attempt: 1, willRetry: false, status: response.status)
+                try await recordUnused(prefetched, context: context)
                 throw error
             }
             if options.details, source.detailURL == nil, let field = source.detailURLField {
@@ -235,6 +237,9 @@ public final class Fetcher: Sendable {
             events.append(NewEvent(type: DataEvents.fetchCompleted, stream: source.name,
                                    metadata: common(context) + [("pages", String(events.count)), ("complete", String(complete))]))
         }
+        // Read-ahead answers the pass did not reach (it stopped, or a changed page led elsewhere)
+        // are recorded after the pass's own events, so every response received is in the log.
+        events += unusedReadAhead(prefetched, context: context)
         let outcomes = try await store.append(events)
         let runStart = outcomes.first!.seq
         summary.complete = complete
@@ -313,9 +318,9 @@ public final class Fetcher: Sendable {
     /// GET with retries: connection errors, timeouts, cut bodies, 429 and 5xx are retried with
     /// exponential backoff and jitter (or the server's `Retry-After`, up to 60 s); every failed
     /// attempt is recorded as a `FetchFailed` event. Returns the first non-retryable response.
-    func get(_ url: String, headers: [(name: String, value: String)], stage: String, context: RunContext) async throws -> HTTPResponse {
+    func get(_ url: String, headers: [(name: String, value: String)], stage: String, context: RunContext, firstAttempt: Int = 1) async throws -> HTTPResponse {
         let request = request(url, headers: headers, context: context)
-        var attempt = 1
+        var attempt = firstAttempt
         while true {
             var failure: FetchError
             do {
@@ -435,8 +440,66 @@ public final class Fetcher: Sendable {
     /// `url` (page `page`): the chain of recorded next URLs under the same paging, up to `limit`
     /// pages, each with its validators. Only what answered comes back; the pass still takes the
     /// pages one by one, in order, and asks again for any that did not answer 304.
+    /// A list page asked for ahead of the loop, with the validators it was asked with, and what
+    /// came back: a response, or a failure to connect or read.
+    struct ReadAhead: Sendable {
+        var result: Result<HTTPResponse, FetchError>
+        var validators: Validators
+    }
+
+    /// The response for a page asked for ahead: the one received, unless it is a retryable
+    /// failure (429, 5xx, a cut connection), which is recorded as attempt 1 and retried as
+    /// ``get(_:headers:stage:context:firstAttempt:)`` retries.
+    func answer(_ ahead: ReadAhead, url: String, headers: [(name: String, value: String)], context: RunContext) async throws -> HTTPResponse {
+        var failure: FetchError
+        switch ahead.result {
+        case .success(let r):
+            guard let f = retryableFailure(r, url: url) else { return r }
+            failure = f
+        case .failure(let e):
+            failure = e
+        }
+        guard try await recordAttempt(&failure, attempt: 1, url: url, stage: "list", context: context) else { throw failure }
+        try await sleeper.sleep(seconds: backoff(failure, attempt: 1, options: context.options))
+        return try await get(url, headers: headers, stage: "list", context: context, firstAttempt: 2)
+    }
+
+    /// Events for read-ahead answers no page used: `ReadAheadDiscarded` with the URL and status
+    /// (a response) or the failure (none). Their items are not applied: the pass did not reach them.
+    func unusedReadAhead(_ unused: [String: ReadAhead], context: RunContext) -> [NewEvent] {
+        unused.sorted { $0.key < $1.key }.map { url, ahead in
+            var meta = common(context) + [("url", url)]
+            switch ahead.result {
+            case .success(let r):
+                meta += [("status", String(r.status)), ("durationMs", milliseconds(r.duration))]
+                if let etag = r.headers["etag"] { meta.append(("etag", etag)) }
+            case .failure(let e):
+                meta += [("error", e.code.description), ("message", String(e.message.prefix(500)))]
+            }
+            if case .success(let r) = ahead.result, (200..<300).contains(r.status), !r.body.isEmpty {
+                return NewEvent(type: DataEvents.readAheadDiscarded, stream: context.source.name, metadata: meta, payload: r.body)
+            }
+            return NewEvent(type: DataEvents.readAheadDiscarded, stream: context.source.name, metadata: meta)
+        }
+    }
+
+    /// Appends ``unusedReadAhead(_:context:)`` on its own, for a pass that failed.
+    func recordUnused(_ unused: [String: ReadAhead], context: RunContext) async throws {
+        let events = unusedReadAhead(unused, context: context)
+        if !events.isEmpty { _ = try await store.append(events) }
+    }
+
+    /// The message of a list page answered with a status that is neither success nor retried.
+    static func listStatusMessage(_ status: Int) -> String {
+        switch status {
+        case 401, 403: "HTTP \(status) for the list: the API refused the credentials; check the source's auth header (`strata source show`) and that its variables are set"
+        case 404, 410: "HTTP \(status) for the list: no such resource; check the source's URL"
+        default: "HTTP \(status) for the list; check the URL and any auth header"
+        }
+    }
+
     private func prefetchChain(from url: String, page: Int, source: SourceDefinition, headers: [(name: String, value: String)],
-                               context: RunContext, limit: Int) async throws -> [String: (response: HTTPResponse, validators: Validators)] {
+                               context: RunContext, limit: Int) async throws -> [String: ReadAhead] {
         let chain: [(url: String, validators: Validators)] = try await store.documents(projection: "http-cache") { reader in
             var out: [(String, Validators)] = [], seen = Set<String>(), next = url, p = page
             while out.count < limit, seen.insert(next).inserted, let v = try Self.validators(next, reader), v.paging == Self.pagingFingerprint(source, page: p),
@@ -451,9 +514,9 @@ public final class Fetcher: Sendable {
         let transfers = client.transfers(chain.map { request($0.url, headers: headers + conditionalHeaders($0.validators), context: context) },
                                          concurrency: context.options.concurrency)
         defer { transfers.cancel() }
-        var answered: [String: (response: HTTPResponse, validators: Validators)] = [:]
+        var answered: [String: ReadAhead] = [:]
         while let group = await transfers.next() {
-            for c in group { if case .success(let r) = c.result { answered[chain[c.index].url] = (r, chain[c.index].validators) } }
+            for c in group { answered[chain[c.index].url] = ReadAhead(result: c.result, validators: chain[c.index].validators) }
         }
         return answered
     }

@@ -10,13 +10,22 @@ extension Item {
         self.init(
             source: e.source, id: e.id, title: title,
             subtitle: source.subtitlePaths.compactMap { lookup($0)?.scalarText },
-            fields: source.indexPaths.map { Field(path: $0, value: lookup($0)?.scalarText ?? "") },
+            fields: source.indexPaths.map { Field(path: $0, value: Self.fieldText(e, path: $0)) },
             document: e.document, detail: e.detail,
             imageURL: e.image?.url ?? source.imagePath.flatMap { lookup($0) }.flatMap(\.scalarText).map { resolve($0, against: source.url) ?? $0 },
             image: e.image.map(ItemImage.init(entity:)),
             version: e.version, firstSeq: e.firstSeq, changedSeq: e.changedSeq, isRemoved: e.removed
         )
         pending = switch e.pending { case .none: .none; case .pending: .pending; case .conflicted: .conflicted }
+    }
+
+    /// A column's text: a scalar as it is; the scalars a path reaches through arrays joined
+    /// (`bug, ui`); empty for an object or nothing.
+    static func fieldText(_ e: ItemEntity, path: String) -> String {
+        if let v = e.document.value(atPath: path) ?? e.detail?.value(atPath: path), let t = v.scalarText { return t }
+        var found = e.document.values(atPath: path)
+        if found.isEmpty, let detail = e.detail { found = detail.values(atPath: path) }
+        return found.compactMap(\.scalarText).joined(separator: ", ")
     }
 
     /// Maps a network item to the domain: a new, unsaved first version.

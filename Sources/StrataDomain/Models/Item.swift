@@ -44,6 +44,22 @@ public struct Item: Sendable, Hashable, Identifiable {
     public func value(atPath path: String) -> JSONValue? {
         detail?.value(atPath: path) ?? document.value(atPath: path)
     }
+
+    /// Every value a dotted path reaches (``JSONValue/values(atPath:)``: arrays on the way apply
+    /// to each element), in the detail when it has any there, else in the list entry.
+    public func values(atPath path: String) -> [JSONValue] {
+        if let detail {
+            let found = detail.values(atPath: path)
+            if !found.isEmpty { return found }
+        }
+        return document.values(atPath: path)
+    }
+
+    /// Whether a dotted path has several values here (it meets an array), so cannot order items.
+    public func pathReachesArray(_ path: String) -> Bool {
+        if let detail, detail.value(atPath: path) != nil || !detail.values(atPath: path).isEmpty { return detail.pathReachesArray(path) }
+        return document.pathReachesArray(path)
+    }
 }
 
 /// Whether an item shows local writes not yet confirmed by the server.

@@ -73,40 +73,25 @@ public struct ItemEdit: Sendable, Hashable {
     /// part does not apply.
     public func applied(to doc: JSONValue) throws -> JSONValue {
         var out = doc
-        for (path, value) in sets { out = try Self.setting(out, JSONValue.pointer(fromPath: path), value) }
+        for (path, value) in sets {
+            do { try out.set(value, at: try JSONPointer(JSONValue.pointer(fromPath: path))) } catch {
+                throw RepositoryError(.invalidQuery, "setting \(path): \(error.message)")
+            }
+        }
         for path in unsets {
-            let pointer = JSONValue.pointer(fromPath: path)
-            guard out.value(atPointer: pointer) != nil else { throw RepositoryError(.invalidQuery, "--unset \(path): the item has no such field") }
-            out = try out.applying([PatchOperation(op: .remove, path: pointer)])
+            let pointer: JSONPointer
+            do { pointer = try JSONPointer(JSONValue.pointer(fromPath: path)) } catch { throw RepositoryError(.invalidQuery, "removing \(path): \(error.message)") }
+            guard !pointer.tokens.isEmpty, out.value(at: pointer) != nil else { throw RepositoryError(.invalidQuery, "removing \(path): the item has no such field") }
+            do { out = try out.applying([PatchOperation(op: .remove, path: pointer.text)]) } catch {
+                throw RepositoryError(.invalidQuery, "removing \(path): \(error.reason)")
+            }
         }
         if let patch {
-            do { out = try out.applying(patchDocument: patch) } catch { throw RepositoryError(.invalidQuery, "the patch does not apply: \(error.description)") }
+            do { out = try out.applying(patchDocument: patch) } catch {
+                throw RepositoryError(.invalidQuery, "the patch does not apply: \(error.description)")
+            }
         }
         if let document { out = document }
         return out
-    }
-
-    private static func setting(_ doc: JSONValue, _ pointer: String, _ value: JSONValue) throws -> JSONValue {
-        let tokens = pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
-            $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
-        }
-        guard !tokens.isEmpty else { throw RepositoryError(.invalidQuery, "--set needs a field path, e.g. --set content=hello") }
-        func set(_ v: JSONValue, _ rest: ArraySlice<String>) throws -> JSONValue {
-            guard let head = rest.first else { return value }
-            switch v {
-            case .object(var o):
-                o[head] = try set(o[head] ?? .object([:]), rest.dropFirst())
-                return .object(o)
-            case .array(var a):
-                guard let i = Int(head), a.indices.contains(i) || i == a.count else {
-                    throw RepositoryError(.invalidQuery, "--set \(pointer): \(head) is not an index of the array there")
-                }
-                if i == a.count { a.append(try set(.object([:]), rest.dropFirst())) } else { a[i] = try set(a[i], rest.dropFirst()) }
-                return .array(a)
-            default:
-                throw RepositoryError(.invalidQuery, "--set \(pointer): a field cannot be set inside a \(v.displayText.prefix(20))")
-            }
-        }
-        return try set(doc, tokens[...])
     }
 }

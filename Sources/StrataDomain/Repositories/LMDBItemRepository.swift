@@ -58,12 +58,15 @@ public struct LMDBItemRepository: ItemRepository {
             all = try await storage { try await tables.items(source: source.name, asOf: seq, includeRemoved: query.includeRemoved) }
         }
         var items = all.map { Item(entity: $0, source: source) }.filter { item in
-            query.filters.allSatisfy { f in item.value(atPath: f.path)?.filterText == f.value }
+            query.filters.allSatisfy { f in item.matches(f) }
         }
         if let text = query.search?.lowercased(), !text.isEmpty {
             items = items.filter { $0.searchText.contains(text) }
         }
         if let sort = query.sort {
+            if let many = items.first(where: { $0.pathReachesArray(sort.path) }) {
+                throw RepositoryError(.invalidQuery, "\(sort.path) reaches into an array in item \(many.id), so it has several values and cannot order items; sort by one element, with its position in the path (e.g. labels.0.name)")
+            }
             items = items.sorted(by: sort)
         } else {
             items.sort { Item.idPrecedes($0.id, $1.id) }
@@ -140,9 +143,21 @@ extension Item {
         }
     }
 
-    /// Lowercased id, title, subtitle and field values, for `--search`.
+    /// Lowercased id, title, subtitle and every scalar of the list entry and the detail, nested
+    /// ones included, for `--search`.
     var searchText: String {
-        ([id, title] + subtitle + fields.map(\.value)).joined(separator: "\u{1F}").lowercased()
+        var parts = [id, title] + subtitle
+        let add = { (v: JSONValue) in if let t = v.scalarText { parts.append(t) } }
+        document.forEachScalar(add)
+        detail?.forEachScalar(add)
+        return parts.joined(separator: "\u{1F}").lowercased()
+    }
+
+    /// Whether `filter` holds: one of the values its path reaches (an array's elements included)
+    /// reads as the filter's value, or the value at the path as a whole does (`tags=["a","b"]`).
+    func matches(_ filter: FieldFilter) -> Bool {
+        if values(atPath: filter.path).contains(where: { $0.filterText == filter.value }) { return true }
+        return value(atPath: filter.path).map { $0.filterText == filter.value } ?? false
     }
 }
 

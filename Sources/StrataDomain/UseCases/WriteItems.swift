@@ -45,8 +45,10 @@ public struct WriteItems: Sendable {
     }
 
     /// Edits an item: the difference between its document now and after `edit` becomes the
-    /// write's patch (with old values). In a `session`, the edit is only staged.
-    public func edit(source name: String, id: String, _ edit: ItemEdit, session: String? = nil) async throws -> (seq: UInt64, changes: [Change]) {
+    /// write's patch (with old values). In a `session`, the edit is only staged. An edit that
+    /// leaves the item as it is (a patch of only `test`s, a value set to what it is) succeeds
+    /// and writes nothing: the seq is nil and there are no changes.
+    public func edit(source name: String, id: String, _ edit: ItemEdit, session: String? = nil) async throws -> (seq: UInt64?, changes: [Change]) {
         _ = try await writable(name, .patch)
         let user = try await user()
         guard var base = try await writes.base(source: name, id: id) else {
@@ -61,7 +63,7 @@ public struct WriteItems: Sendable {
         let target = try edit.applied(to: base.document)
         guard case .object = target else { throw RepositoryError(.invalidQuery, "an item must stay a JSON object") }
         let changes = base.document.diff(to: target).map(Change.init(patch:))
-        guard !changes.isEmpty else { throw RepositoryError(.invalidQuery, "nothing to change: the item already looks like that") }
+        guard !changes.isEmpty else { return (nil, []) }
         if let session {
             return (try await writes.stage(session: session, source: name, id: id, changes: changes, base: base, user: user), changes)
         }

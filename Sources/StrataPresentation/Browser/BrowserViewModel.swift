@@ -719,10 +719,10 @@ public final class BrowserViewModel {
         let session = deps.session
         run("write") { [weak self] _ in
             do {
-                let (_, changes) = try await write.edit(source: source, id: id, try ItemEdit.line(text), session: session)
+                let (seq, changes) = try await write.edit(source: source, id: id, try ItemEdit.line(text), session: session)
                 let what = changes.map { ChangeViewData(change: $0).text }.joined(separator: ", ")
                 guard let self else { return }
-                self.update { $0.status = "staged \(id): \(what)" }
+                self.update { $0.status = seq == nil ? "no change to \(id): it already looks like that" : "staged \(id): \(what)" }
                 self.loadWriteState()
             } catch {
                 self?.show(error, title: "Not staged", hint: "Nothing was written. Enter closes this; e tries again.")
