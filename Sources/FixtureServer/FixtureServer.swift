@@ -145,9 +145,18 @@ public final class FixtureServer: @unchecked Sendable {
 
     // MARK: Responses
 
+    /// The bearer token the `github` dataset requires (`Authorization: Bearer fixture-token`).
+    public static let githubToken = "fixture-token"
+
     private func respond(_ request: Request) async throws -> Response {
         let path = request.uri.path
         let fault = takeFault(for: path)
+        if path.hasPrefix("/github/"), request.headers[.authorization] != "Bearer \(Self.githubToken)" {
+            // As GitHub answers a private repository without a token.
+            var r = json(#"{"message":"Requires authentication","documentation_url":"https://docs.github.com/rest"}"#, status: .unauthorized)
+            r.headers[HTTPField.Name("WWW-Authenticate")!] = #"Bearer realm="fixture""#
+            return r
+        }
         switch fault {
         case .serverError?:
             return json(#"{"error":"internal error"}"#, status: .internalServerError)

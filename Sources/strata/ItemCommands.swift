@@ -69,7 +69,9 @@ struct ListCommand: AsyncParsableCommand {
                 let result: QueryItems.Result
                 do { result = try await app.useCases.query(try ItemQuery(source: name, filter: filter)) } catch { throw PresentableError(error).cli }
                 emit(result.page.items.map(JSONValue.init(item:)), as: format == .json ? .json : .ndjson)
-                if let note = filter.scanNote(source: name, indexed: result.source.indexPaths, sortedIndex: !app.storeIsEncrypted) { warn(note) }
+                if let note = filter.scanNote(source: name, indexed: result.source.indexPaths, sortedIndex: !app.storeIsEncrypted, usedIndex: result.page.usedIndex) {
+                    warn(note)
+                }
                 return
             }
             let state = await loadList(app: app, filter: filter)
@@ -80,7 +82,9 @@ struct ListCommand: AsyncParsableCommand {
             guard case .loaded(let list) = state.content else {
                 throw (state.content.error ?? PresentableError(kind: .storage, message: "the list did not load")).cli
             }
-            defer { if let note = filter.scanNote(source: name, indexed: list.columns, sortedIndex: !app.storeIsEncrypted) { warn(note) } }
+            defer {
+                if let note = filter.scanNote(source: name, indexed: list.columns, sortedIndex: !app.storeIsEncrypted, usedIndex: list.usedIndex) { warn(note) }
+            }
             if format == .csv { FileHandle.standardOutput.write(Data(CSVRenderer().render(list).utf8)); return }
             screen.page(ItemListRenderer(options: screen.options).render(list, refreshMessage: state.refreshMessage))
             if let m = state.refreshMessage, m.contains("failed") { warn("Error: \(m)"); throw ExitCode.failure }
@@ -107,9 +111,10 @@ struct ShowCommand: AsyncParsableCommand {
         commandName: "show",
         abstract: "Show one item in full, downloading its detail first.",
         discussion: reflowed("""
-        Without --as-of and --offline the item's detail is downloaded into the store first (a
-        failure is reported on stderr, the stored detail is shown, and the exit code is 1).
-        With --as-of the network is never touched. Long output goes through $PAGER on a terminal.
+        Without --as-of and --offline the item's detail is downloaded into the store first; if
+        that fails, the stored item is shown and one warning on stderr says why (exit 0; with
+        --fresh, exit 1). With --as-of the network is never touched. Long output goes through
+        $PAGER on a terminal.
 
         Examples:
           strata show cars 42
@@ -122,10 +127,18 @@ struct ShowCommand: AsyncParsableCommand {
     @Argument(help: "The item's id.") var id: String
     @Option(help: "Read as of a seq or an ISO 8601 date (never downloads).") var asOf: PointArgument?
     @Flag(help: "Do not download; show what is stored.") var offline = false
+    @Flag(help: "Fail (exit 1) when the detail cannot be downloaded, instead of showing the stored one.") var fresh = false
     @Option(help: "table or json.") var format: ViewFormat = .table
 
     func validate() throws {
         guard format == .table || format == .json else { throw ValidationError("--format must be table or json for show") }
+        if fresh && (offline || asOf != nil) { throw ValidationError("--fresh downloads the detail; it does not go with --offline or --as-of") }
+    }
+
+    /// The one warning for a failed download, or the error with --fresh.
+    private func downloadFailed(_ reason: String) throws {
+        if fresh { throw CLIError("could not download the detail of \(id): \(reason)") }
+        warn("warning: could not download the detail of \(id): \(reason); showing the stored item (--fresh fails instead)")
     }
 
     func run() async throws {
@@ -140,16 +153,21 @@ struct ShowCommand: AsyncParsableCommand {
                     result = try await app.useCases.loadDetail(source: name, id: id, at: asOf.flatMap { PointInTime(text: $0.text) } ?? .now, offline: offline)
                 } catch { spinner.stop(); throw PresentableError(error).cli }
                 spinner.stop()
+                if fresh, let e = result.refreshError { try downloadFailed(e.message) }
                 emit(JSONValue(item: result.item).prettyString)
-                if let e = result.refreshError { warn("Error: could not download the detail: \(e.message); showed the stored one"); throw ExitCode.failure }
+                if let e = result.refreshError { try downloadFailed(e.message) }
                 return
             }
             let state = await open(app: app)
             guard case .loaded(let detail) = state.content else {
                 throw (state.content.error ?? PresentableError(kind: .storage, message: "the item did not load")).cli
             }
-            screen.page(ItemDetailRenderer(options: screen.options).render(detail))
-            if let e = detail.refreshError { warn("Error: could not download the detail: \(e); showed the stored one"); throw ExitCode.failure }
+            if fresh, let e = detail.refreshError { try downloadFailed(e) }
+            // The failure is said once, on stderr; the page shows the item alone.
+            var shown = detail
+            shown.refreshError = nil
+            screen.page(ItemDetailRenderer(options: screen.options).render(shown))
+            if let e = detail.refreshError { try downloadFailed(e) }
         }
     }
 

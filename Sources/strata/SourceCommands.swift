@@ -33,6 +33,35 @@ struct SourceCommand: AsyncParsableCommand {
         var isEmpty: Bool { [createUrl, updateUrl, updateMethod, patchFormat, deleteUrl, ownerField].allSatisfy { $0 == nil } }
     }
 
+    /// Request headers, for `add` and `change`: templates, files, and literal credentials only
+    /// when asked for.
+    struct HeaderOptions: ParsableArguments {
+        @Option(help: ArgumentHelp("A request header (repeatable; on change, replaces the set); $VAR reads the environment at fetch time: quote it in single quotes.", valueName: "Name: value"))
+        var header: [String] = []
+        @Option(help: ArgumentHelp("A header whose value is a file's text, read at each fetch (repeatable), e.g. 'Authorization=~/.config/gh-auth'.", valueName: "Name=path"))
+        var headerFromFile: [String] = []
+        @Flag(help: "Accept a literal credential in --header: it is kept outside the log (secrets.json in the store, mode 0600) and never printed or exported.")
+        var allowLiteralSecret = false
+
+        var isEmpty: Bool { header.isEmpty && headerFromFile.isEmpty }
+
+        /// `--header` and `--header-from-file` as the definition's header templates.
+        func headers() throws -> [String] {
+            var out = header
+            for h in headerFromFile {
+                guard let eq = h.firstIndex(of: "="), eq != h.startIndex, h.index(after: eq) != h.endIndex else {
+                    throw ValidationError("--header-from-file '\(h)' must look like Name=PATH, e.g. Authorization=~/.config/gh-auth")
+                }
+                let name = h[..<eq].trimmingCharacters(in: .whitespaces)
+                var path = (String(h[h.index(after: eq)...]) as NSString).expandingTildeInPath
+                if !path.hasPrefix("/") { path = FileManager.default.currentDirectoryPath + "/" + path }
+                guard FileManager.default.isReadableFile(atPath: path) else { throw ValidationError("--header-from-file: \(path) cannot be read") }
+                out.append("\(name): ${file:\(path)}")
+            }
+            return out
+        }
+    }
+
     struct Change: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "change",
@@ -51,11 +80,10 @@ struct SourceCommand: AsyncParsableCommand {
         @OptionGroup var writeSide: WriteSide
         @Option(help: "Path of the title field.") var title: String?
         @Option(help: "Field path(s) to index, comma-separated or repeated (replaces the set).") var index: [String] = []
-        @Option(help: ArgumentHelp("Request headers (repeatable; replaces the set); $VAR reads the environment at fetch time.", valueName: "Name: value"))
-        var header: [String] = []
+        @OptionGroup var headerOptions: HeaderOptions
 
         func validate() throws {
-            if writeSide.isEmpty && title == nil && index.isEmpty && header.isEmpty { throw ValidationError("nothing to change: give at least one option") }
+            if writeSide.isEmpty && title == nil && index.isEmpty && headerOptions.isEmpty { throw ValidationError("nothing to change: give at least one option") }
         }
 
         func run() async throws {
@@ -65,9 +93,10 @@ struct SourceCommand: AsyncParsableCommand {
                 writeSide.apply(to: &def)
                 if let title { def.title = title.isEmpty ? nil : title }
                 if !index.isEmpty { def.index = index.flatMap { $0.split(separator: ",").map(String.init) } }
-                if !header.isEmpty { def.headers = header }
+                if !headerOptions.isEmpty { def.headers = try headerOptions.headers() }
                 let changed = def
-                let seq = try await useCase { try await app.useCases.manageSources.define(changed, replace: true) }
+                let keep = headerOptions.allowLiteralSecret
+                let seq = try await useCase { try await app.useCases.manageSources.define(changed, replace: true, keepingLiteralSecrets: keep) }
                 emit("changed source \(name) (seq \(seq))")
             }
         }
@@ -119,7 +148,7 @@ struct SourceCommand: AsyncParsableCommand {
         @Option(help: "After-id paging: the parameter given the last item's id (e.g. starting_after).") var afterParam: String?
         @Option(help: "After-id paging: path of the has-more flag (e.g. has_more).") var hasMorePath: String?
         @Option(help: "Field path(s) to index, comma-separated or repeated.") var index: [String] = []
-        @Option(help: ArgumentHelp("A request header (repeatable); $VAR reads the environment at fetch time.", valueName: "Name: value")) var header: [String] = []
+        @OptionGroup var headerOptions: HeaderOptions
         @OptionGroup var writeSide: WriteSide
         @Flag(help: "Change an existing source.") var replace = false
 
@@ -129,14 +158,16 @@ struct SourceCommand: AsyncParsableCommand {
                     name: name, url: url, items: items, id: id.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) },
                     title: title, subtitle: subtitle, image: image, detailURL: detailUrl, detailURLField: detailUrlField, next: next,
                     pageParam: pageParam, sizeParam: sizeParam, pageSize: pageSize,
-                    index: index.flatMap { $0.split(separator: ",").map(String.init) }, headers: header,
+                    index: index.flatMap { $0.split(separator: ",").map(String.init) }, headers: try headerOptions.headers(),
                     cursorPath: cursorPath, cursorParam: cursorParam, offsetParam: offsetParam, totalPath: totalPath,
                     limitParam: limitParam, afterParam: afterParam, hasMorePath: hasMorePath)
                 writeSide.apply(to: &def)
-                do throws(FetchError) { try def.validate() } catch { throw ValidationError(error.message) }
+                let keep = headerOptions.allowLiteralSecret
+                let checked = keep ? def.takingLiteralSecrets().definition : def
+                do throws(FetchError) { try checked.validate() } catch { throw ValidationError(error.message) }
                 let app = try await location.app()
                 let seq: UInt64
-                do { seq = try await app.useCases.manageSources.define(def, replace: replace) } catch let e as RepositoryError {
+                do { seq = try await app.useCases.manageSources.define(def, replace: replace, keepingLiteralSecrets: keep) } catch let e as RepositoryError {
                     throw CLIError(e.message)
                 }
                 emit("\(replace ? "changed" : "defined") source \(name) (seq \(seq))")
@@ -153,7 +184,7 @@ struct SourceCommand: AsyncParsableCommand {
             try await reportingErrors {
                 let sources = try await location.app().useCases.manageSources.all()
                 switch format {
-                case .json, .ndjson: emit(sources.map(\.json), as: format)
+                case .json, .ndjson: emit(sources.map(\.masked.json), as: format)
                 case .table:
                     if sources.isEmpty { emit("no sources; add one with `strata source add`"); return }
                     var t = TextTable(headers: ["NAME", "URL", "ITEMS", "ID", "DETAIL", "IMAGE"])
@@ -173,7 +204,7 @@ struct SourceCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                do { emit(try await location.app().useCases.manageSources.definition(name).json.prettyString) } catch let e as RepositoryError {
+                do { emit(try await location.app().useCases.manageSources.definition(name).masked.json.prettyString) } catch let e as RepositoryError {
                     throw CLIError(e.message, exit: ExitCodes.notFound)
                 }
             }
@@ -433,6 +464,9 @@ extension RefreshResult {
         parts.append("+\(added) added, ~\(changed - reappeared) changed, -\(removed) removed" + (reappeared > 0 ? ", \(reappeared) reappeared" : ""))
         if details + detailsNotModified > 0 { parts.append("\(details) details" + (detailsNotModified > 0 ? " (\(detailsNotModified) not modified)" : "")) }
         if images > 0 { parts.append("\(images) images") }
+        for (reason, n) in retried.sorted(by: { $0.key < $1.key }) {
+            parts.append("\(n) retried after \(Int(reason) != nil ? reason : "a \(reason) error")")
+        }
         parts.append(byteCount(bytes))
         parts.append(String(format: "%.2f s", seconds))
         if !complete { parts.append("incomplete pass: nothing removed") }

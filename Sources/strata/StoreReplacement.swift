@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import StrataData
 
 /// Puts a copy of a store in the store's place, as `rekey` and `compact` do: the copy is made
 /// beside the store (`copyPath`), then swapped in by ``EventStore/swap(with:mark:carrying:when:)``
@@ -45,7 +46,7 @@ struct StoreReplacement {
         }
         for attempt in 1...tries {
             let theirs = try await copy!.head()
-            switch try store!.swap(with: copy!, mark: mark, carrying: ["remotes.json"], when: { $0 == theirs.seq && $1 == theirs.hash }) {
+            switch try store!.swap(with: copy!, mark: mark, carrying: ["remotes.json", SourceSecrets.fileName], when: { $0 == theirs.seq && $1 == theirs.hash }) {
             case .swapped:
                 // Neither object is used after a swap: the head is the one the swap checked.
                 copy = nil

@@ -77,9 +77,13 @@ import Testing
 
         server.setFault(.serverError, for: "/cars/offers/3")
         let failed = try await strata(["show", "cars", "3"], store: store)
-        #expect(failed.status == 1)
-        #expect(failed.stdout.contains("seller.city"))  // the stored detail, still shown
-        #expect(failed.stderr.hasPrefix("Error: could not download the detail: HTTP 500"))
+        #expect(failed.status == 0)
+        // The stored detail, still shown; the failure said once, on stderr, with the detail's URL.
+        #expect(failed.stdout.contains("seller.city") && !failed.stdout.contains("could not download"))
+        #expect(failed.stderr.hasPrefix("warning: could not download the detail of 3: HTTP 500"), "\(failed.stderr)")
+        #expect(failed.stderr.contains("/cars/offers/3") && failed.stderr.split(separator: "\n").count == 1, "\(failed.stderr)")
+        let fresh = try await strata(["show", "cars", "3", "--fresh"], store: store)
+        #expect(fresh.status == 1 && fresh.stdout.isEmpty && fresh.stderr.hasPrefix("Error: could not download the detail of 3: HTTP 500"), "\(fresh.stderr)")
         let log = try await strata(["log", "--type", "FetchFailed", "--limit", "1", "--format", "json"], store: store)
         #expect(log.stdout.contains("\"stage\": \"detail\""))
 

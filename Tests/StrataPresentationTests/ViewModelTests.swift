@@ -287,6 +287,11 @@ import Testing
         #expect(FilterViewData(wheres: ["make=Kia", "fuel=ev"], sort: "-price").scanNote(source: "cars", indexed: ["make"])
                 == "note: `fuel`, `price` are not indexed, so every item of cars was read; `strata source change cars --index make,fuel,price` would use an index")
         #expect(FilterViewData(wheres: ["fuel=ev", "fuel=petrol"]).scanNote(source: "cars", indexed: [])?.contains("--index fuel` would") == true)
+        // An index answered `make`: only the items it found were read, and the note says so.
+        #expect(FilterViewData(wheres: ["make=Kia", "fuel=ev"], sort: "-price").scanNote(source: "cars", indexed: ["make"], usedIndex: true)
+                == "note: `fuel`, `price` are not indexed, so each item the index found was read to check and sort it; `strata source change cars --index make,fuel,price` would use an index")
+        #expect(FilterViewData(wheres: ["make=Kia"], sort: "price").scanNote(source: "cars", indexed: ["make"], usedIndex: true)
+                == "note: `price` is not indexed, so each item the index found was read to sort it; `strata source change cars --index make,price` would use an index")
     }
 }
 

@@ -285,15 +285,18 @@ extension Fetcher {
         guard source.detailURL != nil || source.detailURLField != nil else {
             throw FetchError(code: .source, message: "source \(source.name) has no detail URL; add one with `strata source add --replace --detail-url`", url: source.url)
         }
-        let headers: [(name: String, value: String)]
-        do { headers = try source.resolvedHeaders(environment: options.environment) } catch {
-            try await recordFailure(context, url: source.url, stage: "detail", error: error, attempt: 1, willRetry: false)
-            throw error
-        }
         let name = source.name
         let item = try await store.documents(projection: "items") { try $0.state(collection: name, key: key)?.document }
         guard let job = detailJob(source, key: key, field: source.detailURLField.flatMap { item?.value(atPath: $0) }) else {
             throw FetchError(code: .source, message: "no stored item \(key) in \(name) to read its detail URL from; run `strata fetch \(name)` first", url: source.url)
+        }
+        let headers: [(name: String, value: String)]
+        do { headers = try source.resolvedHeaders(environment: options.environment, secrets: SourceSecrets(storePath: store.path)) } catch {
+            // The request this stopped is the detail's: name its URL, not the list's.
+            var e = error
+            e.url = job.url
+            try await recordFailure(context, url: job.url, stage: "detail", error: e, attempt: 1, willRetry: false)
+            throw e
         }
         let queue = JobQueue([Job(key: job.key, url: job.url, cached: try await validators(for: job.url))], open: false,
                              client: client, concurrency: 1) { self.request($0.url, headers: headers + self.conditionalHeaders($0.cached), context: context) }

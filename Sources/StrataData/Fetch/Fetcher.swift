@@ -1,6 +1,7 @@
 public import EventStore
 import Foundation
 public import Logging
+import Synchronization
 
 /// Waits between retries; injected so tests control time.
 public protocol Sleeper: Sendable {
@@ -82,6 +83,9 @@ public struct FetchSummary: Sendable, Equatable {
     public var bytes = 0
     public var failures: [String] = []
     public var seconds: Double = 0
+    /// Attempts that failed and were tried again, by why: `429`, `503`, `timeout`, … (each
+    /// recorded as a `FetchFailed` event with `willRetry`).
+    public var retried: [String: Int] = [:]
 }
 
 /// Fetches sources into the store: every response (and every failed attempt) becomes an event.
@@ -116,7 +120,7 @@ public final class Fetcher: Sendable {
         var summary = FetchSummary(source: source.name, run: run)
         let context = RunContext(source: source, run: run, options: options)
         let headers: [(name: String, value: String)]
-        do { headers = try source.resolvedHeaders(environment: options.environment) } catch {
+        do { headers = try source.resolvedHeaders(environment: options.environment, secrets: SourceSecrets(storePath: store.path)) } catch {
             try await recordFailure(context, url: source.url, stage: "list", error: error, attempt: 1, willRetry: false)
             throw error
         }
@@ -254,6 +258,7 @@ public final class Fetcher: Sendable {
             try await fetchImages(source, headers: headers, context: context, summary: &summary)
         }
         summary.seconds = seconds(clock.now - started)
+        summary.retried = context.retries.snapshot
         logger.debug("fetched", metadata: ["source": "\(source.name)", "run": "\(run)", "pages": "\(summary.pages)"])
         return summary
     }
@@ -313,6 +318,18 @@ public final class Fetcher: Sendable {
         var source: SourceDefinition
         var run: String
         var options: FetchOptions
+        /// Retried attempts by reason, counted from every task of the run.
+        let retries = RetryTally()
+    }
+
+    /// Retried attempts by reason (``FetchSummary/retried``), shared by a run's tasks.
+    final class RetryTally: Sendable {
+        private let counts = Mutex<[String: Int]>([:])
+        func count(_ failure: FetchError) {
+            let reason = failure.status.map(String.init) ?? failure.code.description
+            counts.withLock { $0[reason, default: 0] += 1 }
+        }
+        var snapshot: [String: Int] { counts.withLock { $0 } }
     }
 
     /// GET with retries: connection errors, timeouts, cut bodies, 429 and 5xx are retried with
@@ -341,6 +358,7 @@ public final class Fetcher: Sendable {
     func recordAttempt(_ failure: inout FetchError, attempt: Int, url: String, stage: String, context: RunContext) async throws -> Bool {
         let willRetry = failure.isRetryable && attempt <= context.options.retries
         try await recordFailure(context, url: url, stage: stage, error: failure, attempt: attempt, willRetry: willRetry, status: failure.status)
+        if willRetry { context.retries.count(failure) }
         failure.recorded = true
         return willRetry
     }

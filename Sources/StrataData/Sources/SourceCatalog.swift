@@ -18,14 +18,27 @@ public struct SourceCatalog: Sendable {
         return try Self.decode(s.document)
     }
 
-    /// Validates and records a new definition (or a change with `replace`).
+    /// Validates and records a new definition (or a change with `replace`). A literal credential
+    /// in a header is refused, unless `keepingLiteralSecrets`: then it is kept in
+    /// ``SourceSecrets`` and the definition in the log refers to it.
     @discardableResult
-    public func define(_ source: SourceDefinition, replace: Bool = false) async throws -> AppendOutcome {
+    public func define(_ source: SourceDefinition, replace: Bool = false, keepingLiteralSecrets: Bool = false) async throws -> AppendOutcome {
+        var source = source
+        var taken: [String: String] = [:]
+        if keepingLiteralSecrets { (source, taken) = source.takingLiteralSecrets() }
         try source.validate()
         let exists = try await get(source.name) != nil
         if exists && !replace {
             throw FetchError(code: .source, message: "source \(source.name) already exists; use --replace to change it", url: source.url)
         }
+        // Secrets kept before stay while a header still refers to them; new ones replace them.
+        let secrets = SourceSecrets(storePath: store.path)
+        var kept: [String: String] = [:]
+        for h in source.headers {
+            guard let (name, value) = SourceDefinition.split(header: h), value.contains(SourceDefinition.secretReference(name)) else { continue }
+            if let v = taken[name] ?? secrets.value(source: source.name, header: name) { kept[name] = v }
+        }
+        if !kept.isEmpty || secrets.holds(source: source.name) { try secrets.keep(kept, source: source.name) }
         let body = [UInt8](try JSONEncoder.sorted.encode(source))
         return try await store.append(NewEvent(type: exists ? DataEvents.sourceChanged : DataEvents.sourceDefined, stream: source.name,
                                                metadata: [("source", source.name)], payload: body))

@@ -140,7 +140,9 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
         if hasMorePath != nil && afterParam == nil { throw bad("--has-more-path", "goes with --after-param") }
         if limitParam != nil && pageSize == nil { throw bad("--limit-param", "needs --page-size (its value)") }
         if limitParam != nil && pageParam != nil { throw bad("--limit-param", "is for cursor, offset and after-id paging; page numbers use --size-param") }
-        if pageSize != nil && styles.isEmpty { throw bad("--page-size", "needs a paging style: --page-param, --cursor-path, --offset-param or --after-param") }
+        if pageSize != nil && styles.isEmpty {
+            throw bad("--page-size", "needs a paging style: --page-param, --cursor-path, --offset-param or --after-param; an API paged by Link headers (like GitHub's) is followed without one and takes its page size in --url, e.g. --url 'https://api.github.com/repos/OWNER/REPO/issues?per_page=100'")
+        }
         if let n = pageSize, !(1...10_000).contains(n) { throw bad("--page-size", "must be 1–10000") }
         for (flag, template, needsId) in [("--create-url", createURL, false), ("--update-url", updateURL, true), ("--delete-url", deleteURL, true)] {
             guard let template else { continue }
@@ -157,6 +159,8 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
                 throw bad("--header", "'\(h)' must look like 'Name: value'")
             }
         }
+        let literal = literalSecretHeaders
+        if !literal.isEmpty { throw FetchError(code: .source, message: Self.literalSecretMessage(literal), url: url) }
     }
 
     /// The limit parameter and its value, for cursor, offset and after-id paging (`limit`
@@ -170,8 +174,10 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
         !p.isEmpty && !p.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty)
     }
 
-    /// Resolves header templates against `environment`. Throws naming the variable, never its value.
-    public func resolvedHeaders(environment: [String: String]) throws(FetchError) -> [(name: String, value: String)] {
+    /// Resolves header templates: `$VAR` and `${VAR}` from `environment`, `${file:PATH}` from a
+    /// file's text (its trailing newline dropped), `${secret:NAME}` from the literals kept outside
+    /// the log (``SourceSecrets``). Throws naming the variable or file, never a value.
+    public func resolvedHeaders(environment: [String: String], secrets: SourceSecrets? = nil) throws(FetchError) -> [(name: String, value: String)] {
         var out: [(String, String)] = []
         for h in headers {
             let colon = h.firstIndex(of: ":")!
@@ -190,6 +196,25 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
                     rest = rest.dropFirst(variable.count)
                 }
                 guard !variable.isEmpty else { resolved += "$"; value = String(rest); continue }
+                if variable.hasPrefix("file:") {
+                    let file = String(variable.dropFirst(5))
+                    guard let d = FileManager.default.contents(atPath: (file as NSString).expandingTildeInPath) else {
+                        throw FetchError(code: .source, message: "header \(name) reads \(file), which cannot be read; check the path and its permissions", url: url)
+                    }
+                    var text = String(decoding: d, as: UTF8.self)
+                    while text.last == "\n" || text.last == "\r" { text.removeLast() }
+                    resolved += text
+                    value = String(rest)
+                    continue
+                }
+                if variable.hasPrefix("secret:") {
+                    guard let v = secrets?.value(source: self.name, header: String(variable.dropFirst(7))) else {
+                        throw FetchError(code: .source, message: "header \(name)'s kept secret is not in this store's \(SourceSecrets.fileName); give it again with `strata source change \(self.name) --header ... --allow-literal-secret`", url: url)
+                    }
+                    resolved += v
+                    value = String(rest)
+                    continue
+                }
                 guard let v = environment[variable] else {
                     throw FetchError(code: .source, message: "header \(name) uses $\(variable), which is not set in the environment", url: url)
                 }

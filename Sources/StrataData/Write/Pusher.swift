@@ -66,7 +66,7 @@ public final class Pusher: Sendable {
         let started = ContinuousClock.now
         let outbox = OutboxTables(store: store)
         var summary = PushSummary()
-        let headers = try source.resolvedHeaders(environment: options.environment)
+        let headers = try source.resolvedHeaders(environment: options.environment, secrets: SourceSecrets(storePath: store.path))
         var settledThisPush = Set<UInt64>()  // failed ones are not sent again in this push
         // The open writes are read once; each round's answers update this copy (reading them
         // again every round would parse every open write once per round).

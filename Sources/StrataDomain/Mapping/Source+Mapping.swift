@@ -38,6 +38,7 @@ extension RefreshResult {
         self.init(source: s.source, run: s.run, pages: s.pages, pagesNotModified: s.pagesNotModified, complete: s.complete, added: s.added,
                   changed: s.changed + s.reappeared, reappeared: s.reappeared, removed: s.removed, details: s.details,
                   detailsNotModified: s.detailsNotModified, images: s.images, bytes: s.bytes, failures: s.failures, seconds: s.seconds)
+        retried = s.retried
     }
 }
 

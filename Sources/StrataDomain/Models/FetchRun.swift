@@ -71,6 +71,8 @@ public struct RefreshResult: Sendable, Hashable {
     public var bytes: Int
     public var failures: [String]
     public var seconds: Double
+    /// Requests that failed and were tried again, by why (`429`, `503`, `timeout`, …).
+    public var retried: [String: Int] = [:]
     /// The source's lease in the team log the store shares, taken or renewed before the fetch
     /// (nil when it shares none).
     public var lease: SourceLease?

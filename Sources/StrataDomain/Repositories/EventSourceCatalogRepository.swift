@@ -7,8 +7,8 @@ public struct EventSourceCatalogRepository: SourceCatalogRepository {
 
     public init(catalog: SourceCatalog) { self.catalog = catalog }
 
-    public func define(_ definition: SourceDefinition, replace: Bool) async throws -> UInt64 {
-        do { return try await catalog.define(definition, replace: replace).seq } catch let e as FetchError {
+    public func define(_ definition: SourceDefinition, replace: Bool, keepingLiteralSecrets: Bool) async throws -> UInt64 {
+        do { return try await catalog.define(definition, replace: replace, keepingLiteralSecrets: keepingLiteralSecrets).seq } catch let e as FetchError {
             throw RepositoryError(.invalidQuery, e.message, cause: e)
         }
     }

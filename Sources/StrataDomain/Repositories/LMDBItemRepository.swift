@@ -49,8 +49,11 @@ public struct LMDBItemRepository: ItemRepository {
         }
         var usedIndex = false
         var entities: [ItemEntity]?
-        if !query.includeRemoved, let first = query.filters.first {
-            entities = try await storage { try await tables.items(source: source.name, path: first.path, equals: first.value, asOf: seq) }
+        if !query.includeRemoved {
+            // The first filter an index can answer narrows the read; the rest are checked below.
+            for f in query.filters where entities == nil {
+                entities = try await storage { try await tables.items(source: source.name, path: f.path, equals: f.value, asOf: seq) }
+            }
             usedIndex = entities != nil
         }
         let all: [ItemEntity]

@@ -74,8 +74,9 @@ public protocol ExportRepository: Sendable {
 
 /// The source definitions themselves (what `source add` writes), as events.
 public protocol SourceCatalogRepository: Sendable {
-    /// Appends the definition (or its change); returns its seq.
-    func define(_ definition: SourceDefinition, replace: Bool) async throws -> UInt64
+    /// Appends the definition (or its change); returns its seq. With `keepingLiteralSecrets`,
+    /// literal credentials in its headers are kept outside the log and referred to.
+    func define(_ definition: SourceDefinition, replace: Bool, keepingLiteralSecrets: Bool) async throws -> UInt64
     func definitions() async throws -> [SourceDefinition]
     func definition(_ name: String) async throws -> SourceDefinition?
     func remove(_ name: String) async throws

@@ -6,12 +6,15 @@ public struct ManageSources: Sendable {
 
     public init(catalog: any SourceCatalogRepository) { self.catalog = catalog }
 
-    /// Records a new definition (or, with `replace`, a change) and returns its seq.
+    /// Records a new definition (or, with `replace`, a change) and returns its seq. A literal
+    /// credential in a header is refused unless `keepingLiteralSecrets`: then it is kept outside
+    /// the log, and the definition refers to it.
     /// - Throws: ``RepositoryError`` `invalidQuery` naming the flag at fault, or when the source
     ///   exists and `replace` is false.
-    public func define(_ definition: SourceDefinition, replace: Bool = false) async throws -> UInt64 {
-        do throws(FetchError) { try definition.validate() } catch { throw RepositoryError(.invalidQuery, error.message, cause: error) }
-        return try await catalog.define(definition, replace: replace)
+    public func define(_ definition: SourceDefinition, replace: Bool = false, keepingLiteralSecrets: Bool = false) async throws -> UInt64 {
+        let checked = keepingLiteralSecrets ? definition.takingLiteralSecrets().definition : definition
+        do throws(FetchError) { try checked.validate() } catch { throw RepositoryError(.invalidQuery, error.message, cause: error) }
+        return try await catalog.define(definition, replace: replace, keepingLiteralSecrets: keepingLiteralSecrets)
     }
 
     public func all() async throws -> [SourceDefinition] { try await catalog.definitions() }

@@ -44,7 +44,8 @@ extension SourceViewData {
 
 extension ItemRowViewData {
     public init(item: Item) {
-        self.init(id: item.id, title: item.title, subtitle: item.subtitle.joined(separator: " · "), fields: item.fields.map(\.value),
+        self.init(id: item.id.displayLine, title: item.title.displayLine, subtitle: item.subtitle.joined(separator: " · ").displayLine,
+                  fields: item.fields.map(\.value.displayLine),
                   picture: item.imageURL ?? item.image?.url ?? "-", isRemoved: item.isRemoved, pending: item.pending.marker)
     }
 }
@@ -78,8 +79,10 @@ extension ItemDetailViewData {
             let have = Set(fields.map(\.label))
             fields += item.document.flattened().filter { !have.contains($0.label) }
         }
-        self.init(source: SourceViewData(source: source), id: item.id, title: item.title, subtitle: item.subtitle.joined(separator: " · "),
-                  status: status, fields: fields, picture: item.imageURL ?? item.image?.url ?? "-", isRemoved: item.isRemoved,
+        fields = fields.map { LabeledValue($0.label.displayLine, $0.value.displayText) }
+        self.init(source: SourceViewData(source: source), id: item.id.displayLine, title: item.title.displayLine,
+                  subtitle: item.subtitle.joined(separator: " · ").displayLine,
+                  status: status, fields: fields, picture: (item.imageURL ?? item.image?.url ?? "-").displayLine, isRemoved: item.isRemoved,
                   asOf: asOf.map { "seq \($0)" }, refreshError: refreshError)
     }
 }
@@ -87,7 +90,7 @@ extension ItemDetailViewData {
 extension ChangeViewData {
     public init(change c: Change) {
         let mark: Mark = switch c.kind { case .added: .added; case .removed: .removed; case .replaced: .replaced }
-        self.init(mark: mark, path: c.path, old: c.old.map(\.shortText), new: c.new.map(\.shortText))
+        self.init(mark: mark, path: c.path.displayLine, old: c.old.map(\.shortText.displayLine), new: c.new.map(\.shortText.displayLine))
     }
 }
 
@@ -279,7 +282,8 @@ extension FilterViewData {
     /// that reason.
     /// `sortedIndex` false (an encrypted store): a sort on an indexed field scans too, and the
     /// note says why.
-    public func scanNote(source: String, indexed: [String], sortedIndex: Bool = true) -> String? {
+    /// `usedIndex`: an index answered one filter, so only the items it found were read.
+    public func scanNote(source: String, indexed: [String], sortedIndex: Bool = true, usedIndex: Bool = false) -> String? {
         var paths = wheres.compactMap { w in w.firstIndex(of: "=").map { String(w[..<$0]) } }
         let sortPath = sort.map { $0.hasPrefix("-") ? String($0.dropFirst()) : $0 }
         if let sortPath { paths.append(sortPath) }
@@ -290,7 +294,9 @@ extension FilterViewData {
         }
         guard !missing.isEmpty else { return nil }
         let fields = missing.map { "`\($0)`" }.joined(separator: ", ")
-        return "note: \(fields) \(missing.count == 1 ? "is" : "are") not indexed, so every item of \(source) was read; "
+        let read = usedIndex ? "each item the index found was read to \(sortPath.map(missing.contains) == true ? (missing.count == 1 ? "sort it" : "check and sort it") : "check it")"
+                             : "every item of \(source) was read"
+        return "note: \(fields) \(missing.count == 1 ? "is" : "are") not indexed, so \(read); "
             + "`strata source change \(source) --index \((indexed + missing).joined(separator: ","))` would use an index"
     }
 }

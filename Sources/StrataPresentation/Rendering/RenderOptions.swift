@@ -75,6 +75,13 @@ enum TextCell {
     /// Word-wraps plain text to `width`, continuation lines indented by two spaces; words
     /// longer than a line are cut.
     static func wrap(_ text: String, _ width: Int) -> [String] {
+        // Each line of a multi-line value wraps on its own; the lines after the first line up
+        // under it.
+        guard text.contains("\n") else { return wrapLine(text, width) }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).flatMap { wrapLine(String($0), width) }
+    }
+
+    private static func wrapLine(_ text: String, _ width: Int) -> [String] {
         var lines: [String] = []
         var current = ""
         for word in text.split(separator: " ", omittingEmptySubsequences: true).map(String.init) {
