@@ -319,7 +319,9 @@ public final class FixtureServer: @unchecked Sendable {
     /// the root or under `results`. Adds a relative `next` URL to object bodies and a `Link` header.
     private func page(_ body: [UInt8], request: Request, headers: HTTPFields, cursorLoop: Bool) -> ([UInt8], HTTPFields) {
         let q = request.uri.queryParameters
-        let pageNumber = q["page"].flatMap { Int(String($0)) }
+        // GitHub-style `per_page` without `page` is the first page.
+        let pageNumber = q["page"].flatMap { Int(String($0)) } ?? (q["per_page"] != nil ? 1 : nil)
+        let sizeName = q["size"] != nil ? "size" : "per_page"
         let size = (q["size"] ?? q["per_page"]).flatMap { Int(String($0)) }
         let count = q["count"].flatMap { Int(String($0)) }
         let sinceId = q["since_id"].flatMap { Int(String($0)) }
@@ -337,7 +339,7 @@ public final class FixtureServer: @unchecked Sendable {
         if let pageNumber, let size, size > 0 {
             let start = max(0, (pageNumber - 1) * size)
             let slice = start < items.count ? Array(items[start..<min(items.count, start + size)]) : []
-            if start + size < items.count { nextQuery = "page=\(pageNumber + 1)&size=\(size)" }
+            if start + size < items.count { nextQuery = "page=\(pageNumber + 1)&\(sizeName)=\(size)" }
             items = slice
         } else if let count {
             func id(_ v: Any) -> Int { ((v as? [String: Any])?["id"] as? Int) ?? 0 }

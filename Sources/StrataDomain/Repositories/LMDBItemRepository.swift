@@ -44,6 +44,10 @@ public struct LMDBItemRepository: ItemRepository {
                                            offset: query.after == nil ? query.offset : 0, limit: query.limit ?? .max)
            }) {
             // Sorted by an indexed field, now: the sorted index gives the page, a counter the total.
+            // Items whose field reaches into an array have no place in that order: the page and
+            // the first items of the source are checked for one.
+            let sample = try await storage { try await tables.page(source: source.name, asOf: nil, limit: 50, includeRemoved: false) }
+            try Self.refuseArraySort(sort, entities + sample, source: source)
             let total = try await storage { try await tables.count(source: source.name, asOf: nil) }
             return ItemPage(items: entities.map { Item(entity: $0, source: source) }, total: total, seq: seq, usedIndex: true)
         }
@@ -67,9 +71,7 @@ public struct LMDBItemRepository: ItemRepository {
             items = items.filter { $0.searchText.contains(text) }
         }
         if let sort = query.sort {
-            if let many = items.first(where: { $0.pathReachesArray(sort.path) }) {
-                throw RepositoryError(.invalidQuery, "\(sort.path) reaches into an array in item \(many.id), so it has several values and cannot order items; sort by one element, with its position in the path (e.g. labels.0.name)")
-            }
+            try Self.refuseArraySort(sort, items)
             items = items.sorted(by: sort)
         } else {
             items.sort { Item.idPrecedes($0.id, $1.id) }
@@ -78,6 +80,17 @@ public struct LMDBItemRepository: ItemRepository {
         if let after = query.after, let at = items.firstIndex(where: { $0.id == after }) { items.removeFirst(at + 1) }
         let page = items.dropFirst(query.after == nil ? query.offset : 0).prefix(query.limit ?? .max)
         return ItemPage(items: Array(page), total: total, seq: seq, usedIndex: usedIndex)
+    }
+
+    /// Throws when the sort's path reaches into an array in one of `items`: it has several
+    /// values there, so no single place in the order.
+    static func refuseArraySort(_ sort: ItemSort, _ items: [Item]) throws {
+        guard let many = items.first(where: { $0.pathReachesArray(sort.path) }) else { return }
+        throw RepositoryError(.invalidQuery, "\(sort.path) reaches into an array in item \(many.id), so it has several values and cannot order items; sort by one element, with its position in the path (e.g. labels.0.name)")
+    }
+
+    static func refuseArraySort(_ sort: ItemSort, _ entities: [ItemEntity], source: Source) throws {
+        try refuseArraySort(sort, entities.map { Item(entity: $0, source: source) })
     }
 
     public func item(source name: String, id: String, at point: PointInTime) async throws -> Item? {

@@ -42,7 +42,7 @@ public struct ItemListRenderer: Sendable {
         for (i, name) in list.columns.enumerated() {
             columns.append(.init(header: name.uppercased(), cells: list.rows.map { i < $0.fields.count ? $0.fields[i] : "" }, flexible: true, maximum: 24))
         }
-        if thumbWidth == nil {
+        if thumbWidth == nil, list.rows.contains(where: { $0.picture != "-" }) {
             columns.append(.init(header: "IMAGE", cells: list.rows.map(\.picture), flexible: true, maximum: 60))
         }
         if list.rows.allSatisfy({ $0.subtitle.isEmpty }) { columns.remove(at: 2) }
