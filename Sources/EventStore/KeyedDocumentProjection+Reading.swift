@@ -70,6 +70,27 @@ public struct DocumentReader {
         }
     }
 
+    /// The kinds of a document's versions recorded at `since` or later, oldest first: its
+    /// history headers only, no document is read.
+    public func changeKinds(collection: String, key: String, since: UInt64) throws -> [ChangeKind] {
+        let prefix = KeyedDocumentProjection.currentKey(collection, key, tables) + [0]
+        let c = try transaction.cursor(tables["history"])
+        var kinds: [ChangeKind] = []
+        var entry = try c.seek(atLeast: prefix)
+        while let e = entry, e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 {
+            let row = try KeyedDocumentProjection.HistoryRow(key: e.key, value: e.value, transaction, tables)
+            try row.forEach { at, record in
+                if at >= since {
+                    var r = ByteReader(record)
+                    kinds.append(try KeyedDocumentProjection.VersionHeader(reading: &r).kind)
+                }
+                return true
+            }
+            entry = try c.next()
+        }
+        return kinds
+    }
+
     /// Every version of a document, oldest first, up to `seq` when given, each with its
     /// field-level changes from the version before (RFC 6902 with old values; empty for `added`
     /// and `removed`; for `reappeared`, from the last state before the removal). With

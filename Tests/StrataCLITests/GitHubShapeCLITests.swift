@@ -111,8 +111,8 @@ import Testing
         #expect(try await strata(["fetch", "kept"], store: store).status == 0)
         let show = try await strata(["source", "show", "kept"], store: store)
         #expect(show.stdout.contains("${secret:Authorization}") && !show.stdout.contains(Self.token))
-        var st = stat()
-        #expect(stat(store + "/secrets.json", &st) == 0 && st.st_mode & 0o777 == 0o600)
+        let mode = try FileManager.default.attributesOfItem(atPath: store + "/secrets.json")[.posixPermissions] as? Int
+        #expect(mode == 0o600)
 
         // From a file, read at each fetch.
         let file = try writeTemp("Bearer \(Self.token)\n")

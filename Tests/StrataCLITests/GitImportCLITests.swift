@@ -76,6 +76,42 @@ import Testing
         return out
     }
 
+    /// The summary of `import --git` is the sum of what its snapshots did one by one, and a
+    /// source's versions are numbered alike by `show`, `history` and `list --format json` whatever
+    /// order its snapshots reached the log in.
+    @Test func oneSetOfNumbers() async throws {
+        let repo = try await offPool { try Self.makeRepository(count: 8, empty: [], invalid: []) }
+        let together = makeStoreDir(), oneByOne = makeStoreDir(), backwards = makeStoreDir()
+        for store in [together, oneByOne, backwards] {
+            #expect(try await strata(["source", "add", "cars", "--url", "http://127.0.0.1:1/cars", "--items", "results", "--title", "make"], store: store).status == 0)
+        }
+        let all = try await strata(["import", "cars", "--git", repo, "--path", "data/cars.json"], store: together)
+        #expect(all.status == 0, "\(all.stderr)")
+        var sum = (0, 0, 0)
+        for k in 0..<8 {
+            let file = try writeTemp(Self.snapshot(k))
+            let r = try await strata(["import", "cars", file, "--recorded-at", iso(k)], store: oneByOne)
+            let counts = try #require(r.stdout.firstMatch(of: /\+(\d+) added, ~(\d+) changed, -(\d+) removed/), "\(r.stdout)")
+            sum = (sum.0 + Int(counts.1)!, sum.1 + Int(counts.2)!, sum.2 + Int(counts.3)!)
+        }
+        #expect(all.stdout.contains("+\(sum.0) added, ~\(sum.1) changed, -\(sum.2) removed"), "\(all.stdout) against \(sum)")
+
+        // Newest first, then the older ones: backfills, each restating the newest.
+        for k in [7, 0, 3, 5, 1] {
+            let file = try writeTemp(Self.snapshot(k))
+            #expect(try await strata(["import", "cars", file, "--recorded-at", iso(k)], store: backwards).status == 0)
+        }
+        for id in ["1", "6", "8"] {
+            let history = try #require(try jsonObject(try await strata(["history", "cars", id, "--format", "json"], store: backwards).stdout) as? [[String: Any]])
+            let newest = try #require(history.last?["version"] as? Int)
+            #expect(newest == history.count, "history numbers \(id) 1…n in observed order")
+            let shown = try #require(try jsonObject(try await strata(["show", "cars", id, "--offline", "--format", "json"], store: backwards).stdout) as? [String: Any])
+            #expect(shown["version"] as? Int == newest, "show and history agree on \(id)")
+            let listed = try #require(try jsonObject(try await strata(["list", "cars", "--format", "json"], store: backwards).stdout) as? [[String: Any]])
+            #expect(listed.first { $0["id"] as? String == id }?["version"] as? Int == newest, "list and history agree on \(id)")
+        }
+    }
+
     @Test func importsEveryVersionByItsDateReimportsNothingAndSkipsBadOnes() async throws {
         let repo = try await offPool { try Self.makeRepository(count: 30, empty: [7], invalid: [13, 21]) }
         let store = makeStoreDir()

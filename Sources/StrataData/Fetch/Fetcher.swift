@@ -294,13 +294,15 @@ public final class Fetcher: Sendable {
         return try await importSnapshots(source, snapshots: snapshots)
     }
 
-    /// Counts the items this run added, changed, removed or brought back.
-    func countChanges(_ summary: inout FetchSummary, source: String, since: UInt64) async throws {
+    /// Counts the items this run added, changed, removed or brought back. `everyVersion`: every
+    /// version since `since` counts (an import of many snapshots: the sum of what each did), not
+    /// only each item's newest.
+    func countChanges(_ summary: inout FetchSummary, source: String, since: UInt64, everyVersion: Bool = false) async throws {
         let kinds: [ChangeKind] = try await store.documents(projection: "items") { reader in
             // Bookkeeping and history headers only: no document is parsed.
-            try reader.summaries(collection: source).filter { $0.summary.changedSeq >= since }.compactMap {
-                try reader.changeKind(collection: source, key: $0.key, at: $0.summary.changedSeq)
-            }
+            let touched = try reader.summaries(collection: source).filter { $0.summary.changedSeq >= since }
+            if everyVersion { return try touched.flatMap { try reader.changeKinds(collection: source, key: $0.key, since: since) } }
+            return try touched.compactMap { try reader.changeKind(collection: source, key: $0.key, at: $0.summary.changedSeq) }
         }
         for k in kinds {
             switch k {

@@ -119,7 +119,7 @@ extension Fetcher {
         try await flush()
         if let firstSeq, !summary.backfilled {
             var counts = FetchSummary(source: source.name, run: run)
-            try await countChanges(&counts, source: source.name, since: firstSeq)
+            try await countChanges(&counts, source: source.name, since: firstSeq, everyVersion: true)
             summary.added = counts.added
             summary.changed = counts.changed + counts.reappeared
             summary.removed = counts.removed

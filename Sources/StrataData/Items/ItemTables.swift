@@ -95,9 +95,22 @@ public struct ItemTables: Sendable {
                 return try reader.history(collection: source, key: id, upTo: seq ?? .max, derivingChanges: false)
                     .last { $0.recordedAt <= time && !$0.isRemoved }?.document
             }
-            return ItemEntity(s, detail: try observed(details), image: try observed(images).flatMap { ImageEntity($0) },
-                              pending: try PendingReader(transaction: txn, tables: items.tables).mark(source: source, key: id, asOf: seq))
+            var e = ItemEntity(s, detail: try observed(details), image: try observed(images).flatMap { ImageEntity($0) },
+                               pending: try PendingReader(transaction: txn, tables: items.tables).mark(source: source, key: id, asOf: seq))
+            if try ObservationTimeline.Reader(transaction: txn, tables: try store.tables(of: "timeline")).isBackfilled(stream: source) {
+                e.version = try Self.observedVersion(items, source: source, key: id, upTo: seq)
+            }
+            return e
         }
+    }
+
+    /// The number of an item's current list version in observed order, as ``history(source:id:upTo:observedBy:)``
+    /// numbers it: for a source whose log order is not its observed order (a backfill), where
+    /// the projection's count (log order, restatements included) would differ.
+    static func observedVersion(_ items: DocumentReader, source: String, key: String, upTo seq: UInt64?) throws -> Int {
+        let ordered = try items.history(collection: source, key: key, upTo: seq ?? .max, derivingChanges: false)
+            .sorted { ($0.recordedAt, $0.seq) < ($1.recordedAt, $1.seq) }
+        return ListVersionCount.count(ordered)
     }
 
     /// The seq that holds a source as observed at `time` (``ObservationTimeline``): 0 when
@@ -131,23 +144,12 @@ public struct ItemTables: Sendable {
             var lastPresent: JSONValue?
             var number = 0
             for v in ordered {
-                let kind: ChangeKind
+                guard let kind = ListVersionCount.kind(of: v, after: previous) else { continue }
                 var changes: [PatchOperation] = []
-                switch (previous, v.isRemoved) {
-                case (nil, true): continue
-                case (nil, false): kind = .added
-                case (let p?, true):
-                    guard !p.isRemoved else { continue }
-                    kind = .removed
-                case (let p?, false):
-                    if p.isRemoved {
-                        kind = .reappeared
-                        changes = (lastPresent ?? p.document).diff(to: v.document)
-                    } else {
-                        guard p.document != v.document else { continue }
-                        kind = .changed
-                        changes = p.document.diff(to: v.document)
-                    }
+                switch kind {
+                case .reappeared: changes = (lastPresent ?? previous!.document).diff(to: v.document)
+                case .changed: changes = previous!.document.diff(to: v.document)
+                default: break
                 }
                 number += 1
                 let event = try await store.event(seq: v.seq)
@@ -258,6 +260,8 @@ extension ItemTables {
         let marks: PendingReader
         let source: String
         let seq: UInt64?
+        /// Whether versions must be counted in observed order (``observedVersion``).
+        let backfilled: Bool
 
         init(_ txn: Transaction, _ store: EventStore, source: String, asOf seq: UInt64?) throws {
             items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
@@ -265,11 +269,14 @@ extension ItemTables {
             marks = PendingReader(transaction: txn, tables: items.tables)
             self.source = source
             self.seq = seq
+            backfilled = try ObservationTimeline.Reader(transaction: txn, tables: try store.tables(of: "timeline")).isBackfilled(stream: source)
         }
 
         func row(_ s: DocumentState) throws -> ItemEntity {
-            ItemEntity(s, detail: nil, image: try images.state(collection: source, key: s.key, asOf: seq).flatMap { ImageEntity($0.document) },
-                       pending: try marks.mark(source: source, key: s.key, asOf: seq))
+            var e = ItemEntity(s, detail: nil, image: try images.state(collection: source, key: s.key, asOf: seq).flatMap { ImageEntity($0.document) },
+                               pending: try marks.mark(source: source, key: s.key, asOf: seq))
+            if backfilled { e.version = try ItemTables.observedVersion(items, source: source, key: s.key, upTo: seq) }
+            return e
         }
 
         /// The row of `key` when the item is present.
@@ -284,5 +291,31 @@ extension ItemTables {
             if let seq { return try items.keys(collection: source, path: path, equals: value, asOf: seq) }
             return try items.keys(collection: source, path: path, equals: value)
         }
+    }
+}
+
+/// How versions are told apart in observed order: one rule for ``ItemTables/history(source:id:upTo:observedBy:)``
+/// and for the version an item shows, so both number alike.
+enum ListVersionCount {
+    /// The kind of version `v` is after `previous`, or nil when it is none (the same document
+    /// again, a removal of something absent).
+    static func kind(of v: DocumentVersion, after previous: DocumentVersion?) -> ChangeKind? {
+        switch (previous, v.isRemoved) {
+        case (nil, true): nil
+        case (nil, false): .added
+        case (let p?, true): p.isRemoved ? nil : .removed
+        case (let p?, false): p.isRemoved ? .reappeared : (p.document == v.document ? nil : .changed)
+        }
+    }
+
+    /// How many versions `ordered` (observed order) holds.
+    static func count(_ ordered: [DocumentVersion]) -> Int {
+        var previous: DocumentVersion?
+        var n = 0
+        for v in ordered where kind(of: v, after: previous) != nil {
+            n += 1
+            previous = v
+        }
+        return n
     }
 }

@@ -14,6 +14,10 @@ public import LMDB
 /// Table `passes`: `stream` → those 16 bytes for the stream's last complete `FetchCompleted` (by
 /// seq), which a `ListNotModified` confirms.
 ///
+/// Table `backfilled`: `stream` → empty, once an entry reached the log observed before the
+/// stream's newest: from then on log order and observed order differ, and item versions are
+/// numbered by reading their history in observed order (``ItemTables``).
+///
 /// A date read of a source resolves to the seq of the newest entry observed at or before the
 /// date (ties: the later seq), one seek whatever order snapshots were imported in; an import of
 /// older data than the newest observation is followed by a restatement of that observation (see
@@ -21,8 +25,8 @@ public import LMDB
 /// holds its state.
 public struct ObservationTimeline: Projection {
     public let name = "timeline"
-    public let version = 2
-    public let tables = ["observed", "passes"]
+    public let version = 3
+    public let tables = ["observed", "passes", "backfilled"]
     public let eventTypes: Set<String>? = [DataEvents.fetchCompleted, DataEvents.listNotModified, DataEvents.detailFetched,
                                            DataEvents.detailNotModified, DataEvents.imageFetched]
 
@@ -43,7 +47,13 @@ public struct ObservationTimeline: Projection {
         default:
             break
         }
-        try context.transaction.put(context.tables["observed"], key: Self.key(event.stream, event.recordedAt, event.seq), value: value)
+        let key = Self.key(event.stream, event.recordedAt, event.seq)
+        let prefix = Array(event.stream.utf8) + [0]
+        let c = try context.transaction.cursor(context.tables["observed"])
+        if let newest = try c.seek(atMost: prefix + [UInt8](repeating: 0xFF, count: 16)), newest.key.hasPrefix(prefix), key.lexicographicallyPrecedes(newest.key) {
+            try context.transaction.put(context.tables["backfilled"], key: Array(event.stream.utf8), value: [])
+        }
+        try context.transaction.put(context.tables["observed"], key: key, value: value)
     }
 
     static func key(_ stream: String, _ time: Timestamp, _ seq: UInt64) -> [UInt8] {
@@ -76,6 +86,11 @@ public struct ObservationTimeline: Projection {
             guard let e = try c.seek(atMost: ObservationTimeline.key(stream, time, .max)), e.key.hasPrefix(prefix),
                   e.key.count == prefix.count + 16 else { return 0 }
             return UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[(prefix.count + 8)...]))
+        }
+
+        /// Whether anything of `stream` reached the log observed before what it already held.
+        public func isBackfilled(stream: String) throws -> Bool {
+            try transaction.get(tables["backfilled"], key: Array(stream.utf8)) != nil
         }
 
         /// The `FetchCompleted` of the last complete pass in the log (by seq): what the list's
