@@ -839,7 +839,8 @@ public struct KeyedDocumentProjection: Projection {
             let bound = naturalKey(after)
             start = ordered.firstIndex { bound.lexicographicallyPrecedes($0.0) } ?? ordered.count
         }
-        return ordered[start..<min(ordered.count, start + max(0, limit))].map(\.1)
+        // `limit` may be Int.max (no limit): added to `start` it would overflow.
+        return ordered[start..<(start + min(ordered.count - start, max(0, limit)))].map(\.1)
     }
 
     /// The `sorted` key of `key` whose value at the collection's `ordinal`th indexed path is

@@ -6,8 +6,11 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     public init(microseconds: Int64) { self.microseconds = microseconds }
 
+    /// A date far outside the range of microseconds since 1970 (about ±292,000 years), which
+    /// only a computed date like "now minus 10^300 seconds" reaches, is clamped to its ends.
     public init(_ date: Date) {
-        microseconds = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        let us = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        microseconds = us.isNaN ? 0 : us >= 9.2e18 ? .max : us <= -9.2e18 ? .min : Int64(us)
     }
 
     public var date: Date { Date(timeIntervalSince1970: Double(microseconds) / 1_000_000) }

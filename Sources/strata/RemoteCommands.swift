@@ -395,7 +395,7 @@ struct RemoteCommand: AsyncParsableCommand {
 func withTeamLog<T>(_ remote: RemoteRegistry.Remote, _ location: StoreLocation, _ body: (PostgresTeamLog) async throws -> T) async throws -> T {
     let log: PostgresTeamLog
     // STRATA_TEAM_TIMEOUT: seconds one database step may take (30 by default).
-    let seconds = environmentValue("STRATA_TEAM_TIMEOUT").flatMap(Double.init).flatMap { $0 > 0 ? $0 : nil } ?? 30
+    let seconds = environmentValue("STRATA_TEAM_TIMEOUT").flatMap(Double.init).flatMap { $0 > 0 && $0 <= 86_400 ? $0 : nil } ?? 30
     do {
         log = try PostgresTeamLog(location: TeamLogLocation(url: remote.url), operationTimeout: .milliseconds(Int(seconds * 1000)), logger: location.logger())
     } catch { throw CLIError(error) }

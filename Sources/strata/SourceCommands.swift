@@ -267,7 +267,7 @@ struct FetchCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard concurrency >= 1, concurrency <= 64 else { throw ValidationError("--concurrency must be 1–64") }
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be more than 0 and at most 86400 seconds") }
         guard maxBytes > 0 else { throw ValidationError("--max-bytes must be positive") }
         guard retries >= 0, retries <= 10 else { throw ValidationError("--retries must be 0–10") }
         if let limit, limit < 1 { throw ValidationError("--limit must be positive") }
@@ -301,7 +301,7 @@ struct FetchCommand: AsyncParsableCommand {
                 config.fetch = options
                 config.insecureSkipTLSVerify = insecure
                 config.requestsSoon = true
-                if let t = environmentValue("STRATA_TEAM_TIMEOUT").flatMap(Double.init), t > 0 {
+                if let t = environmentValue("STRATA_TEAM_TIMEOUT").flatMap(Double.init), t > 0, t <= 86_400 {
                     config.teamTimeout = .milliseconds(Int(t * 1000))
                 }
             }
@@ -359,7 +359,8 @@ extension Duration {
         var number = Substring(text.trimmingCharacters(in: .whitespaces))
         var unit = 1.0
         if let last = number.last, let u = units[last] { unit = u; number = number.dropLast() }
-        guard let n = Double(number), n >= 0, n.isFinite else { return nil }
+        // At most about a century: a longer duration means nothing here and overflows dates.
+        guard let n = Double(number), n >= 0, n.isFinite, n * unit <= 3.2e9 else { return nil }
         return n * unit
     }
 }

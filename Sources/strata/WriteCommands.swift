@@ -293,7 +293,10 @@ struct PushCommand: AsyncParsableCommand {
     @Option(help: "Seconds allowed per request.") var timeout: Double = 30
     @Option(help: "table or json.") var format: OutputFormat = .table
 
-    func validate() throws { guard (1...64).contains(concurrency) else { throw ValidationError("--concurrency must be 1–64") } }
+    func validate() throws {
+        guard (1...64).contains(concurrency) else { throw ValidationError("--concurrency must be 1–64") }
+        guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be more than 0 and at most 86400 seconds") }
+    }
 
     func run() async throws {
         try await reportingErrors {

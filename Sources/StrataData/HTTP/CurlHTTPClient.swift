@@ -315,8 +315,10 @@ final class CurlEngine: @unchecked Sendable {
         // Every option that differs between requests is set here, for each one.
         _ = ccurl_setopt_string(h, CURLOPT_URL, request.url)
         _ = ccurl_setopt_string(h, CURLOPT_PROTOCOLS_STR, request.allowFileScheme ? "http,https,file" : "http,https")
-        _ = ccurl_setopt_long(h, CURLOPT_TIMEOUT_MS, Int(request.timeout * 1000))
-        _ = ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Int(min(configuration.connectTimeout, request.timeout) * 1000))
+        // Timeouts come from flags: bounded to 1 ms … 1 day before they become integers.
+        let timeout = request.timeout.isFinite ? min(max(request.timeout, 0.001), 86_400) : 86_400
+        _ = ccurl_setopt_long(h, CURLOPT_TIMEOUT_MS, Int(timeout * 1000))
+        _ = ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Int(min(configuration.connectTimeout, timeout) * 1000))
         _ = ccurl_setopt_long(h, CURLOPT_MAXFILESIZE, request.maxBytes)
         _ = ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, t.headers)
         // A reused handle may have sent a body before: GET resets it, then the verb and body.

@@ -17,6 +17,9 @@ public struct LMDBItemRepository: ItemRepository {
     }
 
     public func items(_ query: ItemQuery) async throws -> ItemPage {
+        guard query.limit.map({ $0 >= 0 }) ?? true, query.offset >= 0 else {
+            throw RepositoryError(.invalidQuery, "a page's limit and offset cannot be negative (limit \(query.limit.map(String.init) ?? "none"), offset \(query.offset))")
+        }
         let source = try await sources.source(named: query.source)
         let seq = try await seq(of: query.at, source: source.name)
         if query.isPlainPage {
