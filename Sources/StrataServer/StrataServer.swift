@@ -64,6 +64,7 @@ public final class StrataServer: Sendable {
 
     func router() -> Router<BasicRequestContext> {
         let router = Router()
+        router.add(middleware: JSONErrorMiddleware())
         addReadRoutes(to: router)
         addSessionRoutes(to: router)
         addEventRoutes(to: router)

@@ -127,3 +127,15 @@ func reflowed(_ text: String) -> String {
     }
     return String(decoding: out, as: UTF8.self)
 }
+
+/// A duration as people read it: `840 ms`, `3.21 s`, `2 min 05 s`.
+func durationText(_ d: Duration) -> String {
+    let seconds = Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    switch seconds {
+    case ..<1: return "\(Int((seconds * 1000).rounded())) ms"
+    case ..<60: return String(format: "%.2f s", seconds)
+    default:
+        let whole = Int(seconds.rounded())
+        return String(format: "%d min %02d s", whole / 60, whole % 60)
+    }
+}

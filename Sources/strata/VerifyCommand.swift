@@ -98,7 +98,7 @@ struct RebuildCommand: AsyncParsableCommand {
             progress.finish()
             let head = try await store.head().seq
             let names = projections.isEmpty ? store.projections.map(\.name) : projections
-            emit("rebuilt \(names.joined(separator: ", ")) through seq \(head) in \(clock.now - start)")
+            emit("rebuilt \(names.joined(separator: ", ")) through seq \(head) in \(durationText(clock.now - start))")
         }
     }
 }

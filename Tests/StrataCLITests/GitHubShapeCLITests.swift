@@ -178,6 +178,8 @@ import Testing
         let refused = try await strata(["fetch", "gh"], store: store, env: ["GH_TOKEN": "wrong"])
         #expect(refused.status == 1 && refused.stderr.contains("HTTP 401") && refused.stderr.contains("credentials"), "\(refused.stderr)")
         try await check("401")
+        let footer = try await strata(["list", "gh", "--limit", "1"], store: store)
+        #expect(footer.stdout.contains("last fetch failed") && footer.stdout.contains("HTTP 401 (credentials refused)"), "\(footer.stdout)")
         #expect(try await strata(["verify"], store: store).status == 0)
     }
 }

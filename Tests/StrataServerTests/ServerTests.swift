@@ -252,6 +252,47 @@ import Testing
         }
     }
 
+    /// Generated requests, odd and hostile, against the read side and the recordings: every one
+    /// is answered (never a dropped connection or a 5xx), a 4xx with a JSON body that says what was
+    /// wrong. `STRATA_INPUT_FUZZ_ITERATIONS` / 10 requests (200 in `make test`), `STRATA_FUZZ_SEED`.
+    @Test func malformedRequestsGetAClearAnswer() async throws {
+        let n = (Int(ProcessInfo.processInfo.environment["STRATA_INPUT_FUZZ_ITERATIONS"] ?? "") ?? 2_000) / 10
+        let seed = UInt64(ProcessInfo.processInfo.environment["STRATA_FUZZ_SEED"] ?? "") ?? 400
+        let paths = ["/_strata/sources/cars/items", "/_strata/sources/cars/items/3", "/_strata/sources/cars/items/3/history", "/_strata/sources/cars/diff",
+                     "/_strata/log", "/_strata/sources", "/cars/offers/3", "/@1/cars/offers", "/_strata/sessions", "/_strata/sources/%ff/items", "/@/x",
+                     "/@99999999999999999999/cars/offers"]
+        let params = ["limit", "offset", "as_of", "where", "sort", "search", "from", "to", "since", "type", "stream"]
+        let values = ["-1", "0", "1", "99999999999999999999", "1e3", "", "%00", "a=b", "make=", "=x", "2026-13-45", "labels.name", "-price", "%E2%82", "\u{1B}"]
+        var state = seed
+        func next(_ bound: Int) -> Int {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int((z ^ (z >> 31)) % UInt64(bound))
+        }
+        try await withFixtureServer { fixture in
+            let s = try await ServedStore.make(fixture)
+            try await s.serving { (base: String) async throws in
+                for i in 0..<n {
+                    var query: [String] = []
+                    for _ in 0..<next(4) {
+                        query.append(params[next(params.count)] + "=" + values[next(values.count)].addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+                    }
+                    let path = paths[next(paths.count)] + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+                    let headers: [(String, String)] = next(4) == 0 ? [(["Accept-Datetime", "Strata-As-Of", "If-None-Match"][next(3)], "soon \(i)")] : []
+                    let method = ["GET", "GET", "HEAD", "POST", "DELETE"][next(5)]
+                    let body = next(3) == 0 ? "{\"from\": \(values[next(values.count)].debugDescription)}" : ""
+                    let r = try await s.get(base, path, headers, method: method, body: body)
+                    #expect(r.status < 500, "seed \(seed) case \(i): \(method) \(path) → \(r.status) \(r.text.prefix(200))")
+                    if (400..<500).contains(r.status), method != "HEAD", path.hasPrefix("/_strata") {
+                        #expect(r.json["message"] is String || r.json["error"] is String, "seed \(seed) case \(i): \(method) \(path) → \(r.text.prefix(200))")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func theEventStreamDeliversAnEventAppendedWhileConnected() async throws {
         try await withFixtureServer { fixture in
             let s = try await ServedStore.make(fixture)

@@ -236,8 +236,10 @@ public struct ItemTables: Sendable {
         }
         var last = success
         if let f = listFailure, f.seq > (completed?.seq ?? 0) {
-            last = FetchRunEntity(run: f[metadata: "run"] ?? "", seq: f.seq, recordedAt: f.recordedAt, completed: false,
-                                  error: f[metadata: "error"] ?? "the fetch failed")
+            // What a person needs: the status when there was one, else the failure's message.
+            let error = f[metadata: "status"].map { "HTTP \($0)" + (f[metadata: "status"] == "401" || f[metadata: "status"] == "403" ? " (credentials refused)" : "") }
+                ?? f[metadata: "message"] ?? f[metadata: "error"] ?? "the fetch failed"
+            last = FetchRunEntity(run: f[metadata: "run"] ?? "", seq: f.seq, recordedAt: f.recordedAt, completed: false, error: error)
         }
         return SourceEntity(definition: definition, lastRun: last, lastSuccess: success)
     }
