@@ -180,9 +180,12 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
     public func resolvedHeaders(environment: [String: String], secrets: SourceSecrets? = nil) throws(FetchError) -> [(name: String, value: String)] {
         var out: [(String, String)] = []
         for h in headers {
-            let colon = h.firstIndex(of: ":")!
-            let name = h[..<colon].trimmingCharacters(in: .whitespaces)
-            var value = h[h.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            // Definitions are checked when defined, but one may come from an older version or a
+            // team log: a header without a name is an error here too, not a trap.
+            guard let (name, written) = Self.split(header: h) else {
+                throw FetchError(code: .source, message: "header '\(h.prefix(40))' must look like 'Name: value'; fix it with `strata source change \(self.name) --header`", url: url)
+            }
+            var value = written
             var resolved = ""
             while let dollar = value.firstIndex(of: "$") {
                 resolved += value[..<dollar]
