@@ -163,7 +163,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"], swiftSettings: strictSettings),
-        .testTarget(name: "StrataJSONTests", dependencies: ["StrataJSON"], swiftSettings: strictSettings),
+        .testTarget(name: "StrataJSONTests", dependencies: ["StrataJSON", "EventStore"], swiftSettings: strictSettings),
         .testTarget(name: "StrataBrowserTests", dependencies: ["TestScratch", "StrataBrowser", "TerminalUI", "StrataPresentation", "StrataDomain", "StrataJSON"],
                     exclude: ["Goldens"], swiftSettings: strictSettings),
         .testTarget(name: "LMDBTests", dependencies: ["TestScratch", "LMDB"], swiftSettings: strictSettings),

@@ -191,6 +191,8 @@ public enum KeyMap {
             default: return nil
             }
         }
+        // Q quits from any screen (tig's convention); q backs out one screen at a time.
+        if press.key == .character("Q") { return .quit }
         if let popup = s.popup, popup.question != nil {
             switch press.key {
             case .character("y"), .character("Y"): return .send(.answer(true))

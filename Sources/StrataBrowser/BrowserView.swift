@@ -203,7 +203,12 @@ public struct BrowserView: Sendable {
         let idW = min(10, max(2, s.rows.map { TextWidth.of($0.item.id) }.max() ?? 2))
         let fieldW = s.columns.isEmpty ? 0 : min(14, max(6, (r.width - 2 - idW - thumbW) / (s.columns.count + 3)))
         let fieldsW = s.columns.count * (fieldW + 1)
-        let titleW = max(6, r.width - 2 - idW - 1 - thumbW - fieldsW)
+        // The position counter (`12/240+`) sits at the header's right end: the title column gives
+        // up its room, so the counter never covers a column's name.
+        let visibleRows = (r.height - 1) / rowHeight
+        let counter = s.rows.count > visibleRows ? "\(s.cursor + 1)/\(s.total)" + (s.hasMore ? "+" : "") : nil
+        let counterW = counter.map { TextWidth.of($0) + 1 } ?? 0
+        let titleW = max(6, r.width - 2 - idW - 1 - thumbW - fieldsW - counterW)
         var header: [(String, StyleRole)] = [("  " + String(repeating: " ", count: thumbW) + TextWidth.fit("ID", to: idW) + " ", .heading),
                                              (TextWidth.fit("TITLE", to: titleW), .heading)]
         for c in s.columns { header.append((" " + TextWidth.fit(c.uppercased(), to: fieldW), .heading)) }
@@ -213,7 +218,7 @@ public struct BrowserView: Sendable {
             b.write(text, x: r.x + 2, y: r.y + 2, width: r.width - 2, role: .dim)
             return
         }
-        let visible = (r.height - 1) / rowHeight
+        let visible = visibleRows
         for i in 0..<visible {
             let index = s.top + i
             guard s.rows.indices.contains(index) else { break }
@@ -247,9 +252,8 @@ public struct BrowserView: Sendable {
                 if t < titleW { b.write(row.item.subtitle, x: r.x + 2 + idW + 1 + t, y: y, width: titleW - t, role: selected ? role : .dim) }
             }
         }
-        if s.rows.count > visible {
-            let more = "\(s.cursor + 1)/\(s.total)" + (s.hasMore ? "+" : "")
-            b.write(more, x: r.maxX - TextWidth.of(more) - 1, y: r.y, role: .dim)
+        if let counter {
+            b.write(counter, x: r.maxX - TextWidth.of(counter) - 1, y: r.y, role: .dim)
         }
     }
 
@@ -361,12 +365,13 @@ public struct BrowserView: Sendable {
                       ("L", "back to live")]
         switch screen {
         case .sources:
-            return move + [("Enter", "open the source's list"), ("r", "refresh the selected source"), ("q", "quit"), ("?", "close help")]
+            return move + [("Enter", "open the source's list"), ("r", "refresh the selected source"), ("q Q", "quit"), ("?", "close help")]
         case .list:
             return move + [("Enter", "open the item (downloads its detail)"), ("/", "filter: make=Toyota, or text"), ("s", "sort"),
-                           ("r", "refresh from the API"), ("Esc q", "back")] + writes + slider + [("?", "close help")]
+                           ("r", "refresh from the API"), ("Esc q", "back"), ("Q", "quit from any screen")] + writes + slider + [("?", "close help")]
         case .detail:
-            return [("↑ ↓  j k", "scroll"), ("h", "history: versions, old → new"), ("Esc q", "back to the list")] + writes + slider + [("?", "close help")]
+            return [("↑ ↓  j k", "scroll"), ("h", "history: versions, old → new"), ("Esc q", "back to the list"), ("Q", "quit from any screen")]
+                + writes + slider + [("?", "close help")]
         }
     }
 

@@ -151,17 +151,15 @@ extension JSONValue {
                 }
             }
             guard var child = o[head] else { throw JSONPointerError("\(here) does not exist") }
-            self = .null  // drop the second reference so the child is edited in place
+            // No second reference to the child while it is edited (so it is edited in place); it
+            // goes back whether the edit succeeds or throws.
+            self = .null
             o[head] = nil
-            let result: JSONValue?
-            do { result = try child.edit_(edit, tokens: rest, place: here) } catch {
+            defer {
                 o[head] = child
                 self = .object(o)
-                throw error
             }
-            o[head] = child
-            self = .object(o)
-            return result
+            return try child.edit_(edit, tokens: rest, place: here)
         case .array(var a):
             if rest.isEmpty {
                 switch edit {
@@ -187,15 +185,11 @@ extension JSONValue {
             var child = a[i]
             self = .null
             a[i] = .null
-            let result: JSONValue?
-            do { result = try child.edit_(edit, tokens: rest, place: here) } catch {
+            defer {
                 a[i] = child
                 self = .array(a)
-                throw error
             }
-            a[i] = child
-            self = .array(a)
-            return result
+            return try child.edit_(edit, tokens: rest, place: here)
         default:
             throw JSONPointerError("\(place.isEmpty ? "the document" : place) is \(kindName), so \(here) does not exist")
         }

@@ -24,12 +24,19 @@ struct Strata: AsyncParsableCommand {
         subcommands: [
             SourceCommand.self, FetchCommand.self, ImportCommand.self,
             ExportCommand.self, BrowseCommand.self, ServeCommand.self, ListCommand.self, ShowCommand.self, HistoryCommand.self, DiffCommand.self,
-            ConfigCommand.self, CreateCommand.self, EditCommand.self, DeleteCommand.self, SessionCommand.self, PushCommand.self, OutboxCommand.self,
             DemoCommand.self,
-            RemoteCommand.self,
-            InitCommand.self, KeyCommand.self, RekeyCommand.self,
-            LogCommand.self, DocCommand.self, RecordCommand.self, VerifyCommand.self,
-            RebuildCommand.self, CompactCommand.self, StatsCommand.self, BenchCommand.self, AppendLoopCommand.self, HoldReadCommand.self,
+        ],
+        groupedSubcommands: [
+            CommandGroup(name: "Writing back", subcommands: [
+                ConfigCommand.self, CreateCommand.self, EditCommand.self, DeleteCommand.self, SessionCommand.self, PushCommand.self, OutboxCommand.self,
+            ]),
+            CommandGroup(name: "Team log", subcommands: [RemoteCommand.self]),
+            CommandGroup(name: "Store", subcommands: [
+                InitCommand.self, KeyCommand.self, RekeyCommand.self, VerifyCommand.self, RebuildCommand.self, CompactCommand.self, StatsCommand.self,
+            ]),
+            CommandGroup(name: "Engine tools", subcommands: [
+                LogCommand.self, DocCommand.self, RecordCommand.self, BenchCommand.self, AppendLoopCommand.self, HoldReadCommand.self,
+            ]),
         ]
     )
 

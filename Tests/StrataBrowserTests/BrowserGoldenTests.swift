@@ -168,14 +168,18 @@ import TerminalUI
         #expect(KeyMap.command(for: KeyPress(.character("j")), in: list, canGoBack: true, page: 10) == .send(.move(1)))
         #expect(KeyMap.command(for: KeyPress(.character("q")), in: list, canGoBack: true, page: 10) == .send(.back))
         #expect(KeyMap.command(for: KeyPress(.character("q")), in: list, canGoBack: false, page: 10) == .quit)
+        // Q quits from any screen, a popup or help in front included; typed into a prompt it is text.
+        #expect(KeyMap.command(for: KeyPress(.character("Q")), in: list, canGoBack: true, page: 10) == .quit)
         #expect(KeyMap.command(for: KeyPress(.character("[")), in: list, canGoBack: true, page: 10) == .send(.step(-1)))
         #expect(KeyMap.command(for: KeyPress(.pageDown), in: list, canGoBack: true, page: 10) == .send(.move(10)))
         var popup = list
         popup.popup = BrowserState.Popup(title: "x", message: "y", hint: "z")
         #expect(KeyMap.command(for: KeyPress(.character("q")), in: popup, canGoBack: false, page: 10) == .send(.dismissPopup))
+        #expect(KeyMap.command(for: KeyPress(.character("Q")), in: popup, canGoBack: true, page: 10) == .quit)
         var prompt = list
         prompt.prompt = BrowserState.Prompt(kind: .filter, text: "ma")
         #expect(KeyMap.command(for: KeyPress(.character("q")), in: prompt, canGoBack: true, page: 10) == .send(.editPrompt("maq")))
+        #expect(KeyMap.command(for: KeyPress(.character("Q")), in: prompt, canGoBack: true, page: 10) == .send(.editPrompt("maQ")))
         #expect(KeyMap.command(for: KeyPress(.backspace), in: prompt, canGoBack: true, page: 10) == .send(.editPrompt("m")))
         #expect(KeyMap.command(for: KeyPress(.control("c"), ctrl: true), in: prompt, canGoBack: true, page: 10) == .quit)
         // Writes: n e d P on a source's screens; a and c only while edits are staged; Tab cycles an edit's fields.

@@ -23,14 +23,9 @@ import Testing
                          "9999-12-31T23:59:59Z", "2026-13-45", "now", "", " 3 ", "1e3"]
 
     struct RNG {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var base: SplitMix64
+        init(state: UInt64) { base = SplitMix64(seed: state) }
+        mutating func next() -> UInt64 { base.next() }
         mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
         mutating func pick<T>(_ xs: [T]) -> T { xs[below(xs.count)] }
         mutating func chance(_ p: Int) -> Bool { below(100) < p }

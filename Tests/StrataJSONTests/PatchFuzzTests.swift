@@ -1,3 +1,4 @@
+import EventStore
 import Foundation
 import StrataJSON
 import Testing
@@ -172,16 +173,10 @@ enum ReferencePatch {
 
 /// SplitMix64, and generators of documents, pointers and patches.
 struct FuzzRNG {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
+    var base: SplitMix64
+    init(seed: UInt64) { base = SplitMix64(seed: seed) }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { base.next() }
 
     mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
     mutating func chance(_ percent: Int) -> Bool { below(100) < percent }

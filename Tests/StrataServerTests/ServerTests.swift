@@ -263,14 +263,8 @@ import Testing
                      "/@99999999999999999999/cars/offers"]
         let params = ["limit", "offset", "as_of", "where", "sort", "search", "from", "to", "since", "type", "stream"]
         let values = ["-1", "0", "1", "99999999999999999999", "1e3", "", "%00", "a=b", "make=", "=x", "2026-13-45", "labels.name", "-price", "%E2%82", "\u{1B}"]
-        var state = seed
-        func next(_ bound: Int) -> Int {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int((z ^ (z >> 31)) % UInt64(bound))
-        }
+        var rng = SplitMix64(seed: seed)
+        func next(_ bound: Int) -> Int { Int(rng.next() % UInt64(bound)) }
         try await withFixtureServer { fixture in
             let s = try await ServedStore.make(fixture)
             try await s.serving { (base: String) async throws in

@@ -83,17 +83,3 @@ public struct ItemExtraction: Sendable {
         return key
     }
 }
-
-extension JSONValue {
-    var kindName: String {
-        switch self {
-        case .null: "null"
-        case .bool: "a boolean"
-        case .number: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
-    }
-
-}

@@ -3,28 +3,26 @@
 extension String {
     /// For one line (a table cell, a title): a line break as `↵`, a tab as a space, any other
     /// control character as `�`.
-    var displayLine: String {
-        guard unicodeScalars.contains(where: Self.isControl) else { return self }
-        var out = String.UnicodeScalarView()
-        var previousCR = false
-        for u in unicodeScalars {
-            defer { previousCR = u == "\r" }
-            if u == "\n" && previousCR { continue }
-            if u == "\n" || u == "\r" { out.append("↵") } else if u == "\t" { out.append(" ") } else if Self.isControl(u) { out.append("\u{FFFD}") } else { out.append(u) }
-        }
-        return String(out)
-    }
+    var displayLine: String { replacingControls(lineBreak: "↵") }
 
     /// For a value shown across lines (`show`): line breaks kept (`\r\n` and `\r` as `\n`), a tab
     /// as a space, any other control character as `�`.
-    var displayText: String {
+    var displayText: String { replacingControls(lineBreak: "\n") }
+
+    private func replacingControls(lineBreak: Unicode.Scalar) -> String {
         guard unicodeScalars.contains(where: Self.isControl) else { return self }
         var out = String.UnicodeScalarView()
         var previousCR = false
         for u in unicodeScalars {
             defer { previousCR = u == "\r" }
             if u == "\n" && previousCR { continue }
-            if u == "\n" || u == "\r" { out.append("\n") } else if u == "\t" { out.append(" ") } else if Self.isControl(u) { out.append("\u{FFFD}") } else { out.append(u) }
+            if u == "\n" || u == "\r" {
+                out.append(lineBreak)
+            } else if u == "\t" {
+                out.append(" ")
+            } else {
+                out.append(Self.isControl(u) ? "\u{FFFD}" : u)
+            }
         }
         return String(out)
     }
