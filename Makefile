@@ -79,6 +79,7 @@ stress: deps
 	            "mutatedBodies|mutated fixture bodies through the response path|1,000,000 bodies" \
 	            "strataAgreesWithTheReferenceApplier|generated JSON Patches against a reference RFC 6902 applier|1,000,000 patches" \
 	            "parsersNeverTrap|generated --where, --sort, --set, --as-of and source definitions through their parsers|1,000,000 inputs" \
+	            "malformedRequestsGetAClearAnswer|generated odd and hostile requests to strata serve|100,000 requests" \
 	            "everyFlippedByte|one flipped bit in a stored envelope or body, then verify|10,000 trials" \
 	            "aTinyMapGrows|a 1 MiB map grown by appends|to 2 GiB"; do \
 	  test=$${spec%%|*}; rest=$${spec#*|}; what=$${rest%%|*}; scale=$${rest#*|}; \

@@ -12,7 +12,7 @@ import Testing
 /// `STRATA_INPUT_FUZZ_ITERATIONS` sets the scale (`make stress`: 1,000,000), `STRATA_FUZZ_SEED`
 /// the seed; a failure names both.
 @Suite struct InputFuzzTests {
-    static var iterations: Int { Int(ProcessInfo.processInfo.environment["STRATA_INPUT_FUZZ_ITERATIONS"] ?? "") ?? 2_000 }
+    static var iterations: Int { Int(ProcessInfo.processInfo.environment["STRATA_INPUT_FUZZ_ITERATIONS"] ?? "") ?? 5_000 }
     static var seed: UInt64 { UInt64(ProcessInfo.processInfo.environment["STRATA_FUZZ_SEED"] ?? "") ?? 50 }
 
     /// Paths as people type them, and as they go wrong.

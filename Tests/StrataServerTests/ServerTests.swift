@@ -254,9 +254,9 @@ import Testing
 
     /// Generated requests, odd and hostile, against the read side and the recordings: every one
     /// is answered (never a dropped connection or a 5xx), a 4xx with a JSON body that says what was
-    /// wrong. `STRATA_INPUT_FUZZ_ITERATIONS` / 10 requests (200 in `make test`), `STRATA_FUZZ_SEED`.
+    /// wrong. `STRATA_INPUT_FUZZ_ITERATIONS` / 10 requests (500 in `make test`), `STRATA_FUZZ_SEED`.
     @Test func malformedRequestsGetAClearAnswer() async throws {
-        let n = (Int(ProcessInfo.processInfo.environment["STRATA_INPUT_FUZZ_ITERATIONS"] ?? "") ?? 2_000) / 10
+        let n = (Int(ProcessInfo.processInfo.environment["STRATA_INPUT_FUZZ_ITERATIONS"] ?? "") ?? 5_000) / 10
         let seed = UInt64(ProcessInfo.processInfo.environment["STRATA_FUZZ_SEED"] ?? "") ?? 400
         let paths = ["/_strata/sources/cars/items", "/_strata/sources/cars/items/3", "/_strata/sources/cars/items/3/history", "/_strata/sources/cars/diff",
                      "/_strata/log", "/_strata/sources", "/cars/offers/3", "/@1/cars/offers", "/_strata/sessions", "/_strata/sources/%ff/items", "/@/x",
