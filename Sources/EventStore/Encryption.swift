@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-public import LMDB
+import LMDB
 import Synchronization
 
 /// The 32-byte key of an encrypted store. It lives in a file of its own (mode 0600, 32 random

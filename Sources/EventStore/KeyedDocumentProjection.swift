@@ -341,7 +341,7 @@ public struct KeyedDocumentProjection: Projection {
             } else {
                 kind = .added
                 record = CurrentRecord(version: 0, firstSeq: event.seq, changedSeq: event.seq, lastSeenSeq: event.seq, removed: false, digest: digest)
-                try Self.withNaturalKey(collection, key, ctx.tables, remembering: txn) { try txn.put(ctx.tables["order"], key: $0, value: []) }
+                _ = try Self.withNaturalKey(collection, key, ctx.tables, remembering: txn) { try txn.put(ctx.tables["order"], key: $0, value: []) }
             }
             if kind == .added || kind == .reappeared { try adjustCount(collection, by: 1, added: kind == .added, event.seq, ctx) }
             if let kind {

@@ -55,7 +55,7 @@ extension Envelope {
             _ = try r.u8()
             let seal = try r.slice(sealLength)
             let sealed = UnsafeRawBufferPointer(rebasing: stored[r.offset...])
-            guard try withUnsafeTemporaryAllocation(byteCount: 32, alignment: 1, { digest in
+            guard withUnsafeTemporaryAllocation(byteCount: 32, alignment: 1, { digest in
                 Hashing.sha256(sealed, into: digest)
                 return UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(digest)[0..<sealLength]).elementsEqual(seal)
             }) else { throw ByteReader.Truncated() }
@@ -240,6 +240,6 @@ final class EnvelopeRepack {
 
     private func repack(_ stored: UnsafeRawBufferPointer) throws -> [UInt8]? {
         let plain = try Envelope.plain(stored, dictionary: old)
-        return try plain.withUnsafeBytes { packer.pack($0) } ?? (stored.first == Envelope.packedMark ? plain : nil)
+        return plain.withUnsafeBytes { packer.pack($0) } ?? (stored.first == Envelope.packedMark ? plain : nil)
     }
 }

@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 import HTTPTypes
-public import Hummingbird
+import Hummingbird
 public import Logging
 import NIOCore
 import UnixSignals

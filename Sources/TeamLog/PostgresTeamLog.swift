@@ -266,7 +266,7 @@ public final class PostgresTeamLog: Sendable {
             bytes += portable.count
         }
         guard !keys.isEmpty else { return (0, 0) }
-        try await run("upload bodies to the team log") { [self, keys, sizes, stored] in
+        _ = try await run("upload bodies to the team log") { [self, keys, sizes, stored] in
             try await client.query("""
                 INSERT INTO strata_bodies (hash, size, stored)
                 SELECT * FROM unnest(\(keys)::bytea[], \(sizes)::bigint[], \(stored)::bytea[]) ON CONFLICT DO NOTHING

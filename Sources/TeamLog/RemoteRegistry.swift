@@ -1,4 +1,4 @@
-public import EventStore
+import EventStore
 import Foundation
 
 /// `STORE/remotes.json` (mode 0600): this store's node id and its remotes (team logs), with how

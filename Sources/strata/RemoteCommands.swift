@@ -292,7 +292,7 @@ struct RemoteCommand: AsyncParsableCommand {
                            _ body: (EventStore, inout RemoteRegistry, String, PostgresTeamLog) async throws -> String) async throws {
         // A pull stopped after putting the store in the log's order leaves the old copy behind.
         let standard = (location.path as NSString).standardizingPath
-        try? EventStore.settleSwap(of: standard, copyPath: standard + ".replica", mark: replicaMark)
+        _ = try? EventStore.settleSwap(of: standard, copyPath: standard + ".replica", mark: replicaMark)
         let store = try await location.open()
         var registry = try RemoteRegistry.load(store: location.path)
         try registry.save(store: location.path)

@@ -110,10 +110,10 @@ import Testing
             var damaged = original
             let index = Int(rng.next() % UInt64(original.count))
             damaged[index] ^= UInt8(1 << (rng.next() % 8))
-            try env.write { txn in try txn.put(schema.events, key: key, value: damaged) }
+            _ = try env.write { txn in try txn.put(schema.events, key: key, value: damaged) }
             let report = try await packed.verify(checkProjections: false)
             #expect(!report.ok && report.problemCount > 0, "trial \(trial): a flipped bit at byte \(index) of event \(seq) went unreported")
-            try env.write { txn in try txn.put(schema.events, key: key, value: original) }
+            _ = try env.write { txn in try txn.put(schema.events, key: key, value: original) }
         }
         #expect(try await packed.verify(checkProjections: false).ok)
 
@@ -121,7 +121,7 @@ import Testing
         let dictionary = try env.read { txn in try txn.get(schema.meta, key: EnvelopeDictionary.metaKey)! }
         var damaged = dictionary
         damaged[damaged.count / 2] ^= 0x10
-        try env.write { txn in try txn.put(schema.meta, key: EnvelopeDictionary.metaKey, value: damaged) }
+        _ = try env.write { txn in try txn.put(schema.meta, key: EnvelopeDictionary.metaKey, value: damaged) }
         #expect(!(try EventStore.verifyChain(at: dir).ok))
         let copy = makeTempDir("damaged-copy")
         try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)

@@ -34,11 +34,11 @@ import Testing
             }
             var damaged = original
             damaged[index] ^= UInt8(1 << (rng.next() % 8))
-            try env.write { txn in try txn.put(db, key: key, value: damaged) }
+            _ = try env.write { txn in try txn.put(db, key: key, value: damaged) }
             let report = try await store.verify(checkProjections: false)
             if !report.ok && report.problemCount > 0 { caught += 1 }
             else { Issue.record("trial \(trial): a flipped bit at byte \(index) of \(inBlobs ? "a body" : "an envelope") went unreported") }
-            try env.write { txn in try txn.put(db, key: key, value: original) }
+            _ = try env.write { txn in try txn.put(db, key: key, value: original) }
         }
         #expect(caught == trials)
         #expect(try await store.verify().ok)
@@ -120,7 +120,7 @@ import Testing
         var damaged = stored
         damaged[at + 4] ^= 0x10  // Frame_Header_Descriptor bit 4: "unused", ignored by decoders
         #expect(try damaged.withUnsafeBytes { try BlobCodec.decode($0) } == body)
-        try env.write { txn in try txn.put(blobs, key: key, value: damaged) }
+        _ = try env.write { txn in try txn.put(blobs, key: key, value: damaged) }
         let report = try await store.verify(checkProjections: false)
         #expect(!report.ok && report.problems.contains { $0.contains("damaged") })
     }

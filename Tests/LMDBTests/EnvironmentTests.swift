@@ -80,7 +80,7 @@ func makeTempDir(_ name: String = "lmdb") -> String {
     @Test func appendRejectsOutOfOrderKeys() throws {
         let env = try Environment(path: makeTempDir())
         let db = try env.write { try env.openDatabase("t", in: $0) }
-        try env.write { (txn) throws in try txn.put(db, key: [0, 5], value: [1], flags: .append) }
+        _ = try env.write { (txn) throws in try txn.put(db, key: [0, 5], value: [1], flags: .append) }
         #expect {
             try env.write { (txn) throws in try txn.put(db, key: [0, 4], value: [1], flags: .append) }
         } throws: { ($0 as? StorageError)?.code == .keyExists }
@@ -154,7 +154,7 @@ func makeTempDir(_ name: String = "lmdb") -> String {
                 try child.put(db, key: [2], value: [2])
                 throw Boom()
             }
-            try txn.nested { child in try child.put(db, key: [3], value: [3]) }
+            _ = try txn.nested { child in try child.put(db, key: [3], value: [3]) }
         }
         try env.read { (txn) throws in
             #expect(try txn.get(db, key: [1]) == [1])
@@ -174,7 +174,7 @@ func makeTempDir(_ name: String = "lmdb") -> String {
             try env.write { (txn) throws in
                 for i in 0..<400 {
                     let k = UInt64(batch * 400 + i)
-                    try withUnsafeBytes(of: k.bigEndian) { kb in
+                    _ = try withUnsafeBytes(of: k.bigEndian) { kb in
                         try value.withUnsafeBytes { try txn.put(db, key: kb, value: $0, flags: .append) }
                     }
                 }

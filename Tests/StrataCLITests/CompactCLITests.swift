@@ -69,7 +69,7 @@ import Testing
 
             // Stopped after its swap: run again, it only removes the old copy.
             try FileManager.default.createDirectory(atPath: store + ".compact", withIntermediateDirectories: true)
-            FileManager.default.createFile(atPath: store + "/.strata-compact-swapped", contents: Data())
+            _ = FileManager.default.createFile(atPath: store + "/.strata-compact-swapped", contents: Data())
             let cleanup = try await strata(["compact"], store: store, env: env)
             #expect(cleanup.status == 0 && cleanup.stdout.contains("removed the old one"), "\(cleanup.stderr)")
             #expect(!FileManager.default.fileExists(atPath: store + ".compact"))

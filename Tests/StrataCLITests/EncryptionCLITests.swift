@@ -93,7 +93,7 @@ import Testing
             #expect(try await strata(["verify"], store: sealed, env: ["STRATA_KEY_FILE": newKey]).status == 0)
             // A rekey stopped after its swap only cleans up when run again.
             try FileManager.default.createDirectory(atPath: sealed + ".rekey", withIntermediateDirectories: true)
-            FileManager.default.createFile(atPath: sealed + "/.strata-rekey-swapped", contents: Data())
+            _ = FileManager.default.createFile(atPath: sealed + "/.strata-rekey-swapped", contents: Data())
             let cleanup = try await strata(["rekey", "--new-key-file", newKey], store: sealed, env: ["STRATA_KEY_FILE": newKey])
             #expect(cleanup.status == 0 && cleanup.stdout.contains("removed the old one"))
             #expect(!FileManager.default.fileExists(atPath: sealed + ".rekey"))

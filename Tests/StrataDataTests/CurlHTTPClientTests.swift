@@ -123,7 +123,7 @@ import Testing
             let batch = client.transfers((1...2).map { HTTPRequest(url: server.baseURL + "/pokedex/pokemon/\($0)") }, concurrency: 2)
             // Before the reader asks: its next read returns at once, empty.
             batch.nudge()
-            var iterator = batch.makeAsyncIterator()
+            let iterator = batch.makeAsyncIterator()
             let early = ContinuousClock.now
             #expect(await iterator.next()?.isEmpty == true)
             #expect(ContinuousClock.now - early < .milliseconds(400))

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Synchronization
 
 /// A TCP proxy on 127.0.0.1 (an ephemeral port) in front of a unix socket, for partition

@@ -1,5 +1,5 @@
 import CTestSpawn
-public import Foundation
+import Foundation
 
 /// A throwaway PostgreSQL 15 cluster for one test: `initdb` in a temp directory (as the
 /// unprivileged `postgres` user when the tests run as root, since initdb refuses root), trust

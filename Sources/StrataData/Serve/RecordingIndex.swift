@@ -1,6 +1,6 @@
 public import EventStore
 import Foundation
-public import LMDB
+import LMDB
 
 /// Every response Strata recorded, by the URL it answered, for serving the API as it was
 /// (`strata serve`): list pages, details, images, their 304 revalidations and the failures.

@@ -1,4 +1,4 @@
-public import EventStore
+import EventStore
 
 /// How local writes and their outcomes fold into the `items` projection (through
 /// ``PendingOverlay``) and into the `outbox` projection (``Outbox``).

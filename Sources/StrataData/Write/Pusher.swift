@@ -196,13 +196,13 @@ public final class Pusher: Sendable {
             let status = response.status
             let answer = try? JSONValue(parsing: response.body)
             switch status {
-            case 200..<300, 404 where w.kind == .delete:
+            case let s where (200..<300).contains(s) || (s == 404 && w.kind == .delete):
                 var meta = [("status", String(status))]
                 if let e = response.headers["etag"] { meta.append(("etag", e)) }
                 if w.kind == .create, let id = serverId(answer, response, source) { meta.append(("serverId", id)) }
                 events.append(event(WriteEvents.acknowledged, source.name, key, w, meta, payload: response.body.isEmpty ? nil : response.body))
                 return (events, outcome(.acknowledged, status, status == 404 ? "already gone" : "ok"))
-            case 409, 412, 422 where guarded:  // 409 and 412 always; 422 (`where` binds to it alone) when the patch carried tests
+            case let s where s == 409 || s == 412 || (s == 422 && guarded):  // 422 only when the patch carried tests
                 // The server's version is not the one the write was made on.
                 guard let (current, currentETag) = await currentItem(key: key, source: source, headers: headers, options: options) else {
                     let reason = "the server refused the write (\(status)) and the item could not be read again"

@@ -1,4 +1,4 @@
-public import EventStore
+import EventStore
 import Foundation
 
 /// The event types of local writes and of their delivery (schema version 1). Every write is an

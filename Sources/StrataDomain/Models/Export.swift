@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A source's items at a point and their versions up to it, to write out.
 public struct SQLiteExport: Sendable {

@@ -1,6 +1,6 @@
 import Foundation
 import StrataJSON
-public import StrataData
+import StrataData
 
 /// ``ExportRepository`` writing SQLite files through the data layer's ``SQLiteDatabase``.
 ///

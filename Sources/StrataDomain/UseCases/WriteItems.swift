@@ -1,4 +1,4 @@
-public import StrataData
+import StrataData
 import Foundation
 public import StrataJSON
 

@@ -1,4 +1,4 @@
-public import StrataDomain
+import StrataDomain
 
 /// Everything the browser shows, as plain values: the screen, each screen's content, the pop-up,
 /// the help overlay and the time slider. Views render it and hold nothing else.
