@@ -70,7 +70,7 @@ struct ExportCommand: AsyncParsableCommand {
             var text = ""
             for e in page {
                 var body: [UInt8]?
-                if payloads, let sha = e.payloadSHA256 { body = try await app.useCases.export.body(sha256: sha) }
+                if payloads { body = try await app.useCases.export.payload(of: e) }
                 let value: JSONValue
                 switch format {
                 case .ndjson:

@@ -127,6 +127,18 @@ import Testing
         }
         let mdb = try #require(FileManager.default.contents(atPath: store + "/data.mdb"))
         #expect(mdb.range(of: Data(Self.token.utf8)) == nil)
+
+        // A definition from before literals were refused (appended as the engine would have): it
+        // stays in the log until forgotten, but is shown and exported as [hidden].
+        let legacy = try writeTemp(#"{"name":"old","url":"\#(url)","id":["number"],"subtitle":[],"index":[],"sizeParam":"size","headers":["Authorization: Bearer \#(Self.token)"]}"#)
+        let recorded = try await strata(["record", "--stream", "old", "--type", "SourceDefined", "--meta", "source=old", "--payload", legacy], store: store)
+        #expect(recorded.status == 0, "\(recorded.stderr)")
+        let old = try await strata(["source", "show", "old"], store: store)
+        #expect(old.status == 0 && old.stdout.contains("Authorization: [hidden]") && !old.stdout.contains(Self.token), "\(old.stdout) \(old.stderr)")
+        for args in [["source", "list", "--format", "json"], ["export", "--events", "--payloads"]] {
+            let r = try await strata(args, store: store)
+            #expect(r.status == 0 && r.stdout.contains("[hidden]") && !r.stdout.contains(Self.token), "\(args)")
+        }
     }
 
     /// Every response the fixture server sends for the list is in the log: a page event each,

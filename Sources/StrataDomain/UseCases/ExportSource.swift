@@ -1,4 +1,6 @@
 import Foundation
+import StrataData
+import StrataJSON
 
 /// Exports a source into SQLite (for Datasette and sqlite-utils), and the event log as a stream
 /// (for CloudEvents / Kafka-style pipelines).
@@ -42,5 +44,16 @@ public struct ExportSource: Sendable {
     /// A stored body by SHA-256 (an event's payload).
     public func body(sha256: String) async throws -> [UInt8]? {
         try await log.body(sha256: sha256)
+    }
+
+    /// An event's payload as an export gives it: the stored body, except that a source definition
+    /// stored before literal credentials were refused has them as `[hidden]` (its digest then no
+    /// longer matches; the log itself keeps it until the source is forgotten).
+    public func payload(of entry: LogEntry) async throws -> [UInt8]? {
+        guard let sha = entry.payloadSHA256, let body = try await log.body(sha256: sha) else { return nil }
+        guard entry.type == DataEvents.sourceDefined || entry.type == DataEvents.sourceChanged,
+              let definition = try? JSONDecoder().decode(SourceDefinition.self, from: Data(body)),
+              !definition.literalSecretHeaders.isEmpty else { return body }
+        return definition.masked.json.canonicalBytes
     }
 }
