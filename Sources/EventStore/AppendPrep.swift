@@ -68,8 +68,11 @@ final class AppendPrep: @unchecked Sendable {
                     publish(i, nil)
                     continue
                 }
-                publish(i, PreparedBody(payload, hash: hash, stored: stored, canonical: batch[i].canonicalPayload, type: batch[i].type,
-                                        documentTypes: documentTypes, zstd: zstd))
+                publish(
+                    i,
+                    PreparedBody(
+                        payload, hash: hash, stored: stored, canonical: batch[i].canonicalPayload, type: batch[i].type,
+                        documentTypes: documentTypes, zstd: zstd))
             }
         }
     }

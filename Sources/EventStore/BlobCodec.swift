@@ -136,7 +136,8 @@ extension BlobCodec {
         w.varint(depth)
         w.raw(frame)
         w.bytes.withUnsafeMutableBytes { b in
-            Hashing.sha256(UnsafeRawBufferPointer(rebasing: b[(sealAt + sealSize)...]), into: UnsafeMutableRawBufferPointer(rebasing: b[sealAt..<(sealAt + sealSize)]))
+            Hashing.sha256(
+                UnsafeRawBufferPointer(rebasing: b[(sealAt + sealSize)...]), into: UnsafeMutableRawBufferPointer(rebasing: b[sealAt..<(sealAt + sealSize)]))
         }
         return w.bytes
     }
@@ -162,8 +163,10 @@ extension BlobCodec {
     /// Writes the body of a row that reads on its own (codec 0, 1 or 2; `rest`: what follows
     /// its codec and size) to `out`, checking the seal when asked; with no `dctx`, zstd's
     /// one-shot decoder.
-    private static func decodeSelfContained(_ codec: UInt8, size: Int, _ rest: UnsafeRawBufferPointer, checkSeal: Bool,
-                                            dctx: OpaquePointer?, into out: UnsafeMutableRawBufferPointer) throws {
+    private static func decodeSelfContained(
+        _ codec: UInt8, size: Int, _ rest: UnsafeRawBufferPointer, checkSeal: Bool,
+        dctx: OpaquePointer?, into out: UnsafeMutableRawBufferPointer
+    ) throws {
         switch codec {
         case raw:
             guard rest.count == size else { throw ByteReader.Truncated() }
@@ -176,11 +179,12 @@ extension BlobCodec {
                 frame = UnsafeRawBufferPointer(rebasing: rest[sealSize...])
                 if checkSeal, !Hashing.sha256(frame, prefix: sealSize).elementsEqual(seal) { throw ByteReader.Truncated() }
             }
-            let n = if let dctx {
-                ZSTD_decompressDCtx(dctx, out.baseAddress, size, frame.baseAddress, frame.count)
-            } else {
-                ZSTD_decompress(out.baseAddress, size, frame.baseAddress, frame.count)
-            }
+            let n =
+                if let dctx {
+                    ZSTD_decompressDCtx(dctx, out.baseAddress, size, frame.baseAddress, frame.count)
+                } else {
+                    ZSTD_decompress(out.baseAddress, size, frame.baseAddress, frame.count)
+                }
             guard ZSTD_isError(n) == 0, n == size else { throw ByteReader.Truncated() }
         default:
             throw ByteReader.Truncated()

@@ -206,8 +206,10 @@ extension BodyArena {
     /// and any body that is missing or damaged (the on-demand read reports it for the event that
     /// needs it). Bodies of `documentTypes` events get their canonical form and digest too.
     /// `pool`: memory of an earlier arena, reused.
-    static func read(_ events: some Collection<RecordedEvent>, from: UInt64, to: UInt64, documentTypes: Set<String> = [],
-                     schema: LogSchema, in txn: Transaction, zstd: ZstdContext, budget: Int = 256 << 20, pool: Pool? = nil) throws -> BodyArena {
+    static func read(
+        _ events: some Collection<RecordedEvent>, from: UInt64, to: UInt64, documentTypes: Set<String> = [],
+        schema: LogSchema, in txn: Transaction, zstd: ZstdContext, budget: Int = 256 << 20, pool: Pool? = nil
+    ) throws -> BodyArena {
         var total = 0
         for e in events { if let ref = e.payload, ref.size <= 64 << 10 { total += ref.size } }
         // Bodies, about as much again of canonical forms and stored forms (forms equal to their
@@ -241,8 +243,9 @@ extension BodyArena {
                 arena.share(previous.seq, with: w.seq)
             } else {
                 guard let stored = try w.hash.withUnsafeBytes({ try schema.bodyIndex.stored(hash: $0, in: txn) }),
-                      let body = try? BlobCodec.decode(stored, context: zstd, bases: bases),
-                      body.withUnsafeBytes({ arena.put(body: $0, for: w.seq) }) else { continue }
+                    let body = try? BlobCodec.decode(stored, context: zstd, bases: bases),
+                    body.withUnsafeBytes({ arena.put(body: $0, for: w.seq) })
+                else { continue }
                 previous = (w.hash, w.seq)
             }
             if w.document { arena.prepareDocument(w.seq) }

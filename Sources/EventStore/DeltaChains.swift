@@ -88,18 +88,22 @@ public final class DeltaChains {
     /// The row to store for `body` (hash `hash`, whole encoding `whole`) under `seq`: a delta
     /// against the lineage's last body when that is smaller, else `whole`. Records the choice
     /// in `lineage`.
-    func row(for body: [UInt8], hash: [UInt8], whole: [UInt8], seq: UInt64, lineage: [UInt8],
-             schema: LogSchema, txn: Transaction, context: ZstdContext) throws -> [UInt8] {
+    func row(
+        for body: [UInt8], hash: [UInt8], whole: [UInt8], seq: UInt64, lineage: [UInt8],
+        schema: LogSchema, txn: Transaction, context: ZstdContext
+    ) throws -> [UInt8] {
         // An incompressible body (an image) is left whole: a delta would not find much either.
         guard body.count >= Self.minimum, whole.first != BlobCodec.raw else { return whole }
         var chosen = whole
         var depth = 0
         let last = try Self.last(lineage, schema, txn)
         if let last, last.depth + 1 < keyframeInterval, last.seq < seq,
-           let base = try base(last, lineage: lineage, schema: schema, txn: txn, context: context),
-           let delta = BlobCodec.encodeDelta(body, base: base, baseSeq: last.seq, depth: last.depth + 1, context: context,
-                                             level: body.count >= Self.denseDeltaMinimum ? Self.denseDeltaLevel : BlobCodec.level),
-           delta.count < whole.count {
+            let base = try base(last, lineage: lineage, schema: schema, txn: txn, context: context),
+            let delta = BlobCodec.encodeDelta(
+                body, base: base, baseSeq: last.seq, depth: last.depth + 1, context: context,
+                level: body.count >= Self.denseDeltaMinimum ? Self.denseDeltaLevel : BlobCodec.level),
+            delta.count < whole.count
+        {
             chosen = delta
             depth = last.depth + 1
         } else if last != nil {
@@ -128,8 +132,10 @@ public final class DeltaChains {
     }
 
     /// The base body: remembered, else decoded from the log (its chain included).
-    private func base(_ last: (seq: UInt64, depth: Int, hash: [UInt8]), lineage: [UInt8], schema: LogSchema,
-                      txn: Transaction, context: ZstdContext) throws -> [UInt8]? {
+    private func base(
+        _ last: (seq: UInt64, depth: Int, hash: [UInt8]), lineage: [UInt8], schema: LogSchema,
+        txn: Transaction, context: ZstdContext
+    ) throws -> [UInt8]? {
         if let r = remembered[lineage], r.seq == last.seq, r.hash.elementsEqual(last.hash) { return r.body }
         guard let row = try BlobCodec.stored(seq: last.seq, bodies: schema.bodies, in: txn) else { return nil }
         let body = try BlobCodec.decode(row, context: context, bases: DeltaBases(bodies: schema.bodies, txn: txn))

@@ -30,10 +30,14 @@ public struct StoreKey: Sendable {
     public static func load(file path: String) throws -> StoreKey {
         var st = stat()
         guard stat(path, &st) == 0 else {
-            throw EventStoreError(code: .encryption, message: "cannot read the key file \(path): \(String(cString: strerror(errno))); make one with `strata key generate \(path)`")
+            throw EventStoreError(
+                code: .encryption, message: "cannot read the key file \(path): \(String(cString: strerror(errno))); make one with `strata key generate \(path)`"
+            )
         }
         guard st.st_mode & 0o077 == 0 else {
-            throw EventStoreError(code: .encryption, message: "the key file \(path) can be read by others (mode \(String(st.st_mode & 0o777, radix: 8))); run `chmod 600 \(path)`")
+            throw EventStoreError(
+                code: .encryption, message: "the key file \(path) can be read by others (mode \(String(st.st_mode & 0o777, radix: 8))); run `chmod 600 \(path)`"
+            )
         }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw EventStoreError(code: .encryption, message: "cannot read the key file \(path)")
@@ -122,8 +126,9 @@ final class StoreCipher: ValueSealer, @unchecked Sendable {
         let n = Self.nonceBytes
         nonce(into: UnsafeMutableRawBufferPointer(rebasing: out[0..<n]))
         Self.withAAD(domain, key) { aad in
-            valueKey.seal(plain, nonce: UnsafeRawBufferPointer(rebasing: out[0..<n]), aad: aad,
-                          into: UnsafeMutableRawBufferPointer(rebasing: out[n...]))
+            valueKey.seal(
+                plain, nonce: UnsafeRawBufferPointer(rebasing: out[0..<n]), aad: aad,
+                into: UnsafeMutableRawBufferPointer(rebasing: out[n...]))
         }
     }
 
@@ -144,10 +149,13 @@ final class StoreCipher: ValueSealer, @unchecked Sendable {
 
     func open(_ sealed: UnsafeRawBufferPointer, domain: UInt64, key: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) throws {
         let n = Self.nonceBytes
-        let opened = sealed.count >= n + Self.tagBytes && Self.withAAD(domain, key) { aad in
-            valueKey.open(UnsafeRawBufferPointer(rebasing: sealed[n...]), nonce: UnsafeRawBufferPointer(rebasing: sealed[0..<n]),
-                          aad: aad, into: out)
-        }
+        let opened =
+            sealed.count >= n + Self.tagBytes
+            && Self.withAAD(domain, key) { aad in
+                valueKey.open(
+                    UnsafeRawBufferPointer(rebasing: sealed[n...]), nonce: UnsafeRawBufferPointer(rebasing: sealed[0..<n]),
+                    aad: aad, into: out)
+            }
         guard opened else {
             throw StorageError(code: .corrupted, message: "a sealed value does not open under the store's key (changed, moved or damaged); run `strata verify`")
         }

@@ -1,4 +1,3 @@
-
 /// The binary encoding of an event envelope (format 1).
 ///
 /// ```
@@ -70,9 +69,10 @@ enum Envelope {
             let prev = try r.bytes(32)
             let hash = try r.bytes(32)
             guard r.isAtEnd else { throw Malformed() }
-            return RecordedEvent(seq: seq, id: id, type: type, schemaVersion: schema, recordedAt: at,
-                                 stream: stream, metadata: meta, payload: payload,
-                                 previousHash: prev, hash: hash)
+            return RecordedEvent(
+                seq: seq, id: id, type: type, schemaVersion: schema, recordedAt: at,
+                stream: stream, metadata: meta, payload: payload,
+                previousHash: prev, hash: hash)
         } catch {
             throw Malformed()
         }
@@ -83,8 +83,9 @@ enum Envelope {
     static func type(in bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         var r = ByteReader(bytes)
         guard (try? r.u8()) == format, (try? r.u64()) != nil,
-              let idLength = try? r.count(), (try? r.slice(idLength)) != nil,
-              let typeLength = try? r.count() else { return nil }
+            let idLength = try? r.count(), (try? r.slice(idLength)) != nil,
+            let typeLength = try? r.count()
+        else { return nil }
         return try? r.slice(typeLength)
     }
 

@@ -83,8 +83,10 @@ public struct RecordedEvent: Hashable, Sendable {
     public var hash: [UInt8]
 
     /// An event as another log (``EventLog``) holds it, with that log's seq and chain hashes.
-    public init(seq: UInt64, id: String, type: String, schemaVersion: Int, recordedAt: Timestamp, stream: String,
-                metadata: [Metadatum], payload: PayloadReference?, previousHash: [UInt8], hash: [UInt8]) {
+    public init(
+        seq: UInt64, id: String, type: String, schemaVersion: Int, recordedAt: Timestamp, stream: String,
+        metadata: [Metadatum], payload: PayloadReference?, previousHash: [UInt8], hash: [UInt8]
+    ) {
         self.seq = seq; self.id = id; self.type = type; self.schemaVersion = schemaVersion; self.recordedAt = recordedAt
         self.stream = stream; self.metadata = metadata; self.payload = payload; self.previousHash = previousHash; self.hash = hash
     }

@@ -45,8 +45,10 @@ public struct EventQuery: Sendable, Hashable {
 
     /// Visits the events `name` indexes in `db` (the stream or the type index) with seqs in
     /// `from...to`, in seq order or newest first, until `visit` returns false.
-    static func walk(_ db: Database, _ name: String, from: UInt64, to: UInt64, descending: Bool, _ txn: Transaction, _ s: LogSchema,
-                     _ visit: (RecordedEvent) throws -> Bool) throws {
+    static func walk(
+        _ db: Database, _ name: String, from: UInt64, to: UInt64, descending: Bool, _ txn: Transaction, _ s: LogSchema,
+        _ visit: (RecordedEvent) throws -> Bool
+    ) throws {
         guard from <= to else { return }
         let prefix = Array(name.utf8) + [0]
         let c = try txn.cursor(db)
@@ -55,7 +57,10 @@ public struct EventQuery: Sendable, Hashable {
             let seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
             if seq < from || seq > to { break }
             if let v = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(s.events, key: $0) }),
-               try !visit(try Envelope.decode(s.envelope(v, txn))) { return }
+                try !visit(try Envelope.decode(s.envelope(v, txn)))
+            {
+                return
+            }
             entry = descending ? try c.previous() : try c.next()
         }
     }

@@ -69,9 +69,11 @@ extension EventStore {
                     let s = try txn.stat(db)
                     return StoreStats.TableStats(name: name, entries: s.entries, bytes: s.bytes)
                 }
-                ps.append(.init(name: p.name, version: p.version, storedVersion: cp?.version, checkpoint: cp?.seq ?? 0,
-                                lag: head.seq - min(head.seq, cp?.seq ?? 0),
-                                quarantined: quarantined.filter { $0.projection == p.name }.count, tables: tables))
+                ps.append(
+                    .init(
+                        name: p.name, version: p.version, storedVersion: cp?.version, checkpoint: cp?.seq ?? 0,
+                        lag: head.seq - min(head.seq, cp?.seq ?? 0),
+                        quarantined: quarantined.filter { $0.projection == p.name }.count, tables: tables))
             }
             var st = stat()
             let fileBytes = stat(path + "/data.mdb", &st) == 0 ? Int(st.st_blocks) * 512 : 0

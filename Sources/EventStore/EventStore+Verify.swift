@@ -87,7 +87,9 @@ extension EventStore {
                 } else {
                     report.problem("event \(seq): id missing from the id index")
                 }
-                if try !txn.contains(schema.byStream, key: LogSchema.indexKey(event.stream, seq)) { report.problem("event \(seq): missing from the stream index") }
+                if try !txn.contains(schema.byStream, key: LogSchema.indexKey(event.stream, seq)) {
+                    report.problem("event \(seq): missing from the stream index")
+                }
                 if try !txn.contains(schema.byType, key: LogSchema.indexKey(event.type, seq)) { report.problem("event \(seq): missing from the type index") }
                 if let ref = event.payload {
                     // The index finds a body through the event that stored it first, whose
@@ -108,8 +110,12 @@ extension EventStore {
                 try SealedChain.check(events: schema.events, bodies: schema.bodies, chain: chain, txn, &outer)
                 for p in outer.problems { report.problem(p) }
             }
-            if try txn.stat(schema.ids).entries != Int(report.eventsChecked) { report.problem("the id index has \(try txn.stat(schema.ids).entries) entries for \(report.eventsChecked) events") }
-            if try txn.stat(schema.byTime).entries != Int(report.eventsChecked) { report.problem("the time index has \(try txn.stat(schema.byTime).entries) entries for \(report.eventsChecked) events") }
+            if try txn.stat(schema.ids).entries != Int(report.eventsChecked) {
+                report.problem("the id index has \(try txn.stat(schema.ids).entries) entries for \(report.eventsChecked) events")
+            }
+            if try txn.stat(schema.byTime).entries != Int(report.eventsChecked) {
+                report.problem("the time index has \(try txn.stat(schema.byTime).entries) entries for \(report.eventsChecked) events")
+            }
 
             // Bodies found by a prefix of their hash: the seq's event stored the body, the body
             // hashes to the hash that event carries, and the key is its prefix.
@@ -216,7 +222,10 @@ extension EventStore {
                     var diffs: [String] = []
                     let cp = try Checkpoint.read(name, txn, mine)
                     let cp2 = try Checkpoint.read(name, other, theirs)
-                    if cp != cp2 { diffs.append("checkpoint \(cp.map { "v\($0.version)@\($0.seq)" } ?? "none") ≠ rebuilt \(cp2.map { "v\($0.version)@\($0.seq)" } ?? "none")") }
+                    if cp != cp2 {
+                        diffs.append(
+                            "checkpoint \(cp.map { "v\($0.version)@\($0.seq)" } ?? "none") ≠ rebuilt \(cp2.map { "v\($0.version)@\($0.seq)" } ?? "none")")
+                    }
                     let tables = mine.projectionTables[name]!.databases
                     for (table, db) in tables.sorted(by: { $0.key < $1.key }) {
                         diffs += try compare(txn, db, other, theirs.projectionTables[name]!.databases[table]!, label: table)
@@ -229,8 +238,9 @@ extension EventStore {
                     let q1 = try quarantineKeys(txn, mine, name)
                     let q2 = try quarantineKeys(other, theirs, name)
                     if q1 != q2 { diffs.append("quarantine differs: \(q1.count) here, \(q2.count) in the rebuild") }
-                    return .init(name: name, checkpoint: cp?.seq ?? 0, matchesRebuild: diffs.isEmpty, differences: Array(diffs.prefix(20)),
-                                 digest: hasher.finish().hex)
+                    return .init(
+                        name: name, checkpoint: cp?.seq ?? 0, matchesRebuild: diffs.isEmpty, differences: Array(diffs.prefix(20)),
+                        digest: hasher.finish().hex)
                 }
             }
         }

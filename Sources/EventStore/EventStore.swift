@@ -68,16 +68,19 @@ public final class EventStore: Sendable {
     /// The directory's shared lock while the store is open (``StoreOpenLock``).
     let openLock: StoreOpenLock?
 
-    private init(path: String, environment: Environment, schema: LogSchema, projections: [any Projection], options: StoreOptions,
-                 openLock: StoreOpenLock?) {
+    private init(
+        path: String, environment: Environment, schema: LogSchema, projections: [any Projection], options: StoreOptions,
+        openLock: StoreOpenLock?
+    ) {
         self.path = path
         self.openLock = openLock
         self.environment = environment
         self.schema = schema
         self.projections = projections
         self.options = options
-        writer = LogWriter(environment: environment, schema: schema, projections: projections, clock: options.clock, logger: options.logger,
-                           keyframeInterval: options.deltaKeyframeInterval)
+        writer = LogWriter(
+            environment: environment, schema: schema, projections: projections, clock: options.clock, logger: options.logger,
+            keyframeInterval: options.deltaKeyframeInterval)
     }
 
     /// Flushes committed writes to disk (for stores opened without fsync on commit).
@@ -116,8 +119,9 @@ public final class EventStore: Sendable {
             let environment = try Environment(path: directory, options: env)
             let encryption: LogSchema.Encryption = if let c = options.copyOf { .copyOf(c) } else if let k = options.key { .key(k) } else { .none }
             let schema = try LogSchema(opening: environment, projections: projections, bodyPrefix: options.bodyPrefix, encryption: encryption)
-            store = EventStore(path: directory, environment: environment, schema: schema, projections: projections, options: options,
-                               openLock: openLock)
+            store = EventStore(
+                path: directory, environment: environment, schema: schema, projections: projections, options: options,
+                openLock: openLock)
         } catch {
             throw EventStoreError.wrap(error, "could not open the store at \(directory)")
         }
@@ -319,7 +323,9 @@ public final class EventStore: Sendable {
     /// temporary directory when nil): same events, same hashes, projections computed from scratch.
     /// The caller owns the directory. Used by `verify` and by tests as the oracle for as-of reads.
     public func replay(upTo seq: UInt64? = nil, into directory: String? = nil) async throws -> EventStore {
-        let dir = directory ?? FileManager.default.temporaryDirectory
+        let dir =
+            directory
+            ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("strata-replay-\(UUID().uuidString)").path
         var opts = StoreOptions()
         opts.durability = .noSync
@@ -343,7 +349,8 @@ public final class EventStore: Sendable {
         var next = theirs.seq + 1
         if theirs.seq > 0 {
             guard let mine = try await event(seq: theirs.seq), mine.hash.hex == theirs.hash else {
-                throw EventStoreError(code: .invalidArgument, message: "the store at \(scratch.path) holds another history than \(path); remove it to copy again")
+                throw EventStoreError(
+                    code: .invalidArgument, message: "the store at \(scratch.path) holds another history than \(path); remove it to copy again")
             }
         }
         let schema = self.schema

@@ -19,7 +19,8 @@ extension FoldPlan {
     init?(checkpoints: [UInt64], head: UInt64, chunk: Int) {
         guard let from = checkpoints.filter({ $0 < head }).min() else { return nil }
         let to = min(head, from + UInt64(chunk))
-        self.init(from: from, to: to, readers: checkpoints.enumerated().compactMap { $0.element < to ? Reader(projection: $0.offset, applied: $0.element) : nil })
+        self.init(
+            from: from, to: to, readers: checkpoints.enumerated().compactMap { $0.element < to ? Reader(projection: $0.offset, applied: $0.element) : nil })
     }
 
     /// The chunk after this one, once this one's readers have applied it (nil when that reaches `head`).
@@ -40,21 +41,26 @@ struct FoldInput: Sendable {
     /// read-ahead thread with time to spare (the writer then skips that work).
     /// `prepared`: the types whose bodies a ``BodyPrep`` reads instead.
     /// `pool`: memory of earlier chunks' bodies, reused.
-    static func read(_ plan: FoldPlan, filters: [EventTypeFilter], schema: LogSchema, zstd: ZstdContext, txn: Transaction,
-                     documentTypes: Set<String> = [], prepared: Set<String> = [], pool: BodyArena.Pool? = nil) throws -> FoldInput {
+    static func read(
+        _ plan: FoldPlan, filters: [EventTypeFilter], schema: LogSchema, zstd: ZstdContext, txn: Transaction,
+        documentTypes: Set<String> = [], prepared: Set<String> = [], pool: BodyArena.Pool? = nil
+    ) throws -> FoldInput {
         let readers = plan.readers.map { (filters[$0.projection], $0.applied) }
         let events = try readEvents(from: plan.from + 1, to: plan.to, for: readers, schema: schema, txn: txn)
         let all = union(events)
-        let bodies = try BodyArena.read(prepared.isEmpty ? all : all.filter { !prepared.contains($0.type) }, from: plan.from, to: plan.to,
-                                        documentTypes: documentTypes, schema: schema, in: txn, zstd: zstd, pool: pool)
+        let bodies = try BodyArena.read(
+            prepared.isEmpty ? all : all.filter { !prepared.contains($0.type) }, from: plan.from, to: plan.to,
+            documentTypes: documentTypes, schema: schema, in: txn, zstd: zstd, pool: pool)
         return FoldInput(events: events, bodies: bodies)
     }
 
     /// Reads the events (from, to] once for several readers, each with a type filter and the seq
     /// it has already applied. An event is decoded only if some reader takes it; the type is
     /// compared in the stored bytes.
-    static func readEvents(from: UInt64, to: UInt64, for readers: [(filter: EventTypeFilter, applied: UInt64)],
-                           schema: LogSchema, txn: Transaction) throws -> [[RecordedEvent]] {
+    static func readEvents(
+        from: UInt64, to: UInt64, for readers: [(filter: EventTypeFilter, applied: UInt64)],
+        schema: LogSchema, txn: Transaction
+    ) throws -> [[RecordedEvent]] {
         let c = try txn.cursor(schema.events)
         var out = [[RecordedEvent]](repeating: [], count: readers.count)
         // Room for every event a reader could take: growing by doubling copied the chunk's events
@@ -116,13 +122,17 @@ final class FoldReadAhead: @unchecked Sendable {
 
     /// `after`: a ``BodyPrep`` of the current chunk that shares `zstd`; the read starts once it is done.
     /// `pool`: memory for the chunk's bodies.
-    init(_ plan: FoldPlan, filters: [EventTypeFilter], documentTypes: Set<String>, schema: LogSchema, environment: Environment, zstd: ZstdContext,
-         after prep: BodyPrep? = nil, pool: BodyArena.Pool? = nil) {
+    init(
+        _ plan: FoldPlan, filters: [EventTypeFilter], documentTypes: Set<String>, schema: LogSchema, environment: Environment, zstd: ZstdContext,
+        after prep: BodyPrep? = nil, pool: BodyArena.Pool? = nil
+    ) {
         self.plan = plan
         let thread = Thread { [self] in
             prep?.wait()
             result = Result {
-                try environment.read { try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: $0, documentTypes: documentTypes, pool: pool) }
+                try environment.read {
+                    try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: $0, documentTypes: documentTypes, pool: pool)
+                }
             }
             finished.signal()
         }
@@ -161,8 +171,10 @@ final class BodyPrep: @unchecked Sendable {
     /// Prepares the bodies of events (from, to] whose type is in `documentTypes`, in a read
     /// transaction of its own, up to `budget` bytes of arenas; bodies over 64 KiB are left to the
     /// writer.
-    init(from: UInt64, to: UInt64, documentTypes: Set<String>, schema: LogSchema, environment: Environment, zstd: ZstdContext,
-         budget: Int = 256 << 20) {
+    init(
+        from: UInt64, to: UInt64, documentTypes: Set<String>, schema: LogSchema, environment: Environment, zstd: ZstdContext,
+        budget: Int = 256 << 20
+    ) {
         self.from = from
         self.to = to
         parts = Array(repeating: nil, count: Int((to - from + Self.partSize - 1) / Self.partSize))
@@ -192,10 +204,11 @@ final class BodyPrep: @unchecked Sendable {
                 if seq > end { break }
                 defer { row = try? bodies.next() }
                 guard r.value.count <= 64 << 10, let e = try events.seek(atLeast: seq.bigEndianBytes),
-                      UInt64(bigEndianBytes: e.key) == seq, let type = Envelope.type(in: try schema.envelope(e.value, txn)),
-                      types.contains(where: { $0.count == type.count && $0.elementsEqual(type) }),
-                      let body = try? bases.decode(r.value, seq: seq, context: zstd),
-                      body.withUnsafeBytes({ part.put(body: $0, for: seq) }) else { continue }
+                    UInt64(bigEndianBytes: e.key) == seq, let type = Envelope.type(in: try schema.envelope(e.value, txn)),
+                    types.contains(where: { $0.count == type.count && $0.elementsEqual(type) }),
+                    let body = try? bases.decode(r.value, seq: seq, context: zstd),
+                    body.withUnsafeBytes({ part.put(body: $0, for: seq) })
+                else { continue }
                 // A delta's row does not read on its own: it is not handed out as a stored form.
                 if BlobCodec.isSelfContained(r.value) { part.put(stored: r.value, for: seq) }
                 part.prepareDocument(seq)

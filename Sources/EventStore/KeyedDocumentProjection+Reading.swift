@@ -17,8 +17,9 @@ public struct DocumentReader {
         guard let raw = try transaction.get(tables["current"], key: KeyedDocumentProjection.currentKey(collection, key, tables)) else { return nil }
         let r = try raw.withUnsafeBytes { try KeyedDocumentProjection.CurrentRecord($0) }
         let document = try KeyedDocumentProjection.document(collection, key, at: r.changedSeq, transaction, tables)
-        return DocumentState(collection: collection, key: key, version: r.version, firstSeq: r.firstSeq, changedSeq: r.changedSeq,
-                             lastSeenSeq: r.lastSeenSeq, removed: r.removed, document: try JSONValue(parsing: document))
+        return DocumentState(
+            collection: collection, key: key, version: r.version, firstSeq: r.firstSeq, changedSeq: r.changedSeq,
+            lastSeenSeq: r.lastSeenSeq, removed: r.removed, document: try JSONValue(parsing: document))
     }
 
     /// The document's current bookkeeping without parsing it: one `mdb_get`, a few varints.
@@ -48,8 +49,9 @@ public struct DocumentReader {
         let c = try transaction.cursor(tables["history"])
         guard let first = try c.seek(atLeast: prefix), first.key.hasPrefix(prefix) else { return nil }
         let firstSeq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: first.key[prefix.count...]))
-        return DocumentState(collection: collection, key: key, version: v.version, firstSeq: firstSeq, changedSeq: v.seq,
-                             lastSeenSeq: nil, removed: v.isRemoved, document: v.document)
+        return DocumentState(
+            collection: collection, key: key, version: v.version, firstSeq: firstSeq, changedSeq: v.seq,
+            lastSeenSeq: nil, removed: v.isRemoved, document: v.document)
     }
 
     /// The version in force at `seq` (one seek), or nil if the document did not exist yet. Its
@@ -143,7 +145,8 @@ public struct DocumentReader {
         // An encrypted store's keys are digests: back in key order.
         if tables.isEncrypted {
             out.sort { a, b in
-                a.collection != b.collection ? Array(a.collection.utf8).lexicographicallyPrecedes(Array(b.collection.utf8))
+                a.collection != b.collection
+                    ? Array(a.collection.utf8).lexicographicallyPrecedes(Array(b.collection.utf8))
                     : Array(a.key.utf8).lexicographicallyPrecedes(Array(b.key.utf8))
             }
         }
@@ -162,8 +165,10 @@ public struct DocumentReader {
     /// it passes over and the documents it returns: a key is checked by its record's header,
     /// a document parsed only when it is returned. Removed documents are left out unless
     /// `includeRemoved` (then they count for `offset` as well).
-    public func page(collection: String, asOf seq: UInt64? = nil, after: String? = nil, offset: Int = 0, limit: Int,
-                     includeRemoved: Bool = false) throws -> [DocumentState] {
+    public func page(
+        collection: String, asOf seq: UInt64? = nil, after: String? = nil, offset: Int = 0, limit: Int,
+        includeRemoved: Bool = false
+    ) throws -> [DocumentState] {
         let prefix = Array(collection.utf8) + [0]
         let c = try transaction.cursor(tables["order"])
         if tables.isEncrypted, let e = try c.seek(atLeast: prefix + [1]), e.key.hasPrefix(prefix + [1]) {
@@ -199,8 +204,10 @@ public struct DocumentReader {
     /// collection has text ids: `order` holds their digests, in no order a reader can use, so
     /// every id of the collection is taken back from `~names` and put in natural order first.
     /// Reads every key of the collection (not their documents).
-    private func pageOrderingTexts(collection: String, asOf seq: UInt64?, after: String?, offset: Int, limit: Int,
-                                   includeRemoved: Bool) throws -> [DocumentState] {
+    private func pageOrderingTexts(
+        collection: String, asOf seq: UInt64?, after: String?, offset: Int, limit: Int,
+        includeRemoved: Bool
+    ) throws -> [DocumentState] {
         let prefix = Array(collection.utf8) + [0]
         let c = try transaction.cursor(tables["order"])
         var keys: [String] = []
@@ -251,8 +258,10 @@ public struct DocumentReader {
             let after = b.flatMap { $0.isRemoved ? nil : $0.document }
             switch (before, after) {
             case (nil, let new?):
-                out.append(DocumentDiff(key: key, kind: a == nil ? .added : .reappeared, before: nil, after: new,
-                                        changes: a.map { $0.document.diff(to: new) } ?? []))
+                out.append(
+                    DocumentDiff(
+                        key: key, kind: a == nil ? .added : .reappeared, before: nil, after: new,
+                        changes: a.map { $0.document.diff(to: new) } ?? []))
             case (let old?, nil):
                 out.append(DocumentDiff(key: key, kind: .removed, before: old, after: nil, changes: []))
             case (let old?, let new?) where old != new:
@@ -269,7 +278,8 @@ public struct DocumentReader {
     /// The paths indexed for `collection` (see ``DocumentOperation/index(collection:paths:)``).
     public func indexedPaths(collection: String) throws -> [String] {
         guard let raw = try transaction.get(tables["indexes"], key: Array(collection.utf8)),
-              case .array(let list) = try JSONValue(parsing: raw) else { return [] }
+            case .array(let list) = try JSONValue(parsing: raw)
+        else { return [] }
         return list.compactMap { if case .string(let s) = $0 { s } else { nil } }
     }
 
@@ -279,7 +289,8 @@ public struct DocumentReader {
     /// the caller must scan.
     public func keys(collection: String, path: String, equals value: String) throws -> [String]? {
         guard try indexedPaths(collection: collection).contains(path),
-              KeyedDocumentProjection.indexText(.string(value)) != nil else { return nil }
+            KeyedDocumentProjection.indexText(.string(value)) != nil
+        else { return nil }
         let prefix = KeyedDocumentProjection.indexPrefix(collection, path, value, tables)
         let c = try transaction.cursor(tables["index"])
         var out: [String] = []
@@ -299,14 +310,17 @@ public struct DocumentReader {
     /// and the page's entries are read, nothing else. nil when the path is not indexed or the
     /// value cannot be, so the caller must scan. In an encrypted store, whose entries follow the
     /// ids' digests, every key of the value is read and ordered.
-    public func keyPage(collection: String, path: String, equals value: String, after: String? = nil, offset: Int = 0,
-                        limit: Int) throws -> (total: Int, keys: [String])? {
+    public func keyPage(
+        collection: String, path: String, equals value: String, after: String? = nil, offset: Int = 0,
+        limit: Int
+    ) throws -> (total: Int, keys: [String])? {
         guard !tables.isEncrypted else {
             guard let keys = try keys(collection: collection, path: path, equals: value) else { return nil }
             return (keys.count, KeyedDocumentProjection.naturalPage(of: keys, after: after, offset: offset, limit: limit))
         }
         guard try indexedPaths(collection: collection).contains(path),
-              KeyedDocumentProjection.indexText(.string(value)) != nil else { return nil }
+            KeyedDocumentProjection.indexText(.string(value)) != nil
+        else { return nil }
         let prefix = KeyedDocumentProjection.indexPrefix(collection, path, value, tables)
         let total = try KeyedDocumentProjection.indexCount(prefix, transaction, tables)
         guard limit > 0, total > 0 else { return (total, []) }
@@ -324,7 +338,9 @@ public struct DocumentReader {
         var out: [String] = []
         while let e = entry, e.key.hasPrefix(prefix), out.count < limit {
             if e.key.count > prefix.count {
-                if skip > 0 { skip -= 1 } else {
+                if skip > 0 {
+                    skip -= 1
+                } else {
                     out.append(try KeyedDocumentProjection.key(fromNatural: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), tables, transaction))
                 }
             }
@@ -339,9 +355,10 @@ public struct DocumentReader {
     /// caller must scan.
     public func keys(collection: String, path: String, equals value: String, asOf seq: UInt64) throws -> [String]? {
         guard try indexedPaths(collection: collection).contains(path),
-              KeyedDocumentProjection.indexText(.string(value)) != nil,
-              let since = try transaction.get(tables["index-history"], key: Array(collection.utf8) + [0, 0] + Array(path.utf8)),
-              since.count == 8, since.withUnsafeBytes({ UInt64(bigEndianBytes: $0) }) <= seq else { return nil }
+            KeyedDocumentProjection.indexText(.string(value)) != nil,
+            let since = try transaction.get(tables["index-history"], key: Array(collection.utf8) + [0, 0] + Array(path.utf8)),
+            since.count == 8, since.withUnsafeBytes({ UInt64(bigEndianBytes: $0) }) <= seq
+        else { return nil }
         let prefix = KeyedDocumentProjection.indexPrefix(collection, path, value, tables)
         let c = try transaction.cursor(tables["index-history"])
         var out: [String] = []
@@ -365,8 +382,10 @@ public struct DocumentReader {
     /// `descending` reverses the order of those with a value (they still come last). Starts after
     /// the key `after` (nil when that key is not present) or past `offset` keys. Reads the index
     /// entries it walks and nothing else; nil when `path` is not indexed.
-    public func sortedKeys(collection: String, path: String, descending: Bool = false, after: String? = nil,
-                           offset: Int = 0, limit: Int) throws -> [String]? {
+    public func sortedKeys(
+        collection: String, path: String, descending: Bool = false, after: String? = nil,
+        offset: Int = 0, limit: Int
+    ) throws -> [String]? {
         guard !tables.isEncrypted, let ordinal = try indexedPaths(collection: collection).firstIndex(of: path), ordinal < 256 else { return nil }
         let prefix = Array(collection.utf8) + [0, UInt8(ordinal)]
         let c = try transaction.cursor(tables["sorted"])
@@ -375,8 +394,9 @@ public struct DocumentReader {
         var start: [UInt8]?
         if let after {
             guard let record = try summary(collection: collection, key: after), !record.removed,
-                  let doc = try state(collection: collection, key: after)?.document,
-                  let key = KeyedDocumentProjection.sortedKey(collection, ordinal, doc.value(atPath: path), after, tables) else { return nil }
+                let doc = try state(collection: collection, key: after)?.document,
+                let key = KeyedDocumentProjection.sortedKey(collection, ordinal, doc.value(atPath: path), after, tables)
+            else { return nil }
             start = key
         }
         var out: [String] = []
@@ -393,8 +413,7 @@ public struct DocumentReader {
                 var e: Cursor.Entry?
                 if let start {
                     e = try c.seek(atLeast: start)
-                    if e != nil, e!.key.elementsEqual(start) { e = try c.previous() }
-                    else { e = e == nil ? try c.last() : try c.previous() }
+                    if e != nil, e!.key.elementsEqual(start) { e = try c.previous() } else { e = e == nil ? try c.last() : try c.previous() }
                 } else {
                     e = try c.seek(atLeast: missing)
                     e = e == nil ? try c.last() : try c.previous()

@@ -199,8 +199,9 @@ public struct KeyedDocumentProjection: Projection {
 
     /// The built-in ``DocumentEvents``.
     public init(name: String = "documents", version: Int = 11) {
-        self.init(name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
-                  extract: DocumentEvents.operations, builtIn: true)
+        self.init(
+            name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
+            extract: DocumentEvents.operations, builtIn: true)
     }
 
     /// Operations from `extract`. `eventTypes` must name every type `extract` returns operations
@@ -208,14 +209,19 @@ public struct KeyedDocumentProjection: Projection {
     /// `documentTypes`: the types whose payload `extract` puts whole (`putJSON` of the payload),
     /// so their canonical form can be worked out ahead (an optimization only).
     /// `extraTables`: tables the extractor keeps state in besides the documents'.
-    public init(name: String = "documents", version: Int = 8, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
-                extraTables: [String] = [], extract: @escaping Extractor) {
-        self.init(name: name, version: version, eventTypes: eventTypes, documentTypes: documentTypes, extract: extract, builtIn: false,
-                  extraTables: extraTables)
+    public init(
+        name: String = "documents", version: Int = 8, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
+        extraTables: [String] = [], extract: @escaping Extractor
+    ) {
+        self.init(
+            name: name, version: version, eventTypes: eventTypes, documentTypes: documentTypes, extract: extract, builtIn: false,
+            extraTables: extraTables)
     }
 
-    private init(name: String, version: Int, eventTypes: Set<String>?, documentTypes: Set<String>, extract: @escaping Extractor, builtIn: Bool,
-                 extraTables: [String] = []) {
+    private init(
+        name: String, version: Int, eventTypes: Set<String>?, documentTypes: Set<String>, extract: @escaping Extractor, builtIn: Bool,
+        extraTables: [String] = []
+    ) {
         self.extraTables = extraTables
         self.name = name
         self.version = version
@@ -290,8 +296,10 @@ public struct KeyedDocumentProjection: Projection {
     }
 
     /// Removes the present documents of `collection` for which `condition` holds.
-    private func removeAll(in collection: String, _ event: RecordedEvent, _ context: ProjectionContext,
-                           where condition: (String, CurrentRecord) -> Bool) throws {
+    private func removeAll(
+        in collection: String, _ event: RecordedEvent, _ context: ProjectionContext,
+        where condition: (String, CurrentRecord) -> Bool
+    ) throws {
         let prefix = Array(collection.utf8) + [0]
         let c = try context.transaction.cursor(context.tables["current"])
         var gone: [String] = []
@@ -307,7 +315,8 @@ public struct KeyedDocumentProjection: Projection {
 
     static func validate(_ collection: String, _ key: String) throws {
         guard !collection.isEmpty, !key.isEmpty, !collection.utf8.contains(0), !key.utf8.contains(0),
-              collection.utf8.count + key.utf8.count <= 480 else {
+            collection.utf8.count + key.utf8.count <= 480
+        else {
             throw DocumentError("collection and key must be non-empty, NUL-free and at most 480 bytes together")
         }
     }
@@ -315,8 +324,10 @@ public struct KeyedDocumentProjection: Projection {
     /// Puts a document given by its canonical bytes (and its tree when the caller has it).
     /// `whole`: the document is the event's whole payload, so its version keeps the payload's
     /// stored form from the log instead of the canonical bytes.
-    private func put(_ collection: String, _ key: String, canonical: [UInt8], digest: [UInt8]? = nil, _ doc: JSONValue?,
-                     _ event: RecordedEvent, _ ctx: ProjectionContext, whole: Bool = false) throws {
+    private func put(
+        _ collection: String, _ key: String, canonical: [UInt8], digest: [UInt8]? = nil, _ doc: JSONValue?,
+        _ event: RecordedEvent, _ ctx: ProjectionContext, whole: Bool = false
+    ) throws {
         let txn = ctx.transaction
         let current = ctx.tables["current"]
         let digest = Digest16(digest ?? Self.digest(canonical))
@@ -398,8 +409,10 @@ public struct KeyedDocumentProjection: Projection {
     ///
     /// A delta joins its keyframe's row of `history` (``HistoryRow``): the row grows by one entry
     /// instead of the table by one key. Any other version starts a row of its own.
-    private func writeHistory(_ hk: UnsafeRawBufferPointer, kind: ChangeKind, document: DocumentSource,
-                              record: CurrentRecord, event: RecordedEvent, ctx: ProjectionContext) throws {
+    private func writeHistory(
+        _ hk: UnsafeRawBufferPointer, kind: ChangeKind, document: DocumentSource,
+        record: CurrentRecord, event: RecordedEvent, ctx: ProjectionContext
+    ) throws {
         // The header (at most 10 + 8 + 11 + 1 + 10 bytes) is built on the stack; the document is
         // copied once, straight into the page.
         let inline: [UInt8]
@@ -487,7 +500,8 @@ public struct KeyedDocumentProjection: Projection {
         memo.historyCursor = c
         let prefixCount = hk.count - 8
         guard let e = try c.seek(atMost: hk), e.key.count == hk.count, e.value.first != HistoryRow.packedMark,
-              memcmp(e.key.baseAddress!, hk.baseAddress!, prefixCount) == 0 else { return c }
+            memcmp(e.key.baseAddress!, hk.baseAddress!, prefixCount) == 0
+        else { return c }
         // Copied: the puts below may move the page the row is on.
         let row = [UInt8](e.value)
         let rowSeq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefixCount...]))
@@ -524,8 +538,10 @@ public struct KeyedDocumentProjection: Projection {
     /// Starts the key's new row (`hk`, of `count` bytes that `fill` writes) where the fold holds
     /// it, closing the key's row before: packed from where the fold holds it, or else from
     /// `history` (``packPreviousRow(before:_:)``).
-    private static func holdNewRow(_ hk: UnsafeRawBufferPointer, seq: UInt64, count: Int, fill: (UnsafeMutableRawBufferPointer) -> Void,
-                                   _ ctx: ProjectionContext) throws {
+    private static func holdNewRow(
+        _ hk: UnsafeRawBufferPointer, seq: UInt64, count: Int, fill: (UnsafeMutableRawBufferPointer) -> Void,
+        _ ctx: ProjectionContext
+    ) throws {
         let held = ctx.memo.held
         let key = UnsafeRawBufferPointer(rebasing: hk[..<(hk.count - 8)])
         if let open = held.row(key) {
@@ -657,8 +673,10 @@ public struct KeyedDocumentProjection: Projection {
 
     /// `collection 0x00` and the stored natural key; `remembering`: the write that makes it,
     /// which records the id behind its digest.
-    static func withNaturalKey<T>(_ collection: String, _ key: String, _ tables: TableSet, remembering txn: Transaction,
-                                  _ body: ([UInt8]) throws -> T) throws -> T {
+    static func withNaturalKey<T>(
+        _ collection: String, _ key: String, _ tables: TableSet, remembering txn: Transaction,
+        _ body: ([UInt8]) throws -> T
+    ) throws -> T {
         if tables.isEncrypted { _ = try tables.text(key, remembering: txn) }
         return try body(Array(collection.utf8) + [0] + storedNaturalKey(key, tables))
     }
@@ -670,7 +688,8 @@ public struct KeyedDocumentProjection: Projection {
         if let known = ctx.memo.indexedPaths[collection] { return known }
         var paths: [String] = []
         if let raw = try ctx.transaction.get(ctx.tables["indexes"], key: Array(collection.utf8)),
-           case .array(let list) = try JSONValue(parsing: raw) {
+            case .array(let list) = try JSONValue(parsing: raw)
+        {
             paths = list.compactMap { if case .string(let s) = $0 { s } else { nil } }
         }
         ctx.memo.indexedPaths[collection] = paths
@@ -729,8 +748,10 @@ public struct KeyedDocumentProjection: Projection {
     /// `entry 0x00 from(u64be)` → `to(u64be)` (`UInt64.max` while the value holds), the seqs
     /// `from ..< to` at which the document had the value, so a filtered read as of any seq
     /// since the index was defined reads the keys that ever had the value, not the collection.
-    private func updateIndex(_ collection: String, _ key: String, paths: [String], old: JSONValue?, new: JSONValue?, _ seq: UInt64,
-                             _ ctx: ProjectionContext) throws {
+    private func updateIndex(
+        _ collection: String, _ key: String, paths: [String], old: JSONValue?, new: JSONValue?, _ seq: UInt64,
+        _ ctx: ProjectionContext
+    ) throws {
         let txn = ctx.transaction
         let history = ctx.tables["index-history"]
         for (ordinal, path) in paths.enumerated() {
@@ -751,7 +772,8 @@ public struct KeyedDocumentProjection: Projection {
                 try txn.delete(ctx.tables["index"], key: entry.key)
                 let c = try txn.cursor(history)
                 if let open = try c.seek(atMost: entry.key + [0] + UInt64.max.bigEndianBytes), open.key.count == entry.key.count + 9,
-                   open.key.hasPrefix(entry.key + [0]) {
+                    open.key.hasPrefix(entry.key + [0])
+                {
                     let k = [UInt8](open.key)
                     try txn.put(history, key: k, value: seq.bigEndianBytes)
                 }
@@ -766,8 +788,10 @@ public struct KeyedDocumentProjection: Projection {
 
     /// The `index` entries of `key` for the values `path` reaches in `document`
     /// (``JSONValue/values(atPath:)``), one per distinct indexable value, in document order.
-    static func indexEntries(_ collection: String, _ path: String, _ document: JSONValue, _ key: String,
-                             _ tables: TableSet) -> [(prefix: [UInt8], key: [UInt8])] {
+    static func indexEntries(
+        _ collection: String, _ path: String, _ document: JSONValue, _ key: String,
+        _ tables: TableSet
+    ) -> [(prefix: [UInt8], key: [UInt8])] {
         let found = document.values(atPath: path)
         if found.count == 1 { return indexEntry(collection, path, found[0], key, tables).map { [$0] } ?? [] }
         var seen = Set<String>(), out: [(prefix: [UInt8], key: [UInt8])] = []
@@ -801,8 +825,10 @@ public struct KeyedDocumentProjection: Projection {
     /// (``indexPrefix(_:_:_:_:)``), then the key as ``storedNaturalKey(_:_:)``, so a value's keys
     /// lie in natural id order (in an encrypted store: numbers by value, texts by digest). nil when
     /// the value is not indexed or the entry would pass LMDB's 511 bytes.
-    static func indexEntry(_ collection: String, _ path: String, _ value: JSONValue?, _ key: String,
-                           _ tables: TableSet) -> (prefix: [UInt8], key: [UInt8])? {
+    static func indexEntry(
+        _ collection: String, _ path: String, _ value: JSONValue?, _ key: String,
+        _ tables: TableSet
+    ) -> (prefix: [UInt8], key: [UInt8])? {
         guard let text = indexText(value) else { return nil }
         let prefix = indexPrefix(collection, path, text, tables)
         let k = prefix + storedNaturalKey(key, tables)
@@ -859,11 +885,12 @@ public struct KeyedDocumentProjection: Projection {
             k.append(0)
             k += orderedBits(Double(text) ?? 0).bigEndianBytes
         case .string, .bool, .null:
-            let text: String = switch value! {
-            case .string(let s): s
-            case .bool(let b): b ? "true" : "false"
-            default: "null"
-            }
+            let text: String =
+                switch value! {
+                case .string(let s): s
+                case .bool(let b): b ? "true" : "false"
+                default: "null"
+                }
             // Cut at a NUL (the terminator) and to the room the key has.
             let room = max(0, 511 - k.count - 2 - natural.count)
             k.append(1)
@@ -894,8 +921,10 @@ public struct KeyedDocumentProjection: Projection {
     /// put: no array is allocated. (``validate(_:_:)`` bounds both names.)
     /// In an encrypted store the key part is the key's digest (``TableSet/text(_:)``).
     @inline(__always)
-    static func withKeys<T>(_ collection: String, _ key: String, _ seq: UInt64, _ tables: TableSet,
-                            _ body: (_ current: UnsafeRawBufferPointer, _ history: UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+    static func withKeys<T>(
+        _ collection: String, _ key: String, _ seq: UInt64, _ tables: TableSet,
+        _ body: (_ current: UnsafeRawBufferPointer, _ history: UnsafeRawBufferPointer) throws -> T
+    ) rethrows -> T {
         // One stack buffer, filled by a plain function: `body` (the whole of a put) is inlined
         // here instead of becoming a closure whose captures (the event, the context) are copied
         // for every put.
@@ -910,8 +939,10 @@ public struct KeyedDocumentProjection: Projection {
 
     /// Writes `collection 0x00 key 0x00 seq(u64be)` (the key's digest for `key` when given) into
     /// `buffer`, which has exactly the room; returns the length of the current key.
-    private static func fillKeys(_ buffer: UnsafeMutableRawBufferPointer, _ collection: String, _ key: String, _ digest: [UInt8]?,
-                                 _ seq: UInt64) -> Int {
+    private static func fillKeys(
+        _ buffer: UnsafeMutableRawBufferPointer, _ collection: String, _ key: String, _ digest: [UInt8]?,
+        _ seq: UInt64
+    ) -> Int {
         var n = 0
         func copy(_ bytes: UnsafeRawBufferPointer) {
             UnsafeMutableRawBufferPointer(rebasing: buffer[n...]).copyMemory(from: bytes)
@@ -943,14 +974,18 @@ public struct KeyedDocumentProjection: Projection {
     /// The JSON text of the document of the version at `seq`: its canonical bytes, or the
     /// payload it was (the same document, as its event carried it).
     /// `memo`: a fold's, whose open rows are read where they are held (``HeldRows``).
-    static func document(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
-                         _ memo: ProjectionMemo? = nil) throws -> [UInt8] {
+    static func document(
+        _ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
+        _ memo: ProjectionMemo? = nil
+    ) throws -> [UInt8] {
         try storedDocument(collection, key, at: seq, txn, tables, memo).text(collection, key, txn, tables, memo)
     }
 
     /// The document of the version at `seq` as the version holds it.
-    static func storedDocument(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
-                               _ memo: ProjectionMemo? = nil) throws -> DocumentSource {
+    static func storedDocument(
+        _ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
+        _ memo: ProjectionMemo? = nil
+    ) throws -> DocumentSource {
         let source = try withVersionRecord(collection, key, at: seq, txn, tables, memo) { raw in
             var r = ByteReader(raw)
             _ = try VersionHeader(reading: &r)
@@ -1035,7 +1070,9 @@ public struct KeyedDocumentProjection: Projection {
             case .encoded(let bytes): return try bytes.withUnsafeBytes { raw in try ZstdContext.pooled { try BlobCodec.decode(raw, context: $0) } }
             case let .delta(keyframe, _, size, frame):
                 let base = try storedDocument(collection, key, at: keyframe, txn, tables, memo)
-                if case .delta = base { throw EventStoreError.corrupted("the keyframe at seq \(keyframe) of \(collection)/\(key.prefix(64)) is itself a delta; run `strata verify`") }
+                if case .delta = base {
+                    throw EventStoreError.corrupted("the keyframe at seq \(keyframe) of \(collection)/\(key.prefix(64)) is itself a delta; run `strata verify`")
+                }
                 let prefix = try base.text(collection, key, txn, tables, memo)
                 return try frame.withUnsafeBytes { f in try ZstdContext.pooled { try $0.decompress(f, prefix: prefix, size: size) } }
             }
@@ -1048,8 +1085,10 @@ public struct KeyedDocumentProjection: Projection {
     /// How a new version with document `canonical` is stored: a delta against the keyframe of
     /// the version before it (`previous`, the key's last changed seq), or, when there is none,
     /// the group is full or the delta would not be smaller, a keyframe.
-    static func deltaOrKeyframe(_ canonical: [UInt8], _ collection: String, _ key: String, previous: UInt64?,
-                                _ txn: Transaction, _ tables: TableSet, _ memo: ProjectionMemo? = nil) throws -> DocumentSource {
+    static func deltaOrKeyframe(
+        _ canonical: [UInt8], _ collection: String, _ key: String, previous: UInt64?,
+        _ txn: Transaction, _ tables: TableSet, _ memo: ProjectionMemo? = nil
+    ) throws -> DocumentSource {
         if let previous {
             let last = try storedDocument(collection, key, at: previous, txn, tables, memo)
             var keyframe: (seq: UInt64, index: Int, source: DocumentSource)?
@@ -1062,7 +1101,8 @@ public struct KeyedDocumentProjection: Projection {
             if let keyframe {
                 let prefix = try keyframe.source.text(collection, key, txn, tables, memo)
                 if let frame = ZstdContext.pooled({ $0.compress(canonical, prefix: prefix, level: BlobCodec.level) }),
-                   frame.count + 8 < canonical.count {
+                    frame.count + 8 < canonical.count
+                {
                     return .delta(keyframe: keyframe.seq, index: keyframe.index, size: canonical.count, frame: frame)
                 }
             }
@@ -1077,8 +1117,10 @@ public struct KeyedDocumentProjection: Projection {
     ///
     /// `memo`: a fold's; the key's open row is read where the fold holds it, if it holds one
     /// (``HeldRows``), and written out first when an earlier version is asked for.
-    static func withVersionRecord<T>(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
-                                     _ memo: ProjectionMemo? = nil, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
+    static func withVersionRecord<T>(
+        _ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
+        _ memo: ProjectionMemo? = nil, _ body: (UnsafeRawBufferPointer) throws -> T
+    ) throws -> T? {
         func find(_ row: HistoryRow) throws -> T? {
             var result: T?
             try row.forEach { s, record in
@@ -1088,7 +1130,8 @@ public struct KeyedDocumentProjection: Projection {
             return result
         }
         if let memo, !memo.held.isEmpty,
-           let open = withKeys(collection, key, 0, tables, { memo.held.row(UnsafeRawBufferPointer(rebasing: $1[..<($1.count - 8)])) }) {
+            let open = withKeys(collection, key, 0, tables, { memo.held.row(UnsafeRawBufferPointer(rebasing: $1[..<($1.count - 8)])) })
+        {
             if seq >= open.seq { return try open.bytes.withUnsafeBytes { try find(HistoryRow(seq: open.seq, bytes: $0)) } }
             try writeHeldRow(open, txn, tables, memo)
         }
@@ -1265,8 +1308,10 @@ public struct KeyedDocumentProjection: Projection {
         init(_ bytes: [UInt8]) { self = bytes.withUnsafeBytes { Digest16($0) } }
     }
 
-    static func decodeVersion(collection: String, key: String, seq: UInt64, _ raw: UnsafeRawBufferPointer,
-                              _ txn: Transaction, _ tables: TableSet) throws -> DocumentVersion {
+    static func decodeVersion(
+        collection: String, key: String, seq: UInt64, _ raw: UnsafeRawBufferPointer,
+        _ txn: Transaction, _ tables: TableSet
+    ) throws -> DocumentVersion {
         var r = ByteReader(raw)
         let header = try VersionHeader(reading: &r)
         let doc = try JSONValue(parsing: DocumentSource(reading: &r).text(collection, key, txn, tables))
@@ -1275,7 +1320,8 @@ public struct KeyedDocumentProjection: Projection {
         if !changesBytes.isEmpty, case .array(let ops) = try JSONValue(parsing: changesBytes) {
             changes = try ops.map { try PatchOperation(json: $0) }
         }
-        return DocumentVersion(collection: collection, key: key, version: header.version, seq: seq, recordedAt: header.recordedAt,
-                               kind: header.kind, document: doc, changes: changes)
+        return DocumentVersion(
+            collection: collection, key: key, version: header.version, seq: seq, recordedAt: header.recordedAt,
+            kind: header.kind, document: doc, changes: changes)
     }
 }

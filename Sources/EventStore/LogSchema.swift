@@ -65,8 +65,10 @@ struct LogSchema: Sendable {
     ///
     /// `encryption`: the key given for the store (a new store is created encrypted under it), or
     /// the cipher of the store a scratch copy is made of.
-    init(opening env: Environment, projections: [any Projection], bodyPrefix: Int = BodyIndex.defaultPrefix,
-         encryption: Encryption = .none) throws {
+    init(
+        opening env: Environment, projections: [any Projection], bodyPrefix: Int = BodyIndex.defaultPrefix,
+        encryption: Encryption = .none
+    ) throws {
         precondition((1...32).contains(bodyPrefix), "a body-index prefix is 1–32 bytes")
         var prefix = bodyPrefix
         var tables: [String: TableSet] = [:]
@@ -84,8 +86,9 @@ struct LogSchema: Sendable {
                 switch name {
                 case "events", "bodies", "quarantine": return Protection(sealer: cipher)
                 case "ids" where cipher.version >= 2:
-                    return Protection(sealer: cipher, sealsValues: false, keyDigestLength: 16,
-                                      keyOrderLength: EventIDOrder.length, keyOrder: EventIDOrder.write)
+                    return Protection(
+                        sealer: cipher, sealsValues: false, keyDigestLength: 16,
+                        keyOrderLength: EventIDOrder.length, keyOrder: EventIDOrder.write)
                 case "ids", "lineage": return Protection(sealer: cipher, sealsValues: name == "lineage", keyDigestLength: 16)
                 case "blobs": return Protection(sealer: cipher, sealsValues: false, keyDigestLength: 32)
                 default: return nil
@@ -103,13 +106,17 @@ struct LogSchema: Sendable {
                     set[t] = try env.openDatabase(TableSet.databaseName(projection: p.name, table: t), in: txn, protection: sealed)
                 }
                 var names: Database?
-                if cipher != nil { names = try env.openDatabase(TableSet.databaseName(projection: p.name, table: TableSet.namesTable), in: txn, protection: sealed) }
+                if cipher != nil {
+                    names = try env.openDatabase(TableSet.databaseName(projection: p.name, table: TableSet.namesTable), in: txn, protection: sealed)
+                }
                 tables[p.name] = TableSet(databases: set, cipher: cipher, names: names)
             }
             if let f = try txn.get(meta, key: Self.formatKey) {
                 let stored = f.withUnsafeBytes { UInt64(bigEndianBytes: $0) }
                 guard Self.readableFormats.contains(stored) else {
-                    throw EventStoreError.corrupted("the store has format \(stored) but this strata reads formats \(Self.readableFormats.lowerBound)–\(Self.readableFormats.upperBound); use a matching strata version")
+                    throw EventStoreError.corrupted(
+                        "the store has format \(stored) but this strata reads formats \(Self.readableFormats.lowerBound)–\(Self.readableFormats.upperBound); use a matching strata version"
+                    )
                 }
                 if let p = try txn.get(meta, key: prefixKey) {
                     let n = p.count == 8 ? p.withUnsafeBytes { UInt64(bigEndianBytes: $0) } : 0
@@ -132,17 +139,21 @@ struct LogSchema: Sendable {
             }
             if let d = try txn.get(meta, key: EnvelopeDictionary.metaKey) {
                 // Sealed in an encrypted store (it is trained on the envelopes' plaintext).
-                let opened = try cipher.map { c in
-                    try d.withUnsafeBytes { s in try EnvelopeDictionary.metaKey.withUnsafeBytes { try c.opened(s, domain: meta.domain, key: $0) } }
-                } ?? d
+                let opened =
+                    try cipher.map { c in
+                        try d.withUnsafeBytes { s in try EnvelopeDictionary.metaKey.withUnsafeBytes { try c.opened(s, domain: meta.domain, key: $0) } }
+                    } ?? d
                 guard let loaded = EnvelopeDictionary(stored: opened) else {
-                    throw EventStoreError.corrupted("the store's envelope dictionary (meta/envelope-dictionary) does not match its digest: it is damaged, and the envelopes `strata compact` packed cannot be read; restore the store from a copy")
+                    throw EventStoreError.corrupted(
+                        "the store's envelope dictionary (meta/envelope-dictionary) does not match its digest: it is damaged, and the envelopes `strata compact` packed cannot be read; restore the store from a copy"
+                    )
                 }
                 dictionary = loaded
             }
             // Opened once the prefix length is known: an encrypted store digests its keys to it.
-            dbs["body-index"] = try env.openDatabase("body-index", in: txn,
-                                                      protection: cipher.map { Protection(sealer: $0, sealsValues: false, keyDigestLength: max(8, prefix)) })
+            dbs["body-index"] = try env.openDatabase(
+                "body-index", in: txn,
+                protection: cipher.map { Protection(sealer: $0, sealsValues: false, keyDigestLength: max(8, prefix)) })
         }
         self.cipher = cipher
         envelopeDictionary = dictionary
@@ -181,19 +192,29 @@ struct LogSchema: Sendable {
         case (nil, .none):
             return nil
         case (.some, .none):
-            throw EventStoreError(code: .encryption, message: "the store at \(path) is encrypted: give its key file with STRATA_KEY_FILE=FILE or --key-file FILE (nothing was read or changed)")
+            throw EventStoreError(
+                code: .encryption,
+                message: "the store at \(path) is encrypted: give its key file with STRATA_KEY_FILE=FILE or --key-file FILE (nothing was read or changed)")
         case (let r?, .key(let key)):
             let c = StoreCipher(key: key, salt: r.salt, version: r.version)
             guard c.check == r.check else {
-                throw EventStoreError(code: .encryption, message: "the key given is not the key of the store at \(path); give the key file it was created with (nothing was read or changed)")
+                throw EventStoreError(
+                    code: .encryption,
+                    message: "the key given is not the key of the store at \(path); give the key file it was created with (nothing was read or changed)")
             }
             return c
         case (let r?, .copyOf(let c)):
-            guard c.salt == r.salt, c.check == r.check, c.version == r.version else { throw EventStoreError(code: .encryption, message: "a scratch copy's key differs from its store's") }
+            guard c.salt == r.salt, c.check == r.check, c.version == r.version else {
+                throw EventStoreError(code: .encryption, message: "a scratch copy's key differs from its store's")
+            }
             return c
         case (nil, .key(let key)):
             guard isNew else {
-                throw EventStoreError(code: .encryption, message: "the store at \(path) is not encrypted, and a key was given; unset STRATA_KEY_FILE, or encrypt the store with `strata rekey --new-key-file FILE` (with STRATA_KEY_FILE unset)")
+                throw EventStoreError(
+                    code: .encryption,
+                    message:
+                        "the store at \(path) is not encrypted, and a key was given; unset STRATA_KEY_FILE, or encrypt the store with `strata rekey --new-key-file FILE` (with STRATA_KEY_FILE unset)"
+                )
             }
             var salt = [UInt8](repeating: 0, count: 16)
             salt.withUnsafeMutableBytes { RandomID.fill($0) }
@@ -250,9 +271,9 @@ struct LogSchema: Sendable {
 
 /// Running totals kept in `meta` and updated in every append transaction.
 struct Counters: Equatable {
-    var payloadBytes: UInt64 = 0     // sum of the sizes of all referenced bodies
+    var payloadBytes: UInt64 = 0  // sum of the sizes of all referenced bodies
     var payloadCount: UInt64 = 0
-    var blobCount: UInt64 = 0        // distinct bodies
+    var blobCount: UInt64 = 0  // distinct bodies
     var blobRawBytes: UInt64 = 0
     var blobStoredBytes: UInt64 = 0
 

@@ -29,8 +29,10 @@ actor LogWriter {
     /// Bodies stored as deltas against the previous version of their URL.
     private let deltas: DeltaChains
 
-    init(environment: Environment, schema: LogSchema, projections: [any Projection], clock: any EventClock, logger: Logger,
-         keyframeInterval: Int = DeltaChains.defaultKeyframeInterval) {
+    init(
+        environment: Environment, schema: LogSchema, projections: [any Projection], clock: any EventClock, logger: Logger,
+        keyframeInterval: Int = DeltaChains.defaultKeyframeInterval
+    ) {
         executor = DedicatedThreadExecutor(name: "strata.writer")
         self.environment = environment
         self.schema = schema
@@ -69,88 +71,98 @@ actor LogWriter {
         for e in batch { try Self.validate(e) }
         let started = ContinuousClock.now
         // A projection that throws has the batch written again with the careful fold.
-        let outcomes = try foldingDirectly { direct in try environment.write { txn -> [AppendOutcome] in
-            let payloads = PayloadSource(schema: schema, zstd: zstd)
-            var head = try LogHead.read(txn, schema)
-            var counters = try Counters.read(txn, schema)
-            let firstNew = head.seq + 1
-            // First pass: every id is claimed with one insert (an existing row is the duplicate's
-            // seq), and each new event gets its seq, its time and its stream, type and time index
-            // rows. None of it needs a body, so the helper prepares bodies meanwhile and starts
-            // the second pass ahead of the writer instead of racing it from the first event.
-            var outcomes: [AppendOutcome] = []
-            outcomes.reserveCapacity(batch.count)
-            var fresh: [(index: Int, at: Timestamp)] = []
-            fresh.reserveCapacity(batch.count)
-            var effective = head.effectiveTime
-            for (i, e) in batch.enumerated() {
-                let seq = firstNew + UInt64(fresh.count)
-                var id = e.id
-                if let existing = try Self.claim(schema.ids, key: &id, seq: seq, txn) {
-                    outcomes.append(AppendOutcome(seq: UInt64(bigEndianBytes: existing), id: e.id, appended: false))
-                    continue
-                }
-                let at = e.recordedAt ?? clock.now()
-                effective = max(effective, at)
-                try writeIndexes(stream: e.stream, type: e.type, effective: effective, seq: seq, txn: txn)
-                outcomes.append(AppendOutcome(seq: seq, id: e.id, appended: true))
-                fresh.append((i, at))
-            }
-            guard !fresh.isEmpty else { return outcomes }
-            // Second pass: bodies, envelopes (the hash chain) and the log's rows, in seq order.
-            var recorded: [RecordedEvent] = []
-            recorded.reserveCapacity(fresh.count)
-            for (n, (i, at)) in fresh.enumerated() {
-                let e = batch[i]
-                let seq = firstNew + UInt64(n)
-                var ref: PayloadReference?
-                var stored: [UInt8]?
-                // Prepared by the helper, or here (in this transaction's view of the stored bodies).
-                let body = e.payload == nil ? nil : prep.body(i, zstd: zstd) { hash in
-                    (try? schema.bodyIndex.contains(hash, in: txn)) ?? false
-                }
-                if let body {
-                    // The hash is claimed with one insert too: a row there already is the body
-                    // stored by an earlier event, and this one stores nothing.
-                    ref = PayloadReference(hash: body.hash, size: body.staged.body.count)
-                    if try Self.claimBody(body.hash, seq: seq, schema, txn) {
-                        let whole = body.encoded ?? BlobCodec.encode(body.staged.body, context: zstd)
-                        stored = body.staged.body.count < DeltaChains.minimum ? whole : try deltas.row(
-                            for: body.staged.body, hash: body.hash, whole: whole, seq: seq,
-                            lineage: DeltaChains.lineage(of: e),
-                            schema: schema, txn: txn, context: zstd)
+        let outcomes = try foldingDirectly { direct in
+            try environment.write { txn -> [AppendOutcome] in
+                let payloads = PayloadSource(schema: schema, zstd: zstd)
+                var head = try LogHead.read(txn, schema)
+                var counters = try Counters.read(txn, schema)
+                let firstNew = head.seq + 1
+                // First pass: every id is claimed with one insert (an existing row is the duplicate's
+                // seq), and each new event gets its seq, its time and its stream, type and time index
+                // rows. None of it needs a body, so the helper prepares bodies meanwhile and starts
+                // the second pass ahead of the writer instead of racing it from the first event.
+                var outcomes: [AppendOutcome] = []
+                outcomes.reserveCapacity(batch.count)
+                var fresh: [(index: Int, at: Timestamp)] = []
+                fresh.reserveCapacity(batch.count)
+                var effective = head.effectiveTime
+                for (i, e) in batch.enumerated() {
+                    let seq = firstNew + UInt64(fresh.count)
+                    var id = e.id
+                    if let existing = try Self.claim(schema.ids, key: &id, seq: seq, txn) {
+                        outcomes.append(AppendOutcome(seq: UInt64(bigEndianBytes: existing), id: e.id, appended: false))
+                        continue
                     }
-                } else if let existing = e.payloadReference {
-                    guard try schema.bodyIndex.contains(existing.hash, in: txn) else {
-                        throw EventStoreError.invalid("event \(e.id.prefix(64)) references body \(existing.hashHex.prefix(16)), which is not stored")
+                    let at = e.recordedAt ?? clock.now()
+                    effective = max(effective, at)
+                    try writeIndexes(stream: e.stream, type: e.type, effective: effective, seq: seq, txn: txn)
+                    outcomes.append(AppendOutcome(seq: seq, id: e.id, appended: true))
+                    fresh.append((i, at))
+                }
+                guard !fresh.isEmpty else { return outcomes }
+                // Second pass: bodies, envelopes (the hash chain) and the log's rows, in seq order.
+                var recorded: [RecordedEvent] = []
+                recorded.reserveCapacity(fresh.count)
+                for (n, (i, at)) in fresh.enumerated() {
+                    let e = batch[i]
+                    let seq = firstNew + UInt64(n)
+                    var ref: PayloadReference?
+                    var stored: [UInt8]?
+                    // Prepared by the helper, or here (in this transaction's view of the stored bodies).
+                    let body =
+                        e.payload == nil
+                        ? nil
+                        : prep.body(i, zstd: zstd) { hash in
+                            (try? schema.bodyIndex.contains(hash, in: txn)) ?? false
+                        }
+                    if let body {
+                        // The hash is claimed with one insert too: a row there already is the body
+                        // stored by an earlier event, and this one stores nothing.
+                        ref = PayloadReference(hash: body.hash, size: body.staged.body.count)
+                        if try Self.claimBody(body.hash, seq: seq, schema, txn) {
+                            let whole = body.encoded ?? BlobCodec.encode(body.staged.body, context: zstd)
+                            stored =
+                                body.staged.body.count < DeltaChains.minimum
+                                ? whole
+                                : try deltas.row(
+                                    for: body.staged.body, hash: body.hash, whole: whole, seq: seq,
+                                    lineage: DeltaChains.lineage(of: e),
+                                    schema: schema, txn: txn, context: zstd)
+                        }
+                    } else if let existing = e.payloadReference {
+                        guard try schema.bodyIndex.contains(existing.hash, in: txn) else {
+                            throw EventStoreError.invalid("event \(e.id.prefix(64)) references body \(existing.hashHex.prefix(16)), which is not stored")
+                        }
+                        ref = existing
                     }
-                    ref = existing
+                    var event = RecordedEvent(
+                        seq: seq, id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: at,
+                        stream: e.stream, metadata: e.metadata.map { .init(key: $0.key, value: $0.value) },
+                        payload: ref, previousHash: head.hash, hash: [])
+                    let envelope = Envelope.encode(&event)
+                    try writeEvent(event, envelope: envelope, storedBlob: stored, counters: &counters, txn: txn)
+                    head.seq = seq
+                    head.hash = event.hash
+                    if let body {
+                        var staged = body.staged
+                        staged.stored = stored?.first == BlobCodec.delta ? nil : stored
+                        payloads.stage(staged, for: seq)
+                    }
+                    recorded.append(event)
                 }
-                var event = RecordedEvent(
-                    seq: seq, id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: at,
-                    stream: e.stream, metadata: e.metadata.map { .init(key: $0.key, value: $0.value) },
-                    payload: ref, previousHash: head.hash, hash: [])
-                let envelope = Envelope.encode(&event)
-                try writeEvent(event, envelope: envelope, storedBlob: stored, counters: &counters, txn: txn)
-                head.seq = seq
-                head.hash = event.hash
-                if let body {
-                    var staged = body.staged
-                    staged.stored = stored?.first == BlobCodec.delta ? nil : stored
-                    payloads.stage(staged, for: seq)
-                }
-                recorded.append(event)
+                try counters.write(txn, schema)
+                try applyProjections(recorded, from: firstNew, payloads: payloads, txn: txn, direct: direct)
+                return outcomes
             }
-            try counters.write(txn, schema)
-            try applyProjections(recorded, from: firstNew, payloads: payloads, txn: txn, direct: direct)
-            return outcomes
-        } }
+        }
         let appended = outcomes.lazy.filter(\.appended).count
-        logger.debug("appended batch", metadata: [
-            "batch.size": "\(batch.count)", "batch.appended": "\(appended)",
-            "batch.lastSeq": "\(outcomes.last?.seq ?? 0)",
-            "batch.duration": "\(ContinuousClock.now - started)",
-        ])
+        logger.debug(
+            "appended batch",
+            metadata: [
+                "batch.size": "\(batch.count)", "batch.appended": "\(appended)",
+                "batch.lastSeq": "\(outcomes.last?.seq ?? 0)",
+                "batch.duration": "\(ContinuousClock.now - started)"
+            ])
         return outcomes
     }
 
@@ -211,25 +223,27 @@ actor LogWriter {
     /// store, applying projections: the scratch side of replay and verify.
     func importRecorded(_ chunk: [RecordedChunkEntry]) throws {
         guard !chunk.isEmpty else { return }
-        try foldingDirectly { direct in try environment.write { txn in
-            var head = try LogHead.read(txn, schema)
-            var counters = try Counters.read(txn, schema)
-            let first = head.seq + 1
-            var events: [RecordedEvent] = []
-            for entry in chunk {
-                guard entry.event.seq == head.seq + 1 else {
-                    throw EventStoreError(code: .invalidArgument, message: "replay chunk is not contiguous at seq \(entry.event.seq)")
+        try foldingDirectly { direct in
+            try environment.write { txn in
+                var head = try LogHead.read(txn, schema)
+                var counters = try Counters.read(txn, schema)
+                let first = head.seq + 1
+                var events: [RecordedEvent] = []
+                for entry in chunk {
+                    guard entry.event.seq == head.seq + 1 else {
+                        throw EventStoreError(code: .invalidArgument, message: "replay chunk is not contiguous at seq \(entry.event.seq)")
+                    }
+                    var id = entry.event.id
+                    _ = try Self.claim(schema.ids, key: &id, seq: entry.event.seq, txn)
+                    var stored = entry.storedBlob
+                    if stored != nil, let ref = entry.event.payload, try !Self.claimBody(ref.hash, seq: entry.event.seq, schema, txn) { stored = nil }
+                    try write(entry.event, envelope: entry.envelope, storedBlob: stored, head: &head, counters: &counters, txn: txn)
+                    events.append(entry.event)
                 }
-                var id = entry.event.id
-                _ = try Self.claim(schema.ids, key: &id, seq: entry.event.seq, txn)
-                var stored = entry.storedBlob
-                if stored != nil, let ref = entry.event.payload, try !Self.claimBody(ref.hash, seq: entry.event.seq, schema, txn) { stored = nil }
-                try write(entry.event, envelope: entry.envelope, storedBlob: stored, head: &head, counters: &counters, txn: txn)
-                events.append(entry.event)
+                try counters.write(txn, schema)
+                try applyProjections(events, from: first, payloads: PayloadSource(schema: schema, zstd: zstd), txn: txn, direct: direct)
             }
-            try counters.write(txn, schema)
-            try applyProjections(events, from: first, payloads: PayloadSource(schema: schema, zstd: zstd), txn: txn, direct: direct)
-        } }
+        }
     }
 
     // MARK: Delta chains
@@ -261,8 +275,9 @@ actor LogWriter {
                         let whole = [UInt8](e.value)
                         let body = try BlobCodec.decode(e.value, context: zstd)
                         if body.count >= DeltaChains.minimum {
-                            let row = try deltas.row(for: body, hash: event.payload?.hash ?? Hashing.sha256(body), whole: whole, seq: seq,
-                                                     lineage: DeltaChains.lineage(of: event), schema: schema, txn: txn, context: zstd)
+                            let row = try deltas.row(
+                                for: body, hash: event.payload?.hash ?? Hashing.sha256(body), whole: whole, seq: seq,
+                                lineage: DeltaChains.lineage(of: event), schema: schema, txn: txn, context: zstd)
                             if row != whole { rewrites.append((seq, row)) }
                         }
                     }
@@ -310,8 +325,9 @@ actor LogWriter {
             // Usually every event is new to the projection and of its types: no copy then. The
             // test reads each event in place by index (a closure taking events copies each one).
             func takes(_ j: Int) -> Bool { events[j].seq > applied && filter.accepts(events[j].type) }
-            try apply(p, events.indices.allSatisfy(takes) ? events : events.indices.filter(takes).map { events[$0] },
-                      tables: tables, payloads: payloads, txn: txn, direct: direct)
+            try apply(
+                p, events.indices.allSatisfy(takes) ? events : events.indices.filter(takes).map { events[$0] },
+                tables: tables, payloads: payloads, txn: txn, direct: direct)
             try Checkpoint(version: p.version, seq: events.last!.seq).write(p.name, txn, schema)
         }
     }
@@ -452,15 +468,18 @@ actor LogWriter {
                     if input == nil {
                         if plan.to - plan.from >= 4_096, !documentTypes.isEmpty {
                             _ = ahead?.wait()
-                            prep = BodyPrep(from: plan.from, to: plan.to, documentTypes: documentTypes, schema: schema, environment: environment, zstd: helperZstd)
+                            prep = BodyPrep(
+                                from: plan.from, to: plan.to, documentTypes: documentTypes, schema: schema, environment: environment, zstd: helperZstd)
                         }
-                        input = try FoldInput.read(plan, filters: filters, schema: schema, zstd: zstd, txn: txn, prepared: prep == nil ? [] : documentTypes,
-                                                   pool: pool)
+                        input = try FoldInput.read(
+                            plan, filters: filters, schema: schema, zstd: zstd, txn: txn, prepared: prep == nil ? [] : documentTypes,
+                            pool: pool)
                     }
                     if let next = plan.next(checkpoints: checkpoints, head: head.seq, chunk: chunk), ahead?.plan != next {
                         _ = ahead?.wait()
-                        ahead = FoldReadAhead(next, filters: filters, documentTypes: documentTypes, schema: schema, environment: environment, zstd: helperZstd,
-                                              after: prep, pool: pool)
+                        ahead = FoldReadAhead(
+                            next, filters: filters, documentTypes: documentTypes, schema: schema, environment: environment, zstd: helperZstd,
+                            after: prep, pool: pool)
                     }
                     let payloads = PayloadSource(schema: schema, zstd: zstd)
                     payloads.ahead = input!.bodies
@@ -473,7 +492,9 @@ actor LogWriter {
                         let p = projections[r.projection]
                         try Checkpoint(version: p.version, seq: plan.to).write(p.name, txn, schema)
                     }
-                    progress?(RebuildProgress(projection: plan.readers.map { projections[$0.projection].name }.joined(separator: ", "), applied: plan.to, head: head.seq))
+                    progress?(
+                        RebuildProgress(
+                            projection: plan.readers.map { projections[$0.projection].name }.joined(separator: ", "), applied: plan.to, head: head.seq))
                     // The chunk's events were decoded (allocated) on the read-ahead thread; they
                     // are freed on another one too, off the writer's path.
                     if let spent = input.take() { release.async { withExtendedLifetime(spent) {} } }
@@ -531,8 +552,10 @@ struct PreparedBody: Sendable {
     var staged: StagedBody
 
     /// `canonical`: the body's canonical form, when the caller already has it.
-    init(_ body: [UInt8], canonical: [UInt8]? = nil, type: String, documentTypes: Set<String>, zstd: ZstdContext,
-         isStored: ([UInt8]) -> Bool = { _ in false }) {
+    init(
+        _ body: [UInt8], canonical: [UInt8]? = nil, type: String, documentTypes: Set<String>, zstd: ZstdContext,
+        isStored: ([UInt8]) -> Bool = { _ in false }
+    ) {
         let hash = BlobCodec.hash(body)
         self.init(body, hash: hash, stored: isStored(hash), canonical: canonical, type: type, documentTypes: documentTypes, zstd: zstd)
     }

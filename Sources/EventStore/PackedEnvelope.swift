@@ -45,8 +45,10 @@ extension Envelope {
         return [UInt8](plain)
     }
 
-    private static func unpack(_ stored: UnsafeRawBufferPointer, dictionary: EnvelopeDictionary?,
-                               allocate: (Int) -> UnsafeMutableRawBufferPointer) throws -> UnsafeRawBufferPointer {
+    private static func unpack(
+        _ stored: UnsafeRawBufferPointer, dictionary: EnvelopeDictionary?,
+        allocate: (Int) -> UnsafeMutableRawBufferPointer
+    ) throws -> UnsafeRawBufferPointer {
         guard let dictionary else {
             throw EventStoreError.corrupted("a packed event envelope, and the store has no envelope dictionary; run `strata verify`")
         }
@@ -55,10 +57,14 @@ extension Envelope {
             _ = try r.u8()
             let seal = try r.slice(sealLength)
             let sealed = UnsafeRawBufferPointer(rebasing: stored[r.offset...])
-            guard withUnsafeTemporaryAllocation(byteCount: 32, alignment: 1, { digest in
-                Hashing.sha256(sealed, into: digest)
-                return UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(digest)[0..<sealLength]).elementsEqual(seal)
-            }) else { throw ByteReader.Truncated() }
+            guard
+                withUnsafeTemporaryAllocation(
+                    byteCount: 32, alignment: 1,
+                    { digest in
+                        Hashing.sha256(sealed, into: digest)
+                        return UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(digest)[0..<sealLength]).elementsEqual(seal)
+                    })
+            else { throw ByteReader.Truncated() }
             let n = Int(try r.varint())
             guard n > 0, n <= 1 << 20 else { throw ByteReader.Truncated() }
             let frame = UnsafeRawBufferPointer(rebasing: stored[r.offset...])
@@ -88,7 +94,8 @@ final class EnvelopeDictionary: @unchecked Sendable {
         guard stored.count > 32 else { return nil }
         let bytes = [UInt8](stored[32...])
         guard Hashing.sha256(bytes) == [UInt8](stored[..<32]),
-              let d = bytes.withUnsafeBytes({ ZSTD_createDDict($0.baseAddress, $0.count) }) else { return nil }
+            let d = bytes.withUnsafeBytes({ ZSTD_createDDict($0.baseAddress, $0.count) })
+        else { return nil }
         self.bytes = bytes
         ddict = d
     }
@@ -119,9 +126,11 @@ final class EnvelopePacker {
         let sizes = samples.map { $0.count }
         var dict = [UInt8](repeating: 0, count: Self.dictionaryCapacity)
         let n = dict.withUnsafeMutableBytes { d in
-            joined.withUnsafeBytes { s in sizes.withUnsafeBufferPointer { z in
-                ZDICT_trainFromBuffer(d.baseAddress, d.count, s.baseAddress, z.baseAddress, UInt32(z.count))
-            } }
+            joined.withUnsafeBytes { s in
+                sizes.withUnsafeBufferPointer { z in
+                    ZDICT_trainFromBuffer(d.baseAddress, d.count, s.baseAddress, z.baseAddress, UInt32(z.count))
+                }
+            }
         }
         guard ZDICT_isError(n) == 0, n > 0 else { return nil }
         dict.removeLast(dict.count - n)

@@ -21,8 +21,9 @@ final class AESGCMKey: @unchecked Sendable {
         context = .allocate(capacity: 1)
         CCryptoBoringSSL_EVP_AEAD_CTX_zero(context)
         let rc = key.withUnsafeBufferPointer {
-            CCryptoBoringSSL_EVP_AEAD_CTX_init(context, CCryptoBoringSSL_EVP_aead_aes_256_gcm(), $0.baseAddress, $0.count,
-                                               Self.tagBytes, nil)
+            CCryptoBoringSSL_EVP_AEAD_CTX_init(
+                context, CCryptoBoringSSL_EVP_aead_aes_256_gcm(), $0.baseAddress, $0.count,
+                Self.tagBytes, nil)
         }
         precondition(rc == 1, "BoringSSL refused a 32-byte AES-256-GCM key")
     }
@@ -33,8 +34,10 @@ final class AESGCMKey: @unchecked Sendable {
     }
 
     /// Writes `ciphertext | tag` (`plain.count + 16` bytes) to `out`.
-    func seal(_ plain: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
-              into out: UnsafeMutableRawBufferPointer) {
+    func seal(
+        _ plain: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
+        into out: UnsafeMutableRawBufferPointer
+    ) {
         precondition(out.count == plain.count + Self.tagBytes && nonce.count == Self.nonceBytes)
         var written = 0
         let rc = CCryptoBoringSSL_EVP_AEAD_CTX_seal(
@@ -47,8 +50,10 @@ final class AESGCMKey: @unchecked Sendable {
 
     /// Opens `ciphertext | tag` into `out` (`sealed.count - 16` bytes); false when the tag does
     /// not match (another key, another place, or changed bytes).
-    func open(_ sealed: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
-              into out: UnsafeMutableRawBufferPointer) -> Bool {
+    func open(
+        _ sealed: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
+        into out: UnsafeMutableRawBufferPointer
+    ) -> Bool {
         guard sealed.count >= Self.tagBytes, out.count == sealed.count - Self.tagBytes, nonce.count == Self.nonceBytes else {
             return false
         }

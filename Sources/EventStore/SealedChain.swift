@@ -92,7 +92,9 @@ extension EventStore {
                 } else {
                     let stored = try txn.get(meta, key: EnvelopeDictionary.metaKey)
                     let dictionary = stored.flatMap { EnvelopeDictionary(stored: $0) }
-                    if stored != nil && dictionary == nil { report.problem("the envelope dictionary does not match its digest (damaged): packed envelopes cannot be read") }
+                    if stored != nil && dictionary == nil {
+                        report.problem("the envelope dictionary does not match its digest (damaged): packed envelopes cannot be read")
+                    }
                     let c = try txn.cursor(events)
                     var entry = try c.first()
                     while let row = entry {

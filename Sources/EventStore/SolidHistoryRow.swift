@@ -44,7 +44,8 @@ extension KeyedDocumentProjection.HistoryRow {
         // Most rows of one version are a keyframe stored whole, closed by the next: no decoding.
         guard plain.withUnsafeBytes({ worthSolid($0) }) else { return nil }
         guard let versions = try? plain.withUnsafeBytes({ try solidVersions(Self(seq: seq, bytes: $0)) }),
-              versions.count > 1 else { return nil }
+            versions.count > 1
+        else { return nil }
         let anchor = anchor(of: number)
         // Against the anchor when it is solid; alone when this row is the anchor, or the anchor
         // stayed plain (its bytes could be a large document, read again for every row).
@@ -109,7 +110,9 @@ extension KeyedDocumentProjection.HistoryRow {
     }
 
     /// The plain bytes of a solid row, rebuilt.
-    static func unpackSolid(_ stored: UnsafeRawBufferPointer, number: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> KeyedDocumentProjection.OwnedBytes {
+    static func unpackSolid(_ stored: UnsafeRawBufferPointer, number: UInt64, _ txn: Transaction, _ tables: TableSet) throws
+        -> KeyedDocumentProjection.OwnedBytes
+    {
         let prefix = stored.first == anchoredMark ? try anchorPrefix(anchor(of: number), txn, tables) : []
         let versions = try decodeColumns(decompressSolid(stored, prefix: prefix))
         var size = 0
@@ -170,8 +173,10 @@ extension KeyedDocumentProjection.HistoryRow {
             if out.isEmpty { keyframe = document }
             text += document.count
             guard text <= solidTextLimit, !document.isEmpty else { throw ByteReader.Truncated() }
-            out.append(SolidVersion(offset: at - row.seq, version: version, time: time, kind: kind, document: document,
-                                    rest: try record.bytes(record.remaining)))
+            out.append(
+                SolidVersion(
+                    offset: at - row.seq, version: version, time: time, kind: kind, document: document,
+                    rest: try record.bytes(record.remaining)))
             return true
         }
         return out

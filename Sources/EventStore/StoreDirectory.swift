@@ -65,8 +65,10 @@ extension EventStore {
     /// path says the swap happened and only the removal of the old directory (at the copy's path)
     /// is left. `when` gets the store's head (seq, hash hex) and says whether the copy holds
     /// everything up to it. After `.swapped`, neither object may be used again: close both.
-    public func swap(with copy: EventStore, mark: String, carrying files: [String] = [],
-                     when current: (_ headSeq: UInt64, _ headHash: String) -> Bool) throws -> StoreSwapOutcome {
+    public func swap(
+        with copy: EventStore, mark: String, carrying files: [String] = [],
+        when current: (_ headSeq: UInt64, _ headHash: String) -> Bool
+    ) throws -> StoreSwapOutcome {
         guard let openLock else { return .inUse }
         let fm = FileManager.default
         return try holdingWriteLock { seq, hash in
@@ -82,7 +84,8 @@ extension EventStore {
                 guard Self.exchange(path, copy.path) else {
                     let reason = String(cString: strerror(errno))
                     try? fm.removeItem(atPath: copy.path + "/" + mark)
-                    throw EventStoreError(code: .storage, message: "could not swap \(copy.path) and \(path): \(reason); nothing was changed, run the command again")
+                    throw EventStoreError(
+                        code: .storage, message: "could not swap \(copy.path) and \(path): \(reason); nothing was changed, run the command again")
                 }
                 return .swapped
             } ?? .inUse

@@ -137,10 +137,12 @@ final class FixtureWrites: @unchecked Sendable {
             deleted[list]?.remove(newKey)
             let etag = Self.etag(.object(doc))
             if shape == .map {
-                return Answer(status: .ok, headers: [.contentType: "application/json", .eTag: etag], body: JSONValue.object(["name": .string(newKey)]).canonicalBytes)
+                return Answer(
+                    status: .ok, headers: [.contentType: "application/json", .eTag: etag], body: JSONValue.object(["name": .string(newKey)]).canonicalBytes)
             }
-            return Answer(status: .created, headers: [.contentType: "application/json", .eTag: etag, .location: "\(list)/\(newKey)"],
-                          body: JSONValue.object(doc).canonicalBytes)
+            return Answer(
+                status: .created, headers: [.contentType: "application/json", .eTag: etag, .location: "\(list)/\(newKey)"],
+                body: JSONValue.object(doc).canonicalBytes)
         }
         guard let key else { return Self.error(.methodNotAllowed, "\(method.rawValue) needs an item: \(list)/ID") }
         guard let current = item(list, key: key, base: base) else { return Self.error(.notFound, "no item \(key) in \(list)") }
@@ -207,7 +209,8 @@ extension FixtureServer {
     /// The list at `path` as served now (with writes), parsed; nil when there is none.
     func loadList(_ path: String) -> JSONValue? {
         guard case (let bytes, "application/json")? = load(path), let base = try? JSONValue(parsing: bytes),
-              FixtureWrites.items(of: base) != nil else { return nil }
+            FixtureWrites.items(of: base) != nil
+        else { return nil }
         return base
     }
 
@@ -219,7 +222,8 @@ extension FixtureServer {
         guard let base = loadList(list), let doc = withWrites({ $0.item(list, key: key, base: base) }) else { return nil }
         let etag = FixtureWrites.etag(doc)
         if request.headers[.ifNoneMatch] == etag { return Response(status: .notModified, headers: [.eTag: etag]) }
-        return Response(status: .ok, headers: [.contentType: "application/json", .eTag: etag], body: ResponseBody(byteBuffer: ByteBuffer(bytes: doc.canonicalBytes)))
+        return Response(
+            status: .ok, headers: [.contentType: "application/json", .eTag: etag], body: ResponseBody(byteBuffer: ByteBuffer(bytes: doc.canonicalBytes)))
     }
 
     /// A list body with the server's writes applied (the body unchanged when it has none).

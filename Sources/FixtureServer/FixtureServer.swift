@@ -101,7 +101,9 @@ public final class FixtureServer: @unchecked Sendable {
     private func takeFault(for path: String) -> Fault? {
         lock.lock(); defer { lock.unlock() }
         _requests[path, default: 0] += 1
-        guard let i = faults.indices.filter({ path.hasPrefix(faults[$0].prefix) }).max(by: { faults[$0].prefix.count < faults[$1].prefix.count }) else { return nil }
+        guard let i = faults.indices.filter({ path.hasPrefix(faults[$0].prefix) }).max(by: { faults[$0].prefix.count < faults[$1].prefix.count }) else {
+            return nil
+        }
         let f = faults[i]
         if let r = f.remaining {
             if r <= 1 { faults.remove(at: i) } else { faults[i].remaining = r - 1 }
@@ -168,14 +170,16 @@ public final class FixtureServer: @unchecked Sendable {
             return Response(status: .found, headers: [.location: request.uri.description])
         case .huge?:
             let total = hugeBytes
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody { writer in
-                let chunk = ByteBuffer(bytes: [UInt8](repeating: UInt8(ascii: " "), count: 1 << 16))
-                var sent = 0
-                try await writer.write(ByteBuffer(string: "["))
-                while sent < total { try await writer.write(chunk); sent += chunk.readableBytes }
-                try await writer.write(ByteBuffer(string: "]"))
-                try await writer.finish(nil)
-            })
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: ResponseBody { writer in
+                    let chunk = ByteBuffer(bytes: [UInt8](repeating: UInt8(ascii: " "), count: 1 << 16))
+                    var sent = 0
+                    try await writer.write(ByteBuffer(string: "["))
+                    while sent < total { try await writer.write(chunk); sent += chunk.readableBytes }
+                    try await writer.write(ByteBuffer(string: "]"))
+                    try await writer.finish(nil)
+                })
         case .slow?:
             try await Task.sleep(for: .seconds(slowSeconds))
         default:
@@ -215,10 +219,12 @@ public final class FixtureServer: @unchecked Sendable {
             body = Array(#""this is a string, not the expected list""#.utf8)
         case .truncated?:
             let part = ByteBuffer(bytes: body.prefix(max(1, body.count / 2)))
-            return Response(status: .ok, headers: [.contentType: contentType], body: ResponseBody(contentLength: body.count) { writer in
-                try await writer.write(part)
-                throw CancellationError()  // the connection is closed mid-body
-            })
+            return Response(
+                status: .ok, headers: [.contentType: contentType],
+                body: ResponseBody(contentLength: body.count) { writer in
+                    try await writer.write(part)
+                    throw CancellationError()  // the connection is closed mid-body
+                })
         default:
             break
         }
@@ -303,7 +309,7 @@ public final class FixtureServer: @unchecked Sendable {
         let rest = parts.dropFirst().joined(separator: "/")
         let candidates = [
             "\(root)/\(dataset)/v\(version)/\(rest)", "\(root)/\(dataset)/v\(version)/\(rest).json",
-            "\(root)/\(dataset)/\(rest)", "\(root)/\(dataset)/\(rest).json",
+            "\(root)/\(dataset)/\(rest)", "\(root)/\(dataset)/\(rest).json"
         ]
         for c in candidates {
             var isDir: ObjCBool = false
@@ -330,7 +336,8 @@ public final class FixtureServer: @unchecked Sendable {
             return limitPage(body, query: q, limit: limit, loop: cursorLoop, headers: headers)
         }
         guard (pageNumber != nil && size != nil) || count != nil,
-              let any = try? JSONSerialization.jsonObject(with: Data(body)) else { return (body, headers) }
+            let any = try? JSONSerialization.jsonObject(with: Data(body))
+        else { return (body, headers) }
         var object = any as? [String: Any]
         guard var items = (object?["results"] ?? any) as? [Any] else { return (body, headers) }
         var headers = headers

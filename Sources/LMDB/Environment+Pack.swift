@@ -16,8 +16,10 @@ extension Environment {
     /// `rewrite`: a table's values as the copy stores them (by table name; a nil result copies the
     /// value as it is). `additions`: entries put into a table of the copy after its rows are
     /// copied (replacing a row of the same key).
-    public func copyPacked(to directory: String, rewrite: [String: PackRewrite] = [:],
-                           additions: [String: [(key: [UInt8], value: [UInt8])]] = [:]) throws {
+    public func copyPacked(
+        to directory: String, rewrite: [String: PackRewrite] = [:],
+        additions: [String: [(key: [UInt8], value: [UInt8])]] = [:]
+    ) throws {
         let snapshot = directory + "/.packing"
         guard mkdir(snapshot, 0o700) == 0 else { throw StorageError(code: .other, message: "could not create \(snapshot): errno \(errno)") }
         defer { Self.remove(snapshot) }
@@ -26,8 +28,9 @@ extension Environment {
             defer { gate.unlock() }
             try check(mdb_env_copy2(env, snapshot, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2(\(snapshot))")
         }
-        try Self.pack(from: snapshot, to: directory, mapSize: max(mapSize, usedBytes * 2), maxDatabases: options.maxDatabases, fileMode: options.fileMode,
-                      rewrite: rewrite, additions: additions)
+        try Self.pack(
+            from: snapshot, to: directory, mapSize: max(mapSize, usedBytes * 2), maxDatabases: options.maxDatabases, fileMode: options.fileMode,
+            rewrite: rewrite, additions: additions)
         for file in [directory + "/data.mdb", directory] {
             let fd = open(file, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw StorageError(code: .other, message: "could not open \(file) to flush it: errno \(errno)") }
@@ -68,8 +71,10 @@ extension Environment {
         }
     }
 
-    private static func pack(from source: String, to directory: String, mapSize: Int, maxDatabases: UInt32, fileMode: mode_t,
-                             rewrite: [String: PackRewrite], additions: [String: [(key: [UInt8], value: [UInt8])]]) throws {
+    private static func pack(
+        from source: String, to directory: String, mapSize: Int, maxDatabases: UInt32, fileMode: mode_t,
+        rewrite: [String: PackRewrite], additions: [String: [(key: [UInt8], value: [UInt8])]]
+    ) throws {
         func environment(_ path: String, readOnly: Bool) throws -> OpaquePointer {
             var env: OpaquePointer?
             try check(mdb_env_create(&env), "mdb_env_create")
@@ -124,15 +129,20 @@ extension Environment {
             try check(mdb_dbi_flags(read, table, &flags), "mdb_dbi_flags")
             let kept = flags & UInt32(MDB_REVERSEKEY | MDB_DUPSORT | MDB_INTEGERKEY | MDB_DUPFIXED | MDB_INTEGERDUP | MDB_REVERSEDUP)
             var out: MDB_dbi = 0
-            try cname.withUnsafeMutableBytes { try check(mdb_dbi_open(write, $0.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(MDB_CREATE) | kept, &out), "mdb_dbi_open") }
+            try cname.withUnsafeMutableBytes {
+                try check(mdb_dbi_open(write, $0.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(MDB_CREATE) | kept, &out), "mdb_dbi_open")
+            }
             let append = UInt32(flags & UInt32(MDB_DUPSORT) != 0 ? MDB_APPENDDUP : MDB_APPEND)
             let tableName = String(decoding: name, as: UTF8.self)
             let rewritten = rewrite[tableName]
             var count = 0
             try each(read, table) { key, value in
                 var k = key, v = value
-                if let rewritten, let new = try rewritten(UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size),
-                                                          UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size), snapshot) {
+                if let rewritten,
+                    let new = try rewritten(
+                        UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size),
+                        UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size), snapshot)
+                {
                     try new.withUnsafeBytes { n in
                         v = MDB_val(mv_size: n.count, mv_data: UnsafeMutableRawPointer(mutating: n.baseAddress))
                         try check(mdb_put(write, out, &k, &v, append), "mdb_put")

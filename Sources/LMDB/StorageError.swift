@@ -8,8 +8,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible, Equatable 
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: Hashable, Sendable {
             case mapFull, mapResized, notFound, keyExists, corrupted, readersFull, txnFull,
-                 badValueSize, versionMismatch, invalidArgument, io, diskFull, permissionDenied,
-                 busy, incompatible, other
+                badValueSize, versionMismatch, invalidArgument, io, diskFull, permissionDenied,
+                busy, incompatible, other
         }
         fileprivate let base: Base
         public static let mapFull = Code(base: .mapFull)
@@ -89,7 +89,9 @@ public struct StorageError: Error, Sendable, CustomStringConvertible, Equatable 
         case ENOENT:
             code = .io; message = "the store directory does not exist"
         case EIO:
-            code = .io; message = "writing the store failed (a full disk, a file size limit or a failing disk); free space and retry: nothing of this transaction was committed"
+            code = .io;
+            message =
+                "writing the store failed (a full disk, a file size limit or a failing disk); free space and retry: nothing of this transaction was committed"
         case ENOMEM:
             code = .io; message = "out of memory or address space for the store's map"
         default:

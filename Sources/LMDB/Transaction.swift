@@ -191,8 +191,10 @@ public final class Transaction {
     /// ``putReserved(_:key:count:fill:)`` under `p` (a cursor's, which may be none), with
     /// `flags`, through `cursor` when given: in a database that seals its values, `fill` writes
     /// the plaintext into the transaction's memory and the sealed form is written in place.
-    func putReserved(_ db: Database, _ p: Protection?, _ key: UnsafeRawBufferPointer, _ count: Int, flags: UInt32, cursor: OpaquePointer?,
-                     _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws {
+    func putReserved(
+        _ db: Database, _ p: Protection?, _ key: UnsafeRawBufferPointer, _ count: Int, flags: UInt32, cursor: OpaquePointer?,
+        _ fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws {
         try withStoredKey(db, p, key) { k in
             guard let p, p.sealsValues else {
                 _ = try reserve(db, k, count, flags, cursor: cursor, fill)
@@ -210,13 +212,13 @@ public final class Transaction {
     @discardableResult
     public func delete(_ db: Database, key: [UInt8]) throws -> Bool {
         try key.withUnsafeBytes { (raw) -> Bool in
-          try withStoredKey(db, db.protection, raw) { kb in
-            var k = MDB_val(mv_size: kb.count, mv_data: UnsafeMutableRawPointer(mutating: kb.baseAddress))
-            let rc = mdb_del(txn, db.dbi, &k, nil)
-            if rc == MDB_NOTFOUND { return false }
-            try check(rc, "mdb_del(\(db.name))")
-            return true
-          }
+            try withStoredKey(db, db.protection, raw) { kb in
+                var k = MDB_val(mv_size: kb.count, mv_data: UnsafeMutableRawPointer(mutating: kb.baseAddress))
+                let rc = mdb_del(txn, db.dbi, &k, nil)
+                if rc == MDB_NOTFOUND { return false }
+                try check(rc, "mdb_del(\(db.name))")
+                return true
+            }
         }
     }
 
@@ -228,9 +230,10 @@ public final class Transaction {
     public func stat(_ db: Database) throws -> DatabaseStat {
         var s = MDB_stat()
         try check(mdb_stat(txn, db.dbi, &s), "mdb_stat(\(db.name))")
-        return DatabaseStat(entries: s.ms_entries, depth: Int(s.ms_depth),
-                            pages: s.ms_branch_pages + s.ms_leaf_pages + s.ms_overflow_pages,
-                            pageSize: Int(s.ms_psize))
+        return DatabaseStat(
+            entries: s.ms_entries, depth: Int(s.ms_depth),
+            pages: s.ms_branch_pages + s.ms_leaf_pages + s.ms_overflow_pages,
+            pageSize: Int(s.ms_psize))
     }
 
     /// Pages in LMDB's free list as this transaction sees it: freed by earlier transactions,
@@ -265,8 +268,10 @@ public final class Transaction {
 
     /// Runs `body` with the key LMDB stores for `key`: a digest of it, on a database that
     /// digests its keys.
-    func withStoredKey<T>(_ db: Database, _ p: Protection?, _ key: UnsafeRawBufferPointer,
-                          _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+    func withStoredKey<T>(
+        _ db: Database, _ p: Protection?, _ key: UnsafeRawBufferPointer,
+        _ body: (UnsafeRawBufferPointer) throws -> T
+    ) rethrows -> T {
         guard let p, let n = p.keyDigestLength else { return try body(key) }
         return try withUnsafeTemporaryAllocation(byteCount: p.keyOrderLength + n, alignment: 1) { out in
             p.storedKey(key, domain: db.domain, into: out)
@@ -295,8 +300,10 @@ public final class Transaction {
     /// `mdb_put` (`mdb_cursor_put` through `cursor`) with `MDB_RESERVE`; `fill` writes the
     /// reserved bytes. Returns the return code (0, or `MDB_KEYEXIST` under `MDB_NOOVERWRITE`,
     /// with the stored value).
-    private func reserve(_ db: Database, _ key: UnsafeRawBufferPointer, _ count: Int, _ flags: UInt32, cursor: OpaquePointer? = nil,
-                         _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws -> (Int32, UnsafeRawBufferPointer) {
+    private func reserve(
+        _ db: Database, _ key: UnsafeRawBufferPointer, _ count: Int, _ flags: UInt32, cursor: OpaquePointer? = nil,
+        _ fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws -> (Int32, UnsafeRawBufferPointer) {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: count, mv_data: nil)
         let rc = cursor.map { mdb_cursor_put($0, &k, &v, flags | UInt32(MDB_RESERVE)) } ?? mdb_put(txn, db.dbi, &k, &v, flags | UInt32(MDB_RESERVE))
@@ -387,8 +394,10 @@ public final class Cursor {
     /// looks in the page the cursor is on: a key written next to the one the cursor stands on
     /// costs no descent, and `.current` replaces the entry under the cursor without any search.
     /// `.append` keeps its check that the key sorts last.
-    public func put(key: UnsafeRawBufferPointer, count: Int, flags: Transaction.PutFlags = [],
-                    fill: (UnsafeMutableRawBufferPointer) -> Void) throws {
+    public func put(
+        key: UnsafeRawBufferPointer, count: Int, flags: Transaction.PutFlags = [],
+        fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws {
         try transaction.putReserved(database, protection, key, count, flags: flags.rawValue, cursor: cursor, fill)
     }
 

@@ -34,11 +34,14 @@ public final class Protection: Sendable {
     public let keyOrderLength: Int
     public let keyOrder: (@Sendable (UnsafeRawBufferPointer, UnsafeMutableRawBufferPointer) -> Void)?
 
-    public init(sealer: any ValueSealer, sealsValues: Bool = true, keyDigestLength: Int? = nil,
-                keyOrderLength: Int = 0, keyOrder: (@Sendable (UnsafeRawBufferPointer, UnsafeMutableRawBufferPointer) -> Void)? = nil) {
+    public init(
+        sealer: any ValueSealer, sealsValues: Bool = true, keyDigestLength: Int? = nil,
+        keyOrderLength: Int = 0, keyOrder: (@Sendable (UnsafeRawBufferPointer, UnsafeMutableRawBufferPointer) -> Void)? = nil
+    ) {
         precondition(keyDigestLength.map { (8...32).contains($0) } ?? true, "a key digest is 8–32 bytes")
-        precondition((keyOrderLength == 0) == (keyOrder == nil) && (keyOrderLength == 0 || keyDigestLength != nil),
-                     "an order prefix goes with a key digest")
+        precondition(
+            (keyOrderLength == 0) == (keyOrder == nil) && (keyOrderLength == 0 || keyDigestLength != nil),
+            "an order prefix goes with a key digest")
         self.sealer = sealer
         self.sealsValues = sealsValues
         self.keyDigestLength = keyDigestLength

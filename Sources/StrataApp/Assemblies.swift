@@ -50,8 +50,9 @@ public struct DomainAssembly: Assembly {
         container.register((any EventLogRepository).self) { r in EngineEventLogRepository(store: r.resolve(EventStore.self)!) }
         container.register((any SourceRepository).self) { r in LMDBSourceRepository(tables: r.resolve(ItemTables.self)!) }
         container.register((any ItemRepository).self) { r in
-            LMDBItemRepository(tables: r.resolve(ItemTables.self)!, sources: r.resolve((any SourceRepository).self)!,
-                               log: r.resolve((any EventLogRepository).self)!)
+            LMDBItemRepository(
+                tables: r.resolve(ItemTables.self)!, sources: r.resolve((any SourceRepository).self)!,
+                log: r.resolve((any EventLogRepository).self)!)
         }
         container.register((any RemoteRepository).self) { r in
             FetcherRemoteRepository(fetcher: r.resolve(Fetcher.self)!, catalog: r.resolve(SourceCatalog.self)!, options: fetchOptions)
@@ -59,13 +60,16 @@ public struct DomainAssembly: Assembly {
         container.register((any ArchiveRepository).self) { r in
             FetcherArchiveRepository(fetcher: r.resolve(Fetcher.self)!, catalog: r.resolve(SourceCatalog.self)!)
         }
-        container.register(ImportHistory.self) { r in ImportHistory(archive: r.resolve((any ArchiveRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
+        container.register(ImportHistory.self) { r in
+            ImportHistory(archive: r.resolve((any ArchiveRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
+        }
         container.register((any SourceCatalogRepository).self) { r in EventSourceCatalogRepository(catalog: r.resolve(SourceCatalog.self)!) }
         container.register(ManageSources.self) { r in ManageSources(catalog: r.resolve((any SourceCatalogRepository).self)!) }
         container.register((any ExportRepository).self) { _ in SQLiteExportRepository() }
         container.register(ExportSource.self) { r in
-            ExportSource(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                         log: r.resolve((any EventLogRepository).self)!, exporter: r.resolve((any ExportRepository).self)!)
+            ExportSource(
+                items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
+                log: r.resolve((any EventLogRepository).self)!, exporter: r.resolve((any ExportRepository).self)!)
         }
         container.register((any RecordingRepository).self) { r in LMDBRecordingRepository(store: r.resolve(EventStore.self)!) }
         container.register(ServeRecordings.self) { r in
@@ -78,33 +82,43 @@ public struct DomainAssembly: Assembly {
         container.register((any PushRepository).self) { r in
             PusherPushRepository(pusher: r.resolve(Pusher.self)!, catalog: r.resolve(SourceCatalog.self)!, options: pushOptions)
         }
-        container.register(WriteItems.self) { r in WriteItems(writes: r.resolve((any WriteRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
+        container.register(WriteItems.self) { r in WriteItems(writes: r.resolve((any WriteRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
+        }
         container.register(PushOutbox.self) { r in
-            PushOutbox(writes: r.resolve((any WriteRepository).self)!, push: r.resolve((any PushRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
+            PushOutbox(
+                writes: r.resolve((any WriteRepository).self)!, push: r.resolve((any PushRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
         }
         container.register(ManageConfig.self) { r in ManageConfig(writes: r.resolve((any WriteRepository).self)!) }
         container.register(QueryItems.self) { r in QueryItems(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
         let (leaseSeconds, teamTimeout, logger) = (configuration.leaseSeconds, configuration.teamTimeout, configuration.logger)
         container.register(RefreshSource.self) { r in
-            RefreshSource(remote: r.resolve((any RemoteRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                          leases: TeamLogLeases(storePath: r.resolve(EventStore.self)!.path, ttl: leaseSeconds, timeout: teamTimeout, logger: logger))
+            RefreshSource(
+                remote: r.resolve((any RemoteRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
+                leases: TeamLogLeases(storePath: r.resolve(EventStore.self)!.path, ttl: leaseSeconds, timeout: teamTimeout, logger: logger))
         }
         container.register(LoadItemDetail.self) { r in
-            LoadItemDetail(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                           remote: r.resolve((any RemoteRepository).self)!)
+            LoadItemDetail(
+                items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
+                remote: r.resolve((any RemoteRepository).self)!)
         }
-        container.register(GetItemHistory.self) { r in GetItemHistory(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
-        container.register(DiffCollection.self) { r in DiffCollection(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
+        container.register(GetItemHistory.self) { r in
+            GetItemHistory(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
+        }
+        container.register(DiffCollection.self) { r in
+            DiffCollection(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
+        }
         let eventLog = configuration.eventLog
         container.register(ReplayLog.self) { r in
             ReplayLog(log: eventLog.map { EngineEventLogRepository(log: $0) } ?? r.resolve((any EventLogRepository).self)!)
         }
         container.register(UseCases.self) { r in
-            UseCases(query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
-                     history: r.resolve(GetItemHistory.self)!, diff: r.resolve(DiffCollection.self)!, replay: r.resolve(ReplayLog.self)!,
-                     importHistory: r.resolve(ImportHistory.self)!, export: r.resolve(ExportSource.self)!, manageSources: r.resolve(ManageSources.self)!, sources: r.resolve((any SourceRepository).self)!,
-                     write: r.resolve(WriteItems.self)!, push: r.resolve(PushOutbox.self)!, config: r.resolve(ManageConfig.self)!,
-                     serve: r.resolve(ServeRecordings.self)!)
+            UseCases(
+                query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
+                history: r.resolve(GetItemHistory.self)!, diff: r.resolve(DiffCollection.self)!, replay: r.resolve(ReplayLog.self)!,
+                importHistory: r.resolve(ImportHistory.self)!, export: r.resolve(ExportSource.self)!, manageSources: r.resolve(ManageSources.self)!,
+                sources: r.resolve((any SourceRepository).self)!,
+                write: r.resolve(WriteItems.self)!, push: r.resolve(PushOutbox.self)!, config: r.resolve(ManageConfig.self)!,
+                serve: r.resolve(ServeRecordings.self)!)
         }
     }
 }

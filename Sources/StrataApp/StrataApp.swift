@@ -29,11 +29,12 @@ public struct StrataApp: Sendable {
     /// through a weak reference, and on Linux the `as? AnyObject` behind it scans every protocol
     /// conformance in the binary for each struct it sees: about 9 ms of every command's start.
     public static func assembler(store: EventStore, configuration: AppConfiguration) -> Assembler {
-        Assembler([
-            DataAssembly(store: store, configuration: configuration),
-            DomainAssembly(configuration: configuration),
-            PresentationAssembly(configuration: configuration),
-        ], container: Container(defaultObjectScope: .container))
+        Assembler(
+            [
+                DataAssembly(store: store, configuration: configuration),
+                DomainAssembly(configuration: configuration),
+                PresentationAssembly(configuration: configuration)
+            ], container: Container(defaultObjectScope: .container))
     }
 }
 

@@ -35,14 +35,17 @@ public struct ViewModelFactory: Sendable {
     /// The browser's view model: every screen through the same use cases as the commands, list
     /// thumbnails at `listThumbnail` cells and the detail's at `detailThumbnail`; edits staged in
     /// `session`.
-    @MainActor public func browser(listThumbnail: (columns: Int, rows: Int), detailThumbnail: (columns: Int, rows: Int),
-                                   session: String = "browse") -> BrowserViewModel {
-        BrowserViewModel(dependencies: .init(
-            query: query, refresh: refresh, loadDetail: loadDetail, history: history, replay: replay, sources: sources, items: items,
-            listThumbnails: thumbnails.map { ThumbnailSettings(renderer: $0.renderer, columns: listThumbnail.columns, rows: listThumbnail.rows) },
-            detailThumbnails: thumbnails.map { ThumbnailSettings(renderer: $0.renderer, columns: detailThumbnail.columns, rows: detailThumbnail.rows) },
-            write: write, push: push, session: session
-        ))
+    @MainActor public func browser(
+        listThumbnail: (columns: Int, rows: Int), detailThumbnail: (columns: Int, rows: Int),
+        session: String = "browse"
+    ) -> BrowserViewModel {
+        BrowserViewModel(
+            dependencies: .init(
+                query: query, refresh: refresh, loadDetail: loadDetail, history: history, replay: replay, sources: sources, items: items,
+                listThumbnails: thumbnails.map { ThumbnailSettings(renderer: $0.renderer, columns: listThumbnail.columns, rows: listThumbnail.rows) },
+                detailThumbnails: thumbnails.map { ThumbnailSettings(renderer: $0.renderer, columns: detailThumbnail.columns, rows: detailThumbnail.rows) },
+                write: write, push: push, session: session
+            ))
     }
 
     @MainActor public func eventLog() -> EventLogViewModel {

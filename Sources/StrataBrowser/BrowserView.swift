@@ -98,7 +98,8 @@ public struct BrowserView: Sendable {
     /// "✎ 3 changes in 2 items staged (session browse): [a]ccept [c]ancel".
     private func stagingBar(_ b: inout CellBuffer, _ st: BrowserState.Staging, _ r: Rect) {
         b.fill(r, role: .highlight)
-        let what = "\(stagedMark) \(st.changes) change\(st.changes == 1 ? "" : "s") in \(st.items) item\(st.items == 1 ? "" : "s") staged (session \(st.session)): "
+        let what =
+            "\(stagedMark) \(st.changes) change\(st.changes == 1 ? "" : "s") in \(st.items) item\(st.items == 1 ? "" : "s") staged (session \(st.session)): "
         b.write(segments: [(what, .highlight), ("[a]", .key), ("ccept ", .highlight), ("[c]", .key), ("ancel", .highlight)], x: r.x, y: r.y, width: r.width)
     }
 
@@ -113,7 +114,8 @@ public struct BrowserView: Sendable {
             text += " · \(s.sources.count) source\(s.sources.count == 1 ? "" : "s")"
         }
         b.writeLine(text, in: r, role: .title)
-        let when = s.point.map { "as of seq \($0)" + (s.newEvents > 0 ? " · \(s.newEvents) new event\(s.newEvents == 1 ? "" : "s")" : "") } ?? "live · seq \(s.head)"
+        let when =
+            s.point.map { "as of seq \($0)" + (s.newEvents > 0 ? " · \(s.newEvents) new event\(s.newEvents == 1 ? "" : "s")" : "") } ?? "live · seq \(s.head)"
         let w = TextWidth.of(when)
         if w + 2 < r.width - TextWidth.of(text) {
             b.write(when, x: r.maxX - w - 1, y: r.y, role: s.point == nil ? .title : .highlight)
@@ -123,12 +125,13 @@ public struct BrowserView: Sendable {
     private func statusLine(_ b: inout CellBuffer, _ s: BrowserState, _ r: Rect) {
         b.fill(r, role: .status)
         if let prompt = s.prompt {
-            let label = switch prompt.kind {
-            case .filter: "/"
-            case .point: "as of (seq or date): "
-            case .create: "new (field=value; …): "
-            case .edit(let id): "edit \(id): "
-            }
+            let label =
+                switch prompt.kind {
+                case .filter: "/"
+                case .point: "as of (seq or date): "
+                case .create: "new (field=value; …): "
+                case .edit(let id): "edit \(id): "
+                }
             let hint = prompt.choices.count > 1 ? "  Tab: next field · Enter stages · Esc" : ""
             b.write(segments: [(label, .status), (prompt.text + "▏", .status), (hint, .status)], x: r.x, y: r.y, width: r.width)
             return
@@ -175,21 +178,28 @@ public struct BrowserView: Sendable {
 
     private func sources(_ b: inout CellBuffer, _ s: BrowserState, _ r: Rect) {
         guard !s.sources.isEmpty else {
-            b.write("No sources yet. Add one with `strata source add NAME --url URL`, then `strata fetch NAME`.", x: r.x + 1, y: r.y + 1,
-                    width: r.width - 2, role: .dim)
+            b.write(
+                "No sources yet. Add one with `strata source add NAME --url URL`, then `strata fetch NAME`.", x: r.x + 1, y: r.y + 1,
+                width: r.width - 2, role: .dim)
             return
         }
         let nameW = min(24, max(6, s.sources.map { TextWidth.of($0.source.name) }.max() ?? 6)), countW = 8, ageW = 6
-        b.write(segments: [("  " + TextWidth.fit("SOURCE", to: nameW) + " ", .heading), (TextWidth.fit("ITEMS", to: countW) + " ", .heading),
-                           (TextWidth.fit("AGE", to: ageW) + " ", .heading), ("LAST FETCH", .heading)], x: r.x, y: r.y, width: r.width)
+        b.write(
+            segments: [
+                ("  " + TextWidth.fit("SOURCE", to: nameW) + " ", .heading), (TextWidth.fit("ITEMS", to: countW) + " ", .heading),
+                (TextWidth.fit("AGE", to: ageW) + " ", .heading), ("LAST FETCH", .heading)
+            ], x: r.x, y: r.y, width: r.width)
         for (i, row) in s.sources.enumerated() where i + 1 < r.height {
             let y = r.y + 1 + i
             let selected = i == s.sourceCursor
             let base: StyleRole = selected ? .selection : .normal
             if selected { b.fill(Rect(x: r.x, y: y, width: r.width, height: 1), role: .selection) }
-            b.write(segments: [((selected ? marker : " ") + " ", base), (TextWidth.fit(row.source.name, to: nameW) + " ", selected ? base : .strong),
-                               (TextWidth.fit(String(row.items), to: countW) + " ", base), (TextWidth.fit(row.age, to: ageW) + " ", base),
-                               (row.lastFetch, selected ? base : row.failed ? .error : .dim)], x: r.x, y: y, width: r.width)
+            b.write(
+                segments: [
+                    ((selected ? marker : " ") + " ", base), (TextWidth.fit(row.source.name, to: nameW) + " ", selected ? base : .strong),
+                    (TextWidth.fit(String(row.items), to: countW) + " ", base), (TextWidth.fit(row.age, to: ageW) + " ", base),
+                    (row.lastFetch, selected ? base : row.failed ? .error : .dim)
+                ], x: r.x, y: y, width: r.width)
         }
     }
 
@@ -209,8 +219,10 @@ public struct BrowserView: Sendable {
         let counter = s.rows.count > visibleRows ? "\(s.cursor + 1)/\(s.total)" + (s.hasMore ? "+" : "") : nil
         let counterW = counter.map { TextWidth.of($0) + 1 } ?? 0
         let titleW = max(6, r.width - 2 - idW - 1 - thumbW - fieldsW - counterW)
-        var header: [(String, StyleRole)] = [("  " + String(repeating: " ", count: thumbW) + TextWidth.fit("ID", to: idW) + " ", .heading),
-                                             (TextWidth.fit("TITLE", to: titleW), .heading)]
+        var header: [(String, StyleRole)] = [
+            ("  " + String(repeating: " ", count: thumbW) + TextWidth.fit("ID", to: idW) + " ", .heading),
+            (TextWidth.fit("TITLE", to: titleW), .heading)
+        ]
         for c in s.columns { header.append((" " + TextWidth.fit(c.uppercased(), to: fieldW), .heading)) }
         b.write(segments: header, x: r.x, y: r.y, width: r.width)
         if s.rows.isEmpty {
@@ -229,7 +241,8 @@ public struct BrowserView: Sendable {
             let role: StyleRole = selected ? .selection : row.item.isRemoved ? .removed : changed ? .highlight : .normal
             if selected || changed { b.fill(Rect(x: r.x, y: y, width: r.width, height: rowHeight), role: role) }
             let staged = s.staging?.byID[row.item.id] != nil
-            let mark = selected ? marker : row.item.isRemoved ? removedMark : row.item.pending.map(pendingMark) ?? (staged ? stagedMark : changed ? changedMark : " ")
+            let mark =
+                selected ? marker : row.item.isRemoved ? removedMark : row.item.pending.map(pendingMark) ?? (staged ? stagedMark : changed ? changedMark : " ")
             var x = r.x + b.write(mark + " ", x: r.x, y: y, role: selected ? .selection : row.item.isRemoved ? .removed : changed ? .highlight : .normal)
             if let thumb {
                 if let t = row.item.thumbnail {
@@ -286,7 +299,9 @@ public struct BrowserView: Sendable {
             }
         } else {
             let changed = Dictionary(s.changesAtPoint.map { (Self.dotted($0.path), $0) }, uniquingKeysWith: { a, _ in a })
-            if !s.changesAtPoint.isEmpty { lines.append([("Changed at seq \(s.pointSeq):", .heading)]) ; for c in s.changesAtPoint { lines.append(change(c)) }; lines.append([]) }
+            if !s.changesAtPoint.isEmpty {
+                lines.append([("Changed at seq \(s.pointSeq):", .heading)]); for c in s.changesAtPoint { lines.append(change(c)) }; lines.append([])
+            }
             if let staged = s.staging?.byID[d.id], !staged.isEmpty {
                 lines.append([("Staged (a accepts, c cancels):", .heading)])
                 for c in staged { lines.append(change(c)) }
@@ -298,7 +313,9 @@ public struct BrowserView: Sendable {
                 lines.append([(TextWidth.fit(f.label, to: labelW) + "  ", hit ? .changed : .dim), (f.value, hit ? .changed : .normal)])
             }
             lines.append([])
-            lines.append([("h history · [ ] step · { } changes of this item" + (s.writes.edit ? " · e edit" : "") + (s.writes.delete ? " · d delete" : ""), .dim)])
+            lines.append([
+                ("h history · [ ] step · { } changes of this item" + (s.writes.edit ? " · e edit" : "") + (s.writes.delete ? " · d delete" : ""), .dim)
+            ])
         }
         // A larger thumbnail at the top right, when there is room.
         var textWidth = area.width
@@ -349,7 +366,12 @@ public struct BrowserView: Sendable {
         let width = min(58, area.width - 2)
         let box = area.centered(width: width, height: keys.count + 2)
         b.fill(box, role: .normal)
-        let title = switch s.screen { case .sources: "Keys: sources"; case .list: "Keys: list"; case .detail: "Keys: detail" }
+        let title =
+            switch s.screen {
+            case .sources: "Keys: sources";
+            case .list: "Keys: list";
+            case .detail: "Keys: detail"
+            }
         b.box(box, title: title, ascii: options.ascii)
         for (i, (key, what)) in keys.enumerated() where i < box.height - 2 {
             b.write(segments: [(TextWidth.fit(key, to: 12), .key), (what, .normal)], x: box.x + 2, y: box.y + 1 + i, width: width - 4)
@@ -359,16 +381,22 @@ public struct BrowserView: Sendable {
     /// The keys of one screen, for `?`.
     public static func helpKeys(_ screen: BrowserState.Screen) -> [(String, String)] {
         let move = [("↑ ↓  j k", "move"), ("PgUp PgDn", "a page"), ("g G", "first, last")]
-        let writes = [("n", "new item (field=value; …)"), ("e", "edit a field (Tab: next); staged"), ("d", "delete (asks first)"),
-                      ("a c", "accept, cancel the staged edits"), ("P", "push the outbox to the API")]
-        let slider = [("[ ]", "one event back, forward"), ("{ }", "previous, next change of this item"), ("t", "go to a seq or date"),
-                      ("L", "back to live")]
+        let writes = [
+            ("n", "new item (field=value; …)"), ("e", "edit a field (Tab: next); staged"), ("d", "delete (asks first)"),
+            ("a c", "accept, cancel the staged edits"), ("P", "push the outbox to the API")
+        ]
+        let slider = [
+            ("[ ]", "one event back, forward"), ("{ }", "previous, next change of this item"), ("t", "go to a seq or date"),
+            ("L", "back to live")
+        ]
         switch screen {
         case .sources:
             return move + [("Enter", "open the source's list"), ("r", "refresh the selected source"), ("q Q", "quit"), ("?", "close help")]
         case .list:
-            return move + [("Enter", "open the item (downloads its detail)"), ("/", "filter: make=Toyota, or text"), ("s", "sort"),
-                           ("r", "refresh from the API"), ("Esc q", "back"), ("Q", "quit from any screen")] + writes + slider + [("?", "close help")]
+            return move + [
+                ("Enter", "open the item (downloads its detail)"), ("/", "filter: make=Toyota, or text"), ("s", "sort"),
+                ("r", "refresh from the API"), ("Esc q", "back"), ("Q", "quit from any screen")
+            ] + writes + slider + [("?", "close help")]
         case .detail:
             return [("↑ ↓  j k", "scroll"), ("h", "history: versions, old → new"), ("Esc q", "back to the list"), ("Q", "quit from any screen")]
                 + writes + slider + [("?", "close help")]

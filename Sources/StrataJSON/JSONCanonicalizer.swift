@@ -14,7 +14,7 @@ extension JSONValue {
                 if let base = raw.baseAddress, let outBase = buffer.baseAddress {
                     written = strata_json_canonicalize(base.assumingMemoryBound(to: UInt8.self), raw.count, outBase)
                 } else {
-                    written = Int(STRATA_JSON_INVALID) // an empty text
+                    written = Int(STRATA_JSON_INVALID)  // an empty text
                 }
                 count = max(written, 0)
             }

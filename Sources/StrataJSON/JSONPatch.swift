@@ -26,7 +26,8 @@ public struct PatchOperation: Hashable, Sendable {
 
     public init(json: JSONValue) throws {
         guard case .object(let o) = json, case .string(let op)? = o["op"], let kind = Op(rawValue: op),
-              case .string(let path)? = o["path"] else {
+            case .string(let path)? = o["path"]
+        else {
             throw JSONParseError(offset: 0, reason: "not a patch operation")
         }
         self.init(op: kind, path: path, value: o["value"], old: o["old"])

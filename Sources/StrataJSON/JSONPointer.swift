@@ -83,7 +83,8 @@ extension JSONPointer {
         }
         // 18 digits always fit an Int; anything longer is past the end of any array in memory.
         guard u.count <= 18, let i = Int(token), i < count || (end && i == count) else {
-            throw JSONPointerError("index \(token.prefix(40)) is past the end of the array at \(where: place) (\(count) element\(count == 1 ? "" : "s")): \(bounds)")
+            throw JSONPointerError(
+                "index \(token.prefix(40)) is past the end of the array at \(where: place) (\(count) element\(count == 1 ? "" : "s")): \(bounds)")
         }
         return i
     }
@@ -141,7 +142,9 @@ extension JSONValue {
                     self = .object(o)
                     return old
                 case .replace(let v):
-                    guard let old = o.updateValue(v, forKey: head) else { throw JSONPointerError("\(here) does not exist (replace needs an existing value; add creates one)") }
+                    guard let old = o.updateValue(v, forKey: head) else {
+                        throw JSONPointerError("\(here) does not exist (replace needs an existing value; add creates one)")
+                    }
                     self = .object(o)
                     return old
                 case .remove:

@@ -55,7 +55,9 @@ struct PatchDocumentOperation {
             case .replace: try next.edit(.replace(value!), at: path)
             case .remove: try next.edit(.remove, at: path)
             case .test:
-                guard let found = doc.value(at: path) else { throw failure("\(path.text.isEmpty ? "the document" : path.text) does not exist", kind: .testFailed) }
+                guard let found = doc.value(at: path) else {
+                    throw failure("\(path.text.isEmpty ? "the document" : path.text) does not exist", kind: .testFailed)
+                }
                 guard found.isSameValue(as: value!) else {
                     throw failure("found \(found.canonicalString.prefix(60)), expected \(value!.canonicalString.prefix(60))", kind: .testFailed)
                 }

@@ -26,27 +26,29 @@ extension StrataServer {
                 }
             } catch { return Self.error(error) }
             let replay = self.useCases.replay, interval = self.configuration.pollInterval
-            return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: ResponseBody { writer in
-                var next = since + 1
-                var quiet = Duration.zero
-                try await writer.write(ByteBuffer(string: ": strata events after seq \(since)\n\n"))
-                while !Task.isCancelled {
-                    let entries = try await replay(LogQuery(fromSeq: next, limit: 500, newestFirst: false))
-                    for e in entries {
-                        next = e.seq + 1
-                        guard self.allowsStream(e.stream) else { continue }
-                        try await writer.write(ByteBuffer(string: "id: \(e.seq)\nevent: \(e.type)\ndata: \(JSONValue(entry: e).canonicalString)\n\n"))
+            return Response(
+                status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+                body: ResponseBody { writer in
+                    var next = since + 1
+                    var quiet = Duration.zero
+                    try await writer.write(ByteBuffer(string: ": strata events after seq \(since)\n\n"))
+                    while !Task.isCancelled {
+                        let entries = try await replay(LogQuery(fromSeq: next, limit: 500, newestFirst: false))
+                        for e in entries {
+                            next = e.seq + 1
+                            guard self.allowsStream(e.stream) else { continue }
+                            try await writer.write(ByteBuffer(string: "id: \(e.seq)\nevent: \(e.type)\ndata: \(JSONValue(entry: e).canonicalString)\n\n"))
+                        }
+                        if entries.isEmpty {
+                            try await Task.sleep(for: interval)
+                            quiet += interval
+                            if quiet >= .seconds(15) { try await writer.write(ByteBuffer(string: ": still here\n\n")); quiet = .zero }
+                        } else {
+                            quiet = .zero
+                        }
                     }
-                    if entries.isEmpty {
-                        try await Task.sleep(for: interval)
-                        quiet += interval
-                        if quiet >= .seconds(15) { try await writer.write(ByteBuffer(string: ": still here\n\n")); quiet = .zero }
-                    } else {
-                        quiet = .zero
-                    }
-                }
-                try await writer.finish(nil)
-            })
+                    try await writer.finish(nil)
+                })
         }
     }
 }

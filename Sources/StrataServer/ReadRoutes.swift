@@ -18,9 +18,10 @@ extension StrataServer {
             await self.answer {
                 let name = try self.source(context)
                 let q = request.uri.queryParameters
-                let filter = FilterViewData(wheres: q.getAll("where").map { String($0) }, search: q.get("search"), sort: q.get("sort"),
-                                            limit: try Self.int(q.get("limit"), "limit", min: 1), offset: try Self.int(q.get("offset"), "offset", min: 0) ?? 0,
-                                            asOf: q.get("as_of"))
+                let filter = FilterViewData(
+                    wheres: q.getAll("where").map { String($0) }, search: q.get("search"), sort: q.get("sort"),
+                    limit: try Self.int(q.get("limit"), "limit", min: 1), offset: try Self.int(q.get("offset"), "offset", min: 0) ?? 0,
+                    asOf: q.get("as_of"))
                 let query: ItemQuery
                 do { query = try ItemQuery(source: name, filter: filter) } catch { throw error }
                 return .array(try await self.useCases.query(query).page.items.map(JSONValue.init(item:)))

@@ -66,7 +66,8 @@ extension StrataServer {
         }
         if let text = headers[.acceptDatetime] {
             guard let d = HTTPDate.parse(text) else {
-                throw ResponseError(Self.error(.badRequest, "bad Accept-Datetime", "Accept-Datetime '\(text)' is not an HTTP date like Sun, 01 Mar 2026 09:00:00 GMT"))
+                throw ResponseError(
+                    Self.error(.badRequest, "bad Accept-Datetime", "Accept-Datetime '\(text)' is not an HTTP date like Sun, 01 Mar 2026 09:00:00 GMT"))
             }
             // HTTP dates name whole seconds: the second's last microsecond, so a client that sends
             // back a Memento-Datetime gets that memento, recorded within the second.
@@ -112,16 +113,19 @@ extension StrataServer {
         case .notFetched(_, _, let first):
             return notFetched(t, first: first, note: nil)
         case .ambiguous(let target, let hosts):
-            return Self.error(.multipleChoices, "several hosts", "\(target) was fetched from \(hosts.count) hosts: name one with /_host/HOST\(target)",
-                              extra: ["choices": .array(hosts.map { .string(RecordedTarget(host: $0, t).path(at: nil)) })])
+            return Self.error(
+                .multipleChoices, "several hosts", "\(target) was fetched from \(hosts.count) hosts: name one with /_host/HOST\(target)",
+                extra: ["choices": .array(hosts.map { .string(RecordedTarget(host: $0, t).path(at: nil)) })])
         }
     }
 
     private func notFetched(_ t: RecordedTarget, first: Recording.Ref?, note: String?) -> Response {
         var extra: [String: JSONValue] = ["target": .string(t.target)]
         extra["firstFetched"] = first.map { .object(["seq": .number(String($0.seq)), "at": .string(ISOTime.format($0.recordedAt))]) } ?? .null
-        let message = note ?? (first.map { "\(t.target) was not fetched yet at that point; it first was at seq \($0.seq) (\(ISOTime.format($0.recordedAt)))" }
-            ?? "\(t.target) was never fetched; see `strata log` for what was")
+        let message =
+            note
+            ?? (first.map { "\(t.target) was not fetched yet at that point; it first was at seq \($0.seq) (\(ISOTime.format($0.recordedAt)))" }
+                ?? "\(t.target) was never fetched; see `strata log` for what was")
         return Self.error(.notFound, "not recorded", message, extra: extra)
     }
 
@@ -145,10 +149,13 @@ extension StrataServer {
             let buffer = request.method == .head ? ByteBuffer() : ByteBuffer(bytes: body)
             return Response(status: HTTPResponse.Status(code: status), headers: h, body: ResponseBody(byteBuffer: buffer))
         case let .failure(status, error, message):
-            var response = Self.error(HTTPResponse.Status(code: status ?? 502), "recorded failure",
-                                      "the fetch of \(r.url) failed then: \(message)",
-                                      extra: ["recorded": .bool(true), "seq": .number(String(r.seq)), "code": .string(error),
-                                              "status": status.map { .number(String($0)) } ?? .null])
+            var response = Self.error(
+                HTTPResponse.Status(code: status ?? 502), "recorded failure",
+                "the fetch of \(r.url) failed then: \(message)",
+                extra: [
+                    "recorded": .bool(true), "seq": .number(String(r.seq)), "code": .string(error),
+                    "status": status.map { .number(String($0)) } ?? .null
+                ])
             for f in h { response.headers.append(f) }
             return response
         }

@@ -49,7 +49,9 @@ extension StrataServer {
         router.post("/_strata/sessions") { request, _ in
             let body = try await request.body.collect(upTo: 64 << 10)
             let doc = body.readableBytes == 0 ? JSONValue.object([:]) : ((try? JSONValue(parsing: [UInt8](buffer: body))) ?? .null)
-            guard case .object(let o) = doc else { return Self.error(.badRequest, "bad session", #"send a JSON object: {"from": 42, "advance": "per-request"}"#) }
+            guard case .object(let o) = doc else {
+                return Self.error(.badRequest, "bad session", #"send a JSON object: {"from": 42, "advance": "per-request"}"#)
+            }
             let advance: ReplaySessions.Advance
             switch o["advance"] {
             case nil: advance = .perRequest
@@ -65,7 +67,9 @@ extension StrataServer {
                 guard let seq = UInt64(n) else { return Self.error(.badRequest, "bad session", "from is a seq (a whole number) or an ISO 8601 date") }
                 point = .seq(seq)
             case .string(let text)?:
-                guard let p = PointInTime(text: text) else { return Self.error(.badRequest, "bad session", "from '\(text)' is neither a seq nor an ISO 8601 date") }
+                guard let p = PointInTime(text: text) else {
+                    return Self.error(.badRequest, "bad session", "from '\(text)' is neither a seq nor an ISO 8601 date")
+                }
                 point = p
             default: return Self.error(.badRequest, "bad session", "from is a seq or an ISO 8601 date")
             }
@@ -95,8 +99,10 @@ extension StrataServer {
     }
 
     static func json(_ s: ReplaySessions.Session) -> JSONValue {
-        .object(["id": .string(s.id), "path": .string("/s/\(s.id)/"), "from": .number(String(s.from)), "advance": .string(s.advance.rawValue),
-                 "point": s.advance == .manual ? .number(String(s.point)) : .null])
+        .object([
+            "id": .string(s.id), "path": .string("/s/\(s.id)/"), "from": .number(String(s.from)), "advance": .string(s.advance.rawValue),
+            "point": s.advance == .manual ? .number(String(s.point)) : .null
+        ])
     }
 
     /// The recording a session answers with (and, per request, the one it moves on to).

@@ -21,8 +21,10 @@ public final class StrataServer: Sendable {
         public var replay: ReplayLog
         public var sources: ManageSources
 
-        public init(recordings: ServeRecordings, query: QueryItems, loadDetail: LoadItemDetail, history: GetItemHistory, diff: DiffCollection,
-                    replay: ReplayLog, sources: ManageSources) {
+        public init(
+            recordings: ServeRecordings, query: QueryItems, loadDetail: LoadItemDetail, history: GetItemHistory, diff: DiffCollection,
+            replay: ReplayLog, sources: ManageSources
+        ) {
             self.recordings = recordings; self.query = query; self.loadDetail = loadDetail; self.history = history; self.diff = diff
             self.replay = replay; self.sources = sources
         }
@@ -41,8 +43,10 @@ public final class StrataServer: Sendable {
         public var pollInterval: Duration
         public var logger: Logger
 
-        public init(host: String = "127.0.0.1", port: Int = 8080, asOf: PointInTime? = nil, sources: [String] = [],
-                    pollInterval: Duration = .milliseconds(200), logger: Logger = Logger(label: "strata.serve")) {
+        public init(
+            host: String = "127.0.0.1", port: Int = 8080, asOf: PointInTime? = nil, sources: [String] = [],
+            pollInterval: Duration = .milliseconds(200), logger: Logger = Logger(label: "strata.serve")
+        ) {
             self.host = host; self.port = port; self.asOf = asOf; self.sources = sources; self.pollInterval = pollInterval; self.logger = logger
         }
     }

@@ -15,13 +15,16 @@ extension PostgresTeamLog: EventLog {
         let stream = query.stream, type = query.type
         return try await run("read the team log") { [self] in
             // The direction cannot be a bind: two spellings of one query.
-            let rows = query.descending
-                ? try await client.query("""
+            let rows =
+                query.descending
+                ? try await client.query(
+                    """
                     SELECT \(unescaped: Self.eventColumns) FROM strata_events e
                     WHERE seq BETWEEN \(from) AND \(to) AND (\(stream)::text IS NULL OR stream = \(stream)) AND (\(type)::text IS NULL OR type = \(type))
                     ORDER BY seq DESC LIMIT \(limit)
                     """, logger: logger)
-                : try await client.query("""
+                : try await client.query(
+                    """
                     SELECT \(unescaped: Self.eventColumns) FROM strata_events e
                     WHERE seq BETWEEN \(from) AND \(to) AND (\(stream)::text IS NULL OR stream = \(stream)) AND (\(type)::text IS NULL OR type = \(type))
                     ORDER BY seq LIMIT \(limit)
@@ -33,7 +36,9 @@ extension PostgresTeamLog: EventLog {
     public func event(id: String) async throws -> RecordedEvent? {
         try await migrate()
         return try await run("read the team log") { [self] in
-            try await Self.recorded(try await client.query("SELECT \(unescaped: Self.eventColumns) FROM strata_events e WHERE event_id = \(id)", logger: logger)).first
+            try await Self.recorded(
+                try await client.query("SELECT \(unescaped: Self.eventColumns) FROM strata_events e WHERE event_id = \(id)", logger: logger)
+            ).first
         }
     }
 
@@ -69,9 +74,11 @@ extension PostgresTeamLog: EventLog {
         let t = time.microseconds
         return try await run("read the team log") { [self] in
             var out: Int64 = 0
-            for try await s in try await client.query("""
+            for try await s in try await client.query(
+                """
                 SELECT coalesce((SELECT min(seq) - 1 FROM strata_events WHERE recorded_at > \(t)), (SELECT seq FROM strata_head WHERE id = 1))
-                """, logger: logger).decode(Int64.self) { out = s }
+                """, logger: logger
+            ).decode(Int64.self) { out = s }
             return UInt64(out)
         }
     }
@@ -94,10 +101,12 @@ extension PostgresTeamLog: EventLog {
                 bodies[hash] = p
                 reference = PayloadReference(hash: hash, size: p.count)
             }
-            recorded.append(RecordedEvent(seq: base + UInt64(i) + 1, id: e.id, type: e.type, schemaVersion: e.schemaVersion,
-                                          recordedAt: e.recordedAt ?? now, stream: e.stream,
-                                          metadata: e.metadata.map { RecordedEvent.Metadatum(key: $0.key, value: $0.value) },
-                                          payload: reference, previousHash: [], hash: []))
+            recorded.append(
+                RecordedEvent(
+                    seq: base + UInt64(i) + 1, id: e.id, type: e.type, schemaVersion: e.schemaVersion,
+                    recordedAt: e.recordedAt ?? now, stream: e.stream,
+                    metadata: e.metadata.map { RecordedEvent.Metadatum(key: $0.key, value: $0.value) },
+                    payload: reference, previousHash: [], hash: []))
         }
         _ = try await uploadBodies(of: recorded) { event in
             guard let body = bodies[event.payload!.hash] else {
@@ -116,13 +125,16 @@ extension PostgresTeamLog: EventLog {
     static func recorded(_ rows: PostgresRowSequence) async throws -> [RecordedEvent] {
         var out: [RecordedEvent] = []
         for try await (seq, id, type, version, time, stream, metadata, bh, bs, hash, previous) in rows.decode(
-            (Int64, String, String, Int32, Int64, String, String, ByteBuffer, Int64, ByteBuffer, ByteBuffer).self) {
+            (Int64, String, String, Int32, Int64, String, String, ByteBuffer, Int64, ByteBuffer, ByteBuffer).self)
+        {
             let bodyHash = Array(bh.readableBytesView)
             let prev = Array(previous.readableBytesView)
-            out.append(RecordedEvent(seq: UInt64(seq), id: id, type: type, schemaVersion: Int(version), recordedAt: Timestamp(microseconds: time),
-                                     stream: stream, metadata: try TeamLogJSON.decode(metadata),
-                                     payload: bodyHash.isEmpty ? nil : PayloadReference(hash: bodyHash, size: Int(bs)),
-                                     previousHash: prev.isEmpty ? TeamChain.zero : prev, hash: Array(hash.readableBytesView)))
+            out.append(
+                RecordedEvent(
+                    seq: UInt64(seq), id: id, type: type, schemaVersion: Int(version), recordedAt: Timestamp(microseconds: time),
+                    stream: stream, metadata: try TeamLogJSON.decode(metadata),
+                    payload: bodyHash.isEmpty ? nil : PayloadReference(hash: bodyHash, size: Int(bs)),
+                    previousHash: prev.isEmpty ? TeamChain.zero : prev, hash: Array(hash.readableBytesView)))
         }
         return out
     }

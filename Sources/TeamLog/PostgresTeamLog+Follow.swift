@@ -15,8 +15,10 @@ extension PostgresTeamLog {
     /// `poll`, until the task is cancelled. `onPull` gets each pull's report (the position to
     /// keep). A pull that fails (the server away) is retried at the next wake-up; a changed row
     /// or another log (`corrupted`, `diverged`) ends the follow with that error.
-    public func follow(into store: EventStore, after position: UInt64, poll: Duration,
-                       onPull: (PullReport) async throws -> Void) async throws {
+    public func follow(
+        into store: EventStore, after position: UInt64, poll: Duration,
+        onPull: (PullReport) async throws -> Void
+    ) async throws {
         let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let ticker = Task {
             while !Task.isCancelled {

@@ -59,12 +59,16 @@ extension PostgresTeamLog {
                 var grant = LeaseGrant(token: UInt64(token), takenFrom: nil, forced: false)
                 if holder != node {
                     if live && !force {
-                        throw TeamLogError(.fenced, "the lease on \(stream) is held by node \(TeamLogNode.short(holder)) (token \(token)) and has not expired; wait for it to expire, or take it over with --force")
+                        throw TeamLogError(
+                            .fenced,
+                            "the lease on \(stream) is held by node \(TeamLogNode.short(holder)) (token \(token)) and has not expired; wait for it to expire, or take it over with --force"
+                        )
                     }
                     grant = LeaseGrant(token: UInt64(token + 1), takenFrom: holder.isEmpty ? nil : holder, forced: live)
                 }
                 let newToken = Int64(grant.token)
-                try await conn.query("""
+                try await conn.query(
+                    """
                     UPDATE strata_leases SET node = \(node), token = \(newToken),
                       expires_at = clock_timestamp() + make_interval(secs => \(Double(micros) / 1_000_000))
                     WHERE stream = \(stream)
@@ -114,7 +118,9 @@ extension PostgresTeamLog {
             guard n == node, held[s] == token else {
                 let late = events.filter { $0.stream == s }
                 let mine = held[s].map { "token \($0)" } ?? "no lease"
-                throw TeamLogError(.fenced, """
+                throw TeamLogError(
+                    .fenced,
+                    """
                     the lease on \(s) is held by \(n == node ? "this node under a newer token" : "node \(TeamLogNode.short(n))") (token \(token); this node has \(mine)): \
                     \(late.count) event(s) of \(s) from seq \(late.first!.seq) were not pushed, and nothing of their batch was appended. \
                     Take the lease with `strata remote lease \(s) --force` to push them after the other node's

@@ -113,7 +113,8 @@ extension PostgresTeamLog {
         if e.payload != nil, body == nil {
             throw TeamLogError(.corrupted, "the body of event \(e.seq) is missing from the store; run `strata verify`")
         }
-        return NewEvent(id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: e.recordedAt, stream: e.stream,
-                        metadata: e.metadata.map { ($0.key, $0.value) }, payload: body)
+        return NewEvent(
+            id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: e.recordedAt, stream: e.stream,
+            metadata: e.metadata.map { ($0.key, $0.value) }, payload: body)
     }
 }

@@ -31,8 +31,10 @@ public final class PostgresTeamLog: Sendable {
     /// Connects lazily; nothing is sent until the first call.
     /// - Throws: ``TeamLogError`` when the password's variable is not set.
     /// `environment`: where the password comes from (the process environment when nil).
-    public init(location: TeamLogLocation, environment: [String: String]? = nil, operationTimeout: Duration = .seconds(30),
-                directNode: String = "direct", logger: Logger) throws {
+    public init(
+        location: TeamLogLocation, environment: [String: String]? = nil, operationTimeout: Duration = .seconds(30),
+        directNode: String = "direct", logger: Logger
+    ) throws {
         self.operationTimeout = operationTimeout
         self.directNode = directNode
         let environment = environment ?? ProcessInfo.processInfo.environment
@@ -84,7 +86,8 @@ public final class PostgresTeamLog: Sendable {
             migrated.withLock { $0 = true }
             return
         }
-        throw TeamLogError(.newerSchema, "the team log's tables are version \(current), from a newer strata (this one knows \(TeamLogSchema.version)); upgrade strata")
+        throw TeamLogError(
+            .newerSchema, "the team log's tables are version \(current), from a newer strata (this one knows \(TeamLogSchema.version)); upgrade strata")
     }
 
     private func createOrMigrate() async throws {
@@ -96,13 +99,17 @@ public final class PostgresTeamLog: Sendable {
                 var version = 0
                 for try await v in try await conn.query("SELECT version FROM strata_schema WHERE id = 1", logger: logger).decode(Int.self) { version = v }
                 guard version <= TeamLogSchema.version else {
-                    throw TeamLogError(.newerSchema, "the team log's tables are version \(version), from a newer strata (this one knows \(TeamLogSchema.version)); upgrade strata")
+                    throw TeamLogError(
+                        .newerSchema,
+                        "the team log's tables are version \(version), from a newer strata (this one knows \(TeamLogSchema.version)); upgrade strata")
                 }
                 for (i, steps) in TeamLogSchema.migrations.enumerated() where i + 1 > version {
                     for sql in steps { try await conn.query(PostgresQuery(unsafeSQL: sql), logger: logger) }
                 }
                 if version < TeamLogSchema.version {
-                    try await conn.query("INSERT INTO strata_schema VALUES (1, \(TeamLogSchema.version)) ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version", logger: logger)
+                    try await conn.query(
+                        "INSERT INTO strata_schema VALUES (1, \(TeamLogSchema.version)) ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version",
+                        logger: logger)
                 }
             }
         }
@@ -191,7 +198,9 @@ public final class PostgresTeamLog: Sendable {
             let ids = events.map(\.id)
             let known = try await run("read the team log") { [self] in
                 var known = Set<String>()
-                for try await id in try await client.query("SELECT event_id FROM strata_events WHERE event_id = ANY(\(ids))", logger: logger).decode(String.self) { known.insert(id) }
+                for try await id in try await client.query("SELECT event_id FROM strata_events WHERE event_id = ANY(\(ids))", logger: logger).decode(
+                    String.self)
+                { known.insert(id) }
                 return known
             }
             for e in events where !known.contains(e.id) { counts[e.stream, default: 0] += 1 }
@@ -217,7 +226,9 @@ public final class PostgresTeamLog: Sendable {
         let from = Int64(seq), n = Int64(limit)
         return try await run("read the team log") { [self] in
             var out: [(seq: UInt64, id: String)] = []
-            for try await (s, id) in try await client.query("SELECT seq, event_id FROM strata_events WHERE seq > \(from) ORDER BY seq LIMIT \(n)", logger: logger).decode((Int64, String).self) {
+            for try await (s, id) in try await client.query(
+                "SELECT seq, event_id FROM strata_events WHERE seq > \(from) ORDER BY seq LIMIT \(n)", logger: logger
+            ).decode((Int64, String).self) {
                 out.append((UInt64(s), id))
             }
             return out
@@ -228,7 +239,9 @@ public final class PostgresTeamLog: Sendable {
     func lastOriginSeq(node: String) async throws -> UInt64 {
         try await run("read the team log") { [self] in
             var n: Int64 = 0
-            for try await v in try await client.query("SELECT coalesce(max(origin_seq), 0) FROM strata_events WHERE origin_node = \(node)", logger: logger).decode(Int64.self) { n = v }
+            for try await v in try await client.query("SELECT coalesce(max(origin_seq), 0) FROM strata_events WHERE origin_node = \(node)", logger: logger)
+                .decode(Int64.self)
+            { n = v }
             return UInt64(n)
         }
     }
@@ -267,7 +280,8 @@ public final class PostgresTeamLog: Sendable {
         }
         guard !keys.isEmpty else { return (0, 0) }
         _ = try await run("upload bodies to the team log") { [self, keys, sizes, stored] in
-            try await client.query("""
+            try await client.query(
+                """
                 INSERT INTO strata_bodies (hash, size, stored)
                 SELECT * FROM unnest(\(keys)::bytea[], \(sizes)::bigint[], \(stored)::bytea[]) ON CONFLICT DO NOTHING
                 """, logger: logger)
@@ -287,13 +301,17 @@ public final class PostgresTeamLog: Sendable {
                 var headSeq: Int64 = 0
                 var headHash = TeamChain.zero
                 let bound = "\(Self.idleTimeoutMilliseconds)ms"
-                for try await (s, h, _) in try await conn.query("""
+                for try await (s, h, _) in try await conn.query(
+                    """
                     SELECT seq, hash, set_config('idle_in_transaction_session_timeout', \(bound), true) FROM strata_head WHERE id = 1 FOR UPDATE
-                    """, logger: logger).decode((Int64, ByteBuffer, String).self) {
+                    """, logger: logger
+                ).decode((Int64, ByteBuffer, String).self) {
                     headSeq = s; headHash = Array(h.readableBytesView)
                 }
                 var known: [String: UInt64] = [:]
-                for try await (id, seq) in try await conn.query("SELECT event_id, seq FROM strata_events WHERE event_id = ANY(\(ids))", logger: logger).decode((String, Int64).self) {
+                for try await (id, seq) in try await conn.query("SELECT event_id, seq FROM strata_events WHERE event_id = ANY(\(ids))", logger: logger).decode(
+                    (String, Int64).self)
+                {
                     known[id] = UInt64(seq)
                 }
                 let held = known
@@ -319,7 +337,8 @@ public final class PostgresTeamLog: Sendable {
                     cols.add(seq: seq, t, node: node, originSeq: e.seq, hash: hash, leaseToken: tokens[e.stream])
                 }
                 guard !cols.seqs.isEmpty else { return (outcomes, UInt64(headSeq)) }
-                try await conn.query("""
+                try await conn.query(
+                    """
                     INSERT INTO strata_events (seq, event_id, type, schema_version, recorded_at, stream, metadata, body_hash, body_size, origin_node, origin_seq, hash, lease_token)
                     SELECT s, i, t, v, r, st, m::jsonb, NULLIF(bh, ''::bytea), NULLIF(bs, -1), \(node), os, h, NULLIF(lt, -1)
                     FROM unnest(\(cols.seqs)::bigint[], \(cols.ids)::text[], \(cols.types)::text[], \(cols.versions)::int[], \(cols.times)::bigint[],
@@ -383,7 +402,9 @@ public final class PostgresTeamLog: Sendable {
                 for r in batchNow.rows {
                     let expected = TeamChain.hash(previous: previous, seq: r.seq, event: r.event)
                     guard expected == r.hash else {
-                        throw TeamLogError(.corrupted, "the team log's event \(r.seq) does not match its hash chain (changed in the database); nothing after seq \(r.seq - 1) was pulled")
+                        throw TeamLogError(
+                            .corrupted,
+                            "the team log's event \(r.seq) does not match its hash chain (changed in the database); nothing after seq \(r.seq - 1) was pulled")
                     }
                     previous = r.hash
                     let e = r.event
@@ -391,14 +412,18 @@ public final class PostgresTeamLog: Sendable {
                     var reference: PayloadReference?
                     if let h = e.bodyHash {
                         if let body = batchNow.bodies[h] {
-                            guard Hashing.sha256(body) == h else { throw TeamLogError(.corrupted, "the team log's body \(h.prefix(8)) does not match its hash") }
+                            guard Hashing.sha256(body) == h else {
+                                throw TeamLogError(.corrupted, "the team log's body \(h.prefix(8)) does not match its hash")
+                            }
                             payload = body
                         } else {
                             reference = PayloadReference(hash: h, size: e.bodySize ?? 0)
                         }
                     }
-                    batchEvents.append(NewEvent(id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: e.recordedAt, stream: e.stream,
-                                                metadata: e.metadata.map { ($0.key, $0.value) }, payload: payload, payloadReference: reference))
+                    batchEvents.append(
+                        NewEvent(
+                            id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: e.recordedAt, stream: e.stream,
+                            metadata: e.metadata.map { ($0.key, $0.value) }, payload: payload, payloadReference: reference))
                 }
                 let outcomes = try await store.append(batchEvents)
                 let appended = outcomes.filter(\.appended).count
@@ -432,7 +457,9 @@ public final class PostgresTeamLog: Sendable {
         guard !needed.isEmpty else { return PullBatch(rows: rows, bodies: [:], bodyBytes: 0) }
         let (bodies, bytes) = try await run("download bodies from the team log") { [self] in
             var bodies: [[UInt8]: [UInt8]] = [:], bytes = 0
-            for try await (h, stored) in try await client.query("SELECT hash, stored FROM strata_bodies WHERE hash = ANY(\(needed))", logger: logger).decode((ByteBuffer, ByteBuffer).self) {
+            for try await (h, stored) in try await client.query("SELECT hash, stored FROM strata_bodies WHERE hash = ANY(\(needed))", logger: logger).decode(
+                (ByteBuffer, ByteBuffer).self)
+            {
                 let stored = Array(stored.readableBytesView)
                 bytes += stored.count
                 bodies[Array(h.readableBytesView)] = try PortableBody.decode(stored)
@@ -463,7 +490,8 @@ public final class PostgresTeamLog: Sendable {
                 out = Array(h.readableBytesView)
             }
             guard let out else {
-                throw TeamLogError(.diverged, "the team log has no event \(seq), which this store pulled up to: it is another log, or was reset; pull into a new store")
+                throw TeamLogError(
+                    .diverged, "the team log has no event \(seq), which this store pulled up to: it is another log, or was reset; pull into a new store")
             }
             return out
         }
@@ -501,7 +529,9 @@ public final class PostgresTeamLog: Sendable {
             }
             position = rows.last!.seq
         }
-        if expected - 1 != head.seq || previous.hex != head.hash { problems.append("the head row (seq \(head.seq)) does not match the last event (\(expected - 1))") }
+        if expected - 1 != head.seq || previous.hex != head.hash {
+            problems.append("the head row (seq \(head.seq)) does not match the last event (\(expected - 1))")
+        }
         return problems
     }
 
@@ -523,11 +553,20 @@ public final class PostgresTeamLog: Sendable {
             if let inner = e.closureError as? TeamLogError { throw inner }
             let cause: any Error = e.closureError ?? e.commitError ?? e.beginError ?? e.rollbackError ?? e
             let text = (cause as? PSQLError).map(Self.describe) ?? "\(cause)"
-            throw TeamLogError(.connection, "could not \(what) at \(TeamLogLocation.redact(location.url)) (\(text)); the transaction was rolled back, nothing of it was appended; try again")
+            throw TeamLogError(
+                .connection,
+                "could not \(what) at \(TeamLogLocation.redact(location.url)) (\(text)); the transaction was rolled back, nothing of it was appended; try again"
+            )
         } catch let e as PSQLError {
-            throw TeamLogError(.connection, "could not \(what) at \(TeamLogLocation.redact(location.url)) (\(Self.describe(e))); check the URL, that the server runs and the password ($PGPASSWORD, ~/.pgpass)")
+            throw TeamLogError(
+                .connection,
+                "could not \(what) at \(TeamLogLocation.redact(location.url)) (\(Self.describe(e))); check the URL, that the server runs and the password ($PGPASSWORD, ~/.pgpass)"
+            )
         } catch is DeadlinePassed {
-            throw TeamLogError(.connection, "could not \(what) at \(TeamLogLocation.redact(location.url)): no answer in \(operationTimeout) (the connection was cut or the server stalled; nothing was committed unless a retry finds it there); try again")
+            throw TeamLogError(
+                .connection,
+                "could not \(what) at \(TeamLogLocation.redact(location.url)): no answer in \(operationTimeout) (the connection was cut or the server stalled; nothing was committed unless a retry finds it there); try again"
+            )
         } catch {
             throw TeamLogError(.connection, "could not \(what) at \(TeamLogLocation.redact(location.url)): \(error)")
         }
@@ -565,7 +604,8 @@ extension PostgresTeamLog {
         try await client.query("DROP TABLE IF EXISTS strata_floor_events, strata_floor_bodies", logger: logger)
         try await client.query("CREATE TABLE strata_floor_bodies (hash bytea PRIMARY KEY, size bigint NOT NULL, stored bytea NOT NULL)", logger: logger)
         try await client.query("ALTER TABLE strata_floor_bodies ALTER COLUMN stored SET STORAGE EXTERNAL", logger: logger)
-        try await client.query("""
+        try await client.query(
+            """
             CREATE TABLE strata_floor_events (seq bigint PRIMARY KEY, event_id text NOT NULL UNIQUE, type text NOT NULL, schema_version int NOT NULL,
               recorded_at bigint NOT NULL, stream text NOT NULL, metadata jsonb NOT NULL, body_hash bytea, body_size bigint,
               origin_node text NOT NULL, origin_seq bigint NOT NULL, hash bytea NOT NULL, UNIQUE (origin_node, origin_seq))
@@ -593,8 +633,11 @@ extension PostgresTeamLog {
         for (c, b) in zip(cols, batchBodies) {
             let (keys, sizes, stored) = b
             try await client.withTransaction(logger: logger) { conn in
-                try await conn.query("INSERT INTO strata_floor_bodies SELECT * FROM unnest(\(keys)::bytea[], \(sizes)::bigint[], \(stored)::bytea[]) ON CONFLICT DO NOTHING", logger: logger)
-                try await conn.query("""
+                try await conn.query(
+                    "INSERT INTO strata_floor_bodies SELECT * FROM unnest(\(keys)::bytea[], \(sizes)::bigint[], \(stored)::bytea[]) ON CONFLICT DO NOTHING",
+                    logger: logger)
+                try await conn.query(
+                    """
                     INSERT INTO strata_floor_events
                     SELECT s, i, t, v, r, st, m::jsonb, NULLIF(bh, ''::bytea), NULLIF(bs, -1), 'floor', os, h
                     FROM unnest(\(c.seqs)::bigint[], \(c.ids)::text[], \(c.types)::text[], \(c.versions)::int[], \(c.times)::bigint[],
@@ -609,7 +652,8 @@ extension PostgresTeamLog {
     /// values, nothing appended anywhere.
     public func benchFloorRead() async throws -> Int {
         var n = 0
-        let rows = try await client.query("""
+        let rows = try await client.query(
+            """
             SELECT seq, event_id, type, schema_version, recorded_at, stream, metadata::text, coalesce(body_hash, ''::bytea), coalesce(body_size, -1), hash
             FROM strata_floor_events ORDER BY seq
             """, logger: logger)
@@ -626,7 +670,11 @@ struct DeadlinePassed: Error {}
 /// caller does not wait for it to end.
 func withDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)
-    let take: @Sendable () -> CheckedContinuation<T, any Error>? = { waiting.withLock { w in defer { w = nil }; return w } }
+    let take: @Sendable () -> CheckedContinuation<T, any Error>? = {
+        waiting.withLock { w in
+            defer { w = nil }; return w
+        }
+    }
     return try await withCheckedThrowingContinuation { c in
         waiting.withLock { $0 = c }
         let work = Task {

@@ -41,6 +41,7 @@ public struct RemoteRegistry: Codable, Sendable {
         let data = try encoder.encode(self)
         let path = Self.path(store), temp = path + ".tmp"
         guard FileManager.default.createFile(atPath: temp, contents: data, attributes: [.posixPermissions: 0o600]),
-              rename(temp, path) == 0 else { throw TeamLogError(.corrupted, "could not write \(path)") }
+            rename(temp, path) == 0
+        else { throw TeamLogError(.corrupted, "could not write \(path)") }
     }
 }

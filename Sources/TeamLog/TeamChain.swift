@@ -49,8 +49,10 @@ public struct TeamEvent: Sendable, Hashable {
         bodySize = e.payload?.size
     }
 
-    public init(id: String, type: String, schemaVersion: Int, recordedAt: Timestamp, stream: String,
-                metadata: [RecordedEvent.Metadatum], bodyHash: [UInt8]?, bodySize: Int?) {
+    public init(
+        id: String, type: String, schemaVersion: Int, recordedAt: Timestamp, stream: String,
+        metadata: [RecordedEvent.Metadatum], bodyHash: [UInt8]?, bodySize: Int?
+    ) {
         self.id = id; self.type = type; self.schemaVersion = schemaVersion; self.recordedAt = recordedAt
         self.stream = stream; self.metadata = metadata; self.bodyHash = bodyHash; self.bodySize = bodySize
     }

@@ -35,7 +35,9 @@ public struct TeamLogLocation: Sendable, Hashable {
         if let p = c.password {
             let name = p.removingPercentEncoding ?? p
             guard name.hasPrefix("$"), name.count > 1, name.dropFirst().allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
-                throw TeamLogError(.invalidURL, "a password is never stored: put it in $PGPASSWORD or ~/.pgpass, or name a variable in the URL (postgres://\(user):$VAR@host/db)")
+                throw TeamLogError(
+                    .invalidURL,
+                    "a password is never stored: put it in $PGPASSWORD or ~/.pgpass, or name a variable in the URL (postgres://\(user):$VAR@host/db)")
             }
             passwordVariable = String(name.dropFirst())
         }

@@ -52,7 +52,7 @@ enum TeamLogSchema {
               hash bytea NOT NULL,
               UNIQUE (origin_node, origin_seq)
             )
-            """,
+            """
         ],
         // 2
         [
@@ -64,7 +64,7 @@ enum TeamLogSchema {
               expires_at timestamptz NOT NULL
             )
             """,
-            "ALTER TABLE strata_events ADD COLUMN lease_token bigint",
-        ],
+            "ALTER TABLE strata_events ADD COLUMN lease_token bigint"
+        ]
     ]
 }

@@ -13,9 +13,13 @@ public struct Thumbnailer: Sendable {
         public init(environment: [String: String]) {
             let term = environment["TERM"] ?? ""
             let colorterm = (environment["COLORTERM"] ?? "").lowercased()
-            if colorterm == "truecolor" || colorterm == "24bit" || term.hasSuffix("-direct") { self = .trueColor }
-            else if term.contains("256color") { self = .indexed256 }
-            else { self = .indexed16 }
+            if colorterm == "truecolor" || colorterm == "24bit" || term.hasSuffix("-direct") {
+                self = .trueColor
+            } else if term.contains("256color") {
+                self = .indexed256
+            } else {
+                self = .indexed16
+            }
         }
 
         var colors: imgdec_colors {

@@ -139,10 +139,11 @@ public struct CellBuffer: Sendable, Hashable {
     /// its own): the style half of a golden screen.
     public var styleMap: [String] {
         (0..<size.rows).map { y in
-            String((0..<size.columns).map { x in
-                let c = self[x, y]
-                return c.foreground != nil || c.background != nil ? "*" : c.role.code
-            })
+            String(
+                (0..<size.columns).map { x in
+                    let c = self[x, y]
+                    return c.foreground != nil || c.background != nil ? "*" : c.role.code
+                })
         }
     }
 }

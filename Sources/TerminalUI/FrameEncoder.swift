@@ -22,14 +22,16 @@ public struct FrameEncoder: Sendable {
             while x < columns {
                 let cell = next[x, y]
                 if cell.isContinuation { x += 1; continue }
-                let changed = full || previous![x, y] != cell
+                let changed =
+                    full || previous![x, y] != cell
                     || (cell.width == 2 && x + 1 < columns && previous![x + 1, y] != next[x + 1, y])
                 // A blank cell that was blank stays; one that changed is drawn.
                 if !changed || (full && cell == .blank) { x += 1; continue }
                 if cursor == nil || cursor! != (x, y) {
                     // Re-drawing a gap of up to 3 unchanged narrow cells costs less than a move.
                     if let c = cursor, c.y == y, x > c.x, x - c.x <= 3,
-                       (c.x..<x).allSatisfy({ next[$0, y].width == 1 && appearance(of: next[$0, y]) == pen }) {
+                        (c.x..<x).allSatisfy({ next[$0, y].width == 1 && appearance(of: next[$0, y]) == pen })
+                    {
                         for gx in c.x..<x { out += Self.bytes(next[gx, y].grapheme) }
                     } else {
                         out += Self.bytes("\u{1B}[\(y + 1);\(x + 1)H")

@@ -102,8 +102,10 @@ public struct InputDecoder: Sendable {
             if second == UInt8(ascii: "[") { return csi(b, final: final) }
             if second == UInt8(ascii: "O") {
                 guard b.count > 2 else { return final ? (.key(KeyPress(.character("O"), alt: true)), 2) : nil }
-                let keys: [UInt8: Key] = [0x41: .up, 0x42: .down, 0x43: .right, 0x44: .left, 0x48: .home, 0x46: .end,
-                                          0x50: .function(1), 0x51: .function(2), 0x52: .function(3), 0x53: .function(4)]
+                let keys: [UInt8: Key] = [
+                    0x41: .up, 0x42: .down, 0x43: .right, 0x44: .left, 0x48: .home, 0x46: .end,
+                    0x50: .function(1), 0x51: .function(2), 0x52: .function(3), 0x53: .function(4)
+                ]
                 return (keys[b[b.startIndex + 2]].map { .key(KeyPress($0)) }, 3)
             }
             if second == 0x1B { return (.key(KeyPress(.escape)), 1) }
@@ -140,14 +142,15 @@ public struct InputDecoder: Sendable {
         if paramText.hasPrefix("<"), finalByte == UInt8(ascii: "M") || finalByte == UInt8(ascii: "m") {
             let n = paramText.dropFirst().split(separator: ";").compactMap { Int($0) }
             guard n.count == 3 else { return (nil, used) }
-            let button: MouseEvent.Button = switch n[0] & 0b1100_0011 {
-            case 0: .left
-            case 1: .middle
-            case 2: .right
-            case 64: .wheelUp
-            case 65: .wheelDown
-            default: .other(n[0])
-            }
+            let button: MouseEvent.Button =
+                switch n[0] & 0b1100_0011 {
+                case 0: .left
+                case 1: .middle
+                case 2: .right
+                case 64: .wheelUp
+                case 65: .wheelDown
+                default: .other(n[0])
+                }
             return (.mouse(MouseEvent(button: button, x: n[1] - 1, y: n[2] - 1, isRelease: finalByte == UInt8(ascii: "m"))), used)
         }
         let params = paramText.split(separator: ";", omittingEmptySubsequences: false).map { Int($0) ?? 0 }
@@ -168,10 +171,12 @@ public struct InputDecoder: Sendable {
         case UInt8(ascii: "~"):
             let code = params.first ?? 0
             if code == 200 { paste = []; return (nil, used) }
-            let keys: [Int: Key] = [1: .home, 7: .home, 4: .end, 8: .end, 2: .insert, 3: .delete, 5: .pageUp, 6: .pageDown,
-                                    11: .function(1), 12: .function(2), 13: .function(3), 14: .function(4), 15: .function(5),
-                                    17: .function(6), 18: .function(7), 19: .function(8), 20: .function(9), 21: .function(10),
-                                    23: .function(11), 24: .function(12)]
+            let keys: [Int: Key] = [
+                1: .home, 7: .home, 4: .end, 8: .end, 2: .insert, 3: .delete, 5: .pageUp, 6: .pageDown,
+                11: .function(1), 12: .function(2), 13: .function(3), 14: .function(4), 15: .function(5),
+                17: .function(6), 18: .function(7), 19: .function(8), 20: .function(9), 21: .function(10),
+                23: .function(11), 24: .function(12)
+            ]
             return (keys[code].map(press), used)
         default:
             return (nil, used)

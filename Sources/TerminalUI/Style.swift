@@ -73,62 +73,68 @@ public struct Theme: Sendable, Hashable {
     public func appearance(_ role: StyleRole) -> Appearance { table[Int(role.rawValue)] }
 
     /// For dark backgrounds; only the 16 base colours, which every colour terminal has.
-    public static let dark = Theme(name: "dark", usesColor: true, [
-        .dim: Appearance(foreground: .indexed(8)),
-        .strong: Appearance(attributes: .bold),
-        .heading: Appearance(foreground: .indexed(14), attributes: .bold),
-        .border: Appearance(foreground: .indexed(8)),
-        .title: Appearance(foreground: .indexed(15), attributes: .bold),
-        .selection: Appearance(foreground: .indexed(0), background: .indexed(6)),
-        .accent: Appearance(foreground: .indexed(6)),
-        .added: Appearance(foreground: .indexed(10)),
-        .removed: Appearance(foreground: .indexed(9), attributes: .strikethrough),
-        .changed: Appearance(foreground: .indexed(11)),
-        .warning: Appearance(foreground: .indexed(11), attributes: .bold),
-        .error: Appearance(foreground: .indexed(15), background: .indexed(1), attributes: .bold),
-        .status: Appearance(foreground: .indexed(15), background: .indexed(8)),
-        .future: Appearance(foreground: .indexed(8), attributes: .dim),
-        .highlight: Appearance(foreground: .indexed(0), background: .indexed(11)),
-        .key: Appearance(foreground: .indexed(14), attributes: .bold),
-    ])
+    public static let dark = Theme(
+        name: "dark", usesColor: true,
+        [
+            .dim: Appearance(foreground: .indexed(8)),
+            .strong: Appearance(attributes: .bold),
+            .heading: Appearance(foreground: .indexed(14), attributes: .bold),
+            .border: Appearance(foreground: .indexed(8)),
+            .title: Appearance(foreground: .indexed(15), attributes: .bold),
+            .selection: Appearance(foreground: .indexed(0), background: .indexed(6)),
+            .accent: Appearance(foreground: .indexed(6)),
+            .added: Appearance(foreground: .indexed(10)),
+            .removed: Appearance(foreground: .indexed(9), attributes: .strikethrough),
+            .changed: Appearance(foreground: .indexed(11)),
+            .warning: Appearance(foreground: .indexed(11), attributes: .bold),
+            .error: Appearance(foreground: .indexed(15), background: .indexed(1), attributes: .bold),
+            .status: Appearance(foreground: .indexed(15), background: .indexed(8)),
+            .future: Appearance(foreground: .indexed(8), attributes: .dim),
+            .highlight: Appearance(foreground: .indexed(0), background: .indexed(11)),
+            .key: Appearance(foreground: .indexed(14), attributes: .bold)
+        ])
 
     /// For light backgrounds: darker foregrounds, the same meanings.
-    public static let light = Theme(name: "light", usesColor: true, [
-        .dim: Appearance(foreground: .indexed(8)),
-        .strong: Appearance(attributes: .bold),
-        .heading: Appearance(foreground: .indexed(4), attributes: .bold),
-        .border: Appearance(foreground: .indexed(7)),
-        .title: Appearance(foreground: .indexed(0), attributes: .bold),
-        .selection: Appearance(foreground: .indexed(15), background: .indexed(4)),
-        .accent: Appearance(foreground: .indexed(4)),
-        .added: Appearance(foreground: .indexed(2)),
-        .removed: Appearance(foreground: .indexed(1), attributes: .strikethrough),
-        .changed: Appearance(foreground: .indexed(5)),
-        .warning: Appearance(foreground: .indexed(3), attributes: .bold),
-        .error: Appearance(foreground: .indexed(15), background: .indexed(1), attributes: .bold),
-        .status: Appearance(foreground: .indexed(0), background: .indexed(7)),
-        .future: Appearance(foreground: .indexed(7)),
-        .highlight: Appearance(foreground: .indexed(0), background: .indexed(3)),
-        .key: Appearance(foreground: .indexed(4), attributes: .bold),
-    ])
+    public static let light = Theme(
+        name: "light", usesColor: true,
+        [
+            .dim: Appearance(foreground: .indexed(8)),
+            .strong: Appearance(attributes: .bold),
+            .heading: Appearance(foreground: .indexed(4), attributes: .bold),
+            .border: Appearance(foreground: .indexed(7)),
+            .title: Appearance(foreground: .indexed(0), attributes: .bold),
+            .selection: Appearance(foreground: .indexed(15), background: .indexed(4)),
+            .accent: Appearance(foreground: .indexed(4)),
+            .added: Appearance(foreground: .indexed(2)),
+            .removed: Appearance(foreground: .indexed(1), attributes: .strikethrough),
+            .changed: Appearance(foreground: .indexed(5)),
+            .warning: Appearance(foreground: .indexed(3), attributes: .bold),
+            .error: Appearance(foreground: .indexed(15), background: .indexed(1), attributes: .bold),
+            .status: Appearance(foreground: .indexed(0), background: .indexed(7)),
+            .future: Appearance(foreground: .indexed(7)),
+            .highlight: Appearance(foreground: .indexed(0), background: .indexed(3)),
+            .key: Appearance(foreground: .indexed(4), attributes: .bold)
+        ])
 
     /// No colour at all: reverse, bold, underline and dim carry the meaning.
-    public static let monochrome = Theme(name: "monochrome", usesColor: false, [
-        .dim: Appearance(attributes: .dim),
-        .strong: Appearance(attributes: .bold),
-        .heading: Appearance(attributes: [.bold, .underline]),
-        .title: Appearance(attributes: .bold),
-        .selection: Appearance(attributes: .reverse),
-        .added: Appearance(attributes: .bold),
-        .removed: Appearance(attributes: [.dim, .strikethrough]),
-        .changed: Appearance(attributes: .underline),
-        .warning: Appearance(attributes: .bold),
-        .error: Appearance(attributes: [.bold, .reverse]),
-        .status: Appearance(attributes: .reverse),
-        .future: Appearance(attributes: .dim),
-        .highlight: Appearance(attributes: [.bold, .underline]),
-        .key: Appearance(attributes: .bold),
-    ])
+    public static let monochrome = Theme(
+        name: "monochrome", usesColor: false,
+        [
+            .dim: Appearance(attributes: .dim),
+            .strong: Appearance(attributes: .bold),
+            .heading: Appearance(attributes: [.bold, .underline]),
+            .title: Appearance(attributes: .bold),
+            .selection: Appearance(attributes: .reverse),
+            .added: Appearance(attributes: .bold),
+            .removed: Appearance(attributes: [.dim, .strikethrough]),
+            .changed: Appearance(attributes: .underline),
+            .warning: Appearance(attributes: .bold),
+            .error: Appearance(attributes: [.bold, .reverse]),
+            .status: Appearance(attributes: .reverse),
+            .future: Appearance(attributes: .dim),
+            .highlight: Appearance(attributes: [.bold, .underline]),
+            .key: Appearance(attributes: .bold)
+        ])
 
     /// `dark` or `light` from `COLORFGBG` ("15;0": light text on a dark background), else dark.
     public static func detect(colorfgbg: String?) -> Theme {

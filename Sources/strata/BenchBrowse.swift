@@ -19,8 +19,9 @@ enum BrowseBenchmark {
         let server = FixtureServer(root: FileManager.default.currentDirectoryPath)
         try await server.start()
         do {
-            let source = SourceDefinition(name: "bench", url: server.baseURL + "/synthetic/items?n=\(n)&bytes=64",
-                                          items: "results", title: "title", pageParam: "page", pageSize: 100)
+            let source = SourceDefinition(
+                name: "bench", url: server.baseURL + "/synthetic/items?n=\(n)&bytes=64",
+                items: "results", title: "title", pageParam: "page", pageSize: 100)
             try await SourceCatalog(store: s).define(source)
             var quiet = Logger(label: "bench")
             quiet.logLevel = .critical
@@ -109,7 +110,7 @@ enum BrowseBenchmark {
             "scrollChangedCellsPerFrame": .double((meanCells * 10).rounded() / 10),
             "scrollBytesPerChangedCell": .double(meanCells == 0 ? 0 : (meanBytes / meanCells * 100).rounded() / 100),
             "sliderBytesPerFrame": .int(sliderBytes.isEmpty ? 0 : sliderBytes.reduce(0, +) / sliderBytes.count),
-            "loadedRowsAfterScroll": .int(vm.state.rows.count),
+            "loadedRowsAfterScroll": .int(vm.state.rows.count)
         ]
     }
 }

@@ -11,33 +11,34 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure the real code paths on a scratch store.",
-        discussion: reflowed("""
-        Runs on a new temporary store (removed afterwards) unless --store is given. Build with `swift build -c release` for meaningful numbers.
+        discussion: reflowed(
+            """
+            Runs on a new temporary store (removed afterwards) unless --store is given. Build with `swift build -c release` for meaningful numbers.
 
-        Examples:
-          strata bench ingest --events 200000 --batch 1000
-          strata bench asof --events 1000000 --format json
-          strata bench rebuild --events 1000000 --durability nosync
-          strata bench fetch --events 2000 --payload-bytes 4096
-          strata bench browse --events 100000
-          strata bench push --events 2000 --concurrency 8
+            Examples:
+              strata bench ingest --events 200000 --batch 1000
+              strata bench asof --events 1000000 --format json
+              strata bench rebuild --events 1000000 --durability nosync
+              strata bench fetch --events 2000 --payload-bytes 4096
+              strata bench browse --events 100000
+              strata bench push --events 2000 --concurrency 8
 
-        ingest: synthetic DocumentRecorded events (bodies of about B bytes over K objects, every event a change) appended in batches, each batch one transaction with every projection.
+            ingest: synthetic DocumentRecorded events (bodies of about B bytes over K objects, every event a change) appended in batches, each batch one transaction with every projection.
 
-        rebuild: every projection folded again from a log of N such events.
+            rebuild: every projection folded again from a log of N such events.
 
-        asof: random objects at random seqs on a log of N events, warm (every page of the documents projection read once first); also on a log 10× as long (same objects), to show how latency grows with history (--no-growth skips it).
+            asof: random objects at random seqs on a log of N events, warm (every page of the documents projection read once first); also on a log 10× as long (same objects), to show how latency grows with history (--no-growth skips it).
 
-        browse: a source of N items (fetched twice from the fixture server's synthetic list), then the browser's view model, view and frame encoder at 80×24 through the app's composition root: the first frame, keypress to encoded frame for --samples scroll steps (capped at 2,000), pages and slider steps, and bytes per frame against the cells that changed.
+            browse: a source of N items (fetched twice from the fixture server's synthetic list), then the browser's view model, view and frame encoder at 80×24 through the app's composition root: the first frame, keypress to encoded frame for --samples scroll steps (capped at 2,000), pages and slider steps, and bytes per frame against the cells that changed.
 
-        push: N local creates pushed to the fixture API through the real push path (a WriteSent append before each round, the answers appended after it, Idempotency-Key on every request), at concurrency 1 and at --concurrency, each on N new writes; beside the floor: the same N POSTs through the same libcurl client with nothing recorded.
+            push: N local creates pushed to the fixture API through the real push path (a WriteSent append before each round, the answers appended after it, Idempotency-Key on every request), at concurrency 1 and at --concurrency, each on N new writes; beside the floor: the same N POSTs through the same libcurl client with nothing recorded.
 
-        bodies: every stored body of an existing store (--store), in random order, timed one read at a time (a delta decodes its chain).
+            bodies: every stored body of an existing store (--store), in random order, timed one read at a time (a delta decodes its chain).
 
-        teamlog: N ingested events pushed to a team log (--pg-url, a scratch database: its strata tables are dropped) in transactions of --batch, then pulled into a new store; beside the floor: the same rows by plain INSERT … SELECT unnest(…) with postgres-nio, and read back by one SELECT. Medians of 5 runs.
+            teamlog: N ingested events pushed to a team log (--pg-url, a scratch database: its strata tables are dropped) in transactions of --batch, then pulled into a new store; beside the floor: the same rows by plain INSERT … SELECT unnest(…) with postgres-nio, and read back by one SELECT. Medians of 5 runs.
 
-        fetch: a list of N items (pages of 100) and their N details (about B bytes each) from the fixture server, started in this process on 127.0.0.1, through the real fetch path (libcurl multi, events, projections); then 50 unchanged re-fetches, to measure how little they add. --server-latency-ms L has the server answer every request L ms late, as a remote API would.
-        """)
+            fetch: a list of N items (pages of 100) and their N details (about B bytes each) from the fixture server, started in this process on 127.0.0.1, through the real fetch path (libcurl multi, events, projections); then 50 unchanged re-fetches, to measure how little they add. --server-latency-ms L has the server answer every request L ms late, as a remote API would.
+            """)
     )
 
     enum BodyFill: String, ExpressibleByArgument, CaseIterable { case filler, text }
@@ -51,7 +52,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "asof: skip the second log 10× as long.") var noGrowth = false
     @Option(help: "Approximate bytes of each event's JSON body.") var payloadBytes = 256
     @Option(help: "Distinct objects the events are spread over.") var objects = 10_000
-    @Option(help: "What fills the bodies: filler (one letter repeated: compresses to almost nothing) or text (each object's own random letters, the same in every version: its versions are deltas of each other).") var bodies: BodyFill = .filler
+    @Option(
+        help:
+            "What fills the bodies: filler (one letter repeated: compresses to almost nothing) or text (each object's own random letters, the same in every version: its versions are deltas of each other)."
+    ) var bodies: BodyFill = .filler
     @Option(help: "Events per append (one transaction each).") var batch = 1_000
     @Option(help: "as-of: reads to sample.") var samples = 100_000
     @Option(help: "full, nometasync or nosync.") var durability: String = "full"
@@ -84,7 +88,7 @@ struct BenchCommand: AsyncParsableCommand {
             var result: [String: JSONValue] = [
                 "workload": .string(workload.rawValue), "events": .int(events), "payloadBytes": .int(payloadBytes),
                 "objects": .int(objects), "batch": .int(batch), "durability": .string(durability), "encrypted": .bool(encrypt),
-                "machine": .string("\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB"),
+                "machine": .string("\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB")
             ]
             switch workload {
             case .ingest:
@@ -220,8 +224,9 @@ struct BenchCommand: AsyncParsableCommand {
             let n = events
             // Pages of 100 items, like a typical paged list API.
             let query = FixtureServer.syntheticQuery(bytes: payloadBytes, latencyMs: serverLatencyMs)
-            let source = SourceDefinition(name: "bench", url: server.baseURL + "/synthetic/items?n=\(n)&\(query)",
-                                          items: "results", title: "title", detailURLField: "url", pageParam: "page", pageSize: 100)
+            let source = SourceDefinition(
+                name: "bench", url: server.baseURL + "/synthetic/items?n=\(n)&\(query)",
+                items: "results", title: "title", detailURLField: "url", pageParam: "page", pageSize: 100)
             try await SourceCatalog(store: s).define(source)
             var quiet = Logger(label: "bench")
             quiet.logLevel = .critical
@@ -293,8 +298,10 @@ struct BenchCommand: AsyncParsableCommand {
                 }
                 let body = Array("{\"id\":\(i % objects),\"n\":\(i),\"price\":\(UInt32.random(in: 0...99_999, using: &rng)),\"f\":\"\(fill)\"}".utf8)
                 bytes += body.count
-                b.append(NewEvent(id: "\(idPrefix)\(i)", type: DocumentEvents.recorded, stream: "bench",
-                                  metadata: [("collection", "bench"), ("key", "o\(i % objects)")], payload: body))
+                b.append(
+                    NewEvent(
+                        id: "\(idPrefix)\(i)", type: DocumentEvents.recorded, stream: "bench",
+                        metadata: [("collection", "bench"), ("key", "o\(i % objects)")], payload: body))
                 i += 1
             }
             batches.append(b)
@@ -324,7 +331,6 @@ private func percentile(_ values: [Int], _ p: Double) -> Int {
     let sorted = values.sorted()
     return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
 }
-
 
 extension JSONValue {
     /// `key  value` lines, sorted by key.

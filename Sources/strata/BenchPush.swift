@@ -40,13 +40,16 @@ enum PushBenchmark {
             let summary = try await pusher.push(writable, options: options)
             let elapsed = seconds(clock.now - start)
             guard summary.count(.acknowledged) == n else {
-                throw CLIError("the push benchmark failed: \(summary.count(.acknowledged)) of \(n) acknowledged (\(summary.outcomes.first { $0.result != .acknowledged }?.message ?? ""))")
+                throw CLIError(
+                    "the push benchmark failed: \(summary.count(.acknowledged)) of \(n) acknowledged (\(summary.outcomes.first { $0.result != .acknowledged }?.message ?? ""))"
+                )
             }
             result["pushC\(c)WritesPerSecond"] = .int(Int(Double(n) / elapsed))
             // The floor: the same POSTs, nothing recorded.
             let requests = (0..<n).map { i in
-                HTTPRequest(url: b + "/bench/floor", method: "POST", body: doc(i).canonicalBytes,
-                            headers: [("Content-Type", "application/json"), ("Idempotency-Key", "floor-\(c)-\(i)")])
+                HTTPRequest(
+                    url: b + "/bench/floor", method: "POST", body: doc(i).canonicalBytes,
+                    headers: [("Content-Type", "application/json"), ("Idempotency-Key", "floor-\(c)-\(i)")])
             }
             let floorStart = clock.now
             let transfers = client.transfers(requests, concurrency: c)

@@ -13,15 +13,16 @@ struct BrowseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "browse",
         abstract: "Browse sources, lists and details full-screen, with a time slider over the log.",
-        discussion: reflowed("""
-        Opens on the sources screen, or on NAME's list. Keys: ↑↓/jk move, Enter opens, Esc/q goes
-        back, / filters (make=Toyota uses the index), s sorts, r refreshes in the background,
-        [ ] step the slider one event, { } jump to the selected item's changes, t goes to a seq or
-        date, L returns to live, ? shows the keys of the screen. Another process's fetch shows up
-        within a second. On a writable source: n creates an item, e edits the selected one (Tab
-        cycles its fields; the edit is staged in --session), a/c accept or cancel the staged
-        edits as one, d deletes after asking, P pushes the outbox.
-        """)
+        discussion: reflowed(
+            """
+            Opens on the sources screen, or on NAME's list. Keys: ↑↓/jk move, Enter opens, Esc/q goes
+            back, / filters (make=Toyota uses the index), s sorts, r refreshes in the background,
+            [ ] step the slider one event, { } jump to the selected item's changes, t goes to a seq or
+            date, L returns to live, ? shows the keys of the screen. Another process's fetch shows up
+            within a second. On a writable source: n creates an item, e edits the selected one (Tab
+            cycles its fields; the edit is staged in --session), a/c accept or cancel the staged
+            edits as one, d deletes after asking, P pushes the outbox.
+            """)
     )
 
     enum ThemeChoice: String, ExpressibleByArgument, CaseIterable { case auto, dark, light }
@@ -49,12 +50,13 @@ struct BrowseCommand: AsyncParsableCommand {
             if let name {
                 do { _ = try await app.useCases.sources.source(named: name) } catch { throw PresentableError(error).cli }
             }
-            let chosen: Theme = switch theme {
-            case _ where noColor: .monochrome
-            case .auto: Theme.detect(colorfgbg: env["COLORFGBG"])
-            case .dark: .dark
-            case .light: .light
-            }
+            let chosen: Theme =
+                switch theme {
+                case _ where noColor: .monochrome
+                case .auto: Theme.detect(colorfgbg: env["COLORFGBG"])
+                case .dark: .dark
+                case .light: .light
+                }
             let configuration = BrowserApp.Configuration(
                 theme: chosen, options: BrowserView.Options(ascii: ascii, thumbnail: noColor ? nil : (columns: 4, rows: 2)), mouse: mouse)
             try await Self.browse(app: app, configuration: configuration, source: name, asOf: asOf?.text, session: session)

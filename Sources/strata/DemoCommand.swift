@@ -9,13 +9,14 @@ struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Mirror the bundled used-car fixture API through three versions and show what changed.",
-        discussion: reflowed("""
-        Uses a new temporary store unless --store is given; the fixture server listens on an
-        ephemeral 127.0.0.1 port for the duration of the demo.
+        discussion: reflowed(
+            """
+            Uses a new temporary store unless --store is given; the fixture server listens on an
+            ephemeral 127.0.0.1 port for the duration of the demo.
 
-        Example:
-          strata demo --fixtures fixtures
-        """)
+            Example:
+              strata demo --fixtures fixtures
+            """)
     )
     @Option(help: ArgumentHelp("The store directory (default: a new temporary one, removed afterwards).", valueName: "path"))
     var store: String?
@@ -47,9 +48,10 @@ struct DemoCommand: AsyncParsableCommand {
     private func story(server: FixtureServer, store: String) async throws {
         let base = server.baseURL
         say("# The fixture API (used-car offers) is at \(base), serving version 1; the store is \(store).")
-        try await step(store, "source", "add", "cars", "--url", base + "/cars/offers", "--items", "results", "--title", "model",
-                       "--subtitle", "make", "--subtitle", "price", "--image", "image", "--page-param", "page", "--page-size", "10",
-                       "--index", "make,model", "--detail-url", base + "/cars/offers/{id}")
+        try await step(
+            store, "source", "add", "cars", "--url", base + "/cars/offers", "--items", "results", "--title", "model",
+            "--subtitle", "make", "--subtitle", "price", "--image", "image", "--page-param", "page", "--page-size", "10",
+            "--index", "make,model", "--detail-url", base + "/cars/offers/{id}")
         try await step(store, "fetch", "cars", "--details", "--images")
         let first = try await lastFetch(store)
         try await step(store, "list", "cars", "--limit", "8")
@@ -102,8 +104,9 @@ struct DemoCommand: AsyncParsableCommand {
         let client = store + "-client"
         defer { try? FileManager.default.removeItem(atPath: client) }
         say("# A second store (the client) mirrors the served API: one page, as version 1 had it.")
-        try await step(client, "source", "add", "cars", "--url", base + "/cars/offers", "--items", "results", "--title", "model",
-                       "--subtitle", "make", "--subtitle", "price", "--page-param", "page", "--page-size", "10")
+        try await step(
+            client, "source", "add", "cars", "--url", base + "/cars/offers", "--items", "results", "--title", "model",
+            "--subtitle", "make", "--subtitle", "price", "--page-param", "page", "--page-size", "10")
         try await step(client, "fetch", "cars", "--limit", "1")
         try await step(client, "list", "cars", "--limit", "5")
         try await step(client, "log", "--type", "CollectionPageFetched", "--limit", "1")
@@ -114,9 +117,10 @@ struct DemoCommand: AsyncParsableCommand {
     private func notes(server: FixtureServer, store: String) async throws {
         let base = server.baseURL
         say("\n# Notes: the API's notes take writes. Every write is an event, shows at once as pending, and `push` sends it.")
-        try await step(store, "source", "add", "notes", "--url", base + "/notes/notes", "--id", "@key", "--title", "content",
-                       "--subtitle", "created_by", "--index", "created_by", "--create-url", base + "/notes/notes",
-                       "--update-url", base + "/notes/notes/{id}", "--delete-url", base + "/notes/notes/{id}", "--owner-field", "created_by")
+        try await step(
+            store, "source", "add", "notes", "--url", base + "/notes/notes", "--id", "@key", "--title", "content",
+            "--subtitle", "created_by", "--index", "created_by", "--create-url", base + "/notes/notes",
+            "--update-url", base + "/notes/notes/{id}", "--delete-url", base + "/notes/notes/{id}", "--owner-field", "created_by")
         try await step(store, "fetch", "notes")
         try await step(store, "config", "set", "user", "alice")
         try await step(store, "create", "notes", "--set", "content=buy milk", "--set", "create_date=2026-11-25T09:00:00Z")
@@ -147,7 +151,8 @@ struct DemoCommand: AsyncParsableCommand {
     private func lastFetch(_ store: String) async throws -> UInt64 {
         let out = try await run(["log", "--type", "FetchCompleted", "--limit", "1", "--format", "ndjson"], store: store, capture: true).output
         guard let range = out.range(of: #""seq":(\d+)"#, options: .regularExpression),
-              let seq = UInt64(out[range].dropFirst(6)) else { throw CLIError("the demo could not read the last fetch's seq") }
+            let seq = UInt64(out[range].dropFirst(6))
+        else { throw CLIError("the demo could not read the last fetch's seq") }
         return seq
     }
 

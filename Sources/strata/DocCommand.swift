@@ -6,11 +6,12 @@ struct DocCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doc",
         abstract: "Read keyed documents now or as of any event or date.",
-        discussion: reflowed("""
-        --projection picks the table: documents (recorded with `strata record`), items (fetched
-        list items), details, images, sources or http-cache; the collection of items, details and
-        images is the source name.
-        """),
+        discussion: reflowed(
+            """
+            --projection picks the table: documents (recorded with `strata record`), items (fetched
+            list items), details, images, sources or http-cache; the collection of items, details and
+            images is the source name.
+            """),
         subcommands: [List.self, Show.self, History.self, Diff.self]
     )
 
@@ -18,12 +19,13 @@ struct DocCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "list",
             abstract: "List a collection's documents.",
-            discussion: reflowed("""
-            Examples:
-              strata doc list cars
-              strata doc list cars --as-of 3
-              strata doc list cars --as-of 2026-01-01T00:00:00Z --format json
-            """)
+            discussion: reflowed(
+                """
+                Examples:
+                  strata doc list cars
+                  strata doc list cars --as-of 3
+                  strata doc list cars --as-of 2026-01-01T00:00:00Z --format json
+                """)
         )
         @OptionGroup var location: StoreLocation
         @Option(help: "documents, items, details, images, sources or http-cache.") var projection = "documents"
@@ -37,7 +39,9 @@ struct DocCommand: AsyncParsableCommand {
                 let store = try await location.open()
                 let seq = try await asOf?.resolve(in: store)
                 let (collection, includeRemoved) = (self.collection, self.includeRemoved)
-                let states = try await store.documents(projection: projection) { try $0.states(collection: collection, asOf: seq, includeRemoved: includeRemoved) }
+                let states = try await store.documents(projection: projection) {
+                    try $0.states(collection: collection, asOf: seq, includeRemoved: includeRemoved)
+                }
                 switch format {
                 case .json, .ndjson: emit(states.map(\.json), as: format)
                 case .table:
@@ -69,13 +73,16 @@ struct DocCommand: AsyncParsableCommand {
                 let seq = try await asOf?.resolve(in: store)
                 let (collection, key, projection) = (document.collection, document.key, document.projection)
                 guard let s = try await store.documents(projection: projection, { try $0.state(collection: collection, key: key, asOf: seq) }) else {
-                    throw CLIError("no document \(key) in \(collection)\(seq.map { " as of seq \($0)" } ?? ""); list keys with `strata doc list \(collection)`", exit: ExitCodes.notFound)
+                    throw CLIError(
+                        "no document \(key) in \(collection)\(seq.map { " as of seq \($0)" } ?? ""); list keys with `strata doc list \(collection)`",
+                        exit: ExitCodes.notFound)
                 }
                 if format == .table {
-                    emit("""
-                    \(collection)/\(key)  version \(s.version)\(s.removed ? " (removed)" : "")  first seen seq \(s.firstSeq), changed at seq \(s.changedSeq)\(s.lastSeenSeq.map { ", last seen seq \($0)" } ?? "")
-                    \(s.document.prettyString)
-                    """)
+                    emit(
+                        """
+                        \(collection)/\(key)  version \(s.version)\(s.removed ? " (removed)" : "")  first seen seq \(s.firstSeq), changed at seq \(s.changedSeq)\(s.lastSeenSeq.map { ", last seen seq \($0)" } ?? "")
+                        \(s.document.prettyString)
+                        """)
                 } else {
                     emit(s.json.prettyString)
                 }
@@ -123,11 +130,12 @@ extension DocCommand {
         static let configuration = CommandConfiguration(
             commandName: "diff",
             abstract: "What was added, removed and changed in a collection between two points.",
-            discussion: reflowed("""
-            Examples:
-              strata doc diff cars --projection items --from 2026-01-01 --to 2026-03-01
-              strata doc diff cars --from 3 --to 9 --format json
-            """)
+            discussion: reflowed(
+                """
+                Examples:
+                  strata doc diff cars --projection items --from 2026-01-01 --to 2026-03-01
+                  strata doc diff cars --from 3 --to 9 --format json
+                """)
         )
         @OptionGroup var location: StoreLocation
         @Option(help: "documents, items, details, images, sources or http-cache.") var projection = "documents"
@@ -147,9 +155,18 @@ extension DocCommand {
                 switch format {
                 case .json, .ndjson: emit(diffs.map(\.json), as: format)
                 case .table:
-                    var lines = ["\(collection): seq \(a) → \(b): " + ChangeKind.allCases.map { k in "\(diffs.filter { $0.kind == k }.count) \(k.rawValue)" }.joined(separator: ", ")]
+                    var lines = [
+                        "\(collection): seq \(a) → \(b): "
+                            + ChangeKind.allCases.map { k in "\(diffs.filter { $0.kind == k }.count) \(k.rawValue)" }.joined(separator: ", ")
+                    ]
                     for d in diffs {
-                        let mark = switch d.kind { case .added: "+"; case .removed: "-"; case .changed: "~"; case .reappeared: "↺" }
+                        let mark =
+                            switch d.kind {
+                            case .added: "+";
+                            case .removed: "-";
+                            case .changed: "~";
+                            case .reappeared: "↺"
+                            }
                         lines.append("\(mark) \(d.key)")
                         for c in d.changes { lines.append("    \(c.summary)") }
                     }
@@ -162,8 +179,10 @@ extension DocCommand {
 
 extension DocumentDiff {
     var json: JSONValue {
-        .object(["key": .string(key), "kind": .string(kind.rawValue), "before": before ?? .null, "after": after ?? .null,
-                 "changes": .array(changes.map(\.json))])
+        .object([
+            "key": .string(key), "kind": .string(kind.rawValue), "before": before ?? .null, "after": after ?? .null,
+            "changes": .array(changes.map(\.json))
+        ])
     }
 }
 
@@ -189,7 +208,7 @@ extension DocumentState {
     var json: JSONValue {
         var o: [String: JSONValue] = [
             "collection": .string(collection), "key": .string(key), "version": .int(version),
-            "firstSeq": .int(firstSeq), "changedSeq": .int(changedSeq), "removed": .bool(removed), "document": document,
+            "firstSeq": .int(firstSeq), "changedSeq": .int(changedSeq), "removed": .bool(removed), "document": document
         ]
         if let lastSeenSeq { o["lastSeenSeq"] = .int(lastSeenSeq) }
         return .object(o)
@@ -201,7 +220,7 @@ extension DocumentVersion {
         .object([
             "collection": .string(collection), "key": .string(key), "version": .int(version), "seq": .int(seq),
             "recordedAt": .string(recordedAt.iso8601), "kind": .string(kind.rawValue), "document": document,
-            "changes": .array(changes.map(\.json)),
+            "changes": .array(changes.map(\.json))
         ])
     }
 }

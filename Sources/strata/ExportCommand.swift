@@ -9,21 +9,22 @@ struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Export a source to SQLite, or the event log as NDJSON or CloudEvents.",
-        discussion: reflowed("""
-        --sqlite writes the source's items and every version (list entries and details, in the
-        order they were observed) into a SQLite file that Datasette and sqlite-utils open as it is:
-        tables items, item_versions, item_changes and strata_export (see docs/cli.md). The file is
-        replaced whole.
+        discussion: reflowed(
+            """
+            --sqlite writes the source's items and every version (list entries and details, in the
+            order they were observed) into a SQLite file that Datasette and sqlite-utils open as it is:
+            tables items, item_versions, item_changes and strata_export (see docs/cli.md). The file is
+            replaced whole.
 
-        --events streams the log, oldest first, one JSON event per line: the log's own form
-        (ndjson) or CloudEvents 1.0 (cloudevents). --since SEQ starts after that seq, so a
-        pipeline resumes from the last `strataseq` (or `seq`) it stored.
+            --events streams the log, oldest first, one JSON event per line: the log's own form
+            (ndjson) or CloudEvents 1.0 (cloudevents). --since SEQ starts after that seq, so a
+            pipeline resumes from the last `strataseq` (or `seq`) it stored.
 
-        Examples:
-          strata export cars --sqlite cars.db
-          strata export cars --sqlite cars-2025.db --as-of 2025-12-31T23:59:59Z
-          strata export --events --format cloudevents --since 1200 --payloads
-        """)
+            Examples:
+              strata export cars --sqlite cars.db
+              strata export cars --sqlite cars-2025.db --as-of 2025-12-31T23:59:59Z
+              strata export --events --format cloudevents --since 1200 --payloads
+            """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "The source to export (with --sqlite).") var name: String?

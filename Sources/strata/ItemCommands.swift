@@ -19,16 +19,17 @@ struct ListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List a source's items from the store (never the network).",
-        discussion: reflowed("""
-        --where on a field declared with `source add --index` uses the index (current reads);
-        other filters, --search and --sort scan the source. Values compare as text.
+        discussion: reflowed(
+            """
+            --where on a field declared with `source add --index` uses the index (current reads);
+            other filters, --search and --sort scan the source. Values compare as text.
 
-        Examples:
-          strata list cars
-          strata list cars --where make=Toyota --sort -price --limit 10
-          strata list cars --search corolla --format csv
-          strata list cars --as-of 2026-01-31T00:00:00Z --format json
-        """)
+            Examples:
+              strata list cars
+              strata list cars --where make=Toyota --sort -price --limit 10
+              strata list cars --search corolla --format csv
+              strata list cars --as-of 2026-01-31T00:00:00Z --format json
+            """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "The source name.") var name: String
@@ -58,7 +59,8 @@ struct ListCommand: AsyncParsableCommand {
             if mine {
                 let source = try await useCase { try await app.useCases.sources.source(named: name) }
                 guard let owner = source.ownerField else {
-                    throw CLIError("source \(name) has no owner field; set one with `strata source change \(name) --owner-field PATH`", exit: ExitCode.validationFailure)
+                    throw CLIError(
+                        "source \(name) has no owner field; set one with `strata source change \(name) --owner-field PATH`", exit: ExitCode.validationFailure)
                 }
                 let user = try await useCase { try await app.useCases.write.user() }
                 wheres.append("\(owner)=\(user)")
@@ -69,7 +71,9 @@ struct ListCommand: AsyncParsableCommand {
                 let result: QueryItems.Result
                 do { result = try await app.useCases.query(try ItemQuery(source: name, filter: filter)) } catch { throw PresentableError(error).cli }
                 emit(result.page.items.map(JSONValue.init(item:)), as: format == .json ? .json : .ndjson)
-                if let note = filter.scanNote(source: name, indexed: result.source.indexPaths, sortedIndex: !app.storeIsEncrypted, usedIndex: result.page.usedIndex) {
+                if let note = filter.scanNote(
+                    source: name, indexed: result.source.indexPaths, sortedIndex: !app.storeIsEncrypted, usedIndex: result.page.usedIndex)
+                {
                     warn(note)
                 }
                 return
@@ -110,17 +114,18 @@ struct ShowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
         abstract: "Show one item in full, downloading its detail first.",
-        discussion: reflowed("""
-        Without --as-of and --offline the item's detail is downloaded into the store first; if
-        that fails, the stored item is shown and one warning on stderr says why (exit 0; with
-        --fresh, exit 1). With --as-of the network is never touched. Long output goes through
-        $PAGER on a terminal.
+        discussion: reflowed(
+            """
+            Without --as-of and --offline the item's detail is downloaded into the store first; if
+            that fails, the stored item is shown and one warning on stderr says why (exit 0; with
+            --fresh, exit 1). With --as-of the network is never touched. Long output goes through
+            $PAGER on a terminal.
 
-        Examples:
-          strata show cars 42
-          strata show cars 42 --offline --format json
-          strata show cars 42 --as-of 17
-        """)
+            Examples:
+              strata show cars 42
+              strata show cars 42 --offline --format json
+              strata show cars 42 --as-of 17
+            """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "The source name.") var name: String
@@ -191,14 +196,15 @@ struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
         abstract: "Every version of an item, with field-level changes.",
-        discussion: reflowed("""
-        Each version shows its seq, time, the fetch run that saw it and what changed (old → new),
-        removals and reappearances included. --as-of cuts the history at a point.
+        discussion: reflowed(
+            """
+            Each version shows its seq, time, the fetch run that saw it and what changed (old → new),
+            removals and reappearances included. --as-of cuts the history at a point.
 
-        Examples:
-          strata history cars 42
-          strata history cars 42 --ignore updated_at --format json
-        """)
+            Examples:
+              strata history cars 42
+              strata history cars 42 --ignore updated_at --format json
+            """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "The source name.") var name: String
@@ -243,11 +249,12 @@ struct DiffCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "diff",
         abstract: "Items added, removed and changed between two points.",
-        discussion: reflowed("""
-        Examples:
-          strata diff cars --from 5 --to 40
-          strata diff cars --from 2026-01-01 --format json
-        """)
+        discussion: reflowed(
+            """
+            Examples:
+              strata diff cars --from 5 --to 40
+              strata diff cars --from 2026-01-01 --format json
+            """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "The source name.") var name: String
@@ -267,8 +274,9 @@ struct DiffCommand: AsyncParsableCommand {
             if format != .table {
                 let diff: CollectionDiff
                 do {
-                    diff = try await app.useCases.diff(source: name, from: PointInTime(text: from.text)!,
-                                                       to: to.flatMap { PointInTime(text: $0.text) } ?? .now, ignoring: ignore)
+                    diff = try await app.useCases.diff(
+                        source: name, from: PointInTime(text: from.text)!,
+                        to: to.flatMap { PointInTime(text: $0.text) } ?? .now, ignoring: ignore)
                 } catch { throw PresentableError(error).cli }
                 if format == .json {
                     emit(JSONValue(collectionDiff: diff).prettyString)

@@ -9,20 +9,21 @@ struct InitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "init",
         abstract: "Create a store, encrypted with --encrypt.",
-        discussion: reflowed("""
-        With --encrypt every stored body, document, URL, id and value derived from the data is
-        sealed (AES-256-GCM) or digested (HMAC-SHA256) under the key in the key file. The key file
-        (--key-file or STRATA_KEY_FILE) is created if it does not exist: 32 random bytes, mode
-        0600. Keep it apart from the store (a lost laptop should not carry both) and keep a copy:
-        without it the store cannot be read. Every later command needs it too.
+        discussion: reflowed(
+            """
+            With --encrypt every stored body, document, URL, id and value derived from the data is
+            sealed (AES-256-GCM) or digested (HMAC-SHA256) under the key in the key file. The key file
+            (--key-file or STRATA_KEY_FILE) is created if it does not exist: 32 random bytes, mode
+            0600. Keep it apart from the store (a lost laptop should not carry both) and keep a copy:
+            without it the store cannot be read. Every later command needs it too.
 
-        A store is also created, without encryption, by the first command that uses it; with
-        STRATA_KEY_FILE set, that store is created encrypted.
+            A store is also created, without encryption, by the first command that uses it; with
+            STRATA_KEY_FILE set, that store is created encrypted.
 
-        Examples:
-          strata init --encrypt --key-file ~/.config/strata/store.key
-          export STRATA_KEY_FILE=~/.config/strata/store.key
-        """)
+            Examples:
+              strata init --encrypt --key-file ~/.config/strata/store.key
+              export STRATA_KEY_FILE=~/.config/strata/store.key
+            """)
     )
 
     @OptionGroup var location: StoreLocation
@@ -79,10 +80,11 @@ struct KeyCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "generate",
             abstract: "Write a new key file: 32 random bytes, mode 0600; an existing file is never replaced.",
-            discussion: reflowed("""
-            Examples:
-              strata key generate ~/.config/strata/store.key
-            """)
+            discussion: reflowed(
+                """
+                Examples:
+                  strata key generate ~/.config/strata/store.key
+                """)
         )
 
         @Argument(help: "The key file to create.") var file: String
@@ -100,19 +102,20 @@ struct RekeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rekey",
         abstract: "Rewrite the store under a new key (or encrypt it, or with --decrypt remove encryption).",
-        discussion: reflowed("""
-        Copies the whole log into a new store beside it (DIR.rekey) under the new key, folding
-        the projections there, checks that the copy ends at the same event with the same hash,
-        then swaps the two directories in one atomic rename while holding the store's write
-        lock, and deletes the old one. The key of the store as it is comes from --key-file or
-        STRATA_KEY_FILE. A rekey that was stopped goes on from where it stopped when run again.
-        Run it while no other strata process writes to the store; set STRATA_KEY_FILE to the new
-        key afterwards. The old files are deleted, not wiped.
+        discussion: reflowed(
+            """
+            Copies the whole log into a new store beside it (DIR.rekey) under the new key, folding
+            the projections there, checks that the copy ends at the same event with the same hash,
+            then swaps the two directories in one atomic rename while holding the store's write
+            lock, and deletes the old one. The key of the store as it is comes from --key-file or
+            STRATA_KEY_FILE. A rekey that was stopped goes on from where it stopped when run again.
+            Run it while no other strata process writes to the store; set STRATA_KEY_FILE to the new
+            key afterwards. The old files are deleted, not wiped.
 
-        Examples:
-          strata rekey --new-key-file ~/.config/strata/new.key
-          strata rekey --decrypt
-        """)
+            Examples:
+              strata rekey --new-key-file ~/.config/strata/new.key
+              strata rekey --decrypt
+            """)
     )
 
     @OptionGroup var location: StoreLocation

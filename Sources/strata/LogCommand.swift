@@ -9,13 +9,14 @@ struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
         abstract: "List events, newest first.",
-        discussion: reflowed("""
-        Examples:
-          strata log --limit 20
-          strata log --stream cars --type SnapshotRecorded --format json
-          strata log --since 100 --oldest-first --format ndjson
-          strata log --remote team --limit 20     # the team log's events, by global seq
-        """)
+        discussion: reflowed(
+            """
+            Examples:
+              strata log --limit 20
+              strata log --stream cars --type SnapshotRecorded --format json
+              strata log --since 100 --oldest-first --format ndjson
+              strata log --remote team --limit 20     # the team log's events, by global seq
+            """)
     )
 
     @OptionGroup var location: StoreLocation
@@ -26,7 +27,8 @@ struct LogCommand: AsyncParsableCommand {
     @Option(help: "At most this many events.") var limit = 50
     @Flag(help: "Oldest first instead of newest first.") var oldestFirst = false
     @Option(help: "table, json or ndjson.") var format: OutputFormat = .table
-    @Option(help: "Read the team log of this remote (`strata remote add`) instead of the store's own log: its global seqs, the same columns.") var remote: String?
+    @Option(help: "Read the team log of this remote (`strata remote add`) instead of the store's own log: its global seqs, the same columns.") var remote:
+        String?
 
     func validate() throws {
         guard limit > 0 else { throw ValidationError("--limit must be positive") }
@@ -47,12 +49,15 @@ struct LogCommand: AsyncParsableCommand {
         switch format {
         case .json, .ndjson:
             let source: any EventLog = if let log { log } else { try await location.open() }
-            let events = try await source.events(EventQuery(
-                stream: stream, type: type, fromSeq: since ?? 1, toSeq: until ?? .max, limit: limit, descending: !oldestFirst))
+            let events = try await source.events(
+                EventQuery(
+                    stream: stream, type: type, fromSeq: since ?? 1, toSeq: until ?? .max, limit: limit, descending: !oldestFirst))
             emit(events.map(\.json), as: format)
         case .table:
             let screen = Screen()
-            let app = try await location.app(screen: screen) { $0.thumbnails = nil; $0.eventLog = log }
+            let app = try await location.app(screen: screen) {
+                $0.thumbnails = nil; $0.eventLog = log
+            }
             let query = LogQuery(stream: stream, type: type, fromSeq: since ?? 1, toSeq: until ?? .max, limit: limit, newestFirst: !oldestFirst)
             let state = await table(app: app, query: query)
             guard case .loaded(let rows) = state.content else {

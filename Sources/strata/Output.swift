@@ -33,7 +33,7 @@ extension RecordedEvent {
             "seq": .int(seq), "id": .string(id), "type": .string(type), "schemaVersion": .int(schemaVersion),
             "recordedAt": .string(recordedAt.iso8601), "stream": .string(stream), "metadata": .object(meta),
             "payload": payload.map { .object(["sha256": .string($0.hashHex), "size": .int($0.size)]) } ?? .null,
-            "previousHash": .string(previousHash.hexString), "hash": .string(hash.hexString),
+            "previousHash": .string(previousHash.hexString), "hash": .string(hash.hexString)
         ])
     }
 }

@@ -6,19 +6,20 @@ struct RecordCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
         abstract: "Append one event to the log (for imports, scripts and tests).",
-        discussion: reflowed("""
-        The payload is read from a file (or - for stdin) and stored once by its SHA-256.
-        Giving --id makes the append idempotent: recording the same id again changes nothing.
+        discussion: reflowed(
+            """
+            The payload is read from a file (or - for stdin) and stored once by its SHA-256.
+            Giving --id makes the append idempotent: recording the same id again changes nothing.
 
-        Built-in document events, folded by the `documents` projection:
-          DocumentRecorded  payload: a JSON document; --meta collection=C --meta key=K
-          DocumentRemoved   no payload;               --meta collection=C --meta key=K
-          SnapshotRecorded  payload: {"key": document, ...}, the complete collection; --meta collection=C
+            Built-in document events, folded by the `documents` projection:
+              DocumentRecorded  payload: a JSON document; --meta collection=C --meta key=K
+              DocumentRemoved   no payload;               --meta collection=C --meta key=K
+              SnapshotRecorded  payload: {"key": document, ...}, the complete collection; --meta collection=C
 
-        Examples:
-          strata record --stream cars --type SnapshotRecorded --meta collection=cars --payload cars.json
-          strata record --stream cars --type DocumentRemoved --meta collection=cars --meta key=42 --id rm-42
-        """)
+            Examples:
+              strata record --stream cars --type SnapshotRecorded --meta collection=cars --payload cars.json
+              strata record --stream cars --type DocumentRemoved --meta collection=cars --meta key=42 --id rm-42
+            """)
     )
 
     @OptionGroup var location: StoreLocation
@@ -56,11 +57,14 @@ struct RecordCommand: AsyncParsableCommand {
                 return (String(m[..<i]), String(m[m.index(after: i)...]))
             }
             let store = try await location.open()
-            let outcome = try await store.append(NewEvent(
-                id: id, type: type, schemaVersion: schemaVersion, recordedAt: recordedAt.flatMap(Timestamp.init(iso8601:)),
-                stream: stream, metadata: metadata, payload: body))
+            let outcome = try await store.append(
+                NewEvent(
+                    id: id, type: type, schemaVersion: schemaVersion, recordedAt: recordedAt.flatMap(Timestamp.init(iso8601:)),
+                    stream: stream, metadata: metadata, payload: body))
             if format == .table {
-                emit(outcome.appended ? "recorded seq \(outcome.seq) (id \(outcome.id))" : "already recorded as seq \(outcome.seq) (id \(outcome.id)); nothing changed")
+                emit(
+                    outcome.appended
+                        ? "recorded seq \(outcome.seq) (id \(outcome.id))" : "already recorded as seq \(outcome.seq) (id \(outcome.id)); nothing changed")
             } else {
                 emit(JSONValue.object(["seq": .int(outcome.seq), "id": .string(outcome.id), "appended": .bool(outcome.appended)]).prettyString)
             }
@@ -91,9 +95,10 @@ struct AppendLoopCommand: AsyncParsableCommand {
                 for _ in 0..<min(batch, count - i) {
                     let key = "k\(rng.next() % UInt64(keys))"
                     let doc = "{\"n\":\(rng.next() % 5),\"i\":\(i % 7),\"name\":\"item \(key)\"}"
-                    events.append(NewEvent(
-                        id: "\(idPrefix)-\(i)", type: DocumentEvents.recorded, stream: stream,
-                        metadata: [("collection", stream), ("key", key)], payload: Array(doc.utf8)))
+                    events.append(
+                        NewEvent(
+                            id: "\(idPrefix)-\(i)", type: DocumentEvents.recorded, stream: stream,
+                            metadata: [("collection", stream), ("key", key)], payload: Array(doc.utf8)))
                     i += 1
                 }
                 _ = try await store.append(events)

@@ -17,8 +17,10 @@ extension RemoteRegistry {
             return (name, r)
         }
         guard remotes.count == 1, let only = remotes.first else {
-            throw CLIError(remotes.isEmpty ? "no remote yet; add one with `strata remote add NAME postgres://USER@HOST/DB`"
-                                           : "name the remote: \(remotes.keys.sorted().joined(separator: ", "))", exit: ExitCode.validationFailure)
+            throw CLIError(
+                remotes.isEmpty
+                    ? "no remote yet; add one with `strata remote add NAME postgres://USER@HOST/DB`"
+                    : "name the remote: \(remotes.keys.sorted().joined(separator: ", "))", exit: ExitCode.validationFailure)
         }
         return (only.key, only.value)
     }
@@ -28,30 +30,32 @@ struct RemoteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "remote",
         abstract: "Share the log with a team through PostgreSQL: add a remote, push, pull, sync, status.",
-        discussion: reflowed("""
-        A remote is a PostgreSQL database holding one shared log: a gapless global sequence in
-        commit order, hash-chained, with each body stored once (docs/architecture.md, The team
-        log). `push` sends this store's own events the log lacks; `pull` appends the log's events
-        this store lacks, in the log's order; `sync` does both. The password comes from
-        $PGPASSWORD, ~/.pgpass or a $VAR template in the URL, and is never stored or printed.
+        discussion: reflowed(
+            """
+            A remote is a PostgreSQL database holding one shared log: a gapless global sequence in
+            commit order, hash-chained, with each body stored once (docs/architecture.md, The team
+            log). `push` sends this store's own events the log lacks; `pull` appends the log's events
+            this store lacks, in the log's order; `sync` does both. The password comes from
+            $PGPASSWORD, ~/.pgpass or a $VAR template in the URL, and is never stored or printed.
 
-        Examples:
-          strata remote add team 'postgres://strata@db.example/strata'
-          strata remote push
-          strata remote pull
-          strata remote status
-          strata remote lease books        # only this node pushes new events of books
+            Examples:
+              strata remote add team 'postgres://strata@db.example/strata'
+              strata remote push
+              strata remote pull
+              strata remote status
+              strata remote lease books        # only this node pushes new events of books
 
-        Several nodes fetching the same source take turns with a lease: `remote lease SOURCE`
-        gives this node a fencing token; a push of that source's new events by any other node,
-        or by this one under an older token (paused past its lease, then taken over), is refused
-        with exit code 5 and appends nothing. `--force` takes a lease that has not expired.
-        """),
+            Several nodes fetching the same source take turns with a lease: `remote lease SOURCE`
+            gives this node a fencing token; a push of that source's new events by any other node,
+            or by this one under an older token (paused past its lease, then taken over), is refused
+            with exit code 5 and appends nothing. `--force` takes a lease that has not expired.
+            """),
         subcommands: [Add.self, List.self, Remove.self, Status.self, Push.self, Pull.self, Sync.self, Lease.self, Release.self]
     )
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a team log: postgres://USER[:$VAR]@HOST[:PORT]/DB, or postgres://USER@/DB?host=/SOCKET/DIR.")
+        static let configuration = CommandConfiguration(
+            commandName: "add", abstract: "Add a team log: postgres://USER[:$VAR]@HOST[:PORT]/DB, or postgres://USER@/DB?host=/SOCKET/DIR.")
         @OptionGroup var location: StoreLocation
         @Argument(help: "A name for it.") var name: String
         @Argument(help: "Its postgres:// URL.") var url: String
@@ -78,7 +82,10 @@ struct RemoteCommand: AsyncParsableCommand {
             try await reportingErrors {
                 let registry = try RemoteRegistry.load(store: location.path)
                 if registry.remotes.isEmpty { emit("no remotes (node \(registry.node))"); return }
-                emit(registry.remotes.keys.sorted().map { "\($0)  \(TeamLogLocation.redact(registry.remotes[$0]!.url))  pulled to \(registry.remotes[$0]!.pulled)" }
+                emit(
+                    registry.remotes.keys.sorted().map {
+                        "\($0)  \(TeamLogLocation.redact(registry.remotes[$0]!.url))  pulled to \(registry.remotes[$0]!.pulled)"
+                    }
                     .joined(separator: "\n"))
             }
         }
@@ -101,7 +108,8 @@ struct RemoteCommand: AsyncParsableCommand {
     }
 
     struct Status: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "status", abstract: "What is ahead of, and behind, the team log; with --verify, its whole chain checked.")
+        static let configuration = CommandConfiguration(
+            commandName: "status", abstract: "What is ahead of, and behind, the team log; with --verify, its whole chain checked.")
         @OptionGroup var location: StoreLocation
         @Argument var name: String?
         @Flag(help: "Check the team log's whole hash chain and that its seqs are gapless.") var verify = false
@@ -121,13 +129,19 @@ struct RemoteCommand: AsyncParsableCommand {
                     // Unpushed events of a source leased elsewhere: a push would be refused.
                     let conflicts = leases.filter { l in (ahead[l.stream] ?? 0) > 0 && (l.node != registry.node || held[l.stream] != l.token) }
                     let conflicting = conflicts.reduce(0) { $0 + ahead[$1.stream]! }
-                    var lines = ["\(name): the team log is at seq \(head.seq); this store (node \(TeamLogNode.short(registry.node))) pulled to \(remote.pulled) (its seqs are the log's up to \(remote.inOrder.map { "\($0)" } ?? "the next pull")), holds \(local) events",
-                                 "ahead: \(ahead.values.reduce(0, +)) event(s) to push · behind: \(behind) event(s) to pull · in conflict: \(conflicting) event(s)"]
+                    var lines = [
+                        "\(name): the team log is at seq \(head.seq); this store (node \(TeamLogNode.short(registry.node))) pulled to \(remote.pulled) (its seqs are the log's up to \(remote.inOrder.map { "\($0)" } ?? "the next pull")), holds \(local) events",
+                        "ahead: \(ahead.values.reduce(0, +)) event(s) to push · behind: \(behind) event(s) to pull · in conflict: \(conflicting) event(s)"
+                    ]
                     for c in conflicts {
-                        lines.append("  conflict: \(ahead[c.stream]!) event(s) of \(c.stream) are leased to \(c.node == registry.node ? "this node under a newer token" : "node \(TeamLogNode.short(c.node))") (token \(c.token)); `strata remote lease \(c.stream) --force` to push them")
+                        lines.append(
+                            "  conflict: \(ahead[c.stream]!) event(s) of \(c.stream) are leased to \(c.node == registry.node ? "this node under a newer token" : "node \(TeamLogNode.short(c.node))") (token \(c.token)); `strata remote lease \(c.stream) --force` to push them"
+                        )
                     }
                     for l in leases {
-                        let who = l.node == registry.node ? (held[l.stream] == l.token ? "this node" : "this node under a newer token") : "node \(TeamLogNode.short(l.node))"
+                        let who =
+                            l.node == registry.node
+                            ? (held[l.stream] == l.token ? "this node" : "this node under a newer token") : "node \(TeamLogNode.short(l.node))"
                         let when = l.secondsLeft > 0 ? String(format: "%.0f s left", l.secondsLeft) : "expired"
                         lines.append("  lease: \(l.stream) held by \(who), token \(l.token), \(when)")
                     }
@@ -196,7 +210,9 @@ struct RemoteCommand: AsyncParsableCommand {
                                 try await log.follow(into: store, after: registry.remotes[name]!.pulled, poll: .milliseconds(Int(poll * 1000))) { r in
                                     registry.remotes[name]!.pulled = r.position
                                     try registry.save(store: path)
-                                    if r.appended > 0 { emit("\(name): pulled \(r.appended) event(s), \(r.bodiesDownloaded) bodies; at seq \(r.position) of the log") }
+                                    if r.appended > 0 {
+                                        emit("\(name): pulled \(r.appended) event(s), \(r.bodiesDownloaded) bodies; at seq \(r.position) of the log")
+                                    }
                                     guard try await RemoteCommand.alignment(store, log, &registry, name, path) == r.position else { throw OutOfOrder() }
                                 }
                                 return
@@ -259,7 +275,9 @@ struct RemoteCommand: AsyncParsableCommand {
                     registry.remotes[name]!.leases = (registry.remotes[name]!.leases ?? [:]).merging([source: grant.token]) { $1 }
                     try registry.save(store: location.path)
                     if grant.forced, let from = grant.takenFrom {
-                        warn("took the lease on \(source) from node \(TeamLogNode.short(from)) before it expired; that node's pushes of \(source) are refused from now on")
+                        warn(
+                            "took the lease on \(source) from node \(TeamLogNode.short(from)) before it expired; that node's pushes of \(source) are refused from now on"
+                        )
                     }
                     let from = grant.takenFrom.map { " (from node \(TeamLogNode.short($0)))" } ?? ""
                     return "\(name): this node holds the lease on \(source)\(from), token \(grant.token), for \(Int(ttl)) s"
@@ -288,8 +306,10 @@ struct RemoteCommand: AsyncParsableCommand {
 
     /// Opens the store, its registry (saved first, so the node id stays the same from the first
     /// push on) and the remote's team log, and prints what `body` returns.
-    static func withRemote(_ location: StoreLocation, _ name: String?,
-                           _ body: (EventStore, inout RemoteRegistry, String, PostgresTeamLog) async throws -> String) async throws {
+    static func withRemote(
+        _ location: StoreLocation, _ name: String?,
+        _ body: (EventStore, inout RemoteRegistry, String, PostgresTeamLog) async throws -> String
+    ) async throws {
         // A pull stopped after putting the store in the log's order leaves the old copy behind.
         let standard = (location.path as NSString).standardizingPath
         _ = try? EventStore.settleSwap(of: standard, copyPath: standard + ".replica", mark: replicaMark)
@@ -304,7 +324,8 @@ struct RemoteCommand: AsyncParsableCommand {
         let started = ContinuousClock.now
         let r = try await log.push(from: store, node: registry.node, leases: registry.remotes[name]?.leases ?? [:], batch: batch)
         let seconds = Double((ContinuousClock.now - started).components.attoseconds) / 1e18 + Double((ContinuousClock.now - started).components.seconds)
-        return "\(name): pushed \(r.appended) event(s) (\(r.alreadyThere) already there), \(r.bodiesUploaded) bodies, \(formatBytes(r.bodyBytesUploaded)); the log is at seq \(r.headSeq) (\(String(format: "%.2f", seconds)) s)"
+        return
+            "\(name): pushed \(r.appended) event(s) (\(r.alreadyThere) already there), \(r.bodiesUploaded) bodies, \(formatBytes(r.bodyBytesUploaded)); the log is at seq \(r.headSeq) (\(String(format: "%.2f", seconds)) s)"
     }
 
     static func pull(_ store: EventStore, _ log: PostgresTeamLog, _ registry: inout RemoteRegistry, _ name: String, _ path: String) async throws -> String {
@@ -312,7 +333,9 @@ struct RemoteCommand: AsyncParsableCommand {
         let r = try await log.pull(into: store, after: from)
         registry.remotes[name]!.pulled = r.position
         try registry.save(store: path)
-        var lines = ["\(name): pulled \(r.appended) event(s) (\(r.alreadyHere) already here), \(r.bodiesDownloaded) bodies, \(formatBytes(r.bodyBytesDownloaded)); at seq \(r.position) of the log"]
+        var lines = [
+            "\(name): pulled \(r.appended) event(s) (\(r.alreadyHere) already here), \(r.bodiesDownloaded) bodies, \(formatBytes(r.bodyBytesDownloaded)); at seq \(r.position) of the log"
+        ]
         if case .reordered(let line) = try await keepInLogOrder(store, log, &registry, name, path) { lines.append(line) }
         return lines.joined(separator: "\n")
     }
@@ -321,8 +344,10 @@ struct RemoteCommand: AsyncParsableCommand {
 
     /// How far the store's seqs are the log's, up to the pulled position: checked from the seq
     /// known to be in order, and remembered in the registry when it reaches the position.
-    static func alignment(_ store: EventStore, _ log: PostgresTeamLog, _ registry: inout RemoteRegistry, _ name: String,
-                          _ path: String) async throws -> UInt64 {
+    static func alignment(
+        _ store: EventStore, _ log: PostgresTeamLog, _ registry: inout RemoteRegistry, _ name: String,
+        _ path: String
+    ) async throws -> UInt64 {
         let position = registry.remotes[name]!.pulled
         let known = registry.remotes[name]!.inOrder ?? 0
         guard known != position else { return position }
@@ -351,15 +376,19 @@ struct RemoteCommand: AsyncParsableCommand {
     /// store in the log's order up to the pulled position, its unpushed events after it
     /// (``PostgresTeamLog/replica(of:inOrder:position:into:)``), so that its seq N is the log's
     /// seq N.
-    static func keepInLogOrder(_ store: EventStore, _ log: PostgresTeamLog, _ registry: inout RemoteRegistry, _ name: String,
-                               _ path: String, quiet: Bool = false) async throws -> Ordering {
+    static func keepInLogOrder(
+        _ store: EventStore, _ log: PostgresTeamLog, _ registry: inout RemoteRegistry, _ name: String,
+        _ path: String, quiet: Bool = false
+    ) async throws -> Ordering {
         let path = (path as NSString).standardizingPath
         let position = registry.remotes[name]!.pulled
         let inOrder = try await alignment(store, log, &registry, name, path)
         guard inOrder < position else { return .inOrder }
         func notNow() -> Ordering {
             if !quiet {
-                warn("the store is open in another strata process (a browser, a server, a follow), so its events after seq \(inOrder) stay in this store's order and its seqs differ from the log's after it; close that process and pull again")
+                warn(
+                    "the store is open in another strata process (a browser, a server, a follow), so its events after seq \(inOrder) stay in this store's order and its seqs differ from the log's after it; close that process and pull again"
+                )
             }
             return .notNow
         }
@@ -378,7 +407,9 @@ struct RemoteCommand: AsyncParsableCommand {
                 registry = next
                 try EventStore.settleSwap(of: path, copyPath: copyPath, mark: replicaMark)
                 let own = replica.outbox == 0 ? "" : " (seqs \(position + 1)–\(position + UInt64(replica.outbox)))"
-                return .reordered("put this store in the log's order after seq \(inOrder): \(replica.reordered) event(s) of the log, then \(replica.outbox) of its own not pushed yet\(own)")
+                return .reordered(
+                    "put this store in the log's order after seq \(inOrder): \(replica.reordered) event(s) of the log, then \(replica.outbox) of its own not pushed yet\(own)"
+                )
             case .headMoved:
                 try await log.appendOutbox(of: store, to: &replica)
             case .inUse:

@@ -12,19 +12,20 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve the mirrored API as it was at any point over HTTP (read-only), and the store's reads as JSON.",
-        discussion: reflowed("""
-        Every URL Strata fetched (list pages, details, images) is served under its own path and
-        query, byte for byte, with its ETag (304 for If-None-Match). The point: a /@SEQ/ or
-        /@DATE/ path prefix, else Accept-Datetime (RFC 7089), else a Strata-As-Of header, else
-        --as-of, else the latest. Responses say where they came from (Memento-Datetime,
-        Strata-Seq, Link to the first, previous, next and last recordings). /_strata/ has the
-        reads as JSON, replay sessions and a live event stream (docs/cli.md).
+        discussion: reflowed(
+            """
+            Every URL Strata fetched (list pages, details, images) is served under its own path and
+            query, byte for byte, with its ETag (304 for If-None-Match). The point: a /@SEQ/ or
+            /@DATE/ path prefix, else Accept-Datetime (RFC 7089), else a Strata-As-Of header, else
+            --as-of, else the latest. Responses say where they came from (Memento-Datetime,
+            Strata-Seq, Link to the first, previous, next and last recordings). /_strata/ has the
+            reads as JSON, replay sessions and a live event stream (docs/cli.md).
 
-        Examples:
-          strata serve --as-of 2026-03-01T09:00:00Z
-          curl -H 'Accept-Datetime: Sun, 01 Mar 2026 09:00:00 GMT' localhost:8080/cars/offers
-          curl localhost:8080/@42/cars/offers/3
-        """)
+            Examples:
+              strata serve --as-of 2026-03-01T09:00:00Z
+              curl -H 'Accept-Datetime: Sun, 01 Mar 2026 09:00:00 GMT' localhost:8080/cars/offers
+              curl localhost:8080/@42/cars/offers/3
+            """)
     )
     @OptionGroup var location: StoreLocation
     @Option(help: "The address to listen on (loopback unless told otherwise).") var host = "127.0.0.1"
@@ -45,13 +46,16 @@ struct ServeCommand: AsyncParsableCommand {
             let point = asOf.flatMap { PointInTime(text: $0.text) }
             let seq = try await useCase { try await u.replay.resolve(point ?? .now) }
             if !StrataServer.isLoopback(host) {
-                warn("Warning: listening on \(host): anyone who can reach it can read \(sources.isEmpty ? "every source" : sources.joined(separator: ", ")) and its whole recorded history (read-only). The default, 127.0.0.1, keeps it to this machine.")
+                warn(
+                    "Warning: listening on \(host): anyone who can reach it can read \(sources.isEmpty ? "every source" : sources.joined(separator: ", ")) and its whole recorded history (read-only). The default, 127.0.0.1, keeps it to this machine."
+                )
             }
             var logger = location.logger()
             logger.logLevel = location.verbose ? .debug : .warning
             let server = StrataServer(
-                useCases: .init(recordings: u.serve, query: u.query, loadDetail: u.loadDetail, history: u.history, diff: u.diff,
-                                replay: u.replay, sources: u.manageSources),
+                useCases: .init(
+                    recordings: u.serve, query: u.query, loadDetail: u.loadDetail, history: u.history, diff: u.diff,
+                    replay: u.replay, sources: u.manageSources),
                 configuration: .init(host: host, port: port, asOf: point, sources: sources, logger: logger))
             let host = self.host.contains(":") ? "[\(self.host)]" : self.host
             let store = location.path

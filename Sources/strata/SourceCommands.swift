@@ -36,9 +36,14 @@ struct SourceCommand: AsyncParsableCommand {
     /// Request headers, for `add` and `change`: templates, files, and literal credentials only
     /// when asked for.
     struct HeaderOptions: ParsableArguments {
-        @Option(help: ArgumentHelp("A request header (repeatable; on change, replaces the set); $VAR reads the environment at fetch time: quote it in single quotes.", valueName: "Name: value"))
+        @Option(
+            help: ArgumentHelp(
+                "A request header (repeatable; on change, replaces the set); $VAR reads the environment at fetch time: quote it in single quotes.",
+                valueName: "Name: value"))
         var header: [String] = []
-        @Option(help: ArgumentHelp("A header whose value is a file's text, read at each fetch (repeatable), e.g. 'Authorization=~/.config/gh-auth'.", valueName: "Name=path"))
+        @Option(
+            help: ArgumentHelp(
+                "A header whose value is a file's text, read at each fetch (repeatable), e.g. 'Authorization=~/.config/gh-auth'.", valueName: "Name=path"))
         var headerFromFile: [String] = []
         @Flag(help: "Accept a literal credential in --header: it is kept outside the log (secrets.json in the store, mode 0600) and never printed or exported.")
         var allowLiteralSecret = false
@@ -66,14 +71,15 @@ struct SourceCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "change",
             abstract: "Change parts of a source's definition (the rest stays); an empty value removes a setting.",
-            discussion: reflowed("""
-            Examples:
-              strata source change notes --create-url http://127.0.0.1:8080/notes/notes \\
-                  --update-url 'http://127.0.0.1:8080/notes/notes/{id}' --delete-url 'http://127.0.0.1:8080/notes/notes/{id}' \\
-                  --owner-field created_by
-              strata source change cars --update-method PUT
-              strata source change cars --index make,model --title model
-            """)
+            discussion: reflowed(
+                """
+                Examples:
+                  strata source change notes --create-url http://127.0.0.1:8080/notes/notes \\
+                      --update-url 'http://127.0.0.1:8080/notes/notes/{id}' --delete-url 'http://127.0.0.1:8080/notes/notes/{id}' \\
+                      --owner-field created_by
+                  strata source change cars --update-method PUT
+                  strata source change cars --index make,model --title model
+                """)
         )
         @OptionGroup var location: StoreLocation
         @Argument(help: "The source's name.") var name: String
@@ -83,7 +89,9 @@ struct SourceCommand: AsyncParsableCommand {
         @OptionGroup var headerOptions: HeaderOptions
 
         func validate() throws {
-            if writeSide.isEmpty && title == nil && index.isEmpty && headerOptions.isEmpty { throw ValidationError("nothing to change: give at least one option") }
+            if writeSide.isEmpty && title == nil && index.isEmpty && headerOptions.isEmpty {
+                throw ValidationError("nothing to change: give at least one option")
+            }
         }
 
         func run() async throws {
@@ -106,25 +114,26 @@ struct SourceCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "add",
             abstract: "Define (or with --replace change) a source.",
-            discussion: reflowed("""
-            Paths are dotted JSON paths into the response (results, data.items, sprites.front_default).
+            discussion: reflowed(
+                """
+                Paths are dotted JSON paths into the response (results, data.items, sprites.front_default).
 
-            Examples:
-              strata source add cars --url http://127.0.0.1:8080/cars/offers --items results --title make \\
-                  --subtitle model --image image --page-param page --page-size 10 --index make --index model
-              strata source add notes --url https://example.firebaseio.com/notes.json --id @key --title content
-              strata source add pokedex --url http://127.0.0.1:8080/pokedex/pokemon --items results --id name \\
-                  --detail-url-field url --image sprites.front_default
-              strata source add private --url https://api.example.com/items --header 'Authorization: Bearer $API_TOKEN'
-              strata source add feed --url https://api.example.com/v1/items --items data \\
-                  --cursor-path meta.next_cursor --cursor-param cursor --page-size 100
-              strata source add rows --url https://api.example.com/rows --items rows --offset-param offset --page-size 50 --total-path total
-              strata source add charges --url https://api.example.com/v1/charges --items data \\
-                  --after-param starting_after --has-more-path has_more --page-size 100
+                Examples:
+                  strata source add cars --url http://127.0.0.1:8080/cars/offers --items results --title make \\
+                      --subtitle model --image image --page-param page --page-size 10 --index make --index model
+                  strata source add notes --url https://example.firebaseio.com/notes.json --id @key --title content
+                  strata source add pokedex --url http://127.0.0.1:8080/pokedex/pokemon --items results --id name \\
+                      --detail-url-field url --image sprites.front_default
+                  strata source add private --url https://api.example.com/items --header 'Authorization: Bearer $API_TOKEN'
+                  strata source add feed --url https://api.example.com/v1/items --items data \\
+                      --cursor-path meta.next_cursor --cursor-param cursor --page-size 100
+                  strata source add rows --url https://api.example.com/rows --items rows --offset-param offset --page-size 50 --total-path total
+                  strata source add charges --url https://api.example.com/v1/charges --items data \\
+                      --after-param starting_after --has-more-path has_more --page-size 100
 
-            Paging styles (pick one): --next (a URL in the body), a Link header (automatic),
-            --page-param/--page-size, --cursor-path/--cursor-param, --offset-param, --after-param.
-            """)
+                Paging styles (pick one): --next (a URL in the body), a Link header (automatic),
+                --page-param/--page-size, --cursor-path/--cursor-param, --offset-param, --after-param.
+                """)
         )
         @OptionGroup var location: StoreLocation
         @Argument(help: "The source's name.") var name: String
@@ -231,22 +240,23 @@ struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",
         abstract: "Fetch sources into the store (all when none is named).",
-        discussion: reflowed("""
-        Every response, 304 and failed attempt becomes an event. Items are removed only after a
-        complete, successful pass over all pages. Exits 1 if any source failed.
+        discussion: reflowed(
+            """
+            Every response, 304 and failed attempt becomes an event. Items are removed only after a
+            complete, successful pass over all pages. Exits 1 if any source failed.
 
-        --details fetches the detail of new and changed items and revalidates every stored detail
-        with a conditional request (an unchanged one costs a 304 and stores nothing), so a detail
-        that changes while its list entry does not is noticed. --details=changed asks only for new
-        and changed items (cheaper, misses such changes); --detail-max-age 6h revalidates only
-        details last seen more than six hours ago.
+            --details fetches the detail of new and changed items and revalidates every stored detail
+            with a conditional request (an unchanged one costs a 304 and stores nothing), so a detail
+            that changes while its list entry does not is noticed. --details=changed asks only for new
+            and changed items (cheaper, misses such changes); --detail-max-age 6h revalidates only
+            details last seen more than six hours ago.
 
-        Examples:
-          strata fetch
-          strata fetch cars --details --images --concurrency 8
-          strata fetch pokedex --details=changed
-          strata fetch pokedex --details --detail-max-age 1d
-        """)
+            Examples:
+              strata fetch
+              strata fetch cars --details --images --concurrency 8
+              strata fetch pokedex --details=changed
+              strata fetch pokedex --details --detail-max-age 1d
+            """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "Source names.") var names: [String] = []
@@ -262,7 +272,8 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Largest body accepted, bytes.") var maxBytes = 64 << 20
     @Option(help: "Extra attempts after a retryable failure.") var retries = 3
     @Flag(name: .customLong("insecure-skip-tls-verify"), help: "DANGEROUS: do not verify TLS certificates.") var insecure = false
-    @Flag(help: "In a store sharing a team log: take the source's lease even though another node's has not expired (that node's later pushes of it are refused).")
+    @Flag(
+        help: "In a store sharing a team log: take the source's lease even though another node's has not expired (that node's later pushes of it are refused).")
     var force = false
 
     func validate() throws {
@@ -271,7 +282,9 @@ struct FetchCommand: AsyncParsableCommand {
         guard maxBytes > 0 else { throw ValidationError("--max-bytes must be positive") }
         guard retries >= 0, retries <= 10 else { throw ValidationError("--retries must be 0–10") }
         if let limit, limit < 1 { throw ValidationError("--limit must be positive") }
-        if let detailsPolicyText, detailsPolicy == nil { throw ValidationError("--details takes all or changed (--details=changed), not '\(detailsPolicyText)'") }
+        if let detailsPolicyText, detailsPolicy == nil {
+            throw ValidationError("--details takes all or changed (--details=changed), not '\(detailsPolicyText)'")
+        }
         if let detailMaxAge {
             guard Duration.seconds(parsing: detailMaxAge) != nil else { throw ValidationError("--detail-max-age takes a duration like 30m, 6h or 2d") }
             guard details, detailsPolicy != .changed else { throw ValidationError("--detail-max-age goes with --details (all details revalidated)") }
@@ -344,13 +357,14 @@ struct FetchCommand: AsyncParsableCommand {
     /// node, or not taken because the team log was out of reach.
     static func report(_ lease: SourceLease, source: String) {
         if let why = lease.unreachable {
-            warn("warning: could not lease \(source) in team log \(lease.remote) (\(why)); fetched anyway: if another node leases \(source) meanwhile, a push of these events is refused")
+            warn(
+                "warning: could not lease \(source) in team log \(lease.remote) (\(why)); fetched anyway: if another node leases \(source) meanwhile, a push of these events is refused"
+            )
         } else if lease.forced, let from = lease.takenFrom {
             warn("took the lease on \(source) from node \(from) before it expired; that node's pushes of \(source) are refused from now on")
         }
     }
 }
-
 
 extension Duration {
     /// Seconds in `30`, `90s`, `30m`, `6h`, `2d` or `1w`; nil for anything else or a negative value.
@@ -369,22 +383,23 @@ struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Backfill a source's history from snapshot files or a git-scraping repository.",
-        discussion: reflowed("""
-        Each snapshot goes through the same validation and events as a fetched list and is kept
-        as observed at its own date, so `--as-of DATE` reads it whatever order snapshots are
-        imported in; snapshots older than the newest observation leave that one current.
+        discussion: reflowed(
+            """
+            Each snapshot goes through the same validation and events as a fetched list and is kept
+            as observed at its own date, so `--as-of DATE` reads it whatever order snapshots are
+            imported in; snapshots older than the newest observation leave that one current.
 
-        With --git, every commit that touched --path (oldest first) is one snapshot observed at
-        the commit's author date (--date committer for the committer date). Commit ids make it
-        idempotent: a re-run imports only new commits, and a killed import resumes. Empty or
-        invalid versions are recorded as failures and skipped. Files, by contrast, must all be
-        valid: the first bad one stops the import.
+            With --git, every commit that touched --path (oldest first) is one snapshot observed at
+            the commit's author date (--date committer for the committer date). Commit ids make it
+            idempotent: a re-run imports only new commits, and a killed import resumes. Empty or
+            invalid versions are recorded as failures and skipped. Files, by contrast, must all be
+            valid: the first bad one stops the import.
 
-        Examples:
-          strata import cars snapshots/2025-01-01.json --recorded-at 2025-01-01T00:00:00Z
-          strata import cars --git ~/scrapes/cars --path cars.json
-          strata import cars --git ~/scrapes/cars --path cars.json --since v1 --until main --date committer
-        """)
+            Examples:
+              strata import cars snapshots/2025-01-01.json --recorded-at 2025-01-01T00:00:00Z
+              strata import cars --git ~/scrapes/cars --path cars.json
+              strata import cars --git ~/scrapes/cars --path cars.json --since v1 --until main --date committer
+            """)
     )
     @OptionGroup var location: StoreLocation
     @Argument var name: String

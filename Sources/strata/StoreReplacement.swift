@@ -32,8 +32,10 @@ struct StoreReplacement {
     /// previous copy closed, after an event was appended to the store meanwhile), swaps it in and
     /// removes the old store. Both stores are closed when it returns. Returns the head of the
     /// store now in place.
-    func run(open: () async throws -> EventStore,
-             makeCopy: (_ store: EventStore, _ first: Bool) async throws -> EventStore) async throws -> (seq: UInt64, hash: String) {
+    func run(
+        open: () async throws -> EventStore,
+        makeCopy: (_ store: EventStore, _ first: Bool) async throws -> EventStore
+    ) async throws -> (seq: UInt64, hash: String) {
         let fm = FileManager.default
         // This function holds the only references to both stores: each is closed (set to nil)
         // before its directory is touched, since one environment must not be open twice in a
@@ -46,7 +48,8 @@ struct StoreReplacement {
         }
         for attempt in 1...tries {
             let theirs = try await copy!.head()
-            switch try store!.swap(with: copy!, mark: mark, carrying: ["remotes.json", SourceSecrets.fileName], when: { $0 == theirs.seq && $1 == theirs.hash }) {
+            switch try store!.swap(with: copy!, mark: mark, carrying: ["remotes.json", SourceSecrets.fileName], when: { $0 == theirs.seq && $1 == theirs.hash })
+            {
             case .swapped:
                 // Neither object is used after a swap: the head is the one the swap checked.
                 copy = nil
@@ -59,8 +62,9 @@ struct StoreReplacement {
                 if attempt < tries { copy = try await makeCopy(store!, false) }
             case .inUse:
                 try dropCopy()
-                throw CLIError("the store is open in another strata process (a browser, a server, a follow); stop it and run the command again"
-                               + (resumable ? ": the copy made so far is kept" : ""))
+                throw CLIError(
+                    "the store is open in another strata process (a browser, a server, a follow); stop it and run the command again"
+                        + (resumable ? ": the copy made so far is kept" : ""))
             }
         }
         throw CLIError("the store kept changing while it was copied; stop the other strata processes and run the command again")

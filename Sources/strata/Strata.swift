@@ -12,31 +12,38 @@ struct Strata: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata",
         abstract: "Mirror a JSON collection API into a local, time-travelling event store.",
-        discussion: reflowed("""
-        Every fetch is an immutable event in an LMDB log; projections fold the log into tables you
-        can read now or as of any event or date.
+        discussion: reflowed(
+            """
+            Every fetch is an immutable event in an LMDB log; projections fold the log into tables you
+            can read now or as of any event or date.
 
-        Exit codes: 0 success, 1 error, 2 verification failed, 3 not found, 4 the store's key is
-        missing or wrong, 5 the team log refused a push (another node holds the source's lease),
-        64 bad usage.
-        """),
+            Exit codes: 0 success, 1 error, 2 verification failed, 3 not found, 4 the store's key is
+            missing or wrong, 5 the team log refused a push (another node holds the source's lease),
+            64 bad usage.
+            """),
         version: version,
         subcommands: [
             SourceCommand.self, FetchCommand.self, ImportCommand.self,
             ExportCommand.self, BrowseCommand.self, ServeCommand.self, ListCommand.self, ShowCommand.self, HistoryCommand.self, DiffCommand.self,
-            DemoCommand.self,
+            DemoCommand.self
         ],
         groupedSubcommands: [
-            CommandGroup(name: "Writing back", subcommands: [
-                ConfigCommand.self, CreateCommand.self, EditCommand.self, DeleteCommand.self, SessionCommand.self, PushCommand.self, OutboxCommand.self,
-            ]),
+            CommandGroup(
+                name: "Writing back",
+                subcommands: [
+                    ConfigCommand.self, CreateCommand.self, EditCommand.self, DeleteCommand.self, SessionCommand.self, PushCommand.self, OutboxCommand.self
+                ]),
             CommandGroup(name: "Team log", subcommands: [RemoteCommand.self]),
-            CommandGroup(name: "Store", subcommands: [
-                InitCommand.self, KeyCommand.self, RekeyCommand.self, VerifyCommand.self, RebuildCommand.self, CompactCommand.self, StatsCommand.self,
-            ]),
-            CommandGroup(name: "Engine tools", subcommands: [
-                LogCommand.self, DocCommand.self, RecordCommand.self, BenchCommand.self, AppendLoopCommand.self, HoldReadCommand.self,
-            ]),
+            CommandGroup(
+                name: "Store",
+                subcommands: [
+                    InitCommand.self, KeyCommand.self, RekeyCommand.self, VerifyCommand.self, RebuildCommand.self, CompactCommand.self, StatsCommand.self
+                ]),
+            CommandGroup(
+                name: "Engine tools",
+                subcommands: [
+                    LogCommand.self, DocCommand.self, RecordCommand.self, BenchCommand.self, AppendLoopCommand.self, HoldReadCommand.self
+                ])
         ]
     )
 
@@ -62,7 +69,7 @@ struct Strata: AsyncParsableCommand {
     static func leafCommand(_ args: [String]) -> (command: any ParsableCommand.Type, depth: Int)? {
         let path = commandPath(args)
         guard path.depth > 0, path.command.configuration.subcommands.isEmpty,
-              !args.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" || $0.hasPrefix("---") || $0.hasPrefix("--experimental") })
+            !args.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" || $0.hasPrefix("---") || $0.hasPrefix("--experimental") })
         else { return nil }
         return path
     }
@@ -95,7 +102,8 @@ struct Strata: AsyncParsableCommand {
         var command: any ParsableCommand.Type = Strata.self
         var depth = 0
         while depth < args.count,
-              let sub = command.configuration.subcommands.first(where: { $0.configuration.commandName == args[depth] || $0._commandName == args[depth] }) {
+            let sub = command.configuration.subcommands.first(where: { $0.configuration.commandName == args[depth] || $0._commandName == args[depth] })
+        {
             command = sub
             depth += 1
         }
@@ -111,7 +119,8 @@ struct Strata: AsyncParsableCommand {
         var kept: [String] = [], ids: [String] = []
         var previousPositional = false
         for (i, a) in args.enumerated() {
-            let looksLikeID = a.count >= 6 && a.hasPrefix("-") && !a.hasPrefix("--")
+            let looksLikeID =
+                a.count >= 6 && a.hasPrefix("-") && !a.hasPrefix("--")
                 && a.dropFirst().allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }
             if looksLikeID && previousPositional && i >= 2 {
                 ids.append(a)
@@ -196,7 +205,8 @@ struct StoreLocation: ParsableArguments {
         options.logger = logger()
         options.key = try key()
         if let d = environmentValue("STRATA_DURABILITY"),
-           let durability = StoreOptions.Durability(rawValue: d) {
+            let durability = StoreOptions.Durability(rawValue: d)
+        {
             options.durability = durability
         }
         let progress = Progress(label: "catching up")

@@ -6,18 +6,19 @@ struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Check the hash chain, every body, and every projection against a rebuild.",
-        discussion: reflowed("""
-        Exits 0 when everything holds and 2 with a report when anything does not.
-        Quarantined events are reported; with --strict they also fail the check.
-        An encrypted store needs its key (--key-file or STRATA_KEY_FILE), except with
-        --chain-only, which checks the log's hash chain over the stored (sealed) rows without
-        it and without opening the store for writing.
+        discussion: reflowed(
+            """
+            Exits 0 when everything holds and 2 with a report when anything does not.
+            Quarantined events are reported; with --strict they also fail the check.
+            An encrypted store needs its key (--key-file or STRATA_KEY_FILE), except with
+            --chain-only, which checks the log's hash chain over the stored (sealed) rows without
+            it and without opening the store for writing.
 
-        Examples:
-          strata verify
-          strata verify --format json
-          strata verify --chain-only
-        """)
+            Examples:
+              strata verify
+              strata verify --format json
+              strata verify --chain-only
+            """)
     )
 
     @OptionGroup var location: StoreLocation
@@ -42,7 +43,9 @@ struct VerifyCommand: AsyncParsableCommand {
                 lines.append(r.problemCount == 0 ? "\(checked): ok" : "\(checked): \(r.problemCount) problem(s)")
                 lines += r.problems.prefix(50).map { "  - \($0)" }
                 for p in r.projections {
-                    lines.append("projection \(p.name) @\(p.checkpoint): \(p.matchesRebuild ? "matches a rebuild" : "DIFFERS from a rebuild"), digest \(p.digest.prefix(16))")
+                    lines.append(
+                        "projection \(p.name) @\(p.checkpoint): \(p.matchesRebuild ? "matches a rebuild" : "DIFFERS from a rebuild"), digest \(p.digest.prefix(16))"
+                    )
                     lines += p.differences.map { "  - \($0)" }
                 }
                 if !r.quarantined.isEmpty {
@@ -52,16 +55,21 @@ struct VerifyCommand: AsyncParsableCommand {
                 lines.append(ok ? "verify: ok" : "verify: FAILED — restore the store from a copy, or run `strata rebuild` if only projections differ")
                 emit(lines.joined(separator: "\n"))
             } else {
-                emit(JSONValue.object([
-                    "ok": .bool(ok), "headSeq": .int(r.headSeq), "eventsChecked": .int(r.eventsChecked),
-                    "blobsChecked": .int(r.blobsChecked), "problemCount": .int(r.problemCount),
-                    "problems": .array(r.problems.map { .string($0) }),
-                    "projections": .array(r.projections.map {
-                        .object(["name": .string($0.name), "checkpoint": .int($0.checkpoint), "matchesRebuild": .bool($0.matchesRebuild), "digest": .string($0.digest),
-                                 "differences": .array($0.differences.map { .string($0) })])
-                    }),
-                    "quarantined": .array(r.quarantined.map(\.json)),
-                ]).prettyString)
+                emit(
+                    JSONValue.object([
+                        "ok": .bool(ok), "headSeq": .int(r.headSeq), "eventsChecked": .int(r.eventsChecked),
+                        "blobsChecked": .int(r.blobsChecked), "problemCount": .int(r.problemCount),
+                        "problems": .array(r.problems.map { .string($0) }),
+                        "projections": .array(
+                            r.projections.map {
+                                .object([
+                                    "name": .string($0.name), "checkpoint": .int($0.checkpoint), "matchesRebuild": .bool($0.matchesRebuild),
+                                    "digest": .string($0.digest),
+                                    "differences": .array($0.differences.map { .string($0) })
+                                ])
+                            }),
+                        "quarantined": .array(r.quarantined.map(\.json))
+                    ]).prettyString)
             }
             if !ok { throw ExitCodes.verificationFailed }
         }
@@ -76,13 +84,14 @@ struct RebuildCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rebuild",
         abstract: "Rebuild projections from the log (all, or the named ones).",
-        discussion: reflowed("""
-        Rebuilds commit in chunks: an interrupted rebuild resumes at the next strata command.
+        discussion: reflowed(
+            """
+            Rebuilds commit in chunks: an interrupted rebuild resumes at the next strata command.
 
-        Examples:
-          strata rebuild
-          strata rebuild documents
-        """)
+            Examples:
+              strata rebuild
+              strata rebuild documents
+            """)
     )
 
     @OptionGroup var location: StoreLocation
@@ -128,7 +137,8 @@ struct StatsCommand: AsyncParsableCommand {
                 "bodies       \(s.blobs) distinct, \(byteCount(s.blobRawBytes)) raw, \(byteCount(s.blobStoredBytes)) stored",
                 "payloads     \(s.payloadCount) referenced, \(byteCount(s.payloadBytes)); dedupe \(String(format: "%.2f", s.dedupeRatio))×, compression \(String(format: "%.2f", s.compressionRatio))×",
                 "map          \(byteCount(s.usedBytes)) used of \(byteCount(s.mapSize)) (file \(byteCount(s.fileBytes)) on disk)",
-                "free         \(byteCount(s.freeBytes)) in pages the store's transactions freed" + (s.freeBytes > s.usedBytes / 10 ? " (`strata compact` gives them back)" : ""),
+                "free         \(byteCount(s.freeBytes)) in pages the store's transactions freed"
+                    + (s.freeBytes > s.usedBytes / 10 ? " (`strata compact` gives them back)" : "")
             ]
             for p in s.projections {
                 lines.append("projection   \(p.name) v\(p.version) at seq \(p.checkpoint) (lag \(p.lag), quarantined \(p.quarantined))")
@@ -149,13 +159,14 @@ extension StoreStats {
             "dedupeRatio": .double(dedupeRatio), "compressionRatio": .double(compressionRatio),
             "mapSize": .int(mapSize), "usedBytes": .int(usedBytes), "fileBytes": .int(fileBytes), "freeBytes": .int(freeBytes),
             "staleReadersCleared": .int(staleReadersCleared),
-            "projections": .array(projections.map { p in
-                .object([
-                    "name": .string(p.name), "version": .int(p.version), "checkpoint": .int(p.checkpoint),
-                    "lag": .int(p.lag), "quarantined": .int(p.quarantined),
-                    "tables": .array(p.tables.map { .object(["name": .string($0.name), "entries": .int($0.entries), "bytes": .int($0.bytes)]) }),
-                ])
-            }),
+            "projections": .array(
+                projections.map { p in
+                    .object([
+                        "name": .string(p.name), "version": .int(p.version), "checkpoint": .int(p.checkpoint),
+                        "lag": .int(p.lag), "quarantined": .int(p.quarantined),
+                        "tables": .array(p.tables.map { .object(["name": .string($0.name), "entries": .int($0.entries), "bytes": .int($0.bytes)]) })
+                    ])
+                })
         ])
     }
 }
@@ -164,23 +175,24 @@ struct CompactCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compact",
         abstract: "Rewrite the store's file without the space its transactions freed (as git gc does).",
-        discussion: reflowed("""
-        LMDB reuses the pages its transactions free but never gives them back to the file
-        system: a store that was migrated, rebuilt or rekeyed, or that imported a long history,
-        keeps a file larger than its data. compact writes a copy of the store without those
-        pages beside it (DIR.compact; it needs that much free disk), checks that the copy ends
-        at the same event with the same hash, swaps the two directories in one atomic rename
-        while holding the store's write lock, and deletes the old one. Bodies and projections
-        are copied byte for byte; the events' envelopes are packed against a dictionary trained
-        on them (about 40% of their size; same events, ids and hashes; in an encrypted store
-        under their seals, and it stays under its key). Run it
-        while no other strata process has the store open. A compaction that was stopped before
-        its swap starts over; one stopped after it only cleans up.
+        discussion: reflowed(
+            """
+            LMDB reuses the pages its transactions free but never gives them back to the file
+            system: a store that was migrated, rebuilt or rekeyed, or that imported a long history,
+            keeps a file larger than its data. compact writes a copy of the store without those
+            pages beside it (DIR.compact; it needs that much free disk), checks that the copy ends
+            at the same event with the same hash, swaps the two directories in one atomic rename
+            while holding the store's write lock, and deletes the old one. Bodies and projections
+            are copied byte for byte; the events' envelopes are packed against a dictionary trained
+            on them (about 40% of their size; same events, ids and hashes; in an encrypted store
+            under their seals, and it stays under its key). Run it
+            while no other strata process has the store open. A compaction that was stopped before
+            its swap starts over; one stopped after it only cleans up.
 
-        Examples:
-          strata compact
-          strata compact --format json
-        """)
+            Examples:
+              strata compact
+              strata compact --format json
+            """)
     )
 
     @OptionGroup var location: StoreLocation
@@ -204,7 +216,9 @@ struct CompactCommand: AsyncParsableCommand {
             }
             let after = Self.fileSize(path)
             if format != .table {
-                emit(JSONValue.object(["path": .string(path), "events": .int(Int(head.seq)), "bytesBefore": .int(before), "bytesAfter": .int(after)]).prettyString)
+                emit(
+                    JSONValue.object(["path": .string(path), "events": .int(Int(head.seq)), "bytesBefore": .int(before), "bytesAfter": .int(after)])
+                        .prettyString)
             } else {
                 emit("compacted \(path): \(byteCount(before)) → \(byteCount(after)) (\(head.seq) events)")
             }

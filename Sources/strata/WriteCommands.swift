@@ -19,7 +19,9 @@ func parseAssignment(_ text: String, flag: String) throws -> (path: String, valu
 /// Reads a JSON file, or stdin for `-`.
 func readJSON(_ path: String, flag: String) throws -> JSONValue {
     let data: Data
-    if path == "-" { data = FileHandle.standardInput.readDataToEndOfFile() } else {
+    if path == "-" {
+        data = FileHandle.standardInput.readDataToEndOfFile()
+    } else {
         guard let d = FileManager.default.contents(atPath: path) else { throw CLIError("\(flag): cannot read \(path)", exit: ExitCode.validationFailure) }
         data = d
     }
@@ -75,18 +77,20 @@ struct CreateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "create",
         abstract: "Create an item here; it shows at once (pending) and `strata push` sends it.",
-        discussion: reflowed("""
-        The source needs --create-url. Its --owner-field is filled with your user unless set.
+        discussion: reflowed(
+            """
+            The source needs --create-url. Its --owner-field is filled with your user unless set.
 
-        Examples:
-          strata create notes --set content="buy milk" --set create_date=2026-11-25T10:00:00Z
-          echo '{"content":"call Bob"}' | strata create notes --json -
-        """)
+            Examples:
+              strata create notes --set content="buy milk" --set create_date=2026-11-25T10:00:00Z
+              echo '{"content":"call Bob"}' | strata create notes --json -
+            """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "The source name.") var name: String
     @Option(help: ArgumentHelp("The new item, a JSON object (- for stdin).", valueName: "file")) var json: String?
-    @Option(name: .customLong("set"), help: ArgumentHelp("A field of the new item (repeatable); VALUE is JSON when it parses, else text.", valueName: "path=value"))
+    @Option(
+        name: .customLong("set"), help: ArgumentHelp("A field of the new item (repeatable); VALUE is JSON when it parses, else text.", valueName: "path=value"))
     var sets: [String] = []
     @Option(help: "table or json.") var format: OutputFormat = .table
 
@@ -112,17 +116,18 @@ struct EditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "edit",
         abstract: "Edit an item here (or stage the edit in a session); `strata push` sends it.",
-        discussion: reflowed("""
-        The change is the difference between the item now and after the edit, recorded as an
-        RFC 6902 patch with old values. With no --set, --unset or --patch, the item opens in
-        $VISUAL or $EDITOR (vi), and what you save becomes the change.
-        With --session S the edit is only staged: `strata session show|accept|cancel S`.
+        discussion: reflowed(
+            """
+            The change is the difference between the item now and after the edit, recorded as an
+            RFC 6902 patch with old values. With no --set, --unset or --patch, the item opens in
+            $VISUAL or $EDITOR (vi), and what you save becomes the change.
+            With --session S the edit is only staged: `strata session show|accept|cancel S`.
 
-        Examples:
-          strata edit notes -N6JWiv7KXjw8LYkx9MZ --set content="note 1, edited"
-          strata edit cars 3 --set price=11500 --unset pros --session sale
-          strata edit cars 3 --patch fix.json
-        """)
+            Examples:
+              strata edit notes -N6JWiv7KXjw8LYkx9MZ --set content="note 1, edited"
+              strata edit cars 3 --set price=11500 --unset pros --session sale
+              strata edit cars 3 --patch fix.json
+            """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "The source name.") var name: String
@@ -142,14 +147,17 @@ struct EditCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let app = try await location.app()
-            var edit = ItemEdit(sets: try sets.map { try parseAssignment($0, flag: "--set") }, unsets: unsets,
-                                patch: try patch.map { try readJSON($0, flag: "--patch") })
+            var edit = ItemEdit(
+                sets: try sets.map { try parseAssignment($0, flag: "--set") }, unsets: unsets,
+                patch: try patch.map { try readJSON($0, flag: "--patch") })
             if edit.isEmpty { edit.document = try await editInEditor(app) }
             let change = edit
             let (seq, changes) = try await useCase { try await app.useCases.write.edit(source: name, id: id, change, session: session) }
             if format == .json {
                 let seqValue: JSONValue = seq.map { .number(String($0)) } ?? .null
-                emit([.object(["seq": seqValue, "staged": .bool(session != nil && seq != nil), "changes": .array(changes.map(JSONValue.init(change:)))])], as: .json)
+                emit(
+                    [.object(["seq": seqValue, "staged": .bool(session != nil && seq != nil), "changes": .array(changes.map(JSONValue.init(change:)))])],
+                    as: .json)
                 return
             }
             guard let seq else {
@@ -198,7 +206,9 @@ struct DeleteCommand: AsyncParsableCommand {
         try await reportingErrors {
             let app = try await location.app()
             let seqs = try await useCase { try await app.useCases.write.delete(source: name, ids: ids) }
-            emit("deleted \(ids.count) item\(ids.count == 1 ? "" : "s") of \(name) (seq \(seqs.map(String.init).joined(separator: ", ")), pending; `strata push \(name)` sends \(ids.count == 1 ? "it" : "them"))")
+            emit(
+                "deleted \(ids.count) item\(ids.count == 1 ? "" : "s") of \(name) (seq \(seqs.map(String.init).joined(separator: ", ")), pending; `strata push \(name)` sends \(ids.count == 1 ? "it" : "them"))"
+            )
         }
     }
 }
@@ -223,7 +233,9 @@ struct SessionCommand: AsyncParsableCommand {
                     return
                 }
                 let changes = s.items.reduce(0) { $0 + $1.changes.count }
-                emit("session \(s.name) · \(s.state.rawValue) · \(changes) change\(changes == 1 ? "" : "s") in \(s.items.count) item\(s.items.count == 1 ? "" : "s")")
+                emit(
+                    "session \(s.name) · \(s.state.rawValue) · \(changes) change\(changes == 1 ? "" : "s") in \(s.items.count) item\(s.items.count == 1 ? "" : "s")"
+                )
                 let options = RenderOptions(width: 100, color: false)
                 for i in s.items {
                     emit("\(i.source)/\(i.itemID)  (\(i.edits) edit\(i.edits == 1 ? "" : "s"))")
@@ -241,13 +253,16 @@ struct SessionCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 let seqs = try await useCase { try await location.app().useCases.write.accept(session) }
-                emit("accepted session \(session): \(seqs.count) patch\(seqs.count == 1 ? "" : "es") (seq \(seqs.map(String.init).joined(separator: ", ")), pending; `strata push` sends them)")
+                emit(
+                    "accepted session \(session): \(seqs.count) patch\(seqs.count == 1 ? "" : "es") (seq \(seqs.map(String.init).joined(separator: ", ")), pending; `strata push` sends them)"
+                )
             }
         }
     }
 
     struct Cancel: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "cancel", abstract: "Cancel a session: its edits never reach the items (the cancellation is logged).")
+        static let configuration = CommandConfiguration(
+            commandName: "cancel", abstract: "Cancel a session: its edits never reach the items (the cancellation is logged).")
         @OptionGroup var location: StoreLocation
         @Argument var session: String
         func run() async throws {
@@ -277,15 +292,16 @@ struct PushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "push",
         abstract: "Send the outbox to the API, in order; every attempt and answer is an event.",
-        discussion: reflowed("""
-        Updates carry If-Match with the ETag of the version they were made on; every request
-        carries an Idempotency-Key (the write's event id), so a write sent twice (after a crash or
-        a lost answer) takes effect once. A 412 on a field the write does not touch is rebased and
-        sent again; a real conflict is kept on both sides (`strata outbox`).
+        discussion: reflowed(
+            """
+            Updates carry If-Match with the ETag of the version they were made on; every request
+            carries an Idempotency-Key (the write's event id), so a write sent twice (after a crash or
+            a lost answer) takes effect once. A 412 on a field the write does not touch is rebased and
+            sent again; a real conflict is kept on both sides (`strata outbox`).
 
-        Exit codes: 0 every write acknowledged; 1 some are still pending (offline, server
-        errors), rejected or conflicted; 3 unknown source.
-        """)
+            Exit codes: 0 every write acknowledged; 1 some are still pending (offline, server
+            errors), rejected or conflicted; 3 unknown source.
+            """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "Sources to push (default: every source with open writes).") var names: [String] = []
@@ -300,7 +316,9 @@ struct PushCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let app = try await location.app { $0.push.timeout = timeout; $0.requestsSoon = true }
+            let app = try await location.app {
+                $0.push.timeout = timeout; $0.requestsSoon = true
+            }
             let reports = try await useCase { try await app.useCases.push(names, concurrency: concurrency) }
             if format != .table {
                 emit(reports.map(JSONValue.init(push:)), as: .json)
@@ -309,11 +327,15 @@ struct PushCommand: AsyncParsableCommand {
                 for r in reports {
                     let n = r.outcomes.count
                     let rate = r.seconds > 0 ? String(format: ", %.0f writes/s", Double(n) / r.seconds) : ""
-                    emit("\(r.source): \(r.count(.acknowledged)) acknowledged, \(r.count(.rejected)) rejected, \(r.count(.conflicted)) conflicted, \(r.count(.failed)) failed; \(r.left) left in the outbox (\(String(format: "%.2f", r.seconds)) s\(rate))")
+                    emit(
+                        "\(r.source): \(r.count(.acknowledged)) acknowledged, \(r.count(.rejected)) rejected, \(r.count(.conflicted)) conflicted, \(r.count(.failed)) failed; \(r.left) left in the outbox (\(String(format: "%.2f", r.seconds)) s\(rate))"
+                    )
                     for o in r.outcomes where o.result != .acknowledged {
                         emit("  write \(o.write) (\(o.kind.rawValue) \(o.itemID)): \(o.result.rawValue)\(o.status.map { " \($0)" } ?? ""): \(o.message)")
                     }
-                    if r.outcomes.contains(where: { $0.result == .conflicted }) { emit("  see both sides with `strata outbox \(r.source)`; then `strata outbox retry ID` (yours wins) or `drop ID`") }
+                    if r.outcomes.contains(where: { $0.result == .conflicted }) {
+                        emit("  see both sides with `strata outbox \(r.source)`; then `strata outbox retry ID` (yours wins) or `drop ID`")
+                    }
                 }
             }
             if let offline = reports.compactMap(\.offline).first {
@@ -328,13 +350,14 @@ struct OutboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "outbox",
         abstract: "Local writes and where they are: pending, sent, acknowledged, rejected, conflicted.",
-        discussion: reflowed("""
-        Examples:
-          strata outbox                 # open writes (pending, sent, conflicted)
-          strata outbox notes --all     # every write of notes, newest first
-          strata outbox retry 42        # a rejected or conflicted write goes again (yours wins)
-          strata outbox drop 42         # takes the write back out of the items
-        """),
+        discussion: reflowed(
+            """
+            Examples:
+              strata outbox                 # open writes (pending, sent, conflicted)
+              strata outbox notes --all     # every write of notes, newest first
+              strata outbox retry 42        # a rejected or conflicted write goes again (yours wins)
+              strata outbox drop 42         # takes the write back out of the items
+            """),
         subcommands: [Show.self, Retry.self, Drop.self],
         defaultSubcommand: Show.self
     )
@@ -361,7 +384,9 @@ struct OutboxCommand: AsyncParsableCommand {
                     emit("write \(w.seq) conflicts on \(w.conflictPaths.map { $0.isEmpty ? "the item" : $0 }.joined(separator: ", ")):")
                     for p in w.conflictPaths {
                         let mine = w.localDocument?.value(atPointer: p)
-                        emit("  \(p.isEmpty ? "/" : p)  server: \(w.serverDocument?.value(atPointer: p)?.displayText ?? "(none)")  yours: \(mine?.displayText ?? "(none)")")
+                        emit(
+                            "  \(p.isEmpty ? "/" : p)  server: \(w.serverDocument?.value(atPointer: p)?.displayText ?? "(none)")  yours: \(mine?.displayText ?? "(none)")"
+                        )
                     }
                 }
             }

@@ -11,7 +11,9 @@ import Testing
         var items: [String] = []
         for i in 0..<200 {
             let changed = (0...v).filter { ($0 * 7 + 3 * ($0 % 5)) % 200 == i || ($0 * 13) % 200 == i || ($0 * 31 + 1) % 200 == i }.count
-            items.append("{\"id\":\(i),\"name\":\"item \(i)\(salt)\",\"price\":\(100 + i * 3 + changed),\"stock\":\(changed * 2),\"status\":\"\(changed % 2 == 0 ? "available" : "sold")\"}")
+            items.append(
+                "{\"id\":\(i),\"name\":\"item \(i)\(salt)\",\"price\":\(100 + i * 3 + changed),\"stock\":\(changed * 2),\"status\":\"\(changed % 2 == 0 ? "available" : "sold")\"}"
+            )
         }
         return Array(("[" + items.joined(separator: ",") + "]").utf8)
     }
@@ -83,9 +85,19 @@ import Testing
         let store = try await EventStore.open(at: makeTempDir(), projections: [], options: Self.options(keyframeInterval: 2))
         var rng = SplitMix64(seed: 29)
         func word() -> String { String((0..<(3 + Int(rng.next() % 6))).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) }) }
-        let items = (0..<300).map { i in "{\"id\":\(i),\"name\":\"\(word()) \(word())\",\"tags\":[\"\(word())\",\"\(word())\"],\"price\":\(rng.next() % 10_000)}" }
-        func body(_ v: Int) -> [UInt8] { Array(("[" + items.enumerated().map { $0.offset == v ? $0.element.replacingOccurrences(of: "{", with: "{\"v\":\(v),") : $0.element }.joined(separator: ",") + "]").utf8) }
-        for v in 0..<3 { _ = try await store.append(NewEvent(id: "v\(v)", type: "CollectionPageFetched", stream: "src", metadata: [("url", "http://api.test/items")], payload: body(v))) }
+        let items = (0..<300).map { i in
+            "{\"id\":\(i),\"name\":\"\(word()) \(word())\",\"tags\":[\"\(word())\",\"\(word())\"],\"price\":\(rng.next() % 10_000)}"
+        }
+        func body(_ v: Int) -> [UInt8] {
+            Array(
+                ("["
+                    + items.enumerated().map { $0.offset == v ? $0.element.replacingOccurrences(of: "{", with: "{\"v\":\(v),") : $0.element }.joined(
+                        separator: ",") + "]").utf8)
+        }
+        for v in 0..<3 {
+            _ = try await store.append(
+                NewEvent(id: "v\(v)", type: "CollectionPageFetched", stream: "src", metadata: [("url", "http://api.test/items")], payload: body(v)))
+        }
         let rows = try Self.rows(store)
         #expect(rows[1]!.depth == 0 && rows[2]!.depth == 1 && rows[3]!.depth == 0)
         let stored: [Int] = try store.environment.read { txn in
@@ -95,7 +107,8 @@ import Testing
             let usual = ZstdContext.pooled { BlobCodec.encode(body(v), context: $0) }.count
             let dense = ZstdContext.pooled { BlobCodec.encode(body(v), context: $0, level: DeltaChains.keyframeLevel) }.count
             #expect(dense < usual)
-            #expect(stored[seq] == (v == 0 ? usual : dense), "v \(v): \(stored[seq]) bytes stored, \(usual) at level 3, \(dense) at \(DeltaChains.keyframeLevel)")
+            #expect(
+                stored[seq] == (v == 0 ? usual : dense), "v \(v): \(stored[seq]) bytes stored, \(usual) at level 3, \(dense) at \(DeltaChains.keyframeLevel)")
         }
         for e in try await store.events(EventQuery()) {
             #expect(try await store.payload(of: e) == body(Int(e.id.dropFirst())!))
@@ -109,17 +122,23 @@ import Testing
         let store = try await EventStore.open(at: makeTempDir(), projections: [], options: testOptions())
         var rng = SplitMix64(seed: 31)
         func word() -> String { String((0..<(3 + Int(rng.next() % 6))).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) }) }
-        let items = (0..<1_400).map { i in "{\"id\":\(i),\"name\":\"\(word()) \(word())\",\"tags\":[\"\(word())\",\"\(word())\"],\"price\":\(rng.next() % 10_000)}" }
+        let items = (0..<1_400).map { i in
+            "{\"id\":\(i),\"name\":\"\(word()) \(word())\",\"tags\":[\"\(word())\",\"\(word())\"],\"price\":\(rng.next() % 10_000)}"
+        }
         func body(_ v: Int, count: Int) -> [UInt8] {
-            Array(("[" + items.prefix(count).enumerated().map { i, item in
-                i % 97 == v % 97 || i % 89 == v ? item.replacingOccurrences(of: "{", with: "{\"v\":\(v),") : item
-            }.joined(separator: ",") + "]").utf8)
+            Array(
+                ("["
+                    + items.prefix(count).enumerated().map { i, item in
+                        i % 97 == v % 97 || i % 89 == v ? item.replacingOccurrences(of: "{", with: "{\"v\":\(v),") : item
+                    }.joined(separator: ",") + "]").utf8)
         }
         let large = (0..<3).map { body($0, count: 1_400) }, small = (0..<3).map { body($0, count: 300) }
         #expect(large[0].count >= DeltaChains.denseDeltaMinimum && small[0].count < DeltaChains.denseDeltaMinimum)
         for v in 0..<3 {
-            _ = try await store.append([NewEvent(id: "large\(v)", type: "CollectionPageFetched", stream: "src", metadata: [("url", "http://api.test/large")], payload: large[v]),
-                                        NewEvent(id: "small\(v)", type: "CollectionPageFetched", stream: "src", metadata: [("url", "http://api.test/small")], payload: small[v])])
+            _ = try await store.append([
+                NewEvent(id: "large\(v)", type: "CollectionPageFetched", stream: "src", metadata: [("url", "http://api.test/large")], payload: large[v]),
+                NewEvent(id: "small\(v)", type: "CollectionPageFetched", stream: "src", metadata: [("url", "http://api.test/small")], payload: small[v])
+            ])
         }
         let rows = try Self.rows(store)
         // Seqs 1, 3, 5 hold the large bodies, 2, 4, 6 the small ones; each v ≥ 1 a delta against v − 1.
@@ -131,7 +150,9 @@ import Testing
             // The row the writer would store at `level`: against v − 1 (seq 2v − 1 for the
             // large list, 2v for the small one), at depth v.
             func delta(_ level: Int32) -> Int {
-                ZstdContext.pooled { BlobCodec.encodeDelta(bodies[v], base: bodies[v - 1], baseSeq: UInt64(i < 2 ? 2 * v - 1 : 2 * v), depth: v, context: $0, level: level)! }.count
+                ZstdContext.pooled {
+                    BlobCodec.encodeDelta(bodies[v], base: bodies[v - 1], baseSeq: UInt64(i < 2 ? 2 * v - 1 : 2 * v), depth: v, context: $0, level: level)!
+                }.count
             }
             let usual = delta(BlobCodec.level), dense = delta(DeltaChains.denseDeltaLevel)
             if i < 2 {
@@ -155,7 +176,9 @@ import Testing
         other.type = "DetailFetched"
         var elsewhere = Self.page(2)
         elsewhere.stream = "another"
-        _ = try await store.append([Self.page(0), other, elsewhere, NewEvent(type: "T", stream: "src", metadata: [("url", "http://api.test/items")], payload: bytes("{\"small\":1}"))])
+        _ = try await store.append([
+            Self.page(0), other, elsewhere, NewEvent(type: "T", stream: "src", metadata: [("url", "http://api.test/items")], payload: bytes("{\"small\":1}"))
+        ])
         _ = try await store.append([Self.page(0, url: "http://api.test/items?again")])  // same body: stored once
         _ = try await store.append([Self.page(3)])
         let rows = try Self.rows(store)
@@ -256,8 +279,10 @@ import Testing
         func doc(_ v: Int) -> String { "{\"id\":1,\"description\":\"\(text)\",\"price\":\(100 + v),\"stock\":\(v * 3)}" }
         // Snapshot members are documents the projection builds: never a stored payload.
         for v in 0..<40 {
-            _ = try await store.append(NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")],
-                                                payload: bytes("{\"k\":\(doc(v))}")))
+            _ = try await store.append(
+                NewEvent(
+                    type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")],
+                    payload: bytes("{\"k\":\(doc(v))}")))
         }
         let tables = try store.tables(of: "documents")
         // Each keyframe starts a row of `history`; its deltas are entries of that row.
@@ -268,7 +293,9 @@ import Testing
             while let entry = e {
                 let row = try KeyedDocumentProjection.HistoryRow(key: entry.key, value: entry.value, txn, tables)
                 var n = 0
-                try row.forEach { _, record in out.append(record.count); n += 1; return true }
+                try row.forEach { _, record in
+                    out.append(record.count); n += 1; return true
+                }
                 rows.append(n)
                 e = try c.next()
             }

@@ -21,14 +21,19 @@ import Testing
         var out: [NewEvent] = []
         for i in 0..<count {
             let k = "customer-record-\(Int.random(in: 0..<20, using: &rng))-zq"
-            let doc = "{\"id\":\"\(k)\",\"city\":\"Ouagadougou-\(Int.random(in: 0..<3, using: &rng))\",\"notes\":\"a plaintext sentence that must never reach the disk \(i % 5)\",\"n\":\(i % 7)}"
+            let doc =
+                "{\"id\":\"\(k)\",\"city\":\"Ouagadougou-\(Int.random(in: 0..<3, using: &rng))\",\"notes\":\"a plaintext sentence that must never reach the disk \(i % 5)\",\"n\":\(i % 7)}"
             if i % 9 == 8 {
-                out.append(NewEvent(id: "removal-event-identifier-\(i)", type: DocumentEvents.removed, stream: "people",
-                                    metadata: [("collection", "people"), ("key", k)]))
+                out.append(
+                    NewEvent(
+                        id: "removal-event-identifier-\(i)", type: DocumentEvents.removed, stream: "people",
+                        metadata: [("collection", "people"), ("key", k)]))
             } else {
-                out.append(NewEvent(id: "document-event-identifier-\(i)", type: DocumentEvents.recorded, stream: "people",
-                                    metadata: [("collection", "people"), ("key", k), ("url", "https://private.example.test/api/people/\(k)")],
-                                    payload: Array(doc.utf8)))
+                out.append(
+                    NewEvent(
+                        id: "document-event-identifier-\(i)", type: DocumentEvents.recorded, stream: "people",
+                        metadata: [("collection", "people"), ("key", k), ("url", "https://private.example.test/api/people/\(k)")],
+                        payload: Array(doc.utf8)))
             }
         }
         // One URL whose versions chain as deltas.
@@ -181,7 +186,9 @@ import Testing
         for (dir, options) in [(makeTempDir("v1"), old), (makeTempDir("v2"), Self.options(key))] {
             var events = Self.events(count: 30)
             let callers = events.count
-            for i in 0..<30 { events.append(NewEvent(type: DocumentEvents.removed, stream: "people", metadata: [("collection", "people"), ("key", "gone-\(i)")])) }
+            for i in 0..<30 {
+                events.append(NewEvent(type: DocumentEvents.removed, stream: "people", metadata: [("collection", "people"), ("key", "gone-\(i)")]))
+            }
             do {
                 let store = try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()], options: options)
                 _ = try await store.append(Array(events[..<40]))
@@ -229,8 +236,13 @@ import Testing
         for size in [0, 1, 15, 16, 17, 255, 4096] {
             let plain = bytes(size), nonce = bytes(12), aad = bytes(size % 40)
             var sealed = [UInt8](repeating: 0, count: size + 16)
-            plain.withUnsafeBytes { p in nonce.withUnsafeBytes { n in aad.withUnsafeBytes { a in
-                sealed.withUnsafeMutableBytes { aead.seal(p, nonce: n, aad: a, into: $0) } } } }
+            plain.withUnsafeBytes { p in
+                nonce.withUnsafeBytes { n in
+                    aad.withUnsafeBytes { a in
+                        sealed.withUnsafeMutableBytes { aead.seal(p, nonce: n, aad: a, into: $0) }
+                    }
+                }
+            }
             let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: sealed[..<size], tag: sealed[size...])
             #expect(Array(try AES.GCM.open(box, using: SymmetricKey(data: key), authenticating: aad)) == plain)
 
@@ -238,8 +250,13 @@ import Testing
             let combined = Array(theirs.ciphertext) + Array(theirs.tag)
             func opens(_ c: [UInt8], _ a: [UInt8]) -> [UInt8]? {
                 var out = [UInt8](repeating: 0, count: size)
-                let ok = c.withUnsafeBytes { cb in nonce.withUnsafeBytes { n in a.withUnsafeBytes { ab in
-                    out.withUnsafeMutableBytes { aead.open(cb, nonce: n, aad: ab, into: $0) } } } }
+                let ok = c.withUnsafeBytes { cb in
+                    nonce.withUnsafeBytes { n in
+                        a.withUnsafeBytes { ab in
+                            out.withUnsafeMutableBytes { aead.open(cb, nonce: n, aad: ab, into: $0) }
+                        }
+                    }
+                }
                 return ok ? out : nil
             }
             #expect(opens(combined, aad) == plain)
@@ -254,7 +271,9 @@ import Testing
                 let message = bytes(size), split = size / 3
                 var mine = [UInt8](repeating: 0, count: 32)
                 message.withUnsafeBytes { m in
-                    mine.withUnsafeMutableBytes { mac.authenticate(UnsafeRawBufferPointer(rebasing: m[..<split]), UnsafeRawBufferPointer(rebasing: m[split...]), into: $0) }
+                    mine.withUnsafeMutableBytes {
+                        mac.authenticate(UnsafeRawBufferPointer(rebasing: m[..<split]), UnsafeRawBufferPointer(rebasing: m[split...]), into: $0)
+                    }
                 }
                 #expect(mine == Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: macKey))))
             }
@@ -262,10 +281,14 @@ import Testing
         // SHA-256 (`Hashing`, the sealed chain): FIPS 180-2's vectors, then swift-crypto's
         // `SHA256` for messages of every length around the block size, whole, in parts and cut
         // to a prefix.
-        for (text, hex) in [("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
-                            ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
-                            ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
-                             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")] {
+        for (text, hex) in [
+            ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+            ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+            (
+                "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+                "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+            )
+        ] {
             #expect(Hashing.sha256(Array(text.utf8)).hex == hex)
         }
         for size in [0, 1, 55, 56, 63, 64, 65, 1000] {

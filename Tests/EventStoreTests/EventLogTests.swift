@@ -40,7 +40,7 @@ import Testing
         await #expect(throws: EventStoreError.self) {
             try await store.append([
                 NewEvent(id: "k1", type: "T", stream: "s", payload: body),
-                NewEvent(id: "k2", type: "T", stream: "s", payloadReference: missing),
+                NewEvent(id: "k2", type: "T", stream: "s", payloadReference: missing)
             ])
         }
         #expect(try await store.head().seq == 0)
@@ -98,8 +98,9 @@ import Testing
         // One batch is prepared and dropped: its helper prepares it in full on the same thread,
         // queued between the others, and nothing of it reaches the store.
         let abandoned = (0..<40).map { i in
-            NewEvent(id: "never\(i)", type: DocumentEvents.recorded, stream: "s", metadata: [("collection", "c"), ("key", "z\(i)")],
-                     payload: bytes("{\"never\":\(i),\"f\":\"\(String(repeating: "w", count: 4_000))\"}"))
+            NewEvent(
+                id: "never\(i)", type: DocumentEvents.recorded, stream: "s", metadata: [("collection", "c"), ("key", "z\(i)")],
+                payload: bytes("{\"never\":\(i),\"f\":\"\(String(repeating: "w", count: 4_000))\"}"))
         }
         var prepared: [PreparedBatch] = []
         for (i, chunk) in chunks.enumerated() {
@@ -131,7 +132,7 @@ import Testing
         let batches = [
             [NewEvent(id: "a1", type: "T", stream: "s", payload: bytes("one")), NewEvent(id: "a2", type: "T", stream: "s")],
             [NewEvent(id: "b1", type: "T", stream: "s", payload: bytes("two")), NewEvent(id: "b2", type: "T", stream: "s", payloadReference: missing)],
-            [NewEvent(id: "c1", type: "T", stream: "s", payload: bytes("three"))],
+            [NewEvent(id: "c1", type: "T", stream: "s", payload: bytes("three"))]
         ]
         await #expect(throws: EventStoreError.self) { try await store.append(batches: batches) }
         #expect(try await store.events(EventQuery()).map(\.id) == ["a1", "a2"])
@@ -145,7 +146,7 @@ import Testing
         let store = try await openStore()
         _ = try await store.append([
             NewEvent(type: "A", stream: "s1"), NewEvent(type: "A", stream: "s2"), NewEvent(type: "B", stream: "s1"),
-            NewEvent(type: "B", stream: "s2"), NewEvent(type: "C", stream: "s1"),
+            NewEvent(type: "B", stream: "s2"), NewEvent(type: "C", stream: "s1")
         ])
         _ = try await store.append((0..<600).map { i in NewEvent(type: i % 2 == 0 ? "D" : "A", stream: i % 2 == 0 ? "s1" : "s2") })
         #expect(try await store.newestEvent(inStream: "s1", ofTypes: ["A", "B"])?.seq == 3)
@@ -207,8 +208,10 @@ import Testing
     @Test func envelopeRoundTripsMetadataAndTimes() async throws {
         let store = try await openStore()
         let at = Timestamp(iso8601: "2020-05-06T07:08:09.123Z")!
-        try await store.append(NewEvent(id: "a", type: "CollectionPageFetched", schemaVersion: 3, recordedAt: at, stream: "cars",
-                                        metadata: [("url", "http://127.0.0.1:8080/cars?page=2"), ("status", "200"), ("etag", "\"abc\"")]))
+        try await store.append(
+            NewEvent(
+                id: "a", type: "CollectionPageFetched", schemaVersion: 3, recordedAt: at, stream: "cars",
+                metadata: [("url", "http://127.0.0.1:8080/cars?page=2"), ("status", "200"), ("etag", "\"abc\"")]))
         let e = try #require(try await store.event(seq: 1))
         #expect(e.id == "a" && e.type == "CollectionPageFetched" && e.schemaVersion == 3 && e.stream == "cars")
         #expect(e.recordedAt == at)
@@ -277,14 +280,16 @@ import Testing
         #expect(try await store.body(sha256: hash.hex) == Self.olderFormatBody)
         _ = try await store.append([
             NewEvent(id: "b", type: "Fetched", stream: "s", payload: Self.olderFormatBody),  // dedupes to the old row
-            NewEvent(id: "c", type: "Fetched", stream: "s", payload: bytes("{\"new\":1}")),  // takes the new layout
+            NewEvent(id: "c", type: "Fetched", stream: "s", payload: bytes("{\"new\":1}"))  // takes the new layout
         ])
         let events = try await store.events(EventQuery())
         #expect(try await store.payload(of: events[1]) == Self.olderFormatBody)
         #expect(try await store.payload(of: events[2]) == bytes("{\"new\":1}"))
         let (bodies, indexed, format) = try store.environment.read { txn in
-            (try txn.stat(store.schema.bodies).entries, try txn.stat(store.schema.bodyIndex.index).entries,
-             try txn.get(store.schema.meta, key: Array("format".utf8)).map { $0.withUnsafeBytes { UInt64(bigEndianBytes: $0) } })
+            (
+                try txn.stat(store.schema.bodies).entries, try txn.stat(store.schema.bodyIndex.index).entries,
+                try txn.get(store.schema.meta, key: Array("format".utf8)).map { $0.withUnsafeBytes { UInt64(bigEndianBytes: $0) } }
+            )
         }
         #expect(format == LogSchema.formatVersion)
         #expect(try await store.stats().blobs == 2)
@@ -302,8 +307,11 @@ import Testing
         let dir = makeTempDir()
         let docs = (0..<600).map { bytes("{\"n\":\($0),\"pad\":\"\(String(repeating: "x", count: $0 % 300))\"}") }
         func batch(_ round: Int) -> [NewEvent] {
-            docs.indices.map { NewEvent(id: "r\(round)-\($0)", type: DocumentEvents.recorded, stream: "s",
-                                        metadata: [("collection", "c"), ("key", "k\($0 % 150)")], payload: docs[$0]) }
+            docs.indices.map {
+                NewEvent(
+                    id: "r\(round)-\($0)", type: DocumentEvents.recorded, stream: "s",
+                    metadata: [("collection", "c"), ("key", "k\($0 % 150)")], payload: docs[$0])
+            }
         }
         let events: [RecordedEvent]
         do {
@@ -375,8 +383,10 @@ import Testing
         #expect(try await store.seq(asOf: Timestamp(iso8601: "2026-03-02T00:00:00Z")!) == 4)
         #expect(try await store.seq(asOf: Timestamp(iso8601: "2026-02-15T00:00:00Z")!) == 2)
         // So does one recorded earlier than the event before it in the same batch.
-        _ = try await store.append([NewEvent(type: "T", recordedAt: Timestamp(iso8601: "2026-04-01T00:00:00Z"), stream: "s"),
-                                    NewEvent(type: "T", recordedAt: Timestamp(iso8601: "2025-01-01T00:00:00Z"), stream: "s")])
+        _ = try await store.append([
+            NewEvent(type: "T", recordedAt: Timestamp(iso8601: "2026-04-01T00:00:00Z"), stream: "s"),
+            NewEvent(type: "T", recordedAt: Timestamp(iso8601: "2025-01-01T00:00:00Z"), stream: "s")
+        ])
         #expect(try await store.seq(asOf: Timestamp(iso8601: "2026-03-31T00:00:00Z")!) == 4)
         #expect(try await store.seq(asOf: Timestamp(iso8601: "2026-04-01T00:00:00Z")!) == 6)
         #expect(try await store.verify().ok)
@@ -389,7 +399,7 @@ import Testing
         NewEvent(type: "T\u{0}", stream: "s"),
         NewEvent(type: "T", schemaVersion: 0, stream: "s"),
         NewEvent(type: "T", stream: "s", metadata: [("", "v")]),
-        NewEvent(id: String(repeating: "x", count: 300), type: "T", stream: "s"),
+        NewEvent(id: String(repeating: "x", count: 300), type: "T", stream: "s")
     ])
     func invalidEventsAreRejectedAndNothingIsWritten(event: NewEvent) async throws {
         let store = try await openStore()
@@ -417,8 +427,10 @@ import Testing
             for t in 0..<16 {
                 group.addTask {
                     for i in 0..<20 {
-                        _ = try await store.append([NewEvent(id: "t\(t)-\(i)", type: "T", stream: "s\(t)"),
-                                                    NewEvent(id: "t\(t)-\(i)b", type: "T", stream: "s\(t)")])
+                        _ = try await store.append([
+                            NewEvent(id: "t\(t)-\(i)", type: "T", stream: "s\(t)"),
+                            NewEvent(id: "t\(t)-\(i)b", type: "T", stream: "s\(t)")
+                        ])
                     }
                 }
             }
@@ -442,9 +454,10 @@ import Testing
         var rng = SplitMix64(seed: 3)
         for b in 0..<40 {
             let events = (0..<50).map { i in
-                NewEvent(id: "b\(b)-\(i)", type: DocumentEvents.recorded, stream: "c",
-                         metadata: [("collection", "c"), ("key", "k\(i)")],
-                         payload: bytes("{\"s\":\"") + (0..<1500).map { _ in UInt8.random(in: 97...122, using: &rng) } + bytes("\"}"))
+                NewEvent(
+                    id: "b\(b)-\(i)", type: DocumentEvents.recorded, stream: "c",
+                    metadata: [("collection", "c"), ("key", "k\(i)")],
+                    payload: bytes("{\"s\":\"") + (0..<1500).map { _ in UInt8.random(in: 97...122, using: &rng) } + bytes("\"}"))
             }
             _ = try await store.append(events)
         }
@@ -461,8 +474,9 @@ import Testing
 /// (about 2:1 under zstd), so the 400 outgrow a 1 MiB map.
 private func mixedLargeBatch() -> (early: [NewEvent], batch: [NewEvent]) {
     let early = (0..<20).map { i in
-        NewEvent(id: "d\(i)", type: DocumentEvents.recorded, stream: "s", metadata: [("collection", "c"), ("key", "k\(i % 7)")],
-                 payload: bytes("{\"i\":\(i),\"f\":\"\(String(repeating: "q", count: 900))\"}"))
+        NewEvent(
+            id: "d\(i)", type: DocumentEvents.recorded, stream: "s", metadata: [("collection", "c"), ("key", "k\(i % 7)")],
+            payload: bytes("{\"i\":\(i),\"f\":\"\(String(repeating: "q", count: 900))\"}"))
     }
     var rng = SplitMix64(seed: 5)
     let noise = (0..<400).map { _ in (0..<320).map { _ in String(rng.next(), radix: 16) }.joined() }
@@ -471,13 +485,16 @@ private func mixedLargeBatch() -> (early: [NewEvent], batch: [NewEvent]) {
         case 0: return early[i / 10 % early.count]  // already in the log
         case 1: return NewEvent(id: "n\(i - 1)", type: "Noted", stream: "t")  // repeats the id before it
         case 2: return NewEvent(id: "bare\(i)", type: "Noted", stream: "t")  // no body
-        case 3: return NewEvent(id: "same\(i)", type: DocumentEvents.recorded, stream: "s",  // a body stored already
-                                metadata: [("collection", "c"), ("key", "k\(i % 13)")], payload: early[3].payload)
+        case 3:
+            return NewEvent(
+                id: "same\(i)", type: DocumentEvents.recorded, stream: "s",  // a body stored already
+                metadata: [("collection", "c"), ("key", "k\(i % 13)")], payload: early[3].payload)
         default:
             let key = "k\(i % 13)"
-            return NewEvent(id: i % 10 == 9 ? "n\(i - 1)" : "n\(i)", type: DocumentEvents.recorded, stream: "s",
-                            metadata: [("collection", "c"), ("key", key)],
-                            payload: bytes("{\"i\":\(i / 2),\"f\":\"\(noise[i / 2])\"}"))
+            return NewEvent(
+                id: i % 10 == 9 ? "n\(i - 1)" : "n\(i)", type: DocumentEvents.recorded, stream: "s",
+                metadata: [("collection", "c"), ("key", key)],
+                payload: bytes("{\"i\":\(i / 2),\"f\":\"\(noise[i / 2])\"}"))
         }
     }
     return (early, batch)

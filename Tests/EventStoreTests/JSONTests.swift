@@ -13,7 +13,7 @@ import Testing
 
     @Test(arguments: [
         "", "{", "[1,]", "{\"a\":1,}", "01", "1.", "-", "tru", "\"abc", "\"\\x\"", "\"\\ud800\"", "[1] 2", "{\"a\" 1}",
-        "\"a\u{01}\"", "nul", "[" + String(repeating: "[", count: 600) + String(repeating: "]", count: 601),
+        "\"a\u{01}\"", "nul", "[" + String(repeating: "[", count: 600) + String(repeating: "]", count: 601)
     ])
     func rejectsMalformedJSON(text: String) {
         #expect(throws: JSONParseError.self) { try JSONValue(parsing: text) }
@@ -78,7 +78,7 @@ import Testing
         #"{"z":1,"a":{"y":[{"b":2,"a":1},{}],"x":"\u0001\t\\\/"},"m":[]}"#,
         #"{"k":1,"k":2,"a":0,"k":3}"#, #"{"b":1,"a":2,"b":{"d":1,"c":2}}"#,
         #"{"\u00e9":1,"e":2,"é":3,"\ud83d\ude00":4,"":5}"#, #"["\u0000","\u001f",1e-7,-0.5E+3]"#,
-        "\u{FEFF}{\"bom\":true}", "  \"just a string\"  ", "123", "[[[[]]]]", "{}",
+        "\u{FEFF}{\"bom\":true}", "  \"just a string\"  ", "123", "[[[[]]]]", "{}"
     ])
     func matchesTheTreePath(text: String) throws {
         let bytes = Array(text.utf8)
@@ -88,7 +88,7 @@ import Testing
 
     @Test(arguments: [
         "", "{", "[1,]", "{\"a\":1,}", "01", "1.", "-", "tru", "\"abc", "\"\\x\"", "\"\\ud800\"", "[1] 2", "{\"a\" 1}",
-        "\"a\u{01}\"", "nul", "[" + String(repeating: "[", count: 600) + String(repeating: "]", count: 601), "{1:2}", "[1 2]",
+        "\"a\u{01}\"", "nul", "[" + String(repeating: "[", count: 600) + String(repeating: "]", count: 601), "{1:2}", "[1 2]"
     ])
     func rejectsWhatTheParserRejects(text: String) {
         #expect(throws: JSONParseError.self) { try JSONValue.canonicalize(Array(text.utf8)) }
@@ -126,9 +126,10 @@ import Testing
             case 0: return scalars.randomElement(using: &rng)!
             case 1: return "[" + (0..<Int.random(in: 0..<4, using: &rng)).map { _ in ws() + random(depth + 1) + ws() }.joined(separator: ",") + "]"
             default:
-                return "{" + (0..<Int.random(in: 0..<5, using: &rng)).map { _ in
-                    ws() + "\"" + keys.randomElement(using: &rng)! + "\"" + ws() + ":" + ws() + random(depth + 1)
-                }.joined(separator: ",") + ws() + "}"
+                return "{"
+                    + (0..<Int.random(in: 0..<5, using: &rng)).map { _ in
+                        ws() + "\"" + keys.randomElement(using: &rng)! + "\"" + ws() + ":" + ws() + random(depth + 1)
+                    }.joined(separator: ",") + ws() + "}"
             }
         }
         var accepted = 0, rejected = 0
@@ -167,7 +168,8 @@ import Testing
                     if rng.next() % 5 == 0 { key += specials[Int(rng.next() % UInt64(specials.count))] }
                     let pad = String(repeating: "x", count: Int(rng.next() % 20))
                     let at = Int(rng.next() % UInt64(pad.count + 1))
-                    let text = String(pad.prefix(at)) + (rng.next() % 2 == 0 ? specials[Int(rng.next() % UInt64(specials.count))] : "") + String(pad.dropFirst(at))
+                    let text =
+                        String(pad.prefix(at)) + (rng.next() % 2 == 0 ? specials[Int(rng.next() % UInt64(specials.count))] : "") + String(pad.dropFirst(at))
                     return "\"\(key)\":\"\(text)\""
                 }
                 let text = Array(("{" + members.joined(separator: ",") + "}").utf8)
@@ -189,7 +191,7 @@ import Testing
             for special in specials {
                 for text in [
                     "\"\(pad)\(special)\(pad)\"", "[\"\(pad)\(special)\"]", "{\"\(pad)\(special)\":0,\"a\":1}",
-                    "{\"b\":\"\(special)\(pad)\",\"a\":\"\(pad)\"}", "{\"z\":1,\"\(pad)\":[\"\(special)\"]}" + String(repeating: " ", count: offset % 17),
+                    "{\"b\":\"\(special)\(pad)\",\"a\":\"\(pad)\"}", "{\"z\":1,\"\(pad)\":[\"\(special)\"]}" + String(repeating: " ", count: offset % 17)
                 ] {
                     let bytes = Array(text.utf8)
                     let tree = Self.viaTree(bytes)
@@ -206,14 +208,20 @@ import Testing
     /// Well-formed UTF-8 at the edges of each sequence length is kept; overlongs, surrogates,
     /// values past U+10FFFF and sequences cut short are rejected, in keys and in values.
     @Test func utf8EdgesAreJudgedAsTheParserJudgesThem() throws {
-        let good: [[UInt8]] = [[0x7F], [0xC2, 0x80], [0xDF, 0xBF], [0xE0, 0xA0, 0x80], [0xED, 0x9F, 0xBF], [0xEE, 0x80, 0x80],
-                               [0xEF, 0xBF, 0xBF], [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF]]
-        let bad: [[UInt8]] = [[0x80], [0xC0, 0x80], [0xC1, 0xBF], [0xE0, 0x9F, 0xBF], [0xED, 0xA0, 0x80], [0xF0, 0x8F, 0xBF, 0xBF],
-                              [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80], [0xE2, 0x82], [0xF0, 0x9F, 0x98], [0xC3]]
+        let good: [[UInt8]] = [
+            [0x7F], [0xC2, 0x80], [0xDF, 0xBF], [0xE0, 0xA0, 0x80], [0xED, 0x9F, 0xBF], [0xEE, 0x80, 0x80],
+            [0xEF, 0xBF, 0xBF], [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF]
+        ]
+        let bad: [[UInt8]] = [
+            [0x80], [0xC0, 0x80], [0xC1, 0xBF], [0xE0, 0x9F, 0xBF], [0xED, 0xA0, 0x80], [0xF0, 0x8F, 0xBF, 0xBF],
+            [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80], [0xE2, 0x82], [0xF0, 0x9F, 0x98], [0xC3]
+        ]
         for (sequences, accepted) in [(good, true), (bad, false)] {
             for seq in sequences {
-                for text in [[0x22] + seq + [0x22], Array(#"{""#.utf8) + seq + Array(#"":1,"a":2}"#.utf8),
-                             Array(#"["\n"#.utf8) + seq + Array(#"x"]"#.utf8), Array(#"{"\u0062"#.utf8) + seq + Array(#"":1,"a":2}"#.utf8)] {
+                for text in [
+                    [0x22] + seq + [0x22], Array(#"{""#.utf8) + seq + Array(#"":1,"a":2}"#.utf8),
+                    Array(#"["\n"#.utf8) + seq + Array(#"x"]"#.utf8), Array(#"{"\u0062"#.utf8) + seq + Array(#"":1,"a":2}"#.utf8)
+                ] {
                     #expect((Self.direct(text) != nil) == accepted, "\(seq)")
                     #expect(Self.direct(text) == Self.viaTree(text), "\(seq)")
                 }

@@ -38,13 +38,16 @@ import Testing
     /// folded again. The result equals the append path's.
     @Test func aFoldWithBodiesPreparedAheadGrowsTheMap() async throws {
         let events = (0..<6_000).map { i in
-            NewEvent(id: "e\(i)", type: DocumentEvents.recorded, stream: "s", metadata: [("collection", "c"), ("key", "k\(i % 500)")],
-                     payload: Array("{\"i\":\(i),\"f\":\"\(String(repeating: "ab\(i)", count: 200))\"}".utf8))
+            NewEvent(
+                id: "e\(i)", type: DocumentEvents.recorded, stream: "s", metadata: [("collection", "c"), ("key", "k\(i % 500)")],
+                payload: Array("{\"i\":\(i),\"f\":\"\(String(repeating: "ab\(i)", count: 200))\"}".utf8))
         }
         // Documents the payloads only contain (here: with a trailing space) are kept inline in
         // history, so the fold writes far more than its versions' keys.
-        let inline = KeyedDocumentProjection(name: "documents", version: 1, eventTypes: [DocumentEvents.recorded],
-                                             documentTypes: [DocumentEvents.recorded]) { event, ctx in
+        let inline = KeyedDocumentProjection(
+            name: "documents", version: 1, eventTypes: [DocumentEvents.recorded],
+            documentTypes: [DocumentEvents.recorded]
+        ) { event, ctx in
             guard let body = try ctx.payload(of: event), let key = event[metadata: "key"] else { return nil }
             return [.putJSON(collection: "c", key: key, json: body + [0x20])]
         }

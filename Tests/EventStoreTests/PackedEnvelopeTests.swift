@@ -79,7 +79,9 @@ import Testing
         #expect(try await encrypted.verify(checkProjections: false).ok)
 
         // Appends after the compaction store plain envelopes that chain on to the packed ones.
-        let more = Self.events(60, seed: 12).map { var e = $0; e.id = "more-" + e.id; return e }
+        let more = Self.events(60, seed: 12).map {
+            var e = $0; e.id = "more-" + e.id; return e
+        }
         _ = try await packed.append(more)
         let after = try await packed.events(EventQuery(fromSeq: head.seq + 1))
         #expect(after.count == 60 && after[0].previousHash.hex == head.hash)
@@ -181,7 +183,10 @@ import Testing
         }
 
         // Appends chain on, sealed chain included; the copy reopens under its key only.
-        _ = try await copy.append(Self.events(20, seed: 32).map { var e = $0; e.id = "more-" + e.id; return e })
+        _ = try await copy.append(
+            Self.events(20, seed: 32).map {
+                var e = $0; e.id = "more-" + e.id; return e
+            })
         #expect(try await copy.verify(checkProjections: false).ok)
         #expect(try EventStore.verifyChain(at: dir).ok)
         let again = makeTempDir("packed-reopened")

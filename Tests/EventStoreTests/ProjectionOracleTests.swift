@@ -56,20 +56,21 @@ import Testing
         }
         _ = try await store.append([
             put("1", #"{"make":"Ford","price":1000,"tags":["a"]}"#),
-            put("2", #"{"make":"Ford","price":1000,"tags":["a"]}"#),           // unchanged: no version
+            put("2", #"{"make":"Ford","price":1000,"tags":["a"]}"#),  // unchanged: no version
             put("3", #"{"make":"Ford","price":900,"tags":["a","b"],"km":5}"#),
             NewEvent(id: "4", type: DocumentEvents.removed, stream: "cars", metadata: [("collection", "cars"), ("key", "42")]),
-            put("5", #"{"make":"Ford","price":950}"#),
+            put("5", #"{"make":"Ford","price":950}"#)
         ])
         let h = try await store.documents { try $0.history(collection: "cars", key: "42") }
         #expect(h.map(\.kind) == [.added, .changed, .removed, .reappeared])
         #expect(h.map(\.version) == [1, 2, 3, 4])
         #expect(h.map(\.seq) == [1, 3, 4, 5])
-        #expect(h[1].changes == [
-            PatchOperation(op: .add, path: "/km", value: .number("5")),
-            PatchOperation(op: .replace, path: "/price", value: .number("900"), old: .number("1000")),
-            PatchOperation(op: .add, path: "/tags/1", value: .string("b")),
-        ])
+        #expect(
+            h[1].changes == [
+                PatchOperation(op: .add, path: "/km", value: .number("5")),
+                PatchOperation(op: .replace, path: "/price", value: .number("900"), old: .number("1000")),
+                PatchOperation(op: .add, path: "/tags/1", value: .string("b"))
+            ])
         let lastBeforeRemoval = try JSONValue(parsing: #"{"make":"Ford","price":900,"tags":["a","b"],"km":5}"#)
         #expect(h[2].document == lastBeforeRemoval)
         #expect(h[3].changes.contains(PatchOperation(op: .remove, path: "/tags", old: .array([.string("a"), .string("b")]))))
@@ -90,8 +91,10 @@ import Testing
         for (from, to) in [(0, 150), (20, 90), (60, 61), (100, 40)] as [(UInt64, UInt64)] {
             for collection in ["cars", "bikes"] {
                 let diffs = try await store.documents { try $0.diff(collection: collection, from: from, to: to) }
-                let before = Dictionary(uniqueKeysWithValues: try await store.documents { try $0.states(collection: collection, asOf: from) }.map { ($0.key, $0.document) })
-                let after = Dictionary(uniqueKeysWithValues: try await store.documents { try $0.states(collection: collection, asOf: to) }.map { ($0.key, $0.document) })
+                let before = Dictionary(
+                    uniqueKeysWithValues: try await store.documents { try $0.states(collection: collection, asOf: from) }.map { ($0.key, $0.document) })
+                let after = Dictionary(
+                    uniqueKeysWithValues: try await store.documents { try $0.states(collection: collection, asOf: to) }.map { ($0.key, $0.document) })
                 let changedKeys = Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }
                 #expect(Set(diffs.map(\.key)) == changedKeys)
                 for d in diffs {
@@ -245,8 +248,9 @@ import Testing
         var events = generatedEvents(seed: 31, count: 6_000, malformedEvery: 53)
         let filler = String(repeating: "y", count: 70_000)
         for i in stride(from: 100, to: events.count, by: 1_000) {
-            events[i] = NewEvent(id: "big\(i)", type: DocumentEvents.recorded, stream: "cars",
-                                 metadata: [("collection", "cars"), ("key", "big\(i % 3)")], payload: Array("{\"f\":\"\(filler)\",\"i\":\(i)}".utf8))
+            events[i] = NewEvent(
+                id: "big\(i)", type: DocumentEvents.recorded, stream: "cars",
+                metadata: [("collection", "cars"), ("key", "big\(i % 3)")], payload: Array("{\"f\":\"\(filler)\",\"i\":\(i)}".utf8))
         }
         let store = try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()], options: options)
         for start in stride(from: 0, to: events.count, by: 500) { _ = try await store.append(Array(events[start..<min(events.count, start + 500)])) }
@@ -304,7 +308,9 @@ func versionSizes(_ txn: Transaction, _ tables: TableSet) throws -> [Int] {
     var e = try c.first()
     while let entry = e {
         let row = try KeyedDocumentProjection.HistoryRow(key: entry.key, value: entry.value, txn, tables)
-        try row.forEach { _, record in out.append(record.count); return true }
+        try row.forEach { _, record in
+            out.append(record.count); return true
+        }
         e = try c.next()
     }
     return out
@@ -377,9 +383,9 @@ func versionSizes(_ txn: Transaction, _ tables: TableSet) throws -> [Int] {
         _ = try await store.append([
             NewEvent(id: "0", type: "Index", stream: "s"),
             put("1", "a", #"{"color":"red","n":1}"#), put("2", "b", #"{"color":"red","n":2}"#),
-            put("3", "a", #"{"n":1,"color":"red"}"#),                 // same document, other order
+            put("3", "a", #"{"n":1,"color":"red"}"#),  // same document, other order
             put("4", "b", #"{"color":"blue","n":2}"#),
-            NewEvent(id: "5", type: "Remove", stream: "s", metadata: [("key", "a")]),
+            NewEvent(id: "5", type: "Remove", stream: "s", metadata: [("key", "a")])
         ])
         #expect(try await store.documents { try $0.keys(collection: "c", path: "color", equals: "red") } == [])
         #expect(try await store.documents { try $0.keys(collection: "c", path: "color", equals: "blue") } == ["b"])
@@ -441,7 +447,7 @@ func versionSizes(_ txn: Transaction, _ tables: TableSet) throws -> [Int] {
         _ = try await store.append([
             put("1", "a", "red"),
             NewEvent(id: "2", type: "Index", stream: "s", metadata: [("paths", "color")]),
-            put("3", "b", "red"), put("4", "a", "blue"),
+            put("3", "b", "red"), put("4", "a", "blue")
         ])
         #expect(try await keys("color", "red") == ["b"])
         #expect(try await keys("color", "blue") == ["a"])
@@ -449,7 +455,7 @@ func versionSizes(_ txn: Transaction, _ tables: TableSet) throws -> [Int] {
             NewEvent(id: "5", type: "Index", stream: "s"),
             put("6", "c", "red"),
             NewEvent(id: "7", type: "Index", stream: "s", metadata: [("paths", "color")]),
-            put("8", "b", "green"),
+            put("8", "b", "green")
         ])
         #expect(try await keys("color", "red") == ["c"])
         #expect(try await keys("color", "green") == ["b"])
@@ -488,8 +494,11 @@ func storedTables(_ store: EventStore, _ projection: String = "documents") async
         // Larger documents, the next version of one stream each: their bodies are stored as
         // deltas, so a version is not a whole stored form and is itself a delta against its keyframe.
         for v in 0..<120 {
-            events.insert(NewEvent(id: "list\(v)", type: DocumentEvents.recorded, stream: "lists", metadata: [("collection", "lists"), ("key", "l\(v % 3)"), ("url", "http://api.test/l\(v % 3)")],
-                                   payload: DeltaChainTests.list(v / 3)), at: 12 * v)
+            events.insert(
+                NewEvent(
+                    id: "list\(v)", type: DocumentEvents.recorded, stream: "lists",
+                    metadata: [("collection", "lists"), ("key", "l\(v % 3)"), ("url", "http://api.test/l\(v % 3)")],
+                    payload: DeltaChainTests.list(v / 3)), at: 12 * v)
         }
         let indexing = KeyedDocumentProjection(name: "documents", version: 11, eventTypes: DocumentEvents.types.union(["IndexDefined"])) { event, ctx in
             if event.type == "IndexDefined", let body = try ctx.payload(of: event), case .array(let paths) = try JSONValue(parsing: body) {

@@ -22,8 +22,10 @@ import Testing
             let members = (0..<8).compactMap { k in document(k, v).map { "\"k\(k)\":\($0)" } }
             // Whole seconds for most versions (imported histories), microseconds for some.
             let at = base + Int64(v) * 3_600_000_000 + (v % 10 == 7 ? 123_457 : 0)
-            events.append(NewEvent(type: DocumentEvents.snapshotRecorded, recordedAt: Timestamp(microseconds: at), stream: "s",
-                                   metadata: [("collection", "c")], payload: bytes("{" + members.joined(separator: ",") + "}")))
+            events.append(
+                NewEvent(
+                    type: DocumentEvents.snapshotRecorded, recordedAt: Timestamp(microseconds: at), stream: "s",
+                    metadata: [("collection", "c")], payload: bytes("{" + members.joined(separator: ",") + "}")))
         }
         return (events, (0..<8).map { "k\($0)" }, document)
     }
@@ -50,7 +52,8 @@ import Testing
         #expect(marks.count > 65, "\(marks.count) packed rows")
         for (i, mark) in marks.enumerated() {
             let number = UInt64(i + 1)
-            let expected = KeyedDocumentProjection.HistoryRow.anchor(of: number) == number
+            let expected =
+                KeyedDocumentProjection.HistoryRow.anchor(of: number) == number
                 ? KeyedDocumentProjection.HistoryRow.solidMark : KeyedDocumentProjection.HistoryRow.anchoredMark
             #expect(mark == expected, "row \(number)")
         }
@@ -99,14 +102,17 @@ import Testing
         var rng = SplitMix64(seed: 3)
         func noise() -> String { String((0..<40).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) }) }
         let first = "{\"a\":\"\(noise())\"}", second = "{\"b\":\"\(noise())\"}"
-        _ = try await store.append(NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")], payload: bytes("{\"x\":\(first)}")))
-        _ = try await store.append(NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")], payload: bytes("{\"x\":\(second)}")))
+        _ = try await store.append(
+            NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")], payload: bytes("{\"x\":\(first)}")))
+        _ = try await store.append(
+            NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")], payload: bytes("{\"x\":\(second)}")))
         let (events, _, _) = Self.snapshots()
         _ = try await store.append(Array(events[0..<40]))
         let tables = try store.tables(of: "documents")
         let marks = try await Self.packedMarks(store, tables)
         // Row 1 (x's first version) is plain; no row is anchored, and the solid ones read back.
-        #expect(marks.count > 2 && marks[0] == 0 && !marks.contains(KeyedDocumentProjection.HistoryRow.anchoredMark)
+        #expect(
+            marks.count > 2 && marks[0] == 0 && !marks.contains(KeyedDocumentProjection.HistoryRow.anchoredMark)
                 && marks.contains(KeyedDocumentProjection.HistoryRow.solidMark), "\(marks)")
         // x: added, changed, then removed by the first snapshot without it.
         let x = try await store.documents { try $0.history(collection: "c", key: "x") }
@@ -140,8 +146,10 @@ import Testing
     }
 
     @Test func timesRoundTrip() {
-        for t: Int64 in [0, 1, -1, 999_999, 1_000_000, -3_000_000, 3_600_000_000, 1_764_000_000_123_457, -1_764_000_000_000_000,
-                         Int64.max / 2, Int64.min / 2] {
+        for t: Int64 in [
+            0, 1, -1, 999_999, 1_000_000, -3_000_000, 3_600_000_000, 1_764_000_000_123_457, -1_764_000_000_000_000,
+            Int64.max / 2, Int64.min / 2
+        ] {
             #expect(KeyedDocumentProjection.HistoryRow.decodeTime(KeyedDocumentProjection.HistoryRow.encodeTime(t)) == t, "\(t)")
         }
         // Whole seconds take the short form: an hour is 3 bytes, not 5.
@@ -156,8 +164,10 @@ import Testing
         var rng = SplitMix64(seed: 5)
         let text = String((0..<4000).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) })
         for v in 0..<20 {
-            _ = try await store.append(NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")],
-                                                payload: bytes("{\"k\":{\"text\":\"\(text)\",\"v\":\(v)}}")))
+            _ = try await store.append(
+                NewEvent(
+                    type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")],
+                    payload: bytes("{\"k\":{\"text\":\"\(text)\",\"v\":\(v)}}")))
         }
         let tables = try store.tables(of: "documents")
         let first: UInt8? = try await store.read { txn in try txn.cursor(tables["history-packed"]).first()?.value.first }

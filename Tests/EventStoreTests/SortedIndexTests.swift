@@ -51,8 +51,10 @@ import Testing
         }
         let store = try await openStore(projections: [projection])
         var rng = SplitMix64(seed: seed)
-        let values = ["1", "-2.5", "10", "1e3", "0", "-0", "\"apple\"", "\"Apple\"", "\"\"", "\"b\"", "\"10\"", "true", "false", "null",
-                      "[1]", "{\"x\":1}", "\"é\"", "\"" + String(repeating: "long", count: 80) + "\""]
+        let values = [
+            "1", "-2.5", "10", "1e3", "0", "-0", "\"apple\"", "\"Apple\"", "\"\"", "\"b\"", "\"10\"", "true", "false", "null",
+            "[1]", "{\"x\":1}", "\"é\"", "\"" + String(repeating: "long", count: 80) + "\""
+        ]
         var n = 0
         func event(_ type: String, key: String? = nil, body: String? = nil) -> NewEvent {
             n += 1

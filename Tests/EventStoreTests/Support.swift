@@ -39,11 +39,15 @@ func generatedEvents(seed: UInt64, count: Int, malformedEvery: Int = 0) -> [NewE
         let key = "k\(Int.random(in: 0..<12, using: &rng))"
         let roll = Int.random(in: 0..<100, using: &rng)
         if malformedEvery > 0, i % malformedEvery == malformedEvery - 1 {
-            out.append(NewEvent(id: "e\(i)", type: DocumentEvents.recorded, stream: c,
-                                metadata: [("collection", c), ("key", key)], payload: bytes("{\"broken\": ")))
+            out.append(
+                NewEvent(
+                    id: "e\(i)", type: DocumentEvents.recorded, stream: c,
+                    metadata: [("collection", c), ("key", key)], payload: bytes("{\"broken\": ")))
         } else if roll < 60 {
-            out.append(NewEvent(id: "e\(i)", type: DocumentEvents.recorded, stream: c,
-                                metadata: [("collection", c), ("key", key)], payload: bytes(doc(key))))
+            out.append(
+                NewEvent(
+                    id: "e\(i)", type: DocumentEvents.recorded, stream: c,
+                    metadata: [("collection", c), ("key", key)], payload: bytes(doc(key))))
         } else if roll < 75 {
             out.append(NewEvent(id: "e\(i)", type: DocumentEvents.removed, stream: c, metadata: [("collection", c), ("key", key)]))
         } else if roll < 90 {

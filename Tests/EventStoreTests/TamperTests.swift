@@ -36,8 +36,11 @@ import Testing
             damaged[index] ^= UInt8(1 << (rng.next() % 8))
             _ = try env.write { txn in try txn.put(db, key: key, value: damaged) }
             let report = try await store.verify(checkProjections: false)
-            if !report.ok && report.problemCount > 0 { caught += 1 }
-            else { Issue.record("trial \(trial): a flipped bit at byte \(index) of \(inBlobs ? "a body" : "an envelope") went unreported") }
+            if !report.ok && report.problemCount > 0 {
+                caught += 1
+            } else {
+                Issue.record("trial \(trial): a flipped bit at byte \(index) of \(inBlobs ? "a body" : "an envelope") went unreported")
+            }
             _ = try env.write { txn in try txn.put(db, key: key, value: original) }
         }
         #expect(caught == trials)
@@ -87,7 +90,9 @@ import Testing
             // verify reports damage; it never stops at it with an error.
             do {
                 let report = try await store.verify(checkProjections: false)
-                if report.ok || report.problemCount == 0 { Issue.record("trial \(trial): a flipped bit at byte \(index) of table \(table) went unreported by verify") }
+                if report.ok || report.problemCount == 0 {
+                    Issue.record("trial \(trial): a flipped bit at byte \(index) of table \(table) went unreported by verify")
+                }
             } catch {
                 Issue.record("trial \(trial): verify stopped at a flipped bit at byte \(index) of table \(table) (key \(key)): \(error)")
             }

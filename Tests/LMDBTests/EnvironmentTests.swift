@@ -19,7 +19,9 @@ func makeTempDir(_ name: String = "lmdb") -> String {
             #expect(try txn.get(db, key: [1, 2]) == [9, 9, 9])
             #expect(try txn.get(db, key: [7]) == nil)
         }
-        try env.write { (txn) throws in #expect(try txn.delete(db, key: [1, 2])); #expect(try txn.delete(db, key: [1, 2]) == false) }
+        try env.write { (txn) throws in
+            #expect(try txn.delete(db, key: [1, 2])); #expect(try txn.delete(db, key: [1, 2]) == false)
+        }
         try env.read { (txn) throws in #expect(try txn.get(db, key: [1, 2]) == nil) }
     }
 

@@ -14,16 +14,21 @@ import TerminalUI
     static let goldens = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Goldens")
     static let sizes = [Size(columns: 40, rows: 12), Size(columns: 80, rows: 24), Size(columns: 120, rows: 40)]
 
-    static let source = SourceViewData(name: "cars", url: "http://api.example/cars", freshness: .fetched(at: "2026-01-01 01:00:00Z", seq: 12),
-                                       indexedFields: ["make", "fuel"])
+    static let source = SourceViewData(
+        name: "cars", url: "http://api.example/cars", freshness: .fetched(at: "2026-01-01 01:00:00Z", seq: 12),
+        indexedFields: ["make", "fuel"])
 
     /// A thumbnail as chafa draws one: coloured half blocks.
     static let thumb = ["\u{1B}[38;2;200;30;30;48;2;20;20;90m▀▄▀▄\u{1B}[0m", "\u{1B}[38;5;33m████\u{1B}[0m"]
 
-    static func row(_ id: String, _ title: String, _ make: String, _ price: Int, fuel: String = "petrol", seq: UInt64 = 3, removed: Bool = false,
-                    thumbnail: Bool = false) -> BrowserState.Row {
-        BrowserState.Row(item: ItemRowViewData(id: id, title: title, subtitle: "\(make) · \(price)", fields: [make, fuel],
-                                               picture: "-", thumbnail: thumbnail ? thumb : nil, isRemoved: removed), changedSeq: seq)
+    static func row(
+        _ id: String, _ title: String, _ make: String, _ price: Int, fuel: String = "petrol", seq: UInt64 = 3, removed: Bool = false,
+        thumbnail: Bool = false
+    ) -> BrowserState.Row {
+        BrowserState.Row(
+            item: ItemRowViewData(
+                id: id, title: title, subtitle: "\(make) · \(price)", fields: [make, fuel],
+                picture: "-", thumbnail: thumbnail ? thumb : nil, isRemoved: removed), changedSeq: seq)
     }
 
     static func list() -> BrowserState {
@@ -34,12 +39,16 @@ import TerminalUI
         s.columns = ["make", "fuel"]
         s.hasImages = true
         s.head = 12
-        s.rows = [row("1", "Passat", "Volkswagen", 11500, thumbnail: true), row("2", "Yaris", "Toyota", 8750, fuel: "hybrid", seq: 11),
-                  row("3", "RAV4", "Toyota", 12300, thumbnail: true), row("4", "カローラ ツーリング", "トヨタ", 13750),
-                  row("5", "Niro 🚗 EV", "Kia", 19100, fuel: "electric")]
+        s.rows = [
+            row("1", "Passat", "Volkswagen", 11500, thumbnail: true), row("2", "Yaris", "Toyota", 8750, fuel: "hybrid", seq: 11),
+            row("3", "RAV4", "Toyota", 12300, thumbnail: true), row("4", "カローラ ツーリング", "トヨタ", 13750),
+            row("5", "Niro 🚗 EV", "Kia", 19100, fuel: "electric")
+        ]
         s.total = 5
         s.cursor = 1
-        s.timeline = [1, 2, 5, 9, 11, 12].map { BrowserState.Mark(seq: $0, type: $0 == 9 ? "FetchFailed" : "CollectionPageFetched", isFailure: $0 == 9, time: "2026-01-01 00:00:0\($0 % 10)Z") }
+        s.timeline = [1, 2, 5, 9, 11, 12].map {
+            BrowserState.Mark(seq: $0, type: $0 == 9 ? "FetchFailed" : "CollectionPageFetched", isFailure: $0 == 9, time: "2026-01-01 00:00:0\($0 % 10)Z")
+        }
         return s
     }
 
@@ -48,12 +57,14 @@ import TerminalUI
         sources.head = 12
         sources.sources = [
             BrowserState.SourceRow(source: source, items: 5, lastFetch: "fetched 2026-01-01 01:00:00Z", failed: false, age: "1h"),
-            BrowserState.SourceRow(source: SourceViewData(name: "notes", url: "http://api.example/notes", freshness: .never), items: 0,
-                                   lastFetch: "failed 2026-01-01 02:00:00Z: HTTP 500", failed: true, age: "-"),
+            BrowserState.SourceRow(
+                source: SourceViewData(name: "notes", url: "http://api.example/notes", freshness: .never), items: 0,
+                lastFetch: "failed 2026-01-01 02:00:00Z: HTTP 500", failed: true, age: "-")
         ]
         var popup = list()
-        popup.popup = BrowserState.Popup(title: "Refresh failed", message: "HTTP 500 from http://api.example/cars?page=1 (the server's error)",
-                                         hint: "The stored data is still shown. Enter closes this; r tries again.")
+        popup.popup = BrowserState.Popup(
+            title: "Refresh failed", message: "HTTP 500 from http://api.example/cars?page=1 (the server's error)",
+            hint: "The stored data is still shown. Enter closes this; r tries again.")
         popup.status = "refresh failed; showing stored data"
         var past = list()
         past.point = 11
@@ -63,12 +74,17 @@ import TerminalUI
         var detail = past
         detail.screen = .detail
         detail.detailID = "2"
-        detail.detail = ItemDetailViewData(source: source, id: "2", title: "Yaris", subtitle: "Toyota · 8750", status: "v2 · first seen seq 4 · changed seq 11",
-                                           fields: [LabeledValue("id", "2"), LabeledValue("make", "Toyota"), LabeledValue("model", "Yaris"),
-                                                    LabeledValue("price", "8750"), LabeledValue("seller.city", "Lyon")],
-                                           thumbnail: thumb, asOf: "seq 11")
-        detail.changesAtPoint = [ChangeViewData(mark: .replaced, path: "/price", old: "9150", new: "8750"),
-                                 ChangeViewData(mark: .removed, path: "/rating", old: "4.1")]
+        detail.detail = ItemDetailViewData(
+            source: source, id: "2", title: "Yaris", subtitle: "Toyota · 8750", status: "v2 · first seen seq 4 · changed seq 11",
+            fields: [
+                LabeledValue("id", "2"), LabeledValue("make", "Toyota"), LabeledValue("model", "Yaris"),
+                LabeledValue("price", "8750"), LabeledValue("seller.city", "Lyon")
+            ],
+            thumbnail: thumb, asOf: "seq 11")
+        detail.changesAtPoint = [
+            ChangeViewData(mark: .replaced, path: "/price", old: "9150", new: "8750"),
+            ChangeViewData(mark: .removed, path: "/rating", old: "4.1")
+        ]
         var busy = list()
         busy.isRefreshing = true
         busy.refreshProgress = "fetching cars…"
@@ -81,10 +97,15 @@ import TerminalUI
         staged.writes = BrowserState.Writes(create: true, edit: true, delete: true)
         staged.outbox = 1
         staged.rows[0].item.pending = "pending"
-        staged.staging = BrowserState.Staging(session: "browse", changes: 3, items: 2, byID: [
-            "2": [ChangeViewData(mark: .replaced, path: "/price", old: "8750", new: "8500")],
-            "3": [ChangeViewData(mark: .replaced, path: "/make", old: "Toyota", new: "Toyota Motor"), ChangeViewData(mark: .removed, path: "/price", old: "12300")],
-        ])
+        staged.staging = BrowserState.Staging(
+            session: "browse", changes: 3, items: 2,
+            byID: [
+                "2": [ChangeViewData(mark: .replaced, path: "/price", old: "8750", new: "8500")],
+                "3": [
+                    ChangeViewData(mark: .replaced, path: "/make", old: "Toyota", new: "Toyota Motor"),
+                    ChangeViewData(mark: .removed, path: "/price", old: "12300")
+                ]
+            ])
         staged.prompt = BrowserState.Prompt(kind: .edit(id: "2"), text: "price=8500", choices: ["model=Yaris", "price=8750"], choice: 1)
         var stagedDetail = staged
         stagedDetail.prompt = nil
@@ -93,10 +114,13 @@ import TerminalUI
         stagedDetail.detail = detail.detail
         stagedDetail.detail?.asOf = nil
         var question = list()
-        question.popup = BrowserState.Popup(title: "Delete 2?", message: "2 · Yaris", hint: "y deletes it here at once (pending: P sends it); n keeps it.",
-                                            question: .delete(ids: ["2"]))
-        return [("sources", sources), ("list", list()), ("popup", popup), ("past", past), ("detail", detail), ("refreshing", busy),
-                ("help", help), ("prompt", filtering), ("staged", staged), ("staged-detail", stagedDetail), ("delete", question)]
+        question.popup = BrowserState.Popup(
+            title: "Delete 2?", message: "2 · Yaris", hint: "y deletes it here at once (pending: P sends it); n keeps it.",
+            question: .delete(ids: ["2"]))
+        return [
+            ("sources", sources), ("list", list()), ("popup", popup), ("past", past), ("detail", detail), ("refreshing", busy),
+            ("help", help), ("prompt", filtering), ("staged", staged), ("staged-detail", stagedDetail), ("delete", question)
+        ]
     }()
 
     @Test(arguments: 0..<scenes.count)

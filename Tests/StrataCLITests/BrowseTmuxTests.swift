@@ -70,7 +70,9 @@ final class Tmux: @unchecked Sendable {
 
     func start(_ command: String, columns: Int = 80, rows: Int = 24) async throws {
         try await run(["new-session", "-d", "-x", "\(columns)", "-y", "\(rows)", command], capture: false)
-        let ids = try await run(["display", "-p", "#{pid} #{pane_pid}"]).split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        let ids = try await run(["display", "-p", "#{pid} #{pane_pid}"]).split(separator: " ").compactMap {
+            Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
         pids.set(ids)
     }
 
@@ -116,9 +118,12 @@ struct BrowseTmuxTests {
         let server = FixtureServer(root: fixturesRoot)
         try await server.start()
         let store = makeStoreDir()
-        let add = try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
-                                    "--subtitle", "make", "--subtitle", "price", "--image", "image", "--page-param", "page", "--page-size", "10",
-                                    "--index", "make,model", "--detail-url", server.baseURL + "/cars/offers/{id}"], store: store)
+        let add = try await strata(
+            [
+                "source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
+                "--subtitle", "make", "--subtitle", "price", "--image", "image", "--page-param", "page", "--page-size", "10",
+                "--index", "make,model", "--detail-url", server.baseURL + "/cars/offers/{id}"
+            ], store: store)
         #expect(add.status == 0, "\(add.stderr)")
         let fetch = try await strata(["fetch", "cars", "--details", "--images"], store: store)
         #expect(fetch.status == 0, "\(fetch.stderr)")

@@ -59,7 +59,9 @@ func strata(_ args: [String], store: String, stdin: Data? = nil, env: [String: S
         // Read both pipes before waiting so a full pipe cannot block the child.
         let errBox = DataBox()
         let done = DispatchSemaphore(value: 0)
-        Thread { errBox.data = err.fileHandleForReading.readDataToEndOfFile(); done.signal() }.start()
+        Thread {
+            errBox.data = err.fileHandleForReading.readDataToEndOfFile(); done.signal()
+        }.start()
         let o = out.fileHandleForReading.readDataToEndOfFile()
         done.wait()
         let e = errBox.data
@@ -77,7 +79,9 @@ func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thro
 
 /// Waits for a child process without blocking the cooperative pool.
 func waitForExit(_ p: Process) async throws {
-    _ = try await offPool { p.waitUntilExit(); return 0 }
+    _ = try await offPool {
+        p.waitUntilExit(); return 0
+    }
 }
 
 func writeTemp(_ text: String) throws -> String {

@@ -9,8 +9,11 @@ import Testing
         let store = makeStoreDir()
         let (f1, f2) = (try writeTemp(v1), try writeTemp(v2))
         for (id, file, at) in [("s1", f1, "2026-01-01T00:00:00Z"), ("s2", f2, "2026-02-01T00:00:00Z")] {
-            let r = try await strata(["record", "--stream", "cars", "--type", "SnapshotRecorded", "--meta", "collection=cars",
-                                "--payload", file, "--id", id, "--recorded-at", at], store: store)
+            let r = try await strata(
+                [
+                    "record", "--stream", "cars", "--type", "SnapshotRecorded", "--meta", "collection=cars",
+                    "--payload", file, "--id", id, "--recorded-at", at
+                ], store: store)
             #expect(r.status == 0, "\(r.stderr)")
         }
         return store
@@ -70,8 +73,11 @@ import Testing
 
     @Test func recordingTheSameIdTwiceChangesNothing() async throws {
         let store = try await seeded()
-        let again = try await strata(["record", "--stream", "cars", "--type", "SnapshotRecorded", "--meta", "collection=cars",
-                                "--id", "s1", "--payload", "-", "--format", "json"], store: store, stdin: Data(v2.utf8))
+        let again = try await strata(
+            [
+                "record", "--stream", "cars", "--type", "SnapshotRecorded", "--meta", "collection=cars",
+                "--id", "s1", "--payload", "-", "--format", "json"
+            ], store: store, stdin: Data(v2.utf8))
         #expect(again.status == 0)
         let o = try #require(try jsonObject(again.stdout) as? [String: Any])
         #expect(o["seq"] as? Int == 1 && o["appended"] as? Bool == false)

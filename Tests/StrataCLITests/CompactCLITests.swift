@@ -14,9 +14,12 @@ import Testing
             let store = makeStoreDir()
             let env = encrypted ? ["STRATA_KEY_FILE": TestScratch.path("keys") + "/store.key"] : [:]
             if encrypted { #expect(try await strata(["init", "--encrypt"], store: store, env: env).status == 0) }
-            let add = try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
-                                        "--page-param", "page", "--page-size", "10", "--index", "make",
-                                        "--detail-url", server.baseURL + "/cars/offers/{id}"], store: store, env: env)
+            let add = try await strata(
+                [
+                    "source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
+                    "--page-param", "page", "--page-size", "10", "--index", "make",
+                    "--detail-url", server.baseURL + "/cars/offers/{id}"
+                ], store: store, env: env)
             #expect(add.status == 0, "\(add.stderr)")
             for v in 1...3 {
                 server.version = v
@@ -24,8 +27,10 @@ import Testing
             }
             // A rebuild writes every projection again: the pages it replaced are free afterwards.
             #expect(try await strata(["rebuild"], store: store, env: env).status == 0)
-            let reads = [["list", "cars", "--format", "json"], ["history", "cars", "3", "--format", "json"],
-                         ["list", "cars", "--where", "make=Kia", "--format", "json"], ["log", "--format", "json"]]
+            let reads = [
+                ["list", "cars", "--format", "json"], ["history", "cars", "3", "--format", "json"],
+                ["list", "cars", "--where", "make=Kia", "--format", "json"], ["log", "--format", "json"]
+            ]
             func snapshot() async throws -> [String] {
                 var out: [String] = []
                 for args in reads {

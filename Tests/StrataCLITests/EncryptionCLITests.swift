@@ -9,9 +9,12 @@ import Testing
 /// the key, and `rekey` to a new key and back to none.
 @Suite(.serialized) struct EncryptionCLITests {
     func addCars(_ server: FixtureServer, _ store: String, env: [String: String]) async throws {
-        let add = try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
-                                    "--page-param", "page", "--page-size", "10", "--index", "make",
-                                    "--detail-url", server.baseURL + "/cars/offers/{id}"], store: store, env: env)
+        let add = try await strata(
+            [
+                "source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
+                "--page-param", "page", "--page-size", "10", "--index", "make",
+                "--detail-url", server.baseURL + "/cars/offers/{id}"
+            ], store: store, env: env)
         #expect(add.status == 0, "\(add.stderr)")
     }
 
@@ -35,8 +38,10 @@ import Testing
                 #expect(try await strata(["fetch", "cars", "--details"], store: plain).status == 0)
             }
             // Reads print what a store without a key prints (times and run ids aside).
-            for args in [["list", "cars", "--format", "json"], ["list", "cars", "--where", "make=Kia", "--format", "json"],
-                         ["list", "cars", "--sort=-make", "--limit", "5", "--format", "json"], ["show", "cars", "3", "--offline", "--format", "json"]] {
+            for args in [
+                ["list", "cars", "--format", "json"], ["list", "cars", "--where", "make=Kia", "--format", "json"],
+                ["list", "cars", "--sort=-make", "--limit", "5", "--format", "json"], ["show", "cars", "3", "--offline", "--format", "json"]
+            ] {
                 let a = try await strata(args, store: sealed, env: env), b = try await strata(args, store: plain)
                 #expect(a.status == 0 && a.stdout == b.stdout, "\(args): \(a.stderr)")
             }
@@ -76,8 +81,9 @@ import Testing
             #expect(line.contains("holding"))
             let sealedBytes = try Data(contentsOf: URL(fileURLWithPath: sealed + "/data.mdb"))
             let refused = try await strata(["rekey", "--new-key-file", newKey], store: sealed, env: env)
-            #expect(refused.status == 1 && refused.stderr.contains("open in another strata process") && refused.stderr.contains("copy made so far is kept"),
-                    "\(refused.stderr)")
+            #expect(
+                refused.status == 1 && refused.stderr.contains("open in another strata process") && refused.stderr.contains("copy made so far is kept"),
+                "\(refused.stderr)")
             #expect(try Data(contentsOf: URL(fileURLWithPath: sealed + "/data.mdb")) == sealedBytes)
             #expect(FileManager.default.fileExists(atPath: sealed + ".rekey/data.mdb"))
             kill(holder.processIdentifier, SIGKILL)

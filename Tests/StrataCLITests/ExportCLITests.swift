@@ -17,10 +17,20 @@ import Testing
     @Test func sqliteExportMatchesHistoryForEveryItem() async throws {
         try await withFixtureServer { server in
             let store = makeStoreDir()
-            #expect(try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
-                                      "--title", "make", "--page-param", "page", "--page-size", "10"], store: store).status == 0)
-            #expect(try await strata(["source", "add", "species", "--url", server.baseURL + "/species/all", "--items", "results",
-                                      "--id", "name", "--detail-url-field", "url"], store: store).status == 0)
+            #expect(
+                try await strata(
+                    [
+                        "source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
+                        "--title", "make", "--page-param", "page", "--page-size", "10"
+                    ], store: store
+                ).status == 0)
+            #expect(
+                try await strata(
+                    [
+                        "source", "add", "species", "--url", server.baseURL + "/species/all", "--items", "results",
+                        "--id", "name", "--detail-url-field", "url"
+                    ], store: store
+                ).status == 0)
             for v in 1...3 {
                 server.version = v
                 let r = try await strata(["fetch", "cars", "species", "--details"], store: store)
@@ -31,15 +41,18 @@ import Testing
                 let r = try await strata(["export", source, "--sqlite", db], store: store)
                 #expect(r.status == 0, "\(r.stderr)")
                 let items = try await query(db, "SELECT _id, _removed FROM items ORDER BY _id")
-                let listed = try jsonObject(try await strata(["list", source, "--format", "json", "--limit", "1000"], store: store).stdout) as? [[String: Any]] ?? []
-                #expect(Set(items.filter { ($0["_removed"] as? Int) == 0 }.compactMap { $0["_id"] as? String }) == Set(listed.compactMap { $0["id"] as? String }))
+                let listed =
+                    try jsonObject(try await strata(["list", source, "--format", "json", "--limit", "1000"], store: store).stdout) as? [[String: Any]] ?? []
+                #expect(
+                    Set(items.filter { ($0["_removed"] as? Int) == 0 }.compactMap { $0["_id"] as? String }) == Set(listed.compactMap { $0["id"] as? String }))
                 for row in items {
                     let id = row["_id"] as! String
                     let history = try jsonObject(try await strata(["history", source, id, "--format", "json"], store: store).stdout) as? [[String: Any]] ?? []
                     let versions = try await query(db, "SELECT _origin, _version, _seq, _kind, _document FROM item_versions WHERE _item = '\(id)' ORDER BY _id")
                     #expect(versions.count == history.count, "\(source)/\(id)")
                     for (v, h) in zip(versions, history) {
-                        #expect(v["_origin"] as? String == h["origin"] as? String && v["_kind"] as? String == h["kind"] as? String
+                        #expect(
+                            v["_origin"] as? String == h["origin"] as? String && v["_kind"] as? String == h["kind"] as? String
                                 && v["_version"] as? Int == h["version"] as? Int && v["_seq"] as? Int == h["seq"] as? Int, "\(source)/\(id)")
                         let doc = try jsonObject(v["_document"] as! String) as? NSDictionary
                         #expect(doc == (h["document"] as? NSDictionary), "\(source)/\(id)")
@@ -57,7 +70,8 @@ import Testing
             // A detail that changed on its own is a detail version with its changed columns.
             let sdb = TestScratch.path("export") + ".db"
             _ = try await strata(["export", "species", "--sqlite", sdb], store: store)
-            let changed = try await query(sdb, "SELECT _changed FROM item_versions WHERE _item = 'charmander' AND _origin = 'detail' AND _kind = 'changed' ORDER BY _id")
+            let changed = try await query(
+                sdb, "SELECT _changed FROM item_versions WHERE _item = 'charmander' AND _origin = 'detail' AND _kind = 'changed' ORDER BY _id")
             #expect(changed.map { $0["_changed"] as? String } == [#"["base_happiness"]"#, #"["habitat"]"#])
             // A missing directory is a clear error, and nothing is left behind.
             let bad = try await strata(["export", "cars", "--sqlite", "/nonexistent-dir/x.db"], store: store)
@@ -68,8 +82,13 @@ import Testing
     @Test func cloudEventsCarryTheRequiredAttributesAndResumeBySeq() async throws {
         try await withFixtureServer { server in
             let store = makeStoreDir()
-            #expect(try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
-                                      "--page-param", "page", "--page-size", "10"], store: store).status == 0)
+            #expect(
+                try await strata(
+                    [
+                        "source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
+                        "--page-param", "page", "--page-size", "10"
+                    ], store: store
+                ).status == 0)
             #expect(try await strata(["fetch", "cars"], store: store).status == 0)
             let all = try await strata(["export", "--events", "--format", "cloudevents", "--payloads"], store: store)
             #expect(all.status == 0)

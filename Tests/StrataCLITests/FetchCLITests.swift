@@ -4,15 +4,17 @@ import StrataTestSupport
 import TestScratch
 import Testing
 
-
 @Suite(.serialized) struct FetchCLITests {
     @Test func fetchExitCodesAndOneLineErrors() async throws {
         let server = FixtureServer(root: fixturesRoot)
         try await server.start()
         defer { Task { await server.stop() } }
         let store = makeStoreDir()
-        let add = try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
-                              "--page-param", "page", "--page-size", "10"], store: store)
+        let add = try await strata(
+            [
+                "source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
+                "--page-param", "page", "--page-size", "10"
+            ], store: store)
         #expect(add.status == 0)
         let badAdd = try await strata(["source", "add", "x", "--url", "ftp://h/x"], store: store)
         #expect(badAdd.status == 64 && badAdd.stderr.contains("--url"))
@@ -104,8 +106,13 @@ import Testing
         try await server.start()
         defer { Task { await server.stop() } }
         let store = makeStoreDir()
-        #expect(try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
-                                  "--page-param", "page", "--page-size", "10"], store: store).status == 0)
+        #expect(
+            try await strata(
+                [
+                    "source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
+                    "--page-param", "page", "--page-size", "10"
+                ], store: store
+            ).status == 0)
         #expect(try await strata(["fetch", "cars"], store: store).status == 0)
         let writer = try startStrata(["_append-loop", "--count", "2000", "--batch", "4", "--stream", "w"], store: store)
         let commands: [[String]] = [
@@ -116,7 +123,7 @@ import Testing
             ["log", "--limit", "5", "--format", "json"],
             ["doc", "list", "w", "--format", "json"],
             ["verify", "--skip-projections", "--format", "json"],
-            ["stats", "--format", "json"],
+            ["stats", "--format", "json"]
         ]
         let results = try await withThrowingTaskGroup(of: [Int32].self) { group in
             for c in commands {
@@ -164,10 +171,20 @@ import Testing
     /// `count` kills of fetches and imports on one new store; then a full fetch completes.
     private func killFetches(server: FixtureServer, count: Int, first: Int) async throws {
         let store = makeStoreDir()
-        #expect(try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
-                                  "--page-param", "page", "--page-size", "5", "--image", "image"], store: store).status == 0)
-        #expect(try await strata(["source", "add", "pokedex", "--url", server.baseURL + "/pokedex/pokemon", "--items", "results",
-                                  "--id", "name", "--detail-url-field", "url", "--image", "sprites.front_default"], store: store).status == 0)
+        #expect(
+            try await strata(
+                [
+                    "source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
+                    "--page-param", "page", "--page-size", "5", "--image", "image"
+                ], store: store
+            ).status == 0)
+        #expect(
+            try await strata(
+                [
+                    "source", "add", "pokedex", "--url", server.baseURL + "/pokedex/pokemon", "--items", "results",
+                    "--id", "name", "--detail-url-field", "url", "--image", "sprites.front_default"
+                ], store: store
+            ).status == 0)
         let snapshots = (1...3).map { fixturesRoot + "/cars/v\($0)/offers.json" }
         var rng = SystemRandomNumberGenerator()
         for i in first..<(first + count) {
@@ -188,8 +205,9 @@ import Testing
         let keys = (try jsonObject(listed.stdout) as? [[String: Any]])?.compactMap { $0["key"] as? String } ?? []
         let v3 = try jsonObject(String(decoding: try Data(contentsOf: URL(fileURLWithPath: snapshots[2])), as: UTF8.self)) as? [String: Any]
         let expected = (v3?["results"] as? [[String: Any]])?.compactMap { ($0["id"] as? Int).map(String.init) } ?? []
-        #expect(Set(keys) == Set(expected) && !keys.isEmpty,
-                "items \(keys.sorted()) against v3's \(expected.sorted()); final fetch: \(final.stdout) \(final.stderr); list: \(listed.stderr)")
+        #expect(
+            Set(keys) == Set(expected) && !keys.isEmpty,
+            "items \(keys.sorted()) against v3's \(expected.sorted()); final fetch: \(final.stdout) \(final.stderr); list: \(listed.stderr)")
         #expect(try await strata(["verify"], store: store).status == 0)
     }
 }
@@ -197,8 +215,11 @@ import Testing
 /// A new store with the fixture's `cars` source (pages of 10) on `server`.
 private func storeWithCars(_ server: FixtureServer) async throws -> String {
     let store = makeStoreDir()
-    let add = try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
-                                "--page-param", "page", "--page-size", "10"], store: store)
+    let add = try await strata(
+        [
+            "source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
+            "--page-param", "page", "--page-size", "10"
+        ], store: store)
     #expect(add.status == 0, "\(add.stderr)")
     return store
 }

@@ -8,8 +8,13 @@ import Testing
     @Test func detailPoliciesAndPagingFlags() async throws {
         try await withFixtureServer { server in
             let store = makeStoreDir()
-            #expect(try await strata(["source", "add", "species", "--url", server.baseURL + "/species/all", "--items", "results",
-                                      "--id", "name", "--detail-url-field", "url"], store: store).status == 0)
+            #expect(
+                try await strata(
+                    [
+                        "source", "add", "species", "--url", server.baseURL + "/species/all", "--items", "results",
+                        "--id", "name", "--detail-url-field", "url"
+                    ], store: store
+                ).status == 0)
             let first = try await strata(["fetch", "species", "--details"], store: store)
             #expect(first.status == 0 && first.stdout.contains("3 details"), "\(first.stdout)")
             server.version = 2
@@ -32,8 +37,11 @@ import Testing
 
             // A cursor-paged source through the flags, and a flag that needs its partner.
             server.version = 1
-            let add = try await strata(["source", "add", "feed", "--url", server.baseURL + "/cars/offers", "--items", "results",
-                                        "--cursor-path", "meta.next_cursor", "--cursor-param", "cursor", "--page-size", "7"], store: store)
+            let add = try await strata(
+                [
+                    "source", "add", "feed", "--url", server.baseURL + "/cars/offers", "--items", "results",
+                    "--cursor-path", "meta.next_cursor", "--cursor-param", "cursor", "--page-size", "7"
+                ], store: store)
             #expect(add.status == 0, "\(add.stderr)")
             let feed = try await strata(["fetch", "feed"], store: store)
             #expect(feed.status == 0 && feed.stdout.hasPrefix("feed: 4 pages, +24 added"), "\(feed.stdout)")

@@ -26,8 +26,11 @@ import Testing
     }
 
     func addIssues(_ server: FixtureServer, store: String, name: String = "gh", extra: [String] = []) async throws {
-        let add = try await strata(["source", "add", name, "--url", server.baseURL + "/github/issues?per_page=10", "--id", "number", "--title", "title",
-                                    "--header", "Authorization: Bearer $GH_TOKEN", "--detail-url-field", "url"] + extra, store: store)
+        let add = try await strata(
+            [
+                "source", "add", name, "--url", server.baseURL + "/github/issues?per_page=10", "--id", "number", "--title", "title",
+                "--header", "Authorization: Bearer $GH_TOKEN", "--detail-url-field", "url"
+            ] + extra, store: store)
         #expect(add.status == 0, "\(add.stderr)")
     }
 
@@ -45,7 +48,9 @@ import Testing
         try await addIssues(server, store: store, extra: ["--index", "state,labels.name"])
         let v1 = try Self.issues(1)
         #expect(try await strata(["fetch", "gh"], store: store, env: Self.env).status == 0)
-        let firstSeq = try #require((try jsonObject(try await strata(["log", "--type", "FetchCompleted", "--format", "json"], store: store).stdout) as? [[String: Any]])?.first?["seq"] as? Int)
+        let firstSeq = try #require(
+            (try jsonObject(try await strata(["log", "--type", "FetchCompleted", "--format", "json"], store: store).stdout) as? [[String: Any]])?.first?["seq"]
+                as? Int)
         server.version = 2
         #expect(try await strata(["fetch", "gh"], store: store, env: Self.env).status == 0)
         let v2 = try Self.issues(2)
@@ -105,8 +110,11 @@ import Testing
         #expect(fetched.status == 0 && fetched.stdout.contains("+35 added"), "\(fetched.stdout) \(fetched.stderr)")
 
         // Kept outside the log on request: usable, never printed.
-        let kept = try await strata(["source", "add", "kept", "--url", url, "--id", "number", "--header", "Authorization: Bearer \(Self.token)",
-                                     "--allow-literal-secret"], store: store)
+        let kept = try await strata(
+            [
+                "source", "add", "kept", "--url", url, "--id", "number", "--header", "Authorization: Bearer \(Self.token)",
+                "--allow-literal-secret"
+            ], store: store)
         #expect(kept.status == 0, "\(kept.stderr)")
         #expect(try await strata(["fetch", "kept"], store: store).status == 0)
         let show = try await strata(["source", "show", "kept"], store: store)
@@ -130,7 +138,8 @@ import Testing
 
         // A definition from before literals were refused (appended as the engine would have): it
         // stays in the log until forgotten, but is shown and exported as [hidden].
-        let legacy = try writeTemp(#"{"name":"old","url":"\#(url)","id":["number"],"subtitle":[],"index":[],"sizeParam":"size","headers":["Authorization: Bearer \#(Self.token)"]}"#)
+        let legacy = try writeTemp(
+            #"{"name":"old","url":"\#(url)","id":["number"],"subtitle":[],"index":[],"sizeParam":"size","headers":["Authorization: Bearer \#(Self.token)"]}"#)
         let recorded = try await strata(["record", "--stream", "old", "--type", "SourceDefined", "--meta", "source=old", "--payload", legacy], store: store)
         #expect(recorded.status == 0, "\(recorded.stderr)")
         let old = try await strata(["source", "show", "old"], store: store)
@@ -151,7 +160,8 @@ import Testing
         let store = makeStoreDir()
         try await addIssues(server, store: store)
         func check(_ what: String) async throws {
-            let events = try #require(try jsonObject(try await strata(["log", "--stream", "gh", "--limit", "100000", "--format", "json"], store: store).stdout) as? [[String: Any]])
+            let events = try #require(
+                try jsonObject(try await strata(["log", "--stream", "gh", "--limit", "100000", "--format", "json"], store: store).stdout) as? [[String: Any]])
             var answered = 0
             for e in events {
                 let meta = e["metadata"] as? [String: String] ?? [:]

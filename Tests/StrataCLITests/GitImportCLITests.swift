@@ -27,14 +27,16 @@ import Testing
             let time = start + Int64(k) * day
             let body = empty.contains(k) ? "" : invalid.contains(k) ? "{\"results\": [" : snapshot(k)
             mark += 1
-            stream += "commit refs/heads/main\nmark :\(mark)\nauthor Scraper <s@example.com> \(time) +0000\ncommitter Scraper <s@example.com> \(time + 60) +0000\n"
+            stream +=
+                "commit refs/heads/main\nmark :\(mark)\nauthor Scraper <s@example.com> \(time) +0000\ncommitter Scraper <s@example.com> \(time + 60) +0000\n"
             data("snapshot \(k)")
             if mark > 1 { stream += "from :\(mark - 1)\n" }
             stream += "M 100644 inline data/cars.json\n"
             data(body)
             if k % 5 == 4 {
                 mark += 1
-                stream += "commit refs/heads/main\nmark :\(mark)\nauthor Scraper <s@example.com> \(time + 1) +0000\ncommitter Scraper <s@example.com> \(time + 61) +0000\n"
+                stream +=
+                    "commit refs/heads/main\nmark :\(mark)\nauthor Scraper <s@example.com> \(time + 1) +0000\ncommitter Scraper <s@example.com> \(time + 61) +0000\n"
                 data("notes \(k)")
                 stream += "from :\(mark - 1)\nM 100644 inline NOTES.md\n"
                 data("note \(k)\n")
@@ -83,7 +85,9 @@ import Testing
         let repo = try await offPool { try Self.makeRepository(count: 8, empty: [], invalid: []) }
         let together = makeStoreDir(), oneByOne = makeStoreDir(), backwards = makeStoreDir()
         for store in [together, oneByOne, backwards] {
-            #expect(try await strata(["source", "add", "cars", "--url", "http://127.0.0.1:1/cars", "--items", "results", "--title", "make"], store: store).status == 0)
+            #expect(
+                try await strata(["source", "add", "cars", "--url", "http://127.0.0.1:1/cars", "--items", "results", "--title", "make"], store: store).status
+                    == 0)
         }
         let all = try await strata(["import", "cars", "--git", repo, "--path", "data/cars.json"], store: together)
         #expect(all.status == 0, "\(all.stderr)")
@@ -102,10 +106,12 @@ import Testing
             #expect(try await strata(["import", "cars", file, "--recorded-at", iso(k)], store: backwards).status == 0)
         }
         for id in ["1", "6", "8"] {
-            let history = try #require(try jsonObject(try await strata(["history", "cars", id, "--format", "json"], store: backwards).stdout) as? [[String: Any]])
+            let history = try #require(
+                try jsonObject(try await strata(["history", "cars", id, "--format", "json"], store: backwards).stdout) as? [[String: Any]])
             let newest = try #require(history.last?["version"] as? Int)
             #expect(newest == history.count, "history numbers \(id) 1…n in observed order")
-            let shown = try #require(try jsonObject(try await strata(["show", "cars", id, "--offline", "--format", "json"], store: backwards).stdout) as? [String: Any])
+            let shown = try #require(
+                try jsonObject(try await strata(["show", "cars", id, "--offline", "--format", "json"], store: backwards).stdout) as? [String: Any])
             #expect(shown["version"] as? Int == newest, "show and history agree on \(id)")
             let listed = try #require(try jsonObject(try await strata(["list", "cars", "--format", "json"], store: backwards).stdout) as? [[String: Any]])
             #expect(listed.first { $0["id"] as? String == id }?["version"] as? Int == newest, "list and history agree on \(id)")

@@ -3,7 +3,6 @@ import Foundation
 import StrataTestSupport
 import Testing
 
-
 /// The built binary against the fixture server: list, show, history, diff and as-of, their
 /// JSON shapes, exit codes and stderr.
 @Suite(.serialized) struct ItemCommandTests {
@@ -13,16 +12,20 @@ import Testing
         let server = FixtureServer(root: fixturesRoot)
         try await server.start()
         let store = makeStoreDir()
-        let add = try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
-                                    "--title", "model", "--subtitle", "make", "--image", "image", "--page-param", "page", "--page-size", "10",
-                                    "--index", "make,model", "--detail-url", server.baseURL + "/cars/offers/{id}"], store: store)
+        let add = try await strata(
+            [
+                "source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results",
+                "--title", "model", "--subtitle", "make", "--image", "image", "--page-param", "page", "--page-size", "10",
+                "--index", "make,model", "--detail-url", server.baseURL + "/cars/offers/{id}"
+            ], store: store)
         #expect(add.status == 0, "\(add.stderr)")
         for v in 1...3 {
             server.version = v
             let f = try await strata(["fetch", "cars", "--details", "--images"], store: store)
             #expect(f.status == 0, "\(f.stderr)")
         }
-        let runs = try jsonObject(try await strata(["log", "--type", "FetchCompleted", "--oldest-first", "--format", "json"], store: store).stdout) as! [[String: Any]]
+        let runs =
+            try jsonObject(try await strata(["log", "--type", "FetchCompleted", "--oldest-first", "--format", "json"], store: store).stdout) as! [[String: Any]]
         return (server, store, runs.map { $0["seq"] as! Int })
     }
 
@@ -40,14 +43,19 @@ import Testing
         let json = try await strata(["list", "cars", "--where", "make=Toyota", "--sort", "price", "--format", "json"], store: store)
         let rows = try jsonObject(json.stdout) as! [[String: Any]]
         #expect(!rows.isEmpty)
-        #expect(Set(rows[0].keys) == ["source", "id", "title", "subtitle", "fields", "imageURL", "image", "version", "firstSeq", "changedSeq", "removed", "document", "detail", "pending", "conflicted"])
+        #expect(
+            Set(rows[0].keys) == [
+                "source", "id", "title", "subtitle", "fields", "imageURL", "image", "version", "firstSeq", "changedSeq", "removed", "document", "detail",
+                "pending", "conflicted"
+            ])
         #expect(rows.allSatisfy { ($0["fields"] as! [String: String])["make"] == "Toyota" })
         let prices = rows.map { ($0["document"] as! [String: Any])["price"] as! Int }
         #expect(prices == prices.sorted())
         #expect((rows[0]["image"] as? [String: Any])?["contentType"] as? String == "image/png")
         // Sorting by a field that is not indexed reads every item, and stderr says which --index would not.
-        #expect(json.stderr.contains("note: `price` is not indexed") && json.stderr.contains("strata source change cars --index make,model,price"),
-                "\(json.stderr)")
+        #expect(
+            json.stderr.contains("note: `price` is not indexed") && json.stderr.contains("strata source change cars --index make,model,price"),
+            "\(json.stderr)")
         let indexedOnly = try await strata(["list", "cars", "--where", "make=Toyota"], store: store)
         #expect(indexedOnly.status == 0 && indexedOnly.stderr.isEmpty, "\(indexedOnly.stderr)")
         let scanned = try await strata(["list", "cars", "--where", "rating=4.5", "--format", "csv"], store: store)
@@ -103,7 +111,9 @@ import Testing
         defer { Task { await server.stop() } }
         let h = try await strata(["history", "cars", "9"], store: store)
         #expect(h.status == 0)
-        let kinds = h.stdout.split(separator: "\n").filter { $0.contains("  list ") }.compactMap { line in ["added", "removed", "reappeared", "changed"].first { line.hasPrefix("v") && line.contains("  \($0)") } }
+        let kinds = h.stdout.split(separator: "\n").filter { $0.contains("  list ") }.compactMap { line in
+            ["added", "removed", "reappeared", "changed"].first { line.hasPrefix("v") && line.contains("  \($0)") }
+        }
         #expect(kinds == ["added", "removed", "reappeared"])
         #expect(h.stdout.contains("~ /price:"))
         let all = try jsonObject(try await strata(["history", "cars", "3", "--format", "json"], store: store).stdout) as! [[String: Any]]
@@ -114,9 +124,12 @@ import Testing
         #expect(Set(json[1].keys) == ["version", "seq", "recordedAt", "kind", "run", "eventType", "changes", "document", "origin", "backfilled"])
         let change = (json[1]["changes"] as! [[String: Any]])[0]
         #expect(change["path"] as? String == "/price" && change["kind"] as? String == "replaced" && change["old"] is Int && change["new"] is Int)
-        let ignored = try jsonObject(try await strata(["history", "cars", "3", "--ignore", "price", "--ignore", "rating", "--format", "json"], store: store).stdout) as! [[String: Any]]
+        let ignored =
+            try jsonObject(try await strata(["history", "cars", "3", "--ignore", "price", "--ignore", "rating", "--format", "json"], store: store).stdout)
+            as! [[String: Any]]
         #expect(ignored.filter { $0["origin"] as? String == "list" }.count == 1)
-        let cut = try jsonObject(try await strata(["history", "cars", "9", "--as-of", String(runs[1]), "--format", "json"], store: store).stdout) as! [[String: Any]]
+        let cut =
+            try jsonObject(try await strata(["history", "cars", "9", "--as-of", String(runs[1]), "--format", "json"], store: store).stdout) as! [[String: Any]]
         #expect(cut.filter { $0["origin"] as? String == "list" }.count == 2)
 
         let diff = try await strata(["diff", "cars", "--from", String(runs[0]), "--to", String(runs[1])], store: store)
@@ -165,12 +178,16 @@ import Testing
             let store = makeStoreDir()
             let b = server.baseURL
             let definitions: [[String]] = [
-                ["cars", "--url", b + "/cars/offers", "--items", "results", "--title", "model", "--image", "image", "--page-param", "page",
-                 "--page-size", "10", "--index", "make", "--detail-url", b + "/cars/offers/{id}"],
+                [
+                    "cars", "--url", b + "/cars/offers", "--items", "results", "--title", "model", "--image", "image", "--page-param", "page",
+                    "--page-size", "10", "--index", "make", "--detail-url", b + "/cars/offers/{id}"
+                ],
                 ["catalog", "--url", b + "/catalog/entries?count=15", "--title", "text", "--image", "image", "--index", "confidence"],
                 ["notes", "--url", b + "/notes/notes", "--id", "@key", "--title", "content", "--subtitle", "created_by", "--index", "owner_id"],
-                ["pokedex", "--url", b + "/pokedex/pokemon", "--items", "results", "--id", "name", "--detail-url-field", "url",
-                 "--image", "sprites.front_default"],
+                [
+                    "pokedex", "--url", b + "/pokedex/pokemon", "--items", "results", "--id", "name", "--detail-url-field", "url",
+                    "--image", "sprites.front_default"
+                ]
             ]
             for d in definitions { #expect(try await strata(["source", "add"] + d, store: store).status == 0) }
             var firstRun = 0

@@ -93,11 +93,12 @@ import Testing
             var options = EnvironmentOptions()
             options.maxDatabases = 64
             let env = try Environment(path: store, options: options)
-            let name = switch tamper {
-            case .envelopeByte, .deletedEvent: "events"
-            case .payloadByte: "bodies"
-            case .projectionRow: "p/documents/current"
-            }
+            let name =
+                switch tamper {
+                case .envelopeByte, .deletedEvent: "events"
+                case .payloadByte: "bodies"
+                case .projectionRow: "p/documents/current"
+                }
             let db = try env.write { try env.openDatabase(name, in: $0, create: false) }
             try env.write { txn in
                 let c = try txn.cursor(db)
@@ -153,7 +154,8 @@ import Testing
         }
         #expect(result.status == 1, "\(result.stderr)")
         // EFBIG at a write says the limit; EIO at the commit's flush says as much as it knows.
-        #expect(result.stderr.contains("file size limit")
+        #expect(
+            result.stderr.contains("file size limit")
                 && (result.stderr.contains("nothing was written") || result.stderr.contains("nothing of this transaction was committed")), "\(result.stderr)")
         #expect(!result.stderr.contains("Fatal error"))
         let v = try await strata(["verify", "--format", "json"], store: store)

@@ -50,8 +50,11 @@ import Testing
     }
 
     static func addCars(_ base: String, store: String) async throws {
-        let r = try await strata(["source", "add", "cars", "--url", base + "/cars/offers", "--items", "results", "--title", "model", "--image", "image",
-                                  "--page-param", "page", "--page-size", "10", "--index", "make", "--detail-url", base + "/cars/offers/{id}"], store: store)
+        let r = try await strata(
+            [
+                "source", "add", "cars", "--url", base + "/cars/offers", "--items", "results", "--title", "model", "--image", "image",
+                "--page-param", "page", "--page-size", "10", "--index", "make", "--detail-url", base + "/cars/offers/{id}"
+            ], store: store)
         #expect(r.status == 0, "\(r.stderr)")
     }
 
@@ -65,7 +68,7 @@ import Testing
         return [
             "id": item["id"] ?? "", "document": item["document"] ?? NSNull(), "detail": item["detail"] ?? NSNull(), "title": item["title"] ?? "",
             "fields": item["fields"] ?? NSNull(), "removed": item["removed"] ?? false,
-            "image": [image?["sha256"] ?? NSNull(), image?["size"] ?? NSNull(), image?["contentType"] ?? NSNull()],
+            "image": [image?["sha256"] ?? NSNull(), image?["size"] ?? NSNull(), image?["contentType"] ?? NSNull()]
         ]
     }
 
@@ -87,12 +90,16 @@ import Testing
             try await Self.addCars(served.base, store: b)
             let fetched = try await strata(["fetch", "cars", "--details", "--images"], store: b)
             #expect(fetched.status == 0 && fetched.stdout.contains("25 images"), "\(fetched.stdout) \(fetched.stderr)")
-            let listA = try #require(try jsonObject(try await strata(["list", "cars", "--as-of", middle, "--format", "json"], store: a).stdout) as? [[String: Any]])
+            let listA = try #require(
+                try jsonObject(try await strata(["list", "cars", "--as-of", middle, "--format", "json"], store: a).stdout) as? [[String: Any]])
             let listB = try #require(try jsonObject(try await strata(["list", "cars", "--format", "json"], store: b).stdout) as? [[String: Any]])
             #expect(listA.count == 25 && listA.map(\.["id"].debugDescription) == listB.map(\.["id"].debugDescription))
             for id in listA.compactMap({ $0["id"] as? String }) {
-                let showA = try #require(try jsonObject(try await strata(["show", "cars", id, "--as-of", middle, "--offline", "--format", "json"], store: a).stdout) as? [String: Any])
-                let showB = try #require(try jsonObject(try await strata(["show", "cars", id, "--offline", "--format", "json"], store: b).stdout) as? [String: Any])
+                let showA = try #require(
+                    try jsonObject(try await strata(["show", "cars", id, "--as-of", middle, "--offline", "--format", "json"], store: a).stdout)
+                        as? [String: Any])
+                let showB = try #require(
+                    try jsonObject(try await strata(["show", "cars", id, "--offline", "--format", "json"], store: b).stdout) as? [String: Any])
                 #expect(Self.essence(showA) == Self.essence(showB), "item \(id)")
                 #expect(showB["detail"] is [String: Any] && showB["image"] is [String: Any], "item \(id) has its detail and image")
             }
@@ -101,10 +108,13 @@ import Testing
             let pairs: [(String, [String])] = [
                 ("/_strata/sources", ["source", "list", "--format", "json"]),
                 ("/_strata/sources/cars/items?where=make=Toyota&as_of=\(p0)", ["list", "cars", "--where", "make=Toyota", "--as-of", p0, "--format", "json"]),
-                ("/_strata/sources/cars/items?sort=-price&limit=5&offset=2", ["list", "cars", "--sort=-price", "--limit", "5", "--offset", "2", "--format", "json"]),
+                (
+                    "/_strata/sources/cars/items?sort=-price&limit=5&offset=2",
+                    ["list", "cars", "--sort=-price", "--limit", "5", "--offset", "2", "--format", "json"]
+                ),
                 ("/_strata/sources/cars/items/3?as_of=\(p0)", ["show", "cars", "3", "--as-of", p0, "--offline", "--format", "json"]),
                 ("/_strata/sources/cars/items/3/history", ["history", "cars", "3", "--format", "json"]),
-                ("/_strata/sources/cars/diff?from=\(p0)&to=\(middle)", ["diff", "cars", "--from", p0, "--to", middle, "--format", "json"]),
+                ("/_strata/sources/cars/diff?from=\(p0)&to=\(middle)", ["diff", "cars", "--from", p0, "--to", middle, "--format", "json"])
             ]
             for (path, args) in pairs {
                 let http = try await RawHTTP.request(base, path)

@@ -11,8 +11,11 @@ import Testing
         let pg = try await offPoolThread { try PostgresServer() }
         try await withFixtureServer { server in
             let (a, b) = (makeStoreDir(), makeStoreDir())
-            let add = try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
-                                        "--page-param", "page", "--page-size", "10", "--index", "make"], store: a)
+            let add = try await strata(
+                [
+                    "source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
+                    "--page-param", "page", "--page-size", "10", "--index", "make"
+                ], store: a)
             #expect(add.status == 0)
             for store in [a, b] { #expect(try await strata(["remote", "add", "team", pg.url], store: store).status == 0) }
             #expect(try await strata(["fetch", "cars"], store: a).status == 0)
@@ -22,14 +25,18 @@ import Testing
             #expect(push.status == 0 && push.stdout.contains("pushed 5 event(s)"), "\(push.stdout)\(push.stderr)")
             let pull = try await strata(["remote", "pull"], store: b)
             #expect(pull.status == 0 && pull.stdout.contains("pulled 5 event(s)"), "\(pull.stdout)\(pull.stderr)")
-            for args in [["list", "cars", "--format", "json"], ["history", "cars", "3", "--format", "json"], ["list", "cars", "--as-of", "3", "--format", "json"]] {
+            for args in [
+                ["list", "cars", "--format", "json"], ["history", "cars", "3", "--format", "json"], ["list", "cars", "--as-of", "3", "--format", "json"]
+            ] {
                 let x = try await strata(args, store: a), y = try await strata(args, store: b)
                 #expect(x.status == 0 && x.stdout == y.stdout, "\(args)")
             }
             // A's fetch took the lease on cars: B's fetch is refused until A releases it.
             server.version = 2
             let refused = try await strata(["fetch", "cars"], store: b)
-            #expect(refused.status == 5 && refused.stderr.contains("source cars not fetched: team log team: the lease on cars is held by node"), "\(refused.stderr)")
+            #expect(
+                refused.status == 5 && refused.stderr.contains("source cars not fetched: team log team: the lease on cars is held by node"), "\(refused.stderr)"
+            )
             #expect(try await strata(["remote", "release", "cars"], store: a).status == 0)
             // B fetches the next version and syncs; A pulls it.
             #expect(try await strata(["fetch", "cars"], store: b).status == 0)
@@ -58,8 +65,13 @@ import Testing
             let (a, b) = (makeStoreDir(), makeStoreDir())
             // Each node fetches a source of its own (a fetch leases its source in the team log).
             for (store, source) in [(a, "cars"), (b, "cars-b")] {
-                #expect(try await strata(["source", "add", source, "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
-                                          "--page-param", "page", "--page-size", "10", "--index", "make"], store: store).status == 0)
+                #expect(
+                    try await strata(
+                        [
+                            "source", "add", source, "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
+                            "--page-param", "page", "--page-size", "10", "--index", "make"
+                        ], store: store
+                    ).status == 0)
                 #expect(try await strata(["remote", "add", "team", pg.url], store: store).status == 0)
                 #expect(try await strata(["fetch", source], store: store).status == 0)
             }
@@ -140,8 +152,11 @@ import Testing
         for (store, n, env) in [(a, 3, [:]), (b, 2, sealed)] {
             #expect(try await strata(["remote", "add", "team", pg.url], store: store, env: env).status == 0)
             for i in 0..<n {
-                let r = try await strata(["record", "--stream", "notes", "--type", "DocumentRecorded", "--meta", "collection=notes",
-                                          "--meta", "key=\(n)-\(i)", "--payload", "-"], store: store, stdin: Data("{\"i\":\(i)}".utf8), env: env)
+                let r = try await strata(
+                    [
+                        "record", "--stream", "notes", "--type", "DocumentRecorded", "--meta", "collection=notes",
+                        "--meta", "key=\(n)-\(i)", "--payload", "-"
+                    ], store: store, stdin: Data("{\"i\":\(i)}".utf8), env: env)
                 #expect(r.status == 0, "\(r.stderr)")
             }
             #expect(try await strata(["remote", "push"], store: store, env: env).status == 0)
@@ -173,7 +188,8 @@ import Testing
 
     static func digests(_ verifyJSON: String) -> [String] {
         guard let o = try? JSONSerialization.jsonObject(with: Data(verifyJSON.utf8)) as? [String: Any],
-              let ps = o["projections"] as? [[String: Any]] else { return [] }
+            let ps = o["projections"] as? [[String: Any]]
+        else { return [] }
         return ps.map { "\($0["name"] ?? "")=\($0["digest"] ?? "")" }
     }
 
@@ -186,8 +202,13 @@ import Testing
         try await withFixtureServer { server in
             let (a, b, c) = (makeStoreDir(), makeStoreDir(), makeStoreDir())
             for store in [a, b, c] {
-                #expect(try await strata(["source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
-                                          "--page-param", "page", "--page-size", "10"], store: store).status == 0)
+                #expect(
+                    try await strata(
+                        [
+                            "source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
+                            "--page-param", "page", "--page-size", "10"
+                        ], store: store
+                    ).status == 0)
             }
             for store in [a, b] { #expect(try await strata(["remote", "add", "team", pg.url], store: store).status == 0) }
             func events(_ store: String) async throws -> Int {
@@ -199,7 +220,8 @@ import Testing
             #expect(status.stdout.contains("lease: cars held by this node, token 1"), "\(status.stdout)")
             let before = try await events(b)
             let refused = try await strata(["fetch", "cars"], store: b)
-            #expect(refused.status == 5 && refused.stderr.contains("the lease on cars is held by node") && refused.stderr.contains("--force"), "\(refused.stderr)")
+            #expect(
+                refused.status == 5 && refused.stderr.contains("the lease on cars is held by node") && refused.stderr.contains("--force"), "\(refused.stderr)")
             #expect(try await events(b) == before)
             let forced = try await strata(["fetch", "cars", "--force"], store: b)
             #expect(forced.status == 0 && forced.stderr.contains("took the lease on cars from node"), "\(forced.stderr)")
@@ -220,4 +242,3 @@ import Testing
         _ = pg
     }
 }
-

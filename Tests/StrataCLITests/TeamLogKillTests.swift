@@ -127,4 +127,3 @@ import Testing
         print("reorder kills: \(interrupted) pulls killed (\(midCopy) while copying), \(finished) finished, \(mine.count) events")
     }
 }
-

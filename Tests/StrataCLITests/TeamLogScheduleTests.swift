@@ -15,13 +15,17 @@ import Testing
         let verified = try await strata(["remote", "status", "--verify"], store: store)
         #expect(verified.status == 0 && verified.stdout.contains("chain: ok (\(total) events, gapless)"), "\(verified.stdout)\(verified.stderr)")
         // Tokens only grow along a source's events, and each token's events are one node's.
-        #expect(try pg.psql("""
-            SELECT count(*) FROM (SELECT lease_token < lag(lease_token) OVER (PARTITION BY stream ORDER BY seq) AS back FROM strata_events) x WHERE back
-            """) == "0\n")
-        #expect(try pg.psql("""
-            SELECT count(*) FROM (SELECT stream, lease_token FROM strata_events WHERE lease_token IS NOT NULL
-              GROUP BY stream, lease_token HAVING count(DISTINCT origin_node) > 1) x
-            """) == "0\n")
+        #expect(
+            try pg.psql(
+                """
+                SELECT count(*) FROM (SELECT lease_token < lag(lease_token) OVER (PARTITION BY stream ORDER BY seq) AS back FROM strata_events) x WHERE back
+                """) == "0\n")
+        #expect(
+            try pg.psql(
+                """
+                SELECT count(*) FROM (SELECT stream, lease_token FROM strata_events WHERE lease_token IS NOT NULL
+                  GROUP BY stream, lease_token HAVING count(DISTINCT origin_node) > 1) x
+                """) == "0\n")
     }
 
     @Test func aNodePausedPastItsLeaseIsRefusedNotInterleaved() async throws {
@@ -29,7 +33,8 @@ import Testing
         let pg = try await offPoolThread { try PostgresServer() }
         let (a, b) = (makeStoreDir(), makeStoreDir())
         for store in [a, b] {
-            #expect(try await strata(["_append-loop", "--count", "1", "--stream", "setup", "--id-prefix", "setup-\(store.suffix(8))"], store: store).status == 0)
+            #expect(
+                try await strata(["_append-loop", "--count", "1", "--stream", "setup", "--id-prefix", "setup-\(store.suffix(8))"], store: store).status == 0)
             #expect(try await strata(["remote", "add", "team", pg.url], store: store).status == 0)
         }
         var rng = SystemRandomNumberGenerator()
@@ -38,7 +43,8 @@ import Testing
             // A holds the lease (its own from the last round: renewed, same token) for one second.
             let lease = try await strata(["remote", "lease", "books", "--ttl", "1"], store: a)
             #expect(lease.status == 0, "\(lease.stderr)")
-            #expect(try await strata(["_append-loop", "--count", "400", "--batch", "100", "--stream", "books", "--id-prefix", "a\(round)"], store: a).status == 0)
+            #expect(
+                try await strata(["_append-loop", "--count", "400", "--batch", "100", "--stream", "books", "--id-prefix", "a\(round)"], store: a).status == 0)
             // A step with no answer in 4 s fails the push (STRATA_TEAM_TIMEOUT), as a cut
             // connection may never report back.
             let (p, _, errPipe) = try startStrata(["remote", "push", "--batch", "10"], store: a, env: ["STRATA_TEAM_TIMEOUT": "4"])
@@ -227,9 +233,12 @@ import Testing
         kill(follower.processIdentifier, SIGTERM)
         try await waitForExit(follower)
         let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(follower.terminationStatus == 0 && stdout.contains("stopped following at seq 190"),
-                "\(stdout)\(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
-        #expect(stdout.contains("put this store in the log's order after seq 150: 30 event(s) of the log, then 20 of its own not pushed yet (seqs 181–200)"), "\(stdout)")
+        #expect(
+            follower.terminationStatus == 0 && stdout.contains("stopped following at seq 190"),
+            "\(stdout)\(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        #expect(
+            stdout.contains("put this store in the log's order after seq 150: 30 event(s) of the log, then 20 of its own not pushed yet (seqs 181–200)"),
+            "\(stdout)")
         // Its own events were overtaken again by A's last push: the follower put them after it
         // too, unless a `strata log` above had the store open right then; a pull finishes it.
         _ = try await strata(["remote", "pull"], store: c)

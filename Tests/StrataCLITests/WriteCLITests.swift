@@ -10,9 +10,12 @@ import Testing
     /// The notes dataset (a Firebase-style map) as a writable source.
     static func addNotes(_ server: FixtureServer, store: String, extra: [String] = []) async throws {
         let b = server.baseURL
-        let r = try await strata(["source", "add", "notes", "--url", b + "/notes/notes", "--id", "@key", "--title", "content", "--index", "created_by",
-                                  "--create-url", b + "/notes/notes", "--update-url", b + "/notes/notes/{id}", "--delete-url", b + "/notes/notes/{id}",
-                                  "--owner-field", "created_by"] + extra, store: store)
+        let r = try await strata(
+            [
+                "source", "add", "notes", "--url", b + "/notes/notes", "--id", "@key", "--title", "content", "--index", "created_by",
+                "--create-url", b + "/notes/notes", "--update-url", b + "/notes/notes/{id}", "--delete-url", b + "/notes/notes/{id}",
+                "--owner-field", "created_by"
+            ] + extra, store: store)
         #expect(r.status == 0, "\(r.stderr)")
     }
 
@@ -33,7 +36,8 @@ import Testing
             let localID = try #require(try Self.objects(c1).first?["id"] as? String)
             #expect(try await strata(["create", "notes", "--json", "-"], store: store, stdin: Data(#"{"content":"second of mine"}"#.utf8)).status == 0)
             let edit = try await strata(["edit", "notes", "-N6JWiv7KXjw8LYkx9MZ", "--set", "content=note 1, edited"], store: store)
-            #expect(edit.status == 0 && edit.stdout.contains("~ /content: note 1: dog orbit cloud lazy quick → note 1, edited"), "\(edit.stdout) \(edit.stderr)")
+            #expect(
+                edit.status == 0 && edit.stdout.contains("~ /content: note 1: dog orbit cloud lazy quick → note 1, edited"), "\(edit.stdout) \(edit.stderr)")
             #expect(try await strata(["delete", "notes", "-NCPbo0DQcp1ERdq2FSe"], store: store).status == 0)
 
             // Reads show the writes at once, marked pending; the server has none of them yet.
@@ -50,8 +54,12 @@ import Testing
             let push = try await strata(["push"], store: store)
             #expect(push.status == 0 && push.stdout.contains("4 acknowledged"), "\(push.stdout) \(push.stderr)")
             // As of before the push, reads show what the user saw then: the edit, pending.
-            let then = try #require(try jsonObject(try await strata(["show", "notes", "-N6JWiv7KXjw8LYkx9MZ", "--as-of", String(head), "--format", "json"],
-                                                                    store: store).stdout) as? [String: Any])
+            let then = try #require(
+                try jsonObject(
+                    try await strata(
+                        ["show", "notes", "-N6JWiv7KXjw8LYkx9MZ", "--as-of", String(head), "--format", "json"],
+                        store: store
+                    ).stdout) as? [String: Any])
             #expect(then["pending"] as? Bool == true && (then["document"] as? [String: Any])?["content"] as? String == "note 1, edited", "\(then)")
             // The server has them, each once.
             #expect(server.item(list: "/notes/notes", key: "-N6JWiv7KXjw8LYkx9MZ")?.value(atPath: "content") == .string("note 1, edited"))
@@ -286,7 +294,9 @@ import Testing
             // The kills did land between a write reaching the server and its answer being
             // recorded: those writes were sent again and answered from their key.
             let resent = try await resentWrites()
-            print("push crash: \(kills) kills, \(creates + edits) writes, \(resent) sent more than once, \(server.replayedWrites) answered from their idempotency key")
+            print(
+                "push crash: \(kills) kills, \(creates + edits) writes, \(resent) sent more than once, \(server.replayedWrites) answered from their idempotency key"
+            )
             if iterations >= 100 { #expect(resent > 0) }
             guard case .object(let notes)? = server.list("/notes/notes") else { Issue.record("the notes list is not a map"); return }
             let contents = notes.values.compactMap { if case .string(let c)? = $0.value(atPath: "content") { c } else { nil } }

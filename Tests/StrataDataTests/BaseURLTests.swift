@@ -16,15 +16,23 @@ import Testing
     }
 
     @Test func plainAbsoluteURLsResolveAsFoundationResolvesThem() {
-        let schemes = ["http://", "https://", "HTTP://", "Https://", "http:/", "http:", "ftp://", "http:///", "https://?", "file://", "",
-                       "/", "/", "//", "/."]
-        let bases = ["http://127.0.0.1:8080/synthetic/items?n=10", "HTTP://Example.COM:80/a/b/c?x#f", "https://h.b", "http://h.b:0080/x/",
-                     "file:///tmp/list.json", "http://u@h.b/x", "http://h.b/a%20b/../c"]
-        let pieces = ["a", "Z", "0", "9", "-", ".", "_", "~", ":", "/", "?", "#", "@", "!", "$", "&", "'", "(", ")", "*", "+", ",", ";",
-                      "=", "%", "%2F", "%zz", "%4", "[", "]", "{", "}", " ", "|", "\\", "^", "`", "\"", "<", ">", "ä", "/../", "/./",
-                      "example.com", "127.0.0.1:8080", ":65536", ":0", "u@", "items/5", "?bytes=4096", "#top"]
-        let plain = ["a", "Z", "0", "-", ".", "_", "~", ":", "/", "?", "@", "!", "$", "&", "'", "(", ")", "*", "+", ",", ";", "=",
-                     "%2F", "/../", "/./", "items/5", "?bytes=4096", "#top"]
+        let schemes = [
+            "http://", "https://", "HTTP://", "Https://", "http:/", "http:", "ftp://", "http:///", "https://?", "file://", "",
+            "/", "/", "//", "/."
+        ]
+        let bases = [
+            "http://127.0.0.1:8080/synthetic/items?n=10", "HTTP://Example.COM:80/a/b/c?x#f", "https://h.b", "http://h.b:0080/x/",
+            "file:///tmp/list.json", "http://u@h.b/x", "http://h.b/a%20b/../c"
+        ]
+        let pieces = [
+            "a", "Z", "0", "9", "-", ".", "_", "~", ":", "/", "?", "#", "@", "!", "$", "&", "'", "(", ")", "*", "+", ",", ";",
+            "=", "%", "%2F", "%zz", "%4", "[", "]", "{", "}", " ", "|", "\\", "^", "`", "\"", "<", ">", "ä", "/../", "/./",
+            "example.com", "127.0.0.1:8080", ":65536", ":0", "u@", "items/5", "?bytes=4096", "#top"
+        ]
+        let plain = [
+            "a", "Z", "0", "-", ".", "_", "~", ":", "/", "?", "@", "!", "$", "&", "'", "(", ")", "*", "+", ",", ";", "=",
+            "%2F", "/../", "/./", "items/5", "?bytes=4096", "#top"
+        ]
         let hosts = ["example.com", "127.0.0.1", "a-b.c_d~", "Example.COM", "", "u@h", "[::1]", "h%41"]
         let ports = ["", "", ":8080", ":0", ":65535", ":65536", ":", ":123456", ":8a"]
         var rng = SplitMix64(seed: 29)
@@ -54,8 +62,10 @@ import Testing
         for raw in ["http://127.0.0.1:8080/synthetic/items/5?bytes=4096", "HTTPS://Example.COM/a/./b/../c?q=(a)&b=*!$'+,~#f", "http://a.b/x%20y"] {
             #expect(BaseURL.isPlainAbsolute(raw), "\(raw)")
         }
-        for raw in ["http://a.b/x y", "http://a.b/x%zz", "http://a.b/ä", "http://[::1]:80/x", "http:///x", "http:a.b", "http://a#b#c",
-                    "ftp://a.b/x", "/items/5", "items/5", "http://a.b/x%4", "http://a:99999/x", "http://u@a.b/x", "http://a.b:/x"] {
+        for raw in [
+            "http://a.b/x y", "http://a.b/x%zz", "http://a.b/ä", "http://[::1]:80/x", "http:///x", "http:a.b", "http://a#b#c",
+            "ftp://a.b/x", "/items/5", "items/5", "http://a.b/x%4", "http://a:99999/x", "http://u@a.b/x", "http://a.b:/x"
+        ] {
             #expect(!BaseURL.isPlainAbsolute(raw), "\(raw)")
         }
     }

@@ -128,7 +128,9 @@ import Testing
             #expect(await iterator.next()?.isEmpty == true)
             #expect(ContinuousClock.now - early < .milliseconds(400))
             // While it waits: woken before the slow responses, empty.
-            let nudger = Task { try await Task.sleep(for: .milliseconds(50)); batch.nudge() }
+            let nudger = Task {
+                try await Task.sleep(for: .milliseconds(50)); batch.nudge()
+            }
             #expect(await iterator.next()?.isEmpty == true)
             try await nudger.value
             // Then the two completions, and the end, with a nudge pending at the end.

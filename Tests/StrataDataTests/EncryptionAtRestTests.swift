@@ -12,8 +12,10 @@ import Testing
 @Suite struct EncryptionAtRestTests {
     /// Each dataset with the versions it has (`fixtures/D/vN`; none: served the same at every version).
     func sources(_ server: FixtureServer) -> [(SourceDefinition, dataset: String)] {
-        [(server.cars, "cars"), (server.catalog, "catalog"), (server.notes, "notes"), (server.pokedex, "pokedex"),
-         (SourceDefinition(name: "species", url: server.baseURL + "/species/all", items: "results", id: ["name"], detailURLField: "url"), "species")]
+        [
+            (server.cars, "cars"), (server.catalog, "catalog"), (server.notes, "notes"), (server.pokedex, "pokedex"),
+            (SourceDefinition(name: "species", url: server.baseURL + "/species/all", items: "results", id: ["name"], detailURLField: "url"), "species")
+        ]
     }
 
     func has(_ dataset: String, version v: Int) -> Bool {
@@ -61,7 +63,8 @@ import Testing
 
         let plain = try await fetchEverything(key: nil)
         let shown = plain.scan.findings(in: plain.file)
-        #expect(shown.contains { $0.hasPrefix("url of") } && shown.contains { $0.hasPrefix("body of") } && shown.contains { $0.hasPrefix("items document") },
-                "the scan should find the plaintext of a store without a key: \(shown.prefix(5))")
+        #expect(
+            shown.contains { $0.hasPrefix("url of") } && shown.contains { $0.hasPrefix("body of") } && shown.contains { $0.hasPrefix("items document") },
+            "the scan should find the plaintext of a store without a key: \(shown.prefix(5))")
     }
 }

@@ -61,7 +61,7 @@ import Testing
 
     @Test(arguments: [
         (Fault.serverError, FetchError.Code.http), (.tooManyRequests, .http), (.malformed, .malformedJSON),
-        (.truncated, .truncated), (.wrongType, .wrongType), (.slow, .timeout), (.huge, .tooLarge), (.redirectLoop, .redirects),
+        (.truncated, .truncated), (.wrongType, .wrongType), (.slow, .timeout), (.huge, .tooLarge), (.redirectLoop, .redirects)
     ])
     func everyFaultGivesAClearErrorAFailureEventAndChangesNothing(fault: Fault, code: FetchError.Code) async throws {
         try await withFixtureServer { server in
@@ -236,8 +236,9 @@ import Testing
         try await withFixtureServer { server in
             let store = try await makeStore()
             let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
-            let source = SourceDefinition(name: "syn", url: server.baseURL + "/synthetic/items?n=25&bytes=256", items: "results",
-                                          title: "title", detailURLField: "url", pageParam: "page", pageSize: 10)
+            let source = SourceDefinition(
+                name: "syn", url: server.baseURL + "/synthetic/items?n=25&bytes=256", items: "results",
+                title: "title", detailURLField: "url", pageParam: "page", pageSize: 10)
             // A complete pass without details: 25 items in three pages, none with a detail.
             let listed = try await fetcher.fetch(source, options: fetchOptions())
             #expect(listed.pages == 3 && listed.added == 25 && listed.details == 0)
@@ -271,13 +272,15 @@ import Testing
             let store = try await makeStore()
             let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
             let latency = 40
-            let source = SourceDefinition(name: "slow", url: server.baseURL + "/synthetic/items?n=12&bytes=256&latencyMs=\(latency)",
-                                          items: "results", title: "title", detailURLField: "url", pageParam: "page", pageSize: 5)
+            let source = SourceDefinition(
+                name: "slow", url: server.baseURL + "/synthetic/items?n=12&bytes=256&latencyMs=\(latency)",
+                items: "results", title: "title", detailURLField: "url", pageParam: "page", pageSize: 5)
             var options = fetchOptions()
             options.details = true
             let summary = try await fetcher.fetch(source, options: options)
             #expect(summary.pages == 3 && summary.added == 12 && summary.details == 12 && summary.failures.isEmpty, "\(summary)")
-            let requests = try await store.events(EventQuery(type: DataEvents.pageFetched))
+            let requests =
+                try await store.events(EventQuery(type: DataEvents.pageFetched))
                 + store.events(EventQuery(type: DataEvents.detailFetched))
             #expect(requests.count == 15)
             for e in requests {
@@ -336,8 +339,9 @@ import Testing
             let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
             // Their detail URLs differ (bytes=): no validators are shared between the two.
             for (name, n, bytes) in [("big", 40, 256), ("small", 3, 200)] {
-                let source = SourceDefinition(name: name, url: server.baseURL + "/synthetic/items?n=\(n)&bytes=\(bytes)", items: "results",
-                                              title: "title", detailURLField: "url")
+                let source = SourceDefinition(
+                    name: name, url: server.baseURL + "/synthetic/items?n=\(n)&bytes=\(bytes)", items: "results",
+                    title: "title", detailURLField: "url")
                 var options = fetchOptions()
                 options.details = true
                 options.concurrency = 2
@@ -349,7 +353,8 @@ import Testing
                 #expect(details.count == n)
             }
             for k in 0..<40 {
-                #expect(server.requests(to: "/synthetic/items/\(k)") == (k < 3 ? 4 : 2), "detail \(k): \(server.requests(to: "/synthetic/items/\(k)")) requests")
+                #expect(
+                    server.requests(to: "/synthetic/items/\(k)") == (k < 3 ? 4 : 2), "detail \(k): \(server.requests(to: "/synthetic/items/\(k)")) requests")
             }
             #expect(try await store.verify().ok)
         }
@@ -388,8 +393,9 @@ import Testing
     func pagedDetailsFetch(_ server: FixtureServer, latencyMs: Int) async throws -> (EventStore, Fetcher, SourceDefinition, FetchOptions) {
         let store = try await makeStore()
         let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
-        let source = SourceDefinition(name: "syn", url: server.baseURL + "/synthetic/items?n=50&bytes=256&latencyMs=\(latencyMs)", items: "results",
-                                      title: "title", detailURLField: "url", pageParam: "page", pageSize: 10)
+        let source = SourceDefinition(
+            name: "syn", url: server.baseURL + "/synthetic/items?n=50&bytes=256&latencyMs=\(latencyMs)", items: "results",
+            title: "title", detailURLField: "url", pageParam: "page", pageSize: 10)
         var options = fetchOptions()
         options.details = true
         return (store, fetcher, source, options)
@@ -512,7 +518,7 @@ import Testing
             (SourceDefinition(name: "x", url: "http://h/l", detailURL: "http://h/items"), "{id}"),
             (SourceDefinition(name: "x", url: "http://h/l", pageParam: "page"), "--page-size"),
             (SourceDefinition(name: "x", url: "http://h/l", id: ["@key", "id"]), "--id"),
-            (SourceDefinition(name: "x", url: "http://h/l", headers: ["NoColon"]), "--header"),
+            (SourceDefinition(name: "x", url: "http://h/l", headers: ["NoColon"]), "--header")
         ]
         for (def, flag) in bad {
             await #expect { try await catalog.define(def) } throws: { "\($0)".contains(flag) }

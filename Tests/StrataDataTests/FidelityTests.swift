@@ -72,7 +72,7 @@ import Testing
         ("offset", SourceDefinition(name: "cars", url: "/cars/offers", items: "results", pageSize: 7, offsetParam: "offset", totalPath: "total")),
         ("offset, no total", SourceDefinition(name: "cars", url: "/cars/offers", items: "results", pageSize: 8, offsetParam: "offset")),
         ("after", SourceDefinition(name: "cars", url: "/cars/offers", items: "results", pageSize: 5, afterParam: "starting_after", hasMorePath: "has_more")),
-        ("after, no flag", SourceDefinition(name: "cars", url: "/cars/offers", items: "results", pageSize: 5, afterParam: "starting_after")),
+        ("after, no flag", SourceDefinition(name: "cars", url: "/cars/offers", items: "results", pageSize: 5, afterParam: "starting_after"))
     ])
     func pagingStyles(_ style: String, _ template: SourceDefinition) async throws {
         try await withFixtureServer { server in
@@ -94,8 +94,9 @@ import Testing
             #expect(pages.count == expected && pages.dropLast().allSatisfy { ($0[metadata: "next"] ?? "").hasPrefix("http") }, "\(style)")
             #expect(pages.last?[metadata: "next"] == "" && zip(pages, pages.dropFirst()).allSatisfy { $0[metadata: "next"] == $1[metadata: "url"] })
             let again = try await fetcher.fetch(source, options: fetchOptions())
-            #expect(again.complete && again.pages == expected && again.pagesNotModified == again.pages && again.added == 0 && again.changed == 0,
-                    "\(style), unchanged: \(again)")
+            #expect(
+                again.complete && again.pages == expected && again.pagesNotModified == again.pages && again.added == 0 && again.changed == 0,
+                "\(style), unchanged: \(again)")
             #expect(r.pagesParsed == expected && again.pagesParsed == 0, "\(style): the unchanged pages were not parsed again")
             #expect(try await itemKeys(store, "cars").count == 24)
         }
@@ -116,7 +117,8 @@ import Testing
             #expect(again.complete && again.pages == first.pages && again.pagesNotModified == first.pages - 1 && again.changed == 1, "\(again)")
             #expect(again.pagesParsed == 1, "only the changed page was parsed: \(again)")
             let fresh = try await makeStore()
-            _ = try await Fetcher(store: fresh, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger()).fetch(source, options: fetchOptions())
+            _ = try await Fetcher(store: fresh, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger()).fetch(
+                source, options: fetchOptions())
             let mine = try await ItemTables(store: store).items(source: "catalog"), theirs = try await ItemTables(store: fresh).items(source: "catalog")
             #expect(mine.map(\.id) == theirs.map(\.id) && mine.map(\.document) == theirs.map(\.document))
             #expect(mine.first { $0.id == "1025" }?.document.value(atPath: "text") == .string("changed by another client"))
@@ -128,8 +130,9 @@ import Testing
             let store = try await makeStore()
             let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
             server.setFault(.cursorLoop, for: "/cars")
-            let source = SourceDefinition(name: "cars", url: server.baseURL + "/cars/offers", items: "results", pageSize: 7,
-                                          cursorPath: "meta.next_cursor", cursorParam: "cursor")
+            let source = SourceDefinition(
+                name: "cars", url: server.baseURL + "/cars/offers", items: "results", pageSize: 7,
+                cursorPath: "meta.next_cursor", cursorParam: "cursor")
             await #expect { _ = try await fetcher.fetch(source, options: fetchOptions()) } throws: { error in
                 (error as? FetchError)?.message.contains("meta.next_cursor repeats") == true
             }
@@ -148,7 +151,7 @@ import Testing
         (SourceDefinition(name: "s", url: "http://x/a", next: "next", pageSize: 5, afterParam: "after"), "--after-param"),
         (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5), "--page-size"),
         (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5, cursorPath: "a..b", cursorParam: "c"), "--cursor-path"),
-        (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5, offsetParam: "off set"), "--offset-param"),
+        (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5, offsetParam: "off set"), "--offset-param")
     ])
     func pagingValidationNamesTheFlag(_ source: SourceDefinition, _ flag: String) {
         #expect { try source.validate() } throws: { ($0 as? FetchError)?.message.contains(flag) == true }
@@ -169,12 +172,15 @@ import Testing
             let source = SourceDefinition(name: "cars", url: "file:///cars.json", items: "results")
             _ = try await SourceCatalog(store: store).define(source)
             for i in order {
-                _ = try await fetcher.importSnapshots(source, files: [("v\(dated[i].1).json", bodies[dated[i].1 - 1])],
-                                                      recordedAt: Timestamp(iso8601: dated[i].0))
+                _ = try await fetcher.importSnapshots(
+                    source, files: [("v\(dated[i].1).json", bodies[dated[i].1 - 1])],
+                    recordedAt: Timestamp(iso8601: dated[i].0))
             }
             let tables = ItemTables(store: store)
-            for (date, expected) in [("2018-06-01T00:00:00Z", 0), ("2019-01-01T00:00:00Z", 1), ("2020-06-01T00:00:00Z", 1),
-                                     ("2022-01-01T00:00:00Z", 2), ("2024-01-01T00:00:00Z", 3)] {
+            for (date, expected) in [
+                ("2018-06-01T00:00:00Z", 0), ("2019-01-01T00:00:00Z", 1), ("2020-06-01T00:00:00Z", 1),
+                ("2022-01-01T00:00:00Z", 2), ("2024-01-01T00:00:00Z", 3)
+            ] {
                 let seq = try await tables.seq(source: "cars", observedAt: Timestamp(iso8601: date)!)
                 let got = seq == 0 ? [] : try await tables.items(source: "cars", asOf: seq).map(\.id).sorted()
                 let want = expected == 0 ? [] : try ids(expected)
@@ -212,8 +218,9 @@ import Testing
                 let key = id % 9 == 0 ? #""x\#(id)""# : "\(id)"
                 items.append(#"{"id":\#(key),"make":"\#(makes[Int(rng.next() % 4)])","n":\#(round)}"#)
             }
-            _ = try await fetcher.importSnapshots(source, files: [("r\(round).json", Array(#"{"results":[\#(items.joined(separator: ","))]}"#.utf8))],
-                                                  recordedAt: nil)
+            _ = try await fetcher.importSnapshots(
+                source, files: [("r\(round).json", Array(#"{"results":[\#(items.joined(separator: ","))]}"#.utf8))],
+                recordedAt: nil)
             if round == 12 {
                 // The index changes mid-history: reads before it scan, after it use the new history.
                 source.index = ["make", "n"]
@@ -235,8 +242,9 @@ import Testing
                     let natural = expected.sorted { KeyedDocumentProjection.naturalKey($0).lexicographicallyPrecedes(KeyedDocumentProjection.naturalKey($1)) }
                     for (offset, limit) in [(0, 3), (2, 5), (natural.count - 1, 10), (natural.count + 3, 2)] where offset >= 0 {
                         let page = try #require(try await tables.page(source: "cars", path: "make", equals: make, asOf: seq, offset: offset, limit: limit))
-                        #expect(page.total == natural.count && page.items.map(\.id) == Array(natural.dropFirst(offset).prefix(limit)),
-                                "seed \(seed), seq \(seq), \(make), offset \(offset)")
+                        #expect(
+                            page.total == natural.count && page.items.map(\.id) == Array(natural.dropFirst(offset).prefix(limit)),
+                            "seed \(seed), seq \(seq), \(make), offset \(offset)")
                     }
                     if natural.count > 1 {
                         let after = try #require(try await tables.page(source: "cars", path: "make", equals: make, asOf: seq, after: natural[0], limit: 2))
@@ -258,8 +266,9 @@ import Testing
                 .sorted { KeyedDocumentProjection.naturalKey($0).lexicographicallyPrecedes(KeyedDocumentProjection.naturalKey($1)) }
             for (offset, limit) in [(0, 3), (0, 100), (2, 5), (natural.count - 1, 10), (natural.count + 3, 2), (1, 0)] where offset >= 0 {
                 let page = try #require(try await tables.page(source: "cars", path: "make", equals: make, offset: offset, limit: limit))
-                #expect(page.total == natural.count && page.items.map(\.id) == Array(natural.dropFirst(offset).prefix(limit)),
-                        "\(context), \(make), offset \(offset), limit \(limit)")
+                #expect(
+                    page.total == natural.count && page.items.map(\.id) == Array(natural.dropFirst(offset).prefix(limit)),
+                    "\(context), \(make), offset \(offset), limit \(limit)")
             }
             for (i, id) in natural.enumerated() {
                 let after = try #require(try await tables.page(source: "cars", path: "make", equals: make, after: id, limit: 2))
@@ -296,8 +305,9 @@ typealias SplitMix = SplitMix64
                 if rng.next() % 7 == 0, let first = labels.first { labels.append(first) }
                 items.append(#"{"id":\#(id),"tags":[\#(tags.joined(separator: ","))],"labels":[\#(labels.joined(separator: ","))],"n":\#(round)}"#)
             }
-            _ = try await fetcher.importSnapshots(source, files: [("r\(round).json", Array(#"{"results":[\#(items.joined(separator: ","))]}"#.utf8))],
-                                                  recordedAt: nil)
+            _ = try await fetcher.importSnapshots(
+                source, files: [("r\(round).json", Array(#"{"results":[\#(items.joined(separator: ","))]}"#.utf8))],
+                recordedAt: nil)
         }
         let tables = ItemTables(store: store)
         let head = try await store.head().seq

@@ -11,7 +11,7 @@ import Testing
         ("catalog/v2/entries.json", ItemExtraction(itemsPath: nil, idPaths: ["id"])),
         ("notes/v1/notes.json", ItemExtraction(itemsPath: nil, idPaths: ["@key"])),
         ("pokedex/v1/pokemon.json", ItemExtraction(itemsPath: "results", idPaths: ["name"])),
-        ("cars/v3/offers.json", ItemExtraction(itemsPath: "results", idPaths: ["make", "id"])),
+        ("cars/v3/offers.json", ItemExtraction(itemsPath: "results", idPaths: ["make", "id"]))
     ]
 
     @Test func mutatedBodiesNeverCrashTheResponsePath() throws {

@@ -14,7 +14,6 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
     func sleep(seconds: Double) async throws { lock.withLock { _sleeps.append(seconds) } }
 }
 
-
 func fetchOptions(retries: Int = 0) -> FetchOptions {
     var o = FetchOptions()
     o.retries = retries
@@ -27,16 +26,18 @@ func fetchOptions(retries: Int = 0) -> FetchOptions {
 
 extension FixtureServer {
     var cars: SourceDefinition {
-        SourceDefinition(name: "cars", url: baseURL + "/cars/offers", items: "results", title: "make", subtitle: ["model"],
-                         image: "image", pageParam: "page", pageSize: 10, index: ["make", "model"])
+        SourceDefinition(
+            name: "cars", url: baseURL + "/cars/offers", items: "results", title: "make", subtitle: ["model"],
+            image: "image", pageParam: "page", pageSize: 10, index: ["make", "model"])
     }
     var catalog: SourceDefinition {
         SourceDefinition(name: "catalog", url: baseURL + "/catalog/entries?count=15", title: "text", image: "image")
     }
     var notes: SourceDefinition { SourceDefinition(name: "notes", url: baseURL + "/notes/notes", id: ["@key"], title: "content") }
     var pokedex: SourceDefinition {
-        SourceDefinition(name: "pokedex", url: baseURL + "/pokedex/pokemon", items: "results", id: ["name"],
-                         image: "sprites.front_default", detailURLField: "url")
+        SourceDefinition(
+            name: "pokedex", url: baseURL + "/pokedex/pokemon", items: "results", id: ["name"],
+            image: "sprites.front_default", detailURLField: "url")
     }
 }
 

@@ -10,17 +10,28 @@ import Testing
         let dir = TestScratch.path("tls")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let gen = try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir + "/k.pem",
-                                               "-out", dir + "/c.pem", "-days", "1", "-subj", "/CN=127.0.0.1"])
+        let gen = try run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir + "/k.pem",
+                "-out", dir + "/c.pem", "-days", "1", "-subj", "/CN=127.0.0.1"
+            ])
         gen.waitUntilExit()
         #expect(gen.terminationStatus == 0)
         let port = Int.random(in: 40_000...59_999)
-        let server = try run("/usr/bin/openssl", ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", dir + "/c.pem",
-                                                  "-key", dir + "/k.pem", "-www", "-quiet"])
+        let server = try run(
+            "/usr/bin/openssl",
+            [
+                "s_server", "-accept", "127.0.0.1:\(port)", "-cert", dir + "/c.pem",
+                "-key", dir + "/k.pem", "-www", "-quiet"
+            ])
         defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
         let url = "https://127.0.0.1:\(port)/"
         // Wait until it accepts connections.
-        let insecure = CurlHTTPClient(configuration: { var c = CurlHTTPClient.Configuration(); c.insecureSkipTLSVerify = true; return c }())
+        let insecure = CurlHTTPClient(
+            configuration: {
+                var c = CurlHTTPClient.Configuration(); c.insecureSkipTLSVerify = true; return c
+            }())
         var up = false
         for _ in 0..<50 where !up {
             if (try? await insecure.send(HTTPRequest(url: url, timeout: 1))) != nil { up = true } else { try await Task.sleep(for: .milliseconds(100)) }

@@ -16,11 +16,15 @@ import Testing
     static var seed: UInt64 { UInt64(ProcessInfo.processInfo.environment["STRATA_FUZZ_SEED"] ?? "") ?? 50 }
 
     /// Paths as people type them, and as they go wrong.
-    static let paths = ["make", "price", "pros", "pros.0", "pros.1", "pros.-1", "pros.01", "pros.99999999999999999999", "seller.city", "a..b", ".", "",
-                        "~0", "/price", "/pros/-", "/pros/-1", "/pros/1e3", "detail:x", "ñ", "\u{0}", "make.x.y", "id", "rating", "labels.name"]
+    static let paths = [
+        "make", "price", "pros", "pros.0", "pros.1", "pros.-1", "pros.01", "pros.99999999999999999999", "seller.city", "a..b", ".", "",
+        "~0", "/price", "/pros/-", "/pros/-1", "/pros/1e3", "detail:x", "ñ", "\u{0}", "make.x.y", "id", "rating", "labels.name"
+    ]
     static let values = ["Toyota", "", "12", "-1", "1e999", "null", "[1,2]", "{\"a\":1}", "\"q\"", "true", "\u{1B}[2J", "x=y", "=", ";"]
-    static let points = ["0", "1", "17", "18446744073709551615", "99999999999999999999", "-1", "2026-01-02", "2026-01-02T00:00:00Z", "1969-12-31",
-                         "9999-12-31T23:59:59Z", "2026-13-45", "now", "", " 3 ", "1e3"]
+    static let points = [
+        "0", "1", "17", "18446744073709551615", "99999999999999999999", "-1", "2026-01-02", "2026-01-02T00:00:00Z", "1969-12-31",
+        "9999-12-31T23:59:59Z", "2026-13-45", "now", "", " 3 ", "1e3"
+    ]
 
     struct RNG {
         var base: SplitMix64
@@ -86,10 +90,14 @@ import Testing
                 }
             case 3:
                 // A source definition as `source add` builds it.
-                var d = SourceDefinition(name: rng.text(["cars", "", "a/b", "x"]), url: rng.text(["http://127.0.0.1:1/x", "ftp://x", "", "http://", "file:///tmp", "http://[::1]:99999/"]),
-                                         items: rng.chance(50) ? rng.text(Self.paths) : nil, id: [rng.text(Self.paths)])
+                var d = SourceDefinition(
+                    name: rng.text(["cars", "", "a/b", "x"]),
+                    url: rng.text(["http://127.0.0.1:1/x", "ftp://x", "", "http://", "file:///tmp", "http://[::1]:99999/"]),
+                    items: rng.chance(50) ? rng.text(Self.paths) : nil, id: [rng.text(Self.paths)])
                 if rng.chance(30) { d.pageParam = rng.text(["page", "", "a&b"]); d.pageSize = rng.pick([0, 1, 10, -3, 10_001, Int.max]) }
-                if rng.chance(30) { d.headers = [rng.text(["Authorization: Bearer $T", "Authorization: Bearer abc", "X: y", ": v", "NoColon", "Cookie: ${file:/nope}"])] }
+                if rng.chance(30) {
+                    d.headers = [rng.text(["Authorization: Bearer $T", "Authorization: Bearer abc", "X: y", ": v", "NoColon", "Cookie: ${file:/nope}"])]
+                }
                 if rng.chance(20) { d.cursorPath = rng.text(Self.paths); d.cursorParam = rng.chance(50) ? rng.text(["cursor", ""]) : nil }
                 do throws(FetchError) {
                     try d.validate()

@@ -5,8 +5,9 @@ import StrataDomain
 import Testing
 
 @Suite struct MappingTests {
-    let source = Source(name: "cars", url: "http://api.example/cars/offers", titlePath: "model", subtitlePaths: ["make", "price", "missing"],
-                        imagePath: "image", indexPaths: ["make", "specs.fuel"], hasDetails: true)
+    let source = Source(
+        name: "cars", url: "http://api.example/cars/offers", titlePath: "model", subtitlePaths: ["make", "price", "missing"],
+        imagePath: "image", indexPaths: ["make", "specs.fuel"], hasDetails: true)
 
     @Test func dtoDecodesTheFixturePageAndMapsToItems() throws {
         let page = try ItemListPageDto(body: try fixture("cars/v1/offers.json"), url: "http://api.example/cars/offers", source: carsDefinition)
@@ -35,10 +36,11 @@ import Testing
     }
 
     @Test func entityAndDomainRoundTrip() throws {
-        let entity = ItemEntity(source: "cars", id: "7", version: 3, firstSeq: 2, changedSeq: 9, removed: true,
-                                document: try JSONValue(parsing: #"{"id":7,"model":"Golf","image":"https://cdn/x.png"}"#),
-                                detail: try JSONValue(parsing: #"{"make":"VW"}"#),
-                                image: ImageEntity(url: "https://cdn/x.png", sha256: String(repeating: "a", count: 64), size: 10, contentType: "image/png"))
+        let entity = ItemEntity(
+            source: "cars", id: "7", version: 3, firstSeq: 2, changedSeq: 9, removed: true,
+            document: try JSONValue(parsing: #"{"id":7,"model":"Golf","image":"https://cdn/x.png"}"#),
+            detail: try JSONValue(parsing: #"{"make":"VW"}"#),
+            image: ImageEntity(url: "https://cdn/x.png", sha256: String(repeating: "a", count: 64), size: 10, contentType: "image/png"))
         let item = Item(entity: entity, source: source)
         #expect(item.title == "Golf" && item.subtitle == ["VW"] && item.isRemoved && item.version == 3)
         #expect(item.imageURL == "https://cdn/x.png")
@@ -58,8 +60,9 @@ import Testing
         let patch = PatchOperation(op: op, path: "/price", value: op == .remove ? nil : .number("900"), old: op == .add ? nil : .number("1000"))
         let change = Change(patch: patch)
         #expect(PatchOperation(change) == patch)
-        let entity = ItemVersionEntity(version: 2, seq: 14, recordedAt: Timestamp(microseconds: 1_767_225_600_000_000), kind: .changed,
-                                       changes: [patch], document: .object(["price": .number("900")]), run: "r1", eventType: DataEvents.pageFetched)
+        let entity = ItemVersionEntity(
+            version: 2, seq: 14, recordedAt: Timestamp(microseconds: 1_767_225_600_000_000), kind: .changed,
+            changes: [patch], document: .object(["price": .number("900")]), run: "r1", eventType: DataEvents.pageFetched)
         let version = ItemVersion(entity: entity)
         #expect(version.kind == .changed && version.changes == [change] && version.run == "r1")
         #expect(ItemVersionEntity(version) == entity)

@@ -12,8 +12,9 @@ func makeSteppedStore() async throws -> EventStore {
     try await StrataTestSupport.makeStore(clock: SteppingClock())
 }
 
-let carsDefinition = SourceDefinition(name: "cars", url: "http://127.0.0.1:1/cars/offers", items: "results", title: "model",
-                                      subtitle: ["make", "price"], image: "image", index: ["make", "model"])
+let carsDefinition = SourceDefinition(
+    name: "cars", url: "http://127.0.0.1:1/cars/offers", items: "results", title: "model",
+    subtitle: ["make", "price"], image: "image", index: ["make", "model"])
 
 /// The repositories over a real store, wired as the app wires them.
 struct Repositories {
@@ -40,8 +41,9 @@ func carsStore(definition: SourceDefinition = carsDefinition) async throws -> (R
     let fetcher = Fetcher(store: store, client: CurlHTTPClient(), logger: quiet())
     var ends: [UInt64] = []
     for v in 1...3 {
-        _ = try await fetcher.importSnapshots(definition, files: [("cars-v\(v).json", try fixture("cars/v\(v)/offers.json"))],
-                                              recordedAt: Timestamp(iso8601: "2026-01-0\(v)T00:00:00Z"))
+        _ = try await fetcher.importSnapshots(
+            definition, files: [("cars-v\(v).json", try fixture("cars/v\(v)/offers.json"))],
+            recordedAt: Timestamp(iso8601: "2026-01-0\(v)T00:00:00Z"))
         ends.append(try await store.head().seq)
     }
     return (Repositories(store: store), ends)

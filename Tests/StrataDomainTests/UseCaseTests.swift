@@ -13,15 +13,17 @@ import Testing
         options.retries = retries
         options.timeout = 30  // a healthy answer on two cores shared with the whole suite can take over 5 s
         options.environment = [:]
-        let remote = FetcherRemoteRepository(fetcher: Fetcher(store: store, client: CurlHTTPClient(), logger: quiet()),
-                                             catalog: SourceCatalog(store: store), options: options)
+        let remote = FetcherRemoteRepository(
+            fetcher: Fetcher(store: store, client: CurlHTTPClient(), logger: quiet()),
+            catalog: SourceCatalog(store: store), options: options)
         return (r, remote)
     }
 
     func define(_ store: EventStore, _ base: String) async throws {
-        try await SourceCatalog(store: store).define(SourceDefinition(
-            name: "cars", url: base + "/cars/offers", items: "results", title: "model", subtitle: ["make"], image: "image",
-            detailURL: base + "/cars/offers/{id}", pageParam: "page", pageSize: 10, index: ["make"]))
+        try await SourceCatalog(store: store).define(
+            SourceDefinition(
+                name: "cars", url: base + "/cars/offers", items: "results", title: "model", subtitle: ["make"], image: "image",
+                detailURL: base + "/cars/offers/{id}", pageParam: "page", pageSize: 10, index: ["make"]))
     }
 
     @Test func refreshThenDetailThenFailedDetailKeepsTheStoredOne() async throws {

@@ -20,12 +20,16 @@ import Testing
             let patch = rng.patch(for: doc)
             let ours: JSONValue? = try? doc.applying(patchDocument: patch)
             let theirs = ReferencePatch.apply(patch, to: doc)
-            let agree = switch (ours, theirs) {
-            case (nil, nil): true
-            case (let a?, let b?): a == b
-            default: false
-            }
-            #expect(agree, "seed \(Self.seed) case \(i): doc \(doc.canonicalString) patch \(patch.canonicalString) → strata \(ours?.canonicalString ?? "error"), reference \(theirs?.canonicalString ?? "error")")
+            let agree =
+                switch (ours, theirs) {
+                case (nil, nil): true
+                case (let a?, let b?): a == b
+                default: false
+                }
+            #expect(
+                agree,
+                "seed \(Self.seed) case \(i): doc \(doc.canonicalString) patch \(patch.canonicalString) → strata \(ours?.canonicalString ?? "error"), reference \(theirs?.canonicalString ?? "error")"
+            )
             if !agree { return }
             if ours == nil { refused += 1 } else { applied += 1 }
         }
@@ -121,7 +125,9 @@ enum ReferencePatch {
         let rest = Array(p.dropFirst())
         switch d {
         case .object(var o):
-            if rest.isEmpty { o[h] = v } else {
+            if rest.isEmpty {
+                o[h] = v
+            } else {
                 guard let c = o[h], let n = add(c, rest, v) else { return nil }
                 o[h] = n
             }
@@ -145,14 +151,18 @@ enum ReferencePatch {
         switch d {
         case .object(var o):
             guard let c = o[h] else { return nil }
-            if rest.isEmpty { o[h] = nil } else {
+            if rest.isEmpty {
+                o[h] = nil
+            } else {
                 guard let n = remove(c, rest) else { return nil }
                 o[h] = n
             }
             return .object(o)
         case .array(var a):
             guard let i = index(h, a.count, end: false) else { return nil }
-            if rest.isEmpty { a.remove(at: i) } else {
+            if rest.isEmpty {
+                a.remove(at: i)
+            } else {
                 guard let n = remove(a[i], rest) else { return nil }
                 a[i] = n
             }

@@ -11,17 +11,19 @@ import Testing
     static func repositories() -> MemoryRepositories {
         let r = Scene.repositories()
         r.entries = [1, 2, 5, 9, 12].map { seq in
-            LogEntry(seq: seq, recordedAt: Scene.t0.addingTimeInterval(Double(seq)), type: seq == 9 ? "FetchFailed" : "CollectionPageFetched",
-                     stream: "cars", hash: String(repeating: "0", count: 64))
+            LogEntry(
+                seq: seq, recordedAt: Scene.t0.addingTimeInterval(Double(seq)), type: seq == 9 ? "FetchFailed" : "CollectionPageFetched",
+                stream: "cars", hash: String(repeating: "0", count: 64))
         }
         return r
     }
 
     static func make(_ r: MemoryRepositories) -> BrowserViewModel {
-        BrowserViewModel(dependencies: .init(
-            query: QueryItems(items: r, sources: r), refresh: RefreshSource(remote: r, sources: r),
-            loadDetail: LoadItemDetail(items: r, sources: r, remote: r), history: GetItemHistory(items: r, sources: r),
-            replay: ReplayLog(log: r), sources: r, items: r, now: { Scene.t0.addingTimeInterval(7200) }))
+        BrowserViewModel(
+            dependencies: .init(
+                query: QueryItems(items: r, sources: r), refresh: RefreshSource(remote: r, sources: r),
+                loadDetail: LoadItemDetail(items: r, sources: r, remote: r), history: GetItemHistory(items: r, sources: r),
+                replay: ReplayLog(log: r), sources: r, items: r, now: { Scene.t0.addingTimeInterval(7200) }))
     }
 
     @Test func startsOnTheSourcesScreenAndOpensAList() async {

@@ -23,11 +23,12 @@ import Testing
             r.source.deleteURL = "http://api.example/cars/{id}"
         }
         let w = MemoryWrites(items: r)
-        let vm = BrowserViewModel(dependencies: .init(
-            query: QueryItems(items: r, sources: r), refresh: RefreshSource(remote: r, sources: r),
-            loadDetail: LoadItemDetail(items: r, sources: r, remote: r), history: GetItemHistory(items: r, sources: r),
-            replay: ReplayLog(log: r), sources: r, items: r, now: { Scene.t0 },
-            write: WriteItems(writes: w, sources: r), push: PushOutbox(writes: w, push: w, sources: r), session: "browse"))
+        let vm = BrowserViewModel(
+            dependencies: .init(
+                query: QueryItems(items: r, sources: r), refresh: RefreshSource(remote: r, sources: r),
+                loadDetail: LoadItemDetail(items: r, sources: r, remote: r), history: GetItemHistory(items: r, sources: r),
+                replay: ReplayLog(log: r), sources: r, items: r, now: { Scene.t0 },
+                write: WriteItems(writes: w, sources: r), push: PushOutbox(writes: w, push: w, sources: r), session: "browse"))
         return (vm, w, r)
     }
 
@@ -110,7 +111,8 @@ import Testing
         vm.send(.editPrompt(#"model=Golf; make=Volkswagen; price=9000; note="a; b""#))
         vm.send(.submitPrompt)
         await vm.settle()
-        #expect(w.created.first?.document == .object(["model": .string("Golf"), "make": .string("Volkswagen"), "price": .number("9000"), "note": .string("a; b")]))
+        #expect(
+            w.created.first?.document == .object(["model": .string("Golf"), "make": .string("Volkswagen"), "price": .number("9000"), "note": .string("a; b")]))
         #expect(vm.state.status?.hasPrefix("created ") == true && vm.state.outbox == 1)
         // A line that is no edit: a pop-up, nothing written.
         vm.send(.beginCreate)

@@ -76,7 +76,10 @@ final class MemoryRepositories: ItemRepository, SourceRepository, RemoteReposito
             case (nil, let n?): out.append(ItemDiff(id: id, title: n.title, kind: .added, changes: []))
             case (let o?, nil): out.append(ItemDiff(id: id, title: o.title, kind: .removed, changes: []))
             case (let o?, let n?) where o.document != n.document:
-                out.append(ItemDiff(id: id, title: n.title, kind: .changed, changes: [Change(kind: .replaced, path: "/price", old: o.document.value(atPath: "price"), new: n.document.value(atPath: "price"))]))
+                out.append(
+                    ItemDiff(
+                        id: id, title: n.title, kind: .changed,
+                        changes: [Change(kind: .replaced, path: "/price", old: o.document.value(atPath: "price"), new: n.document.value(atPath: "price"))]))
             default: break
             }
         }
@@ -124,38 +127,53 @@ enum Scene {
         lastSuccess: FetchRun(id: "run-2", seq: 12, at: t0.addingTimeInterval(3600), outcome: .completed(complete: true), pages: 1))
 
     static func car(_ id: Int, _ make: String, _ model: String, _ price: Int, fuel: String = "petrol", removed: Bool = false, image: Bool = false) -> Item {
-        Item(source: "cars", id: String(id), title: model, subtitle: [make, String(price)],
-             fields: [Field(path: "make", value: make), Field(path: "fuel", value: fuel)],
-             document: .object(["id": .number(String(id)), "make": .string(make), "model": .string(model), "price": .number(String(price))]),
-             imageURL: "http://api.example/cars/images/\(id).png",
-             image: image ? ItemImage(url: "http://api.example/cars/images/\(id).png", sha256: "sha-\(id)", size: 3, contentType: "image/png") : nil,
-             version: 1, firstSeq: 3, changedSeq: 3, isRemoved: removed)
+        Item(
+            source: "cars", id: String(id), title: model, subtitle: [make, String(price)],
+            fields: [Field(path: "make", value: make), Field(path: "fuel", value: fuel)],
+            document: .object(["id": .number(String(id)), "make": .string(make), "model": .string(model), "price": .number(String(price))]),
+            imageURL: "http://api.example/cars/images/\(id).png",
+            image: image ? ItemImage(url: "http://api.example/cars/images/\(id).png", sha256: "sha-\(id)", size: 3, contentType: "image/png") : nil,
+            version: 1, firstSeq: 3, changedSeq: 3, isRemoved: removed)
     }
 
-    static let v1: [Item] = [car(1, "Volkswagen", "Passat", 11500), car(2, "Toyota", "Yaris", 9150, fuel: "hybrid"),
-                             car(3, "Toyota", "RAV4", 12300, image: true)]
-    static let v2: [Item] = [car(2, "Toyota", "Yaris", 8750, fuel: "hybrid"), car(3, "Toyota", "RAV4", 12300, image: true),
-                             car(4, "Škoda", "Octavia with a very long model name that will not fit a narrow terminal", 13750)]
+    static let v1: [Item] = [
+        car(1, "Volkswagen", "Passat", 11500), car(2, "Toyota", "Yaris", 9150, fuel: "hybrid"),
+        car(3, "Toyota", "RAV4", 12300, image: true)
+    ]
+    static let v2: [Item] = [
+        car(2, "Toyota", "Yaris", 8750, fuel: "hybrid"), car(3, "Toyota", "RAV4", 12300, image: true),
+        car(4, "Škoda", "Octavia with a very long model name that will not fit a narrow terminal", 13750)
+    ]
 
     static func repositories() -> MemoryRepositories {
         let r = MemoryRepositories(source: source, snapshots: [(5, v1), (12, v2)])
         r.histories["2"] = [
             ItemVersion(version: 1, seq: 4, recordedAt: t0, kind: .added, run: "0f1e2d3c-aaaa", eventType: "CollectionPageFetched", document: v1[1].document),
-            ItemVersion(version: 2, seq: 11, recordedAt: t0.addingTimeInterval(3600), kind: .changed, run: "9a8b7c6d-bbbb", eventType: "CollectionPageFetched",
-                        changes: [Change(kind: .replaced, path: "/price", old: .number("9150"), new: .number("8750")),
-                                  Change(kind: .added, path: "/tags", new: .array([.string("new tyres")])),
-                                  Change(kind: .removed, path: "/rating", old: .number("4.1"))],
-                        document: v2[0].document),
+            ItemVersion(
+                version: 2, seq: 11, recordedAt: t0.addingTimeInterval(3600), kind: .changed, run: "9a8b7c6d-bbbb", eventType: "CollectionPageFetched",
+                changes: [
+                    Change(kind: .replaced, path: "/price", old: .number("9150"), new: .number("8750")),
+                    Change(kind: .added, path: "/tags", new: .array([.string("new tyres")])),
+                    Change(kind: .removed, path: "/rating", old: .number("4.1"))
+                ],
+                document: v2[0].document)
         ]
         r.images["sha-3"] = [1, 2, 3]
         r.entries = [
-            LogEntry(seq: 1, recordedAt: t0, type: "SourceDefined", stream: "cars", metadata: [Field(path: "source", value: "cars")], payloadSize: 420, hash: String(repeating: "ab", count: 32)),
-            LogEntry(seq: 2, recordedAt: t0.addingTimeInterval(1), type: "CollectionPageFetched", stream: "cars",
-                     metadata: [Field(path: "source", value: "cars"), Field(path: "page", value: "1"), Field(path: "status", value: "200"), Field(path: "url", value: "http://api.example/cars?page=1")],
-                     payloadSize: 7_900, hash: String(repeating: "cd", count: 32)),
-            LogEntry(seq: 3, recordedAt: t0.addingTimeInterval(2), type: "FetchFailed", stream: "cars",
-                     metadata: [Field(path: "source", value: "cars"), Field(path: "stage", value: "detail"), Field(path: "error", value: "http")],
-                     payloadSize: nil, hash: String(repeating: "ef", count: 32)),
+            LogEntry(
+                seq: 1, recordedAt: t0, type: "SourceDefined", stream: "cars", metadata: [Field(path: "source", value: "cars")], payloadSize: 420,
+                hash: String(repeating: "ab", count: 32)),
+            LogEntry(
+                seq: 2, recordedAt: t0.addingTimeInterval(1), type: "CollectionPageFetched", stream: "cars",
+                metadata: [
+                    Field(path: "source", value: "cars"), Field(path: "page", value: "1"), Field(path: "status", value: "200"),
+                    Field(path: "url", value: "http://api.example/cars?page=1")
+                ],
+                payloadSize: 7_900, hash: String(repeating: "cd", count: 32)),
+            LogEntry(
+                seq: 3, recordedAt: t0.addingTimeInterval(2), type: "FetchFailed", stream: "cars",
+                metadata: [Field(path: "source", value: "cars"), Field(path: "stage", value: "detail"), Field(path: "error", value: "http")],
+                payloadSize: nil, hash: String(repeating: "ef", count: 32))
         ]
         return r
     }

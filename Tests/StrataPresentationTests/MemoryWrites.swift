@@ -31,20 +31,29 @@ final class MemoryWrites: WriteRepository, PushRepository, @unchecked Sendable {
 
     private func write(_ kind: LocalWrite.Kind, _ source: String, _ id: String, changes: [Change] = [], document: JSONValue? = nil) -> UInt64 {
         let s = next()
-        open.append(LocalWrite(seq: s, id: "w\(s)", kind: kind, source: source, itemID: id, user: user ?? "", state: .pending, changes: changes, document: document))
+        open.append(
+            LocalWrite(seq: s, id: "w\(s)", kind: kind, source: source, itemID: id, user: user ?? "", state: .pending, changes: changes, document: document))
         return s
     }
 
     func create(source: String, id: String, document: JSONValue, user: String) async throws -> UInt64 {
-        lock.withLock { created.append((source, document)); return write(.create, source, id, document: document) }
+        lock.withLock {
+            created.append((source, document)); return write(.create, source, id, document: document)
+        }
     }
 
     func patch(source: String, id: String, changes: [Change], base: WriteBase, user: String) async throws -> UInt64 {
-        lock.withLock { patched.append((id, changes)); return write(.patch, source, id, changes: changes) }
+        lock.withLock {
+            patched.append((id, changes)); return write(.patch, source, id, changes: changes)
+        }
     }
 
     func delete(source: String, items: [(id: String, base: WriteBase)], user: String) async throws -> [UInt64] {
-        lock.withLock { items.map { deleted.append($0.id); return write(.delete, source, $0.id) } }
+        lock.withLock {
+            items.map {
+                deleted.append($0.id); return write(.delete, source, $0.id)
+            }
+        }
     }
 
     func stage(session: String, source: String, id: String, changes: [Change], base: WriteBase, user: String) async throws -> UInt64 {
@@ -63,7 +72,9 @@ final class MemoryWrites: WriteRepository, PushRepository, @unchecked Sendable {
     func accept(session: String, patches: [(source: String, id: String, changes: [Change], base: WriteBase)], user: String) async throws -> [UInt64] {
         lock.withLock {
             sessionsByName[session]?.state = .accepted
-            return patches.map { patched.append(($0.id, $0.changes)); return write(.patch, $0.source, $0.id, changes: $0.changes) }
+            return patches.map {
+                patched.append(($0.id, $0.changes)); return write(.patch, $0.source, $0.id, changes: $0.changes)
+            }
         }
     }
 
@@ -82,8 +93,9 @@ final class MemoryWrites: WriteRepository, PushRepository, @unchecked Sendable {
             let sent = open.filter { $0.source == source }
             open.removeAll { $0.source == source && $0.itemID != conflicting }
             let outcomes = sent.map { w in
-                PushReport.Outcome(write: w.seq, kind: w.kind, itemID: w.itemID, result: w.itemID == conflicting ? .conflicted : .acknowledged,
-                                   status: w.itemID == conflicting ? 412 : 200, message: w.itemID == conflicting ? "/price changed on the server too" : "ok", rebased: 0)
+                PushReport.Outcome(
+                    write: w.seq, kind: w.kind, itemID: w.itemID, result: w.itemID == conflicting ? .conflicted : .acknowledged,
+                    status: w.itemID == conflicting ? 412 : 200, message: w.itemID == conflicting ? "/price changed on the server too" : "ok", rebased: 0)
             }
             return PushReport(source: source, outcomes: outcomes, offline: nil, left: open.filter { $0.source == source }.count, seconds: 0.01)
         }

@@ -20,8 +20,7 @@ import Testing
             let file = Self.goldens.appendingPathComponent("\(name)-\(v.width)\(v.color ? "-color" : "").txt")
             try Golden.check(text, file: file)
             // Nothing but colour differs between the plain and the coloured text.
-            if v.color { #expect(!text.contains("\u{1B}") || options.color) }
-            else { #expect(!text.contains("\u{1B}")) }
+            if v.color { #expect(!text.contains("\u{1B}") || options.color) } else { #expect(!text.contains("\u{1B}")) }
             // No line is wider than the terminal.
             for line in text.split(separator: "\n") where !line.contains("#") {
                 #expect(line.strippingANSI.count <= v.width, "\(file.lastPathComponent): \(line)")
@@ -30,7 +29,8 @@ import Testing
     }
 
     var list: ItemListViewData {
-        var l = ItemListViewData(source: Scene.source, page: ItemPage(items: Scene.v2 + [Scene.car(9, "Kia", "Ceed", 8000, removed: true)], total: 10, seq: nil), offset: 0)
+        var l = ItemListViewData(
+            source: Scene.source, page: ItemPage(items: Scene.v2 + [Scene.car(9, "Kia", "Ceed", 8000, removed: true)], total: 10, seq: nil), offset: 0)
         l.rows[0].subtitle = "Toyota · 8750 · a subtitle long enough to be cut when the terminal is narrow or the table is full"
         return l
     }
@@ -57,9 +57,11 @@ import Testing
 
     @Test func itemDetail() throws {
         var item = Scene.v2[1]
-        item.detail = .object(["model": .string("RAV4"), "specs": .object(["km": .number("132000"), "fuel": .string("hybrid")]),
-                               "equipment": .array([.string("bluetooth"), .string("heated seats")]), "notes": .array([]),
-                               "description": .string(String(repeating: "A long description. ", count: 10))])
+        item.detail = .object([
+            "model": .string("RAV4"), "specs": .object(["km": .number("132000"), "fuel": .string("hybrid")]),
+            "equipment": .array([.string("bluetooth"), .string("heated seats")]), "notes": .array([]),
+            "description": .string(String(repeating: "A long description. ", count: 10))
+        ])
         var d = ItemDetailViewData(source: Scene.source, item: item, asOf: nil, refreshError: "HTTP 503 for the detail of 3")
         d.thumbnail = ["##", "##"]
         try check("detail") { ItemDetailRenderer(options: $0).render(d) }
@@ -67,7 +69,8 @@ import Testing
 
     @Test func history() async throws {
         let r = Scene.repositories()
-        let versions = try await r.history(source: "cars", id: "2", upTo: .now)
+        let versions =
+            try await r.history(source: "cars", id: "2", upTo: .now)
             + [ItemVersion(version: 3, seq: 30, recordedAt: Scene.t0.addingTimeInterval(9000), kind: .removed, run: nil, document: .null)]
         let h = HistoryViewData(source: Scene.source, id: "2", versions: versions)
         try check("history") { HistoryRenderer(options: $0).render(h) }
@@ -76,7 +79,10 @@ import Testing
     @Test func diff() async throws {
         let r = Scene.repositories()
         var d = try await r.diff(source: "cars", from: .seq(5), to: .now)
-        d.items.append(ItemDiff(id: "9", title: "Ceed", kind: .reappeared, changes: [Change(kind: .replaced, path: "/description", old: .string(String(repeating: "old ", count: 30)), new: .string("new"))]))
+        d.items.append(
+            ItemDiff(
+                id: "9", title: "Ceed", kind: .reappeared,
+                changes: [Change(kind: .replaced, path: "/description", old: .string(String(repeating: "old ", count: 30)), new: .string("new"))]))
         let data = DiffViewData(source: Scene.source, diff: d)
         try check("diff") { DiffRenderer(options: $0).render(data) }
         let empty = DiffViewData(source: Scene.source, diff: CollectionDiff(source: "cars", fromSeq: 5, toSeq: 5, items: []))
@@ -93,8 +99,13 @@ import Testing
         let csv = CSVRenderer().render(list)
         let lines = csv.components(separatedBy: "\r\n")
         #expect(lines[0] == "id,title,subtitle,make,fuel,image,removed")
-        #expect(lines[3] == "4,Octavia with a very long model name that will not fit a narrow terminal,Škoda · 13750,Škoda,petrol,http://api.example/cars/images/4.png,false")
-        #expect(CSVRenderer().render(ItemListViewData(source: SourceViewData(source: Scene.source), columns: [], rows: [ItemRowViewData(id: "1", title: "a, \"b\"\nc")], total: 1))
+        #expect(
+            lines[3]
+                == "4,Octavia with a very long model name that will not fit a narrow terminal,Škoda · 13750,Škoda,petrol,http://api.example/cars/images/4.png,false"
+        )
+        #expect(
+            CSVRenderer().render(
+                ItemListViewData(source: SourceViewData(source: Scene.source), columns: [], rows: [ItemRowViewData(id: "1", title: "a, \"b\"\nc")], total: 1))
                 == "id,title,subtitle,image,removed\r\n1,\"a, \"\"b\"\"\nc\",,,false\r\n")
     }
 }

@@ -7,8 +7,9 @@ import Testing
 @MainActor
 @Suite struct ItemListViewModelTests {
     func make(_ r: MemoryRepositories, filter: FilterViewData = FilterViewData(), thumbnails: ThumbnailSettings? = nil) -> ItemListViewModel {
-        ItemListViewModel(source: "cars", filter: filter, query: QueryItems(items: r, sources: r), refresh: RefreshSource(remote: r, sources: r),
-                          items: r, thumbnails: thumbnails)
+        ItemListViewModel(
+            source: "cars", filter: filter, query: QueryItems(items: r, sources: r), refresh: RefreshSource(remote: r, sources: r),
+            items: r, thumbnails: thumbnails)
     }
 
     @Test func loadPublishesLoadingThenLoaded() async throws {
@@ -94,8 +95,9 @@ import Testing
 @MainActor
 @Suite struct ItemDetailViewModelTests {
     func make(_ r: MemoryRepositories) -> ItemDetailViewModel {
-        ItemDetailViewModel(source: "cars", loadDetail: LoadItemDetail(items: r, sources: r, remote: r), items: r,
-                            thumbnails: ThumbnailSettings(renderer: BoxRenderer(), columns: 2, rows: 1))
+        ItemDetailViewModel(
+            source: "cars", loadDetail: LoadItemDetail(items: r, sources: r, remote: r), items: r,
+            thumbnails: ThumbnailSettings(renderer: BoxRenderer(), columns: 2, rows: 1))
     }
 
     @Test func openDownloadsThenShowsTheStoredDetail() async throws {
@@ -218,7 +220,9 @@ import Testing
         #expect(q.filters == [FieldFilter(path: "make", value: "Toyota"), FieldFilter(path: "specs.fuel", value: "a=b")])
         #expect(q.sort == ItemSort(path: "price", descending: true) && q.at == .seq(42))
         #expect(FilterViewData(query: q) == f)
-        for bad in [FilterViewData(wheres: ["=x"]), FilterViewData(sort: "-"), FilterViewData(limit: 0), FilterViewData(offset: -1), FilterViewData(asOf: "soon")] {
+        for bad in [
+            FilterViewData(wheres: ["=x"]), FilterViewData(sort: "-"), FilterViewData(limit: 0), FilterViewData(offset: -1), FilterViewData(asOf: "soon")
+        ] {
             #expect(throws: PresentableError.self) { try ItemQuery(source: "cars", filter: bad) }
         }
     }
@@ -238,9 +242,11 @@ import Testing
     }
 
     @Test func changesRoundTripThroughViewData() {
-        for c in [Change(kind: .replaced, path: "/price", old: .number("1"), new: .number("2")),
-                  Change(kind: .added, path: "/tags", new: .array([.string("a")])),
-                  Change(kind: .removed, path: "/name", old: .string("plain text"))] {
+        for c in [
+            Change(kind: .replaced, path: "/price", old: .number("1"), new: .number("2")),
+            Change(kind: .added, path: "/tags", new: .array([.string("a")])),
+            Change(kind: .removed, path: "/name", old: .string("plain text"))
+        ] {
             #expect(Change(viewData: ChangeViewData(change: c)) == c)
         }
     }
@@ -249,7 +255,9 @@ import Testing
         var s = Scene.source
         #expect(SourceViewData(source: s).stalenessText == "cars: last fetched 2026-01-01 01:00:00Z (seq 12)")
         s.lastRun = FetchRun(id: "r3", seq: 20, at: Scene.t0.addingTimeInterval(7200), outcome: .failed("HTTP 500 for the list"))
-        #expect(SourceViewData(source: s).stalenessText == "cars: last fetch failed 2026-01-01 02:00:00Z: HTTP 500 for the list; showing data fetched 2026-01-01 01:00:00Z")
+        #expect(
+            SourceViewData(source: s).stalenessText
+                == "cars: last fetch failed 2026-01-01 02:00:00Z: HTTP 500 for the list; showing data fetched 2026-01-01 01:00:00Z")
         s.lastSuccess = nil
         #expect(SourceViewData(source: s).stalenessText.hasSuffix("nothing stored yet"))
         s.lastRun = nil
@@ -268,11 +276,19 @@ import Testing
     @Test func jsonShapesCarryEverything() throws {
         let item = Scene.v1[2]
         guard case .object(let o) = JSONValue(item: item) else { Issue.record("not an object"); return }
-        #expect(Set(o.keys) == ["source", "id", "title", "subtitle", "fields", "imageURL", "image", "version", "firstSeq", "changedSeq", "removed", "document", "detail", "pending", "conflicted"])
+        #expect(
+            Set(o.keys) == [
+                "source", "id", "title", "subtitle", "fields", "imageURL", "image", "version", "firstSeq", "changedSeq", "removed", "document", "detail",
+                "pending", "conflicted"
+            ])
         #expect(o["fields"] == .object(["make": .string("Toyota"), "fuel": .string("petrol")]))
-        let v = ItemVersion(version: 2, seq: 9, recordedAt: Scene.t0, kind: .changed, run: "r", eventType: "E",
-                            changes: [Change(kind: .replaced, path: "/p", old: .number("1"), new: .number("2"))], document: .null)
-        #expect(JSONValue(version: v).canonicalString == #"{"backfilled":false,"changes":[{"kind":"replaced","new":2,"old":1,"path":"/p"}],"document":null,"eventType":"E","kind":"changed","origin":"list","recordedAt":"2026-01-01T00:00:00.000Z","run":"r","seq":9,"version":2}"#)
+        let v = ItemVersion(
+            version: 2, seq: 9, recordedAt: Scene.t0, kind: .changed, run: "r", eventType: "E",
+            changes: [Change(kind: .replaced, path: "/p", old: .number("1"), new: .number("2"))], document: .null)
+        #expect(
+            JSONValue(version: v).canonicalString
+                == #"{"backfilled":false,"changes":[{"kind":"replaced","new":2,"old":1,"path":"/p"}],"document":null,"eventType":"E","kind":"changed","origin":"list","recordedAt":"2026-01-01T00:00:00.000Z","run":"r","seq":9,"version":2}"#
+        )
         #expect(JSONValue(source: Scene.source).value(atPath: "lastRun.complete") == .bool(true))
         #expect(JSONValue(entry: Scene.repositories().entries[2]).value(atPath: "metadata.stage") == .string("detail"))
         #expect(JSONValue(diff: ItemDiff(id: "1", title: "t", kind: .removed, changes: [])).value(atPath: "kind") == .string("removed"))
@@ -284,14 +300,20 @@ import Testing
         #expect(FilterViewData(wheres: ["make=Kia"]).scanNote(source: "cars", indexed: ["make"]) == nil)
         #expect(FilterViewData(wheres: ["make=Kia"], sort: "make").scanNote(source: "cars", indexed: ["make", "model"]) == nil)
         #expect(FilterViewData(search: "golf").scanNote(source: "cars", indexed: []) == nil)
-        #expect(FilterViewData(wheres: ["make=Kia", "fuel=ev"], sort: "-price").scanNote(source: "cars", indexed: ["make"])
-                == "note: `fuel`, `price` are not indexed, so every item of cars was read; `strata source change cars --index make,fuel,price` would use an index")
+        #expect(
+            FilterViewData(wheres: ["make=Kia", "fuel=ev"], sort: "-price").scanNote(source: "cars", indexed: ["make"])
+                == "note: `fuel`, `price` are not indexed, so every item of cars was read; `strata source change cars --index make,fuel,price` would use an index"
+        )
         #expect(FilterViewData(wheres: ["fuel=ev", "fuel=petrol"]).scanNote(source: "cars", indexed: [])?.contains("--index fuel` would") == true)
         // An index answered `make`: only the items it found were read, and the note says so.
-        #expect(FilterViewData(wheres: ["make=Kia", "fuel=ev"], sort: "-price").scanNote(source: "cars", indexed: ["make"], usedIndex: true)
-                == "note: `fuel`, `price` are not indexed, so each item the index found was read to check and sort it; `strata source change cars --index make,fuel,price` would use an index")
-        #expect(FilterViewData(wheres: ["make=Kia"], sort: "price").scanNote(source: "cars", indexed: ["make"], usedIndex: true)
-                == "note: `price` is not indexed, so each item the index found was read to sort it; `strata source change cars --index make,price` would use an index")
+        #expect(
+            FilterViewData(wheres: ["make=Kia", "fuel=ev"], sort: "-price").scanNote(source: "cars", indexed: ["make"], usedIndex: true)
+                == "note: `fuel`, `price` are not indexed, so each item the index found was read to check and sort it; `strata source change cars --index make,fuel,price` would use an index"
+        )
+        #expect(
+            FilterViewData(wheres: ["make=Kia"], sort: "price").scanNote(source: "cars", indexed: ["make"], usedIndex: true)
+                == "note: `price` is not indexed, so each item the index found was read to sort it; `strata source change cars --index make,price` would use an index"
+        )
     }
 }
 
@@ -301,8 +323,10 @@ import Testing
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         var rng = SystemRandomNumberGenerator()
-        var dates = [0, 0.0005, 0.9995, 0.999_999, 59.999_999, 86_399.999, 951_782_400, 1_767_225_599.999_999, 1_767_225_600, 4_102_444_799.999,
-                     -0.001, -1, -86_400.5].map { Date(timeIntervalSince1970: $0) }
+        var dates = [
+            0, 0.0005, 0.9995, 0.999_999, 59.999_999, 86_399.999, 951_782_400, 1_767_225_599.999_999, 1_767_225_600, 4_102_444_799.999,
+            -0.001, -1, -86_400.5
+        ].map { Date(timeIntervalSince1970: $0) }
         for _ in 0..<100_000 {
             dates.append(Date(timeIntervalSince1970: Double(Int64.random(in: 0...4_102_444_800_000_000, using: &rng)) / 1_000_000))
         }

@@ -12,8 +12,10 @@ import Testing
         for d in stride(from: 0.0, to: 4_000_000_000, by: 86_399_917) {
             #expect(HTTPDate.parse(HTTPDate.format(Date(timeIntervalSince1970: d))) == Date(timeIntervalSince1970: d))
         }
-        for bad in ["", "yesterday", "Sun, 06 Nov 1994 08:49:37", "Sun 06 Nov 1994 08:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
-                    "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:49:37 GMT", "1994-11-06T08:49:37Z"] {
+        for bad in [
+            "", "yesterday", "Sun, 06 Nov 1994 08:49:37", "Sun 06 Nov 1994 08:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:49:37 GMT", "1994-11-06T08:49:37Z"
+        ] {
             #expect(HTTPDate.parse(bad) == nil, "\(bad)")
         }
     }

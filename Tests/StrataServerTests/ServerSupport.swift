@@ -24,9 +24,10 @@ struct ServedStore {
         configuration.fetch.retries = retries
         configuration.fetch.baseBackoff = 0.01
         let app = StrataApp(store: store, configuration: configuration)
-        try await SourceCatalog(store: store).define(SourceDefinition(
-            name: "cars", url: fixture.baseURL + "/cars/offers", items: "results", title: "model", image: "image",
-            detailURL: fixture.baseURL + "/cars/offers/{id}", pageParam: "page", pageSize: 10))
+        try await SourceCatalog(store: store).define(
+            SourceDefinition(
+                name: "cars", url: fixture.baseURL + "/cars/offers", items: "results", title: "model", image: "image",
+                detailURL: fixture.baseURL + "/cars/offers/{id}", pageParam: "page", pageSize: 10))
         var passes: [UInt64] = []
         for v in 1...3 {
             fixture.version = v
@@ -38,16 +39,24 @@ struct ServedStore {
 
     var useCases: StrataServer.UseCases {
         let u = app.useCases
-        return .init(recordings: u.serve, query: u.query, loadDetail: u.loadDetail, history: u.history, diff: u.diff, replay: u.replay,
-                     sources: u.manageSources)
+        return .init(
+            recordings: u.serve, query: u.query, loadDetail: u.loadDetail, history: u.history, diff: u.diff, replay: u.replay,
+            sources: u.manageSources)
     }
 
     /// Runs `body` with a server over the store, then stops it.
     func serving<T>(asOf: PointInTime? = nil, sources: [String] = [], _ body: (_ base: String) async throws -> T) async throws -> T {
-        let server = StrataServer(useCases: useCases, configuration: .init(port: 0, asOf: asOf, sources: sources, pollInterval: .milliseconds(20),
-                                                                             logger: quietLogger()))
+        let server = StrataServer(
+            useCases: useCases,
+            configuration: .init(
+                port: 0, asOf: asOf, sources: sources, pollInterval: .milliseconds(20),
+                logger: quietLogger()))
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let task = Task { try await server.run { port in continuation.yield(port); continuation.finish() } }
+        let task = Task {
+            try await server.run { port in
+                continuation.yield(port); continuation.finish()
+            }
+        }
         var port = 0
         for await p in ports { port = p }
         defer { task.cancel() }

@@ -163,9 +163,10 @@ import Testing
         try await withFixtureServer { fixture in
             let s = try await ServedStore.make(fixture)
             try await withFixtureServer { other in
-                try await SourceCatalog(store: s.store).define(SourceDefinition(
-                    name: "more", url: other.baseURL + "/cars/offers", items: "results", detailURL: other.baseURL + "/cars/offers/{id}",
-                    pageParam: "page", pageSize: 10))
+                try await SourceCatalog(store: s.store).define(
+                    SourceDefinition(
+                        name: "more", url: other.baseURL + "/cars/offers", items: "results", detailURL: other.baseURL + "/cars/offers/{id}",
+                        pageParam: "page", pageSize: 10))
                 _ = try await s.app.useCases.refresh("more", details: true, images: false)
                 let host1 = String(fixture.baseURL.dropFirst("http://".count)), host2 = String(other.baseURL.dropFirst("http://".count))
                 try await s.serving { (base: String) async throws in
@@ -258,9 +259,11 @@ import Testing
     @Test func malformedRequestsGetAClearAnswer() async throws {
         let n = (Int(ProcessInfo.processInfo.environment["STRATA_INPUT_FUZZ_ITERATIONS"] ?? "") ?? 5_000) / 10
         let seed = UInt64(ProcessInfo.processInfo.environment["STRATA_FUZZ_SEED"] ?? "") ?? 400
-        let paths = ["/_strata/sources/cars/items", "/_strata/sources/cars/items/3", "/_strata/sources/cars/items/3/history", "/_strata/sources/cars/diff",
-                     "/_strata/log", "/_strata/sources", "/cars/offers/3", "/@1/cars/offers", "/_strata/sessions", "/_strata/sources/%ff/items", "/@/x",
-                     "/@99999999999999999999/cars/offers"]
+        let paths = [
+            "/_strata/sources/cars/items", "/_strata/sources/cars/items/3", "/_strata/sources/cars/items/3/history", "/_strata/sources/cars/diff",
+            "/_strata/log", "/_strata/sources", "/cars/offers/3", "/@1/cars/offers", "/_strata/sessions", "/_strata/sources/%ff/items", "/@/x",
+            "/@99999999999999999999/cars/offers"
+        ]
         let params = ["limit", "offset", "as_of", "where", "sort", "search", "from", "to", "since", "type", "stream"]
         let values = ["-1", "0", "1", "99999999999999999999", "1e3", "", "%00", "a=b", "make=", "=x", "2026-13-45", "labels.name", "-price", "%E2%82", "\u{1B}"]
         var rng = SplitMix64(seed: seed)
@@ -271,7 +274,8 @@ import Testing
                 for i in 0..<n {
                     var query: [String] = []
                     for _ in 0..<next(4) {
-                        query.append(params[next(params.count)] + "=" + values[next(values.count)].addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+                        query.append(
+                            params[next(params.count)] + "=" + values[next(values.count)].addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
                     }
                     let path = paths[next(paths.count)] + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
                     let headers: [(String, String)] = next(4) == 0 ? [(["Accept-Datetime", "Strata-As-Of", "If-None-Match"][next(3)], "soon \(i)")] : []

@@ -29,7 +29,9 @@ public final class FaultyProxy: Sendable {
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         addr.sin_port = 0
-        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
         guard bound == 0, listen(fd, 64) == 0 else { close(fd); throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
@@ -47,7 +49,9 @@ public final class FaultyProxy: Sendable {
     public var connections: Int { state.withLock { $0.connections } }
 
     public func stop() {
-        state.withLock { $0.stopped = true; $0.cuts += 1 }
+        state.withLock {
+            $0.stopped = true; $0.cuts += 1
+        }
     }
 
     deinit {
@@ -63,7 +67,9 @@ public final class FaultyProxy: Sendable {
             guard client >= 0 else { continue }
             let server = connectUnix(target)
             guard server >= 0 else { close(client); continue }
-            let generation = state.withLock { s in s.connections += 1; return s.cuts }
+            let generation = state.withLock { s in
+                s.connections += 1; return s.cuts
+            }
             Thread { [self] in pump(client, server, generation) }.start()
         }
     }
@@ -78,7 +84,9 @@ public final class FaultyProxy: Sendable {
             raw.copyBytes(from: bytes)
             raw[bytes.count] = 0
         }
-        let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let ok = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
         if ok != 0 { close(fd); return -1 }
         return fd
     }

@@ -32,8 +32,12 @@ public final class PostgresServer: @unchecked Sendable {
     }
 
     public func start() throws {
-        try asOwner(Self.binaries + "/pg_ctl", ["-D", data, "-l", directory + "/log", "-w", "-o",
-                                                "-k \(socketDirectory) -c listen_addresses='' -c fsync=off -c max_connections=50", "start"])
+        try asOwner(
+            Self.binaries + "/pg_ctl",
+            [
+                "-D", data, "-l", directory + "/log", "-w", "-o",
+                "-k \(socketDirectory) -c listen_addresses='' -c fsync=off -c max_connections=50", "start"
+            ])
     }
 
     public func stop() {

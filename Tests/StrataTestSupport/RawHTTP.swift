@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A minimal HTTP/1.1 client over a plain loopback socket (`Connection: close`), so tests see
@@ -49,7 +49,9 @@ public final class RawConnection: @unchecked Sendable {
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
         guard rc == 0 else { close(fd); throw RawHTTPError(description: "connect to \(port) failed") }
     }
 
@@ -108,7 +110,8 @@ public final class RawConnection: @unchecked Sendable {
         guard headers["transfer-encoding"]?.lowercased() == "chunked" else { return buffer }
         var out: [UInt8] = [], rest = buffer[...]
         while let crlf = rest.indices.dropLast().first(where: { rest[$0] == 13 && rest[rest.index(after: $0)] == 10 }),
-              let size = Int(String(decoding: rest[..<crlf], as: UTF8.self), radix: 16), size > 0 {
+            let size = Int(String(decoding: rest[..<crlf], as: UTF8.self), radix: 16), size > 0
+        {
             let start = crlf + 2
             out += rest[start..<min(rest.endIndex, start + size)]
             rest = rest[min(rest.endIndex, start + size + 2)...]
@@ -128,16 +131,19 @@ public final class RawConnection: @unchecked Sendable {
 
 public enum RawHTTP {
     /// One request on its own connection (on a thread of its own: the socket calls block).
-    public static func request(_ base: String, _ path: String, method: String = "GET", headers: [(String, String)] = [], body: String = "") async throws -> RawResponse {
+    public static func request(_ base: String, _ path: String, method: String = "GET", headers: [(String, String)] = [], body: String = "") async throws
+        -> RawResponse
+    {
         let port = Int(base.split(separator: ":").last ?? "") ?? 0
         return try await withCheckedThrowingContinuation { c in
             Thread {
-                c.resume(with: Result {
-                    let conn = try RawConnection(port: port)
-                    try conn.send(method, path, headers: headers, body: Array(body.utf8))
-                    let (status, h) = try conn.readHead()
-                    return RawResponse(status: status, headers: h, body: try conn.readBody(h, method: method))
-                })
+                c.resume(
+                    with: Result {
+                        let conn = try RawConnection(port: port)
+                        try conn.send(method, path, headers: headers, body: Array(body.utf8))
+                        let (status, h) = try conn.readHead()
+                        return RawResponse(status: status, headers: h, body: try conn.readBody(h, method: method))
+                    })
             }.start()
         }
     }

@@ -74,7 +74,12 @@ public struct PlaintextScan {
                 var seen: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
                 for j in i..<(i + 16) {
                     let x = b[j], bit = UInt64(1) << UInt64(x & 63)
-                    switch x >> 6 { case 0: seen.0 |= bit; case 1: seen.1 |= bit; case 2: seen.2 |= bit; default: seen.3 |= bit }
+                    switch x >> 6 {
+                    case 0: seen.0 |= bit;
+                    case 1: seen.1 |= bit;
+                    case 2: seen.2 |= bit;
+                    default: seen.3 |= bit
+                    }
                 }
                 guard seen.0.nonzeroBitCount + seen.1.nonzeroBitCount + seen.2.nonzeroBitCount + seen.3.nonzeroBitCount >= 8 else { continue }
                 windows[Window(a: b.loadUnaligned(fromByteOffset: i, as: UInt64.self), b: b.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self))] = n

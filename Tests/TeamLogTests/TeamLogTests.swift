@@ -36,8 +36,9 @@ import Testing
             options.environment = [:]
             for v in 1...3 {
                 fixture.version = v
-                let cars = SourceDefinition(name: "cars", url: fixture.baseURL + "/cars/offers", items: "results", title: "make", subtitle: ["model"],
-                                            image: "image", pageParam: "page", pageSize: 10, index: ["make", "model"])
+                let cars = SourceDefinition(
+                    name: "cars", url: fixture.baseURL + "/cars/offers", items: "results", title: "make", subtitle: ["model"],
+                    image: "image", pageParam: "page", pageSize: 10, index: ["make", "model"])
                 _ = try await fetcher.fetch(cars, options: options)
             }
         }
@@ -80,10 +81,12 @@ import Testing
         let log = try open(server)
         let (a, b) = (try await makeStore(), try await makeStore())
         func doc(_ store: EventStore, _ n: Int, _ node: String) async throws {
-            _ = try await store.append((0..<n).map { i in
-                NewEvent(id: "\(node)-\(i)", type: DocumentEvents.recorded, stream: node,
-                         metadata: [("collection", node), ("key", "k\(i % 5)")], payload: Array("{\"n\":\(i),\"node\":\"\(node)\"}".utf8))
-            })
+            _ = try await store.append(
+                (0..<n).map { i in
+                    NewEvent(
+                        id: "\(node)-\(i)", type: DocumentEvents.recorded, stream: node,
+                        metadata: [("collection", node), ("key", "k\(i % 5)")], payload: Array("{\"n\":\(i),\"node\":\"\(node)\"}".utf8))
+                })
         }
         try await doc(a, 30, "a")
         try await doc(b, 20, "b")
@@ -158,7 +161,8 @@ import Testing
         let templated = try TeamLogLocation(url: "postgres://strata:$TEAM_PW@db.example/strata")
         #expect(templated.passwordVariable == "TEAM_PW" && templated.sslMode == "require")
         // A refused connection: nobody listens on that socket.
-        let nowhere = try PostgresTeamLog(location: TeamLogLocation(url: "postgres://strata@/strata?host=/tmp/strata-pg-none"), environment: [:], logger: Self.logger())
+        let nowhere = try PostgresTeamLog(
+            location: TeamLogLocation(url: "postgres://strata@/strata?host=/tmp/strata-pg-none"), environment: [:], logger: Self.logger())
         await #expect { try await nowhere.head() } throws: { ($0 as? TeamLogError)?.code == .connection }
         await nowhere.close()
         // A schema from a newer Strata.
@@ -196,8 +200,10 @@ import Testing
             let type = removal ? DocumentEvents.removed : DocumentEvents.recorded
             let at = Timestamp(microseconds: base.microseconds + Int64(i) * 1_000_000)
             let body: [UInt8]? = removal ? nil : Array("{\"i\":\(i)}".utf8)
-            seed.append(NewEvent(id: "e\(i)", type: type, recordedAt: at, stream: i % 2 == 0 ? "even" : "odd",
-                                 metadata: [("collection", "c"), ("key", "k\(i % 7)")], payload: body))
+            seed.append(
+                NewEvent(
+                    id: "e\(i)", type: type, recordedAt: at, stream: i % 2 == 0 ? "even" : "odd",
+                    metadata: [("collection", "c"), ("key", "k\(i % 7)")], payload: body))
         }
         _ = try await a.append(seed)
         _ = try await log.push(from: a, node: "a", batch: 7)
@@ -210,7 +216,8 @@ import Testing
             #expect(x.map(shape) == y.map(shape), "\(q)")
             #expect(!x.isEmpty)
             // Each log chains its own: the hashes differ, every link holds within each.
-            #expect(zip(y, y.dropFirst()).allSatisfy { q.descending ? $0.previousHash == $1.hash : $1.previousHash == $0.hash } || q.stream != nil || q.type != nil)
+            #expect(
+                zip(y, y.dropFirst()).allSatisfy { q.descending ? $0.previousHash == $1.hash : $1.previousHash == $0.hash } || q.stream != nil || q.type != nil)
         }
         try await same(EventQuery())
         try await same(EventQuery(fromSeq: 5, toSeq: 30, limit: 9, descending: true))
@@ -231,11 +238,15 @@ import Testing
         }
         // Appends through the interface: new events get the next seqs; ids held come back with
         // their original seqs, on both logs alike.
-        let more = [NewEvent(id: "e3", type: DocumentEvents.recorded, stream: "odd", metadata: [("collection", "c"), ("key", "k3")], payload: Array("{}".utf8)),
-                    NewEvent(id: "n1", type: DocumentEvents.recorded, recordedAt: base, stream: "odd", metadata: [("collection", "c"), ("key", "k1")],
-                             payload: Array("{\"new\":1}".utf8)),
-                    NewEvent(id: "n1", type: DocumentEvents.recorded, recordedAt: base, stream: "odd", metadata: [("collection", "c"), ("key", "k1")],
-                             payload: Array("{\"new\":1}".utf8))]
+        let more = [
+            NewEvent(id: "e3", type: DocumentEvents.recorded, stream: "odd", metadata: [("collection", "c"), ("key", "k3")], payload: Array("{}".utf8)),
+            NewEvent(
+                id: "n1", type: DocumentEvents.recorded, recordedAt: base, stream: "odd", metadata: [("collection", "c"), ("key", "k1")],
+                payload: Array("{\"new\":1}".utf8)),
+            NewEvent(
+                id: "n1", type: DocumentEvents.recorded, recordedAt: base, stream: "odd", metadata: [("collection", "c"), ("key", "k1")],
+                payload: Array("{\"new\":1}".utf8))
+        ]
         for l in logs {
             let outcomes = try await l.append(more)
             #expect(outcomes.map(\.seq) == [4, 41, 41] && outcomes.map(\.appended) == [false, true, false])
@@ -251,4 +262,3 @@ import Testing
         await log.close()
     }
 }
-

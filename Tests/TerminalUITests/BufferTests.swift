@@ -6,10 +6,10 @@ import Testing
         #expect(TextWidth.of("a") == 1)
         #expect(TextWidth.of("漢字") == 4)
         #expect(TextWidth.of("😀") == 2)
-        #expect(TextWidth.of("e\u{301}") == 1)          // e + combining acute: one grapheme, one cell
-        #expect(TextWidth.of("❤\u{FE0F}") == 2)         // VS16: emoji presentation
-        #expect(TextWidth.of("🫨") == 2)                 // Unicode 15: unknown to glibc 2.36, still two
-        #expect(TextWidth.of("👩‍💻") == 2)             // ZWJ sequence
+        #expect(TextWidth.of("e\u{301}") == 1)  // e + combining acute: one grapheme, one cell
+        #expect(TextWidth.of("❤\u{FE0F}") == 2)  // VS16: emoji presentation
+        #expect(TextWidth.of("🫨") == 2)  // Unicode 15: unknown to glibc 2.36, still two
+        #expect(TextWidth.of("👩‍💻") == 2)  // ZWJ sequence
     }
 
     @Test func truncationCutsByColumnsWithAnEllipsis() {
@@ -22,7 +22,7 @@ import Testing
     @Test func wideGraphemesNeverShiftTheGrid() {
         var b = CellBuffer(size: Size(columns: 6, rows: 1))
         b.write("a漢😀bc", x: 0, y: 0)
-        #expect(b.text == ["a漢😀…"])                  // 7 columns of text in 6: cut, with the ellipsis
+        #expect(b.text == ["a漢😀…"])  // 7 columns of text in 6: cut, with the ellipsis
         #expect(b[1, 0].width == 2 && b[2, 0].width == 0)
         // Writing over half of a wide grapheme blanks the other half.
         b.write("x", x: 2, y: 0)

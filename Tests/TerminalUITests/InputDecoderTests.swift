@@ -19,7 +19,7 @@ import Testing
         ("\u{1B}OP", .function(1)), ("\u{1B}[15~", .function(5)), ("\u{1B}[24~", .function(12)),
         ("\r", .enter), ("\t", .tab), ("\u{7F}", .backspace), ("\u{1B}[Z", .backTab),
         ("q", .character("q")), ("[", .character("[")), ("é", .character("é")), ("漢", .character("漢")),
-        ("\u{03}", .control("c")), ("\u{1A}", .control("z")),
+        ("\u{03}", .control("c")), ("\u{1A}", .control("z"))
     ]
 
     @Test(arguments: 0..<table.count)
@@ -47,8 +47,11 @@ import Testing
         #expect(Self.keys("\u{1B}[1;5A") == [.key(KeyPress(.up, ctrl: true))])
         #expect(Self.keys("\u{1B}[1;2B") == [.key(KeyPress(.down, shift: true))])
         #expect(Self.keys("\u{1B}x") == [.key(KeyPress(.character("x"), alt: true))])
-        #expect(Self.keys("jjk\u{1B}[Bq") == [.key(KeyPress(.character("j"))), .key(KeyPress(.character("j"))),
-                                              .key(KeyPress(.character("k"))), .key(KeyPress(.down)), .key(KeyPress(.character("q")))])
+        #expect(
+            Self.keys("jjk\u{1B}[Bq") == [
+                .key(KeyPress(.character("j"))), .key(KeyPress(.character("j"))),
+                .key(KeyPress(.character("k"))), .key(KeyPress(.down)), .key(KeyPress(.character("q")))
+            ])
     }
 
     @Test func bracketedPasteArrivesWholeEvenWhenSplit() {

@@ -10,8 +10,9 @@ public enum Golden {
             try text.write(to: file, atomically: true, encoding: .utf8)
             return
         }
-        let expected = try #require(try? String(contentsOf: file, encoding: .utf8), "missing golden \(file.lastPathComponent)",
-                                    sourceLocation: sourceLocation)
+        let expected = try #require(
+            try? String(contentsOf: file, encoding: .utf8), "missing golden \(file.lastPathComponent)",
+            sourceLocation: sourceLocation)
         #expect(text == expected, "\(file.lastPathComponent) differs", sourceLocation: sourceLocation)
     }
 }

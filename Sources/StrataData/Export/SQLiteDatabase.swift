@@ -50,7 +50,9 @@ public final class SQLiteDatabase {
     /// kept for the next call with the same text).
     public func run(_ sql: String, _ values: [Value]) throws {
         let statement: OpaquePointer
-        if let s = statements[sql] { statement = s } else {
+        if let s = statements[sql] {
+            statement = s
+        } else {
             var s: OpaquePointer?
             guard csqlite_prepare_v2(db, sql, -1, &s) == SQLITE_OK, let s else { throw lastError(sql) }
             statements[sql] = s

@@ -12,7 +12,9 @@ public enum DataProjections {
             guard let key = event[metadata: "key"], let body = try ctx.payload(of: event) else { throw DocumentError("config event without a key or value") }
             return [.put(collection: "config", key: key, document: try JSONValue(parsing: body))]
         case DataEvents.sourceDefined, DataEvents.sourceChanged:
-            guard let name = event[metadata: "source"], let body = try ctx.payload(of: event) else { throw DocumentError("source event without a name or definition") }
+            guard let name = event[metadata: "source"], let body = try ctx.payload(of: event) else {
+                throw DocumentError("source event without a name or definition")
+            }
             return [.put(collection: "sources", key: name, document: try JSONValue(parsing: body))]
         case DataEvents.sourceRemoved:
             guard let name = event[metadata: "source"] else { throw DocumentError("source event without a name") }
@@ -35,11 +37,15 @@ public enum DataProjections {
     ) { event, ctx in
         switch event.type {
         case DataEvents.sourceDefined, DataEvents.sourceChanged:
-            guard let name = event[metadata: "source"], let body = try ctx.payload(of: event) else { throw DocumentError("source event without a name or definition") }
+            guard let name = event[metadata: "source"], let body = try ctx.payload(of: event) else {
+                throw DocumentError("source event without a name or definition")
+            }
             guard case .array(let paths)? = try JSONValue(parsing: body).value(atPath: "index") else { return [.index(collection: name, paths: [])] }
             return [.index(collection: name, paths: paths.compactMap { if case .string(let p) = $0 { p } else { nil } })]
         case DataEvents.pageFetched, DataEvents.pageNotModified:
-            guard let source = event[metadata: "source"], let body = try ctx.payload(of: event) else { throw DocumentError("page event without a source or body") }
+            guard let source = event[metadata: "source"], let body = try ctx.payload(of: event) else {
+                throw DocumentError("page event without a source or body")
+            }
             let url = event[metadata: "url"] ?? ""
             let (_, items) = try ItemExtraction(metadataOf: event).items(in: body, url: url)
             let overlay = PendingOverlay(context: ctx, source: source)
@@ -49,10 +55,12 @@ public enum DataProjections {
             // The run's pages and this event were appended in one batch, so they are the `pages`
             // events right before it.
             guard let source = event[metadata: "source"], event[metadata: "complete"] == "true",
-                  let pages = event[metadata: "pages"].flatMap(UInt64.init), pages < event.seq else { return [] }
+                let pages = event[metadata: "pages"].flatMap(UInt64.init), pages < event.seq
+            else { return [] }
             let since = event.seq - pages
             let overlay = PendingOverlay(context: ctx, source: source)
-            let kept = try overlay.isEmpty() ? [] : try overlay.completePass(since: since, reader: DocumentReader(transaction: ctx.transaction, tables: ctx.tables))
+            let kept =
+                try overlay.isEmpty() ? [] : try overlay.completePass(since: since, reader: DocumentReader(transaction: ctx.transaction, tables: ctx.tables))
             return kept + [.sweep(collection: source, since: since)]
         case let t where WriteEvents.writes.contains(t) || WriteEvents.outcomes.contains(t):
             return try LocalWriteFold.items(event, ctx)
@@ -79,10 +87,14 @@ public enum DataProjections {
         guard let source = event[metadata: "source"], let key = event[metadata: "key"], let ref = event.payload else {
             throw DocumentError("image event without source, key or body")
         }
-        return [.put(collection: source, key: key, document: .object([
-            "url": .string(event[metadata: "url"] ?? ""), "sha256": .string(ref.hashHex), "size": .number(String(ref.size)),
-            "contentType": .string(event[metadata: "contentType"] ?? ""),
-        ]))]
+        return [
+            .put(
+                collection: source, key: key,
+                document: .object([
+                    "url": .string(event[metadata: "url"] ?? ""), "sha256": .string(ref.hashHex), "size": .number(String(ref.size)),
+                    "contentType": .string(event[metadata: "contentType"] ?? "")
+                ]))
+        ]
     }
 
     /// Validators per URL for conditional requests: collection `http`, key = URL;

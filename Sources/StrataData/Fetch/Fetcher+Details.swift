@@ -183,9 +183,10 @@ extension Fetcher {
         guard options.details, source.detailURL != nil || source.detailURLField != nil else { return nil }
         // With `all`, a stored detail is asked for again unless it was seen after `fresh` (the
         // last seq at or before now minus --detail-max-age).
-        let fresh: UInt64 = if options.detailPolicy == .all, let age = options.detailMaxAge {
-            try await store.seq(asOf: Timestamp(Date(timeIntervalSinceNow: -age)))
-        } else { 0 }
+        let fresh: UInt64 =
+            if options.detailPolicy == .all, let age = options.detailMaxAge {
+                try await store.seq(asOf: Timestamp(Date(timeIntervalSinceNow: -age)))
+            } else { 0 }
         let queue = JobQueue([], open: true, client: client, concurrency: options.concurrency) {
             self.request($0.url, headers: headers + self.conditionalHeaders($0.cached), context: context)
         }
@@ -212,26 +213,27 @@ extension Fetcher {
         let field = source.detailURL == nil ? source.detailURLField : nil
         let store = self.store
         let first = min(items.count, 2 * pass.queue.transfers.concurrency)
-        pass.lookup(Task {
-            let base = BaseURL(source.url)
-            for part in [items[..<first], items[first...]] where !part.isEmpty {
-                let candidates = part.compactMap { entry in
-                    self.detailJob(source, key: entry.key, field: field.map { entry.item.value(atPath: $0) ?? .null }, base: base)
-                }
-                guard !candidates.isEmpty else { continue }
-                let jobs: [Job] = try await store.read { txn in
-                    let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
-                    let cache = DocumentReader(transaction: txn, tables: try store.tables(of: "http-cache"))
-                    return try candidates.compactMap { job -> Job? in
-                        guard pass.certain(try details.summary(collection: source.name, key: job.key)) else { return nil }
-                        var job = job
-                        job.cached = try Self.validators(job.url, cache)
-                        return job
+        pass.lookup(
+            Task {
+                let base = BaseURL(source.url)
+                for part in [items[..<first], items[first...]] where !part.isEmpty {
+                    let candidates = part.compactMap { entry in
+                        self.detailJob(source, key: entry.key, field: field.map { entry.item.value(atPath: $0) ?? .null }, base: base)
                     }
+                    guard !candidates.isEmpty else { continue }
+                    let jobs: [Job] = try await store.read { txn in
+                        let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
+                        let cache = DocumentReader(transaction: txn, tables: try store.tables(of: "http-cache"))
+                        return try candidates.compactMap { job -> Job? in
+                            guard pass.certain(try details.summary(collection: source.name, key: job.key)) else { return nil }
+                            var job = job
+                            job.cached = try Self.validators(job.url, cache)
+                            return job
+                        }
+                    }
+                    pass.start(jobs)
                 }
-                pass.start(jobs)
-            }
-        })
+            })
     }
 
     /// Completes the details pass once the list pass has committed (at `runStart`) and its gate
@@ -266,7 +268,11 @@ extension Fetcher {
         pass.queue.add(jobs.map { Job(key: $0.key, url: $0.url, cached: known[$0.url]) })
         pass.queue.close()
         let task = pass.task!
-        let details = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        let details = try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
         summary.details += details.details
         summary.detailsNotModified += details.detailsNotModified
         summary.bytes += details.bytes
@@ -283,12 +289,14 @@ extension Fetcher {
         var summary = FetchSummary(source: source.name, run: run)
         let context = RunContext(source: source, run: run, options: options)
         guard source.detailURL != nil || source.detailURLField != nil else {
-            throw FetchError(code: .source, message: "source \(source.name) has no detail URL; add one with `strata source add --replace --detail-url`", url: source.url)
+            throw FetchError(
+                code: .source, message: "source \(source.name) has no detail URL; add one with `strata source add --replace --detail-url`", url: source.url)
         }
         let name = source.name
         let item = try await store.documents(projection: "items") { try $0.state(collection: name, key: key)?.document }
         guard let job = detailJob(source, key: key, field: source.detailURLField.flatMap { item?.value(atPath: $0) }) else {
-            throw FetchError(code: .source, message: "no stored item \(key) in \(name) to read its detail URL from; run `strata fetch \(name)` first", url: source.url)
+            throw FetchError(
+                code: .source, message: "no stored item \(key) in \(name) to read its detail URL from; run `strata fetch \(name)` first", url: source.url)
         }
         let headers: [(name: String, value: String)]
         do { headers = try source.resolvedHeaders(environment: options.environment, secrets: SourceSecrets(storePath: store.path)) } catch {
@@ -298,13 +306,19 @@ extension Fetcher {
             try await recordFailure(context, url: job.url, stage: "detail", error: e, attempt: 1, willRetry: false)
             throw e
         }
-        let queue = JobQueue([Job(key: job.key, url: job.url, cached: try await validators(for: job.url))], open: false,
-                             client: client, concurrency: 1) { self.request($0.url, headers: headers + self.conditionalHeaders($0.cached), context: context) }
+        let queue = JobQueue(
+            [Job(key: job.key, url: job.url, cached: try await validators(for: job.url))], open: false,
+            client: client, concurrency: 1
+        ) { self.request($0.url, headers: headers + self.conditionalHeaders($0.cached), context: context) }
         try await runJobs(queue, stage: .details, context: context, summary: &summary, detailOutcome(source, context: context))
         summary.seconds = seconds(clock.now - started)
-        logger.debug("detail fetched", metadata: ["source": "\(source.name)", "key": "\(key)", "run": "\(run)",
-                                                  "stored": "\(summary.details)", "notModified": "\(summary.detailsNotModified)",
-                                                  "failed": "\(summary.failures.count)"])
+        logger.debug(
+            "detail fetched",
+            metadata: [
+                "source": "\(source.name)", "key": "\(key)", "run": "\(run)",
+                "stored": "\(summary.details)", "notModified": "\(summary.detailsNotModified)",
+                "failed": "\(summary.failures.count)"
+            ])
         return summary
     }
 
@@ -363,8 +377,11 @@ extension Fetcher {
                 }
                 guard let s = try items.state(collection: name, key: key) else { continue }
                 var raw: String?
-                if case .string(let v)? = s.document.value(atPath: path) { raw = v }
-                else if let d = try details.state(collection: name, key: key), case .string(let v)? = d.document.value(atPath: path) { raw = v }
+                if case .string(let v)? = s.document.value(atPath: path) {
+                    raw = v
+                } else if let d = try details.state(collection: name, key: key), case .string(let v)? = d.document.value(atPath: path) {
+                    raw = v
+                }
                 guard let raw, let url = listURL.resolve(raw) else { continue }
                 if let have = try images.state(collection: name, key: key), have.document.value(atPath: "url") == .string(url) { continue }
                 out.append(Job(key: key, url: url))
@@ -407,8 +424,10 @@ extension Fetcher {
     /// With a `gate` (a details pass that starts while the list is still paging), nothing is
     /// appended, failed attempts included, until the gate opens: the list pass commits first. If
     /// it never does, the gate fails and so does this run, appending nothing.
-    func runJobs(_ queue: JobQueue, stage: FetchProgress.Stage, context: RunContext, summary: inout FetchSummary, gate: CommitGate? = nil,
-                 _ outcome: @escaping @Sendable (Job, HTTPResponse) throws -> DetailOutcome) async throws {
+    func runJobs(
+        _ queue: JobQueue, stage: FetchProgress.Stage, context: RunContext, summary: inout FetchSummary, gate: CommitGate? = nil,
+        _ outcome: @escaping @Sendable (Job, HTTPResponse) throws -> DetailOutcome
+    ) async throws {
         let progress = context.options.progress
         let stageName = stage == .details ? "detail" : "image"
         let transfers = queue.transfers
@@ -461,10 +480,13 @@ extension Fetcher {
             let due = batchSince + Self.groupCommitDelay
             guard timer?.due != due else { return }
             timer?.task.cancel()
-            timer = (due, Task { [transfers] in
-                guard (try? await Task.sleep(until: due, clock: .continuous)) != nil else { return }
-                transfers.nudge()
-            })
+            timer = (
+                due,
+                Task { [transfers] in
+                    guard (try? await Task.sleep(until: due, clock: .continuous)) != nil else { return }
+                    transfers.nudge()
+                }
+            )
         }
         func add(_ e: NewEvent, bytes: Int) {
             if batch.isEmpty { batchSince = .now }
@@ -522,14 +544,15 @@ extension Fetcher {
                     attempts[c.index] = attempt + 1
                     transfers.retryLater(c.index)
                     let delay = backoff(failure, attempt: attempt, options: context.options)
-                    backoffs.append(Task { [sleeper] in
-                        do {
-                            try await sleeper.sleep(seconds: delay)
-                            transfers.resubmit(c.index)
-                        } catch {
-                            transfers.abandonRetry(c.index)
-                        }
-                    })
+                    backoffs.append(
+                        Task { [sleeper] in
+                            do {
+                                try await sleeper.sleep(seconds: delay)
+                                transfers.resubmit(c.index)
+                            } catch {
+                                transfers.abandonRetry(c.index)
+                            }
+                        })
                 }
                 for o in await outcomes(responses, outcome) { try await handle(o) }
                 flushWhenDue()

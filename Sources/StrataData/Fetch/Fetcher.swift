@@ -144,8 +144,10 @@ public final class Fetcher: Sendable {
         var prefetched: [String: ReadAhead] = [:]
         while true {
             guard visited.insert(url).inserted else {
-                let e = FetchError(code: .redirects, message: source.cursorPath.map { "the cursor at \($0) repeats one already followed (a loop); check --cursor-path" }
-                                   ?? "the next-page links loop back to a page already fetched", url: url)
+                let e = FetchError(
+                    code: .redirects,
+                    message: source.cursorPath.map { "the cursor at \($0) repeats one already followed (a loop); check --cursor-path" }
+                        ?? "the next-page links loop back to a page already fetched", url: url)
                 try await recordFailure(context, url: url, stage: "list", error: e, attempt: 1, willRetry: false)
                 throw e
             }
@@ -161,8 +163,11 @@ public final class Fetcher: Sendable {
                 cached = try await validators(for: url)
                 response = try await get(url, headers: headers + conditionalHeaders(cached), stage: "list", context: context)
             }
-            var meta = common(context) + [("page", String(page)), ("url", url), ("status", String(response.status)),
-                                          ("durationMs", milliseconds(response.duration))] + extraction.metadata
+            var meta =
+                common(context) + [
+                    ("page", String(page)), ("url", url), ("status", String(response.status)),
+                    ("durationMs", milliseconds(response.duration))
+                ] + extraction.metadata
             if let etag = response.headers["etag"] { meta.append(("etag", etag)) }
             if let lm = response.headers["last-modified"] { meta.append(("lastModified", lm)) }
             // A 304 carries no Link header: page on with the one stored beside the body.
@@ -174,7 +179,8 @@ public final class Fetcher: Sendable {
             let paging = Self.pagingFingerprint(source, page: page)
             let needsItems = options.details && source.detailURL == nil && source.detailURLField != nil
             if response.status == 304, let cached, let ref = PayloadReference(hashHex: cached.sha256, size: cached.size),
-               !needsItems, cached.paging == paging, let known = cached.next {
+                !needsItems, cached.paging == paging, let known = cached.next
+            {
                 // Unchanged, and where it leads was worked out when it was fetched with this same
                 // paging: the stored page is neither read nor parsed.
                 meta += [("next", known), ("paging", paging)]
@@ -187,14 +193,16 @@ public final class Fetcher: Sendable {
                 url = known
                 page += 1
                 if prefetched.isEmpty, options.concurrency > 1 {
-                    prefetched = try await prefetchChain(from: url, page: page, source: source, headers: headers, context: context,
-                                                         limit: options.pageLimit.map { $0 - page + 1 } ?? 64)
+                    prefetched = try await prefetchChain(
+                        from: url, page: page, source: source, headers: headers, context: context,
+                        limit: options.pageLimit.map { $0 - page + 1 } ?? 64)
                 }
                 continue
             }
             let body: [UInt8]
             if response.status == 304, let cached, let ref = PayloadReference(hashHex: cached.sha256, size: cached.size),
-               let stored = try await store.body(sha256: cached.sha256) {
+                let stored = try await store.body(sha256: cached.sha256)
+            {
                 body = stored
                 events.append(NewEvent(type: DataEvents.pageNotModified, stream: source.name, metadata: meta, payloadReference: ref))
                 summary.pagesNotModified += 1
@@ -235,11 +243,16 @@ public final class Fetcher: Sendable {
         if complete && summary.pagesNotModified == summary.pages, try await itemsFollowPass(of: source.name, urls: passURLs) {
             // Every page answered 304 and the items are still what these pages made them: one
             // compact fact for the pass instead of a page event per page; nothing to mark or sweep.
-            events = [NewEvent(type: DataEvents.listNotModified, stream: source.name,
-                               metadata: common(context) + [("pages", String(summary.pages))])]
+            events = [
+                NewEvent(
+                    type: DataEvents.listNotModified, stream: source.name,
+                    metadata: common(context) + [("pages", String(summary.pages))])
+            ]
         } else {
-            events.append(NewEvent(type: DataEvents.fetchCompleted, stream: source.name,
-                                   metadata: common(context) + [("pages", String(events.count)), ("complete", String(complete))]))
+            events.append(
+                NewEvent(
+                    type: DataEvents.fetchCompleted, stream: source.name,
+                    metadata: common(context) + [("pages", String(events.count)), ("complete", String(complete))]))
         }
         // Read-ahead answers the pass did not reach (it stopped, or a changed page led elsewhere)
         // are recorded after the pass's own events, so every response received is in the log.
@@ -269,17 +282,21 @@ public final class Fetcher: Sendable {
     /// source definition or change since then (or no pass at all) means they are not, and an
     /// unchanged pass must then be written out in full to put its items back.
     func itemsFollowPass(of source: String, urls: [String]) async throws -> Bool {
-        let changing = [DataEvents.fetchCompleted, DataEvents.pageFetched, DataEvents.pageNotModified,
-                        DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved]
+        let changing = [
+            DataEvents.fetchCompleted, DataEvents.pageFetched, DataEvents.pageNotModified,
+            DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved
+        ]
         guard let newest = try await store.newestEvent(inStream: source, ofTypes: changing),
-              newest.type == DataEvents.fetchCompleted, newest[metadata: "complete"] == "true",
-              newest[metadata: "pages"] == String(urls.count), UInt64(urls.count) < newest.seq else { return false }
+            newest.type == DataEvents.fetchCompleted, newest[metadata: "complete"] == "true",
+            newest[metadata: "pages"] == String(urls.count), UInt64(urls.count) < newest.seq
+        else { return false }
         // The pass's pages were appended in the same batch, right before its FetchCompleted.
         let pages = try await store.events(EventQuery(fromSeq: newest.seq - UInt64(urls.count), toSeq: newest.seq - 1))
-        return pages.count == urls.count && zip(pages, urls).allSatisfy { page, url in
-            page.stream == source && page[metadata: "run"] == newest[metadata: "run"] && page[metadata: "import"] == nil
-                && (page.type == DataEvents.pageFetched || page.type == DataEvents.pageNotModified) && page[metadata: "url"] == url
-        }
+        return pages.count == urls.count
+            && zip(pages, urls).allSatisfy { page, url in
+                page.stream == source && page[metadata: "run"] == newest[metadata: "run"] && page[metadata: "import"] == nil
+                    && (page.type == DataEvents.pageFetched || page.type == DataEvents.pageNotModified) && page[metadata: "url"] == url
+            }
     }
 
     /// Records local JSON files as complete snapshots of the source's list, exactly as if fetched,
@@ -368,15 +385,17 @@ public final class Fetcher: Sendable {
     /// The request for `url` under the run's options.
     func request(_ url: String, headers: [(name: String, value: String)], context: RunContext) -> HTTPRequest {
         let o = context.options
-        return HTTPRequest(url: url, headers: headers, timeout: o.timeout, maxBytes: o.maxBytes,
-                           allowFileScheme: context.source.url.lowercased().hasPrefix("file:"))
+        return HTTPRequest(
+            url: url, headers: headers, timeout: o.timeout, maxBytes: o.maxBytes,
+            allowFileScheme: context.source.url.lowercased().hasPrefix("file:"))
     }
 
     /// A complete response that still counts as a failed attempt (429 or 5xx), or nil.
     func retryableFailure(_ r: HTTPResponse, url: String) -> FetchError? {
         guard r.status == 429 || r.status >= 500 else { return nil }
-        return FetchError(code: .http, message: "HTTP \(r.status) (server error or rate limit)", url: url, status: r.status,
-                          retryAfter: r.headers["retry-after"].flatMap(Self.retryAfterSeconds))
+        return FetchError(
+            code: .http, message: "HTTP \(r.status) (server error or rate limit)", url: url, status: r.status,
+            retryAfter: r.headers["retry-after"].flatMap(Self.retryAfterSeconds))
     }
 
     /// How long to wait before attempt `attempt + 1`: the server's `Retry-After`, else
@@ -395,12 +414,17 @@ public final class Fetcher: Sendable {
         return f.date(from: value).map { max(0, $0.timeIntervalSinceNow) }
     }
 
-    func recordFailure(_ context: RunContext, url: String, stage: String, error: any Error, attempt: Int, willRetry: Bool, status: Int? = nil,
-                       extra: [(key: String, value: String)] = [], recordedAt: Timestamp? = nil) async throws {
+    func recordFailure(
+        _ context: RunContext, url: String, stage: String, error: any Error, attempt: Int, willRetry: Bool, status: Int? = nil,
+        extra: [(key: String, value: String)] = [], recordedAt: Timestamp? = nil
+    ) async throws {
         let fe = error as? FetchError
-        var meta = common(context) + [("url", url), ("stage", stage), ("error", fe?.code.description ?? "other"),
-                                      ("message", String((fe?.message ?? "\(error)").prefix(500))),
-                                      ("attempt", String(attempt)), ("willRetry", String(willRetry))]
+        var meta =
+            common(context) + [
+                ("url", url), ("stage", stage), ("error", fe?.code.description ?? "other"),
+                ("message", String((fe?.message ?? "\(error)").prefix(500))),
+                ("attempt", String(attempt)), ("willRetry", String(willRetry))
+            ]
         if let status { meta.append(("status", String(status))) }
         meta += extra
         _ = try await store.append(NewEvent(type: DataEvents.fetchFailed, recordedAt: recordedAt, stream: context.source.name, metadata: meta))
@@ -424,8 +448,10 @@ public final class Fetcher: Sendable {
     /// The paging settings a page's next URL depends on, and its number, as 16 hex digits
     /// (FNV-1a): a stored next URL is used only under the same paging.
     static func pagingFingerprint(_ s: SourceDefinition, page: Int) -> String {
-        let parts: [String?] = [String(page), s.url, s.items, s.id.joined(separator: "\u{1}"), s.pageParam, s.pageSize.map(String.init), s.sizeParam,
-                                s.cursorPath, s.cursorParam, s.offsetParam, s.totalPath, s.afterParam, s.hasMorePath, s.next, s.limitParam]
+        let parts: [String?] = [
+            String(page), s.url, s.items, s.id.joined(separator: "\u{1}"), s.pageParam, s.pageSize.map(String.init), s.sizeParam,
+            s.cursorPath, s.cursorParam, s.offsetParam, s.totalPath, s.afterParam, s.hasMorePath, s.next, s.limitParam
+        ]
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in parts.map({ $0 ?? "\u{0}" }).joined(separator: "\u{2}").utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return String(h, radix: 16)
@@ -446,7 +472,8 @@ public final class Fetcher: Sendable {
 
     static func validators(_ url: String, _ reader: DocumentReader) throws -> Validators? {
         guard let s = try reader.state(collection: "http", key: url), !s.removed,
-              case .string(let sha)? = s.document.value(atPath: "sha256"), case .number(let size)? = s.document.value(atPath: "size") else { return nil }
+            case .string(let sha)? = s.document.value(atPath: "sha256"), case .number(let size)? = s.document.value(atPath: "size")
+        else { return nil }
         var v = Validators(sha256: sha, size: Int(size) ?? 0)
         if case .string(let e)? = s.document.value(atPath: "etag") { v.etag = e }
         if case .string(let m)? = s.document.value(atPath: "lastModified") { v.lastModified = m }
@@ -512,18 +539,22 @@ public final class Fetcher: Sendable {
     /// The message of a list page answered with a status that is neither success nor retried.
     static func listStatusMessage(_ status: Int) -> String {
         switch status {
-        case 401, 403: "HTTP \(status) for the list: the API refused the credentials; check the source's auth header (`strata source show`) and that its variables are set"
+        case 401, 403:
+            "HTTP \(status) for the list: the API refused the credentials; check the source's auth header (`strata source show`) and that its variables are set"
         case 404, 410: "HTTP \(status) for the list: no such resource; check the source's URL"
         default: "HTTP \(status) for the list; check the URL and any auth header"
         }
     }
 
-    private func prefetchChain(from url: String, page: Int, source: SourceDefinition, headers: [(name: String, value: String)],
-                               context: RunContext, limit: Int) async throws -> [String: ReadAhead] {
+    private func prefetchChain(
+        from url: String, page: Int, source: SourceDefinition, headers: [(name: String, value: String)],
+        context: RunContext, limit: Int
+    ) async throws -> [String: ReadAhead] {
         let chain: [(url: String, validators: Validators)] = try await store.documents(projection: "http-cache") { reader in
             var out: [(String, Validators)] = [], seen = Set<String>(), next = url, p = page
             while out.count < limit, seen.insert(next).inserted, let v = try Self.validators(next, reader), v.paging == Self.pagingFingerprint(source, page: p),
-                  let after = v.next {
+                let after = v.next
+            {
                 out.append((next, v))
                 if after.isEmpty { break }
                 (next, p) = (after, p + 1)
@@ -531,8 +562,9 @@ public final class Fetcher: Sendable {
             return out
         }
         guard chain.count > 1 else { return [:] }
-        let transfers = client.transfers(chain.map { request($0.url, headers: headers + conditionalHeaders($0.validators), context: context) },
-                                         concurrency: context.options.concurrency)
+        let transfers = client.transfers(
+            chain.map { request($0.url, headers: headers + conditionalHeaders($0.validators), context: context) },
+            concurrency: context.options.concurrency)
         defer { transfers.cancel() }
         var answered: [String: ReadAhead] = [:]
         while let group = await transfers.next() {
@@ -563,8 +595,10 @@ public final class Fetcher: Sendable {
         return limit.isEmpty ? source.url : withQuery(source.url, limit)
     }
 
-    private func nextPageURL(_ source: SourceDefinition, current: String, page: Int, document: JSONValue,
-                             items: [(key: String, item: JSONValue)], headers: [String: String]) -> String? {
+    private func nextPageURL(
+        _ source: SourceDefinition, current: String, page: Int, document: JSONValue,
+        items: [(key: String, item: JSONValue)], headers: [String: String]
+    ) -> String? {
         let limit = source.limitQuery
         if let p = source.pageParam, let size = source.pageSize {
             guard items.count >= size else { return nil }
@@ -572,11 +606,12 @@ public final class Fetcher: Sendable {
         }
         if let path = source.cursorPath, let param = source.cursorParam {
             // A cursor token in the body, sent back as a parameter; none (or null, or "") ends it.
-            let token: String? = switch document.value(atPath: path) {
-            case .string(let s)?: s
-            case .number(let n)?: n
-            default: nil
-            }
+            let token: String? =
+                switch document.value(atPath: path) {
+                case .string(let s)?: s
+                case .number(let n)?: n
+                default: nil
+                }
             guard let token, !token.isEmpty else { return nil }
             return withQuery(source.url, [(param, token)] + limit)
         }
@@ -621,7 +656,6 @@ public final class Fetcher: Sendable {
         return c.string ?? url
     }
 }
-
 
 /// Resolves a possibly relative URL against `base`. A result must stay http(s) when the base is
 /// http(s): a server cannot point Strata at `file://` (or any other scheme).
@@ -687,7 +721,7 @@ struct BaseURL: Sendable {
         var url = url
         return url.withUTF8 { b in
             guard let end = plainAbsoluteEnd(b) else { return nil }
-            let hostStart = b[4] == 0x3A ? 7 : 8 // after `http://` or `https://`
+            let hostStart = b[4] == 0x3A ? 7 : 8  // after `http://` or `https://`
             var host = String(decoding: b[hostStart..<end], as: UTF8.self)
             if let colon = host.utf8.firstIndex(of: 0x3A), let port = Int(host[host.index(after: colon)...]) {
                 host = "\(host[..<colon]):\(port)"

@@ -33,7 +33,8 @@ public struct ItemExtraction: Sendable {
         let container: JSONValue
         if let itemsPath {
             guard let v = doc.value(atPath: itemsPath) else {
-                if case .object = doc {} else {
+                if case .object = doc {
+                } else {
                     throw FetchError(code: .wrongType, message: "expected a JSON object holding '\(itemsPath)', got \(doc.kindName)", url: url)
                 }
                 throw FetchError(code: .itemsPath, message: "the response has no '\(itemsPath)'; check --items", url: url)
@@ -59,9 +60,11 @@ public struct ItemExtraction: Sendable {
         case .object(let map) where idPaths == ["@key"]:
             for m in JSONValue.sortedMembers(map) { out.append((m.key, m.value)) }
         case .object:
-            throw FetchError(code: .wrongType, message: "the items are an object, not an array; use --id @key for object maps or point --items at the array", url: url)
+            throw FetchError(
+                code: .wrongType, message: "the items are an object, not an array; use --id @key for object maps or point --items at the array", url: url)
         default:
-            throw FetchError(code: .wrongType, message: "expected an array of items\(itemsPath.map { " at '\($0)'" } ?? ""), got \(container.kindName)", url: url)
+            throw FetchError(
+                code: .wrongType, message: "expected an array of items\(itemsPath.map { " at '\($0)'" } ?? ""), got \(container.kindName)", url: url)
         }
         return (doc, out)
     }

@@ -326,7 +326,9 @@ final class CurlEngine: @unchecked Sendable {
         _ = ccurl_setopt_ptr(h, CURLOPT_CUSTOMREQUEST, nil)
         if let body = request.body {
             _ = ccurl_setopt_long(h, CURLOPT_POSTFIELDSIZE, body.count)
-            _ = body.withUnsafeBytes { ccurl_setopt_ptr(h, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!)) }
+            _ = body.withUnsafeBytes {
+                ccurl_setopt_ptr(h, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+            }
         }
         if request.method != "GET" && !(request.method == "POST" && request.body != nil) {
             _ = ccurl_setopt_string(h, CURLOPT_CUSTOMREQUEST, request.method)
@@ -364,7 +366,8 @@ final class CurlEngine: @unchecked Sendable {
         let detail = String(cString: ccurl_easy_strerror(rc))
         switch rc {
         case CURLE_OPERATION_TIMEDOUT:
-            return FetchError(code: .timeout, message: "no complete response within \(formatSeconds(request.timeout)) s; retry later or raise --timeout", url: url)
+            return FetchError(
+                code: .timeout, message: "no complete response within \(formatSeconds(request.timeout)) s; retry later or raise --timeout", url: url)
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_SEND_ERROR:
             return FetchError(code: .connection, message: "could not connect (\(detail)); check the URL and that the server is up", url: url)
         case CURLE_TOO_MANY_REDIRECTS:

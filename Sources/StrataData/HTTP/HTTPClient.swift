@@ -15,8 +15,10 @@ public struct HTTPRequest: Sendable, Hashable {
     /// Allow `file://` (only for sources whose own URL is a file URL).
     public var allowFileScheme: Bool
 
-    public init(url: String, method: String = "GET", body: [UInt8]? = nil, headers: [(name: String, value: String)] = [], timeout: Double = 30,
-                maxBytes: Int = 64 << 20, allowFileScheme: Bool = false) {
+    public init(
+        url: String, method: String = "GET", body: [UInt8]? = nil, headers: [(name: String, value: String)] = [], timeout: Double = 30,
+        maxBytes: Int = 64 << 20, allowFileScheme: Bool = false
+    ) {
         self.url = url
         self.method = method
         self.body = body
@@ -27,7 +29,8 @@ public struct HTTPRequest: Sendable, Hashable {
     }
 
     public static func == (a: HTTPRequest, b: HTTPRequest) -> Bool {
-        a.url == b.url && a.method == b.method && a.body == b.body && a.timeout == b.timeout && a.maxBytes == b.maxBytes && a.allowFileScheme == b.allowFileScheme
+        a.url == b.url && a.method == b.method && a.body == b.body && a.timeout == b.timeout && a.maxBytes == b.maxBytes
+            && a.allowFileScheme == b.allowFileScheme
             && a.headers.map(\.name) == b.headers.map(\.name) && a.headers.map(\.value) == b.headers.map(\.value)
     }
 
@@ -70,7 +73,7 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: String, Hashable, Sendable {
             case connection, timeout, tls, tooLarge, truncated, redirects, http, invalidURL, malformedJSON,
-                 itemsPath, wrongType, duplicateIds, missingId, source, other
+                itemsPath, wrongType, duplicateIds, missingId, source, other
         }
         fileprivate let base: Base
         public static let connection = Code(base: .connection)

@@ -14,8 +14,10 @@ public struct Snapshot: Sendable {
     /// Extra metadata for its events (commit, author date).
     public var metadata: [(key: String, value: String)]
 
-    public init(url: String, body: [UInt8], recordedAt: Timestamp? = nil, idempotencyKey: String? = nil,
-                metadata: [(key: String, value: String)] = []) {
+    public init(
+        url: String, body: [UInt8], recordedAt: Timestamp? = nil, idempotencyKey: String? = nil,
+        metadata: [(key: String, value: String)] = []
+    ) {
         self.url = url; self.body = body; self.recordedAt = recordedAt; self.idempotencyKey = idempotencyKey; self.metadata = metadata
     }
 }
@@ -55,8 +57,10 @@ extension Fetcher {
     /// date read finds each snapshot at its time (``ObservationTimeline``).
     /// - Parameter skipInvalid: record an empty or invalid snapshot as a failure and go on
     ///   (a git history); false: stop at the first one, throwing its ``FetchError``.
-    public func importSnapshots(_ source: SourceDefinition, snapshots: AsyncThrowingStream<Snapshot, any Error>, skipInvalid: Bool = false,
-                                batchSize: Int = 8, progress: (@Sendable (FetchProgress) -> Void)? = nil) async throws -> ImportSummary {
+    public func importSnapshots(
+        _ source: SourceDefinition, snapshots: AsyncThrowingStream<Snapshot, any Error>, skipInvalid: Bool = false,
+        batchSize: Int = 8, progress: (@Sendable (FetchProgress) -> Void)? = nil
+    ) async throws -> ImportSummary {
         let clock = ContinuousClock()
         let started = clock.now
         let run = UUID().uuidString.lowercased()
@@ -95,8 +99,9 @@ extension Fetcher {
                 }
                 _ = try extraction.items(in: snapshot.body, url: snapshot.url)
             } catch {
-                try await recordFailure(context, url: snapshot.url, stage: "import", error: error, attempt: 1, willRetry: false,
-                                        extra: snapshot.metadata, recordedAt: snapshot.recordedAt)
+                try await recordFailure(
+                    context, url: snapshot.url, stage: "import", error: error, attempt: 1, willRetry: false,
+                    extra: snapshot.metadata, recordedAt: snapshot.recordedAt)
                 guard skipInvalid else { throw error }
                 summary.failed += 1
                 summary.failures.append("\(snapshot.url): \((error as? FetchError)?.message ?? "\(error)")")
@@ -106,14 +111,20 @@ extension Fetcher {
             if snapshot.recordedAt != nil { meta.append(("backfill", "true")) }
             meta += snapshot.metadata
             let ids = snapshot.idempotencyKey.map { key in (Self.eventID(source.name, key, "page"), Self.eventID(source.name, key, "done")) }
-            batch.append(NewEvent(id: ids?.0, type: DataEvents.pageFetched, recordedAt: snapshot.recordedAt, stream: source.name, metadata: meta,
-                                  payload: snapshot.body))
+            batch.append(
+                NewEvent(
+                    id: ids?.0, type: DataEvents.pageFetched, recordedAt: snapshot.recordedAt, stream: source.name, metadata: meta,
+                    payload: snapshot.body))
             var done = common(context) + [("pages", "1"), ("complete", "true"), ("import", "true")]
             if snapshot.recordedAt != nil { done.append(("backfill", "true")) }
-            batch.append(NewEvent(id: ids?.1, type: DataEvents.fetchCompleted, recordedAt: snapshot.recordedAt, stream: source.name,
-                                  metadata: done + snapshot.metadata))
+            batch.append(
+                NewEvent(
+                    id: ids?.1, type: DataEvents.fetchCompleted, recordedAt: snapshot.recordedAt, stream: source.name,
+                    metadata: done + snapshot.metadata))
             sizes.append(snapshot.body.count)
-            progress?(FetchProgress(source: source.name, stage: .list, done: summary.imported + summary.alreadyImported + summary.failed + batch.count / 2, total: nil))
+            progress?(
+                FetchProgress(
+                    source: source.name, stage: .list, done: summary.imported + summary.alreadyImported + summary.failed + batch.count / 2, total: nil))
             if sizes.count >= batchSize || sizes.reduce(0, +) >= 32 << 20 { try await flush() }
         }
         try await flush()
@@ -150,8 +161,12 @@ extension Fetcher {
         }
         guard let newest = state.0, let current = state.1, newest.pages.upperBound != current else { return false }
         let pages = try await store.events(EventQuery(fromSeq: newest.pages.lowerBound, toSeq: newest.pages.upperBound - 1))
-        guard !pages.isEmpty, pages.allSatisfy({ $0.stream == name && $0.payload != nil
-                && ($0.type == DataEvents.pageFetched || $0.type == DataEvents.pageNotModified) }) else { return false }
+        guard !pages.isEmpty,
+            pages.allSatisfy({
+                $0.stream == name && $0.payload != nil
+                    && ($0.type == DataEvents.pageFetched || $0.type == DataEvents.pageNotModified)
+            })
+        else { return false }
         let context = RunContext(source: source, run: run, options: FetchOptions())
         var events: [NewEvent] = pages.map { page in
             var meta = common(context) + page.metadata.filter { $0.key != "source" && $0.key != "run" && $0.key != "restates" }.map { ($0.key, $0.value) }
@@ -159,9 +174,13 @@ extension Fetcher {
             if page[metadata: "import"] == nil { meta.append(("import", "true")) }
             return NewEvent(type: DataEvents.pageNotModified, recordedAt: newest.recordedAt, stream: name, metadata: meta, payloadReference: page.payload)
         }
-        events.append(NewEvent(type: DataEvents.fetchCompleted, recordedAt: newest.recordedAt, stream: name,
-                               metadata: common(context) + [("pages", String(pages.count)), ("complete", "true"), ("import", "true"),
-                                                            ("restates", String(newest.pages.upperBound))]))
+        events.append(
+            NewEvent(
+                type: DataEvents.fetchCompleted, recordedAt: newest.recordedAt, stream: name,
+                metadata: common(context) + [
+                    ("pages", String(pages.count)), ("complete", "true"), ("import", "true"),
+                    ("restates", String(newest.pages.upperBound))
+                ]))
         _ = try await store.append(events)
         return true
     }

@@ -56,8 +56,9 @@ public struct GitHistory: Sendable {
         let thread = Thread {
             do {
                 try this.catFile(commits) { commit, body in
-                    let snapshot = Snapshot(url: "git:\(this.repository):\(this.path)", body: body ?? [], recordedAt: commit.date,
-                                            idempotencyKey: "git:\(commit.id):\(this.path)", metadata: [("commit", commit.id)])
+                    let snapshot = Snapshot(
+                        url: "git:\(this.repository):\(this.path)", body: body ?? [], recordedAt: commit.date,
+                        idempotencyKey: "git:\(commit.id):\(this.path)", metadata: [("commit", commit.id)])
                     // Back-pressure: wait while the importer is 16 snapshots behind.
                     while case .dropped = continuation.yield(snapshot) { Thread.sleep(forTimeInterval: 0.002) }
                 }
@@ -126,7 +127,9 @@ public struct GitHistory: Sendable {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             let first = message.split(separator: "\n").first.map(String.init) ?? "exit \(process.terminationStatus)"
-            throw FetchError(code: .source, message: "git \(arguments.first ?? ""): \(first) (is \(repository) a git repository, and are --since/--until revisions in it?)", url: repository)
+            throw FetchError(
+                code: .source, message: "git \(arguments.first ?? ""): \(first) (is \(repository) a git repository, and are --since/--until revisions in it?)",
+                url: repository)
         }
         return [UInt8](data)
     }

@@ -16,16 +16,19 @@ public struct ItemEntity: Sendable, Hashable {
     /// Whether the document shows local writes the server has not confirmed (then, or now).
     public var pending: PendingMark
 
-    public init(source: String, id: String, version: Int, firstSeq: UInt64, changedSeq: UInt64, lastSeenSeq: UInt64? = nil,
-                removed: Bool = false, document: JSONValue, detail: JSONValue? = nil, image: ImageEntity? = nil, pending: PendingMark = .none) {
+    public init(
+        source: String, id: String, version: Int, firstSeq: UInt64, changedSeq: UInt64, lastSeenSeq: UInt64? = nil,
+        removed: Bool = false, document: JSONValue, detail: JSONValue? = nil, image: ImageEntity? = nil, pending: PendingMark = .none
+    ) {
         self.source = source; self.id = id; self.version = version; self.firstSeq = firstSeq; self.changedSeq = changedSeq
         self.lastSeenSeq = lastSeenSeq; self.removed = removed; self.document = document; self.detail = detail; self.image = image
         self.pending = pending
     }
 
     init(_ s: DocumentState, detail: JSONValue?, image: ImageEntity?, pending: PendingMark = .none) {
-        self.init(source: s.collection, id: s.key, version: s.version, firstSeq: s.firstSeq, changedSeq: s.changedSeq,
-                  lastSeenSeq: s.lastSeenSeq, removed: s.removed, document: s.document, detail: detail, image: image, pending: pending)
+        self.init(
+            source: s.collection, id: s.key, version: s.version, firstSeq: s.firstSeq, changedSeq: s.changedSeq,
+            lastSeenSeq: s.lastSeenSeq, removed: s.removed, document: s.document, detail: detail, image: image, pending: pending)
     }
 }
 
@@ -70,8 +73,10 @@ public struct ItemVersionEntity: Sendable, Hashable {
     public var user: String?
     public var write: OutboxWrite?
 
-    public init(version: Int, seq: UInt64, recordedAt: Timestamp, kind: ChangeKind, changes: [PatchOperation], document: JSONValue,
-                run: String? = nil, eventType: String? = nil, origin: Origin = .list, backfilled: Bool = false) {
+    public init(
+        version: Int, seq: UInt64, recordedAt: Timestamp, kind: ChangeKind, changes: [PatchOperation], document: JSONValue,
+        run: String? = nil, eventType: String? = nil, origin: Origin = .list, backfilled: Bool = false
+    ) {
         self.version = version; self.seq = seq; self.recordedAt = recordedAt; self.kind = kind; self.changes = changes
         self.document = document; self.run = run; self.eventType = eventType; self.origin = origin; self.backfilled = backfilled
     }
@@ -109,8 +114,10 @@ public struct FetchRunEntity: Sendable, Hashable {
     public var error: String?
     public var failures: Int
 
-    public init(run: String, seq: UInt64, recordedAt: Timestamp, completed: Bool, complete: Bool = false, pages: Int = 0,
-                error: String? = nil, failures: Int = 0) {
+    public init(
+        run: String, seq: UInt64, recordedAt: Timestamp, completed: Bool, complete: Bool = false, pages: Int = 0,
+        error: String? = nil, failures: Int = 0
+    ) {
         self.run = run; self.seq = seq; self.recordedAt = recordedAt; self.completed = completed; self.complete = complete
         self.pages = pages; self.error = error; self.failures = failures
     }

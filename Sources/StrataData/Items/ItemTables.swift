@@ -19,8 +19,10 @@ public struct ItemTables: Sendable {
 
     /// One page of a source's items in natural id order (numbers by value, then text), now or as
     /// of a seq, after the id `after` or after `offset` items: reads the page, not the source.
-    public func page(source: String, asOf seq: UInt64? = nil, after: String? = nil, offset: Int = 0, limit: Int,
-                     includeRemoved: Bool = false) async throws -> [ItemEntity] {
+    public func page(
+        source: String, asOf seq: UInt64? = nil, after: String? = nil, offset: Int = 0, limit: Int,
+        includeRemoved: Bool = false
+    ) async throws -> [ItemEntity] {
         try await store.read { [store] txn in
             let rows = try Rows(txn, store, source: source, asOf: seq)
             return try rows.items.page(collection: source, asOf: seq, after: after, offset: offset, limit: limit, includeRemoved: includeRemoved).map(rows.row)
@@ -48,8 +50,10 @@ public struct ItemTables: Sendable {
     /// index history's keys of the value are read (no document), and only the page's items are.
     /// Starts after `after` when given, else at `offset`. nil when the path is not indexed (or, as
     /// of a seq, the index was defined after it), so the caller must scan.
-    public func page(source: String, path: String, equals value: String, asOf seq: UInt64? = nil, after: String? = nil, offset: Int = 0,
-                     limit: Int) async throws -> (total: Int, items: [ItemEntity])? {
+    public func page(
+        source: String, path: String, equals value: String, asOf seq: UInt64? = nil, after: String? = nil, offset: Int = 0,
+        limit: Int
+    ) async throws -> (total: Int, items: [ItemEntity])? {
         try await store.read { [store] txn in
             let rows = try Rows(txn, store, source: source, asOf: seq)
             if seq == nil {
@@ -67,12 +71,17 @@ public struct ItemTables: Sendable {
     /// then text by its bytes, equal values by id; items without a value there last), now: the
     /// sorted index's entries are walked and only the page's items are read. nil when `path` is
     /// not indexed or `after` is not a present item, so the caller must scan.
-    public func sortedPage(source: String, path: String, descending: Bool, after: String? = nil, offset: Int = 0,
-                           limit: Int) async throws -> [ItemEntity]? {
+    public func sortedPage(
+        source: String, path: String, descending: Bool, after: String? = nil, offset: Int = 0,
+        limit: Int
+    ) async throws -> [ItemEntity]? {
         try await store.read { [store] txn in
             let rows = try Rows(txn, store, source: source, asOf: nil)
-            guard let keys = try rows.items.sortedKeys(collection: source, path: path, descending: descending, after: after,
-                                                       offset: offset, limit: limit) else { return nil }
+            guard
+                let keys = try rows.items.sortedKeys(
+                    collection: source, path: path, descending: descending, after: after,
+                    offset: offset, limit: limit)
+            else { return nil }
             return try keys.compactMap { try rows.present($0) }
         }
     }
@@ -95,8 +104,9 @@ public struct ItemTables: Sendable {
                 return try reader.history(collection: source, key: id, upTo: seq ?? .max, derivingChanges: false)
                     .last { $0.recordedAt <= time && !$0.isRemoved }?.document
             }
-            var e = ItemEntity(s, detail: try observed(details), image: try observed(images).flatMap { ImageEntity($0) },
-                               pending: try PendingReader(transaction: txn, tables: items.tables).mark(source: source, key: id, asOf: seq))
+            var e = ItemEntity(
+                s, detail: try observed(details), image: try observed(images).flatMap { ImageEntity($0) },
+                pending: try PendingReader(transaction: txn, tables: items.tables).mark(source: source, key: id, asOf: seq))
             if try ObservationTimeline.Reader(transaction: txn, tables: try store.tables(of: "timeline")).isBackfilled(stream: source) {
                 e.version = try Self.observedVersion(items, source: source, key: id, upTo: seq)
             }
@@ -131,8 +141,10 @@ public struct ItemTables: Sendable {
             let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
             let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
             // Changes are worked out below, in observed order.
-            return (try items.history(collection: source, key: id, upTo: seq, derivingChanges: false),
-                    try details.history(collection: source, key: id, upTo: seq, derivingChanges: false))
+            return (
+                try items.history(collection: source, key: id, upTo: seq, derivingChanges: false),
+                try details.history(collection: source, key: id, upTo: seq, derivingChanges: false)
+            )
         }
         var out: [ItemVersionEntity] = []
         var writeOf: [Int: UInt64] = [:]  // index in `out` → the seq of the local write it shows
@@ -154,10 +166,11 @@ public struct ItemTables: Sendable {
                 number += 1
                 let event = try await store.event(seq: v.seq)
                 let local = event.map { WriteEvents.writes.contains($0.type) || WriteEvents.outcomes.contains($0.type) } ?? false
-                var entity = ItemVersionEntity(version: number, seq: v.seq, recordedAt: v.recordedAt, kind: kind, changes: changes,
-                                               document: kind == .removed ? (lastPresent ?? previous!.document) : v.document, run: event?[metadata: "run"],
-                                               eventType: event?.type, origin: local ? .local : origin,
-                                               backfilled: event?[metadata: "backfill"] == "true")
+                var entity = ItemVersionEntity(
+                    version: number, seq: v.seq, recordedAt: v.recordedAt, kind: kind, changes: changes,
+                    document: kind == .removed ? (lastPresent ?? previous!.document) : v.document, run: event?[metadata: "run"],
+                    eventType: event?.type, origin: local ? .local : origin,
+                    backfilled: event?[metadata: "backfill"] == "true")
                 if local, let event {
                     entity.user = event[metadata: "user"]
                     writeOf[out.count] = WriteEvents.writes.contains(event.type) ? event.seq : event[metadata: "write"].flatMap(UInt64.init)
@@ -190,7 +203,9 @@ public struct ItemTables: Sendable {
             }
             var index = Dictionary(uniqueKeysWithValues: out.enumerated().map { ($1.id, $0) })
             for d in try details.diff(collection: source, from: from, to: to) where d.kind == .changed || d.kind == .reappeared {
-                let changes = d.changes.map { c in var c = c; c.path = "detail:" + c.path; return c }
+                let changes = d.changes.map { c in
+                    var c = c; c.path = "detail:" + c.path; return c
+                }
                 if let i = index[d.key] {
                     out[i].changes += changes
                 } else if let item = try items.state(collection: source, key: d.key, asOf: to), !item.removed {
@@ -230,14 +245,16 @@ public struct ItemTables: Sendable {
         let failures = try await store.events(EventQuery(stream: definition.name, type: DataEvents.fetchFailed, limit: 64, descending: true))
         let listFailure = failures.first { ($0[metadata: "stage"] == "list" || $0[metadata: "stage"] == "import") && $0[metadata: "willRetry"] != "true" }
         let success = completed.map { e in
-            FetchRunEntity(run: e[metadata: "run"] ?? "", seq: e.seq, recordedAt: e.recordedAt, completed: true,
-                           complete: e.type == DataEvents.listNotModified || e[metadata: "complete"] == "true", pages: Int(e[metadata: "pages"] ?? "") ?? 0,
-                           failures: failures.count { $0[metadata: "run"] == e[metadata: "run"] && $0[metadata: "willRetry"] != "true" })
+            FetchRunEntity(
+                run: e[metadata: "run"] ?? "", seq: e.seq, recordedAt: e.recordedAt, completed: true,
+                complete: e.type == DataEvents.listNotModified || e[metadata: "complete"] == "true", pages: Int(e[metadata: "pages"] ?? "") ?? 0,
+                failures: failures.count { $0[metadata: "run"] == e[metadata: "run"] && $0[metadata: "willRetry"] != "true" })
         }
         var last = success
         if let f = listFailure, f.seq > (completed?.seq ?? 0) {
             // What a person needs: the status when there was one, else the failure's message.
-            let error = f[metadata: "status"].map { "HTTP \($0)" + (f[metadata: "status"] == "401" || f[metadata: "status"] == "403" ? " (credentials refused)" : "") }
+            let error =
+                f[metadata: "status"].map { "HTTP \($0)" + (f[metadata: "status"] == "401" || f[metadata: "status"] == "403" ? " (credentials refused)" : "") }
                 ?? f[metadata: "message"] ?? f[metadata: "error"] ?? "the fetch failed"
             last = FetchRunEntity(run: f[metadata: "run"] ?? "", seq: f.seq, recordedAt: f.recordedAt, completed: false, error: error)
         }
@@ -275,8 +292,9 @@ extension ItemTables {
         }
 
         func row(_ s: DocumentState) throws -> ItemEntity {
-            var e = ItemEntity(s, detail: nil, image: try images.state(collection: source, key: s.key, asOf: seq).flatMap { ImageEntity($0.document) },
-                               pending: try marks.mark(source: source, key: s.key, asOf: seq))
+            var e = ItemEntity(
+                s, detail: nil, image: try images.state(collection: source, key: s.key, asOf: seq).flatMap { ImageEntity($0.document) },
+                pending: try marks.mark(source: source, key: s.key, asOf: seq))
             if backfilled { e.version = try ItemTables.observedVersion(items, source: source, key: s.key, upTo: seq) }
             return e
         }

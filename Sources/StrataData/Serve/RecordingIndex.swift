@@ -18,8 +18,10 @@ public struct RecordingIndex: Projection {
     public let name = "recordings"
     public let version = 1
     public let tables = ["by-url", "hosts"]
-    public let eventTypes: Set<String>? = [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched,
-                                           DataEvents.detailNotModified, DataEvents.imageFetched, DataEvents.fetchFailed]
+    public let eventTypes: Set<String>? = [
+        DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched,
+        DataEvents.detailNotModified, DataEvents.imageFetched, DataEvents.fetchFailed
+    ]
 
     public init() {}
 
@@ -30,8 +32,9 @@ public struct RecordingIndex: Projection {
         let tables = context.tables
         let prefix = tables.text(target) + [0] + (try tables.text(host, remembering: context.transaction))
         let kind: UInt8 = event.type == DataEvents.fetchFailed ? 1 : 0
-        try context.transaction.put(context.tables["by-url"], key: prefix + [0] + event.seq.bigEndianBytes,
-                                    value: [kind] + UInt64(bitPattern: event.recordedAt.microseconds).bigEndianBytes)
+        try context.transaction.put(
+            context.tables["by-url"], key: prefix + [0] + event.seq.bigEndianBytes,
+            value: [kind] + UInt64(bitPattern: event.recordedAt.microseconds).bigEndianBytes)
         try context.transaction.put(context.tables["hosts"], key: prefix, value: [])
     }
 

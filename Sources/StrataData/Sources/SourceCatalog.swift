@@ -40,8 +40,10 @@ public struct SourceCatalog: Sendable {
         }
         if !kept.isEmpty || secrets.holds(source: source.name) { try secrets.keep(kept, source: source.name) }
         let body = [UInt8](try JSONEncoder.sorted.encode(source))
-        return try await store.append(NewEvent(type: exists ? DataEvents.sourceChanged : DataEvents.sourceDefined, stream: source.name,
-                                               metadata: [("source", source.name)], payload: body))
+        return try await store.append(
+            NewEvent(
+                type: exists ? DataEvents.sourceChanged : DataEvents.sourceDefined, stream: source.name,
+                metadata: [("source", source.name)], payload: body))
     }
 
     public func remove(_ name: String) async throws {

@@ -99,7 +99,9 @@ public struct SourceSecrets: Sendable {
             guard FileManager.default.createFile(atPath: tmp, contents: data, attributes: [.posixPermissions: 0o600]) else {
                 throw FetchError(code: .source, message: "could not write \(tmp)", url: "")
             }
-            guard rename(tmp, path) == 0 else { throw FetchError(code: .source, message: "could not replace \(path): \(String(cString: strerror(errno)))", url: "") }
+            guard rename(tmp, path) == 0 else {
+                throw FetchError(code: .source, message: "could not replace \(path): \(String(cString: strerror(errno)))", url: "")
+            }
         } catch let e as FetchError {
             throw e
         } catch {
@@ -109,7 +111,8 @@ public struct SourceSecrets: Sendable {
 
     private func read() -> [String: [String: String]] {
         guard let d = FileManager.default.contents(atPath: path),
-              let o = try? JSONSerialization.jsonObject(with: d) as? [String: [String: String]] else { return [:] }
+            let o = try? JSONSerialization.jsonObject(with: d) as? [String: [String: String]]
+        else { return [:] }
         return o
     }
 }

@@ -98,11 +98,13 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
             FetchError(code: .source, message: "source \(name): \(flag) \(why)", url: url)
         }
         guard !name.isEmpty, name.utf8.count <= 64,
-              name.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" || $0 == "." }) else {
+            name.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" || $0 == "." })
+        else {
             throw bad("NAME", "must be 1–64 letters, digits, '-', '_' or '.'")
         }
         guard let u = URL(string: url), let scheme = u.scheme?.lowercased(), ["http", "https", "file"].contains(scheme),
-              scheme == "file" || u.host != nil else {
+            scheme == "file" || u.host != nil
+        else {
             throw bad("--url", "must be an absolute http, https or file URL, e.g. https://api.example.com/items")
         }
         for (flag, path) in [("--items", items), ("--title", title), ("--image", image), ("--detail-url-field", detailURLField), ("--next", next)] {
@@ -122,17 +124,23 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
         for (flag, path) in [("--cursor-path", cursorPath), ("--total-path", totalPath), ("--has-more-path", hasMorePath)] {
             if let path, !Self.isPath(path) { throw bad(flag, "'\(path)' is not a dotted path like meta.next_cursor") }
         }
-        for (flag, param) in [("--cursor-param", cursorParam), ("--offset-param", offsetParam), ("--limit-param", limitParam),
-                              ("--after-param", afterParam), ("--page-param", pageParam), ("--size-param", sizeParam)] {
+        for (flag, param) in [
+            ("--cursor-param", cursorParam), ("--offset-param", offsetParam), ("--limit-param", limitParam),
+            ("--after-param", afterParam), ("--page-param", pageParam), ("--size-param", sizeParam)
+        ] {
             if let param, param.isEmpty || param.contains(where: { "&=?# ".contains($0) }) {
                 throw bad(flag, "'\(param)' is not a query parameter name")
             }
         }
-        let styles = [("--next", next != nil), ("--page-param", pageParam != nil), ("--cursor-path", cursorPath != nil || cursorParam != nil),
-                      ("--offset-param", offsetParam != nil), ("--after-param", afterParam != nil)].filter(\.1).map(\.0)
+        let styles = [
+            ("--next", next != nil), ("--page-param", pageParam != nil), ("--cursor-path", cursorPath != nil || cursorParam != nil),
+            ("--offset-param", offsetParam != nil), ("--after-param", afterParam != nil)
+        ].filter(\.1).map(\.0)
         if styles.count > 1 { throw bad(styles[1], "and \(styles[0]) are two paging styles; pick one") }
         if (cursorPath == nil) != (cursorParam == nil) {
-            throw bad(cursorPath == nil ? "--cursor-param" : "--cursor-path", "needs \(cursorPath == nil ? "--cursor-path (where the next cursor is in the body)" : "--cursor-param (the parameter it is sent back in)")")
+            throw bad(
+                cursorPath == nil ? "--cursor-param" : "--cursor-path",
+                "needs \(cursorPath == nil ? "--cursor-path (where the next cursor is in the body)" : "--cursor-param (the parameter it is sent back in)")")
         }
         if pageParam != nil && pageSize == nil { throw bad("--page-param", "needs --page-size") }
         if offsetParam != nil && pageSize == nil { throw bad("--offset-param", "needs --page-size (the limit sent with each page)") }
@@ -141,7 +149,10 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
         if limitParam != nil && pageSize == nil { throw bad("--limit-param", "needs --page-size (its value)") }
         if limitParam != nil && pageParam != nil { throw bad("--limit-param", "is for cursor, offset and after-id paging; page numbers use --size-param") }
         if pageSize != nil && styles.isEmpty {
-            throw bad("--page-size", "needs a paging style: --page-param, --cursor-path, --offset-param or --after-param; an API paged by Link headers (like GitHub's) is followed without one and takes its page size in --url, e.g. --url 'https://api.github.com/repos/OWNER/REPO/issues?per_page=100'")
+            throw bad(
+                "--page-size",
+                "needs a paging style: --page-param, --cursor-path, --offset-param or --after-param; an API paged by Link headers (like GitHub's) is followed without one and takes its page size in --url, e.g. --url 'https://api.github.com/repos/OWNER/REPO/issues?per_page=100'"
+            )
         }
         if let n = pageSize, !(1...10_000).contains(n) { throw bad("--page-size", "must be 1–10000") }
         for (flag, template, needsId) in [("--create-url", createURL, false), ("--update-url", updateURL, true), ("--delete-url", deleteURL, true)] {
@@ -183,7 +194,9 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
             // Definitions are checked when defined, but one may come from an older version or a
             // team log: a header without a name is an error here too, not a trap.
             guard let (name, written) = Self.split(header: h) else {
-                throw FetchError(code: .source, message: "header '\(h.prefix(40))' must look like 'Name: value'; fix it with `strata source change \(self.name) --header`", url: url)
+                throw FetchError(
+                    code: .source, message: "header '\(h.prefix(40))' must look like 'Name: value'; fix it with `strata source change \(self.name) --header`",
+                    url: url)
             }
             var value = written
             var resolved = ""
@@ -202,7 +215,8 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
                 if variable.hasPrefix("file:") {
                     let file = String(variable.dropFirst(5))
                     guard let d = FileManager.default.contents(atPath: (file as NSString).expandingTildeInPath) else {
-                        throw FetchError(code: .source, message: "header \(name) reads \(file), which cannot be read; check the path and its permissions", url: url)
+                        throw FetchError(
+                            code: .source, message: "header \(name) reads \(file), which cannot be read; check the path and its permissions", url: url)
                     }
                     var text = String(decoding: d, as: UTF8.self)
                     while text.last == "\n" || text.last == "\r" { text.removeLast() }
@@ -212,7 +226,11 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
                 }
                 if variable.hasPrefix("secret:") {
                     guard let v = secrets?.value(source: self.name, header: String(variable.dropFirst(7))) else {
-                        throw FetchError(code: .source, message: "header \(name)'s kept secret is not in this store's \(SourceSecrets.fileName); give it again with `strata source change \(self.name) --header ... --allow-literal-secret`", url: url)
+                        throw FetchError(
+                            code: .source,
+                            message:
+                                "header \(name)'s kept secret is not in this store's \(SourceSecrets.fileName); give it again with `strata source change \(self.name) --header ... --allow-literal-secret`",
+                            url: url)
                     }
                     resolved += v
                     value = String(rest)

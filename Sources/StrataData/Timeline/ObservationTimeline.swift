@@ -27,8 +27,10 @@ public struct ObservationTimeline: Projection {
     public let name = "timeline"
     public let version = 3
     public let tables = ["observed", "passes", "backfilled"]
-    public let eventTypes: Set<String>? = [DataEvents.fetchCompleted, DataEvents.listNotModified, DataEvents.detailFetched,
-                                           DataEvents.detailNotModified, DataEvents.imageFetched]
+    public let eventTypes: Set<String>? = [
+        DataEvents.fetchCompleted, DataEvents.listNotModified, DataEvents.detailFetched,
+        DataEvents.detailNotModified, DataEvents.imageFetched
+    ]
 
     public init() {}
 
@@ -50,7 +52,9 @@ public struct ObservationTimeline: Projection {
         let key = Self.key(event.stream, event.recordedAt, event.seq)
         let prefix = Array(event.stream.utf8) + [0]
         let c = try context.transaction.cursor(context.tables["observed"])
-        if let newest = try c.seek(atMost: prefix + [UInt8](repeating: 0xFF, count: 16)), newest.key.hasPrefix(prefix), key.lexicographicallyPrecedes(newest.key) {
+        if let newest = try c.seek(atMost: prefix + [UInt8](repeating: 0xFF, count: 16)), newest.key.hasPrefix(prefix),
+            key.lexicographicallyPrecedes(newest.key)
+        {
             try context.transaction.put(context.tables["backfilled"], key: Array(event.stream.utf8), value: [])
         }
         try context.transaction.put(context.tables["observed"], key: key, value: value)
@@ -84,7 +88,8 @@ public struct ObservationTimeline: Projection {
             let prefix = Array(stream.utf8) + [0]
             let c = try transaction.cursor(tables["observed"])
             guard let e = try c.seek(atMost: ObservationTimeline.key(stream, time, .max)), e.key.hasPrefix(prefix),
-                  e.key.count == prefix.count + 16 else { return 0 }
+                e.key.count == prefix.count + 16
+            else { return 0 }
             return UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[(prefix.count + 8)...]))
         }
 

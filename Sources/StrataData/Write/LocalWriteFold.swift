@@ -33,12 +33,15 @@ enum LocalWriteFold {
             guard let doc = payload?.value(atPath: "document") else { throw DocumentError("a created item without its document") }
             return [try overlay.append(.init(seq: event.seq, kind: .create, ops: [], document: doc), key: key, current: nil, seq: event.seq)]
         case WriteEvents.patched:
-            return [try overlay.append(.init(seq: event.seq, kind: .patch, ops: try ops(payload), document: nil), key: key, current: try current(), seq: event.seq)]
+            return [
+                try overlay.append(.init(seq: event.seq, kind: .patch, ops: try ops(payload), document: nil), key: key, current: try current(), seq: event.seq)
+            ]
         case WriteEvents.deleted:
             return [try overlay.append(.init(seq: event.seq, kind: .delete, ops: [], document: nil), key: key, current: try current(), seq: event.seq)]
         case WriteEvents.acknowledged:
             let write = try writeSeq(event)
-            return try overlay.acknowledged(key, write: write, answer: payload, serverId: event[metadata: "serverId"], etag: event[metadata: "etag"], at: event.seq)
+            return try overlay.acknowledged(
+                key, write: write, answer: payload, serverId: event[metadata: "serverId"], etag: event[metadata: "etag"], at: event.seq)
         case WriteEvents.rejected, WriteEvents.dropped:
             return try overlay.withdrawn(key, write: try writeSeq(event), at: event.seq)
         case WriteEvents.conflicted:

@@ -44,14 +44,17 @@ public struct LocalWrites: Sendable {
 
     /// Creates of several items in one append (local ids made here); returns their seqs.
     public func create(source: String, documents: [JSONValue], user: String) async throws -> [UInt64] {
-        try await store.append(documents.map {
-            event(WriteEvents.created, source: source, key: WriteEvents.localKey(), user: user, payload: .object(["document": $0]))
-        }).map(\.seq)
+        try await store.append(
+            documents.map {
+                event(WriteEvents.created, source: source, key: WriteEvents.localKey(), user: user, payload: .object(["document": $0]))
+            }
+        ).map(\.seq)
     }
 
     public func patchEvent(source: String, key: String, ops: [PatchOperation], base: WriteBase, user: String, session: String? = nil) -> NewEvent {
-        event(WriteEvents.patched, source: source, key: key, user: user, Self.baseMeta(base, session: session),
-              payload: .object(["ops": .array(ops.map(\.json)), "base": base.document]))
+        event(
+            WriteEvents.patched, source: source, key: key, user: user, Self.baseMeta(base, session: session),
+            payload: .object(["ops": .array(ops.map(\.json)), "base": base.document]))
     }
 
     @discardableResult
@@ -61,29 +64,42 @@ public struct LocalWrites: Sendable {
 
     /// Deletes of several items, in one append; returns their seqs.
     public func delete(source: String, items: [(key: String, base: WriteBase)], user: String) async throws -> [UInt64] {
-        try await store.append(items.map {
-            event(WriteEvents.deleted, source: source, key: $0.key, user: user, Self.baseMeta($0.base, session: nil), payload: .object(["base": $0.base.document]))
-        }).map(\.seq)
+        try await store.append(
+            items.map {
+                event(
+                    WriteEvents.deleted, source: source, key: $0.key, user: user, Self.baseMeta($0.base, session: nil),
+                    payload: .object(["base": $0.base.document]))
+            }
+        ).map(\.seq)
     }
 
     @discardableResult
     public func stage(session: String, source: String, key: String, ops: [PatchOperation], base: WriteBase, user: String) async throws -> UInt64 {
-        try await store.append(event(WriteEvents.staged, source: source, key: key, user: user, Self.baseMeta(base, session: session),
-                                     payload: .object(["ops": .array(ops.map(\.json)), "base": base.document]))).seq
+        try await store.append(
+            event(
+                WriteEvents.staged, source: source, key: key, user: user, Self.baseMeta(base, session: session),
+                payload: .object(["ops": .array(ops.map(\.json)), "base": base.document]))
+        ).seq
     }
 
     /// The session's acceptance and one patch per item, in one append.
-    public func accept(session: String, patches: [(source: String, key: String, ops: [PatchOperation], base: WriteBase)], user: String) async throws -> [UInt64] {
+    public func accept(session: String, patches: [(source: String, key: String, ops: [PatchOperation], base: WriteBase)], user: String) async throws -> [UInt64]
+    {
         var batch = patches.map { patchEvent(source: $0.source, key: $0.key, ops: $0.ops, base: $0.base, user: user, session: session) }
-        batch.append(NewEvent(type: WriteEvents.sessionAccepted, stream: "session/\(session)",
-                              metadata: [("session", session), ("user", user), ("writes", String(patches.count))]))
+        batch.append(
+            NewEvent(
+                type: WriteEvents.sessionAccepted, stream: "session/\(session)",
+                metadata: [("session", session), ("user", user), ("writes", String(patches.count))]))
         return try await store.append(batch).dropLast().map(\.seq)
     }
 
     @discardableResult
     public func cancel(session: String, edits: Int, user: String) async throws -> UInt64 {
-        try await store.append(NewEvent(type: WriteEvents.sessionCancelled, stream: "session/\(session)",
-                                        metadata: [("session", session), ("user", user), ("edits", String(edits))])).seq
+        try await store.append(
+            NewEvent(
+                type: WriteEvents.sessionCancelled, stream: "session/\(session)",
+                metadata: [("session", session), ("user", user), ("edits", String(edits))])
+        ).seq
     }
 
     /// Puts a rejected, conflicted or dropped write back in the outbox. `force`: the ETag of the

@@ -25,7 +25,7 @@ public enum Outbox {
             var o: [String: JSONValue] = [
                 "seq": .number(String(event.seq)), "id": .string(event.id), "kind": .string(WriteKind(eventType: event.type)!.rawValue),
                 "source": .string(try LocalWriteFold.required(event, "source")), "key": .string(try LocalWriteFold.required(event, "key")),
-                "user": .string(event[metadata: "user"] ?? ""), "state": .string(WriteState.pending.rawValue), "attempts": .number("0"),
+                "user": .string(event[metadata: "user"] ?? ""), "state": .string(WriteState.pending.rawValue), "attempts": .number("0")
             ]
             if let s = event[metadata: "session"] { o["session"] = .string(s) }
             if let v = event[metadata: "baseVersion"] { o["baseVersion"] = .number(v) }
@@ -38,8 +38,10 @@ public enum Outbox {
             var session: [String: JSONValue] = [:]
             if case .object(let o)? = try reader.state(collection: "sessions", key: name)?.document, o["state"] == .string("open") { session = o }
             var edits: [JSONValue] = if case .array(let a)? = session["edits"] { a } else { [] }
-            var edit: [String: JSONValue] = ["seq": .number(String(event.seq)), "source": .string(try LocalWriteFold.required(event, "source")),
-                                             "key": .string(try LocalWriteFold.required(event, "key")), "user": .string(event[metadata: "user"] ?? "")]
+            var edit: [String: JSONValue] = [
+                "seq": .number(String(event.seq)), "source": .string(try LocalWriteFold.required(event, "source")),
+                "key": .string(try LocalWriteFold.required(event, "key")), "user": .string(event[metadata: "user"] ?? "")
+            ]
             for field in ["ops", "base"] { if let v = payload?.value(atPath: field) { edit[field] = v } }
             if let e = event[metadata: "baseETag"] { edit["baseETag"] = .string(e) }
             if let v = event[metadata: "baseVersion"] { edit["baseVersion"] = .number(v) }
@@ -156,7 +158,8 @@ public struct OutboxWrite: Sendable, Hashable {
         func s(_ k: String) -> String? { if case .string(let v)? = doc.value(atPath: k) { v } else { nil } }
         func n(_ k: String) -> Int? { if case .number(let v)? = doc.value(atPath: k) { Int(v) } else { nil } }
         guard let seq = n("seq"), let id = s("id"), let kind = s("kind").flatMap(WriteKind.init(rawValue:)), let source = s("source"),
-              let key = s("key") else { return nil }
+            let key = s("key")
+        else { return nil }
         self.seq = UInt64(seq); self.id = id; self.kind = kind; self.source = source; self.key = key
         user = s("user") ?? ""
         session = s("session")
@@ -174,7 +177,11 @@ public struct OutboxWrite: Sendable, Hashable {
         serverId = s("serverId")
         let srv = doc.value(atPath: "server")
         server = srv == .null ? nil : srv
-        if case .array(let a)? = doc.value(atPath: "paths") { conflictPaths = a.compactMap { if case .string(let p) = $0 { p } else { nil } } } else { conflictPaths = [] }
+        if case .array(let a)? = doc.value(atPath: "paths") {
+            conflictPaths = a.compactMap { if case .string(let p) = $0 { p } else { nil } }
+        } else {
+            conflictPaths = []
+        }
         serverETag = s("serverETag")
         answerSeq = n("answerSeq").map(UInt64.init)
         rebased = n("rebased") ?? 0
@@ -219,12 +226,14 @@ public struct EditSessionEntity: Sendable, Hashable {
         guard case .array(let a)? = doc.value(atPath: "edits") else { edits = []; return }
         edits = a.compactMap { e in
             guard let seq = n(e.value(atPath: "seq")), case .string(let source)? = e.value(atPath: "source"),
-                  case .string(let key)? = e.value(atPath: "key") else { return nil }
+                case .string(let key)? = e.value(atPath: "key")
+            else { return nil }
             var ops: [PatchOperation] = []
             if case .array(let o)? = e.value(atPath: "ops") { ops = o.compactMap { try? PatchOperation(json: $0) } }
             let etag: String? = if case .string(let t)? = e.value(atPath: "baseETag") { t } else { nil }
-            return StagedEdit(seq: UInt64(seq), source: source, key: key, ops: ops, base: e.value(atPath: "base"), baseETag: etag,
-                              baseVersion: n(e.value(atPath: "baseVersion")))
+            return StagedEdit(
+                seq: UInt64(seq), source: source, key: key, ops: ops, base: e.value(atPath: "base"), baseETag: etag,
+                baseVersion: n(e.value(atPath: "baseVersion")))
         }
     }
 }
@@ -247,8 +256,9 @@ public struct OutboxTables: Sendable {
     /// Every write (settled ones too), newest first, at most `limit`.
     public func all(source: String? = nil, limit: Int = 200) async throws -> [OutboxWrite] {
         try await store.documents(projection: "outbox") { r in
-            Array(try r.states(collection: "writes").compactMap { OutboxWrite($0.document) }
-                .filter { source == nil || $0.source == source }.sorted { $0.seq > $1.seq }.prefix(limit))
+            Array(
+                try r.states(collection: "writes").compactMap { OutboxWrite($0.document) }
+                    .filter { source == nil || $0.source == source }.sorted { $0.seq > $1.seq }.prefix(limit))
         }
     }
 

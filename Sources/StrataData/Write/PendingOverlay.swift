@@ -45,13 +45,15 @@ struct PendingOverlay {
 
         init(json: JSONValue) throws {
             guard case .number(let s)? = json.value(atPath: "seq"), let seq = UInt64(s),
-                  case .string(let k)? = json.value(atPath: "kind"), let kind = WriteKind(rawValue: k) else {
+                case .string(let k)? = json.value(atPath: "kind"), let kind = WriteKind(rawValue: k)
+            else {
                 throw DocumentError("a pending write without seq or kind")
             }
             var ops: [PatchOperation] = []
             if case .array(let a)? = json.value(atPath: "ops") { ops = try a.map(PatchOperation.init(json:)) }
-            self.init(seq: seq, kind: kind, ops: ops, document: json.value(atPath: "document"),
-                      conflicted: json.value(atPath: "conflicted") == .bool(true))
+            self.init(
+                seq: seq, kind: kind, ops: ops, document: json.value(atPath: "document"),
+                conflicted: json.value(atPath: "conflicted") == .bool(true))
         }
     }
 
@@ -116,7 +118,8 @@ struct PendingOverlay {
         var out: [(String, Entry)] = []
         var e = try c.seek(atLeast: prefix)
         while let x = e, x.key.hasPrefix(prefix) {
-            out.append((try context.tables.reveal(UnsafeRawBufferPointer(rebasing: x.key[prefix.count...]), in: txn), try Entry(json: JSONValue(parsing: x.value))))
+            out.append(
+                (try context.tables.reveal(UnsafeRawBufferPointer(rebasing: x.key[prefix.count...]), in: txn), try Entry(json: JSONValue(parsing: x.value))))
             e = try c.next()
         }
         return out
@@ -136,8 +139,11 @@ struct PendingOverlay {
     }
 
     func setETag(_ key: String, _ etag: String?) throws {
-        if let etag { _ = try txn.put(context.tables["etags"], key: self.key(key), value: Array(etag.utf8)) }
-        else { _ = try txn.delete(context.tables["etags"], key: self.key(key)) }
+        if let etag {
+            _ = try txn.put(context.tables["etags"], key: self.key(key), value: Array(etag.utf8))
+        } else {
+            _ = try txn.delete(context.tables["etags"], key: self.key(key))
+        }
     }
 
     /// The document operation that shows `entry` for `key`.
@@ -182,7 +188,8 @@ struct PendingOverlay {
 
     /// The server accepted write `seq`: it becomes part of the server's document. A created item
     /// the server named `serverId` moves there (with any later writes on it).
-    func acknowledged(_ key: String, write seq: UInt64, answer: JSONValue?, serverId: String?, etag: String?, at eventSeq: UInt64) throws -> [DocumentOperation] {
+    func acknowledged(_ key: String, write seq: UInt64, answer: JSONValue?, serverId: String?, etag: String?, at eventSeq: UInt64) throws -> [DocumentOperation]
+    {
         guard var entry = try entry(key), let i = entry.writes.firstIndex(where: { $0.seq == seq }) else {
             try setETag(serverId ?? key, etag)
             return []
@@ -258,7 +265,8 @@ public struct PendingReader {
         let prefix = Array(source.utf8) + [0] + tables.text(key) + [0]
         let c = try transaction.cursor(tables["pending-history"])
         guard let e = try c.seek(atMost: prefix + (seq ?? .max).bigEndianBytes), e.key.hasPrefix(prefix), e.key.count == prefix.count + 8,
-              let b = e.value.first else { return .none }
+            let b = e.value.first
+        else { return .none }
         return PendingMark(rawValue: b) ?? .none
     }
 

@@ -93,24 +93,36 @@ public final class Pusher: Sendable {
                 if w.kind != .create, key.hasPrefix("local-"), w.key == key {
                     // Its create never reached the server (rejected or dropped).
                     let reason = "the item was never created on the server (its create was rejected or dropped)"
-                    outcomes.append(([event(WriteEvents.rejected, source.name, key, w, [("reason", reason)])],
-                                     PushOutcome(write: w.seq, kind: w.kind, key: key, result: .rejected, status: nil, message: reason, rebased: 0)))
+                    outcomes.append(
+                        (
+                            [event(WriteEvents.rejected, source.name, key, w, [("reason", reason)])],
+                            PushOutcome(write: w.seq, kind: w.kind, key: key, result: .rejected, status: nil, message: reason, rebased: 0)
+                        ))
                     continue
                 }
                 guard source.accepts(w.kind) else {
-                    let reason = "source \(source.name) has no \(w.kind == .create ? "--create-url" : w.kind == .patch ? "--update-url" : "--delete-url"); add it with `strata source change`"
-                    outcomes.append(([event(WriteEvents.failed, source.name, key, w, [("attempt", String(w.attempts)), ("error", reason)])],
-                                     PushOutcome(write: w.seq, kind: w.kind, key: key, result: .failed, status: nil, message: reason, rebased: 0)))
+                    let reason =
+                        "source \(source.name) has no \(w.kind == .create ? "--create-url" : w.kind == .patch ? "--update-url" : "--delete-url"); add it with `strata source change`"
+                    outcomes.append(
+                        (
+                            [event(WriteEvents.failed, source.name, key, w, [("attempt", String(w.attempts)), ("error", reason)])],
+                            PushOutcome(write: w.seq, kind: w.kind, key: key, result: .failed, status: nil, message: reason, rebased: 0)
+                        ))
                     settledThisPush.insert(w.seq)
                     continue
                 }
                 targets.append((w, key))
             }
             if !targets.isEmpty {
-                _ = try await store.append(targets.map { t in
-                    event(WriteEvents.sent, source.name, t.key, t.write, [("attempt", String(t.write.attempts + 1)), ("method", method(source, t.write.kind)),
-                                                                         ("url", source.writeURL(t.write.kind, id: t.key) ?? "")])
-                })
+                _ = try await store.append(
+                    targets.map { t in
+                        event(
+                            WriteEvents.sent, source.name, t.key, t.write,
+                            [
+                                ("attempt", String(t.write.attempts + 1)), ("method", method(source, t.write.kind)),
+                                ("url", source.writeURL(t.write.kind, id: t.key) ?? "")
+                            ])
+                    })
                 let delivered = await withTaskGroup(of: (Int, [NewEvent], PushOutcome).self) { group in
                     for (i, t) in targets.enumerated() {
                         group.addTask { [self] in
@@ -136,7 +148,8 @@ public final class Pusher: Sendable {
                     }
                 }
                 if o.kind == .create, let id = evs.last?.metadata.first(where: { $0.key == "serverId" })?.value,
-                   let w = targets.first(where: { $0.write.seq == o.write })?.write {
+                    let w = targets.first(where: { $0.write.seq == o.write })?.write
+                {
                     serverIds[w.key] = id
                 }
                 summary.outcomes.append(o)
@@ -162,14 +175,17 @@ public final class Pusher: Sendable {
     }
 
     private func event(_ type: String, _ source: String, _ key: String, _ w: OutboxWrite, _ extra: [(String, String)], payload: [UInt8]? = nil) -> NewEvent {
-        NewEvent(type: type, stream: source, metadata: [("source", source), ("key", key), ("write", String(w.seq))] + extra.map { (key: $0.0, value: $0.1) },
-                 payload: payload)
+        NewEvent(
+            type: type, stream: source, metadata: [("source", source), ("key", key), ("write", String(w.seq))] + extra.map { (key: $0.0, value: $0.1) },
+            payload: payload)
     }
 
     /// Sends one write until it is answered: retried after 429/5xx, rebased after a 412 that
     /// touched nothing it changes. Returns the events to record and what happened.
-    private func deliver(_ w: OutboxWrite, key: String, source: SourceDefinition, headers: [(name: String, value: String)],
-                         options: PushOptions) async -> ([NewEvent], PushOutcome) {
+    private func deliver(
+        _ w: OutboxWrite, key: String, source: SourceDefinition, headers: [(name: String, value: String)],
+        options: PushOptions
+    ) async -> ([NewEvent], PushOutcome) {
         var events: [NewEvent] = []
         // The ETag of the server's answer to an earlier write on the item is newer than the
         // edit's, unless a rebase or a forced retry set the edit's.
@@ -206,7 +222,8 @@ public final class Pusher: Sendable {
                 // The server's version is not the one the write was made on.
                 guard let (current, currentETag) = await currentItem(key: key, source: source, headers: headers, options: options) else {
                     let reason = "the server refused the write (\(status)) and the item could not be read again"
-                    events.append(event(WriteEvents.failed, source.name, key, w, [("attempt", String(w.attempts + 1)), ("error", reason), ("status", String(status))]))
+                    events.append(
+                        event(WriteEvents.failed, source.name, key, w, [("attempt", String(w.attempts + 1)), ("error", reason), ("status", String(status))]))
                     return (events, outcome(.failed, status, reason))
                 }
                 guard let current else {
@@ -234,12 +251,20 @@ public final class Pusher: Sendable {
                 if let currentETag { meta.append(("etag", currentETag)) }
                 let payload = JSONValue.object(["server": current, "paths": .array((changed.isEmpty ? paths : changed).map(JSONValue.string))])
                 events.append(event(WriteEvents.conflicted, source.name, key, w, meta, payload: payload.canonicalBytes))
-                return (events, outcome(.conflicted, status, "the server changed \((changed.isEmpty ? paths : changed).map { $0.isEmpty ? "the item" : $0 }.joined(separator: ", ")) meanwhile"))
+                return (
+                    events,
+                    outcome(
+                        .conflicted, status,
+                        "the server changed \((changed.isEmpty ? paths : changed).map { $0.isEmpty ? "the item" : $0 }.joined(separator: ", ")) meanwhile")
+                )
             case 429, 500...:
                 attempt += 1
                 let message = "the server answered \(status)"
                 if attempt > options.retries {
-                    events.append(event(WriteEvents.failed, source.name, key, w, [("attempt", String(w.attempts + attempt)), ("error", message), ("status", String(status))]))
+                    events.append(
+                        event(
+                            WriteEvents.failed, source.name, key, w, [("attempt", String(w.attempts + attempt)), ("error", message), ("status", String(status))]
+                        ))
                     return (events, outcome(.failed, status, message + "; the write stays pending"))
                 }
                 let wait = response.headers["retry-after"].flatMap(Double.init).map { min($0, 5) } ?? options.baseBackoff * pow(2, Double(attempt - 1))
@@ -247,11 +272,15 @@ public final class Pusher: Sendable {
                 continue
             default:
                 var reason = "the server refused the write (\(status))"
-                if case .string(let e)? = answer?.value(atPath: "error") { reason += ": " + e } else if !response.body.isEmpty {
+                if case .string(let e)? = answer?.value(atPath: "error") {
+                    reason += ": " + e
+                } else if !response.body.isEmpty {
                     reason += ": " + String(decoding: response.body.prefix(200), as: UTF8.self)
                 }
-                events.append(event(WriteEvents.rejected, source.name, key, w, [("status", String(status)), ("reason", reason)],
-                                    payload: response.body.isEmpty ? nil : response.body))
+                events.append(
+                    event(
+                        WriteEvents.rejected, source.name, key, w, [("status", String(status)), ("reason", reason)],
+                        payload: response.body.isEmpty ? nil : response.body))
                 return (events, outcome(.rejected, status, reason))
             }
         }
@@ -262,8 +291,10 @@ public final class Pusher: Sendable {
     }
 
     /// The request of a write. `guarded` is set when the patch carries `test` operations.
-    private func request(_ w: OutboxWrite, key: String, source: SourceDefinition, headers: [(name: String, value: String)], etag: String?,
-                         base: JSONValue?, guarded: inout Bool, options: PushOptions) -> HTTPRequest? {
+    private func request(
+        _ w: OutboxWrite, key: String, source: SourceDefinition, headers: [(name: String, value: String)], etag: String?,
+        base: JSONValue?, guarded: inout Bool, options: PushOptions
+    ) -> HTTPRequest? {
         guard let url = source.writeURL(w.kind, id: key) else { return nil }
         var h = headers + [("Accept", "application/json"), ("Idempotency-Key", w.id)]
         if let etag, w.kind != .create { h.append(("If-Match", etag)) }
@@ -303,9 +334,12 @@ public final class Pusher: Sendable {
 
     /// The item's document and ETag on the server now: `(nil, nil)` when it is gone; nil when it
     /// could not be read.
-    private func currentItem(key: String, source: SourceDefinition, headers: [(name: String, value: String)], options: PushOptions) async -> (JSONValue?, String?)? {
+    private func currentItem(key: String, source: SourceDefinition, headers: [(name: String, value: String)], options: PushOptions) async -> (
+        JSONValue?, String?
+    )? {
         guard let url = source.detailURL?.replacingOccurrences(of: "{id}", with: key) ?? source.writeURL(.patch, id: key) ?? source.writeURL(.delete, id: key),
-              let r = try? await client.send(HTTPRequest(url: url, headers: headers + [("Accept", "application/json")], timeout: options.timeout)) else { return nil }
+            let r = try? await client.send(HTTPRequest(url: url, headers: headers + [("Accept", "application/json")], timeout: options.timeout))
+        else { return nil }
         if r.status == 404 || r.status == 410 { return (nil, nil) }
         guard r.status == 200, let doc = try? JSONValue(parsing: r.body) else { return nil }
         return (doc, r.headers["etag"])

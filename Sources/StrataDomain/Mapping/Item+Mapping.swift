@@ -16,7 +16,12 @@ extension Item {
             image: e.image.map(ItemImage.init(entity:)),
             version: e.version, firstSeq: e.firstSeq, changedSeq: e.changedSeq, isRemoved: e.removed
         )
-        pending = switch e.pending { case .none: .none; case .pending: .pending; case .conflicted: .conflicted }
+        pending =
+            switch e.pending {
+            case .none: .none;
+            case .pending: .pending;
+            case .conflicted: .conflicted
+            }
     }
 
     /// A column's text: a scalar as it is; the scalars a path reaches through arrays joined
@@ -44,8 +49,9 @@ extension Item {
 extension ItemEntity {
     /// The stored row of a domain item.
     public init(_ item: Item) {
-        self.init(source: item.source, id: item.id, version: item.version, firstSeq: item.firstSeq, changedSeq: item.changedSeq,
-                  removed: item.isRemoved, document: item.document, detail: item.detail, image: item.image.map(ImageEntity.init))
+        self.init(
+            source: item.source, id: item.id, version: item.version, firstSeq: item.firstSeq, changedSeq: item.changedSeq,
+            removed: item.isRemoved, document: item.document, detail: item.detail, image: item.image.map(ImageEntity.init))
     }
 }
 

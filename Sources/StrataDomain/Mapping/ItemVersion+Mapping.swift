@@ -26,24 +26,35 @@ extension StoredChangeKind {
 extension Change {
     /// A field change from an RFC 6902 operation with its old value.
     public init(patch: PatchOperation) {
-        let kind: Kind = switch patch.op { case .add: .added; case .remove: .removed; case .replace: .replaced }
+        let kind: Kind =
+            switch patch.op {
+            case .add: .added;
+            case .remove: .removed;
+            case .replace: .replaced
+            }
         self.init(kind: kind, path: patch.path, old: patch.old, new: patch.value)
     }
 }
 
 extension PatchOperation {
     public init(_ change: Change) {
-        let op: Op = switch change.kind { case .added: .add; case .removed: .remove; case .replaced: .replace }
+        let op: Op =
+            switch change.kind {
+            case .added: .add;
+            case .removed: .remove;
+            case .replaced: .replace
+            }
         self.init(op: op, path: change.path, value: change.new, old: change.old)
     }
 }
 
 extension ItemVersion {
     public init(entity e: ItemVersionEntity) {
-        self.init(version: e.version, seq: e.seq, recordedAt: e.recordedAt.date, kind: ChangeKind(e.kind), run: e.run, eventType: e.eventType,
-                  changes: e.changes.map(Change.init(patch:)), document: e.document,
-                  origin: ItemVersion.Origin(rawValue: e.origin.rawValue) ?? .list,
-                  backfilled: e.backfilled)
+        self.init(
+            version: e.version, seq: e.seq, recordedAt: e.recordedAt.date, kind: ChangeKind(e.kind), run: e.run, eventType: e.eventType,
+            changes: e.changes.map(Change.init(patch:)), document: e.document,
+            origin: ItemVersion.Origin(rawValue: e.origin.rawValue) ?? .list,
+            backfilled: e.backfilled)
         local = e.write.map(LocalWrite.init(entity:))
         if var l = local, let user = e.user { l.user = user; local = l }
     }
@@ -51,9 +62,10 @@ extension ItemVersion {
 
 extension ItemVersionEntity {
     public init(_ v: ItemVersion) {
-        self.init(version: v.version, seq: v.seq, recordedAt: Timestamp(v.recordedAt), kind: StoredChangeKind(v.kind),
-                  changes: v.changes.map(PatchOperation.init), document: v.document, run: v.run, eventType: v.eventType,
-                  origin: ItemVersionEntity.Origin(rawValue: v.origin.rawValue) ?? .list, backfilled: v.backfilled)
+        self.init(
+            version: v.version, seq: v.seq, recordedAt: Timestamp(v.recordedAt), kind: StoredChangeKind(v.kind),
+            changes: v.changes.map(PatchOperation.init), document: v.document, run: v.run, eventType: v.eventType,
+            origin: ItemVersionEntity.Origin(rawValue: v.origin.rawValue) ?? .list, backfilled: v.backfilled)
     }
 }
 

@@ -2,20 +2,34 @@ public import StrataData
 
 extension LocalWrite {
     public init(entity w: OutboxWrite) {
-        let kind: Kind = switch w.kind { case .create: .create; case .patch: .patch; case .delete: .delete }
-        self.init(seq: w.seq, id: w.id, kind: kind, source: w.source, itemID: w.key, serverID: w.serverId, user: w.user, session: w.session,
-                  state: State(rawValue: w.state.rawValue) ?? .pending, attempts: w.attempts, changes: w.ops.map(Change.init(patch:)),
-                  document: w.document, base: w.base, status: w.status, reason: w.reason, serverDocument: w.server,
-                  conflictPaths: w.conflictPaths, rebased: w.rebased)
+        let kind: Kind =
+            switch w.kind {
+            case .create: .create;
+            case .patch: .patch;
+            case .delete: .delete
+            }
+        self.init(
+            seq: w.seq, id: w.id, kind: kind, source: w.source, itemID: w.key, serverID: w.serverId, user: w.user, session: w.session,
+            state: State(rawValue: w.state.rawValue) ?? .pending, attempts: w.attempts, changes: w.ops.map(Change.init(patch:)),
+            document: w.document, base: w.base, status: w.status, reason: w.reason, serverDocument: w.server,
+            conflictPaths: w.conflictPaths, rebased: w.rebased)
     }
 }
 
 extension PushReport {
     public init(source: String, summary s: PushSummary) {
-        self.init(source: source, outcomes: s.outcomes.map {
-            let kind: LocalWrite.Kind = switch $0.kind { case .create: .create; case .patch: .patch; case .delete: .delete }
-            return Outcome(write: $0.write, kind: kind, itemID: $0.key, result: Outcome.Result(rawValue: $0.result.rawValue) ?? .failed,
-                           status: $0.status, message: $0.message, rebased: $0.rebased)
-        }, offline: s.offline, left: s.left, seconds: Double(s.duration.components.seconds) + Double(s.duration.components.attoseconds) / 1e18)
+        self.init(
+            source: source,
+            outcomes: s.outcomes.map {
+                let kind: LocalWrite.Kind =
+                    switch $0.kind {
+                    case .create: .create;
+                    case .patch: .patch;
+                    case .delete: .delete
+                    }
+                return Outcome(
+                    write: $0.write, kind: kind, itemID: $0.key, result: Outcome.Result(rawValue: $0.result.rawValue) ?? .failed,
+                    status: $0.status, message: $0.message, rebased: $0.rebased)
+            }, offline: s.offline, left: s.left, seconds: Double(s.duration.components.seconds) + Double(s.duration.components.attoseconds) / 1e18)
     }
 }

@@ -4,9 +4,10 @@ public import StrataData
 extension Source {
     public init(entity e: SourceEntity) {
         let d = e.definition
-        self.init(name: d.name, url: d.url, titlePath: d.title, subtitlePaths: d.subtitle, imagePath: d.image, indexPaths: d.index,
-                  hasDetails: d.detailURL != nil || d.detailURLField != nil,
-                  lastRun: e.lastRun.map(FetchRun.init(entity:)), lastSuccess: e.lastSuccess.map(FetchRun.init(entity:)))
+        self.init(
+            name: d.name, url: d.url, titlePath: d.title, subtitlePaths: d.subtitle, imagePath: d.image, indexPaths: d.index,
+            hasDetails: d.detailURL != nil || d.detailURLField != nil,
+            lastRun: e.lastRun.map(FetchRun.init(entity:)), lastSuccess: e.lastSuccess.map(FetchRun.init(entity:)))
         createURL = d.createURL
         updateURL = d.updateURL
         deleteURL = d.deleteURL
@@ -16,9 +17,10 @@ extension Source {
 
 extension FetchRun {
     public init(entity e: FetchRunEntity) {
-        self.init(id: e.run, seq: e.seq, at: e.recordedAt.date,
-                  outcome: e.completed ? .completed(complete: e.complete) : .failed(e.error ?? "the fetch failed"),
-                  pages: e.pages, failures: e.failures)
+        self.init(
+            id: e.run, seq: e.seq, at: e.recordedAt.date,
+            outcome: e.completed ? .completed(complete: e.complete) : .failed(e.error ?? "the fetch failed"),
+            pages: e.pages, failures: e.failures)
     }
 }
 
@@ -35,17 +37,19 @@ extension FetchRunEntity {
 
 extension RefreshResult {
     public init(summary s: FetchSummary) {
-        self.init(source: s.source, run: s.run, pages: s.pages, pagesNotModified: s.pagesNotModified, complete: s.complete, added: s.added,
-                  changed: s.changed + s.reappeared, reappeared: s.reappeared, removed: s.removed, details: s.details,
-                  detailsNotModified: s.detailsNotModified, images: s.images, bytes: s.bytes, failures: s.failures, seconds: s.seconds)
+        self.init(
+            source: s.source, run: s.run, pages: s.pages, pagesNotModified: s.pagesNotModified, complete: s.complete, added: s.added,
+            changed: s.changed + s.reappeared, reappeared: s.reappeared, removed: s.removed, details: s.details,
+            detailsNotModified: s.detailsNotModified, images: s.images, bytes: s.bytes, failures: s.failures, seconds: s.seconds)
         retried = s.retried
     }
 }
 
 extension LogEntry {
     public init(event e: RecordedEvent) {
-        self.init(seq: e.seq, recordedAt: e.recordedAt.date, type: e.type, stream: e.stream,
-                  metadata: e.metadata.map { Field(path: $0.key, value: $0.value) }, payloadSize: e.payload?.size,
-                  payloadSHA256: e.payload?.hashHex, hash: e.hash.hex, id: e.id)
+        self.init(
+            seq: e.seq, recordedAt: e.recordedAt.date, type: e.type, stream: e.stream,
+            metadata: e.metadata.map { Field(path: $0.key, value: $0.value) }, payloadSize: e.payload?.size,
+            payloadSHA256: e.payload?.hashHex, hash: e.hash.hex, id: e.id)
     }
 }

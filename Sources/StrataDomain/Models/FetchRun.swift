@@ -77,9 +77,11 @@ public struct RefreshResult: Sendable, Hashable {
     /// (nil when it shares none).
     public var lease: SourceLease?
 
-    public init(source: String, run: String, pages: Int = 0, pagesNotModified: Int = 0, complete: Bool = true, added: Int = 0, changed: Int = 0,
-                reappeared: Int = 0, removed: Int = 0, details: Int = 0, detailsNotModified: Int = 0, images: Int = 0, bytes: Int = 0,
-                failures: [String] = [], seconds: Double = 0) {
+    public init(
+        source: String, run: String, pages: Int = 0, pagesNotModified: Int = 0, complete: Bool = true, added: Int = 0, changed: Int = 0,
+        reappeared: Int = 0, removed: Int = 0, details: Int = 0, detailsNotModified: Int = 0, images: Int = 0, bytes: Int = 0,
+        failures: [String] = [], seconds: Double = 0
+    ) {
         self.source = source; self.run = run; self.pages = pages; self.pagesNotModified = pagesNotModified; self.complete = complete
         self.added = added; self.changed = changed; self.reappeared = reappeared; self.removed = removed; self.details = details
         self.detailsNotModified = detailsNotModified; self.images = images; self.bytes = bytes; self.failures = failures; self.seconds = seconds

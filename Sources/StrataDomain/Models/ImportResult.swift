@@ -29,8 +29,10 @@ public struct ImportResult: Sendable, Hashable {
     public var removed: Int
     public var seconds: Double
 
-    public init(source: String, imported: Int = 0, alreadyImported: Int = 0, failed: Int = 0, failures: [String] = [], bytes: Int = 0,
-                backfilled: Bool = false, added: Int = 0, changed: Int = 0, removed: Int = 0, seconds: Double = 0) {
+    public init(
+        source: String, imported: Int = 0, alreadyImported: Int = 0, failed: Int = 0, failures: [String] = [], bytes: Int = 0,
+        backfilled: Bool = false, added: Int = 0, changed: Int = 0, removed: Int = 0, seconds: Double = 0
+    ) {
         self.source = source; self.imported = imported; self.alreadyImported = alreadyImported; self.failed = failed; self.failures = failures
         self.bytes = bytes; self.backfilled = backfilled; self.added = added; self.changed = changed; self.removed = removed; self.seconds = seconds
     }

@@ -80,8 +80,12 @@ public struct ItemEdit: Sendable, Hashable {
         }
         for path in unsets {
             let pointer: JSONPointer
-            do { pointer = try JSONPointer(JSONValue.pointer(fromPath: path)) } catch { throw RepositoryError(.invalidQuery, "removing \(path): \(error.message)") }
-            guard !pointer.tokens.isEmpty, out.value(at: pointer) != nil else { throw RepositoryError(.invalidQuery, "removing \(path): the item has no such field") }
+            do { pointer = try JSONPointer(JSONValue.pointer(fromPath: path)) } catch {
+                throw RepositoryError(.invalidQuery, "removing \(path): \(error.message)")
+            }
+            guard !pointer.tokens.isEmpty, out.value(at: pointer) != nil else {
+                throw RepositoryError(.invalidQuery, "removing \(path): the item has no such field")
+            }
             do { out = try out.applying([PatchOperation(op: .remove, path: pointer.text)]) } catch {
                 throw RepositoryError(.invalidQuery, "removing \(path): \(error.reason)")
             }

@@ -37,8 +37,10 @@ public struct ItemQuery: Sendable, Hashable {
     /// Also return items removed at that point (marked `isRemoved`), where they stood.
     public var includeRemoved: Bool
 
-    public init(source: String, filters: [FieldFilter] = [], search: String? = nil, sort: ItemSort? = nil, limit: Int? = nil,
-                offset: Int = 0, after: String? = nil, at: PointInTime = .now, includeRemoved: Bool = false) {
+    public init(
+        source: String, filters: [FieldFilter] = [], search: String? = nil, sort: ItemSort? = nil, limit: Int? = nil,
+        offset: Int = 0, after: String? = nil, at: PointInTime = .now, includeRemoved: Bool = false
+    ) {
         self.source = source; self.filters = filters; self.search = search; self.sort = sort; self.limit = limit
         self.offset = offset; self.after = after; self.at = at; self.includeRemoved = includeRemoved
     }

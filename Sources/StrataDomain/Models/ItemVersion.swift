@@ -30,8 +30,10 @@ public struct ItemVersion: Sendable, Hashable {
 
     public enum Origin: String, Sendable, Hashable, Codable { case list, detail, local }
 
-    public init(version: Int, seq: UInt64, recordedAt: Date, kind: ChangeKind, run: String? = nil, eventType: String? = nil,
-                changes: [Change] = [], document: JSONValue, origin: Origin = .list, backfilled: Bool = false) {
+    public init(
+        version: Int, seq: UInt64, recordedAt: Date, kind: ChangeKind, run: String? = nil, eventType: String? = nil,
+        changes: [Change] = [], document: JSONValue, origin: Origin = .list, backfilled: Bool = false
+    ) {
         self.version = version; self.seq = seq; self.recordedAt = recordedAt; self.kind = kind; self.run = run
         self.eventType = eventType; self.changes = changes; self.document = document; self.origin = origin; self.backfilled = backfilled
     }

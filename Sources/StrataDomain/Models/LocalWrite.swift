@@ -37,9 +37,11 @@ public struct LocalWrite: Sendable, Hashable, Identifiable {
     public var conflictPaths: [String]
     public var rebased: Int
 
-    public init(seq: UInt64, id: String, kind: Kind, source: String, itemID: String, serverID: String? = nil, user: String, session: String? = nil,
-                state: State, attempts: Int = 0, changes: [Change] = [], document: JSONValue? = nil, base: JSONValue? = nil,
-                status: Int? = nil, reason: String? = nil, serverDocument: JSONValue? = nil, conflictPaths: [String] = [], rebased: Int = 0) {
+    public init(
+        seq: UInt64, id: String, kind: Kind, source: String, itemID: String, serverID: String? = nil, user: String, session: String? = nil,
+        state: State, attempts: Int = 0, changes: [Change] = [], document: JSONValue? = nil, base: JSONValue? = nil,
+        status: Int? = nil, reason: String? = nil, serverDocument: JSONValue? = nil, conflictPaths: [String] = [], rebased: Int = 0
+    ) {
         self.seq = seq; self.id = id; self.kind = kind; self.source = source; self.itemID = itemID; self.serverID = serverID
         self.user = user; self.session = session; self.state = state; self.attempts = attempts; self.changes = changes
         self.document = document; self.base = base; self.status = status; self.reason = reason
@@ -56,8 +58,11 @@ public struct LocalWrite: Sendable, Hashable, Identifiable {
     public var answer: String {
         var s = state.rawValue
         if let status { s += " \(status)" }
-        if state == .conflicted, !conflictPaths.isEmpty { s += ": " + conflictPaths.map { $0.isEmpty ? "the item" : $0 }.joined(separator: ", ") }
-        else if let reason, state == .rejected || state == .pending { s += ": " + reason }
+        if state == .conflicted, !conflictPaths.isEmpty {
+            s += ": " + conflictPaths.map { $0.isEmpty ? "the item" : $0 }.joined(separator: ", ")
+        } else if let reason, state == .rejected || state == .pending {
+            s += ": " + reason
+        }
         return s
     }
 }
@@ -101,7 +106,8 @@ public struct PushReport: Sendable, Hashable {
         public var message: String
         public var rebased: Int
         public init(write: UInt64, kind: LocalWrite.Kind, itemID: String, result: Result, status: Int?, message: String, rebased: Int) {
-            self.write = write; self.kind = kind; self.itemID = itemID; self.result = result; self.status = status; self.message = message; self.rebased = rebased
+            self.write = write; self.kind = kind; self.itemID = itemID; self.result = result; self.status = status; self.message = message;
+            self.rebased = rebased
         }
     }
     public var source: String

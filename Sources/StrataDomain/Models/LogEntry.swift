@@ -14,8 +14,10 @@ public struct LogEntry: Sendable, Hashable {
     /// The event's id (idempotency key).
     public var id: String
 
-    public init(seq: UInt64, recordedAt: Date, type: String, stream: String, metadata: [Field] = [], payloadSize: Int? = nil,
-                payloadSHA256: String? = nil, hash: String, id: String = "") {
+    public init(
+        seq: UInt64, recordedAt: Date, type: String, stream: String, metadata: [Field] = [], payloadSize: Int? = nil,
+        payloadSHA256: String? = nil, hash: String, id: String = ""
+    ) {
         self.seq = seq; self.recordedAt = recordedAt; self.type = type; self.stream = stream; self.metadata = metadata
         self.payloadSize = payloadSize; self.payloadSHA256 = payloadSHA256; self.hash = hash; self.id = id
     }

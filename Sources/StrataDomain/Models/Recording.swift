@@ -31,8 +31,10 @@ public struct Recording: Sendable, Hashable {
     public var next: Ref?
     public var last: Ref
 
-    public init(seq: UInt64, recordedAt: Date, url: String, host: String, target: String, source: String, eventType: String,
-                outcome: Outcome, first: Ref, previous: Ref?, next: Ref?, last: Ref) {
+    public init(
+        seq: UInt64, recordedAt: Date, url: String, host: String, target: String, source: String, eventType: String,
+        outcome: Outcome, first: Ref, previous: Ref?, next: Ref?, last: Ref
+    ) {
         self.seq = seq; self.recordedAt = recordedAt; self.url = url; self.host = host; self.target = target
         self.source = source; self.eventType = eventType; self.outcome = outcome
         self.first = first; self.previous = previous; self.next = next; self.last = last

@@ -19,8 +19,10 @@ public struct Source: Sendable, Hashable {
     public var deleteURL: String?
     public var ownerField: String?
 
-    public init(name: String, url: String, titlePath: String? = nil, subtitlePaths: [String] = [], imagePath: String? = nil,
-                indexPaths: [String] = [], hasDetails: Bool = false, lastRun: FetchRun? = nil, lastSuccess: FetchRun? = nil) {
+    public init(
+        name: String, url: String, titlePath: String? = nil, subtitlePaths: [String] = [], imagePath: String? = nil,
+        indexPaths: [String] = [], hasDetails: Bool = false, lastRun: FetchRun? = nil, lastSuccess: FetchRun? = nil
+    ) {
         self.name = name; self.url = url; self.titlePath = titlePath; self.subtitlePaths = subtitlePaths; self.imagePath = imagePath
         self.indexPaths = indexPaths; self.hasDetails = hasDetails; self.lastRun = lastRun; self.lastSuccess = lastSuccess
     }

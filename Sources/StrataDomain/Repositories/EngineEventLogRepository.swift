@@ -11,8 +11,10 @@ public struct EngineEventLogRepository: EventLogRepository {
 
     public func entries(_ query: LogQuery) async throws -> [LogEntry] {
         try await storage {
-            try await store.events(EventQuery(stream: query.stream, type: query.type, fromSeq: query.fromSeq, toSeq: query.toSeq,
-                                              limit: query.limit, descending: query.newestFirst))
+            try await store.events(
+                EventQuery(
+                    stream: query.stream, type: query.type, fromSeq: query.fromSeq, toSeq: query.toSeq,
+                    limit: query.limit, descending: query.newestFirst))
         }.map(LogEntry.init(event:))
     }
 

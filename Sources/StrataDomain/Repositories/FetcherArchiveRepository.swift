@@ -13,8 +13,10 @@ public struct FetcherArchiveRepository: ArchiveRepository {
         self.catalog = catalog
     }
 
-    public func importHistory(source name: String, from origin: HistoryOrigin,
-                              progress: (@Sendable (Int) -> Void)?) async throws -> ImportResult {
+    public func importHistory(
+        source name: String, from origin: HistoryOrigin,
+        progress: (@Sendable (Int) -> Void)?
+    ) async throws -> ImportResult {
         let definition = try await catalog.required(name)
         var report: (@Sendable (FetchProgress) -> Void)?
         if let progress { report = { @Sendable p in progress(p.done) } }
@@ -38,9 +40,10 @@ public struct FetcherArchiveRepository: ArchiveRepository {
                 }
                 summary = try await fetcher.importSnapshots(definition, snapshots: git.snapshots(commits), skipInvalid: true, progress: report)
             }
-            return ImportResult(source: name, imported: summary.imported, alreadyImported: summary.alreadyImported, failed: summary.failed,
-                                failures: summary.failures, bytes: summary.bytes, backfilled: summary.backfilled, added: summary.added,
-                                changed: summary.changed, removed: summary.removed, seconds: summary.seconds)
+            return ImportResult(
+                source: name, imported: summary.imported, alreadyImported: summary.alreadyImported, failed: summary.failed,
+                failures: summary.failures, bytes: summary.bytes, backfilled: summary.backfilled, added: summary.added,
+                changed: summary.changed, removed: summary.removed, seconds: summary.seconds)
         } catch let e as FetchError {
             throw RepositoryError(.invalidQuery, "source \(name): \(e.message) (\(e.url))", cause: e)
         }

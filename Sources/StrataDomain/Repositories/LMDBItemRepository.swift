@@ -18,7 +18,8 @@ public struct LMDBItemRepository: ItemRepository {
 
     public func items(_ query: ItemQuery) async throws -> ItemPage {
         guard query.limit.map({ $0 >= 0 }) ?? true, query.offset >= 0 else {
-            throw RepositoryError(.invalidQuery, "a page's limit and offset cannot be negative (limit \(query.limit.map(String.init) ?? "none"), offset \(query.offset))")
+            throw RepositoryError(
+                .invalidQuery, "a page's limit and offset cannot be negative (limit \(query.limit.map(String.init) ?? "none"), offset \(query.offset))")
         }
         let source = try await sources.source(named: query.source)
         let seq = try await seq(of: query.at, source: source.name)
@@ -26,26 +27,34 @@ public struct LMDBItemRepository: ItemRepository {
             // Natural id order, nothing to match: one page and a counter, never the whole source.
             let limit = query.limit ?? .max
             let total = try await storage { try await tables.count(source: source.name, asOf: seq) }
-            let entities = limit == 0 ? [] : try await storage {
-                try await tables.page(source: source.name, asOf: seq, after: query.after, offset: query.after == nil ? query.offset : 0,
-                                      limit: limit, includeRemoved: query.includeRemoved)
-            }
+            let entities =
+                limit == 0
+                ? []
+                : try await storage {
+                    try await tables.page(
+                        source: source.name, asOf: seq, after: query.after, offset: query.after == nil ? query.offset : 0,
+                        limit: limit, includeRemoved: query.includeRemoved)
+                }
             return ItemPage(items: entities.map { Item(entity: $0, source: source) }, total: total, seq: seq)
         }
         if !query.includeRemoved, query.filters.count == 1, query.search == nil, query.sort == nil, let f = query.filters.first,
-           let (total, entities) = try await storage({
-               try await tables.page(source: source.name, path: f.path, equals: f.value, asOf: seq, after: query.after,
-                                     offset: query.after == nil ? query.offset : 0, limit: query.limit ?? .max)
-           }) {
+            let (total, entities) = try await storage({
+                try await tables.page(
+                    source: source.name, path: f.path, equals: f.value, asOf: seq, after: query.after,
+                    offset: query.after == nil ? query.offset : 0, limit: query.limit ?? .max)
+            })
+        {
             // One indexed field and nothing else to match or order by: the index's keys in natural
             // order give the page and the total; only the page's items are read.
             return ItemPage(items: entities.map { Item(entity: $0, source: source) }, total: total, seq: seq, usedIndex: true)
         }
         if !query.includeRemoved, query.filters.isEmpty, (query.search ?? "").isEmpty, seq == nil, let sort = query.sort,
-           let entities = try await storage({
-               try await tables.sortedPage(source: source.name, path: sort.path, descending: sort.descending, after: query.after,
-                                           offset: query.after == nil ? query.offset : 0, limit: query.limit ?? .max)
-           }) {
+            let entities = try await storage({
+                try await tables.sortedPage(
+                    source: source.name, path: sort.path, descending: sort.descending, after: query.after,
+                    offset: query.after == nil ? query.offset : 0, limit: query.limit ?? .max)
+            })
+        {
             // Sorted by an indexed field, now: the sorted index gives the page, a counter the total.
             // Items whose field reaches into an array have no place in that order: the page and
             // the first items of the source are checked for one.
@@ -64,7 +73,9 @@ public struct LMDBItemRepository: ItemRepository {
             usedIndex = entities != nil
         }
         let all: [ItemEntity]
-        if let entities { all = entities } else {
+        if let entities {
+            all = entities
+        } else {
             all = try await storage { try await tables.items(source: source.name, asOf: seq, includeRemoved: query.includeRemoved) }
         }
         var items = all.map { Item(entity: $0, source: source) }.filter { item in
@@ -89,7 +100,10 @@ public struct LMDBItemRepository: ItemRepository {
     /// values there, so no single place in the order.
     static func refuseArraySort(_ sort: ItemSort, _ items: [Item]) throws {
         guard let many = items.first(where: { $0.pathReachesArray(sort.path) }) else { return }
-        throw RepositoryError(.invalidQuery, "\(sort.path) reaches into an array in item \(many.id), so it has several values and cannot order items; sort by one element, with its position in the path (e.g. labels.0.name)")
+        throw RepositoryError(
+            .invalidQuery,
+            "\(sort.path) reaches into an array in item \(many.id), so it has several values and cannot order items; sort by one element, with its position in the path (e.g. labels.0.name)"
+        )
     }
 
     static func refuseArraySort(_ sort: ItemSort, _ entities: [ItemEntity], source: Source) throws {
@@ -105,11 +119,12 @@ public struct LMDBItemRepository: ItemRepository {
 
     public func history(source: String, id: String, upTo point: PointInTime) async throws -> [ItemVersion] {
         // A date bounds the history by when versions were observed; a seq by where they are in the log.
-        let (seq, observedBy): (UInt64, Timestamp?) = switch point {
-        case .now: (.max, nil)
-        case .seq(let n): (n, nil)
-        case .date(let d): (.max, Timestamp(d))
-        }
+        let (seq, observedBy): (UInt64, Timestamp?) =
+            switch point {
+            case .now: (.max, nil)
+            case .seq(let n): (n, nil)
+            case .date(let d): (.max, Timestamp(d))
+            }
         return try await storage { try await tables.history(source: source, id: id, upTo: seq, observedBy: observedBy) }.map(ItemVersion.init(entity:))
     }
 

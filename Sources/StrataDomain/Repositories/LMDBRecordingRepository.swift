@@ -33,43 +33,47 @@ public struct LMDBRecordingRepository: RecordingRepository {
 
     private func answer(target: String, host: String?, _ direction: Direction) async throws -> Answer {
         try await store.snapshot { snap in
-                let index = try RecordingIndex.Reader(snap)
-                let hosts = try host.map { [$0] } ?? index.hosts(target: target)
-                guard let host = hosts.first else { return .lookup(.notFetched(target: target, host: nil, first: nil)) }
-                guard hosts.count == 1 else { return .lookup(.ambiguous(target: target, hosts: hosts)) }
-                let found: RecordingIndex.Entry?
-                switch direction {
-                case .atMost(.now):
-                    found = try index.recording(target: target, host: host, atMost: .max)
-                case .atMost(.seq(let seq)):
-                    let head = try snap.head()
-                    guard seq <= head else { return .afterHead(seq: seq, head: head) }
-                    found = try index.recording(target: target, host: host, atMost: seq)
-                case .atMost(.date(let date)):
-                    found = try index.recording(target: target, host: host, atMost: try snap.seq(asOf: Timestamp(date)))
-                case .after(let seq):
-                    found = try index.recording(target: target, host: host, after: seq)
-                }
-                let first = try index.first(target: target, host: host)
-                guard let entry = found, let first, let last = try index.last(target: target, host: host),
-                      let event = try snap.event(seq: entry.seq) else {
-                    return .lookup(.notFetched(target: target, host: host, first: first.map(Self.ref)))
-                }
-                let outcome: Recording.Outcome
-                if entry.isFailure {
-                    outcome = .failure(status: event[metadata: "status"].flatMap(Int.init), error: event[metadata: "error"] ?? "failed",
-                                       message: event[metadata: "message"] ?? "the fetch failed")
-                } else {
-                    let body = try snap.payload(of: event) ?? []
-                    let status = event[metadata: "status"].flatMap(Int.init).map { $0 == 304 ? 200 : $0 } ?? 200
-                    let type = event[metadata: "contentType"] ?? (event.type == DataEvents.imageFetched ? "application/octet-stream" : "application/json")
-                    outcome = .response(status: status, contentType: type, etag: event[metadata: "etag"], lastModified: event[metadata: "lastModified"], body: body)
-                }
-                return .lookup(.found(Recording(
-                    seq: entry.seq, recordedAt: entry.recordedAt.date, url: event[metadata: "url"] ?? "", host: host, target: target,
-                    source: event.stream, eventType: event.type, outcome: outcome, first: Self.ref(first),
-                    previous: try index.recording(target: target, host: host, before: entry.seq).map(Self.ref),
-                    next: try index.recording(target: target, host: host, after: entry.seq).map(Self.ref), last: Self.ref(last))))
+            let index = try RecordingIndex.Reader(snap)
+            let hosts = try host.map { [$0] } ?? index.hosts(target: target)
+            guard let host = hosts.first else { return .lookup(.notFetched(target: target, host: nil, first: nil)) }
+            guard hosts.count == 1 else { return .lookup(.ambiguous(target: target, hosts: hosts)) }
+            let found: RecordingIndex.Entry?
+            switch direction {
+            case .atMost(.now):
+                found = try index.recording(target: target, host: host, atMost: .max)
+            case .atMost(.seq(let seq)):
+                let head = try snap.head()
+                guard seq <= head else { return .afterHead(seq: seq, head: head) }
+                found = try index.recording(target: target, host: host, atMost: seq)
+            case .atMost(.date(let date)):
+                found = try index.recording(target: target, host: host, atMost: try snap.seq(asOf: Timestamp(date)))
+            case .after(let seq):
+                found = try index.recording(target: target, host: host, after: seq)
+            }
+            let first = try index.first(target: target, host: host)
+            guard let entry = found, let first, let last = try index.last(target: target, host: host),
+                let event = try snap.event(seq: entry.seq)
+            else {
+                return .lookup(.notFetched(target: target, host: host, first: first.map(Self.ref)))
+            }
+            let outcome: Recording.Outcome
+            if entry.isFailure {
+                outcome = .failure(
+                    status: event[metadata: "status"].flatMap(Int.init), error: event[metadata: "error"] ?? "failed",
+                    message: event[metadata: "message"] ?? "the fetch failed")
+            } else {
+                let body = try snap.payload(of: event) ?? []
+                let status = event[metadata: "status"].flatMap(Int.init).map { $0 == 304 ? 200 : $0 } ?? 200
+                let type = event[metadata: "contentType"] ?? (event.type == DataEvents.imageFetched ? "application/octet-stream" : "application/json")
+                outcome = .response(status: status, contentType: type, etag: event[metadata: "etag"], lastModified: event[metadata: "lastModified"], body: body)
+            }
+            return .lookup(
+                .found(
+                    Recording(
+                        seq: entry.seq, recordedAt: entry.recordedAt.date, url: event[metadata: "url"] ?? "", host: host, target: target,
+                        source: event.stream, eventType: event.type, outcome: outcome, first: Self.ref(first),
+                        previous: try index.recording(target: target, host: host, before: entry.seq).map(Self.ref),
+                        next: try index.recording(target: target, host: host, after: entry.seq).map(Self.ref), last: Self.ref(last))))
         }
     }
 

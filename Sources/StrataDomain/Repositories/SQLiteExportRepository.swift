@@ -59,7 +59,8 @@ public struct SQLiteExportRepository: ExportRepository {
         for versions in export.versions.values { for v in versions where v.origin == .list { collect(v.document) } }
         let columns = fields.map { SQLiteDatabase.quote(Self.column($0)) }
         let typed = columns.map { $0 + " ANY" }
-        try db.execute("""
+        try db.execute(
+            """
             CREATE TABLE strata_export (key TEXT PRIMARY KEY, value TEXT);
             CREATE TABLE items (_id TEXT PRIMARY KEY, _title TEXT, _version INTEGER, _removed INTEGER, _first_seq INTEGER,
                 _changed_seq INTEGER, _detail TEXT\(typed.map { ", " + $0 }.joined()));
@@ -72,16 +73,20 @@ public struct SQLiteExportRepository: ExportRepository {
             CREATE INDEX item_changes_version ON item_changes(_version);
             """)
         let iso = ISO8601DateFormatter()
-        for (k, v) in [("source", export.source.name), ("url", export.source.url), ("point", export.point),
-                       ("exported_at", iso.string(from: Date())), ("schema_version", "1")] {
+        for (k, v) in [
+            ("source", export.source.name), ("url", export.source.url), ("point", export.point),
+            ("exported_at", iso.string(from: Date())), ("schema_version", "1")
+        ] {
             try db.run("INSERT INTO strata_export VALUES (?, ?)", [.text(k), .text(v)])
         }
         let placeholders = String(repeating: ", ?", count: fields.count)
         let insertItem = "INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?\(placeholders))"
         for item in export.items {
-            let values: [SQLiteDatabase.Value] = [.text(item.id), .text(item.title), .integer(Int64(item.version)), .integer(item.isRemoved ? 1 : 0),
-                                                  .integer(Int64(item.firstSeq)), .integer(Int64(item.changedSeq)),
-                                                  item.detail.map { .text($0.canonicalString) } ?? .null]
+            let values: [SQLiteDatabase.Value] = [
+                .text(item.id), .text(item.title), .integer(Int64(item.version)), .integer(item.isRemoved ? 1 : 0),
+                .integer(Int64(item.firstSeq)), .integer(Int64(item.changedSeq)),
+                item.detail.map { .text($0.canonicalString) } ?? .null
+            ]
             try db.run(insertItem, values + fields.map { Self.value(Self.field(item.document, $0)) })
         }
         let insertVersion = "INSERT INTO item_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?\(placeholders))"
@@ -92,17 +97,21 @@ public struct SQLiteExportRepository: ExportRepository {
                 rowid += 1
                 let changed = Array(Set(v.changes.compactMap { Self.topLevel($0.path) })).sorted()
                 let changedJSON = JSONValue.array(changed.map { .string($0) }).canonicalString
-                let head: [SQLiteDatabase.Value] = [.integer(rowid), .text(id), .text(v.origin.rawValue), .integer(Int64(v.version)), .integer(Int64(v.seq)),
-                                                    .text(iso.string(from: v.recordedAt)), .text(v.kind.rawValue), .integer(v.backfilled ? 1 : 0),
-                                                    v.run.map { .text($0) } ?? .null, v.eventType.map { .text($0) } ?? .null,
-                                                    .text(changedJSON), .text(v.document.canonicalString)]
+                let head: [SQLiteDatabase.Value] = [
+                    .integer(rowid), .text(id), .text(v.origin.rawValue), .integer(Int64(v.version)), .integer(Int64(v.seq)),
+                    .text(iso.string(from: v.recordedAt)), .text(v.kind.rawValue), .integer(v.backfilled ? 1 : 0),
+                    v.run.map { .text($0) } ?? .null, v.eventType.map { .text($0) } ?? .null,
+                    .text(changedJSON), .text(v.document.canonicalString)
+                ]
                 let cols = fields.map { v.origin == .list ? Self.value(Self.field(v.document, $0)) : .null }
                 try db.run(insertVersion, head + cols)
                 for c in v.changes {
-                    try db.run("INSERT INTO item_changes VALUES (?, ?, ?, ?, ?, ?)", [
-                        .integer(rowid), .text(id), .text(c.path), .text(c.kind.rawValue),
-                        c.old.map { .text($0.canonicalString) } ?? .null, c.new.map { .text($0.canonicalString) } ?? .null,
-                    ])
+                    try db.run(
+                        "INSERT INTO item_changes VALUES (?, ?, ?, ?, ?, ?)",
+                        [
+                            .integer(rowid), .text(id), .text(c.path), .text(c.kind.rawValue),
+                            c.old.map { .text($0.canonicalString) } ?? .null, c.new.map { .text($0.canonicalString) } ?? .null
+                        ])
                     changeCount += 1
                 }
             }

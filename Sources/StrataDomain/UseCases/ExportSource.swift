@@ -27,11 +27,12 @@ public struct ExportSource: Sendable {
             withDetails.append(try await items.item(source: name, id: item.id, at: point) ?? item)
             versions[item.id] = try await items.history(source: name, id: item.id, upTo: point)
         }
-        let label = switch point {
-        case .now: "now"
-        case .seq(let n): "seq \(n)"
-        case .date(let d): "observed at \(ISO8601DateFormatter().string(from: d))"
-        }
+        let label =
+            switch point {
+            case .now: "now"
+            case .seq(let n): "seq \(n)"
+            case .date(let d): "observed at \(ISO8601DateFormatter().string(from: d))"
+            }
         return try await exporter.writeSQLite(SQLiteExport(source: source, point: label, items: withDetails, versions: versions), to: path)
     }
 
@@ -52,8 +53,9 @@ public struct ExportSource: Sendable {
     public func payload(of entry: LogEntry) async throws -> [UInt8]? {
         guard let sha = entry.payloadSHA256, let body = try await log.body(sha256: sha) else { return nil }
         guard entry.type == DataEvents.sourceDefined || entry.type == DataEvents.sourceChanged,
-              let definition = try? JSONDecoder().decode(SourceDefinition.self, from: Data(body)),
-              !definition.literalSecretHeaders.isEmpty else { return body }
+            let definition = try? JSONDecoder().decode(SourceDefinition.self, from: Data(body)),
+            !definition.literalSecretHeaders.isEmpty
+        else { return body }
         return definition.masked.json.canonicalBytes
     }
 }

@@ -19,13 +19,17 @@ public struct WriteItems: Sendable {
 
     private func writable(_ name: String, _ kind: LocalWrite.Kind) async throws -> Source {
         let source = try await sources.source(named: name)
-        let (has, flag) = switch kind {
-        case .create: (source.createURL != nil, "--create-url")
-        case .patch: (source.updateURL != nil, "--update-url")
-        case .delete: (source.deleteURL != nil, "--delete-url")
-        }
+        let (has, flag) =
+            switch kind {
+            case .create: (source.createURL != nil, "--create-url")
+            case .patch: (source.updateURL != nil, "--update-url")
+            case .delete: (source.deleteURL != nil, "--delete-url")
+            }
         guard has else {
-            throw RepositoryError(.invalidQuery, "source \(name) takes no \(kind == .create ? "creates" : kind == .patch ? "edits" : "deletes"); give it \(flag) with `strata source change \(name) \(flag) URL`")
+            throw RepositoryError(
+                .invalidQuery,
+                "source \(name) takes no \(kind == .create ? "creates" : kind == .patch ? "edits" : "deletes"); give it \(flag) with `strata source change \(name) \(flag) URL`"
+            )
         }
         return source
     }
@@ -108,7 +112,8 @@ public struct WriteItems: Sendable {
         }
         let items = order.map { k in
             let e = byItem[k]!
-            return StagedItem(source: e.source, itemID: e.id, changes: e.base.diff(to: e.result).map(Change.init(patch:)), base: e.base, result: e.result, edits: e.edits)
+            return StagedItem(
+                source: e.source, itemID: e.id, changes: e.base.diff(to: e.result).map(Change.init(patch:)), base: e.base, result: e.result, edits: e.edits)
         }
         return EditSession(name: s.name, state: EditSession.State(rawValue: s.state.rawValue) ?? .open, items: items)
     }
@@ -123,8 +128,11 @@ public struct WriteItems: Sendable {
         var patches: [(source: String, id: String, changes: [Change], base: WriteBase)] = []
         for item in combined.items where !item.changes.isEmpty {
             let first = s.edits.first { $0.source == item.source && $0.key == item.itemID }!
-            patches.append((item.source, item.itemID, item.changes,
-                            WriteBase(document: item.base, version: first.baseVersion ?? 0, etag: first.baseETag)))
+            patches.append(
+                (
+                    item.source, item.itemID, item.changes,
+                    WriteBase(document: item.base, version: first.baseVersion ?? 0, etag: first.baseETag)
+                ))
         }
         return try await writes.accept(session: name, patches: patches, user: user)
     }

@@ -71,10 +71,12 @@ public final class BrowserViewModel {
         /// The edit session `e` stages in.
         public var session: String
 
-        public init(query: QueryItems, refresh: RefreshSource, loadDetail: LoadItemDetail, history: GetItemHistory, replay: ReplayLog,
-                    sources: any SourceRepository, items: any ItemRepository, listThumbnails: ThumbnailSettings? = nil,
-                    detailThumbnails: ThumbnailSettings? = nil, now: @escaping @Sendable () -> Date = { Date() },
-                    write: WriteItems? = nil, push: PushOutbox? = nil, session: String = "browse") {
+        public init(
+            query: QueryItems, refresh: RefreshSource, loadDetail: LoadItemDetail, history: GetItemHistory, replay: ReplayLog,
+            sources: any SourceRepository, items: any ItemRepository, listThumbnails: ThumbnailSettings? = nil,
+            detailThumbnails: ThumbnailSettings? = nil, now: @escaping @Sendable () -> Date = { Date() },
+            write: WriteItems? = nil, push: PushOutbox? = nil, session: String = "browse"
+        ) {
             self.query = query; self.refresh = refresh; self.loadDetail = loadDetail; self.history = history; self.replay = replay
             self.sources = sources; self.items = items; self.listThumbnails = listThumbnails; self.detailThumbnails = detailThumbnails
             self.now = now; self.write = write; self.push = push; self.session = session
@@ -138,7 +140,9 @@ public final class BrowserViewModel {
         case let .start(source, asOf):
             if let source {
                 rootScreen = .list
-                update { $0.screen = .list; $0.source = source }
+                update {
+                    $0.screen = .list; $0.source = source
+                }
             }
             loadSources()
             if source != nil { openSource() }
@@ -178,14 +182,18 @@ public final class BrowserViewModel {
             jumpToChange(forward: forward)
         case .live:
             guard state.point != nil else { return }
-            update { $0.point = nil; $0.newEvents = 0; $0.status = "live" }
+            update {
+                $0.point = nil; $0.newEvents = 0; $0.status = "live"
+            }
             reloadAll()
         case .toggleHelp:
             update { $0.showHelp.toggle() }
         case .dismissPopup:
             update { $0.popup = nil }
         case .toggleHistory:
-            update { $0.showHistory.toggle(); $0.detailScroll = 0 }
+            update {
+                $0.showHistory.toggle(); $0.detailScroll = 0
+            }
         case .scrollDetail(let delta):
             update { $0.detailScroll = max(0, $0.detailScroll + delta) }
         case .headMoved(let head):
@@ -304,11 +312,15 @@ public final class BrowserViewModel {
                 self.loaded = Array(self.loaded.prefix(kept)) + result.page.items
                 self.update { s in
                     s.sourceData = SourceViewData(source: result.source)
-                    s.writes = BrowserState.Writes(create: result.source.createURL != nil, edit: result.source.updateURL != nil,
-                                                   delete: result.source.deleteURL != nil)
+                    s.writes = BrowserState.Writes(
+                        create: result.source.createURL != nil, edit: result.source.updateURL != nil,
+                        delete: result.source.deleteURL != nil)
                     s.columns = result.source.indexPaths
                     s.hasImages = result.source.imagePath != nil
-                    s.rows = s.rows.prefix(kept).map { var r = $0; r.stale = true; return r } + result.page.items.map(Self.row)
+                    s.rows =
+                        s.rows.prefix(kept).map {
+                            var r = $0; r.stale = true; return r
+                        } + result.page.items.map(Self.row)
                     s.total = result.page.total
                     s.usedIndex = result.page.usedIndex
                     s.hasMore = result.page.items.count == count && kept + result.page.items.count < result.page.total
@@ -330,7 +342,8 @@ public final class BrowserViewModel {
     private func loadMoreIfNeeded() {
         let s = state
         guard s.screen == .list || wide, s.hasMore, !s.isLoading, tasks["more"] == nil,
-              s.cursor >= s.rows.count - max(10, s.viewportRows) else { return }
+            s.cursor >= s.rows.count - max(10, s.viewportRows)
+        else { return }
         let deps = deps
         let q: ItemQuery
         do {
@@ -425,7 +438,9 @@ public final class BrowserViewModel {
             openSource()
         case .list:
             guard let id = state.selectedRow?.item.id else { return }
-            update { $0.screen = .detail; $0.detailScroll = 0; $0.showHistory = false }
+            update {
+                $0.screen = .detail; $0.detailScroll = 0; $0.showHistory = false
+            }
             loadDetail(id: id, download: state.isLive)
         case .detail:
             break
@@ -435,7 +450,9 @@ public final class BrowserViewModel {
     private func back() {
         switch state.screen {
         case .detail:
-            update { $0.screen = .list; $0.isDownloading = false }
+            update {
+                $0.screen = .list; $0.isDownloading = false
+            }
             tasks["detail"]?.cancel()
         case .list where rootScreen == .sources:
             update { $0.screen = .sources }
@@ -474,8 +491,9 @@ public final class BrowserViewModel {
                         s.changesAtPoint = []
                     }
                     if let e = r.refreshError, online {
-                        s.popup = BrowserState.Popup(title: "Download failed", message: e.message,
-                                                     hint: "The stored detail is shown. Enter closes this; r on the list refreshes.")
+                        s.popup = BrowserState.Popup(
+                            title: "Download failed", message: e.message,
+                            hint: "The stored detail is shown. Enter closes this; r on the list refreshes.")
                     }
                 }
             } catch let e as RepositoryError where e.code == .notFound && pointSeq != nil {
@@ -487,7 +505,9 @@ public final class BrowserViewModel {
                 }
             } catch {
                 guard isCurrent(), let self else { return }
-                self.update { $0.isDownloading = false; $0.changesAtPoint = [] }
+                self.update {
+                    $0.isDownloading = false; $0.changesAtPoint = []
+                }
                 self.show(error, title: "Could not open \(id)")
             }
         }
@@ -497,23 +517,33 @@ public final class BrowserViewModel {
 
     private func refresh() {
         guard let source = state.source ?? (state.sources.indices.contains(state.sourceCursor) ? state.sources[state.sourceCursor].source.name : nil),
-              !state.isRefreshing else { return }
+            !state.isRefreshing
+        else { return }
         let deps = deps, images = sourceModel?.imagePath != nil
-        update { $0.isRefreshing = true; $0.refreshProgress = "fetching \(source)…"; $0.status = nil }
+        update {
+            $0.isRefreshing = true; $0.refreshProgress = "fetching \(source)…"; $0.status = nil
+        }
         run("refresh") { [weak self] _ in
             do {
                 let r = try await deps.refresh(source, details: false, images: images)
                 guard let self else { return }
                 var message = "fetched \(r.pages) page\(r.pages == 1 ? "" : "s"): \(r.added) added, \(r.changed) changed, \(r.removed) removed"
                 if !r.failures.isEmpty { message += "; \(r.failures.count) request\(r.failures.count == 1 ? "" : "s") failed" }
-                self.update { $0.isRefreshing = false; $0.refreshProgress = nil; $0.status = message }
+                self.update {
+                    $0.isRefreshing = false; $0.refreshProgress = nil; $0.status = message
+                }
                 if !r.failures.isEmpty {
-                    self.update { $0.popup = BrowserState.Popup(title: "Some requests failed", message: r.failures.first ?? "",
-                                                                hint: "Everything else was stored. Enter closes this; r tries again.") }
+                    self.update {
+                        $0.popup = BrowserState.Popup(
+                            title: "Some requests failed", message: r.failures.first ?? "",
+                            hint: "Everything else was stored. Enter closes this; r tries again.")
+                    }
                 }
             } catch {
                 guard let self else { return }
-                self.update { $0.isRefreshing = false; $0.refreshProgress = nil; $0.status = "refresh failed; showing stored data" }
+                self.update {
+                    $0.isRefreshing = false; $0.refreshProgress = nil; $0.status = "refresh failed; showing stored data"
+                }
                 self.show(error, title: "Refresh failed", hint: "The stored data is still shown. Enter closes this; r tries again.")
             }
             self?.reloadAll()
@@ -548,7 +578,9 @@ public final class BrowserViewModel {
         let options: [String?] = [nil] + state.columns.flatMap { [$0, "-" + $0] }
         sortChoice = (sortChoice + 1) % options.count
         let sort = options[sortChoice]
-        update { $0.filter.sort = sort; $0.status = sort.map { "sorted by \($0)" } ?? "sorted by id"; $0.cursor = 0; $0.top = 0 }
+        update {
+            $0.filter.sort = sort; $0.status = sort.map { "sorted by \($0)" } ?? "sorted by id"; $0.cursor = 0; $0.top = 0
+        }
         loadList(keepID: nil)
     }
 
@@ -734,8 +766,9 @@ public final class BrowserViewModel {
         guard writableSource(state.writes.delete, "deletes", flag: "--delete-url") != nil, let id = selectedID else { return }
         let title = loaded.first { $0.id == id }?.title ?? id
         update {
-            $0.popup = BrowserState.Popup(title: "Delete \(id)?", message: title == id ? id : "\(id) · \(title)",
-                                          hint: "y deletes it here at once (pending: P sends it); n keeps it.", question: .delete(ids: [id]))
+            $0.popup = BrowserState.Popup(
+                title: "Delete \(id)?", message: title == id ? id : "\(id) · \(title)",
+                hint: "y deletes it here at once (pending: P sends it); n keeps it.", question: .delete(ids: [id]))
         }
     }
 
@@ -780,7 +813,9 @@ public final class BrowserViewModel {
                 guard let self else { return }
                 // The bar goes with the summary, in one state; the session read after confirms it.
                 self.stagedDocuments = [:]
-                self.update { $0.staging = nil; $0.status = "cancelled: \(n) staged edit\(n == 1 ? "" : "s") discarded" }
+                self.update {
+                    $0.staging = nil; $0.status = "cancelled: \(n) staged edit\(n == 1 ? "" : "s") discarded"
+                }
                 self.loadWriteState()
             } catch {
                 self?.show(error, title: "Not cancelled", hint: "Enter closes this.")
@@ -798,7 +833,9 @@ public final class BrowserViewModel {
 
     private func pushOutbox() {
         guard let push = deps.push, let source = state.source, !state.isPushing else { return }
-        update { $0.isPushing = true; $0.refreshProgress = "sending the outbox of \(source)…"; $0.status = nil }
+        update {
+            $0.isPushing = true; $0.refreshProgress = "sending the outbox of \(source)…"; $0.status = nil
+        }
         run("push") { [weak self] _ in
             do {
                 let report = try await push([source]).first
@@ -810,14 +847,17 @@ public final class BrowserViewModel {
                 }
                 if let report, let bad = report.outcomes.first(where: { $0.result == .conflicted || $0.result == .rejected }) {
                     self.update {
-                        $0.popup = BrowserState.Popup(title: bad.result == .conflicted ? "A write conflicts" : "A write was rejected",
-                                                      message: "\(bad.kind.rawValue) \(bad.itemID): \(bad.message)",
-                                                      hint: "It is kept. `strata outbox \(source)` shows both sides; `strata outbox retry|drop \(bad.write)` decides. Enter closes this.")
+                        $0.popup = BrowserState.Popup(
+                            title: bad.result == .conflicted ? "A write conflicts" : "A write was rejected",
+                            message: "\(bad.kind.rawValue) \(bad.itemID): \(bad.message)",
+                            hint: "It is kept. `strata outbox \(source)` shows both sides; `strata outbox retry|drop \(bad.write)` decides. Enter closes this.")
                     }
                 }
             } catch {
                 guard let self else { return }
-                self.update { $0.isPushing = false; $0.refreshProgress = nil; $0.status = "push failed; the writes stay pending" }
+                self.update {
+                    $0.isPushing = false; $0.refreshProgress = nil; $0.status = "push failed; the writes stay pending"
+                }
                 self.show(error, title: "Push failed", hint: "Nothing was lost: the writes stay pending. Enter closes this; P tries again.")
             }
             self?.reloadAll()
@@ -847,10 +887,14 @@ public final class BrowserViewModel {
             self.stagedDocuments = Dictionary(items.filter { $0.source == source }.map { ($0.itemID, $0.result) }, uniquingKeysWith: { a, _ in a })
             self.update { st in
                 st.outbox = open
-                st.staging = items.isEmpty ? nil : BrowserState.Staging(
-                    session: session, changes: items.reduce(0) { $0 + $1.changes.count }, items: items.count,
-                    byID: Dictionary(items.filter { $0.source == source }.map { ($0.itemID, $0.changes.map(ChangeViewData.init(change:))) },
-                                     uniquingKeysWith: { a, _ in a }))
+                st.staging =
+                    items.isEmpty
+                    ? nil
+                    : BrowserState.Staging(
+                        session: session, changes: items.reduce(0) { $0 + $1.changes.count }, items: items.count,
+                        byID: Dictionary(
+                            items.filter { $0.source == source }.map { ($0.itemID, $0.changes.map(ChangeViewData.init(change:))) },
+                            uniquingKeysWith: { a, _ in a }))
             }
         }
     }

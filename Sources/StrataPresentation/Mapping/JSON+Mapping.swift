@@ -1,6 +1,6 @@
 public import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 public import StrataDomain
 public import StrataJSON
@@ -16,11 +16,15 @@ extension JSONValue {
             "source": .string(i.source), "id": .string(i.id), "title": .string(i.title),
             "subtitle": .array(i.subtitle.map { .string($0) }), "fields": .object(fields),
             "imageURL": i.imageURL.map { .string($0) } ?? .null,
-            "image": i.image.map { .object(["url": .string($0.url), "sha256": .string($0.sha256), "size": .number(String($0.size)),
-                                             "contentType": .string($0.contentType)]) } ?? .null,
+            "image": i.image.map {
+                .object([
+                    "url": .string($0.url), "sha256": .string($0.sha256), "size": .number(String($0.size)),
+                    "contentType": .string($0.contentType)
+                ])
+            } ?? .null,
             "version": .number(String(i.version)), "firstSeq": .number(String(i.firstSeq)), "changedSeq": .number(String(i.changedSeq)),
             "removed": .bool(i.isRemoved), "document": i.document, "detail": i.detail ?? .null,
-            "pending": .bool(i.pending != .none), "conflicted": .bool(i.pending == .conflicted),
+            "pending": .bool(i.pending != .none), "conflicted": .bool(i.pending == .conflicted)
         ])
     }
 
@@ -30,26 +34,35 @@ extension JSONValue {
             "conflicted": .number(String(r.count(.conflicted))), "failed": .number(String(r.count(.failed))),
             "left": .number(String(r.left)), "offline": r.offline.map(JSONValue.string) ?? .null,
             "seconds": .number(String(format: "%.3f", r.seconds)),
-            "outcomes": .array(r.outcomes.map { o in
-                .object(["write": .number(String(o.write)), "kind": .string(o.kind.rawValue), "item": .string(o.itemID),
-                         "result": .string(o.result.rawValue), "status": o.status.map { .number(String($0)) } ?? .null,
-                         "message": .string(o.message), "rebased": .number(String(o.rebased))])
-            }),
+            "outcomes": .array(
+                r.outcomes.map { o in
+                    .object([
+                        "write": .number(String(o.write)), "kind": .string(o.kind.rawValue), "item": .string(o.itemID),
+                        "result": .string(o.result.rawValue), "status": o.status.map { .number(String($0)) } ?? .null,
+                        "message": .string(o.message), "rebased": .number(String(o.rebased))
+                    ])
+                })
         ])
     }
 
     public init(session s: EditSession) {
-        self = .object(["session": .string(s.name), "state": .string(s.state.rawValue), "items": .array(s.items.map { i in
-            .object(["source": .string(i.source), "id": .string(i.itemID), "edits": .number(String(i.edits)),
-                     "patch": .array(i.changes.map { PatchOperation($0).json })])
-        })])
+        self = .object([
+            "session": .string(s.name), "state": .string(s.state.rawValue),
+            "items": .array(
+                s.items.map { i in
+                    .object([
+                        "source": .string(i.source), "id": .string(i.itemID), "edits": .number(String(i.edits)),
+                        "patch": .array(i.changes.map { PatchOperation($0).json })
+                    ])
+                })
+        ])
     }
 
     public init(write w: LocalWrite) {
         var o: [String: JSONValue] = [
             "seq": .number(String(w.seq)), "id": .string(w.id), "kind": .string(w.kind.rawValue), "source": .string(w.source),
             "item": .string(w.itemID), "user": .string(w.user), "state": .string(w.state.rawValue), "attempts": .number(String(w.attempts)),
-            "changes": .array(w.changes.map(JSONValue.init(change:))), "rebased": .number(String(w.rebased)),
+            "changes": .array(w.changes.map(JSONValue.init(change:))), "rebased": .number(String(w.rebased))
         ]
         if let s = w.serverID { o["serverId"] = .string(s) }
         if let s = w.session { o["session"] = .string(s) }
@@ -57,8 +70,10 @@ extension JSONValue {
         if let s = w.status { o["status"] = .number(String(s)) }
         if let r = w.reason { o["reason"] = .string(r) }
         if w.state == .conflicted {
-            o["conflict"] = .object(["server": w.serverDocument ?? .null, "paths": .array(w.conflictPaths.map(JSONValue.string)),
-                                     "local": w.localDocument ?? .null])
+            o["conflict"] = .object([
+                "server": w.serverDocument ?? .null, "paths": .array(w.conflictPaths.map(JSONValue.string)),
+                "local": w.localDocument ?? .null
+            ])
         }
         self = .object(o)
     }
@@ -75,35 +90,41 @@ extension JSONValue {
             "version": .number(String(v.version)), "seq": .number(String(v.seq)), "recordedAt": .string(ISOTime.format(v.recordedAt)),
             "kind": .string(v.kind.rawValue), "run": v.run.map { .string($0) } ?? .null, "eventType": v.eventType.map { .string($0) } ?? .null,
             "changes": .array(v.changes.map(JSONValue.init(change:))), "document": v.document,
-            "origin": .string(v.origin.rawValue), "backfilled": .bool(v.backfilled),
+            "origin": .string(v.origin.rawValue), "backfilled": .bool(v.backfilled)
         ]
         // A local version: who wrote it and what the server said.
         if let l = v.local {
-            o["local"] = .object(["user": .string(l.user), "write": .number(String(l.seq)), "kind": .string(l.kind.rawValue),
-                                  "state": .string(l.state.rawValue), "status": l.status.map { .number(String($0)) } ?? .null,
-                                  "reason": l.reason.map(JSONValue.string) ?? .null])
+            o["local"] = .object([
+                "user": .string(l.user), "write": .number(String(l.seq)), "kind": .string(l.kind.rawValue),
+                "state": .string(l.state.rawValue), "status": l.status.map { .number(String($0)) } ?? .null,
+                "reason": l.reason.map(JSONValue.string) ?? .null
+            ])
         }
         self = .object(o)
     }
 
     public init(diff d: ItemDiff) {
-        self = .object(["id": .string(d.id), "title": .string(d.title), "kind": .string(d.kind.rawValue),
-                        "changes": .array(d.changes.map(JSONValue.init(change:)))])
+        self = .object([
+            "id": .string(d.id), "title": .string(d.title), "kind": .string(d.kind.rawValue),
+            "changes": .array(d.changes.map(JSONValue.init(change:)))
+        ])
     }
 
     /// A collection diff as `diff --format json` prints it.
     public init(collectionDiff diff: CollectionDiff) {
         self = .object([
             "source": .string(diff.source), "fromSeq": .number(String(diff.fromSeq)), "toSeq": .number(String(diff.toSeq)),
-            "items": .array(diff.items.map(JSONValue.init(diff:))),
+            "items": .array(diff.items.map(JSONValue.init(diff:)))
         ])
     }
 
     public init(source s: Source) {
         func run(_ r: FetchRun?) -> JSONValue {
             guard let r else { return .null }
-            var o: [String: JSONValue] = ["run": .string(r.id), "seq": .number(String(r.seq)), "at": .string(ISOTime.format(r.at)),
-                                          "succeeded": .bool(r.succeeded), "pages": .number(String(r.pages)), "failures": .number(String(r.failures))]
+            var o: [String: JSONValue] = [
+                "run": .string(r.id), "seq": .number(String(r.seq)), "at": .string(ISOTime.format(r.at)),
+                "succeeded": .bool(r.succeeded), "pages": .number(String(r.pages)), "failures": .number(String(r.failures))
+            ]
             switch r.outcome {
             case .completed(let complete): o["complete"] = .bool(complete)
             case .failed(let message): o["error"] = .string(message)
@@ -115,9 +136,11 @@ extension JSONValue {
 
     /// An event as `export --events --format ndjson` writes it (and `serve`'s `/_strata/log`).
     public init(entry e: LogEntry) {
-        var o: [String: JSONValue] = ["seq": .number(String(e.seq)), "recordedAt": .string(ISOTime.format(e.recordedAt)), "type": .string(e.type),
-                                      "stream": .string(e.stream), "metadata": Self.metadata(of: e),
-                                      "payloadSize": e.payloadSize.map { .number(String($0)) } ?? .null, "hash": .string(e.hash)]
+        var o: [String: JSONValue] = [
+            "seq": .number(String(e.seq)), "recordedAt": .string(ISOTime.format(e.recordedAt)), "type": .string(e.type),
+            "stream": .string(e.stream), "metadata": Self.metadata(of: e),
+            "payloadSize": e.payloadSize.map { .number(String($0)) } ?? .null, "hash": .string(e.hash)
+        ]
         if !e.id.isEmpty { o["id"] = .string(e.id) }
         if let sha = e.payloadSHA256 { o["payloadSha256"] = .string(sha) }
         self = .object(o)
@@ -140,7 +163,11 @@ extension JSONValue {
         if let sha = e.payloadSHA256 { data["payloadSha256"] = .string(sha) }
         if let size = e.payloadSize { data["payloadSize"] = .number(String(size)) }
         if let payload {
-            if let json = try? JSONValue(parsing: payload) { data["payload"] = json } else { data["payload_base64"] = .string(Data(payload).base64EncodedString()) }
+            if let json = try? JSONValue(parsing: payload) {
+                data["payload"] = json
+            } else {
+                data["payload_base64"] = .string(Data(payload).base64EncodedString())
+            }
         }
         let source = "strata:" + (store.hasPrefix("/") ? "" : "/") + store.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)!
         self = .object([
@@ -148,7 +175,7 @@ extension JSONValue {
             "type": .string("dev.strata." + e.type), "time": .string(ISOTime.format(e.recordedAt)),
             "subject": .string(e[metadata: "key"].map { "\(e.stream)/\($0)" } ?? e.stream), "datacontenttype": .string("application/json"),
             "strataseq": .number(String(e.seq)), "stratastream": .string(e.stream), "stratahash": .string(e.hash),
-            "data": .object(data),
+            "data": .object(data)
         ])
     }
 }

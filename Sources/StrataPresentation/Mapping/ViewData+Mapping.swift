@@ -44,9 +44,10 @@ extension SourceViewData {
 
 extension ItemRowViewData {
     public init(item: Item) {
-        self.init(id: item.id.displayLine, title: item.title.displayLine, subtitle: item.subtitle.joined(separator: " · ").displayLine,
-                  fields: item.fields.map(\.value.displayLine),
-                  picture: item.imageURL ?? item.image?.url ?? "-", isRemoved: item.isRemoved, pending: item.pending.marker)
+        self.init(
+            id: item.id.displayLine, title: item.title.displayLine, subtitle: item.subtitle.joined(separator: " · ").displayLine,
+            fields: item.fields.map(\.value.displayLine),
+            picture: item.imageURL ?? item.image?.url ?? "-", isRemoved: item.isRemoved, pending: item.pending.marker)
     }
 }
 
@@ -63,8 +64,9 @@ extension PendingState {
 
 extension ItemListViewData {
     public init(source: Source, page: ItemPage, offset: Int) {
-        self.init(source: SourceViewData(source: source), columns: source.indexPaths, rows: page.items.map(ItemRowViewData.init(item:)),
-                  total: page.total, offset: offset, asOf: page.seq.map { "seq \($0)" }, usedIndex: page.usedIndex)
+        self.init(
+            source: SourceViewData(source: source), columns: source.indexPaths, rows: page.items.map(ItemRowViewData.init(item:)),
+            total: page.total, offset: offset, asOf: page.seq.map { "seq \($0)" }, usedIndex: page.usedIndex)
     }
 }
 
@@ -80,16 +82,22 @@ extension ItemDetailViewData {
             fields += item.document.flattened().filter { !have.contains($0.label) }
         }
         fields = fields.map { LabeledValue($0.label.displayLine, $0.value.displayText) }
-        self.init(source: SourceViewData(source: source), id: item.id.displayLine, title: item.title.displayLine,
-                  subtitle: item.subtitle.joined(separator: " · ").displayLine,
-                  status: status, fields: fields, picture: (item.imageURL ?? item.image?.url ?? "-").displayLine, isRemoved: item.isRemoved,
-                  asOf: asOf.map { "seq \($0)" }, refreshError: refreshError)
+        self.init(
+            source: SourceViewData(source: source), id: item.id.displayLine, title: item.title.displayLine,
+            subtitle: item.subtitle.joined(separator: " · ").displayLine,
+            status: status, fields: fields, picture: (item.imageURL ?? item.image?.url ?? "-").displayLine, isRemoved: item.isRemoved,
+            asOf: asOf.map { "seq \($0)" }, refreshError: refreshError)
     }
 }
 
 extension ChangeViewData {
     public init(change c: Change) {
-        let mark: Mark = switch c.kind { case .added: .added; case .removed: .removed; case .replaced: .replaced }
+        let mark: Mark =
+            switch c.kind {
+            case .added: .added;
+            case .removed: .removed;
+            case .replaced: .replaced
+            }
         self.init(mark: mark, path: c.path.displayLine, old: c.old.map(\.shortText.displayLine), new: c.new.map(\.shortText.displayLine))
     }
 }
@@ -97,7 +105,12 @@ extension ChangeViewData {
 extension Change {
     /// Back from the view: text values are parsed as JSON where they are JSON, else kept as strings.
     public init(viewData v: ChangeViewData) {
-        let kind: Kind = switch v.mark { case .added: .added; case .removed: .removed; case .replaced: .replaced }
+        let kind: Kind =
+            switch v.mark {
+            case .added: .added;
+            case .removed: .removed;
+            case .replaced: .replaced
+            }
         func value(_ text: String?) -> JSONValue? {
             guard let text else { return nil }
             return (try? JSONValue(parsing: text)) ?? .string(text)
@@ -108,10 +121,11 @@ extension Change {
 
 extension VersionViewData {
     public init(version v: ItemVersion) {
-        self.init(version: v.version, seq: v.seq, time: TimeText.format(v.recordedAt), kind: v.kind.rawValue,
-                  run: v.run.map { String($0.prefix(8)) } ?? "-", changes: v.changes.map(ChangeViewData.init(change:)),
-                  origin: v.origin.rawValue, backfilled: v.backfilled,
-                  local: v.local.map { "by \($0.user) · \($0.kind.rawValue) · \($0.answer)" })
+        self.init(
+            version: v.version, seq: v.seq, time: TimeText.format(v.recordedAt), kind: v.kind.rawValue,
+            run: v.run.map { String($0.prefix(8)) } ?? "-", changes: v.changes.map(ChangeViewData.init(change:)),
+            origin: v.origin.rawValue, backfilled: v.backfilled,
+            local: v.local.map { "by \($0.user) · \($0.kind.rawValue) · \($0.answer)" })
     }
 }
 
@@ -124,7 +138,13 @@ extension HistoryViewData {
 
 extension DiffItemViewData {
     public init(diff d: ItemDiff) {
-        let mark = switch d.kind { case .added: "+"; case .removed: "-"; case .changed: "~"; case .reappeared: "↺" }
+        let mark =
+            switch d.kind {
+            case .added: "+";
+            case .removed: "-";
+            case .changed: "~";
+            case .reappeared: "↺"
+            }
         self.init(mark: mark, id: d.id, title: d.title, changes: d.changes.map(ChangeViewData.init(change:)))
     }
 }
@@ -132,8 +152,9 @@ extension DiffItemViewData {
 extension DiffViewData {
     public init(source: Source, diff: CollectionDiff) {
         let summary = ChangeKind.allCases.map { "\(diff.count($0)) \($0.rawValue)" }.joined(separator: ", ")
-        self.init(source: SourceViewData(source: source), from: diff.fromSeq, to: diff.toSeq, summary: summary,
-                  items: diff.items.map(DiffItemViewData.init(diff:)))
+        self.init(
+            source: SourceViewData(source: source), from: diff.fromSeq, to: diff.toSeq, summary: summary,
+            items: diff.items.map(DiffItemViewData.init(diff:)))
     }
 }
 
@@ -143,8 +164,9 @@ extension EventViewData {
 
     public init(entry e: LogEntry) {
         let summary = Self.summaryKeys.compactMap { k in e[metadata: k].map { "\(k)=\($0)" } }.joined(separator: " ")
-        self.init(seq: e.seq, time: TimeText.format(e.recordedAt), type: e.type, stream: e.stream, summary: summary,
-                  size: e.payloadSize.map(ByteText.format) ?? "-", hash: String(e.hash.prefix(12)), isFailure: e.isFailure)
+        self.init(
+            seq: e.seq, time: TimeText.format(e.recordedAt), type: e.type, stream: e.stream, summary: summary,
+            size: e.payloadSize.map(ByteText.format) ?? "-", hash: String(e.hash.prefix(12)), isFailure: e.isFailure)
     }
 }
 
@@ -252,8 +274,9 @@ extension ItemQuery {
 extension FilterViewData {
     /// The text form of a query.
     public init(query q: ItemQuery) {
-        self.init(wheres: q.filters.map { "\($0.path)=\($0.value)" }, search: q.search,
-                  sort: q.sort.map { ($0.descending ? "-" : "") + $0.path }, limit: q.limit, offset: q.offset, asOf: q.at.text)
+        self.init(
+            wheres: q.filters.map { "\($0.path)=\($0.value)" }, search: q.search,
+            sort: q.sort.map { ($0.descending ? "-" : "") + $0.path }, limit: q.limit, offset: q.offset, asOf: q.at.text)
     }
 }
 
@@ -261,13 +284,14 @@ extension PresentableError {
     public init(_ error: any Error) {
         if let e = error as? PresentableError { self = e; return }
         if let e = error as? RepositoryError {
-            let kind: Kind = switch e.code {
-            case .notFound: .notFound
-            case .invalidQuery: .invalidInput
-            case .network: .network
-            case .conflict: .conflict
-            default: .storage
-            }
+            let kind: Kind =
+                switch e.code {
+                case .notFound: .notFound
+                case .invalidQuery: .invalidInput
+                case .network: .network
+                case .conflict: .conflict
+                default: .storage
+                }
             self.init(kind: kind, message: e.message)
             return
         }
@@ -294,8 +318,10 @@ extension FilterViewData {
         }
         guard !missing.isEmpty else { return nil }
         let fields = missing.map { "`\($0)`" }.joined(separator: ", ")
-        let read = usedIndex ? "each item the index found was read to \(sortPath.map(missing.contains) == true ? (missing.count == 1 ? "sort it" : "check and sort it") : "check it")"
-                             : "every item of \(source) was read"
+        let read =
+            usedIndex
+            ? "each item the index found was read to \(sortPath.map(missing.contains) == true ? (missing.count == 1 ? "sort it" : "check and sort it") : "check it")"
+            : "every item of \(source) was read"
         return "note: \(fields) \(missing.count == 1 ? "is" : "are") not indexed, so \(read); "
             + "`strata source change \(source) --index \((indexed + missing).joined(separator: ","))` would use an index"
     }

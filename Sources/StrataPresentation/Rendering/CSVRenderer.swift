@@ -6,8 +6,9 @@ public struct CSVRenderer: Sendable {
         var out = [(["id", "title", "subtitle"] + list.columns + ["image", "removed"]).map(Self.escape).joined(separator: ",")]
         for r in list.rows {
             let fields = list.columns.indices.map { $0 < r.fields.count ? r.fields[$0] : "" }
-            out.append(([r.id, r.title, r.subtitle] + fields + [r.picture == "-" ? "" : r.picture, r.isRemoved ? "true" : "false"])
-                .map(Self.escape).joined(separator: ","))
+            out.append(
+                ([r.id, r.title, r.subtitle] + fields + [r.picture == "-" ? "" : r.picture, r.isRemoved ? "true" : "false"])
+                    .map(Self.escape).joined(separator: ","))
         }
         return out.joined(separator: "\r\n") + "\r\n"
     }

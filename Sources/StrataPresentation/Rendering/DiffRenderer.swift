@@ -8,7 +8,12 @@ public struct DiffRenderer: Sendable {
         if d.items.isEmpty { lines.append("no differences") }
         for item in d.items {
             let head = TextCell.fit("\(item.mark) \(item.id)  \(item.title)", options.width)
-            let styled = switch item.mark { case "+", "↺": options.green(head); case "-": options.red(head); default: options.yellow(head) }
+            let styled =
+                switch item.mark {
+                case "+", "↺": options.green(head);
+                case "-": options.red(head);
+                default: options.yellow(head)
+                }
             lines.append(styled)
             for c in item.changes {
                 lines.append(options.changeLine(c))

@@ -20,7 +20,7 @@ public struct EventLogRenderer: Sendable {
                 .init(header: "STREAM", cells: events.map(\.stream), flexible: true, maximum: 20),
                 .init(header: "SIZE", cells: events.map(\.size), flexible: false),
                 .init(header: "HASH", cells: events.map(\.hash), flexible: true),
-                .init(header: "DETAILS", cells: events.map(\.summary), flexible: true),
+                .init(header: "DETAILS", cells: events.map(\.summary), flexible: true)
             ]
             let widths = TableLayout.widths(columns, total: options.width)
             lines.append(options.bold(TableLayout.line(columns.map(\.header), widths)))

@@ -4,13 +4,16 @@ public struct HistoryRenderer: Sendable {
     public init(options: RenderOptions) { self.options = options }
 
     public func render(_ h: HistoryViewData) -> String {
-        var lines = [options.bold(TextCell.fit("\(h.title)  (\(h.source.name)/\(h.id)) · \(h.versions.count) version\(h.versions.count == 1 ? "" : "s")", options.width))]
+        var lines = [
+            options.bold(TextCell.fit("\(h.title)  (\(h.source.name)/\(h.id)) · \(h.versions.count) version\(h.versions.count == 1 ? "" : "s")", options.width))
+        ]
         let versionWidth = h.versions.map { "v\($0.version)".count }.max() ?? 2
         let seqWidth = h.versions.map { "seq \($0.seq)".count }.max() ?? 5
         for v in h.versions {
             let number = TextCell.pad("v\(v.version)", versionWidth), seq = TextCell.pad("seq \(v.seq)", seqWidth)
             let note = (v.backfilled ? "  (backfilled)" : "") + (v.local.map { "  (\($0))" } ?? "")
-            let head = options.isNarrow
+            let head =
+                options.isNarrow
                 ? "\(number)  \(seq)  \(v.kind)  \(v.origin)\n    \(v.time)\(note)"
                 : "\(number)  \(seq)  \(v.time)  \(TextCell.pad(v.kind, 10))  \(TextCell.pad(v.origin, 6))  run \(v.run)\(note)"
             let colored = v.kind == "removed" ? options.red(head) : (v.kind == "added" || v.kind == "reappeared" ? options.green(head) : head)

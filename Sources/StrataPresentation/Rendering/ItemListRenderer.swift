@@ -36,8 +36,10 @@ public struct ItemListRenderer: Sendable {
         let thumbWidth = list.rows.compactMap { $0.thumbnail?.first.map(TextCell.width) }.max()
         var columns: [TableLayout.Column] = [
             .init(header: "ID", cells: list.rows.map(\.id), flexible: true, maximum: 24),
-            .init(header: "TITLE", cells: list.rows.map { ($0.isRemoved ? $0.title + " (removed)" : $0.title) + ($0.pending.map { " [\($0)]" } ?? "") }, flexible: true),
-            .init(header: "SUBTITLE", cells: list.rows.map(\.subtitle), flexible: true),
+            .init(
+                header: "TITLE", cells: list.rows.map { ($0.isRemoved ? $0.title + " (removed)" : $0.title) + ($0.pending.map { " [\($0)]" } ?? "") },
+                flexible: true),
+            .init(header: "SUBTITLE", cells: list.rows.map(\.subtitle), flexible: true)
         ]
         for (i, name) in list.columns.enumerated() {
             columns.append(.init(header: name.uppercased(), cells: list.rows.map { i < $0.fields.count ? $0.fields[i] : "" }, flexible: true, maximum: 24))

@@ -31,8 +31,10 @@ public struct ItemRowViewData: Sendable, Hashable {
     /// "pending" or "conflict" while local writes on the item are unconfirmed; nil otherwise.
     public var pending: String?
 
-    public init(id: String, title: String, subtitle: String = "", fields: [String] = [], picture: String = "-",
-                thumbnail: [String]? = nil, isRemoved: Bool = false, pending: String? = nil) {
+    public init(
+        id: String, title: String, subtitle: String = "", fields: [String] = [], picture: String = "-",
+        thumbnail: [String]? = nil, isRemoved: Bool = false, pending: String? = nil
+    ) {
         self.id = id; self.title = title; self.subtitle = subtitle; self.fields = fields; self.picture = picture
         self.thumbnail = thumbnail; self.isRemoved = isRemoved; self.pending = pending
     }
@@ -50,8 +52,10 @@ public struct ItemListViewData: Sendable, Hashable {
     public var asOf: String?
     public var usedIndex: Bool
 
-    public init(source: SourceViewData, columns: [String], rows: [ItemRowViewData], total: Int, offset: Int = 0,
-                asOf: String? = nil, usedIndex: Bool = false) {
+    public init(
+        source: SourceViewData, columns: [String], rows: [ItemRowViewData], total: Int, offset: Int = 0,
+        asOf: String? = nil, usedIndex: Bool = false
+    ) {
         self.source = source; self.columns = columns; self.rows = rows; self.total = total; self.offset = offset
         self.asOf = asOf; self.usedIndex = usedIndex
     }
@@ -74,8 +78,10 @@ public struct ItemDetailViewData: Sendable, Hashable {
     /// Why the detail could not be downloaded, when it could not (the stored one is shown).
     public var refreshError: String?
 
-    public init(source: SourceViewData, id: String, title: String, subtitle: String = "", status: String, fields: [LabeledValue],
-                picture: String = "-", thumbnail: [String]? = nil, isRemoved: Bool = false, asOf: String? = nil, refreshError: String? = nil) {
+    public init(
+        source: SourceViewData, id: String, title: String, subtitle: String = "", status: String, fields: [LabeledValue],
+        picture: String = "-", thumbnail: [String]? = nil, isRemoved: Bool = false, asOf: String? = nil, refreshError: String? = nil
+    ) {
         self.source = source; self.id = id; self.title = title; self.subtitle = subtitle; self.status = status; self.fields = fields
         self.picture = picture; self.thumbnail = thumbnail; self.isRemoved = isRemoved; self.asOf = asOf; self.refreshError = refreshError
     }
@@ -126,8 +132,10 @@ public struct VersionViewData: Sendable, Hashable {
     /// A local version: "by alice · acknowledged 200" (who wrote it and the server's answer).
     public var local: String?
 
-    public init(version: Int, seq: UInt64, time: String, kind: String, run: String, changes: [ChangeViewData], origin: String = "list",
-                backfilled: Bool = false, local: String? = nil) {
+    public init(
+        version: Int, seq: UInt64, time: String, kind: String, run: String, changes: [ChangeViewData], origin: String = "list",
+        backfilled: Bool = false, local: String? = nil
+    ) {
         self.version = version; self.seq = seq; self.time = time; self.kind = kind; self.run = run; self.changes = changes
         self.origin = origin; self.backfilled = backfilled; self.local = local
     }

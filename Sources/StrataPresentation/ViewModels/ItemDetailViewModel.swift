@@ -55,8 +55,9 @@ public final class ItemDetailViewModel {
         store.set(s)
         do {
             let r = try await loadDetail(source: s.source, id: id, at: point, offline: s.offline)
-            var data = ItemDetailViewData(source: r.source, item: r.item, asOf: point == .now ? nil : r.item.changedSeq,
-                                          refreshError: r.refreshError?.message)
+            var data = ItemDetailViewData(
+                source: r.source, item: r.item, asOf: point == .now ? nil : r.item.changedSeq,
+                refreshError: r.refreshError?.message)
             if case .seq(let seq) = point { data.asOf = "seq \(seq)" } else if let a = s.asOf { data.asOf = a }
             data.thumbnail = await thumbnail(for: r.item, settings: thumbnails, items: items)
             s = state

@@ -33,8 +33,10 @@ public final class ItemListViewModel {
     private let thumbnails: ThumbnailSettings?
     private let store: StateStore<State>
 
-    public init(source: String, filter: FilterViewData = FilterViewData(), query: QueryItems, refresh: RefreshSource,
-                items: any ItemRepository, thumbnails: ThumbnailSettings? = nil) {
+    public init(
+        source: String, filter: FilterViewData = FilterViewData(), query: QueryItems, refresh: RefreshSource,
+        items: any ItemRepository, thumbnails: ThumbnailSettings? = nil
+    ) {
         self.query = query
         self.refreshSource = refresh
         self.items = items
