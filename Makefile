@@ -4,7 +4,7 @@ APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev openssl l
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
-.PHONY: deps build release test demo bench bench-package bench-targets bench-serve bench-history bench-start bench-teamlog stress coverage clean
+.PHONY: deps build release format test demo bench bench-package bench-targets bench-serve bench-history bench-start bench-teamlog stress coverage clean
 
 ## Install missing Debian packages (as root), or print the command to run.
 deps:
@@ -35,9 +35,16 @@ STATIC_LINK = -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xl
 release: deps
 	$(SWIFT) build -c release --product strata --static-swift-stdlib --scratch-path .build-static $(STATIC_LINK)
 
-## A warning in our own code (Sources/, Tests/) fails the run: CI builds from a clean clone, so it
-## sees every one; an incremental build shows those of the files it recompiled.
+## Formatting: the toolchain's swift format with the committed .swift-format (four-space indents,
+## 160 columns, layout only: its lint rules are off). `make format` rewrites the tree in place.
+format:
+	$(SWIFT) format -i -r --parallel Sources Tests
+
+## A formatting difference, or a warning in our own code (Sources/, Tests/), fails the run: CI
+## builds from a clean clone, so it sees every warning; an incremental build shows those of the
+## files it recompiled.
 test: deps
+	@$(SWIFT) format lint --strict -r --parallel Sources Tests || { echo "make test: run 'make format' (the lines above are not formatted as .swift-format says)"; exit 1; }
 	@log=$$(mktemp); set -o pipefail; $(SWIFT) build --build-tests 2>&1 | tee $$log; \
 	warned=$$(grep -E '^$(CURDIR)/(Sources|Tests)/[^:]+:[0-9]+:[0-9]+: warning:' $$log | sort -u); rm -f $$log; \
 	if [ -n "$$warned" ]; then echo "$$warned"; echo "make test: the build warned in our code (above); fix the warnings first"; exit 1; fi
