@@ -149,19 +149,26 @@ public final class Fetcher: Sendable {
                     message: source.cursorPath.map { "the cursor at \($0) repeats one already followed (a loop); check --cursor-path" }
                         ?? "the next-page links loop back to a page already fetched", url: url)
                 try await recordFailure(context, url: url, stage: "list", error: e, attempt: 1, willRetry: false)
+                try await recordUnused(prefetched, context: context)
                 throw e
             }
             passURLs.append(url)
             let cached: Validators?
             let response: HTTPResponse
-            if let ahead = prefetched.removeValue(forKey: url) {
-                // Whatever the read-ahead got is this page's answer: a 304, a changed page, or a
-                // failed first attempt that is recorded and retried here. Never asked twice.
-                cached = ahead.validators
-                response = try await answer(ahead, url: url, headers: headers + conditionalHeaders(cached), context: context)
-            } else {
-                cached = try await validators(for: url)
-                response = try await get(url, headers: headers + conditionalHeaders(cached), stage: "list", context: context)
+            do {
+                if let ahead = prefetched.removeValue(forKey: url) {
+                    // Whatever the read-ahead got is this page's answer: a 304, a changed page, or a
+                    // failed first attempt that is recorded and retried here. Never asked twice.
+                    cached = ahead.validators
+                    response = try await answer(ahead, url: url, headers: headers + conditionalHeaders(cached), context: context)
+                } else {
+                    cached = try await validators(for: url)
+                    response = try await get(url, headers: headers + conditionalHeaders(cached), stage: "list", context: context)
+                }
+            } catch {
+                // The pass ends here: what the read-ahead got for later pages is recorded too.
+                try await recordUnused(prefetched, context: context)
+                throw error
             }
             var meta =
                 common(context) + [
