@@ -19,17 +19,15 @@ public final class DeltaChains {
     /// Bodies smaller than this are compressed on their own: a delta saves little there, and
     /// small documents stay one zstd call from their bytes.
     static let minimum = 1024
-    /// Versions from one keyframe to the next (``StoreOptions/deltaKeyframeInterval``): 48 since
-    /// keyframes that restart a chain are denser (32 before). On the scraping history of
-    /// docs/benchmarks.md that keeps 52 keyframes instead of 78 (0.6 MB less) and reading any
-    /// version still takes about 1 ms at the 99th percentile (64 would save 0.3 MB more at
-    /// 1.2–1.7 ms).
+    /// Versions from one keyframe to the next (``StoreOptions/deltaKeyframeInterval``): the
+    /// balance between store size (fewer keyframes) and the time to read any version (shorter
+    /// chains); docs/benchmarks.md has the measurements behind 48.
     public static let defaultKeyframeInterval = 48
     /// The zstd level of a keyframe that starts a lineage's chain again (every
-    /// ``keyframeInterval`` versions). A chain's keyframes are most of what a lineage stores (a
-    /// 200 KB list: 31.2 KB at level 3, 23.2 KB at 11, against deltas of about 700 bytes), and
-    /// one is written every 48 versions, so it gets the slower level (about 15 ms for 200 KB
-    /// here); a lineage's first body keeps ``BlobCodec/level``, so a first fetch is not slower.
+    /// ``keyframeInterval`` versions). A chain's keyframes are most of what a lineage stores, and
+    /// one is written only every ``defaultKeyframeInterval`` versions, so it gets the slower,
+    /// denser level; a lineage's first body keeps ``BlobCodec/level``, so a first fetch is not
+    /// slower.
     static let keyframeLevel: Int32 = 11
     /// The zstd level of a delta of a body of ``denseDeltaMinimum`` bytes or more. On the
     /// scraping history's 200 KB list, a delta is 640 bytes at level 3 (0.5 ms) and 520 at level

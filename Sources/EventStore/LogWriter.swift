@@ -337,7 +337,7 @@ actor LogWriter {
     /// `direct`: the events fold straight into `txn`, and an event that throws throws
     /// ``FoldThrew``: the caller undoes the whole transaction and runs it again with `direct`
     /// false. A nested transaction would cost every page the fold reads a second search of the
-    /// dirty pages (about 6% of a rebuild), for a path taken only when an event is bad.
+    /// dirty pages, for a path taken only when an event is bad.
     ///
     /// Else the batch runs in one nested transaction; if any event throws, the batch is undone and
     /// re-run event by event, quarantining the ones that throw.

@@ -12,8 +12,8 @@ import Synchronization
 /// random leaves of it, so each commit rewrote a page per event once the index outgrew a few
 /// pages, more as the log grew; these land at its right edge, a few pages per commit. The random
 /// bits come from the kernel's generator drawn 4 KiB at a time: `UUID()` makes one `getrandom`
-/// system call per id, about 3 µs here, which a fetch paid for every detail it appended. The time
-/// never goes back within a process, even when the wall clock does.
+/// system call per id, and a fetch appends an id for every detail. The time never goes back
+/// within a process, even when the wall clock does.
 public enum RandomID {
     private struct Pool {
         var bytes = [UInt8](repeating: 0, count: 4096)

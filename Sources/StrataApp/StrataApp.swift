@@ -27,7 +27,7 @@ public struct StrataApp: Sendable {
     /// Every registration is built once and shared (`.container`): the app is assembled once per
     /// process and everything is resolved here. Swinject's default, `.graph`, keeps each instance
     /// through a weak reference, and on Linux the `as? AnyObject` behind it scans every protocol
-    /// conformance in the binary for each struct it sees: about 9 ms of every command's start.
+    /// conformance in the binary for each struct it sees, at every command's start.
     public static func assembler(store: EventStore, configuration: AppConfiguration) -> Assembler {
         Assembler(
             [

@@ -63,8 +63,8 @@ struct TextTable {
 }
 
 /// The process's environment variable `name`. `ProcessInfo.processInfo.environment` copies the
-/// whole environment into a new dictionary at every use (about 70 µs here), and a command's start
-/// read it that way five times for single variables.
+/// whole environment into a new dictionary at every use, a cost paid at every command's start
+/// for each variable read that way.
 func environmentValue(_ name: String) -> String? {
     getenv(name).map { String(cString: $0) }
 }

@@ -4,8 +4,8 @@ import Foundation
 import Logging
 import TeamLog
 
-// The team log (issue 30, first part): store tools, like `rekey`, that move the log's events
-// between this store and a PostgreSQL team log (the TeamLog target).
+// The team log: store tools, like `rekey`, that move the log's events between this store and a
+// PostgreSQL team log (the TeamLog target).
 
 extension RemoteRegistry {
     /// The remote `name`, or the only one when `name` is nil.

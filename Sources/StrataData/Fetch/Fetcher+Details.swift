@@ -590,8 +590,8 @@ extension Fetcher {
         }
     }
 
-    /// Read once: Foundation reads the cgroup's CPU quota and cpuset files on every call, which
-    /// cost about 35 µs per group of completions.
+    /// Read once: Foundation reads the cgroup's CPU quota and cpuset files on every call, and
+    /// this is asked for every group of completions.
     private static let cores = ProcessInfo.processInfo.activeProcessorCount
 
     /// How long a completion may wait for the next group commit once no append is in flight.

@@ -3,8 +3,8 @@ import Foundation
 
 /// An ``HTTPClient`` on libcurl's multi interface.
 ///
-/// libcurl is loaded on the first request (see CCurl.h: linking it cost every command, reads
-/// included, about 9 ms of start), and the loop thread starts then too. A machine without
+/// libcurl is loaded on the first request (see CCurl.h: linked, it and the libraries it needs
+/// would be loaded by every command, reads included), and the loop thread starts then too. A machine without
 /// libcurl gets a clear error on its first request, and nothing else changes.
 public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
     public struct Configuration: Sendable {

@@ -6,7 +6,8 @@ import StrataJSON
 /// the same everywhere.
 enum TimeText {
     /// `2026-11-22 10:04:05Z`: UTC, the second the time falls in. With `gmtime_r`, because
-    /// Foundation's first Calendar and `String(format:)` cost about 1 ms of a command's start.
+    /// Foundation's first Calendar and `String(format:)` are a measurable part of a command's
+    /// start.
     static func format(_ date: Date) -> String {
         let c = ISOTime.utc(Int64(date.timeIntervalSince1970.rounded(.down)))
         let pad = ISOTime.pad
