@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// A point in time with microsecond resolution, stored as microseconds since 1970-01-01 UTC.
 public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
@@ -60,20 +61,21 @@ public struct SystemClock: EventClock {
 }
 
 /// A clock that starts at a given time and advances by a fixed step on every reading.
-public final class SteppingClock: EventClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Timestamp
+public final class SteppingClock: EventClock, Sendable {
+    private let current: Mutex<Timestamp>
     private let step: Int64
 
     public init(start: Timestamp = Timestamp(microseconds: 1_767_225_600_000_000), stepMicroseconds: Int64 = 1_000_000) {
-        current = start
+        current = Mutex(start)
         step = stepMicroseconds
     }
 
     public func now() -> Timestamp {
-        lock.lock(); defer { lock.unlock() }
-        let t = current
-        current.microseconds += step
-        return t
+        let step = self.step
+        return current.withLock { current in
+            let t = current
+            current.microseconds += step
+            return t
+        }
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import StrataData
 import StrataApp
 import StrataDomain
+import Synchronization
 
 struct SourceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -491,19 +492,16 @@ extension RefreshResult {
 }
 
 /// A progress line on stderr while fetching, only when stderr is a terminal.
-final class FetchProgressLine: @unchecked Sendable {
+final class FetchProgressLine: Sendable {
+    private struct Shown {
+        var last = Date.distantPast
+        var shown = false
+    }
     private let enabled = isatty(STDERR_FILENO) == 1
-    private let lock = NSLock()
-    private var last = Date.distantPast
-    private var shown = false
+    private let state = Mutex(Shown())
 
     func show(_ p: FetchProgress) {
         guard enabled else { return }
-        lock.lock(); defer { lock.unlock() }
-        let now = Date()
-        guard now.timeIntervalSince(last) > 0.08 || p.done == p.total else { return }
-        last = now
-        shown = true
         var text = "\(p.source): \(p.stage.rawValue) \(p.done)"
         if let total = p.total, total > 0 {
             let width = 24, filled = min(width, p.done * width / total)
@@ -511,12 +509,21 @@ final class FetchProgressLine: @unchecked Sendable {
         } else {
             text += " page\(p.done == 1 ? "" : "s")"
         }
-        FileHandle.standardError.write(Data("\r\(text)\u{1B}[K".utf8))
+        let line = "\r\(text)\u{1B}[K"
+        // Progress comes from many tasks: one line at a time, and not more often than every 80 ms.
+        state.withLock { s in
+            let now = Date()
+            guard now.timeIntervalSince(s.last) > 0.08 || p.done == p.total else { return }
+            s.last = now
+            s.shown = true
+            FileHandle.standardError.write(Data(line.utf8))
+        }
     }
 
     func clear() {
-        lock.lock(); defer { lock.unlock() }
-        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-        shown = false
+        state.withLock { s in
+            if s.shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            s.shown = false
+        }
     }
 }
