@@ -77,12 +77,10 @@ extension JSONPointer {
             guard end else { throw JSONPointerError("- names no element of the array at \(where: place) (it means past the end; only add takes it)") }
             return count
         }
-        let u = token.utf8
-        guard let first = u.first, u.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), first != UInt8(ascii: "0") || u.count == 1 else {
+        guard isIndexToken(token) else {
             throw JSONPointerError("\"\(token.prefix(40))\" is not an index of the array at \(where: place): \(bounds)")
         }
-        // 18 digits always fit an Int; anything longer is past the end of any array in memory.
-        guard u.count <= 18, let i = Int(token), i < count || (end && i == count) else {
+        guard let i = index(token, below: end ? count + 1 : count) else {
             throw JSONPointerError(
                 "index \(token.prefix(40)) is past the end of the array at \(where: place) (\(count) element\(count == 1 ? "" : "s")): \(bounds)")
         }
@@ -91,7 +89,21 @@ extension JSONPointer {
 
     /// The same grammar without bounds, for reads: nil where the token names no element.
     static func readIndex(_ token: String, count: Int) -> Int? {
-        try? arrayIndex(token, count: count, allowingEnd: false, at: "")
+        isIndexToken(token) ? index(token, below: count) : nil
+    }
+
+    /// Whether a token has the grammar of an array index: `0`, or digits without a leading zero.
+    static func isIndexToken(_ token: String) -> Bool {
+        let u = token.utf8
+        guard let first = u.first else { return false }
+        return u.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } && (first != UInt8(ascii: "0") || u.count == 1)
+    }
+
+    /// An index token's value when it is below `bound`. 18 digits always fit an Int; anything
+    /// longer is past the end of any array in memory.
+    private static func index(_ token: String, below bound: Int) -> Int? {
+        guard token.utf8.count <= 18, let i = Int(token), i < bound else { return nil }
+        return i
     }
 }
 

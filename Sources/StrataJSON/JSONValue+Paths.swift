@@ -25,7 +25,7 @@ extension JSONValue {
         case .object(let o):
             o[head]?.collect(parts.dropFirst(), into: &out)
         case .array(let a):
-            if Self.isIndexToken(head) {
+            if JSONPointer.isIndexToken(head) {
                 if let i = JSONPointer.readIndex(head, count: a.count) { a[i].collect(parts.dropFirst(), into: &out) }
             } else {
                 for element in a { element.collect(parts, into: &out) }
@@ -45,7 +45,7 @@ extension JSONValue {
                 guard let next = o[String(part)] else { return false }
                 current = next
             case .array(let a):
-                guard Self.isIndexToken(String(part)) else { return true }
+                guard JSONPointer.isIndexToken(String(part)) else { return true }
                 guard let i = JSONPointer.readIndex(String(part), count: a.count) else { return false }
                 current = a[i]
             default:
@@ -54,13 +54,6 @@ extension JSONValue {
         }
         if case .array = current { return true }
         return false
-    }
-
-    /// Whether a path segment names a position (`0`, `12`): digits, without a leading zero.
-    static func isIndexToken(_ token: String) -> Bool {
-        let u = token.utf8
-        guard let first = u.first else { return false }
-        return u.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } && (first != UInt8(ascii: "0") || u.count == 1)
     }
 
     /// Every scalar inside this value, depth first (object members in canonical order): what a

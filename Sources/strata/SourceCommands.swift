@@ -502,21 +502,20 @@ final class FetchProgressLine: Sendable {
 
     func show(_ p: FetchProgress) {
         guard enabled else { return }
-        var text = "\(p.source): \(p.stage.rawValue) \(p.done)"
-        if let total = p.total, total > 0 {
-            let width = 24, filled = min(width, p.done * width / total)
-            text += "/\(total) [" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "]"
-        } else {
-            text += " page\(p.done == 1 ? "" : "s")"
-        }
-        let line = "\r\(text)\u{1B}[K"
         // Progress comes from many tasks: one line at a time, and not more often than every 80 ms.
         state.withLock { s in
             let now = Date()
             guard now.timeIntervalSince(s.last) > 0.08 || p.done == p.total else { return }
             s.last = now
             s.shown = true
-            FileHandle.standardError.write(Data(line.utf8))
+            var text = "\(p.source): \(p.stage.rawValue) \(p.done)"
+            if let total = p.total, total > 0 {
+                let width = 24, filled = min(width, p.done * width / total)
+                text += "/\(total) [" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "]"
+            } else {
+                text += " page\(p.done == 1 ? "" : "s")"
+            }
+            FileHandle.standardError.write(Data("\r\(text)\u{1B}[K".utf8))
         }
     }
 
