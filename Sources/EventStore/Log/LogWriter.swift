@@ -351,7 +351,7 @@ actor LogWriter {
                 try events.withUnsafeBufferPointer { buffer in
                     for j in buffer.indices { try p.apply(buffer[j], in: ctx) }
                 }
-                try ctx.finish()
+                try p.finish(ctx)
             } catch let error as StorageError {
                 throw error
             } catch {
@@ -363,7 +363,7 @@ actor LogWriter {
             try txn.nested { child in
                 let ctx = ProjectionContext(transaction: child, tables: tables, payloads: payloads)
                 for j in events.indices { try p.apply(events[j], in: ctx) }
-                try ctx.finish()
+                try p.finish(ctx)
             }
             return
         } catch let error as StorageError {
@@ -376,7 +376,7 @@ actor LogWriter {
                 try txn.nested { child in
                     let ctx = ProjectionContext(transaction: child, tables: tables, payloads: payloads)
                     try p.apply(e, in: ctx)
-                    try ctx.finish()
+                    try p.finish(ctx)
                 }
             } catch let error as StorageError {
                 throw error
@@ -568,7 +568,7 @@ struct PreparedBody: Sendable {
         guard documentTypes.contains(type) else { return }
         if let canonical {
             staged.canonical = canonical
-            staged.digest = KeyedDocumentProjection.digest(canonical)
+            staged.digest = Hashing.documentDigest(canonical)
         } else {
             staged.prepareDocument()
         }

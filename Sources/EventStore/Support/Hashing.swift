@@ -58,4 +58,8 @@ public enum Hashing {
     public static func sha256(_ bytes: [UInt8], prefix count: Int = 32) -> [UInt8] {
         bytes.withUnsafeBytes { sha256($0, prefix: count) }
     }
+
+    /// The digest of a prepared document (a body of one of a projection's `documentTypes`): the
+    /// first 16 bytes of the SHA-256 of its canonical form, as ``BodyArena`` writes it too.
+    static func documentDigest(_ canonical: [UInt8]) -> [UInt8] { sha256(canonical, prefix: 16) }
 }

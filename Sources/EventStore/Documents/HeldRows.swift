@@ -1,7 +1,7 @@
 import Foundation
 
 /// ``KeyedDocumentProjection``'s open rows of `history`, held in memory while a batch or chunk
-/// folds instead of written (``ProjectionMemo/held``), by key (`collection 0x00 key`).
+/// folds instead of written (``DocumentFold/held``), by key (`collection 0x00 key`).
 ///
 /// A key's new version closes its row: the row is packed into `history-packed` from here, and its
 /// pointer, like the key's newest (open) row, is written once, when the fold ends, in key order.

@@ -26,11 +26,16 @@ public protocol Projection: Sendable {
     /// description as the reason) and leaves the tables as they were before the event; storage
     /// errors are not quarantined but abort the whole batch.
     func apply(_ event: RecordedEvent, in context: ProjectionContext) throws
+    /// Writes what `apply` held across the context's events (rows kept in memory while a batch
+    /// folds, counters): called once they are applied, before anything else reads the tables or
+    /// the transaction commits. Nothing by default.
+    func finish(_ context: ProjectionContext) throws
 }
 
 extension Projection {
     public var eventTypes: Set<String>? { nil }
     public var documentTypes: Set<String> { [] }
+    public func finish(_ context: ProjectionContext) throws {}
 }
 
 /// A projection's type filter, compared against envelope bytes so a skipped event costs no
@@ -125,18 +130,23 @@ public struct ProjectionContext {
     public let transaction: Transaction
     public let tables: TableSet
     let payloads: PayloadSource
-    /// What a built-in projection remembers across the events of one context.
-    let memo = ProjectionMemo()
+    /// What the projection keeps across the events of this context.
+    private let slot = StateSlot()
 
     /// The event's body (decompressed), or nil when it has none.
     public func payload(of event: RecordedEvent) throws -> [UInt8]? {
         try payloads.body(of: event, in: transaction)
     }
 
-    /// Writes what the fold held back (``ProjectionMemo/held``): called once the context's
-    /// events are applied, before anything else reads its tables or the transaction commits.
-    func finish() throws {
-        try KeyedDocumentProjection.flushHeldRows(self)
+    /// What the projection keeps across the events of this context — cursors opened once, rows
+    /// held back, counters — made by `make` on first use. A context lives for one batch (or
+    /// chunk) inside one transaction and serves one projection, so the state never outlives the
+    /// transaction whose cursors it may hold.
+    public func state<State: AnyObject>(_ make: () -> State) -> State {
+        if let value = slot.value, ObjectIdentifier(type(of: value)) == ObjectIdentifier(State.self) { return unsafeDowncast(value, to: State.self) }
+        let made = make()
+        slot.value = made
+        return made
     }
 
     /// Whether `json` is the event's whole payload (the same buffer, usually: then no bytes are
@@ -146,35 +156,9 @@ public struct ProjectionContext {
     }
 }
 
-/// Facts a built-in projection looked up once per context instead of once per event. A context
-/// lives for one batch (or chunk) inside one transaction, and only the projection writes them.
-final class ProjectionMemo {
-    /// ``KeyedDocumentProjection``'s indexed paths, per collection.
-    var indexedPaths: [String: [String]] = [:]
-    /// ``KeyedDocumentProjection``'s index counters' moves within the event being applied, by
-    /// value prefix (written at the event's end).
-    var indexCounts: [[UInt8]: Int] = [:]
-    /// ``KeyedDocumentProjection``'s cursors over `current`, `history` and `history-packed`,
-    /// opened once per context: a record is read and written back, and a closed row read, packed
-    /// and replaced by its pointer with the key's new row written next to it, each through one
-    /// cursor, without a search from the root for each step. LMDB frees a write transaction's
-    /// cursors when it ends, so these must go first: a context (and its memo) lives inside the
-    /// call that folds into its transaction, never beyond it.
-    var currentCursor: Cursor?
-    var historyCursor: Cursor?
-    var packedCursor: Cursor?
-    /// ``KeyedDocumentProjection``'s cursor over `counts` (read and written once per change).
-    var countsCursor: Cursor?
-    /// The number the next row packed into `history-packed` takes (read once per context).
-    var nextPacked: UInt64?
-
-    /// ``KeyedDocumentProjection``'s open rows of `history`, held instead of written while
-    /// `holdsRows`; the context writes them before its transaction commits
-    /// (``ProjectionContext/finish()``).
-    let held = HeldRows()
-    /// Only the built-in documents projection holds rows: other extractors may read the tables
-    /// through the context's transaction themselves.
-    var holdsRows = false
+/// The box behind ``ProjectionContext/state(_:)``.
+private final class StateSlot {
+    var value: AnyObject?
 }
 
 /// A body of the batch being appended, with its canonical JSON form and that form's digest when it is
@@ -193,7 +177,7 @@ struct StagedBody: Sendable {
     mutating func prepareDocument() {
         guard let c = try? JSONValue.canonicalize(body) else { return }
         canonical = c
-        digest = KeyedDocumentProjection.digest(c)
+        digest = Hashing.documentDigest(c)
     }
 }
 

@@ -1,0 +1,89 @@
+import Foundation
+import LMDB
+
+// The collection's counts as of any seq (`counts`) and the natural order of its keys (`order`).
+
+extension KeyedDocumentProjection {
+    /// Adds `delta` to the collection's present count (and one to its count of keys ever seen
+    /// when `added`), as of `seq`: one row per changing event.
+    func adjustCount(_ collection: String, by delta: Int, added: Bool = false, _ seq: UInt64, _ ctx: ProjectionContext) throws {
+        // Read from the table every time, not remembered: a nested transaction that aborts
+        // (an event quarantined) takes its count rows with it.
+        // One cursor per context, as for `current`: no cursor opened and freed per event.
+        let cursor = try ctx.memo.countsCursor ?? ctx.transaction.cursor(ctx.tables["counts"])
+        ctx.memo.countsCursor = cursor
+        var key = Array(collection.utf8) + [0]
+        let before = try Self.counts(prefix: key, asOf: .max, cursor)
+        key += seq.bigEndianBytes
+        var value: [UInt8] = []
+        ByteWriter.varint(UInt64(max(0, before.present + delta))) { value.append($0) }
+        ByteWriter.varint(UInt64(before.ever + (added ? 1 : 0))) { value.append($0) }
+        try key.withUnsafeBytes { k in try value.withUnsafeBytes { try cursor.put(key: k, value: $0, flags: []) } }
+    }
+
+    /// The number of present documents of `collection` after the last event at or before `seq`.
+    static func count(_ collection: String, asOf seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> Int {
+        try counts(collection, asOf: seq, txn, tables).present
+    }
+
+    /// Present documents, and keys ever seen (present or removed), after the last event at or
+    /// before `seq`.
+    static func counts(_ collection: String, asOf seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> (present: Int, ever: Int) {
+        try counts(prefix: Array(collection.utf8) + [0], asOf: seq, try txn.cursor(tables["counts"]))
+    }
+
+    /// The same through `c`, a cursor over `counts`; `prefix` is the collection's name and a NUL.
+    static func counts(prefix: [UInt8], asOf seq: UInt64, _ c: Cursor) throws -> (present: Int, ever: Int) {
+        guard let e = try c.seek(atMost: prefix + seq.bigEndianBytes), e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 else { return (0, 0) }
+        var r = ByteReader(e.value)
+        return (Int(try r.varint()), Int(try r.varint()))
+    }
+
+    /// The sort key that puts keys in the order people read ids: keys that are whole numbers
+    /// (`UInt64(key)`) by value, then the rest by their UTF-8 bytes; equal numbers ("7", "07") by
+    /// bytes. `0x00 value(u64be) key` or `0x01 key`, so the key is always recoverable.
+    public static func naturalKey(_ key: String) -> [UInt8] {
+        if let n = UInt64(key) { return [0] + n.bigEndianBytes + Array(key.utf8) }
+        return [1] + Array(key.utf8)
+    }
+
+    /// The key a ``sortedKey(_:_:_:_:)`` was made for (`prefixCount`: the bytes of its
+    /// collection and ordinal).
+    static func key(fromSorted raw: UnsafeRawBufferPointer, prefixCount: Int, _ tables: TableSet, _ txn: Transaction) throws -> String {
+        var at = prefixCount
+        switch raw[at] {
+        case 0: at += 9
+        case 1:
+            at += 1
+            while at < raw.count, raw[at] != 0 { at += 1 }
+            at += 1
+        default: at += 1
+        }
+        return try key(fromNatural: UnsafeRawBufferPointer(rebasing: raw[min(at, raw.count)...]), tables, txn)
+    }
+
+    /// The key a ``naturalKey(_:)`` (or, stored, ``storedNaturalKey(_:_:)``) was made from.
+    static func key(fromNatural raw: UnsafeRawBufferPointer, _ tables: TableSet, _ txn: Transaction) throws -> String {
+        let skip = raw.first == 0 ? 9 : 1
+        return try tables.reveal(UnsafeRawBufferPointer(rebasing: raw[min(skip, raw.count)...]), in: txn)
+    }
+
+    /// ``naturalKey(_:)`` as a table stores it: in an encrypted store the id after the prefix is
+    /// its digest (``TableSet/text(_:)``), so numbers keep their order and texts follow their
+    /// digests' order.
+    static func storedNaturalKey(_ key: String, _ tables: TableSet) -> [UInt8] {
+        guard tables.isEncrypted else { return naturalKey(key) }
+        if let n = UInt64(key) { return [0] + n.bigEndianBytes + tables.text(key) }
+        return [1] + tables.text(key)
+    }
+
+    /// `collection 0x00` and the stored natural key; `remembering`: the write that makes it,
+    /// which records the id behind its digest.
+    static func withNaturalKey<T>(
+        _ collection: String, _ key: String, _ tables: TableSet, remembering txn: Transaction,
+        _ body: ([UInt8]) throws -> T
+    ) throws -> T {
+        if tables.isEncrypted { _ = try tables.text(key, remembering: txn) }
+        return try body(Array(collection.utf8) + [0] + storedNaturalKey(key, tables))
+    }
+}

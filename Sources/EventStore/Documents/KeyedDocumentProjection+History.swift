@@ -1,0 +1,137 @@
+import Foundation
+import LMDB
+
+// Writing versions to `history`: a keyframe starts a row, a delta joins its keyframe's row, and
+// a closed row is packed into `history-packed`.
+
+extension KeyedDocumentProjection {
+    /// Writes a version. Its field-level changes are not stored: they follow from the previous
+    /// version's document, and ``DocumentReader/history(collection:key:upTo:)`` computes them,
+    /// which keeps a diff (and a parse of the old document) off the ingest path.
+    ///
+    /// A delta joins its keyframe's row of `history` (``HistoryRow``): the row grows by one entry
+    /// instead of the table by one key. Any other version starts a row of its own.
+    func writeHistory(
+        _ hk: UnsafeRawBufferPointer, kind: ChangeKind, document: DocumentSource,
+        record: CurrentRecord, event: RecordedEvent, ctx: ProjectionContext
+    ) throws {
+        // The header (at most 10 + 8 + 11 + 1 + 10 bytes) is built on the stack; the document is
+        // copied once, straight into the page.
+        let inline: [UInt8]
+        var group = event.seq
+        switch document {
+        case .inline(let bytes), .encoded(let bytes): inline = bytes
+        case .delta(let keyframe, _, _, _): inline = document.deltaTail; group = keyframe
+        }
+        let history = ctx.tables["history"]
+        let txn = ctx.transaction
+        try withUnsafeTemporaryAllocation(byteCount: 48 + 20, alignment: 1) { header in
+            var n = 0
+            func emit(_ b: UInt8) { header[n] = b; n += 1 }
+            ByteWriter.varint(UInt64(record.version), emit)
+            withUnsafeBytes(of: UInt64(bitPattern: event.recordedAt.microseconds).bigEndian) { for b in $0 { emit(b) } }
+            emit(kind.code)
+            switch document {
+            case .inline: ByteWriter.varint(UInt64(inline.count), emit)
+            case .encoded: emit(0); ByteWriter.varint(UInt64(inline.count), emit)
+            case .delta: emit(0); emit(0)
+            }
+            // After the document: the changes, computed on read (stores written before kept them
+            // here; still read), so an empty blob.
+            let recordCount = n + inline.count + 1
+            // The entry's own head: its seq after the row's, and the record's length.
+            let recordStart = n
+            ByteWriter.varint(event.seq - group, emit)
+            ByteWriter.varint(UInt64(recordCount), emit)
+            let entryHead = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(header)[recordStart..<n])
+            let recordHead = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(header)[..<recordStart])
+            func fill(_ out: UnsafeMutableRawBufferPointer) {
+                out.copyMemory(from: entryHead)
+                UnsafeMutableRawBufferPointer(rebasing: out[entryHead.count...]).copyMemory(from: recordHead)
+                inline.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[(entryHead.count + recordHead.count)...]).copyMemory(from: $0) }
+                out[out.count - 1] = 0
+            }
+            let entryCount = entryHead.count + recordCount
+            guard group != event.seq else {
+                if ctx.memo.holdsRows { return try Self.holdNewRow(hk, seq: event.seq, count: entryCount, fill: fill, ctx) }
+                let c = try Self.packPreviousRow(before: hk, ctx)
+                try c.put(key: hk, count: entryCount, fill: fill)
+                return
+            }
+            let held = ctx.memo.held
+            if ctx.memo.holdsRows, !held.isEmpty, let open = held.row(UnsafeRawBufferPointer(rebasing: hk[..<(hk.count - 8)])) {
+                // The delta joins its keyframe's row where the fold holds it.
+                if open.seq == group {
+                    let at = open.bytes.count
+                    open.bytes.append(contentsOf: repeatElement(0, count: entryCount))
+                    open.bytes.withUnsafeMutableBytes { fill(UnsafeMutableRawBufferPointer(rebasing: $0[at...])) }
+                    held.bytes += entryCount
+                    return
+                }
+                try Self.writeHeldRow(open, txn, ctx.tables, ctx.memo)
+            }
+            try withUnsafeTemporaryAllocation(byteCount: hk.count, alignment: 1) { rowKey in
+                rowKey.copyMemory(from: hk)
+                rowKey.storeBytes(of: group.bigEndian, toByteOffset: hk.count - 8, as: UInt64.self)
+                let key = UnsafeRawBufferPointer(rowKey)
+                guard let existing = try txn.get(history, key: key), existing.first != HistoryRow.packedMark else {
+                    throw EventStoreError.corrupted("the keyframe row at seq \(group) is missing from history; run `strata verify`")
+                }
+                // Copied first: the put may move the page the old value is on.
+                let old = [UInt8](existing)
+                try txn.putReserved(history, key: key, count: old.count + entryCount) { out in
+                    old.withUnsafeBytes { out.copyMemory(from: $0) }
+                    fill(UnsafeMutableRawBufferPointer(rebasing: out[old.count...]))
+                }
+            }
+        }
+    }
+
+    /// Moves the key's newest row before the one `hk` starts (it is closed: no version is added
+    /// to it again) into `history-packed` (as a solid row when that is smaller:
+    /// ``HistoryRow/solid(_:seq:)``), under the next number there, written with
+    /// `MDB_APPEND`: rows of every key, in the order they closed, in pages filled to the end
+    /// (a row growing in the middle of `history` splits its page in two halves, and the half left
+    /// behind is never written again). `history` keeps a pointer: ``HistoryRow/packedMark`` and
+    /// the number.
+    ///
+    /// Returns the context's `history` cursor, left next to where the row `hk` starts goes.
+    static func packPreviousRow(before hk: UnsafeRawBufferPointer, _ ctx: ProjectionContext) throws -> Cursor {
+        let txn = ctx.transaction, memo = ctx.memo
+        let c = try memo.historyCursor ?? txn.cursor(ctx.tables["history"])
+        memo.historyCursor = c
+        let prefixCount = hk.count - 8
+        guard let e = try c.seek(atMost: hk), e.key.count == hk.count, e.value.first != HistoryRow.packedMark,
+            memcmp(e.key.baseAddress!, hk.baseAddress!, prefixCount) == 0
+        else { return c }
+        // Copied: the puts below may move the page the row is on.
+        let row = [UInt8](e.value)
+        let rowSeq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefixCount...]))
+        let number = try packRow(row, seq: rowSeq, ctx)
+        try withUnsafeTemporaryAllocation(byteCount: hk.count + 9, alignment: 1) { buffer in
+            // The row's key (hk with the row's seq), then the pointer: the mark and the number.
+            let rowKey = UnsafeMutableRawBufferPointer(rebasing: buffer[..<hk.count])
+            rowKey.copyMemory(from: hk)
+            rowKey.storeBytes(of: rowSeq.bigEndian, toByteOffset: prefixCount, as: UInt64.self)
+            let pointer = UnsafeMutableRawBufferPointer(rebasing: buffer[hk.count...])
+            HistoryRow.writePointer(to: number, into: pointer)
+            try c.put(key: UnsafeRawBufferPointer(rowKey), value: UnsafeRawBufferPointer(pointer), flags: .current)
+        }
+        return c
+    }
+
+    /// Appends a closed row (of the version at `seq` and the deltas after it) to
+    /// `history-packed`, solid when that is smaller, and returns its number there.
+    static func packRow(_ row: [UInt8], seq: UInt64, _ ctx: ProjectionContext) throws -> UInt64 {
+        let memo = ctx.memo
+        let packed = try memo.packedCursor ?? ctx.transaction.cursor(ctx.tables["history-packed"])
+        memo.packedCursor = packed
+        let number = try memo.nextPacked ?? (packed.last().map { UInt64(bigEndianBytes: $0.key) } ?? 0) + 1
+        memo.nextPacked = number + 1
+        let stored = HistoryRow.solid(row, seq: seq, number: number, ctx.transaction, ctx.tables) ?? row
+        try stored.withUnsafeBytes { value in
+            try withUnsafeBytes(of: number.bigEndian) { try packed.put(key: $0, value: value, flags: .append) }
+        }
+        return number
+    }
+}

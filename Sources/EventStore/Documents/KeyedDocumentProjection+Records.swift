@@ -1,0 +1,420 @@
+import Foundation
+import LMDB
+
+// Keys and the byte layouts of `current` and `history` records (docs/architecture.md, Reference).
+
+extension KeyedDocumentProjection {
+    /// `collection 0x00 key`, the current key (see ``withKeys(_:_:_:_:)``).
+    static func currentKey(_ collection: String, _ key: String, _ tables: TableSet) -> [UInt8] {
+        withKeys(collection, key, 0, tables) { current, _ in [UInt8](current) }
+    }
+
+    /// `collection 0x00 key 0x00 seq(u64be)`, the history key, built on the stack; `body` gets
+    /// the current key (its part before the second 0x00) and the history key. It runs for every
+    /// put: no array is allocated. (``validate(_:_:)`` bounds both names.)
+    /// In an encrypted store the key part is the key's digest (``TableSet/text(_:)``).
+    @inline(__always)
+    static func withKeys<T>(
+        _ collection: String, _ key: String, _ seq: UInt64, _ tables: TableSet,
+        _ body: (_ current: UnsafeRawBufferPointer, _ history: UnsafeRawBufferPointer) throws -> T
+    ) rethrows -> T {
+        // One stack buffer, filled by a plain function: `body` (the whole of a put) is inlined
+        // here instead of becoming a closure whose captures (the event, the context) are copied
+        // for every put.
+        let digest = tables.isEncrypted ? tables.text(key) : nil
+        let keyCount = digest?.count ?? key.utf8.count
+        return try withUnsafeTemporaryAllocation(byteCount: collection.utf8.count + keyCount + 10, alignment: 1) { buffer in
+            let currentCount = fillKeys(buffer, collection, key, digest, seq)
+            let all = UnsafeRawBufferPointer(buffer)
+            return try body(UnsafeRawBufferPointer(rebasing: all[..<currentCount]), all)
+        }
+    }
+
+    /// Writes `collection 0x00 key 0x00 seq(u64be)` (the key's digest for `key` when given) into
+    /// `buffer`, which has exactly the room; returns the length of the current key.
+    static func fillKeys(
+        _ buffer: UnsafeMutableRawBufferPointer, _ collection: String, _ key: String, _ digest: [UInt8]?,
+        _ seq: UInt64
+    ) -> Int {
+        var n = 0
+        func copy(_ bytes: UnsafeRawBufferPointer) {
+            UnsafeMutableRawBufferPointer(rebasing: buffer[n...]).copyMemory(from: bytes)
+            n += bytes.count
+        }
+        var collection = collection
+        collection.withUTF8 { copy(UnsafeRawBufferPointer($0)) }
+        buffer[n] = 0
+        n += 1
+        if let digest {
+            digest.withUnsafeBytes { copy($0) }
+        } else {
+            var key = key
+            key.withUTF8 { copy(UnsafeRawBufferPointer($0)) }
+        }
+        buffer[n] = 0
+        buffer.storeBytes(of: seq.bigEndian, toByteOffset: n + 1, as: UInt64.self)
+        return n
+    }
+
+    static func historyKey(_ collection: String, _ key: String, _ seq: UInt64, _ tables: TableSet) -> [UInt8] {
+        withKeys(collection, key, seq, tables) { [UInt8]($1) }
+    }
+
+    /// The digest kept in `current` to tell a changed document from an unchanged one: the first
+    /// 16 bytes of SHA-256 over the canonical bytes.
+    static func digest(_ canonical: [UInt8]) -> [UInt8] { Hashing.documentDigest(canonical) }
+
+    /// The JSON text of the document of the version at `seq`: its canonical bytes, or the
+    /// payload it was (the same document, as its event carried it).
+    /// `memo`: a fold's, whose open rows are read where they are held (``HeldRows``).
+    static func document(
+        _ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
+        _ memo: DocumentFold? = nil
+    ) throws -> [UInt8] {
+        try storedDocument(collection, key, at: seq, txn, tables, memo).text(collection, key, txn, tables, memo)
+    }
+
+    /// The document of the version at `seq` as the version holds it.
+    static func storedDocument(
+        _ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
+        _ memo: DocumentFold? = nil
+    ) throws -> DocumentSource {
+        let source = try withVersionRecord(collection, key, at: seq, txn, tables, memo) { raw in
+            var r = ByteReader(raw)
+            _ = try VersionHeader(reading: &r)
+            return try DocumentSource(reading: &r)
+        }
+        guard let source else {
+            throw EventStoreError.corrupted("the version at seq \(seq) of \(collection)/\(key.prefix(64)) is missing from history; run `strata verify`")
+        }
+        return source
+    }
+
+    /// A version's document: canonical bytes (a document an operation built, or one a payload
+    /// only contains), or, when it is an event's whole payload, that payload's stored form copied
+    /// from the log (``BlobCodec``: usually zstd-compressed, so a version of a JSON document takes
+    /// a fraction of its text, at no second compression).
+    ///
+    /// Stored after the version header as `varint n, n bytes` for canonical bytes (n > 0: no JSON
+    /// text is empty), or `varint 0, varint m, m bytes` for a stored payload.
+    ///
+    /// Since documents 7 (items 10 and the data projections 7) a version that is not a stored
+    /// payload is usually a delta: `varint 0, varint 0, varint keyframe seq, varint index, varint
+    /// size, varint n, n bytes` of a magicless zstd frame compressed against the document of the
+    /// key's version at the keyframe seq (the prefix), `index` (1…) counting the deltas since that
+    /// keyframe. Every delta of a group refers to the keyframe itself, not to the version before
+    /// it, so a read decodes at most two frames; every ``keyframeInterval`` versions (or when a
+    /// delta would not be smaller) the version is a keyframe again: canonical bytes, compressed
+    /// (`.encoded`) when that saves a tenth.
+    enum DocumentSource {
+        case inline([UInt8])
+        case encoded([UInt8])
+        case delta(keyframe: UInt64, index: Int, size: Int, frame: [UInt8])
+
+        init(reading r: inout ByteReader) throws {
+            let n = Int(try r.varint())
+            if n > 0 { self = .inline([UInt8](try r.slice(n))); return }
+            let m = Int(try r.varint())
+            if m > 0 { self = .encoded([UInt8](try r.slice(m))); return }
+            let keyframe = try r.varint()
+            let index = Int(try r.varint())
+            let size = Int(try r.varint())
+            guard index >= 1, size <= 1 << 30 else { throw ByteReader.Truncated() }
+            self = .delta(keyframe: keyframe, index: index, size: size, frame: try r.blob())
+        }
+
+        /// The length of the JSON text a stored document decodes to, read from its sizes alone
+        /// (nothing copied or decompressed), leaving `r` after it as ``init(reading:)`` does.
+        static func textCount(reading r: inout ByteReader) throws -> Int {
+            let n = Int(try r.varint())
+            if n > 0 { _ = try r.slice(n); return n }
+            let m = Int(try r.varint())
+            if m > 0 {
+                // A stored form: `u8 codec | varint size | …` (``BlobCodec``).
+                let stored = try r.slice(m)
+                var header = ByteReader(stored)
+                _ = try header.u8()
+                return Int(try header.varint())
+            }
+            _ = try r.varint()
+            _ = try r.varint()
+            let size = Int(try r.varint())
+            _ = try r.slice(try r.count())
+            return size
+        }
+
+        /// What follows `varint 0, varint 0` in a delta's record.
+        var deltaTail: [UInt8] {
+            guard case let .delta(keyframe, index, size, frame) = self else { return [] }
+            var w = ByteWriter(capacity: frame.count + 24)
+            w.varint(keyframe)
+            w.varint(index)
+            w.varint(size)
+            w.blob(frame)
+            return w.bytes
+        }
+
+        /// The JSON text (for a payload, as the event carried it: the same document, maybe in
+        /// another key order). A delta reads its keyframe, the version of `collection`/`key`
+        /// at the keyframe's seq, in `txn`.
+        func text(_ collection: String, _ key: String, _ txn: Transaction, _ tables: TableSet, _ memo: DocumentFold? = nil) throws -> [UInt8] {
+            switch self {
+            case .inline(let bytes): return bytes
+            case .encoded(let bytes): return try bytes.withUnsafeBytes { raw in try ZstdContext.pooled { try BlobCodec.decode(raw, context: $0) } }
+            case let .delta(keyframe, _, size, frame):
+                let base = try storedDocument(collection, key, at: keyframe, txn, tables, memo)
+                if case .delta = base {
+                    throw EventStoreError.corrupted("the keyframe at seq \(keyframe) of \(collection)/\(key.prefix(64)) is itself a delta; run `strata verify`")
+                }
+                let prefix = try base.text(collection, key, txn, tables, memo)
+                return try frame.withUnsafeBytes { f in try ZstdContext.pooled { try $0.decompress(f, prefix: prefix, size: size) } }
+            }
+        }
+    }
+
+    /// Versions from one keyframe to the next in `history` (the keyframe and its deltas).
+    static let keyframeInterval = 16
+
+    /// How a new version with document `canonical` is stored: a delta against the keyframe of
+    /// the version before it (`previous`, the key's last changed seq), or, when there is none,
+    /// the group is full or the delta would not be smaller, a keyframe.
+    static func deltaOrKeyframe(
+        _ canonical: [UInt8], _ collection: String, _ key: String, previous: UInt64?,
+        _ txn: Transaction, _ tables: TableSet, _ memo: DocumentFold? = nil
+    ) throws -> DocumentSource {
+        if let previous {
+            let last = try storedDocument(collection, key, at: previous, txn, tables, memo)
+            var keyframe: (seq: UInt64, index: Int, source: DocumentSource)?
+            switch last {
+            case let .delta(seq, index, _, _):
+                if index + 1 < keyframeInterval { keyframe = (seq, index + 1, try storedDocument(collection, key, at: seq, txn, tables, memo)) }
+            default:
+                keyframe = (previous, 1, last)
+            }
+            if let keyframe {
+                let prefix = try keyframe.source.text(collection, key, txn, tables, memo)
+                if let frame = ZstdContext.pooled({ $0.compress(canonical, prefix: prefix, level: BlobCodec.level) }),
+                    frame.count + 8 < canonical.count
+                {
+                    return .delta(keyframe: keyframe.seq, index: keyframe.index, size: canonical.count, frame: frame)
+                }
+            }
+        }
+        let encoded = ZstdContext.pooled { BlobCodec.encode(canonical, context: $0) }
+        return encoded.first == BlobCodec.raw ? .inline(canonical) : .encoded(encoded)
+    }
+
+    /// Runs `body` with the stored bytes of the version written at exactly `seq` (its record in
+    /// its row; valid only inside `body`: a solid row's bytes live as long as the row), or
+    /// returns nil when there is none.
+    ///
+    /// `memo`: a fold's; the key's open row is read where the fold holds it, if it holds one
+    /// (``HeldRows``), and written out first when an earlier version is asked for.
+    static func withVersionRecord<T>(
+        _ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
+        _ memo: DocumentFold? = nil, _ body: (UnsafeRawBufferPointer) throws -> T
+    ) throws -> T? {
+        func find(_ row: HistoryRow) throws -> T? {
+            var result: T?
+            try row.forEach { s, record in
+                if s == seq { result = try body(record) }
+                return s < seq
+            }
+            return result
+        }
+        if let memo, !memo.held.isEmpty,
+            let open = withKeys(collection, key, 0, tables, { memo.held.row(UnsafeRawBufferPointer(rebasing: $1[..<($1.count - 8)])) })
+        {
+            if seq >= open.seq { return try open.bytes.withUnsafeBytes { try find(HistoryRow(seq: open.seq, bytes: $0)) } }
+            try writeHeldRow(open, txn, tables, memo)
+        }
+        guard let row = try HistoryRow.containing(collection, key, seq, txn, tables) else { return nil }
+        return try find(row)
+    }
+
+    /// One row of `history`: a keyframe (or a version stored whole) and the deltas against it,
+    /// keyed `collection 0x00 key 0x00 seq(u64be)` by the seq of its first version. The value is
+    /// its versions in seq order, each `varint (seq − row seq), varint n, n bytes` of a version
+    /// record (header, document, changes). So a version costs its record and two varints, not a
+    /// key and a B-tree node of its own; an as-of read is still one seek (the row at or before
+    /// the seq) and a walk of at most ``keyframeInterval`` entries.
+    struct HistoryRow {
+        /// The seq of the row's first version (its key's last 8 bytes).
+        let seq: UInt64
+        let bytes: UnsafeRawBufferPointer
+        /// The decompressed bytes of a solid row, which `bytes` point into (nil: `bytes` point
+        /// into the map, valid for the transaction).
+        private let owner: OwnedBytes?
+
+        /// The first byte of a row's value in `history` when the row itself was moved to
+        /// `history-packed` (followed by its number there, u64be). A row's own first byte is the
+        /// varint 0 of its first version's offset.
+        static let packedMark: UInt8 = 0xFF
+
+        /// Writes the 9-byte value that stands in `history` for a row packed under `number`.
+        static func writePointer(to number: UInt64, into pointer: UnsafeMutableRawBufferPointer) {
+            pointer[0] = packedMark
+            pointer.storeBytes(of: number.bigEndian, toByteOffset: 1, as: UInt64.self)
+        }
+
+        /// The row holding the version in force at `seq` for `collection`/`key`, or nil.
+        static func containing(_ collection: String, _ key: String, _ seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> HistoryRow? {
+            let k = historyKey(collection, key, seq, tables)
+            let c = try txn.cursor(tables["history"])
+            guard let e = try c.seek(atMost: k), e.key.count == k.count, e.key.prefix(k.count - 8).elementsEqual(k.prefix(k.count - 8)) else { return nil }
+            return try HistoryRow(key: e.key, value: e.value, txn, tables)
+        }
+
+        /// The row a `history` entry (key and value) stands for, read from `history-packed`
+        /// when the value points there.
+        init(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, _ txn: Transaction, _ tables: TableSet) throws {
+            seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...]))
+            guard value.first == Self.packedMark else { bytes = value; owner = nil; return }
+            guard value.count == 9, let row = try txn.get(tables["history-packed"], key: UnsafeRawBufferPointer(rebasing: value[1...])) else {
+                throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing; run `strata verify`")
+            }
+            guard row.first == Self.solidMark || row.first == Self.anchoredMark else { bytes = row; owner = nil; return }
+            do {
+                let solid = try Self.unpackSolid(row, number: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: value[1...])), txn, tables)
+                owner = solid
+                bytes = UnsafeRawBufferPointer(solid.buffer)
+            } catch {
+                throw EventStoreError.corrupted("the packed history row of seq \(seq) does not decompress; run `strata verify`")
+            }
+        }
+
+        init(seq: UInt64, bytes: UnsafeRawBufferPointer) {
+            self.seq = seq
+            self.bytes = bytes
+            owner = nil
+        }
+
+        /// Visits the versions in seq order while `body` returns true.
+        func forEach(_ body: (_ seq: UInt64, _ record: UnsafeRawBufferPointer) throws -> Bool) throws {
+            var r = ByteReader(bytes)
+            while !r.isAtEnd {
+                let at = seq + (try r.varint())
+                let n = Int(try r.varint())
+                guard try body(at, try r.slice(n)) else { return }
+            }
+        }
+
+        /// Runs `body` with the last version at or before `seq` (its record is valid only inside
+        /// `body`), or returns nil when the row has none.
+        func withLast<T>(atMost seq: UInt64, _ body: (_ seq: UInt64, _ record: UnsafeRawBufferPointer) throws -> T) throws -> T? {
+            var found: (UInt64, UnsafeRawBufferPointer)?
+            try forEach { s, record in
+                guard s <= seq else { return false }
+                found = (s, record)
+                return true
+            }
+            guard let found else { return nil }
+            return try withExtendedLifetime(owner) { try body(found.0, found.1) }
+        }
+    }
+
+    /// Bytes a solid history row was decompressed into, freed with the last row that uses them.
+    final class OwnedBytes {
+        let buffer: UnsafeMutableRawBufferPointer
+
+        init(count: Int) { buffer = .allocate(byteCount: max(count, 1), alignment: 8) }
+
+        deinit { buffer.deallocate() }
+    }
+
+    /// The head of a `history` record, before the document: version, time, how it came to be.
+    struct VersionHeader {
+        var version: Int
+        var recordedAt: Timestamp
+        var kind: ChangeKind
+
+        init(reading r: inout ByteReader) throws {
+            version = Int(try r.varint())
+            recordedAt = Timestamp(microseconds: try r.i64())
+            // One byte since documents 7; the kind's name before.
+            let first = try r.u8()
+            if let kind = ChangeKind(code: first) {
+                self.kind = kind
+            } else {
+                guard let kind = ChangeKind(rawValue: String(decoding: try r.slice(Int(first)), as: UTF8.self)) else {
+                    throw DocumentError("unknown change kind in history")
+                }
+                self.kind = kind
+            }
+        }
+    }
+
+    struct CurrentRecord {
+        var version: Int
+        var firstSeq: UInt64
+        var changedSeq: UInt64
+        var lastSeenSeq: UInt64
+        var removed: Bool
+        var digest: Digest16
+
+        init(version: Int, firstSeq: UInt64, changedSeq: UInt64, lastSeenSeq: UInt64, removed: Bool, digest: Digest16) {
+            self.version = version
+            self.firstSeq = firstSeq
+            self.changedSeq = changedSeq
+            self.lastSeenSeq = lastSeenSeq
+            self.removed = removed
+            self.digest = digest
+        }
+
+        init(_ raw: UnsafeRawBufferPointer) throws {
+            var r = ByteReader(raw)
+            let header = try DocumentSummary(reading: &r)
+            version = header.version
+            firstSeq = header.firstSeq
+            changedSeq = header.changedSeq
+            lastSeenSeq = header.lastSeenSeq
+            removed = header.removed
+            digest = Digest16(try r.slice(16))
+        }
+
+        /// The stored form, built on the stack (it is written on every put): four varints, the
+        /// removed flag and the digest.
+        func withEncoded<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+            try withUnsafeTemporaryAllocation(byteCount: 4 * 10 + 1 + 16, alignment: 1) { out in
+                var n = 0
+                func emit(_ b: UInt8) { out[n] = b; n += 1 }
+                ByteWriter.varint(UInt64(version), emit); ByteWriter.varint(firstSeq, emit)
+                ByteWriter.varint(changedSeq, emit); ByteWriter.varint(lastSeenSeq, emit)
+                emit(removed ? 1 : 0)
+                withUnsafeBytes(of: (digest.high.bigEndian, digest.low.bigEndian)) { for b in $0 { emit(b) } }
+                return try body(UnsafeRawBufferPointer(rebasing: out[0..<n]))
+            }
+        }
+    }
+
+    /// A document digest (``digest(_:)``), held inline: no array per record read.
+    struct Digest16: Equatable {
+        var high: UInt64
+        var low: UInt64
+
+        init(_ bytes: UnsafeRawBufferPointer) {
+            precondition(bytes.count == 16, "a digest is 16 bytes")
+            high = UInt64(bigEndianBytes: bytes)
+            low = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: bytes[8...]))
+        }
+
+        init(_ bytes: [UInt8]) { self = bytes.withUnsafeBytes { Digest16($0) } }
+    }
+
+    static func decodeVersion(
+        collection: String, key: String, seq: UInt64, _ raw: UnsafeRawBufferPointer,
+        _ txn: Transaction, _ tables: TableSet
+    ) throws -> DocumentVersion {
+        var r = ByteReader(raw)
+        let header = try VersionHeader(reading: &r)
+        let doc = try JSONValue(parsing: DocumentSource(reading: &r).text(collection, key, txn, tables))
+        let changesBytes = try r.blob()
+        var changes: [PatchOperation] = []
+        if !changesBytes.isEmpty, case .array(let ops) = try JSONValue(parsing: changesBytes) {
+            changes = try ops.map { try PatchOperation(json: $0) }
+        }
+        return DocumentVersion(
+            collection: collection, key: key, version: header.version, seq: seq, recordedAt: header.recordedAt,
+            kind: header.kind, document: doc, changes: changes)
+    }
+}
