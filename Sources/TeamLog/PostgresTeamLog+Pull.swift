@@ -1,0 +1,132 @@
+public import EventStore
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+
+// Pull: the log's events after a position, each link of the chain checked, appended to a store.
+extension PostgresTeamLog {
+    public struct PullReport: Sendable, Hashable {
+        /// Events appended to the store.
+        public var appended = 0
+        /// Events the store held already (its own, pushed before).
+        public var alreadyHere = 0
+        public var bodiesDownloaded = 0
+        public var bodyBytesDownloaded = 0
+        /// The global seq pulled up to (the next pull starts after it).
+        public var position: UInt64 = 0
+    }
+
+    /// Appends the log's events after `position` to `store`, `batch` per append, checking every
+    /// link of the chain.
+    /// - Throws: ``TeamLogError`` `.corrupted` when a link does not hold (nothing after it is appended).
+    public func pull(into store: EventStore, after position: UInt64, batch: Int = 1_000) async throws -> PullReport {
+        try await migrate()
+        var report = PullReport(position: position)
+        var previous = try await hash(at: position)
+        // Pipelined: the next batch's rows and missing bodies are read while this one is checked
+        // and appended (a body both batches need may then be downloaded twice; never missed,
+        // since a batch references a body only when the store holds it already).
+        var current = try await pullBatch(after: position, store, batch)
+        while let batchNow = current {
+            async let following = pullBatch(after: batchNow.rows.last!.seq, store, batch)
+            do {
+                var batchEvents: [NewEvent] = []
+                for r in batchNow.rows {
+                    let expected = TeamChain.hash(previous: previous, seq: r.seq, event: r.event)
+                    guard expected == r.hash else {
+                        throw TeamLogError(
+                            .corrupted,
+                            "the team log's event \(r.seq) does not match its hash chain (changed in the database); nothing after seq \(r.seq - 1) was pulled")
+                    }
+                    previous = r.hash
+                    let e = r.event
+                    var payload: [UInt8]?
+                    var reference: PayloadReference?
+                    if let h = e.bodyHash {
+                        if let body = batchNow.bodies[h] {
+                            guard Hashing.sha256(body) == h else {
+                                throw TeamLogError(.corrupted, "the team log's body \(h.prefix(8)) does not match its hash")
+                            }
+                            payload = body
+                        } else {
+                            reference = PayloadReference(hash: h, size: e.bodySize ?? 0)
+                        }
+                    }
+                    batchEvents.append(
+                        NewEvent(
+                            id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: e.recordedAt, stream: e.stream,
+                            metadata: e.metadata.map { ($0.key, $0.value) }, payload: payload, payloadReference: reference))
+                }
+                let outcomes = try await store.append(batchEvents)
+                let appended = outcomes.filter(\.appended).count
+                report.appended += appended
+                report.alreadyHere += outcomes.count - appended
+                report.bodyBytesDownloaded += batchNow.bodyBytes
+                report.bodiesDownloaded += batchNow.bodies.count
+                report.position = batchNow.rows.last!.seq
+            } catch {
+                _ = try? await following
+                throw error
+            }
+            current = try await following
+        }
+        return report
+    }
+
+    struct PullBatch: Sendable {
+        var rows: [Row]
+        var bodies: [[UInt8]: [UInt8]]
+        var bodyBytes: Int
+    }
+
+    /// The log's rows after `position` (at most `batch`), with the bodies the store lacks.
+    func pullBatch(after position: UInt64, _ store: EventStore, _ batch: Int) async throws -> PullBatch? {
+        let rows = try await rows(after: position, limit: batch)
+        guard !rows.isEmpty else { return nil }
+        let hashes = Array(Set(rows.compactMap(\.event.bodyHash)))
+        let stored = try await store.storedBodies(hashes)
+        let needed = hashes.filter { !stored.contains($0) }.map { ByteBuffer(bytes: $0) }
+        guard !needed.isEmpty else { return PullBatch(rows: rows, bodies: [:], bodyBytes: 0) }
+        let (bodies, bytes) = try await run("download bodies from the team log") { [self] in
+            var bodies: [[UInt8]: [UInt8]] = [:], bytes = 0
+            for try await (h, stored) in try await client.query("SELECT hash, stored FROM strata_bodies WHERE hash = ANY(\(needed))", logger: logger).decode(
+                (ByteBuffer, ByteBuffer).self)
+            {
+                let stored = Array(stored.readableBytesView)
+                bytes += stored.count
+                bodies[Array(h.readableBytesView)] = try PortableBody.decode(stored)
+            }
+            return (bodies, bytes)
+        }
+        return PullBatch(rows: rows, bodies: bodies, bodyBytes: bytes)
+    }
+
+    struct Row: Sendable {
+        var seq: UInt64
+        var event: TeamEvent
+        var hash: [UInt8]
+    }
+
+    /// The log's rows after `position` (at most `limit`), read through ``events(_:)``.
+    func rows(after position: UInt64, limit: Int) async throws -> [Row] {
+        try await events(EventQuery(fromSeq: position + 1, limit: limit)).map { Row(seq: $0.seq, event: TeamEvent($0), hash: $0.hash) }
+    }
+
+    /// The chain hash at `seq` (zeros at 0).
+    func hash(at seq: UInt64) async throws -> [UInt8] {
+        guard seq > 0 else { return TeamChain.zero }
+        let s = Int64(seq)
+        return try await run("read the team log") { [self] in
+            var out: [UInt8]?
+            for try await h in try await client.query("SELECT hash FROM strata_events WHERE seq = \(s)", logger: logger).decode(ByteBuffer.self) {
+                out = Array(h.readableBytesView)
+            }
+            guard let out else {
+                throw TeamLogError(
+                    .diverged, "the team log has no event \(seq), which this store pulled up to: it is another log, or was reset; pull into a new store")
+            }
+            return out
+        }
+    }
+}
