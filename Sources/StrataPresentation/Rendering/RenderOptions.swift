@@ -1,3 +1,5 @@
+import TerminalUI
+
 /// How to draw: the terminal's width and whether colour is on. Below 80 columns the narrow
 /// (card) layouts are used, at 80 and above the wide (table) ones.
 public struct RenderOptions: Sendable, Hashable {
@@ -52,24 +54,20 @@ public struct RenderOptions: Sendable, Hashable {
 
 /// Plain-text measuring and cutting that ignores ANSI escape sequences.
 enum TextCell {
-    /// The number of visible characters (escape sequences excluded).
+    /// The cells a text takes on a terminal (escape sequences excluded; CJK and emoji two,
+    /// combining marks none).
     static func width(_ s: String) -> Int {
-        var n = 0
-        var inEscape = false
-        for ch in s.unicodeScalars {
-            if inEscape { if (0x40...0x7E).contains(ch.value) && ch != "[" { inEscape = false }; continue }
-            if ch == "\u{1B}" { inEscape = true; continue }
-            n += 1
-        }
-        return n
+        // Plain ASCII, the common case, counts its bytes.
+        if s.utf8.allSatisfy({ $0 < 0x80 && $0 != 0x1B }) { return s.utf8.count }
+        return TextWidth.of(s.utf8.contains(0x1B) ? s.strippingEscapes : s)
     }
 
-    /// Cuts plain text to `width` characters, ending with `…` when cut; newlines become spaces.
+    /// Cuts plain text to `width` cells, ending with `…` when cut; newlines become spaces.
     static func fit(_ s: String, _ width: Int) -> String {
         let flat = s.contains("\n") || s.contains("\t") ? s.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ") : s
         guard width > 0 else { return "" }
-        guard flat.unicodeScalars.count > width else { return flat }
-        return String(String.UnicodeScalarView(flat.unicodeScalars.prefix(width - 1))) + "…"
+        guard self.width(flat) > width else { return flat }
+        return TextWidth.truncate(flat, to: width)
     }
 
     /// Word-wraps plain text to `width`, continuation lines indented by two spaces; words
@@ -87,7 +85,7 @@ enum TextCell {
         for word in text.split(separator: " ", omittingEmptySubsequences: true).map(String.init) {
             let room = width - (lines.isEmpty ? 0 : 2)
             let candidate = current.isEmpty ? word : current + " " + word
-            if candidate.unicodeScalars.count <= room {
+            if Self.width(candidate) <= room {
                 current = candidate
             } else {
                 if !current.isEmpty { lines.append(current) }

@@ -9,7 +9,7 @@ struct TableLayout {
     }
 
     static func widths(_ columns: [Column], total: Int, gap: Int = 2, minimum: Int = 6) -> [Int] {
-        var widths = columns.map { c in min(c.maximum, max(TextCell.width(c.header), c.cells.map { $0.unicodeScalars.count }.max() ?? 0)) }
+        var widths = columns.map { c in min(c.maximum, max(TextCell.width(c.header), c.cells.map(TextCell.width).max() ?? 0)) }
         let budget = total - gap * max(0, columns.count - 1)
         while widths.reduce(0, +) > budget {
             let candidates = columns.indices.filter { columns[$0].flexible && widths[$0] > minimum }
