@@ -79,8 +79,9 @@ let package = Package(
         // and network implementations; use cases; Dto/Entity → Domain mappers.
         .target(name: "StrataDomain", dependencies: ["StrataData", "StrataJSON"], swiftSettings: strictSettings),
 
-        // Presentation: ViewData, MVVM view models, terminal renderers. No storage, no CLI parsing.
-        .target(name: "StrataPresentation", dependencies: ["StrataDomain", "StrataJSON"], swiftSettings: strictSettings),
+        // Presentation: ViewData, MVVM view models, terminal renderers (text measured in terminal
+        // cells by TerminalUI). No storage, no CLI parsing.
+        .target(name: "StrataPresentation", dependencies: ["StrataDomain", "StrataJSON", "TerminalUI"], swiftSettings: strictSettings),
 
         // A terminal UI toolkit: cells, styles, a diffing frame encoder, an input decoder and the
         // terminal session (raw mode, alternate screen, signals). Knows nothing of Strata.
@@ -95,7 +96,7 @@ let package = Package(
         // the app's use cases; read-only.
         .target(
             name: "StrataServer",
-            dependencies: ["StrataDomain", "StrataPresentation", "StrataJSON", "StrataData",
+            dependencies: ["StrataDomain", "StrataPresentation", "StrataJSON",
                            .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
                            .product(name: "UnixSignals", package: "swift-service-lifecycle")],
             swiftSettings: strictSettings
@@ -112,12 +113,15 @@ let package = Package(
         // Terminal thumbnails: decoded images drawn as symbols by chafa.
         .target(name: "TerminalImages", dependencies: ["CImageDecode"], swiftSettings: strictSettings),
 
-        // The composition root: Swinject assemblies for Data, Domain and Presentation.
+        // The composition root: Swinject assemblies for Data, Domain and Presentation; the one
+        // place that opens a store (StoreAccess), and the adapters behind the store tools, the
+        // team log and the benchmarks.
         .target(
             name: "StrataApp",
             dependencies: [
-                "StrataData", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "TeamLog",
+                "StrataData", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "LMDB", "TeamLog", "FixtureServer",
                 .product(name: "Swinject", package: "Swinject"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -143,10 +147,9 @@ let package = Package(
         .executableTarget(
             name: "strata",
             dependencies: [
-                "CLibraryLoader", "EventStore", "LMDB", "StrataData", "StrataDomain", "StrataPresentation", "StrataApp", "FixtureServer",
-                "StrataBrowser", "TerminalUI", "TerminalImages", "StrataServer", "TeamLog",
+                "CLibraryLoader", "StrataJSON", "StrataDomain", "StrataPresentation", "StrataApp", "FixtureServer",
+                "StrataBrowser", "TerminalUI", "TerminalImages", "StrataServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -160,6 +163,13 @@ let package = Package(
             name: "StrataTestSupport",
             dependencies: ["TestScratch", "EventStore", "StrataData", "FixtureServer", "CTestSpawn", .product(name: "Logging", package: "swift-log")],
             path: "Tests/StrataTestSupport",
+            swiftSettings: strictSettings
+        ),
+        // The child processes of the crash and concurrency tests (`append-loop`, `hold-read`).
+        .executableTarget(
+            name: "strata-test-aid",
+            dependencies: ["StrataApp", "EventStore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tests/StrataTestAid",
             swiftSettings: strictSettings
         ),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"], swiftSettings: strictSettings),
@@ -190,7 +200,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataCLITests",
-            dependencies: ["StrataTestSupport", "TestScratch", "CTestSpawn", "strata", "EventStore", "LMDB", "FixtureServer", "StrataJSON"],
+            dependencies: ["StrataTestSupport", "TestScratch", "CTestSpawn", "strata", "strata-test-aid", "EventStore", "LMDB", "FixtureServer", "StrataJSON"],
             swiftSettings: strictSettings
         ),
     ]

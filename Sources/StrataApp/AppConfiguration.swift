@@ -1,6 +1,5 @@
-public import EventStore
 public import Logging
-public import StrataData
+public import StrataDomain
 public import TerminalImages
 
 /// Everything the composition root needs to know about this run.
@@ -9,9 +8,9 @@ public struct AppConfiguration: Sendable {
     /// Turns TLS verification off (explicit opt-out only).
     public var insecureSkipTLSVerify = false
     /// Fetch settings for refreshes and detail downloads.
-    public var fetch = FetchOptions()
+    public var fetch = FetchSettings()
     /// Push settings (timeout, retries); the concurrency is given per push.
-    public var push = PushOptions()
+    public var push = PushSettings()
     /// The run is about to make requests (a fetch, a push): the HTTP client starts loading
     /// libcurl while the app is assembled and the store read, not at the first request.
     public var requestsSoon = false
@@ -20,10 +19,6 @@ public struct AppConfiguration: Sendable {
     public var thumbnailColumns = 8
     public var thumbnailRows = 4
     public var logger: Logger
-    /// The log the event log's reads (``ReplayLog``: `strata log`) go to: the store's own when
-    /// nil, or another implementation of the engine's interface (`strata log --remote NAME`
-    /// gives the team log).
-    public var eventLog: (any EventLog)?
     /// Seconds a source's lease in a team log lasts when a fetch takes it.
     public var leaseSeconds: Double = 600
     /// How long the lease step before a fetch waits for a team log before it fetches anyway.

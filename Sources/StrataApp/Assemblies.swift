@@ -46,7 +46,7 @@ public struct DomainAssembly: Assembly {
     public init(configuration: AppConfiguration) { self.configuration = configuration }
 
     public func assemble(container: Container) {
-        let fetchOptions = configuration.fetch
+        let fetchOptions = FetchOptions(configuration.fetch)
         container.register((any EventLogRepository).self) { r in EngineEventLogRepository(store: r.resolve(EventStore.self)!) }
         container.register((any SourceRepository).self) { r in LMDBSourceRepository(tables: r.resolve(ItemTables.self)!) }
         container.register((any ItemRepository).self) { r in
@@ -78,7 +78,7 @@ public struct DomainAssembly: Assembly {
         container.register((any WriteRepository).self) { r in
             EventWriteRepository(writes: r.resolve(LocalWrites.self)!, outbox: r.resolve(OutboxTables.self)!, catalog: r.resolve(SourceCatalog.self)!)
         }
-        let pushOptions = configuration.push
+        let pushOptions = PushOptions(configuration.push)
         container.register((any PushRepository).self) { r in
             PusherPushRepository(pusher: r.resolve(Pusher.self)!, catalog: r.resolve(SourceCatalog.self)!, options: pushOptions)
         }
@@ -107,9 +107,11 @@ public struct DomainAssembly: Assembly {
         container.register(DiffCollection.self) { r in
             DiffCollection(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
         }
-        let eventLog = configuration.eventLog
-        container.register(ReplayLog.self) { r in
-            ReplayLog(log: eventLog.map { EngineEventLogRepository(log: $0) } ?? r.resolve((any EventLogRepository).self)!)
+        container.register(ReplayLog.self) { r in ReplayLog(log: r.resolve((any EventLogRepository).self)!) }
+        container.register(EngineStoreMaintenance.self) { r in EngineStoreMaintenance(store: r.resolve(EventStore.self)!) }
+        container.register(MaintainStore.self) { r in MaintainStore(store: r.resolve(EngineStoreMaintenance.self)!) }
+        container.register(ReadDocuments.self) { r in
+            ReadDocuments(documents: r.resolve(EngineStoreMaintenance.self)!, store: r.resolve(EngineStoreMaintenance.self)!)
         }
         container.register(UseCases.self) { r in
             UseCases(
@@ -118,7 +120,7 @@ public struct DomainAssembly: Assembly {
                 importHistory: r.resolve(ImportHistory.self)!, export: r.resolve(ExportSource.self)!, manageSources: r.resolve(ManageSources.self)!,
                 sources: r.resolve((any SourceRepository).self)!,
                 write: r.resolve(WriteItems.self)!, push: r.resolve(PushOutbox.self)!, config: r.resolve(ManageConfig.self)!,
-                serve: r.resolve(ServeRecordings.self)!)
+                serve: r.resolve(ServeRecordings.self)!, maintenance: r.resolve(MaintainStore.self)!, documents: r.resolve(ReadDocuments.self)!)
         }
     }
 }

@@ -54,4 +54,8 @@ public struct UseCases: Sendable {
     public let push: PushOutbox
     public let config: ManageConfig
     public let serve: ServeRecordings
+    /// The store's upkeep: verify, rebuild, statistics, raw appends.
+    public let maintenance: MaintainStore
+    /// Keyed documents of any projection.
+    public let documents: ReadDocuments
 }

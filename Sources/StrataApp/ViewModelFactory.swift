@@ -1,4 +1,4 @@
-import StrataDomain
+public import StrataDomain
 public import StrataPresentation
 
 /// Makes the screens' view models from the resolved use cases. Resolved once at the root, then
@@ -48,7 +48,8 @@ public struct ViewModelFactory: Sendable {
             ))
     }
 
-    @MainActor public func eventLog() -> EventLogViewModel {
-        EventLogViewModel(replay: replay)
+    /// The event log's view model over the store's log, or over `replay` (a team log's).
+    @MainActor public func eventLog(replay other: ReplayLog? = nil) -> EventLogViewModel {
+        EventLogViewModel(replay: other ?? replay)
     }
 }

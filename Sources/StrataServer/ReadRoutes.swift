@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import StrataData
 import StrataDomain
 import StrataJSON
 import StrataPresentation

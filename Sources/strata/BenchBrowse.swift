@@ -1,48 +1,15 @@
-import EventStore
-import FixtureServer
 import Foundation
-import Logging
 import StrataApp
 import StrataBrowser
-import StrataData
+import StrataJSON
 import StrataPresentation
 import TerminalUI
 
-/// `strata bench browse`: the browser's speed on a source of N items, through the app's
-/// composition root and the real view model, view and frame encoder (no terminal: frames are
+/// `strata bench browse`: the browser's speed on a source of N items (fetched by
+/// ``StoreBenchmark``), through the app's composition root and the real view model, view and frame encoder (no terminal: frames are
 /// encoded, not written). First frame, keypress to encoded frame while scrolling and while
 /// stepping the slider, and the bytes each frame takes against the cells it changed.
 enum BrowseBenchmark {
-    static func run(store s: EventStore, items n: Int, steps: Int, size: Size, result: inout [String: JSONValue]) async throws {
-        // Set-up, not timed: the list of N items fetched in pages of 100, twice (two fetch runs,
-        // so the slider has history to step through).
-        let server = FixtureServer(root: FileManager.default.currentDirectoryPath)
-        try await server.start()
-        do {
-            let source = SourceDefinition(
-                name: "bench", url: server.baseURL + "/synthetic/items?n=\(n)&bytes=64",
-                items: "results", title: "title", pageParam: "page", pageSize: 100)
-            try await SourceCatalog(store: s).define(source)
-            var quiet = Logger(label: "bench")
-            quiet.logLevel = .critical
-            let fetcher = Fetcher(store: s, client: CurlHTTPClient(), logger: quiet)
-            var options = FetchOptions()
-            options.retries = 0
-            for _ in 0..<2 { _ = try await fetcher.fetch(source, options: options) }
-            await server.stop()
-        } catch {
-            await server.stop()
-            throw error
-        }
-        var configuration = AppConfiguration(userAgent: "Strata-bench")
-        configuration.logger.logLevel = .critical
-        let app = StrataApp(store: s, configuration: configuration)
-        let figures = try await measure(app: app, steps: steps, size: size)
-        for (k, v) in figures { result[k] = v }
-        result["items"] = .int(n)
-        result["screen"] = .string("\(size.columns)x\(size.rows)")
-    }
-
     @MainActor
     static func measure(app: StrataApp, steps: Int, size: Size) async throws -> [String: JSONValue] {
         let view = BrowserView()

@@ -1,6 +1,9 @@
 import ArgumentParser
-import EventStore
 import Foundation
+import StrataApp
+import StrataDomain
+import StrataPresentation
+import StrataJSON
 
 struct DocCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -36,12 +39,8 @@ struct DocCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let store = try await location.open()
-                let seq = try await asOf?.resolve(in: store)
-                let (collection, includeRemoved) = (self.collection, self.includeRemoved)
-                let states = try await store.documents(projection: projection) {
-                    try $0.states(collection: collection, asOf: seq, includeRemoved: includeRemoved)
-                }
+                let documents = try await location.app().useCases.documents
+                let (seq, states) = try await documents.list(projection: projection, collection: collection, at: asOf?.point, includeRemoved: includeRemoved)
                 switch format {
                 case .json, .ndjson: emit(states.map(\.json), as: format)
                 case .table:
@@ -69,10 +68,10 @@ struct DocCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let store = try await location.open()
-                let seq = try await asOf?.resolve(in: store)
+                let documents = try await location.app().useCases.documents
                 let (collection, key, projection) = (document.collection, document.key, document.projection)
-                guard let s = try await store.documents(projection: projection, { try $0.state(collection: collection, key: key, asOf: seq) }) else {
+                let (seq, found) = try await documents.document(projection: projection, collection: collection, key: key, at: asOf?.point)
+                guard let s = found else {
                     throw CLIError(
                         "no document \(key) in \(collection)\(seq.map { " as of seq \($0)" } ?? ""); list keys with `strata doc list \(collection)`",
                         exit: ExitCodes.notFound)
@@ -103,10 +102,9 @@ struct DocCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let store = try await location.open()
-                let seq = try await asOf?.resolve(in: store) ?? .max
+                let documents = try await location.app().useCases.documents
                 let (collection, key, projection) = (document.collection, document.key, document.projection)
-                let versions = try await store.documents(projection: projection) { try $0.history(collection: collection, key: key, upTo: seq) }
+                let versions = try await documents.history(projection: projection, collection: collection, key: key, upTo: asOf?.point)
                 if versions.isEmpty {
                     throw CLIError("no history for \(key) in \(collection); list keys with `strata doc list \(collection)`", exit: ExitCodes.notFound)
                 }
@@ -146,12 +144,8 @@ extension DocCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let store = try await location.open()
-                let a = try await from.resolve(in: store)
-                let head = try await store.head().seq
-                let b = try await to?.resolve(in: store) ?? head
-                let (collection, projection) = (self.collection, self.projection)
-                let diffs = try await store.documents(projection: projection) { try $0.diff(collection: collection, from: a, to: b) }
+                let documents = try await location.app().useCases.documents
+                let (a, b, diffs) = try await documents.diff(projection: projection, collection: collection, from: from.point, to: to?.point)
                 switch format {
                 case .json, .ndjson: emit(diffs.map(\.json), as: format)
                 case .table:
@@ -177,7 +171,7 @@ extension DocCommand {
     }
 }
 
-extension DocumentDiff {
+extension KeyedDocumentDiff {
     var json: JSONValue {
         .object([
             "key": .string(key), "kind": .string(kind.rawValue), "before": before ?? .null, "after": after ?? .null,
@@ -204,7 +198,7 @@ struct DocumentSelection: ParsableArguments {
     @Argument(help: "The document's key.") var key: String
 }
 
-extension DocumentState {
+extension KeyedDocument {
     var json: JSONValue {
         var o: [String: JSONValue] = [
             "collection": .string(collection), "key": .string(key), "version": .int(version),
@@ -215,7 +209,7 @@ extension DocumentState {
     }
 }
 
-extension DocumentVersion {
+extension KeyedDocumentVersion {
     var json: JSONValue {
         .object([
             "collection": .string(collection), "key": .string(key), "version": .int(version), "seq": .int(seq),

@@ -1,9 +1,10 @@
 import ArgumentParser
-import EventStore
 import Foundation
+import StrataApp
+import StrataDomain
 
-// Store tools for encryption at rest: `init`, `key generate`, `rekey`. Like the other engine
-// tools they work on the store itself, not through the app's use cases.
+// Store tools for encryption at rest: `init`, `key generate`, `rekey`, through the store's files
+// (``StoreAccess/files``).
 
 struct InitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -32,7 +33,8 @@ struct InitCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let path = location.path
-            if FileManager.default.fileExists(atPath: path + "/data.mdb") {
+            let files = location.access.files
+            if files.exists {
                 throw CLIError("a store exists at \(path); to encrypt it or change its key, run `strata rekey --new-key-file FILE`")
             }
             var created = false
@@ -41,14 +43,14 @@ struct InitCommand: AsyncParsableCommand {
                     throw ValidationError("--encrypt needs a key file: give --key-file FILE or set STRATA_KEY_FILE (it is created if missing)")
                 }
                 if !FileManager.default.fileExists(atPath: keyPath) {
-                    try createKeyFile(keyPath)
+                    try createKeyFile(keyPath, files)
                     created = true
                 }
             } else if location.keyPath != nil {
                 throw ValidationError("a key file was given without --encrypt; add --encrypt, or unset STRATA_KEY_FILE")
             }
-            let store = try await location.open()
-            var lines = ["created \(store.isEncrypted ? "an encrypted" : "a") store at \(path)"]
+            let app = try await location.app()
+            var lines = ["created \(app.storeIsEncrypted ? "an encrypted" : "a") store at \(path)"]
             if let keyPath = location.keyPath {
                 lines.append(created ? "wrote a new key to \(keyPath) (mode 0600): keep a copy apart from the store" : "encrypted under the key in \(keyPath)")
                 lines.append("every command needs it: export STRATA_KEY_FILE=\(keyPath)")
@@ -59,14 +61,9 @@ struct InitCommand: AsyncParsableCommand {
 }
 
 /// Writes a new key to `path` (mode 0600, never over an existing file), creating its directory
-/// (mode 0700) if needed.
-func createKeyFile(_ path: String) throws {
-    let dir = (path as NSString).deletingLastPathComponent
-    if !dir.isEmpty, !FileManager.default.fileExists(atPath: dir) {
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    }
-    // Exit 1, not 4: nothing is wrong with a store's key.
-    do { try StoreKey.generate().write(toNewFile: path) } catch { throw CLIError("\(error)") }
+/// (mode 0700) if needed; an error exits 1, not 4: nothing is wrong with a store's key.
+func createKeyFile(_ path: String, _ files: ManageStoreFiles) throws {
+    do { try files.createKey(at: path) } catch { throw CLIError(CLIError(error).description) }
 }
 
 struct KeyCommand: AsyncParsableCommand {
@@ -91,7 +88,7 @@ struct KeyCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                try createKeyFile(file)
+                try createKeyFile(file, StoreAccess.keyFiles)
                 emit("wrote a new key to \(file) (mode 0600)")
             }
         }
@@ -128,34 +125,22 @@ struct RekeyCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let path = (location.path as NSString).standardizingPath
-            let replacement = StoreReplacement(path: path, copyPath: path + ".rekey", mark: Self.doneMark, resumable: true)
-            if try replacement.finishEarlierSwap() {
+            let progress = Progress(label: "copying")
+            let replaced: Replacement<LogHead>
+            do {
+                replaced = try await location.access.files.rekey(toKeyFile: newKeyFile) { progress.update($0) }
+                progress.finish()
+            } catch {
+                progress.finish()
+                throw error
+            }
+            guard case .done(let head) = replaced else {
                 emit("the last rekey had swapped the stores; removed the old one")
                 return
             }
-            var newKey: StoreKey?
-            if let newKeyFile {
-                if !FileManager.default.fileExists(atPath: newKeyFile) { try createKeyFile(newKeyFile) }
-                newKey = try StoreKey.load(file: newKeyFile)
-            }
-            // The copy goes on from where a stopped rekey left it, and takes the events appended
-            // to the store while it was made.
-            let head = try await replacement.run(open: { try await location.open() }) { store, first in
-                guard first else { return try await store.copy(into: replacement.copyPath, key: newKey) }
-                let progress = Progress(label: "copying")
-                defer { progress.finish() }
-                do {
-                    return try await store.copy(into: replacement.copyPath, key: newKey) { applied, head in
-                        progress.update(RebuildProgress(projection: "log", applied: applied, head: head))
-                    }
-                } catch { throw CLIError(error) }
-            }
-            var lines = ["rewrote \(head.seq) events \(newKey == nil ? "without encryption" : "under the new key")"]
+            var lines = ["rewrote \(head.seq) events \(newKeyFile == nil ? "without encryption" : "under the new key")"]
             if let newKeyFile { lines.append("from now on: export STRATA_KEY_FILE=\(newKeyFile)") } else { lines.append("from now on: unset STRATA_KEY_FILE") }
             emit(lines.joined(separator: "\n"))
         }
     }
-
-    static let doneMark = ".strata-rekey-swapped"
 }

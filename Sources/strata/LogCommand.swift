@@ -1,9 +1,7 @@
 import ArgumentParser
-import EventStore
 import StrataApp
 import StrataDomain
 import StrataPresentation
-import TeamLog
 
 struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -38,28 +36,22 @@ struct LogCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             guard let remote else { return try await show(nil) }
-            let (_, entry) = try RemoteRegistry.load(store: location.path).resolve(remote)
-            try await withTeamLog(entry, location) { log in try await show(log) }
+            try await location.team.reading(remote: remote) { replay in try await show(replay) }
         }
     }
 
-    /// Lists the events of `log` (the store's own when nil) through the engine's `EventLog`
-    /// interface: the same reads, whichever log it is.
-    private func show(_ log: (any EventLog)?) async throws {
+    /// Lists the events of a team log (`remote`), or of the store's own when nil, through
+    /// ``ReplayLog``: the same reads, whichever log it is.
+    private func show(_ remote: ReplayLog?) async throws {
+        let screen = Screen()
+        let query = LogQuery(stream: stream, type: type, fromSeq: since ?? 1, toSeq: until ?? .max, limit: limit, newestFirst: !oldestFirst)
         switch format {
         case .json, .ndjson:
-            let source: any EventLog = if let log { log } else { try await location.open() }
-            let events = try await source.events(
-                EventQuery(
-                    stream: stream, type: type, fromSeq: since ?? 1, toSeq: until ?? .max, limit: limit, descending: !oldestFirst))
-            emit(events.map(\.json), as: format)
+            let replay = if let remote { remote } else { try await location.app().useCases.replay }
+            emit(try await replay(query).map(\.json), as: format)
         case .table:
-            let screen = Screen()
-            let app = try await location.app(screen: screen) {
-                $0.thumbnails = nil; $0.eventLog = log
-            }
-            let query = LogQuery(stream: stream, type: type, fromSeq: since ?? 1, toSeq: until ?? .max, limit: limit, newestFirst: !oldestFirst)
-            let state = await table(app: app, query: query)
+            let app = try await location.app(screen: screen) { $0.thumbnails = nil }
+            let state = await table(app: app, replay: remote, query: query)
             guard case .loaded(let rows) = state.content else {
                 throw (state.content.error ?? PresentableError(kind: .storage, message: "the log did not load")).cli
             }
@@ -68,8 +60,8 @@ struct LogCommand: AsyncParsableCommand {
     }
 
     @MainActor
-    private func table(app: StrataApp, query: LogQuery) async -> EventLogViewModel.State {
-        let vm = app.viewModels.eventLog()
+    private func table(app: StrataApp, replay: ReplayLog?, query: LogQuery) async -> EventLogViewModel.State {
+        let vm = app.viewModels.eventLog(replay: replay)
         await vm.send(.load(query))
         return vm.state
     }

@@ -1,6 +1,8 @@
 import ArgumentParser
-import EventStore
 import Foundation
+import StrataDomain
+import StrataJSON
+import StrataPresentation
 
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case table, json, ndjson
@@ -19,47 +21,23 @@ func emit(_ values: [JSONValue], as format: OutputFormat) {
     }
 }
 
-extension JSONValue {
-    static func int<T: BinaryInteger>(_ v: T) -> JSONValue { .number(String(v)) }
-    static func double(_ v: Double) -> JSONValue { .number(String(format: "%.4f", v)) }
-}
-
-extension RecordedEvent {
+extension LogEntry {
     /// The stable JSON shape of an event (docs/cli.md).
     var json: JSONValue {
         var meta: [String: JSONValue] = [:]
-        for m in metadata { meta[m.key] = .string(m.value) }
+        for m in metadata { meta[m.path] = .string(m.value) }
         return .object([
             "seq": .int(seq), "id": .string(id), "type": .string(type), "schemaVersion": .int(schemaVersion),
-            "recordedAt": .string(recordedAt.iso8601), "stream": .string(stream), "metadata": .object(meta),
-            "payload": payload.map { .object(["sha256": .string($0.hashHex), "size": .int($0.size)]) } ?? .null,
-            "previousHash": .string(previousHash.hexString), "hash": .string(hash.hexString)
+            "recordedAt": .string(LogTime(recordedAt).iso8601), "stream": .string(stream), "metadata": .object(meta),
+            "payload": payloadSHA256.map { .object(["sha256": .string($0), "size": .int(payloadSize ?? 0)]) } ?? .null,
+            "previousHash": .string(previousHash), "hash": .string(hash)
         ])
     }
 }
 
-extension Array where Element == UInt8 {
-    var hexString: String { map { String(format: "%02x", $0) }.joined() }
-}
-
-/// A plain text table: columns padded to their widest cell; the last column is not padded.
-struct TextTable {
-    var headers: [String]
-    var rows: [[String]] = []
-
-    func render(maxWidth: Int = Terminal.width) -> String {
-        var widths = headers.map(\.count)
-        for r in rows { for (i, c) in r.enumerated() where i < widths.count { widths[i] = max(widths[i], c.count) } }
-        func line(_ cells: [String]) -> String {
-            var out = ""
-            for (i, c) in cells.enumerated() {
-                if i == cells.count - 1 { out += c } else { out += c.padding(toLength: widths[i], withPad: " ", startingAt: 0) + "  " }
-            }
-            if out.count > maxWidth { out = String(out.prefix(max(1, maxWidth - 1))) + "…" }
-            return out
-        }
-        return ([line(headers)] + rows.map(line)).joined(separator: "\n")
-    }
+extension TextTable {
+    /// The table cut to the terminal's width.
+    func render() -> String { render(maxWidth: Terminal.width) }
 }
 
 /// The process's environment variable `name`. `ProcessInfo.processInfo.environment` copies the
@@ -92,22 +70,15 @@ func byteCount(_ n: some BinaryInteger) -> String {
 }
 
 /// A point in the log: a seq, or an ISO 8601 date/time resolved to the last event at or before it.
-enum AsOf: ExpressibleByArgument {
-    case seq(UInt64)
-    case time(Timestamp)
+struct AsOf: ExpressibleByArgument {
+    let point: LogPoint
 
     init?(argument: String) {
-        if let s = UInt64(argument) { self = .seq(s) } else if let t = Timestamp(iso8601: argument) { self = .time(t) } else { return nil }
+        guard let point = LogPoint(text: argument) else { return nil }
+        self.point = point
     }
 
     static var defaultValueDescription: String { "SEQ|DATE" }
-
-    func resolve(in store: EventStore) async throws -> UInt64 {
-        switch self {
-        case .seq(let s): return s
-        case .time(let t): return try await store.seq(asOf: t)
-        }
-    }
 }
 
 /// A command's discussion as ArgumentParser should get it: the lines of each paragraph joined,

@@ -1,5 +1,5 @@
-import EventStore
 import Foundation
+import StrataDomain
 import Synchronization
 
 /// A one-line progress indicator on stderr, shown only when stderr is a terminal.
@@ -14,7 +14,7 @@ final class Progress: Sendable {
 
     init(label: String) { self.label = label }
 
-    func update(_ p: RebuildProgress) {
+    func update(_ p: CatchUpProgress) {
         guard enabled, p.head > 0 else { return }
         let label = self.label
         state.withLock { s in

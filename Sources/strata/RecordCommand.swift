@@ -1,6 +1,8 @@
 import ArgumentParser
-import EventStore
 import Foundation
+import StrataApp
+import StrataDomain
+import StrataJSON
 
 struct RecordCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -34,7 +36,7 @@ struct RecordCommand: AsyncParsableCommand {
 
     func validate() throws {
         for m in meta where !m.contains("=") { throw ValidationError("--meta takes key=value, got '\(m)'") }
-        if let recordedAt, Timestamp(iso8601: recordedAt) == nil {
+        if let recordedAt, LogTime(iso8601: recordedAt) == nil {
             throw ValidationError("--recorded-at takes an ISO 8601 date or date-time, e.g. 2026-11-22T08:00:00Z")
         }
     }
@@ -56,10 +58,9 @@ struct RecordCommand: AsyncParsableCommand {
                 let i = m.firstIndex(of: "=")!
                 return (String(m[..<i]), String(m[m.index(after: i)...]))
             }
-            let store = try await location.open()
-            let outcome = try await store.append(
-                NewEvent(
-                    id: id, type: type, schemaVersion: schemaVersion, recordedAt: recordedAt.flatMap(Timestamp.init(iso8601:)),
+            let outcome = try await location.app().useCases.maintenance.record(
+                NewLogEntry(
+                    id: id, type: type, schemaVersion: schemaVersion, recordedAt: recordedAt.flatMap(LogTime.init(iso8601:)),
                     stream: stream, metadata: metadata, payload: body))
             if format == .table {
                 emit(
@@ -67,63 +68,6 @@ struct RecordCommand: AsyncParsableCommand {
                         ? "recorded seq \(outcome.seq) (id \(outcome.id))" : "already recorded as seq \(outcome.seq) (id \(outcome.id)); nothing changed")
             } else {
                 emit(JSONValue.object(["seq": .int(outcome.seq), "id": .string(outcome.id), "appended": .bool(outcome.appended)]).prettyString)
-            }
-        }
-    }
-}
-
-/// Appends synthetic document events in a loop: the child process of crash and concurrency tests.
-struct AppendLoopCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "_append-loop", abstract: "Append synthetic events in batches (testing aid).", shouldDisplay: false)
-
-    @OptionGroup var location: StoreLocation
-    @Option var count = 1_000
-    @Option var batch = 10
-    @Option var stream = "loop"
-    @Option var keys = 50
-    @Option(help: "Prefix of the deterministic ids; a re-run with the same prefix skips what is stored.") var idPrefix = "loop"
-    @Option var seed: UInt64 = 1
-
-    func run() async throws {
-        try await reportingErrors {
-            let store = try await location.open()
-            var rng = SplitMix64(seed: seed)
-            var i = 0
-            while i < count {
-                var events: [NewEvent] = []
-                for _ in 0..<min(batch, count - i) {
-                    let key = "k\(rng.next() % UInt64(keys))"
-                    let doc = "{\"n\":\(rng.next() % 5),\"i\":\(i % 7),\"name\":\"item \(key)\"}"
-                    events.append(
-                        NewEvent(
-                            id: "\(idPrefix)-\(i)", type: DocumentEvents.recorded, stream: stream,
-                            metadata: [("collection", stream), ("key", key)], payload: Array(doc.utf8)))
-                    i += 1
-                }
-                _ = try await store.append(events)
-            }
-            emit("appended through \(try await store.head().seq)")
-        }
-    }
-}
-
-/// Opens the store, holds a read snapshot and sleeps: the child of the stale-reader test.
-struct HoldReadCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "_hold-read", abstract: "Hold a read transaction (testing aid).", shouldDisplay: false)
-
-    @OptionGroup var location: StoreLocation
-    @Option var seconds: Double = 60
-
-    func run() async throws {
-        try await reportingErrors {
-            let store = try await location.open()
-            let seconds = self.seconds
-            _ = try await store.read { _ in
-                FileHandle.standardOutput.write(Data("holding\n".utf8))
-                Thread.sleep(forTimeInterval: seconds)
-                return 0
             }
         }
     }

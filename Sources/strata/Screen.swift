@@ -86,19 +86,24 @@ extension StoreLocation {
     /// Opens the store and assembles the app once (the composition root), for commands that
     /// draw no thumbnails.
     func app(configure: (inout AppConfiguration) -> Void = { _ in }) async throws -> StrataApp {
-        let store = try await open()
         var configuration = AppConfiguration(userAgent: "Strata/\(Strata.version)", logger: logger())
         configure(&configuration)
-        return StrataApp(store: store, configuration: configuration)
+        return try await openApp(configuration)
     }
 
     /// Opens the store and assembles the app once (the composition root).
     func app(screen: Screen, configure: (inout AppConfiguration) -> Void = { _ in }) async throws -> StrataApp {
-        let store = try await open()
         var configuration = AppConfiguration(userAgent: "Strata/\(Strata.version)", logger: logger())
         configuration.thumbnails = screen.thumbnailMode
         configure(&configuration)
-        return StrataApp(store: store, configuration: configuration)
+        return try await openApp(configuration)
+    }
+
+    /// Opens the store through the app, showing catch-up progress on a TTY.
+    private func openApp(_ configuration: AppConfiguration) async throws -> StrataApp {
+        let progress = Progress(label: "catching up")
+        defer { progress.finish() }
+        do { return try await access.open(configuration: configuration) { progress.update($0) } } catch { throw CLIError(error) }
     }
 }
 

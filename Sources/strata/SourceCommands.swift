@@ -1,9 +1,9 @@
 import ArgumentParser
-import EventStore
 import Foundation
-import StrataData
 import StrataApp
 import StrataDomain
+import StrataPresentation
+import StrataJSON
 import Synchronization
 
 struct SourceCommand: AsyncParsableCommand {
@@ -22,7 +22,7 @@ struct SourceCommand: AsyncParsableCommand {
         @Option(help: "An item's URL for deletes, with {id} (enables `strata delete`).") var deleteUrl: String?
         @Option(help: "Path of the field naming an item's owner: filled with your user on create, matched by `list --mine`.") var ownerField: String?
 
-        func apply(to d: inout SourceDefinition) {
+        func apply(to d: inout SourceSpec) {
             if let createUrl { d.createURL = createUrl.isEmpty ? nil : createUrl }
             if let updateUrl { d.updateURL = updateUrl.isEmpty ? nil : updateUrl }
             if let updateMethod { d.updateMethod = updateMethod.isEmpty ? nil : updateMethod.uppercased() }
@@ -164,7 +164,7 @@ struct SourceCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                var def = SourceDefinition(
+                var def = SourceSpec(
                     name: name, url: url, items: items, id: id.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) },
                     title: title, subtitle: subtitle, image: image, detailURL: detailUrl, detailURLField: detailUrlField, next: next,
                     pageParam: pageParam, sizeParam: sizeParam, pageSize: pageSize,
@@ -173,8 +173,7 @@ struct SourceCommand: AsyncParsableCommand {
                     limitParam: limitParam, afterParam: afterParam, hasMorePath: hasMorePath)
                 writeSide.apply(to: &def)
                 let keep = headerOptions.allowLiteralSecret
-                let checked = keep ? def.takingLiteralSecrets().definition : def
-                do throws(FetchError) { try checked.validate() } catch { throw ValidationError(error.message) }
+                do { try def.validate(keepingLiteralSecrets: keep) } catch let e as RepositoryError { throw ValidationError(e.message) }
                 let app = try await location.app()
                 let seq: UInt64
                 do { seq = try await app.useCases.manageSources.define(def, replace: replace, keepingLiteralSecrets: keep) } catch let e as RepositoryError {
@@ -263,7 +262,10 @@ struct FetchCommand: AsyncParsableCommand {
     @Argument(help: "Source names.") var names: [String] = []
     @Flag(help: ArgumentHelp("Fetch details; --details=changed for new and changed items only.", valueName: "all|changed")) var details = false
     @Option(name: .customLong("details-policy"), help: .hidden) var detailsPolicyText: String?
-    var detailsPolicy: DetailPolicy? { detailsPolicyText.flatMap(DetailPolicy.init(rawValue:)) }
+    var detailsPolicy: DetailsPolicy? { detailsPolicyText.flatMap(DetailsPolicy.init(rawValue:)) }
+
+    /// Which details `--details` asks for: every one (revalidated), or new and changed items' only.
+    enum DetailsPolicy: String { case all, changed }
     @Option(help: ArgumentHelp("With --details: revalidate only details last seen longer ago (30m, 6h, 2d, or seconds).", valueName: "duration"))
     var detailMaxAge: String?
     @Flag(help: "Fetch each item's image once.") var images = false
@@ -303,7 +305,7 @@ struct FetchCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            var options = FetchOptions()
+            var options = FetchSettings()
             options.concurrency = concurrency
             options.timeout = timeout
             options.maxBytes = maxBytes
@@ -423,7 +425,7 @@ struct ImportCommand: AsyncParsableCommand {
         } else {
             guard !files.isEmpty else { throw ValidationError("give at least one file, or --git REPO --path FILE") }
             guard path == nil, since == nil, until == nil else { throw ValidationError("--path, --since and --until go with --git") }
-            if let recordedAt, Timestamp(iso8601: recordedAt) == nil { throw ValidationError("--recorded-at takes an ISO 8601 date-time") }
+            if let recordedAt, LogTime(iso8601: recordedAt) == nil { throw ValidationError("--recorded-at takes an ISO 8601 date-time") }
         }
     }
 
@@ -434,12 +436,12 @@ struct ImportCommand: AsyncParsableCommand {
             if let git, let path {
                 origin = .git(repository: git, path: path, since: since, until: until, committerDate: date == .committer)
             } else {
-                origin = .files(files, observedAt: recordedAt.flatMap(Timestamp.init(iso8601:)).map(\.date))
+                origin = .files(files, observedAt: recordedAt.flatMap(LogTime.init(iso8601:)).map(\.date))
             }
             let bar = FetchProgressLine()
             do {
                 let r = try await app.useCases.importHistory(name, from: origin) { done in
-                    bar.show(FetchProgress(source: name, stage: .list, done: done, total: nil))
+                    bar.show(FetchStatus(source: name, stage: .list, done: done, total: nil))
                 }
                 bar.clear()
                 emit(r.line)
@@ -500,7 +502,7 @@ final class FetchProgressLine: Sendable {
     private let enabled = isatty(STDERR_FILENO) == 1
     private let state = Mutex(Shown())
 
-    func show(_ p: FetchProgress) {
+    func show(_ p: FetchStatus) {
         guard enabled else { return }
         // Progress comes from many tasks: one line at a time, and not more often than every 80 ms.
         state.withLock { s in

@@ -1,9 +1,10 @@
 import ArgumentParser
 import CLibraryLoader
-import EventStore
-import StrataData
 import Foundation
 import Logging
+import StrataApp
+import StrataDomain
+import StrataPresentation
 
 @main
 struct Strata: AsyncParsableCommand {
@@ -42,7 +43,7 @@ struct Strata: AsyncParsableCommand {
             CommandGroup(
                 name: "Engine tools",
                 subcommands: [
-                    LogCommand.self, DocCommand.self, RecordCommand.self, BenchCommand.self, AppendLoopCommand.self, HoldReadCommand.self
+                    LogCommand.self, DocCommand.self, RecordCommand.self, BenchCommand.self
                 ])
         ]
     )
@@ -179,12 +180,6 @@ struct StoreLocation: ParsableArguments {
         return nil
     }
 
-    /// The key in ``keyPath``, read (never printed).
-    func key() throws -> StoreKey? {
-        guard let keyPath else { return nil }
-        do { return try StoreKey.load(file: keyPath) } catch { throw CLIError(error) }
-    }
-
     /// `--store`, else `$STRATA_STORE`, else `$XDG_DATA_HOME/strata`, else `~/.local/share/strata`.
     var path: String {
         if let store, !store.isEmpty { return store }
@@ -199,31 +194,10 @@ struct StoreLocation: ParsableArguments {
         return logger
     }
 
-    /// Opens the store with Strata's projections, showing catch-up progress on a TTY.
-    func open() async throws -> EventStore {
-        var options = StoreOptions()
-        options.logger = logger()
-        options.key = try key()
-        if let d = environmentValue("STRATA_DURABILITY"),
-            let durability = StoreOptions.Durability(rawValue: d)
-        {
-            options.durability = durability
-        }
-        let progress = Progress(label: "catching up")
-        do {
-            let store = try await EventStore.open(at: path, projections: Projections.all, options: options) { progress.update($0) }
-            progress.finish()
-            return store
-        } catch {
-            progress.finish()
-            throw CLIError(error)
-        }
+    /// The store at ``path`` under ``keyPath``'s key, to open or maintain through the app.
+    var access: StoreAccess {
+        StoreAccess(path: path, keyFile: keyPath, durability: environmentValue("STRATA_DURABILITY"), logger: logger())
     }
-}
-
-/// The projections Strata keeps, registered in one place.
-enum Projections {
-    static let all: [any Projection] = [KeyedDocumentProjection()] + DataProjections.all
 }
 
 /// An error rendered as one line that says what to do; the exit code says what kind.
@@ -236,10 +210,17 @@ struct CLIError: Error, CustomStringConvertible {
         self.exit = exit
     }
 
+    /// The one mapping of errors to what the CLI says and its exit code: a missing or wrong key
+    /// exits 4; a repository's or a presentable error by its kind (not found 3, invalid input 64,
+    /// a refusal by another node 5).
     init(_ error: any Error) {
-        if let e = error as? CLIError { self = e; return }
-        description = "\(error)"
-        if let e = error as? EventStoreError, e.code == .encryption { exit = ExitCodes.keyProblem }
+        switch error {
+        case let e as CLIError: self = e
+        case let e as PresentableError: self = e.cli
+        case let e as RepositoryError where e.code == .key: self = CLIError(e.message, exit: ExitCodes.keyProblem)
+        case let e as RepositoryError: self = PresentableError(e).cli
+        default: self = CLIError("\(error)")
+        }
     }
 }
 
@@ -255,7 +236,8 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
     } catch let e as ValidationError {
         throw e
     } catch {
-        FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
-        throw ExitCode.failure
+        let e = CLIError(error)
+        FileHandle.standardError.write(Data("Error: \(e.description)\n".utf8))
+        throw e.exit
     }
 }

@@ -1,6 +1,8 @@
 import ArgumentParser
-import EventStore
 import Foundation
+import StrataApp
+import StrataDomain
+import StrataJSON
 
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,16 +31,15 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let r: VerifyReport
+            let r: StoreVerification
             if chainOnly {
-                guard FileManager.default.fileExists(atPath: location.path + "/data.mdb") else { throw CLIError("no store at \(location.path)") }
-                do { r = try EventStore.verifyChain(at: location.path) } catch { throw CLIError(error) }
+                r = try location.access.files.verifyChain()
             } else {
-                r = try await location.open().verify(checkProjections: !skipProjections)
+                r = try await location.app().useCases.maintenance.verify(checkProjections: !skipProjections)
             }
             let ok = r.ok && !(strict && !r.quarantined.isEmpty)
             if format == .table {
-                var lines = ["events: \(r.eventsChecked) (head \(r.headSeq)), bodies: \(r.blobsChecked)"]
+                var lines = ["events: \(r.eventsChecked) (head \(r.headSeq)), bodies: \(r.bodiesChecked)"]
                 let checked = chainOnly ? "hash chain" : "hash chain and bodies"
                 lines.append(r.problemCount == 0 ? "\(checked): ok" : "\(checked): \(r.problemCount) problem(s)")
                 lines += r.problems.prefix(50).map { "  - \($0)" }
@@ -58,7 +59,7 @@ struct VerifyCommand: AsyncParsableCommand {
                 emit(
                     JSONValue.object([
                         "ok": .bool(ok), "headSeq": .int(r.headSeq), "eventsChecked": .int(r.eventsChecked),
-                        "blobsChecked": .int(r.blobsChecked), "problemCount": .int(r.problemCount),
+                        "blobsChecked": .int(r.bodiesChecked), "problemCount": .int(r.problemCount),
                         "problems": .array(r.problems.map { .string($0) }),
                         "projections": .array(
                             r.projections.map {
@@ -76,7 +77,7 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 }
 
-extension QuarantinedEvent {
+extension QuarantinedEntry {
     var json: JSONValue { .object(["projection": .string(projection), "seq": .int(seq), "reason": .string(reason)]) }
 }
 
@@ -99,14 +100,12 @@ struct RebuildCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try await location.open()
+            let maintenance = try await location.app().useCases.maintenance
             let progress = Progress(label: "rebuilding")
             let clock = ContinuousClock()
             let start = clock.now
-            try await store.rebuild(projections) { progress.update($0) }
+            let (names, head) = try await maintenance.rebuild(projections) { progress.update($0) }
             progress.finish()
-            let head = try await store.head().seq
-            let names = projections.isEmpty ? store.projections.map(\.name) : projections
             emit("rebuilt \(names.joined(separator: ", ")) through seq \(head) in \(durationText(clock.now - start))")
         }
     }
@@ -124,8 +123,7 @@ struct StatsCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try await location.open()
-            let s = try await store.stats()
+            let s = try await location.app().useCases.maintenance.statistics()
             if format != .table {
                 emit(s.json.prettyString)
                 return
@@ -134,7 +132,7 @@ struct StatsCommand: AsyncParsableCommand {
                 "store        \(s.path)",
                 "events       \(s.events) (head seq \(s.headSeq), hash \(s.headHash.prefix(16)))",
                 "log          \(byteCount(s.logBytes)) envelopes, \(byteCount(s.indexBytes)) indexes",
-                "bodies       \(s.blobs) distinct, \(byteCount(s.blobRawBytes)) raw, \(byteCount(s.blobStoredBytes)) stored",
+                "bodies       \(s.bodies) distinct, \(byteCount(s.bodyRawBytes)) raw, \(byteCount(s.bodyStoredBytes)) stored",
                 "payloads     \(s.payloadCount) referenced, \(byteCount(s.payloadBytes)); dedupe \(String(format: "%.2f", s.dedupeRatio))×, compression \(String(format: "%.2f", s.compressionRatio))×",
                 "map          \(byteCount(s.usedBytes)) used of \(byteCount(s.mapSize)) (file \(byteCount(s.fileBytes)) on disk)",
                 "free         \(byteCount(s.freeBytes)) in pages the store's transactions freed"
@@ -149,12 +147,12 @@ struct StatsCommand: AsyncParsableCommand {
     }
 }
 
-extension StoreStats {
+extension StoreStatistics {
     var json: JSONValue {
         .object([
             "path": .string(path), "events": .int(events), "headSeq": .int(headSeq), "headHash": .string(headHash),
-            "logBytes": .int(logBytes), "indexBytes": .int(indexBytes), "blobs": .int(blobs),
-            "blobRawBytes": .int(blobRawBytes), "blobStoredBytes": .int(blobStoredBytes),
+            "logBytes": .int(logBytes), "indexBytes": .int(indexBytes), "blobs": .int(bodies),
+            "blobRawBytes": .int(bodyRawBytes), "blobStoredBytes": .int(bodyStoredBytes),
             "payloadBytes": .int(payloadBytes), "payloadCount": .int(payloadCount),
             "dedupeRatio": .double(dedupeRatio), "compressionRatio": .double(compressionRatio),
             "mapSize": .int(mapSize), "usedBytes": .int(usedBytes), "fileBytes": .int(fileBytes), "freeBytes": .int(freeBytes),
@@ -200,34 +198,18 @@ struct CompactCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let path = (location.path as NSString).standardizingPath
-            let replacement = StoreReplacement(path: path, copyPath: path + ".compact", mark: Self.doneMark, resumable: false)
-            let fm = FileManager.default
-            guard fm.fileExists(atPath: path + "/data.mdb") else { throw CLIError("no store at \(path)") }
-            if try replacement.finishEarlierSwap() {
+            guard case .done(let c) = try await location.access.files.compact() else {
                 emit("the last compaction had swapped the stores; removed the old one")
                 return
             }
-            // A copy left by a compaction stopped before its swap is not resumed: it is made again.
-            if fm.fileExists(atPath: replacement.copyPath) { try fm.removeItem(atPath: replacement.copyPath) }
-            let before = Self.fileSize(path)
-            let head = try await replacement.run(open: { try await location.open() }) { store, _ in
-                try await store.compactedCopy(into: replacement.copyPath)
-            }
-            let after = Self.fileSize(path)
+            let (path, head, before, after) = (c.path, c.events, c.bytesBefore, c.bytesAfter)
             if format != .table {
                 emit(
-                    JSONValue.object(["path": .string(path), "events": .int(Int(head.seq)), "bytesBefore": .int(before), "bytesAfter": .int(after)])
+                    JSONValue.object(["path": .string(path), "events": .int(Int(head)), "bytesBefore": .int(before), "bytesAfter": .int(after)])
                         .prettyString)
             } else {
-                emit("compacted \(path): \(byteCount(before)) → \(byteCount(after)) (\(head.seq) events)")
+                emit("compacted \(path): \(byteCount(before)) → \(byteCount(after)) (\(head) events)")
             }
         }
     }
-
-    static func fileSize(_ store: String) -> Int {
-        ((try? FileManager.default.attributesOfItem(atPath: store + "/data.mdb"))?[.size] as? Int) ?? 0
-    }
-
-    static let doneMark = ".strata-compact-swapped"
 }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import StrataApp
-import StrataData
 import StrataDomain
 import StrataJSON
 import StrataPresentation

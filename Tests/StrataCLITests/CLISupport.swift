@@ -14,6 +14,9 @@ let strataBinary: String = {
     return ".build/debug/strata"
 }()
 
+/// The test aid (`Tests/StrataTestAid`) beside `strata`: the store actions `strata` has no command for.
+let testAidBinary: String = (strataBinary as NSString).deletingLastPathComponent + "/strata-test-aid"
+
 struct RunResult {
     var status: Int32
     var stdout: String
@@ -27,8 +30,14 @@ func makeStoreDir() -> String {
 /// Starts `strata` with `args` against the store at `store`.
 func startStrata(_ args: [String], store: String, stdin: Data? = nil, env extra: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
     let p = Process()
-    p.executableURL = URL(fileURLWithPath: strataBinary)
-    p.arguments = args
+    // `_append-loop` and `_hold-read` are the test aid's `append-loop` and `hold-read`.
+    if let first = args.first, first.hasPrefix("_") {
+        p.executableURL = URL(fileURLWithPath: testAidBinary)
+        p.arguments = [String(first.dropFirst())] + args.dropFirst()
+    } else {
+        p.executableURL = URL(fileURLWithPath: strataBinary)
+        p.arguments = args
+    }
     var env = ProcessInfo.processInfo.environment
     env["STRATA_STORE"] = store
     env["NO_COLOR"] = "1"

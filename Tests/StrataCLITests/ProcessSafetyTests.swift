@@ -140,7 +140,7 @@ import Testing
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/bin/bash")
             // Ignore SIGXFSZ so the write fails with EFBIG instead of killing the process.
-            p.arguments = ["-c", "trap '' XFSZ; ulimit -f 2048; exec \"$0\" _append-loop --count 200000 --batch 50 --id-prefix big --keys 5000", strataBinary]
+            p.arguments = ["-c", "trap '' XFSZ; ulimit -f 2048; exec \"$0\" append-loop --count 200000 --batch 50 --id-prefix big --keys 5000", testAidBinary]
             var env = ProcessInfo.processInfo.environment
             env["STRATA_STORE"] = store
             p.environment = env

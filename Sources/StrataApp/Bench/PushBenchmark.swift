@@ -40,7 +40,7 @@ enum PushBenchmark {
             let summary = try await pusher.push(writable, options: options)
             let elapsed = seconds(clock.now - start)
             guard summary.count(.acknowledged) == n else {
-                throw CLIError(
+                throw BenchmarkError(
                     "the push benchmark failed: \(summary.count(.acknowledged)) of \(n) acknowledged (\(summary.outcomes.first { $0.result != .acknowledged }?.message ?? ""))"
                 )
             }
@@ -56,7 +56,7 @@ enum PushBenchmark {
             var done = 0
             for await batch in transfers { done += batch.count }
             let floorElapsed = seconds(clock.now - floorStart)
-            guard done == n else { throw CLIError("the push floor answered \(done) of \(n)") }
+            guard done == n else { throw BenchmarkError("the push floor answered \(done) of \(n)") }
             result["floorC\(c)WritesPerSecond"] = .int(Int(Double(n) / floorElapsed))
             result["pushC\(c)OverFloor"] = .double((elapsed / floorElapsed * 100).rounded() / 100)
         }

@@ -34,7 +34,7 @@ enum TeamLogBenchmark {
             defer { try? FileManager.default.removeItem(atPath: target) }
             var options = StoreOptions()
             options.logger = quiet
-            let into = try await EventStore.open(at: target, projections: Projections.all, options: options)
+            let into = try await EventStore.open(at: target, projections: StoreAccess.projections, options: options)
             start = clock.now
             let pulled = try await log.pull(into: into, after: 0, batch: batch)
             pull.append(seconds(clock.now - start))

@@ -50,6 +50,7 @@ extension LogEntry {
         self.init(
             seq: e.seq, recordedAt: e.recordedAt.date, type: e.type, stream: e.stream,
             metadata: e.metadata.map { Field(path: $0.key, value: $0.value) }, payloadSize: e.payload?.size,
-            payloadSHA256: e.payload?.hashHex, hash: e.hash.hex, id: e.id)
+            payloadSHA256: e.payload?.hashHex, hash: e.hash.hex, id: e.id, schemaVersion: e.schemaVersion,
+            previousHash: e.previousHash.hex)
     }
 }

@@ -13,13 +13,18 @@ public struct LogEntry: Sendable, Hashable {
     public var hash: String
     /// The event's id (idempotency key).
     public var id: String
+    /// The version of the payload's schema.
+    public var schemaVersion: Int
+    /// The hash of the event before it in the chain (hex).
+    public var previousHash: String
 
     public init(
         seq: UInt64, recordedAt: Date, type: String, stream: String, metadata: [Field] = [], payloadSize: Int? = nil,
-        payloadSHA256: String? = nil, hash: String, id: String = ""
+        payloadSHA256: String? = nil, hash: String, id: String = "", schemaVersion: Int = 1, previousHash: String = ""
     ) {
         self.seq = seq; self.recordedAt = recordedAt; self.type = type; self.stream = stream; self.metadata = metadata
         self.payloadSize = payloadSize; self.payloadSHA256 = payloadSHA256; self.hash = hash; self.id = id
+        self.schemaVersion = schemaVersion; self.previousHash = previousHash
     }
 
     public subscript(metadata key: String) -> String? { metadata.first { $0.path == key }?.value }

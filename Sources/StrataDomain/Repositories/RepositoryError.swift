@@ -1,7 +1,7 @@
 /// A failure of a repository: a code to branch on, a message that says what to do, and the cause.
 public struct RepositoryError: Error, Sendable, CustomStringConvertible, Equatable {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
-        private enum Raw: String { case notFound, invalidQuery, storage, network, conflict }
+        private enum Raw: String { case notFound, invalidQuery, storage, network, conflict, key }
         private let raw: Raw
         private init(_ raw: Raw) { self.raw = raw }
         /// The source, item or point does not exist.
@@ -14,6 +14,8 @@ public struct RepositoryError: Error, Sendable, CustomStringConvertible, Equatab
         public static let network = Code(.network)
         /// Another party holds what this needs (a source leased to another node of a team log).
         public static let conflict = Code(.conflict)
+        /// The store is encrypted and its key was not given, or another key was.
+        public static let key = Code(.key)
         public var description: String { raw.rawValue }
     }
 

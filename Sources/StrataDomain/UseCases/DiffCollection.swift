@@ -14,7 +14,7 @@ public struct DiffCollection: Sendable {
         _ = try await sources.source(named: name)
         var diff = try await items.diff(source: name, from: from, to: to)
         guard diff.fromSeq <= diff.toSeq else {
-            throw RepositoryError(.invalidQuery, "--from (seq \(diff.fromSeq)) is after --to (seq \(diff.toSeq)); swap them")
+            throw RepositoryError(.invalidQuery, "the first point (seq \(diff.fromSeq)) is after the second (seq \(diff.toSeq)); swap them")
         }
         if !ignoring.isEmpty {
             diff.items = diff.items.compactMap { d in

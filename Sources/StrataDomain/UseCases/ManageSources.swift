@@ -1,5 +1,3 @@
-public import StrataData
-
 /// Defines, changes, lists and removes sources (each change an event in the log).
 public struct ManageSources: Sendable {
     let catalog: any SourceCatalogRepository
@@ -11,20 +9,19 @@ public struct ManageSources: Sendable {
     /// the log, and the definition refers to it.
     /// - Throws: ``RepositoryError`` `invalidQuery` naming the flag at fault, or when the source
     ///   exists and `replace` is false.
-    public func define(_ definition: SourceDefinition, replace: Bool = false, keepingLiteralSecrets: Bool = false) async throws -> UInt64 {
-        let checked = keepingLiteralSecrets ? definition.takingLiteralSecrets().definition : definition
-        do throws(FetchError) { try checked.validate() } catch { throw RepositoryError(.invalidQuery, error.message, cause: error) }
-        return try await catalog.define(definition, replace: replace, keepingLiteralSecrets: keepingLiteralSecrets)
+    public func define(_ spec: SourceSpec, replace: Bool = false, keepingLiteralSecrets: Bool = false) async throws -> UInt64 {
+        try spec.validate(keepingLiteralSecrets: keepingLiteralSecrets)
+        return try await catalog.define(spec.definition, replace: replace, keepingLiteralSecrets: keepingLiteralSecrets)
     }
 
-    public func all() async throws -> [SourceDefinition] { try await catalog.definitions() }
+    public func all() async throws -> [SourceSpec] { try await catalog.definitions().map(SourceSpec.init) }
 
     /// - Throws: ``RepositoryError`` `notFound`.
-    public func definition(_ name: String) async throws -> SourceDefinition {
+    public func definition(_ name: String) async throws -> SourceSpec {
         guard let d = try await catalog.definition(name) else {
             throw RepositoryError(.notFound, "no source named \(name); see `strata source list`")
         }
-        return d
+        return SourceSpec(d)
     }
 
     /// - Throws: ``RepositoryError`` `notFound`.

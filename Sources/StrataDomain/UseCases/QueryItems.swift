@@ -15,8 +15,8 @@ public struct QueryItems: Sendable {
 
     /// - Throws: ``RepositoryError`` `notFound` for an unknown source, `invalidQuery` for a bad query.
     public func callAsFunction(_ query: ItemQuery) async throws -> Result {
-        if let limit = query.limit, limit < 1 { throw RepositoryError(.invalidQuery, "--limit must be at least 1") }
-        if query.offset < 0 { throw RepositoryError(.invalidQuery, "--offset must not be negative") }
+        if let limit = query.limit, limit < 1 { throw RepositoryError(.invalidQuery, "the limit must be at least 1") }
+        if query.offset < 0 { throw RepositoryError(.invalidQuery, "the offset must not be negative") }
         let source = try await sources.source(named: query.source)
         return Result(source: source, page: try await items.items(query))
     }

@@ -6,8 +6,8 @@ public struct ReplayLog: Sendable {
 
     /// - Throws: ``RepositoryError`` `invalidQuery` for a non-positive limit or an empty range.
     public func callAsFunction(_ query: LogQuery) async throws -> [LogEntry] {
-        guard query.limit > 0 else { throw RepositoryError(.invalidQuery, "--limit must be positive") }
-        guard query.fromSeq <= query.toSeq else { throw RepositoryError(.invalidQuery, "--since must not be after --until") }
+        guard query.limit > 0 else { throw RepositoryError(.invalidQuery, "the limit must be positive") }
+        guard query.fromSeq <= query.toSeq else { throw RepositoryError(.invalidQuery, "the first seq must not be after the last") }
         return try await log.entries(query)
     }
 

@@ -1,0 +1,115 @@
+import EventStore
+import StrataDomain
+import StrataJSON
+
+/// ``StoreMaintenanceRepository`` and ``DocumentRepository`` over the opened event store.
+struct EngineStoreMaintenance: StoreMaintenanceRepository, DocumentRepository {
+    let store: EventStore
+
+    func verify(checkProjections: Bool) async throws -> StoreVerification {
+        StoreVerification(try await engine { try await store.verify(checkProjections: checkProjections) })
+    }
+
+    func rebuild(_ projections: [String], progress: @escaping @Sendable (CatchUpProgress) -> Void) async throws -> [String] {
+        try await engine {
+            try await store.rebuild(projections) { progress(CatchUpProgress(projection: $0.projection, applied: $0.applied, head: $0.head)) }
+        }
+        return projections.isEmpty ? store.projections.map(\.name) : projections
+    }
+
+    func statistics() async throws -> StoreStatistics {
+        StoreStatistics(try await engine { try await store.stats() })
+    }
+
+    func append(_ entry: NewLogEntry) async throws -> AppendResult {
+        let outcome = try await engine {
+            try await store.append(
+                NewEvent(
+                    id: entry.id, type: entry.type, schemaVersion: entry.schemaVersion,
+                    recordedAt: entry.recordedAt.map { Timestamp(microseconds: $0.microseconds) }, stream: entry.stream,
+                    metadata: entry.metadata, payload: entry.payload))
+        }
+        return AppendResult(seq: outcome.seq, id: outcome.id, appended: outcome.appended)
+    }
+
+    func seq(at point: LogPoint) async throws -> UInt64 {
+        switch point {
+        case .seq(let s): return s
+        case .time(let t): return try await engine { try await store.seq(asOf: Timestamp(microseconds: t.microseconds)) }
+        }
+    }
+
+    func head() async throws -> UInt64 { try await engine { try await store.head().seq } }
+
+    func documents(projection: String, collection: String, asOf seq: UInt64?, includeRemoved: Bool) async throws -> [KeyedDocument] {
+        try await engine {
+            try await store.documents(projection: projection) { try $0.states(collection: collection, asOf: seq, includeRemoved: includeRemoved) }
+        }.map(KeyedDocument.init)
+    }
+
+    func document(projection: String, collection: String, key: String, asOf seq: UInt64?) async throws -> KeyedDocument? {
+        try await engine {
+            try await store.documents(projection: projection) { try $0.state(collection: collection, key: key, asOf: seq) }
+        }.map(KeyedDocument.init)
+    }
+
+    func history(projection: String, collection: String, key: String, upTo seq: UInt64) async throws -> [KeyedDocumentVersion] {
+        try await engine {
+            try await store.documents(projection: projection) { try $0.history(collection: collection, key: key, upTo: seq) }
+        }.map(KeyedDocumentVersion.init)
+    }
+
+    func diff(projection: String, collection: String, from: UInt64, to: UInt64) async throws -> [KeyedDocumentDiff] {
+        try await engine {
+            try await store.documents(projection: projection) { try $0.diff(collection: collection, from: from, to: to) }
+        }.map(KeyedDocumentDiff.init)
+    }
+}
+
+extension StoreVerification {
+    init(_ r: VerifyReport) {
+        self.init(
+            headSeq: r.headSeq, eventsChecked: r.eventsChecked, bodiesChecked: r.blobsChecked, problems: r.problems, problemCount: r.problemCount,
+            projections: r.projections.map {
+                ProjectionCheck(name: $0.name, checkpoint: $0.checkpoint, matchesRebuild: $0.matchesRebuild, differences: $0.differences, digest: $0.digest)
+            },
+            quarantined: r.quarantined.map { QuarantinedEntry(projection: $0.projection, seq: $0.seq, reason: $0.reason) })
+    }
+}
+
+extension StoreStatistics {
+    init(_ s: StoreStats) {
+        self.init(
+            path: s.path, events: s.events, headSeq: s.headSeq, headHash: s.headHash, logBytes: s.logBytes, indexBytes: s.indexBytes, bodies: s.blobs,
+            bodyRawBytes: s.blobRawBytes, bodyStoredBytes: s.blobStoredBytes, payloadBytes: s.payloadBytes, payloadCount: s.payloadCount,
+            dedupeRatio: s.dedupeRatio, compressionRatio: s.compressionRatio, mapSize: s.mapSize, usedBytes: s.usedBytes, fileBytes: s.fileBytes,
+            freeBytes: s.freeBytes, staleReadersCleared: s.staleReadersCleared,
+            projections: s.projections.map { p in
+                Projection(
+                    name: p.name, version: p.version, checkpoint: p.checkpoint, lag: p.lag, quarantined: p.quarantined,
+                    tables: p.tables.map { Table(name: $0.name, entries: $0.entries, bytes: $0.bytes) })
+            })
+    }
+}
+
+extension KeyedDocument {
+    init(_ s: DocumentState) {
+        self.init(
+            collection: s.collection, key: s.key, version: s.version, firstSeq: s.firstSeq, changedSeq: s.changedSeq, lastSeenSeq: s.lastSeenSeq,
+            removed: s.removed, document: s.document)
+    }
+}
+
+extension KeyedDocumentVersion {
+    init(_ v: DocumentVersion) {
+        self.init(
+            collection: v.collection, key: v.key, version: v.version, seq: v.seq, recordedAt: LogTime(microseconds: v.recordedAt.microseconds),
+            kind: StrataDomain.ChangeKind(rawValue: v.kind.rawValue)!, document: v.document, changes: v.changes)
+    }
+}
+
+extension KeyedDocumentDiff {
+    init(_ d: DocumentDiff) {
+        self.init(key: d.key, kind: StrataDomain.ChangeKind(rawValue: d.kind.rawValue)!, before: d.before, after: d.after, changes: d.changes)
+    }
+}

@@ -1,0 +1,86 @@
+package import EventStore
+import Foundation
+public import Logging
+import StrataData
+public import StrataDomain
+
+/// Where the store is and how it is opened: the one place that opens a store, with the one list
+/// of projections Strata keeps.
+public struct StoreAccess: Sendable {
+    /// The store's directory.
+    public var path: String
+    /// The encrypted store's key file; nil for a store without encryption.
+    public var keyFile: String?
+    /// `full` (the default), `nosync` or `nometasync`: how commits reach the disk.
+    public var durability: String?
+    public var logger: Logger
+
+    public init(path: String, keyFile: String? = nil, durability: String? = nil, logger: Logger = Logger(label: "strata")) {
+        self.path = path
+        self.keyFile = keyFile
+        self.durability = durability
+        self.logger = logger
+    }
+
+    /// The projections Strata keeps, registered in one place.
+    static var projections: [any Projection] { [KeyedDocumentProjection()] + DataProjections.all }
+
+    /// The key in ``keyFile``, read (never printed).
+    /// - Throws: ``RepositoryError`` `key` when the file is not a key.
+    func key() throws -> StoreKey? {
+        guard let keyFile else { return nil }
+        return try engine { try StoreKey.load(file: keyFile) }
+    }
+
+    func options() throws -> StoreOptions {
+        var options = StoreOptions()
+        options.logger = logger
+        options.key = try key()
+        if let durability, let d = StoreOptions.Durability(rawValue: durability) { options.durability = d }
+        return options
+    }
+
+    /// Opens the store (creating it if missing), brings its projections up to the log's head
+    /// while `progress` hears how far they are, and assembles the app over it.
+    public func open(
+        configuration: AppConfiguration, progress: @escaping @Sendable (CatchUpProgress) -> Void = { _ in }
+    ) async throws -> StrataApp {
+        StrataApp(store: try await openStore(progress: progress), configuration: configuration)
+    }
+
+    /// The engine's store itself, for the test aid's raw appends and reads.
+    package func openStore(progress: @escaping @Sendable (CatchUpProgress) -> Void = { _ in }) async throws -> EventStore {
+        let options = try options()
+        return try await engine {
+            try await EventStore.open(at: path, projections: Self.projections, options: options) {
+                progress(CatchUpProgress(projection: $0.projection, applied: $0.applied, head: $0.head))
+            }
+        }
+    }
+
+    /// The store's files, whether or not it is open: the chain check without a key, compaction, rekey.
+    public var files: ManageStoreFiles { ManageStoreFiles(files: EngineStoreFiles(access: self)) }
+
+    /// The team logs this store shares its history through; `operationTimeout` bounds each
+    /// database step.
+    public func team(operationTimeout: Duration = .seconds(30)) -> SyncTeam {
+        SyncTeam(team: PostgresTeamRepository(access: self, operationTimeout: operationTimeout))
+    }
+
+    /// Key files, which belong to no store until one is created or rekeyed under them.
+    public static var keyFiles: ManageStoreFiles { StoreAccess(path: "").files }
+}
+
+/// Runs an engine call, its errors as repository errors with the engine's words: a missing or
+/// wrong key is `key`, anything else `storage`.
+func engine<T>(_ body: () async throws -> T) async throws -> T {
+    do { return try await body() } catch let e as EventStoreError {
+        throw RepositoryError(e.code == .encryption ? .key : .storage, "\(e)", cause: e)
+    }
+}
+
+func engine<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch let e as EventStoreError {
+        throw RepositoryError(e.code == .encryption ? .key : .storage, "\(e)", cause: e)
+    }
+}

@@ -1,0 +1,48 @@
+public import StrataData
+public import StrataJSON
+
+extension SourceSpec {
+    /// The spec of a stored definition.
+    public init(_ d: SourceDefinition) {
+        self.init(
+            name: d.name, url: d.url, items: d.items, id: d.id, title: d.title, subtitle: d.subtitle, image: d.image, detailURL: d.detailURL,
+            detailURLField: d.detailURLField, next: d.next, pageParam: d.pageParam, sizeParam: d.sizeParam, pageSize: d.pageSize, index: d.index,
+            headers: d.headers, cursorPath: d.cursorPath, cursorParam: d.cursorParam, offsetParam: d.offsetParam, totalPath: d.totalPath,
+            limitParam: d.limitParam, afterParam: d.afterParam, hasMorePath: d.hasMorePath)
+        createURL = d.createURL
+        updateURL = d.updateURL
+        updateMethod = d.updateMethod
+        patchFormat = d.patchFormat
+        deleteURL = d.deleteURL
+        ownerField = d.ownerField
+    }
+
+    /// The definition the fetcher reads and the log stores.
+    public var definition: SourceDefinition {
+        var d = SourceDefinition(
+            name: name, url: url, items: items, id: id, title: title, subtitle: subtitle, image: image, detailURL: detailURL, detailURLField: detailURLField,
+            next: next, pageParam: pageParam, sizeParam: sizeParam, pageSize: pageSize, index: index, headers: headers, cursorPath: cursorPath,
+            cursorParam: cursorParam, offsetParam: offsetParam, totalPath: totalPath, limitParam: limitParam, afterParam: afterParam, hasMorePath: hasMorePath)
+        d.createURL = createURL
+        d.updateURL = updateURL
+        d.updateMethod = updateMethod
+        d.patchFormat = patchFormat
+        d.deleteURL = deleteURL
+        d.ownerField = ownerField
+        return d
+    }
+
+    /// The spec as shown to people and exported: a literal credential (from a store defined
+    /// before literals were refused) as `[hidden]`.
+    public var masked: SourceSpec { SourceSpec(definition.masked) }
+
+    /// The spec as JSON, keys sorted (`source show`, `GET /sources`).
+    public var json: JSONValue { definition.json }
+
+    /// Checks the spec as ``ManageSources/define(_:replace:keepingLiteralSecrets:)`` will.
+    /// - Throws: ``RepositoryError`` `invalidQuery` saying what is wrong.
+    public func validate(keepingLiteralSecrets: Bool = false) throws {
+        let d = keepingLiteralSecrets ? definition.takingLiteralSecrets().definition : definition
+        do throws(FetchError) { try d.validate() } catch { throw RepositoryError(.invalidQuery, error.message, cause: error) }
+    }
+}
