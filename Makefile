@@ -108,7 +108,7 @@ stress: deps
 
 ## Benchmarks/ (its own package): Strata beside the raw-LMDB and libcurl C floors, a GRDB peer and
 ## Foundation's decoder, BENCH_RUNS times (default 5); docs/benchmarks.md gets every ratio of every
-## run, their medians and ranges, and the last run's package-benchmark output. Then issue 29's other
+## run, their medians and ranges (the last run's raw output: .build/bench/last-run.md). Then the other
 ## rows (Benchmarks/scripts/targets.sh with `make release`'s strata: rebuild and as-of on 1 M events,
 ## the list rows, re-fetch, process start, client CPU, and the git-scraping history against git and
 ## git-history, HISTORY_RUNS times), medians of BENCH_RUNS, into the same file. About an hour.
@@ -124,9 +124,8 @@ bench-package: deps
 	done; \
 	{ echo "<!-- bench:begin -->"; \
 	  echo "Last run: $$(date -u +%Y-%m-%d), commit $$(git rev-parse --short HEAD 2>/dev/null || echo -), $$(nproc) cores, $$($(SWIFT) --version 2>/dev/null | head -1), $(BENCH_RUNS) runs of the suite in a row."; \
-	  echo; awk -f Benchmarks/report.awk $$runs; echo; \
-	  echo "<details><summary>package-benchmark output of the last run</summary>"; echo; \
-	  sed -n '/^## Baseline/,$$p' $$dir/run$(BENCH_RUNS).md; echo; echo "</details>"; echo "<!-- bench:end -->"; } > $$dir/section.md; \
+	  echo; awk -f Benchmarks/report.awk $$runs; echo "<!-- bench:end -->"; } > $$dir/section.md; \
+	mkdir -p .build/bench; cp $$dir/run$(BENCH_RUNS).md .build/bench/last-run.md; \
 	$(call replace_block,bench,$$dir/section.md,docs/benchmarks.md,$$dir/doc.md); rm -rf $$dir; \
 	echo "ratios of $(BENCH_RUNS) runs written to docs/benchmarks.md"
 
@@ -141,7 +140,7 @@ bench-targets: release
 	  echo; cat $$dir/rows.md; echo "<!-- targets:end -->"; } > $$dir/section.md; \
 	cat $$dir/section.md; \
 	$(call replace_block,targets,$$dir/section.md,docs/benchmarks.md,$$dir/doc.md); rm -rf $$dir; \
-	echo "issue 29's rows written to docs/benchmarks.md"
+	echo "the targets' rows written to docs/benchmarks.md"
 
 ## `strata serve` beside nginx under wrk (a recorded 16 KB detail, 64 connections) and the cost of
 ## naming a point on a 1 M-event log; SERVE_RUNS runs of SERVE_SECONDS each. Figures: docs/benchmarks.md.
