@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import Synchronization
 
 /// A fault a route can be switched to.
 public enum Fault: String, Sendable, CaseIterable {
@@ -34,12 +35,15 @@ public enum Fault: String, Sendable, CaseIterable {
 /// `ROOT/D/rest` (version-independent files such as images).
 public final class FixtureServer: @unchecked Sendable {
     public let root: String
-    private let lock = NSLock()
-    private var _version: Int
-    private var faults: [(prefix: String, fault: Fault, remaining: Int?)] = []
-    private var _requests: [String: Int] = [:]
-    private var inFlight = 0
-    private var _peakInFlight = 0
+    /// What requests and tests change while the server runs.
+    private struct State {
+        var version: Int
+        var faults: [(prefix: String, fault: Fault, remaining: Int?)] = []
+        var requests: [String: Int] = [:]
+        var inFlight = 0
+        var peakInFlight = 0
+    }
+    private let state: Mutex<State>
     private var task: Task<Void, any Error>?
     private let writeState = FixtureWrites()
     public private(set) var port = 0
@@ -48,67 +52,66 @@ public final class FixtureServer: @unchecked Sendable {
 
     public init(root: String, version: Int = 1) {
         self.root = root
-        _version = version
+        state = Mutex(State(version: version))
     }
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// The dataset version served (v1, v2, …).
     public var version: Int {
-        get { lock.lock(); defer { lock.unlock() }; return _version }
-        set { lock.lock(); _version = newValue; lock.unlock() }
+        get { state.withLock { $0.version } }
+        set { state.withLock { $0.version = newValue } }
     }
 
     /// Switches routes under `prefix` to `fault` (for `times` requests, or until cleared).
     public func setFault(_ fault: Fault?, for prefix: String, times: Int? = nil) {
-        lock.lock(); defer { lock.unlock() }
-        faults.removeAll { $0.prefix == prefix }
-        if let fault { faults.append((prefix, fault, times)) }
+        state.withLock { s in
+            s.faults.removeAll { $0.prefix == prefix }
+            if let fault { s.faults.append((prefix, fault, times)) }
+        }
     }
 
     /// How many requests reached `path` (query excluded).
     public func requests(to path: String) -> Int {
-        lock.lock(); defer { lock.unlock() }
-        return _requests[path, default: 0]
+        state.withLock { $0.requests[path, default: 0] }
     }
 
     /// The most requests handled at once since the start or the last ``resetPeakInFlight()``.
-    public var peakInFlight: Int {
-        lock.lock(); defer { lock.unlock() }
-        return _peakInFlight
-    }
+    public var peakInFlight: Int { state.withLock { $0.peakInFlight } }
 
     public func resetPeakInFlight() {
-        lock.lock(); _peakInFlight = inFlight; lock.unlock()
+        state.withLock { $0.peakInFlight = $0.inFlight }
     }
 
     /// Answers `request`, counted as in flight until its response is built.
     private func handle(_ request: Request) async throws -> Response {
-        lock.withLock {
-            inFlight += 1
-            _peakInFlight = max(_peakInFlight, inFlight)
+        state.withLock { s in
+            s.inFlight += 1
+            s.peakInFlight = max(s.peakInFlight, s.inFlight)
         }
-        defer { lock.withLock { inFlight -= 1 } }
+        defer { state.withLock { $0.inFlight -= 1 } }
         return try await respond(request)
     }
 
     /// Runs `body` on the write state under the server's lock.
     func withWrites<T>(_ body: (FixtureWrites) -> T) -> T {
-        lock.lock(); defer { lock.unlock() }
-        return body(writeState)
+        let writes = writeState
+        return state.withLock { _ in body(writes) }
     }
 
     private func takeFault(for path: String) -> Fault? {
-        lock.lock(); defer { lock.unlock() }
-        _requests[path, default: 0] += 1
-        guard let i = faults.indices.filter({ path.hasPrefix(faults[$0].prefix) }).max(by: { faults[$0].prefix.count < faults[$1].prefix.count }) else {
-            return nil
+        state.withLock { s in
+            s.requests[path, default: 0] += 1
+            let faults = s.faults
+            guard let i = faults.indices.filter({ path.hasPrefix(faults[$0].prefix) }).max(by: { faults[$0].prefix.count < faults[$1].prefix.count }) else {
+                return nil
+            }
+            let f = faults[i]
+            if let r = f.remaining {
+                if r <= 1 { s.faults.remove(at: i) } else { s.faults[i].remaining = r - 1 }
+            }
+            return f.fault
         }
-        let f = faults[i]
-        if let r = f.remaining {
-            if r <= 1 { faults.remove(at: i) } else { faults[i].remaining = r - 1 }
-        }
-        return f.fault
     }
 
     /// Starts listening on 127.0.0.1 (`port` 0 picks a free one) and returns the port.

@@ -1,6 +1,7 @@
 import Foundation
 import LMDB
 import StrataJSON
+import Synchronization
 
 /// The bodies of the events (from, to] of a fold, read and prepared off the writer thread and kept
 /// in one block of memory: per event its body, its stored form (its `bodies` row, when that reads
@@ -59,25 +60,31 @@ final class BodyArena: @unchecked Sendable {
     /// megabytes, and fresh pages cost the kernel's zeroing of each (a fifth of reading a chunk
     /// ahead). At most two blocks are kept (the chunk folding and the chunk read ahead); freed with
     /// the pool.
-    final class Pool: @unchecked Sendable {
-        private let lock = NSLock()
-        private var blocks: [(base: UnsafeMutableRawPointer, capacity: Int)] = []
+    final class Pool: Sendable {
+        /// A block: its address and size. Raw pointers are not Sendable; the pool hands each one
+        /// to a single arena at a time.
+        private struct Block: @unchecked Sendable {
+            var base: UnsafeMutableRawPointer
+            var capacity: Int
+        }
+        private let blocks = Mutex<[Block]>([])
 
         init() {}
 
         func take() -> (base: UnsafeMutableRawPointer, capacity: Int)? {
-            lock.lock()
-            defer { lock.unlock() }
-            return blocks.popLast()
+            blocks.withLock { $0.popLast() }.map { ($0.base, $0.capacity) }
         }
 
         func give(_ base: UnsafeMutableRawPointer, _ capacity: Int) {
-            lock.lock()
-            defer { lock.unlock() }
-            if blocks.count < 2 { blocks.append((base, capacity)) } else { free(base) }
+            let kept = blocks.withLock { b in
+                guard b.count < 2 else { return false }
+                b.append(Block(base: base, capacity: capacity))
+                return true
+            }
+            if !kept { free(base) }
         }
 
-        deinit { for b in blocks { free(b.base) } }
+        deinit { blocks.withLock { for b in $0 { free(b.base) } } }
     }
 
     // MARK: Filling (one thread)

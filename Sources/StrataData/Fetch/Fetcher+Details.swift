@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import Logging
+import Synchronization
 
 // The per-item passes of a fetch: details and images. A fetch's details pass starts with its
 // list, so the detail requests overlap the paging instead of waiting for it.
@@ -22,89 +23,80 @@ extension Fetcher {
 
     /// The jobs of one pass and their transfers, index for index. An open queue grows
     /// (``add(_:)``) until it is closed.
-    final class JobQueue: @unchecked Sendable {
+    final class JobQueue: Sendable {
+        private struct State {
+            var jobs: [Job]
+            var closed: Bool
+        }
         let transfers: HTTPTransfers
-        private let lock = NSLock()
-        private var jobs: [Job]
-        private var closed: Bool
+        private let state: Mutex<State>
         private let makeRequest: @Sendable (Job) -> HTTPRequest
 
         init(_ jobs: [Job], open: Bool, client: any HTTPClient, concurrency: Int, request: @escaping @Sendable (Job) -> HTTPRequest) {
-            self.jobs = jobs
-            self.closed = !open
+            state = Mutex(State(jobs: jobs, closed: !open))
             self.makeRequest = request
             transfers = client.transfers(jobs.map(request), concurrency: concurrency)
             if open { transfers.keepOpen() }
         }
 
-        subscript(index: Int) -> Job {
-            lock.lock(); defer { lock.unlock() }
-            return jobs[index]
-        }
+        subscript(index: Int) -> Job { state.withLock { $0.jobs[index] } }
 
         /// How many jobs the pass has; nil while more may be added.
-        var total: Int? {
-            lock.lock(); defer { lock.unlock() }
-            return closed ? jobs.count : nil
-        }
+        var total: Int? { state.withLock { $0.closed ? $0.jobs.count : nil } }
 
         func add(_ more: [Job]) {
             guard !more.isEmpty else { return }
-            lock.lock(); defer { lock.unlock() }
-            precondition(!closed, "a job added to a closed queue")
-            jobs += more
-            transfers.add(more.map(makeRequest))
+            // Under the lock: the transfers' indices are the jobs', in the same order.
+            state.withLock { s in
+                precondition(!s.closed, "a job added to a closed queue")
+                s.jobs += more
+                transfers.add(more.map(makeRequest))
+            }
         }
 
         func close() {
-            lock.lock()
-            closed = true
-            lock.unlock()
+            state.withLock { $0.closed = true }
             transfers.close()
         }
     }
 
     /// Opens once the list pass of a fetch has committed, or fails if it never will: what the
     /// details pass waits for before it appends anything.
-    final class CommitGate: @unchecked Sendable {
+    final class CommitGate: Sendable {
         struct Abandoned: Error {}
-        private let lock = NSLock()
-        /// nil while waiting, then whether it opened.
-        private var opened: Bool?
-        private var waiters: [CheckedContinuation<Void, any Error>] = []
+        private struct State {
+            /// nil while waiting, then whether it opened.
+            var opened: Bool?
+            var waiters: [CheckedContinuation<Void, any Error>] = []
+        }
+        private let state = Mutex(State())
 
         func wait() async throws {
-            if let opened = state {
+            if let opened = state.withLock({ $0.opened }) {
                 if opened { return }
                 throw Abandoned()
             }
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-                lock.lock()
-                if let opened {
-                    lock.unlock()
-                    opened ? c.resume() : c.resume(throwing: Abandoned())
-                } else {
-                    waiters.append(c)
-                    lock.unlock()
+                // Resumed outside the lock: a continuation's resume may run its task at once.
+                let settled: Bool? = state.withLock { s in
+                    if let opened = s.opened { return opened }
+                    s.waiters.append(c)
+                    return nil
                 }
+                if let settled { settled ? c.resume() : c.resume(throwing: Abandoned()) }
             }
-        }
-
-        private var state: Bool? {
-            lock.lock(); defer { lock.unlock() }
-            return opened
         }
 
         func open() { settle(true) }
         func fail() { settle(false) }
 
         private func settle(_ open: Bool) {
-            lock.lock()
-            guard opened == nil else { lock.unlock(); return }
-            opened = open
-            let waiting = waiters
-            waiters = []
-            lock.unlock()
+            let waiting: [CheckedContinuation<Void, any Error>] = state.withLock { s in
+                guard s.opened == nil else { return [] }
+                s.opened = open
+                defer { s.waiters = [] }
+                return s.waiters
+            }
             for c in waiting { open ? c.resume() : c.resume(throwing: Abandoned()) }
         }
     }
@@ -117,7 +109,7 @@ extension Fetcher {
     /// only known once the pass has committed; its detail is added then
     /// (``finishDetails(_:since:detailFields:summary:)``). The downloaded details wait behind the
     /// ``CommitGate``: the log holds the list pass first, and a list that fails appends none.
-    final class DetailPass: @unchecked Sendable {
+    final class DetailPass: Sendable {
         let source: SourceDefinition
         let queue: JobQueue
         let gate = CommitGate()
@@ -125,11 +117,18 @@ extension Fetcher {
         let maxAge: Double?
         /// With a max age: the last seq at or before now minus the max age.
         let fresh: UInt64
-        var task: Task<FetchSummary, any Error>?
-        private let lock = NSLock()
-        /// The URL of the job started for each key.
-        private var started: [String: String] = [:]
-        private var lookups: [Task<Void, any Error>] = []
+        private struct State {
+            var task: Task<FetchSummary, any Error>?
+            /// The URL of the job started for each key.
+            var started: [String: String] = [:]
+            var lookups: [Task<Void, any Error>] = []
+        }
+        private let state = Mutex(State())
+        /// The pass's own task, once started.
+        var task: Task<FetchSummary, any Error>? {
+            get { state.withLock { $0.task } }
+            set { state.withLock { $0.task = newValue } }
+        }
 
         init(source: SourceDefinition, queue: JobQueue, revalidate: Bool, maxAge: Double?, fresh: UInt64) {
             self.source = source; self.queue = queue; self.revalidate = revalidate; self.maxAge = maxAge; self.fresh = fresh
@@ -142,7 +141,7 @@ extension Fetcher {
         }
 
         func lookup(_ task: Task<Void, any Error>) {
-            lock.lock(); lookups.append(task); lock.unlock()
+            state.withLock { $0.lookups.append(task) }
         }
 
         /// Waits for every page's lookup; throws the first one's error.
@@ -150,23 +149,19 @@ extension Fetcher {
             for t in allLookups() { try await t.value }
         }
 
-        private func allLookups() -> [Task<Void, any Error>] {
-            lock.lock(); defer { lock.unlock() }
-            return lookups
-        }
+        private func allLookups() -> [Task<Void, any Error>] { state.withLock { $0.lookups } }
 
         /// Starts the jobs for keys not started yet.
         func start(_ jobs: [Job]) {
-            lock.lock(); defer { lock.unlock() }
-            let new = jobs.filter { started[$0.key] == nil }
-            for j in new { started[j.key] = j.url }
-            queue.add(new)
+            // Under the lock: two pages naming one key start one job.
+            state.withLock { s in
+                let new = jobs.filter { s.started[$0.key] == nil }
+                for j in new { s.started[j.key] = j.url }
+                queue.add(new)
+            }
         }
 
-        func wasStarted(_ job: Job) -> Bool {
-            lock.lock(); defer { lock.unlock() }
-            return started[job.key] == job.url
-        }
+        func wasStarted(_ job: Job) -> Bool { state.withLock { $0.started[job.key] == job.url } }
 
         /// The list pass failed or the fetch ended early: nothing more is asked for or appended.
         func abandon() {
@@ -437,70 +432,17 @@ extension Fetcher {
             transfers.cancel()
             for b in backoffs { b.cancel() }
         }
-        var batch: [NewEvent] = []
-        var batchBytes = 0
-        var batchSince = ContinuousClock.now
+        var commits = GroupCommit(store: store, transfers: transfers, after: gate)
+        defer { commits.cancelTimer() }
         var done = 0
-        // Appends are pipelined: one batch commits (fsync) while the next downloads, and at most
-        // one append is in flight, so batches still commit in order.
-        var pending: Task<Void, any Error>?
-        let idle = AppendIdle()
-        let store = self.store
-        if let gate {
-            idle.value = false
-            pending = Task {
-                defer { idle.value = true; transfers.nudge() }
-                try await gate.wait()
-            }
-        }
-        func flush() {
-            guard !batch.isEmpty else { return }
-            let (events, previous) = (batch, pending)
-            batch.removeAll(keepingCapacity: true)
-            batchBytes = 0
-            idle.value = false
-            pending = Task {
-                defer { idle.value = true; transfers.nudge() }
-                try await previous?.value
-                _ = try await store.append(events)
-            }
-        }
-        // Wakes the loop below when the oldest waiting completion is due, if nothing else does.
-        var timer: (due: ContinuousClock.Instant, task: Task<Void, Never>)?
-        defer { timer?.task.cancel() }
-        func flushWhenDue() {
-            // Once every request has started, what is left is at most the transfers in flight:
-            // waiting for more would only leave a larger last commit after the last response.
-            if !batch.isEmpty && idle.value && (ContinuousClock.now - batchSince >= Self.groupCommitDelay || transfers.allStarted) { flush() }
-            guard !batch.isEmpty else {
-                timer?.task.cancel()
-                timer = nil
-                return
-            }
-            let due = batchSince + Self.groupCommitDelay
-            guard timer?.due != due else { return }
-            timer?.task.cancel()
-            timer = (
-                due,
-                Task { [transfers] in
-                    guard (try? await Task.sleep(until: due, clock: .continuous)) != nil else { return }
-                    transfers.nudge()
-                }
-            )
-        }
-        func add(_ e: NewEvent, bytes: Int) {
-            if batch.isEmpty { batchSince = .now }
-            batch.append(e)
-            batchBytes += bytes
-        }
         func handle(_ outcome: DetailOutcome) async throws {
             switch outcome {
             case .fetched(let e, let bytes):
-                add(e, bytes: bytes)
+                commits.add(e, bytes: bytes)
                 summary.bytes += bytes
                 if stage == .details { summary.details += 1 } else { summary.images += 1 }
             case .notModified(let e):
-                add(e, bytes: 0)
+                commits.add(e, bytes: 0)
                 summary.detailsNotModified += 1
             case .failed(let e):
                 if !e.recorded {
@@ -509,11 +451,11 @@ extension Fetcher {
                 }
                 summary.failures.append("\(e)")
             }
-            if batch.count >= Self.groupCommitEvents || batchBytes >= Self.groupCommitBytes {
+            if commits.isFull {
                 // Before the list has committed, hold the downloads back (the client stops at its
                 // backlog) rather than queueing batch after batch behind the gate.
                 try await gate?.wait()
-                flush()
+                commits.flush()
             }
             done += 1
             // The total is known once the list has committed and every detail it needs was added.
@@ -524,16 +466,9 @@ extension Fetcher {
                 var responses: [(Job, HTTPResponse)] = []
                 for c in completions {
                     let job = queue[c.index]
-                    var failure: FetchError
-                    switch c.result {
-                    case .success(let r):
-                        guard let f = retryableFailure(r, url: job.url) else {
-                            responses.append((job, r))
-                            continue
-                        }
-                        failure = f
-                    case .failure(let e):
-                        failure = e
+                    guard var failure = retryableFailure(of: c, url: job.url) else {
+                        if case .success(let r) = c.result { responses.append((job, r)) }
+                        continue
                     }
                     let attempt = attempts[c.index, default: 1]
                     try await gate?.wait()
@@ -542,30 +477,41 @@ extension Fetcher {
                         continue
                     }
                     attempts[c.index] = attempt + 1
-                    transfers.retryLater(c.index)
-                    let delay = backoff(failure, attempt: attempt, options: context.options)
-                    backoffs.append(
-                        Task { [sleeper] in
-                            do {
-                                try await sleeper.sleep(seconds: delay)
-                                transfers.resubmit(c.index)
-                            } catch {
-                                transfers.abandonRetry(c.index)
-                            }
-                        })
+                    backoffs.append(retry(c.index, of: transfers, after: backoff(failure, attempt: attempt, options: context.options)))
                 }
                 for o in await outcomes(responses, outcome) { try await handle(o) }
-                flushWhenDue()
+                commits.flushWhenDue()
             }
         } catch {
             // Whatever was already handed to the writer still commits (a killed run keeps it too).
-            try? await pending?.value
+            await commits.settle()
             throw error
         }
-        flush()
-        try await pending?.value
+        try await commits.finish()
         // A cancelled run keeps what finished (committed above) and says it stopped early.
         try Task.checkCancellation()
+    }
+
+    /// Why a completion is to be retried or recorded as failed; nil for a response to use.
+    private func retryableFailure(of c: HTTPCompletion, url: String) -> FetchError? {
+        switch c.result {
+        case .success(let r): retryableFailure(r, url: url)
+        case .failure(let e): e
+        }
+    }
+
+    /// Holds request `index` of `transfers` open and runs it again after `delay` seconds (or
+    /// gives it up when the wait is cancelled).
+    private func retry(_ index: Int, of transfers: HTTPTransfers, after delay: Double) -> Task<Void, Never> {
+        transfers.retryLater(index)
+        return Task { [sleeper] in
+            do {
+                try await sleeper.sleep(seconds: delay)
+                transfers.resubmit(index)
+            } catch {
+                transfers.abandonRetry(index)
+            }
+        }
     }
 
     /// Turns responses into outcomes: in this task, or spread over the cores when a group of
@@ -601,13 +547,99 @@ extension Fetcher {
     static let groupCommitBytes = 8 << 20
 
     /// Whether no append of ``runJobs`` is in flight.
-    final class AppendIdle: @unchecked Sendable {
-        private let lock = NSLock()
-        private var _value = true
+    final class AppendIdle: Sendable {
+        private let state = Mutex(true)
         var value: Bool {
-            get { lock.lock(); defer { lock.unlock() }; return _value }
-            set { lock.lock(); _value = newValue; lock.unlock() }
+            get { state.withLock { $0 } }
+            set { state.withLock { $0 = newValue } }
         }
     }
 
+}
+
+/// The events of a detail or image pass waiting for their append. They are appended in groups —
+/// at most ``Fetcher/groupCommitEvents`` events or ``Fetcher/groupCommitBytes`` of bodies, or
+/// ``Fetcher/groupCommitDelay`` after the oldest once no append is in flight — and the appends
+/// are pipelined: one group commits (fsync) while the next downloads, at most one append in
+/// flight, so groups still commit in order. Used by one task (``Fetcher/runJobs``).
+struct GroupCommit {
+    let store: EventStore
+    let transfers: HTTPTransfers
+    private var batch: [NewEvent] = []
+    private var bytes = 0
+    private var since = ContinuousClock.now
+    private var pending: Task<Void, any Error>?
+    private let idle = Fetcher.AppendIdle()
+    /// Wakes the pass's loop when the oldest waiting event is due, if nothing else does.
+    private var timer: (due: ContinuousClock.Instant, task: Task<Void, Never>)?
+
+    /// With a `gate`, nothing is appended before it opens (the list pass is in the log first).
+    init(store: EventStore, transfers: HTTPTransfers, after gate: Fetcher.CommitGate?) {
+        self.store = store
+        self.transfers = transfers
+        guard let gate else { return }
+        let idle = self.idle
+        idle.value = false
+        pending = Task {
+            defer { idle.value = true; transfers.nudge() }
+            try await gate.wait()
+        }
+    }
+
+    mutating func add(_ e: NewEvent, bytes: Int) {
+        if batch.isEmpty { since = .now }
+        batch.append(e)
+        self.bytes += bytes
+    }
+
+    /// A group is due by its size.
+    var isFull: Bool { batch.count >= Fetcher.groupCommitEvents || bytes >= Fetcher.groupCommitBytes }
+
+    /// Hands what waits to the writer, after the append before it.
+    mutating func flush() {
+        guard !batch.isEmpty else { return }
+        let (events, previous, store, idle, transfers) = (batch, pending, store, idle, transfers)
+        batch.removeAll(keepingCapacity: true)
+        bytes = 0
+        idle.value = false
+        pending = Task {
+            defer { idle.value = true; transfers.nudge() }
+            try await previous?.value
+            _ = try await store.append(events)
+        }
+    }
+
+    /// Flushes when the oldest waiting event is due and no append is in flight, else sets the
+    /// timer that wakes the loop then.
+    mutating func flushWhenDue() {
+        // Once every request has started, what is left is at most the transfers in flight:
+        // waiting for more would only leave a larger last commit after the last response.
+        if !batch.isEmpty && idle.value && (ContinuousClock.now - since >= Fetcher.groupCommitDelay || transfers.allStarted) { flush() }
+        guard !batch.isEmpty else {
+            cancelTimer()
+            timer = nil
+            return
+        }
+        let due = since + Fetcher.groupCommitDelay
+        guard timer?.due != due else { return }
+        timer?.task.cancel()
+        timer = (
+            due,
+            Task { [transfers] in
+                guard (try? await Task.sleep(until: due, clock: .continuous)) != nil else { return }
+                transfers.nudge()
+            }
+        )
+    }
+
+    func cancelTimer() { timer?.task.cancel() }
+
+    /// Appends what waits and waits for every append.
+    mutating func finish() async throws {
+        flush()
+        try await pending?.value
+    }
+
+    /// Waits for the appends already handed to the writer (a failing pass keeps what they hold).
+    func settle() async { try? await pending?.value }
 }

@@ -1,12 +1,13 @@
 import CCurl
 import Foundation
+import Synchronization
 
 /// An ``HTTPClient`` on libcurl's multi interface.
 ///
 /// libcurl is loaded on the first request (see CCurl.h: linked, it and the libraries it needs
 /// would be loaded by every command, reads included), and the loop thread starts then too. A machine without
 /// libcurl gets a clear error on its first request, and nothing else changes.
-public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
+public final class CurlHTTPClient: HTTPClient, Sendable {
     public struct Configuration: Sendable {
         public var userAgent: String
         public var connectTimeout: Double = 10
@@ -22,8 +23,7 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
     }
 
     private let configuration: Configuration
-    private let lock = NSLock()
-    private var started: CurlEngine?
+    private let started = Mutex<CurlEngine?>(nil)
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -33,14 +33,17 @@ public final class CurlHTTPClient: HTTPClient, @unchecked Sendable {
 
     /// The engine, started on first use; throws when libcurl cannot be loaded.
     private func engine(for url: String) throws(FetchError) -> CurlEngine {
-        lock.lock(); defer { lock.unlock() }
-        if let started { return started }
-        if let problem = ccurl_load() {
-            throw FetchError(code: .other, message: "libcurl could not be loaded (\(String(cString: problem))); install it: apt-get install libcurl4", url: url)
+        let configuration = self.configuration
+        return try started.withLock { (started) throws(FetchError) -> CurlEngine in
+            if let started { return started }
+            if let problem = ccurl_load() {
+                throw FetchError(
+                    code: .other, message: "libcurl could not be loaded (\(String(cString: problem))); install it: apt-get install libcurl4", url: url)
+            }
+            let e = CurlEngine(configuration: configuration)
+            started = e
+            return e
         }
-        let e = CurlEngine(configuration: configuration)
-        started = e
-        return e
     }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -98,8 +101,9 @@ private final class FailingProducer: @unchecked Sendable {
 final class CurlEngine: @unchecked Sendable {
     typealias Configuration = CurlHTTPClient.Configuration
 
-    /// One request in flight.
-    final class Transfer {
+    /// One request in flight: made by a caller, handed to the loop thread through the shared
+    /// state, and owned by that thread from then on.
+    final class Transfer: @unchecked Sendable {
         /// Who learns the outcome: a suspended `send`, or a batch's request number.
         enum Delivery {
             case caller(CheckedContinuation<HTTPResponse, any Error>)
@@ -121,11 +125,14 @@ final class CurlEngine: @unchecked Sendable {
 
     private let configuration: Configuration
     private let multi: UnsafeMutableRawPointer
-    private let lock = NSLock()
-    private var pending: [Transfer] = []
-    private var pendingBatches: [HTTPTransfers] = []
-    private var stopping = false
-    private var thread: Thread?
+    /// What callers hand the loop thread, and whether it runs.
+    private struct Shared {
+        var pending: [Transfer] = []
+        var pendingBatches: [HTTPTransfers] = []
+        var stopping = false
+        var running = false
+    }
+    private let shared = Mutex(Shared())
     // Owned by the loop thread only:
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
     private var idle: [UnsafeMutableRawPointer] = []
@@ -142,19 +149,15 @@ final class CurlEngine: @unchecked Sendable {
         // for the loop to exit, so the object's memory outlives every access the thread makes.
         let t = Thread { [unowned(unsafe) self] in self.loop() }
         t.name = "strata.curl"
-        thread = t
+        shared.withLock { $0.running = true }
         t.start()
     }
 
     deinit {
         // The loop thread holds no strong reference; it exits on `stopping`.
-        lock.lock(); stopping = true; lock.unlock()
+        shared.withLock { $0.stopping = true }
         ccurl_multi_wakeup(multi)
-        while true {
-            lock.lock(); let done = thread == nil; lock.unlock()
-            if done { break }
-            usleep(1_000)
-        }
+        while shared.withLock({ $0.running }) { usleep(1_000) }
         waker.disconnect()
         ccurl_multi_cleanup(multi)
         for h in idle { ccurl_easy_cleanup(h) }
@@ -162,9 +165,8 @@ final class CurlEngine: @unchecked Sendable {
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<HTTPResponse, any Error>) in
-            lock.lock()
-            pending.append(Transfer(request: request, delivery: .caller(c)))
-            lock.unlock()
+            let transfer = Transfer(request: request, delivery: .caller(c))
+            shared.withLock { $0.pending.append(transfer) }
             ccurl_multi_wakeup(multi)
         }
     }
@@ -172,9 +174,7 @@ final class CurlEngine: @unchecked Sendable {
     func transfers(_ requests: [HTTPRequest], concurrency: Int) -> HTTPTransfers {
         let waker = self.waker
         let batch = HTTPTransfers(requests: requests, concurrency: concurrency) { waker.wake() }
-        lock.lock()
-        pendingBatches.append(batch)
-        lock.unlock()
+        shared.withLock { $0.pendingBatches.append(batch) }
         waker.wake()
         return batch
     }
@@ -182,16 +182,16 @@ final class CurlEngine: @unchecked Sendable {
     /// Wakes the loop thread for a batch. A batch (and a back-off task resubmitting to it) can
     /// outlive the client, so the multi handle is reached through this, which the client's
     /// `deinit` disconnects before the handle is freed.
-    private final class Waker: @unchecked Sendable {
-        private let lock = NSLock()
-        private var multi: UnsafeMutableRawPointer?
-        init(_ multi: UnsafeMutableRawPointer) { self.multi = multi }
+    private final class Waker: Sendable {
+        /// The multi handle; libcurl's wakeup may be called from any thread.
+        private struct Handle: @unchecked Sendable { let multi: UnsafeMutableRawPointer }
+        private let handle: Mutex<Handle?>
+        init(_ multi: UnsafeMutableRawPointer) { handle = Mutex(Handle(multi: multi)) }
         func wake() {
-            lock.lock(); defer { lock.unlock() }
-            if let multi { ccurl_multi_wakeup(multi) }
+            handle.withLock { if let h = $0 { ccurl_multi_wakeup(h.multi) } }
         }
         func disconnect() {
-            lock.lock(); multi = nil; lock.unlock()
+            handle.withLock { $0 = nil }
         }
     }
     private let waker: Waker
@@ -201,13 +201,14 @@ final class CurlEngine: @unchecked Sendable {
     private func loop() {
         var finished: [(batch: HTTPTransfers, completion: HTTPCompletion)] = []
         while true {
-            lock.lock()
-            let stop = stopping
-            let new = pending
-            pending.removeAll()
-            batches.append(contentsOf: pendingBatches)
-            pendingBatches.removeAll()
-            lock.unlock()
+            let (stop, new, newBatches) = shared.withLock { s in
+                defer {
+                    s.pending.removeAll()
+                    s.pendingBatches.removeAll()
+                }
+                return (s.stopping, s.pending, s.pendingBatches)
+            }
+            batches.append(contentsOf: newBatches)
             if stop { break }
             for t in new { start(t) }
             startBatched()
@@ -240,11 +241,13 @@ final class CurlEngine: @unchecked Sendable {
             }
         }
         for b in batches { b.cancel() }
-        lock.lock()
-        let late = pendingBatches
-        pendingBatches.removeAll()
-        thread = nil
-        lock.unlock()
+        let late = shared.withLock { s in
+            defer {
+                s.pendingBatches.removeAll()
+                s.running = false
+            }
+            return s.pendingBatches
+        }
         for b in late { b.cancel() }
     }
 
