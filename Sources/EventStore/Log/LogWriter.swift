@@ -77,79 +77,9 @@ actor LogWriter {
                 var head = try LogHead.read(txn, schema)
                 var counters = try Counters.read(txn, schema)
                 let firstNew = head.seq + 1
-                // First pass: every id is claimed with one insert (an existing row is the duplicate's
-                // seq), and each new event gets its seq, its time and its stream, type and time index
-                // rows. None of it needs a body, so the helper prepares bodies meanwhile and starts
-                // the second pass ahead of the writer instead of racing it from the first event.
-                var outcomes: [AppendOutcome] = []
-                outcomes.reserveCapacity(batch.count)
-                var fresh: [(index: Int, at: Timestamp)] = []
-                fresh.reserveCapacity(batch.count)
-                var effective = head.effectiveTime
-                for (i, e) in batch.enumerated() {
-                    let seq = firstNew + UInt64(fresh.count)
-                    var id = e.id
-                    if let existing = try Self.claim(schema.ids, key: &id, seq: seq, txn) {
-                        outcomes.append(AppendOutcome(seq: UInt64(bigEndianBytes: existing), id: e.id, appended: false))
-                        continue
-                    }
-                    let at = e.recordedAt ?? clock.now()
-                    effective = max(effective, at)
-                    try writeIndexes(stream: e.stream, type: e.type, effective: effective, seq: seq, txn: txn)
-                    outcomes.append(AppendOutcome(seq: seq, id: e.id, appended: true))
-                    fresh.append((i, at))
-                }
+                let (outcomes, fresh) = try claimIDs(batch, firstNew: firstNew, effective: head.effectiveTime, txn)
                 guard !fresh.isEmpty else { return outcomes }
-                // Second pass: bodies, envelopes (the hash chain) and the log's rows, in seq order.
-                var recorded: [RecordedEvent] = []
-                recorded.reserveCapacity(fresh.count)
-                for (n, (i, at)) in fresh.enumerated() {
-                    let e = batch[i]
-                    let seq = firstNew + UInt64(n)
-                    var ref: PayloadReference?
-                    var stored: [UInt8]?
-                    // Prepared by the helper, or here (in this transaction's view of the stored bodies).
-                    let body =
-                        e.payload == nil
-                        ? nil
-                        : prep.body(i, zstd: zstd) { hash in
-                            (try? schema.bodyIndex.contains(hash, in: txn)) ?? false
-                        }
-                    if let body {
-                        // The hash is claimed with one insert too: a row there already is the body
-                        // stored by an earlier event, and this one stores nothing.
-                        ref = PayloadReference(hash: body.hash, size: body.staged.body.count)
-                        if try Self.claimBody(body.hash, seq: seq, schema, txn) {
-                            let whole = body.encoded ?? BlobCodec.encode(body.staged.body, context: zstd)
-                            stored =
-                                body.staged.body.count < DeltaChains.minimum
-                                ? whole
-                                : try deltas.row(
-                                    for: body.staged.body, hash: body.hash, whole: whole, seq: seq,
-                                    lineage: DeltaChains.lineage(of: e),
-                                    schema: schema, txn: txn, context: zstd)
-                        }
-                    } else if let existing = e.payloadReference {
-                        guard try schema.bodyIndex.contains(existing.hash, in: txn) else {
-                            throw EventStoreError.invalid("event \(e.id.prefix(64)) references body \(existing.hashHex.prefix(16)), which is not stored")
-                        }
-                        ref = existing
-                    }
-                    var event = RecordedEvent(
-                        seq: seq, id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: at,
-                        stream: e.stream, metadata: e.metadata.map { .init(key: $0.key, value: $0.value) },
-                        payload: ref, previousHash: head.hash, hash: [])
-                    let envelope = Envelope.encode(&event)
-                    try writeEvent(event, envelope: envelope, storedBlob: stored, counters: &counters, txn: txn)
-                    head.seq = seq
-                    head.hash = event.hash
-                    if let body {
-                        var staged = body.staged
-                        staged.stored = stored?.first == BlobCodec.delta ? nil : stored
-                        payloads.stage(staged, for: seq)
-                    }
-                    recorded.append(event)
-                }
+                let recorded = try writeFresh(fresh, of: prep, firstNew: firstNew, head: &head, counters: &counters, payloads: payloads, txn)
                 try counters.write(txn, schema)
                 try applyProjections(recorded, from: firstNew, payloads: payloads, txn: txn, direct: direct)
                 return outcomes
@@ -164,6 +94,94 @@ actor LogWriter {
                 "batch.duration": "\(ContinuousClock.now - started)"
             ])
         return outcomes
+    }
+
+    /// First pass: every id is claimed with one insert (an existing row is the duplicate's seq),
+    /// and each new event gets its seq, its time and its stream, type and time index rows. None of
+    /// it needs a body, so the helper prepares bodies meanwhile and starts the second pass ahead
+    /// of the writer instead of racing it from the first event.
+    private func claimIDs(
+        _ batch: [NewEvent], firstNew: UInt64, effective start: Timestamp, _ txn: Transaction
+    ) throws -> (outcomes: [AppendOutcome], fresh: [(index: Int, at: Timestamp)]) {
+        var outcomes: [AppendOutcome] = []
+        outcomes.reserveCapacity(batch.count)
+        var fresh: [(index: Int, at: Timestamp)] = []
+        fresh.reserveCapacity(batch.count)
+        var effective = start
+        for (i, e) in batch.enumerated() {
+            let seq = firstNew + UInt64(fresh.count)
+            var id = e.id
+            if let existing = try Self.claim(schema.ids, key: &id, seq: seq, txn) {
+                outcomes.append(AppendOutcome(seq: UInt64(bigEndianBytes: existing), id: e.id, appended: false))
+                continue
+            }
+            let at = e.recordedAt ?? clock.now()
+            effective = max(effective, at)
+            try writeIndexes(stream: e.stream, type: e.type, effective: effective, seq: seq, txn: txn)
+            outcomes.append(AppendOutcome(seq: seq, id: e.id, appended: true))
+            fresh.append((i, at))
+        }
+        return (outcomes, fresh)
+    }
+
+    /// Second pass: bodies, envelopes (the hash chain) and the log's rows, in seq order. Returns
+    /// the events as recorded; each body is staged in `payloads` for the projections.
+    private func writeFresh(
+        _ fresh: [(index: Int, at: Timestamp)], of prep: AppendPrep, firstNew: UInt64, head: inout LogHead, counters: inout Counters,
+        payloads: PayloadSource, _ txn: Transaction
+    ) throws -> [RecordedEvent] {
+        var recorded: [RecordedEvent] = []
+        recorded.reserveCapacity(fresh.count)
+        for (n, (i, at)) in fresh.enumerated() {
+            let e = prep.batch[i]
+            let seq = firstNew + UInt64(n)
+            // Prepared by the helper, or here (in this transaction's view of the stored bodies).
+            let body =
+                e.payload == nil
+                ? nil
+                : prep.body(i, zstd: zstd) { [schema] hash in
+                    (try? schema.bodyIndex.contains(hash, in: txn)) ?? false
+                }
+            let (ref, stored) = try storeBody(of: e, body, seq: seq, txn)
+            var event = RecordedEvent(
+                seq: seq, id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: at,
+                stream: e.stream, metadata: e.metadata.map { .init(key: $0.key, value: $0.value) },
+                payload: ref, previousHash: head.hash, hash: [])
+            let envelope = Envelope.encode(&event)
+            try writeEvent(event, envelope: envelope, storedBlob: stored, counters: &counters, txn: txn)
+            head.seq = seq
+            head.hash = event.hash
+            if let body {
+                var staged = body.staged
+                staged.stored = stored?.first == BlobCodec.delta ? nil : stored
+                payloads.stage(staged, for: seq)
+            }
+            recorded.append(event)
+        }
+        return recorded
+    }
+
+    /// The event's body reference, and the row to store under `seq` when the body is new (whole,
+    /// or a delta against an earlier version). A body's hash is claimed with one insert: a row
+    /// there already is the body stored by an earlier event, and this one stores nothing.
+    private func storeBody(of e: NewEvent, _ body: PreparedBody?, seq: UInt64, _ txn: Transaction) throws -> (PayloadReference?, [UInt8]?) {
+        if let body {
+            let ref = PayloadReference(hash: body.hash, size: body.staged.body.count)
+            guard try Self.claimBody(body.hash, seq: seq, schema, txn) else { return (ref, nil) }
+            let whole = body.encoded ?? BlobCodec.encode(body.staged.body, context: zstd)
+            guard body.staged.body.count >= DeltaChains.minimum else { return (ref, whole) }
+            let row = try deltas.row(
+                for: body.staged.body, hash: body.hash, whole: whole, seq: seq, lineage: DeltaChains.lineage(of: e),
+                schema: schema, txn: txn, context: zstd)
+            return (ref, row)
+        }
+        if let existing = e.payloadReference {
+            guard try schema.bodyIndex.contains(existing.hash, in: txn) else {
+                throw EventStoreError.invalid("event \(e.id.prefix(64)) references body \(existing.hashHex.prefix(16)), which is not stored")
+            }
+            return (existing, nil)
+        }
+        return (nil, nil)
     }
 
     /// Inserts `key` → `seq` into `db` unless `key` is there; returns the row found then.
@@ -419,6 +437,19 @@ actor LogWriter {
     /// pass over the log: each event is read once and decoded once, and only if a projection
     /// takes its type.
     func catchUpAll(resetting names: Set<String> = [], chunk: Int, progress: (@Sendable (RebuildProgress) -> Void)?) throws {
+        try resetProjections(names)
+        var fold = ChunkedFold()
+        defer { _ = fold.ahead?.wait() }
+        while true {
+            let done = try foldingDirectly { direct in
+                try environment.write { txn in try foldNextChunk(&fold, chunk: chunk, progress: progress, txn: txn, direct: direct) }
+            }
+            if done { break }
+        }
+    }
+
+    /// Clears the projections named, and those whose version changed, for a fold from the start.
+    private func resetProjections(_ names: Set<String>) throws {
         try environment.write { txn in
             for p in projections {
                 let cp = try Checkpoint.read(p.name, txn, schema)
@@ -428,81 +459,84 @@ actor LogWriter {
                 }
             }
         }
-        // While the writer folds one chunk, the next is read and decoded on another thread, its
-        // bodies into the memory of the chunk before.
+    }
+
+    /// What a fold keeps from chunk to chunk: while the writer folds one chunk, the next is read
+    /// and decoded on another thread (``FoldReadAhead``), its bodies into the memory of the chunk
+    /// before (``BodyArena/Pool``); a folded chunk's events are freed on another thread.
+    private struct ChunkedFold {
         var ahead: FoldReadAhead?
         let pool = BodyArena.Pool()
         let release = DispatchQueue(label: "strata.fold-release")
-        defer { _ = ahead?.wait() }
-        while true {
-            let done = try foldingDirectly { direct in
-                try environment.write { txn -> Bool in
-                    let head = try LogHead.read(txn, schema)
-                    var checkpoints: [UInt64] = []
-                    for p in projections {
-                        var cp = try Checkpoint.read(p.name, txn, schema)
-                        if cp?.version != p.version {
-                            // Another process changed it since the reset above: start it over.
-                            try reset(p, txn: txn)
-                            cp = Checkpoint(version: p.version, seq: 0)
-                        }
-                        checkpoints.append(cp!.seq)
-                    }
-                    guard let plan = FoldPlan(checkpoints: checkpoints, head: head.seq, chunk: chunk) else {
-                        progress?(RebuildProgress(projection: projections.map(\.name).joined(separator: ", "), applied: head.seq, head: head.seq))
-                        return true
-                    }
-                    // The chunk was read ahead while the one before it folded, and the next one is
-                    // read ahead while this one folds. The chunk folds straight into the transaction
-                    // (a nested one would cost every page read a second search of the dirty pages);
-                    // if an event throws, the whole transaction is undone and the chunk folded again,
-                    // projection by projection, quarantining what throws.
-                    var input: FoldInput?
-                    if let ahead, ahead.plan == plan { input = ahead.wait() }
-                    // A chunk not read ahead (the first of a fold) gets its document bodies prepared on
-                    // the helper thread while this one decodes and folds it.
-                    var prep: BodyPrep?
-                    // Normally done by now; on an error (a full map reruns the chunk) it is stopped, and
-                    // its read transaction ends before the map may grow.
-                    defer { prep?.cancel() }
-                    if input == nil {
-                        if plan.to - plan.from >= 4_096, !documentTypes.isEmpty {
-                            _ = ahead?.wait()
-                            prep = BodyPrep(
-                                from: plan.from, to: plan.to, documentTypes: documentTypes, schema: schema, environment: environment, zstd: helperZstd)
-                        }
-                        input = try FoldInput.read(
-                            plan, filters: filters, schema: schema, zstd: zstd, txn: txn, prepared: prep == nil ? [] : documentTypes,
-                            pool: pool)
-                    }
-                    if let next = plan.next(checkpoints: checkpoints, head: head.seq, chunk: chunk), ahead?.plan != next {
-                        _ = ahead?.wait()
-                        ahead = FoldReadAhead(
-                            next, filters: filters, documentTypes: documentTypes, schema: schema, environment: environment, zstd: helperZstd,
-                            after: prep, pool: pool)
-                    }
-                    let payloads = PayloadSource(schema: schema, zstd: zstd)
-                    payloads.ahead = input!.bodies
-                    payloads.prep = prep
-                    for (j, r) in plan.readers.enumerated() {
-                        let p = projections[r.projection]
-                        try apply(p, input!.events[j], tables: schema.projectionTables[p.name]!, payloads: payloads, txn: txn, direct: direct)
-                    }
-                    for r in plan.readers {
-                        let p = projections[r.projection]
-                        try Checkpoint(version: p.version, seq: plan.to).write(p.name, txn, schema)
-                    }
-                    progress?(
-                        RebuildProgress(
-                            projection: plan.readers.map { projections[$0.projection].name }.joined(separator: ", "), applied: plan.to, head: head.seq))
-                    // The chunk's events were decoded (allocated) on the read-ahead thread; they
-                    // are freed on another one too, off the writer's path.
-                    if let spent = input.take() { release.async { withExtendedLifetime(spent) {} } }
-                    return false
-                }
-            }
-            if done { break }
+    }
+
+    /// Every projection's checkpoint; one whose version another process changed since the reset
+    /// starts over.
+    private func checkpoints(_ txn: Transaction) throws -> [UInt64] {
+        try projections.map { p in
+            if let cp = try Checkpoint.read(p.name, txn, schema), cp.version == p.version { return cp.seq }
+            try reset(p, txn: txn)
+            return 0
         }
+    }
+
+    /// Folds the next chunk of the log into every projection behind the head, in `txn`; true when
+    /// none is behind.
+    ///
+    /// The chunk was read ahead while the one before it folded, and the next one is read ahead
+    /// while this one folds. The chunk folds straight into the transaction (a nested one would
+    /// cost every page read a second search of the dirty pages); if an event throws, the whole
+    /// transaction is undone and the chunk folded again, projection by projection, quarantining
+    /// what throws.
+    private func foldNextChunk(
+        _ fold: inout ChunkedFold, chunk: Int, progress: (@Sendable (RebuildProgress) -> Void)?, txn: Transaction, direct: Bool
+    ) throws -> Bool {
+        let head = try LogHead.read(txn, schema)
+        let checkpoints = try checkpoints(txn)
+        guard let plan = FoldPlan(checkpoints: checkpoints, head: head.seq, chunk: chunk) else {
+            progress?(RebuildProgress(projection: projections.map(\.name).joined(separator: ", "), applied: head.seq, head: head.seq))
+            return true
+        }
+        // A chunk not read ahead (the first of a fold) gets its document bodies prepared on the
+        // helper thread while this one decodes and folds it. Normally done by the end; on an
+        // error (a full map reruns the chunk) it is stopped, and its read transaction ends
+        // before the map may grow.
+        var prep: BodyPrep?
+        defer { prep?.cancel() }
+        var input: FoldInput?
+        if let ahead = fold.ahead, ahead.plan == plan {
+            input = ahead.wait()
+        } else {
+            if plan.to - plan.from >= 4_096, !documentTypes.isEmpty {
+                _ = fold.ahead?.wait()
+                prep = BodyPrep(from: plan.from, to: plan.to, documentTypes: documentTypes, schema: schema, environment: environment, zstd: helperZstd)
+            }
+            input = try FoldInput.read(
+                plan, filters: filters, schema: schema, zstd: zstd, txn: txn, prepared: prep == nil ? [] : documentTypes, pool: fold.pool)
+        }
+        if let next = plan.next(checkpoints: checkpoints, head: head.seq, chunk: chunk), fold.ahead?.plan != next {
+            _ = fold.ahead?.wait()
+            fold.ahead = FoldReadAhead(
+                next, filters: filters, documentTypes: documentTypes, schema: schema, environment: environment, zstd: helperZstd,
+                after: prep, pool: fold.pool)
+        }
+        let payloads = PayloadSource(schema: schema, zstd: zstd)
+        payloads.ahead = input!.bodies
+        payloads.prep = prep
+        for (j, r) in plan.readers.enumerated() {
+            let p = projections[r.projection]
+            try apply(p, input!.events[j], tables: schema.projectionTables[p.name]!, payloads: payloads, txn: txn, direct: direct)
+        }
+        for r in plan.readers {
+            let p = projections[r.projection]
+            try Checkpoint(version: p.version, seq: plan.to).write(p.name, txn, schema)
+        }
+        progress?(
+            RebuildProgress(projection: plan.readers.map { projections[$0.projection].name }.joined(separator: ", "), applied: plan.to, head: head.seq))
+        // The chunk's events were decoded (allocated) on the read-ahead thread; they are freed
+        // on another one too, off the writer's path.
+        if let spent = input.take() { fold.release.async { withExtendedLifetime(spent) {} } }
+        return false
     }
 
     /// A projection threw (not the store) while folding straight into a transaction: the caller

@@ -42,162 +42,8 @@ extension EventStore {
         let schema = self.schema
         var report = try await read { txn -> VerifyReport in
             var report = VerifyReport()
-            // Raw rows: in an encrypted store each envelope is opened here, so one that does not
-            // open is reported instead of ending the check.
-            let c = try txn.cursor(schema.events, raw: true)
-            var expected: UInt64 = 1
-            var previous = Envelope.zeroHash
-            var entry = try c.first()
-            while let row = entry {
-                let seq = UInt64(bigEndianBytes: row.key)
-                defer { expected = seq + 1; report.eventsChecked += 1 }
-                if row.key.count != 8 { report.problem("event key of \(row.key.count) bytes is not a seq") }
-                if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
-                guard let opened = try? txn.plainValue(schema.events, key: row.key, stored: row.value) else {
-                    report.problem("event \(seq): its sealed envelope does not open under the store's key (tampered or damaged)")
-                    entry = try c.next()
-                    continue
-                }
-                // A packed envelope's hash is computed from its bytes: damage shows as a seal that
-                // does not match (any stored byte), or as a hash the next event does not chain to.
-                guard let value = try? schema.envelope(opened, txn) else {
-                    report.problem("event \(seq): its packed envelope does not match its seal or does not decompress (tampered or damaged)")
-                    entry = try c.next()
-                    continue
-                }
-                let e = (key: row.key, value: value)
-                // A packed envelope's hash was just computed from its bytes: hashing them again
-                // could not disagree.
-                guard opened.first == Envelope.packedMark || Envelope.selfConsistent(e.value) else {
-                    report.problem("event \(seq): stored bytes do not match their hash (tampered or damaged)")
-                    previous = e.value.count >= 32 ? [UInt8](e.value[(e.value.count - 32)...]) : Envelope.zeroHash
-                    entry = try c.next()
-                    continue
-                }
-                guard let event = try? Envelope.decode(e.value) else {
-                    report.problem("event \(seq): envelope does not decode")
-                    entry = try c.next()
-                    continue
-                }
-                if event.seq != seq { report.problem("event \(seq): envelope says seq \(event.seq)") }
-                if event.previousHash != previous { report.problem("event \(seq): hash chain broken (previous hash does not match event \(seq - 1))") }
-                previous = event.hash
-                if let s = try txn.get(schema.ids, key: Array(event.id.utf8)) {
-                    if s.withUnsafeBytes({ UInt64(bigEndianBytes: $0) }) != seq { report.problem("event \(seq): id index points elsewhere") }
-                } else {
-                    report.problem("event \(seq): id missing from the id index")
-                }
-                if try !txn.contains(schema.byStream, key: LogSchema.indexKey(event.stream, seq)) {
-                    report.problem("event \(seq): missing from the stream index")
-                }
-                if try !txn.contains(schema.byType, key: LogSchema.indexKey(event.type, seq)) { report.problem("event \(seq): missing from the type index") }
-                if let ref = event.payload {
-                    // The index finds a body through the event that stored it first, whose
-                    // envelope may be the damaged one (in an encrypted store it then does not
-                    // open): a finding here, not the end of the check.
-                    do {
-                        if try !schema.bodyIndex.contains(ref.hash, in: txn) { report.problem("event \(seq): body \(ref.hashHex.prefix(16)) is missing") }
-                    } catch {
-                        report.problem("event \(seq): body \(ref.hashHex.prefix(16)) is indexed at an event that does not read (tampered or damaged)")
-                    }
-                }
-                entry = try c.next()
-            }
-            report.headSeq = expected - 1
-            if let chain = schema.sealedChain {
-                // The chain over the stored rows too (what `verify --chain-only` checks without the key).
-                var outer = VerifyReport()
-                try SealedChain.check(events: schema.events, bodies: schema.bodies, chain: chain, txn, &outer)
-                for p in outer.problems { report.problem(p) }
-            }
-            if try txn.stat(schema.ids).entries != Int(report.eventsChecked) {
-                report.problem("the id index has \(try txn.stat(schema.ids).entries) entries for \(report.eventsChecked) events")
-            }
-            if try txn.stat(schema.byTime).entries != Int(report.eventsChecked) {
-                report.problem("the time index has \(try txn.stat(schema.byTime).entries) entries for \(report.eventsChecked) events")
-            }
-
-            // Bodies found by a prefix of their hash: the seq's event stored the body, the body
-            // hashes to the hash that event carries, and the key is its prefix.
-            var pointers = 0
-            // Every stored body decoded once, in seq order (so a delta chain decodes each link
-            // once): its hash, or nil when it does not decode. A delta must point back to an
-            // earlier body one link shallower, and its seal, its base's and the content hash of
-            // every body it builds on are checked on the way.
-            var hashes: [UInt64: [UInt8]?] = [:]
-            let bases = DeltaBases(bodies: schema.bodies, txn: txn)
-            let stored = try txn.cursor(schema.bodies, raw: true)
-            var next = try stored.first()
-            while let row = next {
-                let seq = UInt64(bigEndianBytes: row.key)
-                do {
-                    let e = (key: row.key, value: try txn.plainValue(schema.bodies, key: row.key, stored: row.value))
-                    if e.value.first == BlobCodec.delta {
-                        let header = try DeltaHeader(e.value, checkSeal: true)
-                        if header.base >= seq { report.problem("body at seq \(seq): its delta base \(header.base) is not earlier") }
-                    }
-                    hashes[seq] = Hashing.sha256(try bases.decode(e.value, seq: seq, context: nil, checkSeal: true))
-                } catch {
-                    hashes[seq] = .some(nil)
-                }
-                next = try stored.next()
-            }
-            func decodedHash(_ seq: UInt64) throws -> [UInt8] {
-                guard let known = hashes[seq], let hash = known else { throw ByteReader.Truncated() }
-                return hash
-            }
-            let index = try txn.cursor(schema.bodyIndex.index)
-            var row = try index.first()
-            while let e = row {
-                report.blobsChecked += 1
-                pointers += 1
-                let key = [UInt8](e.key)
-                do {
-                    let seq = try BodyIndex.seq(e.value)
-                    if hashes[seq] != nil {
-                        let hash = try decodedHash(seq)
-                        if schema.bodyIndex.index.storedKey(Array(hash.prefix(schema.bodyIndex.prefix))) != key {
-                            report.problem("body \(key.hex): content does not match its hash")
-                        } else if try !hash.withUnsafeBytes({ try schema.bodyIndex.carries(seq, $0, txn) }) {
-                            report.problem("body \(hash.hex.prefix(16)): event \(seq), which stores it, does not carry it")
-                        }
-                    } else {
-                        report.problem("body \(key.hex): points to seq \(seq), which holds no body")
-                    }
-                } catch {
-                    report.problem("body \(key.hex): does not decode (damaged)")
-                }
-                row = try index.next()
-            }
-            // Rows of formats 1 and 2, and bodies whose prefix another body holds: by whole hash.
-            let b = try txn.cursor(schema.blobs)
-            var blob = try b.first()
-            while let e = blob {
-                report.blobsChecked += 1
-                let key = [UInt8](e.key)
-                do {
-                    let hash: [UInt8]
-                    if let seq = try BlobCodec.pointee(e.value) {
-                        pointers += 1
-                        guard hashes[seq] != nil else {
-                            report.problem("body \(key.hex.prefix(16)): points to seq \(seq), which holds no body")
-                            blob = try b.next()
-                            continue
-                        }
-                        hash = try decodedHash(seq)
-                    } else {
-                        hash = Hashing.sha256(try BlobCodec.decode(e.value, checkSeal: true))
-                    }
-                    if schema.blobs.storedKey(hash) != key { report.problem("body \(key.hex.prefix(16)): content does not match its hash") }
-                } catch {
-                    report.problem("body \(key.hex.prefix(16)): does not decode (damaged)")
-                }
-                blob = try b.next()
-            }
-            let rows = try txn.stat(schema.bodies).entries
-            if rows != pointers { report.problem("\(rows) stored bodies for \(pointers) hashes that point to one") }
-            let counters = try Counters.read(txn, schema)
-            if counters.blobCount != UInt64(report.blobsChecked) { report.problem("counters say \(counters.blobCount) bodies, found \(report.blobsChecked)") }
+            try Self.checkEvents(txn, schema, &report)
+            try Self.checkBodies(txn, schema, &report)
             return report
         }
         report.quarantined = try await quarantined()
@@ -209,14 +55,186 @@ extension EventStore {
             }
             return report
         }
+        report.projections = try await projectionsAgainstRebuild(upTo: report.headSeq)
+        return report
+    }
 
-        let scratch = try await replay(upTo: report.headSeq)
+    /// Seqs gapless from 1; every envelope opens, decodes, hashes to its stored hash and links to
+    /// its predecessor's; the id, stream, type and time indexes point at their events; every
+    /// event's body is indexed; the sealed chain holds.
+    static func checkEvents(_ txn: Transaction, _ schema: LogSchema, _ report: inout VerifyReport) throws {
+        // Raw rows: in an encrypted store each envelope is opened here, so one that does not
+        // open is reported instead of ending the check.
+        let c = try txn.cursor(schema.events, raw: true)
+        var expected: UInt64 = 1
+        var previous = Envelope.zeroHash
+        var entry = try c.first()
+        while let row = entry {
+            let seq = UInt64(bigEndianBytes: row.key)
+            defer { expected = seq + 1; report.eventsChecked += 1 }
+            if row.key.count != 8 { report.problem("event key of \(row.key.count) bytes is not a seq") }
+            if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
+            guard let opened = try? txn.plainValue(schema.events, key: row.key, stored: row.value) else {
+                report.problem("event \(seq): its sealed envelope does not open under the store's key (tampered or damaged)")
+                entry = try c.next()
+                continue
+            }
+            // A packed envelope's hash is computed from its bytes: damage shows as a seal that
+            // does not match (any stored byte), or as a hash the next event does not chain to.
+            guard let value = try? schema.envelope(opened, txn) else {
+                report.problem("event \(seq): its packed envelope does not match its seal or does not decompress (tampered or damaged)")
+                entry = try c.next()
+                continue
+            }
+            let e = (key: row.key, value: value)
+            // A packed envelope's hash was just computed from its bytes: hashing them again
+            // could not disagree.
+            guard opened.first == Envelope.packedMark || Envelope.selfConsistent(e.value) else {
+                report.problem("event \(seq): stored bytes do not match their hash (tampered or damaged)")
+                previous = e.value.count >= 32 ? [UInt8](e.value[(e.value.count - 32)...]) : Envelope.zeroHash
+                entry = try c.next()
+                continue
+            }
+            guard let event = try? Envelope.decode(e.value) else {
+                report.problem("event \(seq): envelope does not decode")
+                entry = try c.next()
+                continue
+            }
+            if event.seq != seq { report.problem("event \(seq): envelope says seq \(event.seq)") }
+            if event.previousHash != previous { report.problem("event \(seq): hash chain broken (previous hash does not match event \(seq - 1))") }
+            previous = event.hash
+            if let s = try txn.get(schema.ids, key: Array(event.id.utf8)) {
+                if s.withUnsafeBytes({ UInt64(bigEndianBytes: $0) }) != seq { report.problem("event \(seq): id index points elsewhere") }
+            } else {
+                report.problem("event \(seq): id missing from the id index")
+            }
+            if try !txn.contains(schema.byStream, key: LogSchema.indexKey(event.stream, seq)) {
+                report.problem("event \(seq): missing from the stream index")
+            }
+            if try !txn.contains(schema.byType, key: LogSchema.indexKey(event.type, seq)) { report.problem("event \(seq): missing from the type index") }
+            if let ref = event.payload {
+                // The index finds a body through the event that stored it first, whose
+                // envelope may be the damaged one (in an encrypted store it then does not
+                // open): a finding here, not the end of the check.
+                do {
+                    if try !schema.bodyIndex.contains(ref.hash, in: txn) { report.problem("event \(seq): body \(ref.hashHex.prefix(16)) is missing") }
+                } catch {
+                    report.problem("event \(seq): body \(ref.hashHex.prefix(16)) is indexed at an event that does not read (tampered or damaged)")
+                }
+            }
+            entry = try c.next()
+        }
+        report.headSeq = expected - 1
+        if let chain = schema.sealedChain {
+            // The chain over the stored rows too (what `verify --chain-only` checks without the key).
+            var outer = VerifyReport()
+            try SealedChain.check(events: schema.events, bodies: schema.bodies, chain: chain, txn, &outer)
+            for p in outer.problems { report.problem(p) }
+        }
+        if try txn.stat(schema.ids).entries != Int(report.eventsChecked) {
+            report.problem("the id index has \(try txn.stat(schema.ids).entries) entries for \(report.eventsChecked) events")
+        }
+        if try txn.stat(schema.byTime).entries != Int(report.eventsChecked) {
+            report.problem("the time index has \(try txn.stat(schema.byTime).entries) entries for \(report.eventsChecked) events")
+        }
+    }
+
+    /// Every stored body decodes (a delta through its chain) and hashes to the key that finds it,
+    /// the event that stores it carries it, and the counters agree.
+    static func checkBodies(_ txn: Transaction, _ schema: LogSchema, _ report: inout VerifyReport) throws {
+        // Bodies found by a prefix of their hash: the seq's event stored the body, the body
+        // hashes to the hash that event carries, and the key is its prefix.
+        var pointers = 0
+        // Every stored body decoded once, in seq order (so a delta chain decodes each link
+        // once): its hash, or nil when it does not decode. A delta must point back to an
+        // earlier body one link shallower, and its seal, its base's and the content hash of
+        // every body it builds on are checked on the way.
+        var hashes: [UInt64: [UInt8]?] = [:]
+        let bases = DeltaBases(bodies: schema.bodies, txn: txn)
+        let stored = try txn.cursor(schema.bodies, raw: true)
+        var next = try stored.first()
+        while let row = next {
+            let seq = UInt64(bigEndianBytes: row.key)
+            do {
+                let e = (key: row.key, value: try txn.plainValue(schema.bodies, key: row.key, stored: row.value))
+                if e.value.first == BlobCodec.delta {
+                    let header = try DeltaHeader(e.value, checkSeal: true)
+                    if header.base >= seq { report.problem("body at seq \(seq): its delta base \(header.base) is not earlier") }
+                }
+                hashes[seq] = Hashing.sha256(try bases.decode(e.value, seq: seq, context: nil, checkSeal: true))
+            } catch {
+                hashes[seq] = .some(nil)
+            }
+            next = try stored.next()
+        }
+        func decodedHash(_ seq: UInt64) throws -> [UInt8] {
+            guard let known = hashes[seq], let hash = known else { throw ByteReader.Truncated() }
+            return hash
+        }
+        let index = try txn.cursor(schema.bodyIndex.index)
+        var row = try index.first()
+        while let e = row {
+            report.blobsChecked += 1
+            pointers += 1
+            let key = [UInt8](e.key)
+            do {
+                let seq = try BodyIndex.seq(e.value)
+                if hashes[seq] != nil {
+                    let hash = try decodedHash(seq)
+                    if schema.bodyIndex.index.storedKey(Array(hash.prefix(schema.bodyIndex.prefix))) != key {
+                        report.problem("body \(key.hex): content does not match its hash")
+                    } else if try !hash.withUnsafeBytes({ try schema.bodyIndex.carries(seq, $0, txn) }) {
+                        report.problem("body \(hash.hex.prefix(16)): event \(seq), which stores it, does not carry it")
+                    }
+                } else {
+                    report.problem("body \(key.hex): points to seq \(seq), which holds no body")
+                }
+            } catch {
+                report.problem("body \(key.hex): does not decode (damaged)")
+            }
+            row = try index.next()
+        }
+        // Rows of formats 1 and 2, and bodies whose prefix another body holds: by whole hash.
+        let b = try txn.cursor(schema.blobs)
+        var blob = try b.first()
+        while let e = blob {
+            report.blobsChecked += 1
+            let key = [UInt8](e.key)
+            do {
+                let hash: [UInt8]
+                if let seq = try BlobCodec.pointee(e.value) {
+                    pointers += 1
+                    guard hashes[seq] != nil else {
+                        report.problem("body \(key.hex.prefix(16)): points to seq \(seq), which holds no body")
+                        blob = try b.next()
+                        continue
+                    }
+                    hash = try decodedHash(seq)
+                } else {
+                    hash = Hashing.sha256(try BlobCodec.decode(e.value, checkSeal: true))
+                }
+                if schema.blobs.storedKey(hash) != key { report.problem("body \(key.hex.prefix(16)): content does not match its hash") }
+            } catch {
+                report.problem("body \(key.hex.prefix(16)): does not decode (damaged)")
+            }
+            blob = try b.next()
+        }
+        let rows = try txn.stat(schema.bodies).entries
+        if rows != pointers { report.problem("\(rows) stored bodies for \(pointers) hashes that point to one") }
+        let counters = try Counters.read(txn, schema)
+        if counters.blobCount != UInt64(report.blobsChecked) { report.problem("counters say \(counters.blobCount) bodies, found \(report.blobsChecked)") }
+    }
+
+    /// Each projection's tables, checkpoint and quarantine against a rebuild of it from the log
+    /// up to `head` on a scratch copy.
+    func projectionsAgainstRebuild(upTo head: UInt64) async throws -> [VerifyReport.ProjectionCheck] {
+        let scratch = try await replay(upTo: head)
         defer { try? FileManager.default.removeItem(atPath: scratch.path) }
         let mine = self.schema
         let theirs = scratch.schema
         let scratchEnv = scratch.environment
         let names = projections.map(\.name)
-        report.projections = try await read { txn in
+        return try await read { txn in
             try scratchEnv.read { other in
                 try names.map { name -> VerifyReport.ProjectionCheck in
                     var diffs: [String] = []
@@ -244,7 +262,6 @@ extension EventStore {
                 }
             }
         }
-        return report
     }
 }
 
