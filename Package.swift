@@ -14,9 +14,6 @@ let package = Package(
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "LMDB", targets: ["LMDB"]),
         .library(name: "StrataData", targets: ["StrataData"]),
-        .library(name: "StrataDomain", targets: ["StrataDomain"]),
-        .library(name: "StrataPresentation", targets: ["StrataPresentation"]),
-        .library(name: "StrataApp", targets: ["StrataApp"]),
         // The fixture API server, for the benchmarks package.
         .library(name: "FixtureServer", targets: ["FixtureServer"]),
         .executable(name: "strata", targets: ["strata"]),

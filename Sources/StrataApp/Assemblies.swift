@@ -1,23 +1,23 @@
-public import EventStore
+package import EventStore
 import Foundation
 import Logging
 import StrataData
 import StrataDomain
-public import StrataPresentation
-public import Swinject
+import StrataPresentation
+package import Swinject
 import TerminalImages
 
 /// Data: the opened store, the libcurl client, the fetcher, the source catalog and the tables.
-public struct DataAssembly: Assembly {
+package struct DataAssembly: Assembly {
     let store: EventStore
     let configuration: AppConfiguration
 
-    public init(store: EventStore, configuration: AppConfiguration) {
+    package init(store: EventStore, configuration: AppConfiguration) {
         self.store = store
         self.configuration = configuration
     }
 
-    public func assemble(container: Container) {
+    package func assemble(container: Container) {
         let (store, configuration) = (store, configuration)
         container.register(EventStore.self) { _ in store }.inObjectScope(.container)
         container.register((any HTTPClient).self) { _ in
@@ -40,12 +40,12 @@ public struct DataAssembly: Assembly {
 }
 
 /// Domain: the repositories over LMDB and the network, and the use cases over them.
-public struct DomainAssembly: Assembly {
+package struct DomainAssembly: Assembly {
     let configuration: AppConfiguration
 
-    public init(configuration: AppConfiguration) { self.configuration = configuration }
+    package init(configuration: AppConfiguration) { self.configuration = configuration }
 
-    public func assemble(container: Container) {
+    package func assemble(container: Container) {
         let fetchOptions = FetchOptions(configuration.fetch)
         container.register((any EventLogRepository).self) { r in EngineEventLogRepository(store: r.resolve(EventStore.self)!) }
         container.register((any SourceRepository).self) { r in LMDBSourceRepository(tables: r.resolve(ItemTables.self)!) }
@@ -126,12 +126,12 @@ public struct DomainAssembly: Assembly {
 }
 
 /// Presentation: thumbnails and the factory that makes view models on the main actor.
-public struct PresentationAssembly: Assembly {
+package struct PresentationAssembly: Assembly {
     let configuration: AppConfiguration
 
-    public init(configuration: AppConfiguration) { self.configuration = configuration }
+    package init(configuration: AppConfiguration) { self.configuration = configuration }
 
-    public func assemble(container: Container) {
+    package func assemble(container: Container) {
         let configuration = configuration
         container.register(ThumbnailSettings?.self) { _ in
             configuration.thumbnails.map {

@@ -1,9 +1,9 @@
-public import StrataDomain
-public import StrataPresentation
+package import StrataDomain
+package import StrataPresentation
 
 /// Makes the screens' view models from the resolved use cases. Resolved once at the root, then
 /// passed by value; view models are created on the main actor where they live.
-public struct ViewModelFactory: Sendable {
+package struct ViewModelFactory: Sendable {
     let query: QueryItems
     let refresh: RefreshSource
     let loadDetail: LoadItemDetail
@@ -16,26 +16,26 @@ public struct ViewModelFactory: Sendable {
     let write: WriteItems
     let push: PushOutbox
 
-    @MainActor public func itemList(source: String, filter: FilterViewData) -> ItemListViewModel {
+    @MainActor package func itemList(source: String, filter: FilterViewData) -> ItemListViewModel {
         ItemListViewModel(source: source, filter: filter, query: query, refresh: refresh, items: items, thumbnails: thumbnails)
     }
 
-    @MainActor public func itemDetail(source: String) -> ItemDetailViewModel {
+    @MainActor package func itemDetail(source: String) -> ItemDetailViewModel {
         ItemDetailViewModel(source: source, loadDetail: loadDetail, items: items, thumbnails: thumbnails)
     }
 
-    @MainActor public func itemHistory(source: String) -> ItemHistoryViewModel {
+    @MainActor package func itemHistory(source: String) -> ItemHistoryViewModel {
         ItemHistoryViewModel(source: source, history: history)
     }
 
-    @MainActor public func collectionDiff(source: String) -> CollectionDiffViewModel {
+    @MainActor package func collectionDiff(source: String) -> CollectionDiffViewModel {
         CollectionDiffViewModel(source: source, diff: diff, sources: sources)
     }
 
     /// The browser's view model: every screen through the same use cases as the commands, list
     /// thumbnails at `listThumbnail` cells and the detail's at `detailThumbnail`; edits staged in
     /// `session`.
-    @MainActor public func browser(
+    @MainActor package func browser(
         listThumbnail: (columns: Int, rows: Int), detailThumbnail: (columns: Int, rows: Int),
         session: String = "browse"
     ) -> BrowserViewModel {
@@ -49,7 +49,7 @@ public struct ViewModelFactory: Sendable {
     }
 
     /// The event log's view model over the store's log, or over `replay` (a team log's).
-    @MainActor public func eventLog(replay other: ReplayLog? = nil) -> EventLogViewModel {
+    @MainActor package func eventLog(replay other: ReplayLog? = nil) -> EventLogViewModel {
         EventLogViewModel(replay: other ?? replay)
     }
 }

@@ -1,19 +1,19 @@
 import Foundation
-public import StrataPresentation
-public import TerminalUI
+package import StrataPresentation
+package import TerminalUI
 
 /// The browser's run loop: one terminal session, one view model, one view. Keys become commands;
 /// every state the view model publishes becomes a frame, written as the difference from the last
 /// one. Nothing here decides what to show: the view model does, and the view draws it.
 @MainActor
-public final class BrowserApp {
-    public struct Configuration: Sendable {
-        public var theme: Theme
-        public var options: BrowserView.Options
-        public var mouse: Bool
+package final class BrowserApp {
+    package struct Configuration: Sendable {
+        package var theme: Theme
+        package var options: BrowserView.Options
+        package var mouse: Bool
         /// How often the log's head is read to notice another process's appends.
-        public var watchInterval: Duration
-        public init(theme: Theme, options: BrowserView.Options, mouse: Bool = false, watchInterval: Duration = .milliseconds(500)) {
+        package var watchInterval: Duration
+        package init(theme: Theme, options: BrowserView.Options, mouse: Bool = false, watchInterval: Duration = .milliseconds(500)) {
             self.theme = theme; self.options = options; self.mouse = mouse; self.watchInterval = watchInterval
         }
     }
@@ -38,7 +38,7 @@ public final class BrowserApp {
     private var quit = false
     private var ticking = false
 
-    public init(viewModel: BrowserViewModel, configuration: Configuration, head: @escaping @Sendable () async -> UInt64?) {
+    package init(viewModel: BrowserViewModel, configuration: Configuration, head: @escaping @Sendable () async -> UInt64?) {
         self.viewModel = viewModel
         self.configuration = configuration
         self.head = head
@@ -49,7 +49,7 @@ public final class BrowserApp {
     }
 
     /// Runs until the user quits or a signal ends it; the terminal is restored on every way out.
-    public func run(source: String?, asOf: String?) async throws {
+    package func run(source: String?, asOf: String?) async throws {
         try session.enter()
         defer { session.leave() }
         let (events, sink) = AsyncStream<Event>.makeStream()
@@ -170,13 +170,13 @@ public final class BrowserApp {
 }
 
 /// Which command a key means on the screen the user is looking at.
-public enum KeyMap {
-    public enum Action: Sendable, Equatable {
+package enum KeyMap {
+    package enum Action: Sendable, Equatable {
         case send(BrowserViewModel.Command)
         case quit, suspend, redraw
     }
 
-    public static func command(for press: KeyPress, in s: BrowserState, canGoBack: Bool, page: Int) -> Action? {
+    package static func command(for press: KeyPress, in s: BrowserState, canGoBack: Bool, page: Int) -> Action? {
         if press.key == .control("c") { return .quit }
         if press.key == .control("z") { return .suspend }
         if press.key == .control("l") { return .redraw }

@@ -1,41 +1,41 @@
-public import StrataPresentation
-public import TerminalUI
+package import StrataPresentation
+package import TerminalUI
 
 /// Renders the browser's state into a cell buffer: a pure function of the state, the size and
 /// the options, so every screen is a golden test. Holds no logic beyond layout.
-public struct BrowserView: Sendable {
-    public struct Options: Sendable, Hashable {
+package struct BrowserView: Sendable {
+    package struct Options: Sendable, Hashable {
         /// ASCII borders, markers and spinner.
-        public var ascii: Bool
+        package var ascii: Bool
         /// Cells per list-row thumbnail (columns × rows); nil: no thumbnails.
-        public var thumbnail: (columns: Int, rows: Int)?
+        package var thumbnail: (columns: Int, rows: Int)?
         /// The spinner's frame (the app advances it only while work runs).
-        public var spinnerFrame: Int
+        package var spinnerFrame: Int
 
-        public init(ascii: Bool = false, thumbnail: (columns: Int, rows: Int)? = nil, spinnerFrame: Int = 0) {
+        package init(ascii: Bool = false, thumbnail: (columns: Int, rows: Int)? = nil, spinnerFrame: Int = 0) {
             self.ascii = ascii; self.thumbnail = thumbnail; self.spinnerFrame = spinnerFrame
         }
-        public static func == (a: Options, b: Options) -> Bool {
+        package static func == (a: Options, b: Options) -> Bool {
             a.ascii == b.ascii && a.thumbnail?.columns == b.thumbnail?.columns && a.thumbnail?.rows == b.thumbnail?.rows && a.spinnerFrame == b.spinnerFrame
         }
-        public func hash(into h: inout Hasher) { h.combine(ascii); h.combine(thumbnail?.columns); h.combine(spinnerFrame) }
+        package func hash(into h: inout Hasher) { h.combine(ascii); h.combine(thumbnail?.columns); h.combine(spinnerFrame) }
     }
 
-    public var options: Options
-    public init(options: Options = Options()) { self.options = options }
+    package var options: Options
+    package init(options: Options = Options()) { self.options = options }
 
     /// Columns from which the detail shows beside the list (landscape).
-    public static let wideColumns = 100
+    package static let wideColumns = 100
 
     /// The layout of a size: where the list (or other content) goes, and the detail pane.
-    public struct Layout: Sendable, Equatable {
-        public var content: Rect
-        public var side: Rect?
+    package struct Layout: Sendable, Equatable {
+        package var content: Rect
+        package var side: Rect?
         /// Rows of list entries the content shows.
-        public var listRows: Int
+        package var listRows: Int
     }
 
-    public func layout(_ size: Size, state: BrowserState) -> Layout {
+    package func layout(_ size: Size, state: BrowserState) -> Layout {
         let area = Rect(width: size.columns, height: size.rows)
         let onSource = state.source != nil && state.screen != .sources
         let body = area.splitTop(1).rest.splitBottom(onSource ? (state.staging != nil ? 3 : 2) : 1).rest
@@ -53,7 +53,7 @@ public struct BrowserView: Sendable {
         state.hasImages && options.thumbnail != nil ? max(1, options.thumbnail!.rows) : 1
     }
 
-    public func render(_ state: BrowserState, size: Size) -> CellBuffer {
+    package func render(_ state: BrowserState, size: Size) -> CellBuffer {
         var b = CellBuffer(size: size)
         guard size.columns >= 10, size.rows >= 4 else {
             b.write("too small", x: 0, y: 0)
@@ -379,7 +379,7 @@ public struct BrowserView: Sendable {
     }
 
     /// The keys of one screen, for `?`.
-    public static func helpKeys(_ screen: BrowserState.Screen) -> [(String, String)] {
+    package static func helpKeys(_ screen: BrowserState.Screen) -> [(String, String)] {
         let move = [("↑ ↓  j k", "move"), ("PgUp PgDn", "a page"), ("g G", "first, last")]
         let writes = [
             ("n", "new item (field=value; …)"), ("e", "edit a field (Tab: next); staged"), ("d", "delete (asks first)"),

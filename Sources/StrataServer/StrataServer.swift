@@ -1,27 +1,27 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-public import Logging
+package import Logging
 import NIOCore
 import UnixSignals
-public import StrataDomain
+package import StrataDomain
 
 /// `strata serve`: the mirrored API as it was at any point, over HTTP, read-only. Recorded
 /// responses under their original paths (with `/@POINT/`, `Accept-Datetime`, `Strata-As-Of` or
 /// the server's default point choosing when), replay sessions under `/s/ID/`, and the read side
 /// as JSON under `/_strata/`. Every answer comes from the app's use cases; nothing is written.
-public final class StrataServer: Sendable {
+package final class StrataServer: Sendable {
     /// What the server reads through: the same use cases as the CLI's commands.
-    public struct UseCases: Sendable {
-        public var recordings: ServeRecordings
-        public var query: QueryItems
-        public var loadDetail: LoadItemDetail
-        public var history: GetItemHistory
-        public var diff: DiffCollection
-        public var replay: ReplayLog
-        public var sources: ManageSources
+    package struct UseCases: Sendable {
+        package var recordings: ServeRecordings
+        package var query: QueryItems
+        package var loadDetail: LoadItemDetail
+        package var history: GetItemHistory
+        package var diff: DiffCollection
+        package var replay: ReplayLog
+        package var sources: ManageSources
 
-        public init(
+        package init(
             recordings: ServeRecordings, query: QueryItems, loadDetail: LoadItemDetail, history: GetItemHistory, diff: DiffCollection,
             replay: ReplayLog, sources: ManageSources
         ) {
@@ -30,20 +30,20 @@ public final class StrataServer: Sendable {
         }
     }
 
-    public struct Configuration: Sendable {
-        public var host: String
+    package struct Configuration: Sendable {
+        package var host: String
         /// 0 picks a free port.
-        public var port: Int
+        package var port: Int
         /// The point recorded responses are served at when a request names none (nil: the head
         /// at each request).
-        public var asOf: PointInTime?
+        package var asOf: PointInTime?
         /// Only these sources (all when empty).
-        public var sources: [String]
+        package var sources: [String]
         /// How often the event stream looks for new events.
-        public var pollInterval: Duration
-        public var logger: Logger
+        package var pollInterval: Duration
+        package var logger: Logger
 
-        public init(
+        package init(
             host: String = "127.0.0.1", port: Int = 8080, asOf: PointInTime? = nil, sources: [String] = [],
             pollInterval: Duration = .milliseconds(200), logger: Logger = Logger(label: "strata.serve")
         ) {
@@ -55,14 +55,14 @@ public final class StrataServer: Sendable {
     let configuration: Configuration
     let sessions = ReplaySessions()
 
-    public init(useCases: UseCases, configuration: Configuration) {
+    package init(useCases: UseCases, configuration: Configuration) {
         self.useCases = useCases
         self.configuration = configuration
     }
 
     /// Whether `host` is a loopback address (the default; anything else is reachable from
     /// elsewhere).
-    public static func isLoopback(_ host: String) -> Bool {
+    package static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
@@ -79,7 +79,7 @@ public final class StrataServer: Sendable {
 
     /// Runs until the task is cancelled, or SIGTERM or SIGINT arrives when `stopOnSignals`
     /// (requests in flight finish first). `onRunning` gets the bound port (useful with port 0).
-    public func run(stopOnSignals: Bool = false, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+    package func run(stopOnSignals: Bool = false, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let shutdownSignals: [UnixSignal] = stopOnSignals ? [.sigterm, .sigint] : []
         let app = Application(
             router: router(),

@@ -1,4 +1,4 @@
-public import EventStore
+package import EventStore
 import Foundation
 import Logging
 import PostgresNIO
@@ -9,7 +9,7 @@ import Synchronization
 
 extension PostgresTeamLog {
     /// Empties the team log (or only the floor's table). For benchmarks on a scratch database.
-    public func benchReset(floorOnly: Bool = false) async throws {
+    package func benchReset(floorOnly: Bool = false) async throws {
         if !floorOnly {
             try await client.query("DROP TABLE IF EXISTS strata_events, strata_bodies, strata_head, strata_leases, strata_schema", logger: logger)
             migrated.withLock { $0 = false }
@@ -27,7 +27,7 @@ extension PostgresTeamLog {
 
     /// The floor of a push: the same rows (bodies compressed, hashes computed beforehand) by plain
     /// `INSERT … SELECT * FROM unnest(…)`, one transaction per `batch`.
-    public func benchFloorInsert(_ events: [RecordedEvent], bodies: [[UInt8]: [UInt8]], batch: Int) async throws {
+    package func benchFloorInsert(_ events: [RecordedEvent], bodies: [[UInt8]: [UInt8]], batch: Int) async throws {
         var cols: [Columns] = []
         var batchBodies: [(keys: [ByteBuffer], sizes: [Int64], stored: [ByteBuffer])] = []
         var seen = Set<[UInt8]>()
@@ -63,7 +63,7 @@ extension PostgresTeamLog {
 
     /// The floor of a pull: every event row and every body read in seq order, decoded to Swift
     /// values, nothing appended anywhere.
-    public func benchFloorRead() async throws -> Int {
+    package func benchFloorRead() async throws -> Int {
         var n = 0
         let rows = try await client.query(
             """

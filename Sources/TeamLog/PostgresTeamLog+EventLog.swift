@@ -1,4 +1,4 @@
-public import EventStore
+package import EventStore
 import Foundation
 import PostgresNIO
 
@@ -8,7 +8,7 @@ import PostgresNIO
 /// ``directNode``: bodies first, then the events in one transaction holding the head row, fenced
 /// by the sources' leases like any push.
 extension PostgresTeamLog: EventLog {
-    public func events(_ query: EventQuery) async throws -> [RecordedEvent] {
+    package func events(_ query: EventQuery) async throws -> [RecordedEvent] {
         guard query.limit > 0, query.fromSeq <= query.toSeq else { return [] }
         try await migrate()
         let from = Int64(clamping: query.fromSeq), to = Int64(clamping: query.toSeq), limit = Int64(clamping: query.limit)
@@ -33,7 +33,7 @@ extension PostgresTeamLog: EventLog {
         }
     }
 
-    public func event(id: String) async throws -> RecordedEvent? {
+    package func event(id: String) async throws -> RecordedEvent? {
         try await migrate()
         return try await run("read the team log") { [self] in
             try await Self.recorded(
@@ -42,7 +42,7 @@ extension PostgresTeamLog: EventLog {
         }
     }
 
-    public func payload(of event: RecordedEvent) async throws -> [UInt8]? {
+    package func payload(of event: RecordedEvent) async throws -> [UInt8]? {
         guard let p = event.payload else { return nil }
         guard let body = try await body(sha256: p.hashHex) else {
             throw TeamLogError(.corrupted, "the team log lacks the body of event \(event.seq) (\(p.hashHex.prefix(16))…)")
@@ -50,7 +50,7 @@ extension PostgresTeamLog: EventLog {
         return body
     }
 
-    public func body(sha256 hex: String) async throws -> [UInt8]? {
+    package func body(sha256 hex: String) async throws -> [UInt8]? {
         guard let hash = [UInt8](hex: hex), hash.count == 32 else { return nil }
         try await migrate()
         let key = ByteBuffer(bytes: hash)
@@ -69,7 +69,7 @@ extension PostgresTeamLog: EventLog {
 
     /// The last seq before the first event recorded after `time` (the head when none is): the
     /// store's rule, where an event's effective time is the latest `recordedAt` up to it.
-    public func seq(asOf time: Timestamp) async throws -> UInt64 {
+    package func seq(asOf time: Timestamp) async throws -> UInt64 {
         try await migrate()
         let t = time.microseconds
         return try await run("read the team log") { [self] in
@@ -87,7 +87,7 @@ extension PostgresTeamLog: EventLog {
     /// `payloadReference` must name a body the log holds). Events without a `recordedAt` take
     /// the time now.
     /// - Throws: ``TeamLogError`` `.fenced` when a source is leased to another node.
-    public func append(_ events: [NewEvent]) async throws -> [AppendOutcome] {
+    package func append(_ events: [NewEvent]) async throws -> [AppendOutcome] {
         guard !events.isEmpty else { return [] }
         try await migrate()
         let base = try await lastOriginSeq(node: directNode)

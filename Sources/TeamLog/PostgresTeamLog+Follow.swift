@@ -1,4 +1,4 @@
-public import EventStore
+package import EventStore
 import Foundation
 import PostgresNIO
 
@@ -15,7 +15,7 @@ extension PostgresTeamLog {
     /// `poll`, until the task is cancelled. `onPull` gets each pull's report (the position to
     /// keep). A pull that fails (the server away) is retried at the next wake-up; a changed row
     /// or another log (`corrupted`, `diverged`) ends the follow with that error.
-    public func follow(
+    package func follow(
         into store: EventStore, after position: UInt64, poll: Duration,
         onPull: (PullReport) async throws -> Void
     ) async throws {

@@ -15,22 +15,22 @@ import PostgresNIO
 /// took the lease meanwhile, its token is still current and its events go in, in order. A
 /// source nobody leased is open to every node.
 extension PostgresTeamLog {
-    public struct Lease: Sendable, Hashable {
-        public var stream: String
-        public var node: String
-        public var token: UInt64
+    package struct Lease: Sendable, Hashable {
+        package var stream: String
+        package var node: String
+        package var token: UInt64
         /// Seconds until it expires (negative: expired that long ago).
-        public var secondsLeft: Double
+        package var secondsLeft: Double
     }
 
-    public struct LeaseGrant: Sendable, Hashable {
-        public var token: UInt64
+    package struct LeaseGrant: Sendable, Hashable {
+        package var token: UInt64
         /// The node it was taken from (nil: it was free or this node's already).
-        public var takenFrom: String?
+        package var takenFrom: String?
         /// Whether it was taken from a node whose lease had not expired (`force`).
-        public var forced: Bool
+        package var forced: Bool
 
-        public init(token: UInt64, takenFrom: String?, forced: Bool) {
+        package init(token: UInt64, takenFrom: String?, forced: Bool) {
             self.token = token
             self.takenFrom = takenFrom
             self.forced = forced
@@ -40,7 +40,7 @@ extension PostgresTeamLog {
     /// Takes or renews the lease on `stream` for `ttl` seconds.
     /// - Throws: ``TeamLogError`` `.fenced` when another node holds an unexpired lease and
     ///   `force` is false.
-    public func acquireLease(stream: String, node: String, ttl: Double, force: Bool) async throws -> LeaseGrant {
+    package func acquireLease(stream: String, node: String, ttl: Double, force: Bool) async throws -> LeaseGrant {
         try await migrate()
         let micros = Int64(ttl * 1_000_000)
         return try await run("take a lease in the team log") { [self] in
@@ -80,7 +80,7 @@ extension PostgresTeamLog {
 
     /// Ends this node's lease on `stream` at once (another node may take it without `force`);
     /// the token stays, so the next holder's is larger. False when this node does not hold it.
-    public func releaseLease(stream: String, node: String) async throws -> Bool {
+    package func releaseLease(stream: String, node: String) async throws -> Bool {
         try await migrate()
         return try await run("release a lease in the team log") { [self] in
             var released = false
@@ -92,7 +92,7 @@ extension PostgresTeamLog {
     }
 
     /// Every lease, by source.
-    public func leases() async throws -> [Lease] {
+    package func leases() async throws -> [Lease] {
         try await migrate()
         return try await run("read the team log's leases") { [self] in
             var out: [Lease] = []
@@ -134,6 +134,6 @@ extension PostgresTeamLog {
 
 /// How a node is named in messages: the last 12 hex digits of its id, the random part of its v7
 /// UUID (the first ones are its creation time, alike for nodes made in the same millisecond).
-public enum TeamLogNode {
-    public static func short(_ id: String) -> String { String(id.suffix(12)) }
+package enum TeamLogNode {
+    package static func short(_ id: String) -> String { String(id.suffix(12)) }
 }

@@ -1,4 +1,4 @@
-public import EventStore
+package import EventStore
 import Foundation
 import Logging
 import PostgresNIO
@@ -6,21 +6,21 @@ import Synchronization
 
 // Pull: the log's events after a position, each link of the chain checked, appended to a store.
 extension PostgresTeamLog {
-    public struct PullReport: Sendable, Hashable {
+    package struct PullReport: Sendable, Hashable {
         /// Events appended to the store.
-        public var appended = 0
+        package var appended = 0
         /// Events the store held already (its own, pushed before).
-        public var alreadyHere = 0
-        public var bodiesDownloaded = 0
-        public var bodyBytesDownloaded = 0
+        package var alreadyHere = 0
+        package var bodiesDownloaded = 0
+        package var bodyBytesDownloaded = 0
         /// The global seq pulled up to (the next pull starts after it).
-        public var position: UInt64 = 0
+        package var position: UInt64 = 0
     }
 
     /// Appends the log's events after `position` to `store`, `batch` per append, checking every
     /// link of the chain.
     /// - Throws: ``TeamLogError`` `.corrupted` when a link does not hold (nothing after it is appended).
-    public func pull(into store: EventStore, after position: UInt64, batch: Int = 1_000) async throws -> PullReport {
+    package func pull(into store: EventStore, after position: UInt64, batch: Int = 1_000) async throws -> PullReport {
         try await migrate()
         var report = PullReport(position: position)
         var previous = try await hash(at: position)

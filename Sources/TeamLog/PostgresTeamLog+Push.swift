@@ -1,4 +1,4 @@
-public import EventStore
+package import EventStore
 import Foundation
 import Logging
 import PostgresNIO
@@ -6,15 +6,15 @@ import Synchronization
 
 // Push: a store's own events the log lacks, bodies first, then the events under the head row's lock.
 extension PostgresTeamLog {
-    public struct PushReport: Sendable, Hashable {
+    package struct PushReport: Sendable, Hashable {
         /// Events the log did not hold, now given global seqs.
-        public var appended = 0
+        package var appended = 0
         /// Events sent that the log held already (pulled from it, or a retried push).
-        public var alreadyThere = 0
-        public var bodiesUploaded = 0
-        public var bodyBytesUploaded = 0
+        package var alreadyThere = 0
+        package var bodiesUploaded = 0
+        package var bodyBytesUploaded = 0
         /// The log's head after the push.
-        public var headSeq: UInt64 = 0
+        package var headSeq: UInt64 = 0
     }
 
     /// How long an append transaction may sit idle between its statements before PostgreSQL
@@ -26,7 +26,7 @@ extension PostgresTeamLog {
     /// - Throws: ``TeamLogError`` `.fenced` when a new event's source is leased to another node,
     ///   or under a newer token than this node's: that batch is not appended (the ones before
     ///   it stay), so a node paused past its lease cannot interleave its late events.
-    public func push(from store: EventStore, node: String, leases: [String: UInt64] = [:], batch: Int = 1_000) async throws -> PushReport {
+    package func push(from store: EventStore, node: String, leases: [String: UInt64] = [:], batch: Int = 1_000) async throws -> PushReport {
         try await migrate()
         var report = PushReport()
         // Pipelined: while one batch's append transaction runs, the next batch is read from the
@@ -70,7 +70,7 @@ extension PostgresTeamLog {
 
     /// How many of the store's events after the last one the log has from `node` the log does
     /// not hold (what a push would append), by source.
-    public func unpushed(from store: EventStore, node: String) async throws -> [String: Int] {
+    package func unpushed(from store: EventStore, node: String) async throws -> [String: Int] {
         try await migrate()
         var next = try await lastOriginSeq(node: node) + 1
         var counts: [String: Int] = [:]
@@ -92,7 +92,7 @@ extension PostgresTeamLog {
 
     /// How many of the log's events after `position` the store does not hold (what a pull would
     /// append).
-    public func unpulled(into store: EventStore, after position: UInt64) async throws -> Int {
+    package func unpulled(into store: EventStore, after position: UInt64) async throws -> Int {
         var from = position
         var count = 0
         while true {

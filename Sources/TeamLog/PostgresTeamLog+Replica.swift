@@ -1,4 +1,4 @@
-public import EventStore
+package import EventStore
 import PostgresNIO
 
 /// Each store as a replica of the log in the log's order, plus an outbox of its own events.
@@ -19,7 +19,7 @@ extension PostgresTeamLog {
     /// The largest seq up to which the store's events are the log's events at the same seqs,
     /// checked from `known` (a seq known to be in order: 0, or the last result) to `position`.
     /// `position` when the store is a replica up to there.
-    public func alignment(of store: EventStore, from known: UInt64, position: UInt64) async throws -> UInt64 {
+    package func alignment(of store: EventStore, from known: UInt64, position: UInt64) async throws -> UInt64 {
         var checked = min(known, position)
         while checked < position {
             let theirs = try await eventIDs(after: checked, limit: Int(min(10_000, position - checked)))
@@ -34,15 +34,15 @@ extension PostgresTeamLog {
     }
 
     /// What ``replica(of:inOrder:position:into:)`` wrote.
-    public struct Replica: Sendable {
+    package struct Replica: Sendable {
         /// The copy, in the log's order up to `position`, then the outbox.
-        public var store: EventStore
+        package var store: EventStore
         /// The store's events the copy holds: every one up to this seq of the store's.
-        public var copiedUpTo: UInt64
+        package var copiedUpTo: UInt64
         /// The log's events put in the log's order after the part kept as it was.
-        public var reordered: Int
+        package var reordered: Int
         /// The store's own events after them, not in the log yet.
-        public var outbox: Int
+        package var outbox: Int
         /// The log's event ids after the part kept as it was, up to the position.
         var logIDs: Set<String>
     }
@@ -52,7 +52,7 @@ extension PostgresTeamLog {
     /// `position` in the log's order, then the store's own events the log does not hold.
     /// - Throws: ``TeamLogError`` `.corrupted` when the store lacks one of the log's events up to
     ///   `position` (pull first).
-    public func replica(of store: EventStore, inOrder: UInt64, position: UInt64, into directory: String) async throws -> Replica {
+    package func replica(of store: EventStore, inOrder: UInt64, position: UInt64, into directory: String) async throws -> Replica {
         let copy = try await store.copy(upTo: inOrder, into: directory)
         var logIDs = Set<String>()
         // Pipelined: the next batch's ids, events and bodies are read while this one is appended.
@@ -94,7 +94,7 @@ extension PostgresTeamLog {
     /// Appends to the replica the store's events after the ones it copied that are not the
     /// log's (the outbox, in the store's order): after the replica was written, and again when a
     /// swap found the store's head moved.
-    public func appendOutbox(of store: EventStore, to replica: inout Replica) async throws {
+    package func appendOutbox(of store: EventStore, to replica: inout Replica) async throws {
         while true {
             let (from, skip) = (replica.copiedUpTo, replica.logIDs)
             let (last, batch) = try await store.snapshot { snap -> (UInt64?, [NewEvent]) in

@@ -9,7 +9,7 @@ extension PostgresTeamLog {
     /// Creates or migrates the tables (under an advisory lock, so two nodes starting at once
     /// do not race).
     /// - Throws: ``TeamLogError`` `.newerSchema` when the log was made by a newer Strata.
-    public func migrate() async throws {
+    package func migrate() async throws {
         // Once per instance: push, pull, status and verify each start here.
         guard !migrated.withLock({ $0 }) else { return }
         // One direct connection first: the pool retries a server it cannot reach for a long

@@ -7,7 +7,7 @@ import Synchronization
 // The log's head and a check of its whole chain.
 extension PostgresTeamLog {
     /// The log's head: its last seq and chain hash.
-    public func head() async throws -> (seq: UInt64, hash: String) {
+    package func head() async throws -> (seq: UInt64, hash: String) {
         try await migrate()
         return try await run("read the team log") { [self] in
             var out: (UInt64, String) = (0, TeamChain.zero.hex)
@@ -19,7 +19,7 @@ extension PostgresTeamLog {
     }
 
     /// Checks the whole chain and that seqs are gapless from 1: the problems found (none: holds).
-    public func verify() async throws -> [String] {
+    package func verify() async throws -> [String] {
         let head = try await self.head()
         var problems: [String] = []
         var previous = TeamChain.zero

@@ -1,6 +1,6 @@
 import EventStore
 import Foundation
-public import Logging
+package import Logging
 import PostgresNIO
 import Synchronization
 
@@ -14,24 +14,24 @@ import Synchronization
 /// its seq. A pull appends the log's events after a position, in global order, to a store (each
 /// link checked; an event the store holds already, by id, is skipped), and returns the new
 /// position. postgres-nio's client owns the connections; ``close()`` ends them.
-public final class PostgresTeamLog: Sendable {
+package final class PostgresTeamLog: Sendable {
     let client: PostgresClient
     let logger: Logger
     private let running: Task<Void, Never>
-    public let location: TeamLogLocation
+    package let location: TeamLogLocation
     let probeConfiguration: PostgresConnection.Configuration
     /// Whether ``migrate()`` has run for this instance.
     let migrated = Mutex(false)
     /// How long one database step may take (``run(_:_:)``).
-    public let operationTimeout: Duration
+    package let operationTimeout: Duration
     /// The node that events appended through ``EventLog/append(_:)`` come from (a store's node
     /// id, when a store appends through this log).
-    public let directNode: String
+    package let directNode: String
 
     /// Connects lazily; nothing is sent until the first call.
     /// - Throws: ``TeamLogError`` when the password's variable is not set.
     /// `environment`: where the password comes from (the process environment when nil).
-    public init(
+    package init(
         location: TeamLogLocation, environment: [String: String]? = nil, operationTimeout: Duration = .seconds(30),
         directNode: String = "direct", logger: Logger
     ) throws {
@@ -50,7 +50,7 @@ public final class PostgresTeamLog: Sendable {
     /// Ends the connections; waits at most `grace` for the pool to finish (a pool whose
     /// connection the server cut in the middle of a transaction may never report back, and a
     /// command must still end).
-    public func close(grace: Duration = .seconds(2)) async {
+    package func close(grace: Duration = .seconds(2)) async {
         running.cancel()
         let running = self.running
         _ = try? await withDeadline(grace) { await running.value }

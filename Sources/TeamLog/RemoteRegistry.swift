@@ -5,28 +5,28 @@ import Foundation
 /// far each was pulled, how far the store's seqs are the log's, and the fencing token this node
 /// holds per leased source. URLs are kept as given (a password only as a `$VAR` template), never
 /// resolved. Read by `strata remote` and, before a fetch, by the lease step.
-public struct RemoteRegistry: Codable, Sendable {
-    public struct Remote: Codable, Sendable {
-        public var url: String
-        public var pulled: UInt64 = 0
+package struct RemoteRegistry: Codable, Sendable {
+    package struct Remote: Codable, Sendable {
+        package var url: String
+        package var pulled: UInt64 = 0
         /// The store's seqs hold the log's events up to here (absent in files from before
         /// replicas: checked from 0 at the next pull).
-        public var inOrder: UInt64?
+        package var inOrder: UInt64?
         /// The fencing token this node holds per leased source (absent in files from before leases).
-        public var leases: [String: UInt64]?
+        package var leases: [String: UInt64]?
 
-        public init(url: String) { self.url = url }
+        package init(url: String) { self.url = url }
     }
-    public var node: String
-    public var remotes: [String: Remote] = [:]
+    package var node: String
+    package var remotes: [String: Remote] = [:]
 
-    public init(node: String) { self.node = node }
+    package init(node: String) { self.node = node }
 
-    public static func path(_ store: String) -> String { store + "/remotes.json" }
+    package static func path(_ store: String) -> String { store + "/remotes.json" }
 
     /// The store's registry; a new one (a fresh node id, no remotes) when it has none.
     /// - Throws: ``TeamLogError`` `.corrupted` when the file does not decode.
-    public static func load(store: String) throws -> RemoteRegistry {
+    package static func load(store: String) throws -> RemoteRegistry {
         let path = path(store)
         guard let data = FileManager.default.contents(atPath: path) else { return RemoteRegistry(node: RandomID.uuid()) }
         do { return try JSONDecoder().decode(RemoteRegistry.self, from: data) } catch {
@@ -35,7 +35,7 @@ public struct RemoteRegistry: Codable, Sendable {
     }
 
     /// Writes the registry in one step (a temporary file renamed over it), mode 0600.
-    public func save(store: String) throws {
+    package func save(store: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let data = try encoder.encode(self)

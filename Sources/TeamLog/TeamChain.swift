@@ -1,13 +1,13 @@
-public import EventStore
+package import EventStore
 
 /// The team log's hash chain: each event's hash is SHA-256 over the hash before it (32 zero bytes
 /// before seq 1) and the event's fields, each as `u64be length, bytes`: seq (u64be), id, type,
 /// schema version, recorded-at µs (i64be), stream, every metadata key and value, body hash and
 /// size. A pull checks every link, so a row changed in PostgreSQL is found.
-public enum TeamChain {
-    public static let zero = [UInt8](repeating: 0, count: 32)
+package enum TeamChain {
+    package static let zero = [UInt8](repeating: 0, count: 32)
 
-    public static func hash(previous: [UInt8], seq: UInt64, event: TeamEvent) -> [UInt8] {
+    package static func hash(previous: [UInt8], seq: UInt64, event: TeamEvent) -> [UInt8] {
         var bytes = previous
         func field(_ b: [UInt8]) {
             bytes += UInt64(b.count).bigEndianBytes
@@ -28,17 +28,17 @@ public enum TeamChain {
 }
 
 /// An event as the team log holds it.
-public struct TeamEvent: Sendable, Hashable {
-    public var id: String
-    public var type: String
-    public var schemaVersion: Int
-    public var recordedAt: Timestamp
-    public var stream: String
-    public var metadata: [RecordedEvent.Metadatum]
-    public var bodyHash: [UInt8]?
-    public var bodySize: Int?
+package struct TeamEvent: Sendable, Hashable {
+    package var id: String
+    package var type: String
+    package var schemaVersion: Int
+    package var recordedAt: Timestamp
+    package var stream: String
+    package var metadata: [RecordedEvent.Metadatum]
+    package var bodyHash: [UInt8]?
+    package var bodySize: Int?
 
-    public init(_ e: RecordedEvent) {
+    package init(_ e: RecordedEvent) {
         id = e.id
         type = e.type
         schemaVersion = e.schemaVersion
@@ -49,7 +49,7 @@ public struct TeamEvent: Sendable, Hashable {
         bodySize = e.payload?.size
     }
 
-    public init(
+    package init(
         id: String, type: String, schemaVersion: Int, recordedAt: Timestamp, stream: String,
         metadata: [RecordedEvent.Metadatum], bodyHash: [UInt8]?, bodySize: Int?
     ) {

@@ -8,22 +8,22 @@ import PostgresNIO
 /// (`postgres://strata:$TEAM_PG_PASSWORD@db/strata`), resolved when connecting.
 /// `?sslmode=disable|prefer|require` (default: `require` with certificate verification for a
 /// host that is not loopback, `disable` for loopback and sockets).
-public struct TeamLogLocation: Sendable, Hashable {
-    public var user: String
-    public var host: String?
-    public var port: Int
-    public var socketDirectory: String?
-    public var database: String
+package struct TeamLogLocation: Sendable, Hashable {
+    package var user: String
+    package var host: String?
+    package var port: Int
+    package var socketDirectory: String?
+    package var database: String
     /// `$VAR`: the environment variable holding the password.
-    public var passwordVariable: String?
-    public var sslMode: String
+    package var passwordVariable: String?
+    package var sslMode: String
 
     /// The URL as given, a password template kept as a template.
-    public let url: String
+    package let url: String
 
     /// - Throws: ``TeamLogError`` (`.invalidURL`) for a URL that is not a `postgres://` one, or
     ///   that holds a literal password.
-    public init(url: String) throws {
+    package init(url: String) throws {
         self.url = url
         guard let c = URLComponents(string: url), c.scheme == "postgres" || c.scheme == "postgresql" else {
             throw TeamLogError(.invalidURL, "\(Self.redact(url)) is not a postgres:// URL; e.g. postgres://strata@db.example/strata")
@@ -55,7 +55,7 @@ public struct TeamLogLocation: Sendable, Hashable {
     }
 
     /// The URL with any password taken out, for messages.
-    public static func redact(_ url: String) -> String {
+    package static func redact(_ url: String) -> String {
         guard var c = URLComponents(string: url), let p = c.password, !p.hasPrefix("$") else { return url }
         c.password = "***"
         return c.string ?? "(a postgres URL)"
@@ -121,20 +121,20 @@ public struct TeamLogLocation: Sendable, Hashable {
 }
 
 /// The one error the team log throws.
-public struct TeamLogError: Error, Sendable, CustomStringConvertible {
-    public enum Code: Sendable, Hashable {
+package struct TeamLogError: Error, Sendable, CustomStringConvertible {
+    package enum Code: Sendable, Hashable {
         case invalidURL, connection, newerSchema, diverged, corrupted, notFound
         /// A source's lease is held by another node (or under a newer token): the append was
         /// refused, nothing of it was written.
         case fenced
     }
-    public var code: Code
-    public var message: String
+    package var code: Code
+    package var message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

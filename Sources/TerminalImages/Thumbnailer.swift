@@ -3,14 +3,14 @@ import Glibc
 
 /// Draws images as coloured Unicode block symbols that fit a few terminal cells (chafa), for
 /// thumbnails inside table rows. Pure computation: no terminal I/O, safe from any thread.
-public struct Thumbnailer: Sendable {
+package struct Thumbnailer: Sendable {
     /// How many colours the terminal shows.
-    public enum ColorMode: Sendable, Hashable {
+    package enum ColorMode: Sendable, Hashable {
         case trueColor, indexed256, indexed16
 
         /// From the environment, as terminals announce themselves: `COLORTERM=truecolor|24bit`
         /// or a `TERM` ending in `-direct` is true colour, a `TERM` with `256color` is 256, else 16.
-        public init(environment: [String: String]) {
+        package init(environment: [String: String]) {
             let term = environment["TERM"] ?? ""
             let colorterm = (environment["COLORTERM"] ?? "").lowercased()
             if colorterm == "truecolor" || colorterm == "24bit" || term.hasSuffix("-direct") {
@@ -31,14 +31,14 @@ public struct Thumbnailer: Sendable {
         }
     }
 
-    public var mode: ColorMode
+    package var mode: ColorMode
 
-    public init(mode: ColorMode) { self.mode = mode }
+    package init(mode: ColorMode) { self.mode = mode }
 
     /// The image in at most `columns` × `rows` cells, one string per row, each padded to exactly
     /// `columns` visible cells and ending with a colour reset; nil if the bytes are not a PNG or
     /// JPEG this decoder accepts.
-    public func render(_ bytes: [UInt8], columns: Int, rows: Int) -> [String]? {
+    package func render(_ bytes: [UInt8], columns: Int, rows: Int) -> [String]? {
         guard columns > 0, rows > 0, !bytes.isEmpty else { return nil }
         var w: Int32 = 0, h: Int32 = 0
         var err = [CChar](repeating: 0, count: 256)

@@ -1,8 +1,8 @@
 /// Turns text with SGR colour escapes (a thumbnail drawn by chafa) into cells, so images diff and
 /// golden-test like any text. Understands `38/48;5;n`, `38/48;2;r;g;b`, the 16 base colours and
 /// resets; other escapes are dropped.
-public enum ANSIText {
-    public static func cells(_ line: String, role: StyleRole = .normal) -> [Cell] {
+package enum ANSIText {
+    package static func cells(_ line: String, role: StyleRole = .normal) -> [Cell] {
         var out: [Cell] = []
         var fg: Color?, bg: Color?
         var scalars = Array(line.unicodeScalars)[...]

@@ -1,40 +1,40 @@
 /// One cell of the screen: a grapheme, the columns it takes, what it means, and colours of its
 /// own where it has any (a thumbnail's pixels). The cell right of a wide grapheme holds an empty
 /// grapheme of width 0.
-public struct Cell: Sendable, Hashable {
-    public var grapheme: String
-    public var width: UInt8
-    public var role: StyleRole
-    public var foreground: Color?
-    public var background: Color?
+package struct Cell: Sendable, Hashable {
+    package var grapheme: String
+    package var width: UInt8
+    package var role: StyleRole
+    package var foreground: Color?
+    package var background: Color?
 
-    public init(_ grapheme: String = " ", width: UInt8 = 1, role: StyleRole = .normal, foreground: Color? = nil, background: Color? = nil) {
+    package init(_ grapheme: String = " ", width: UInt8 = 1, role: StyleRole = .normal, foreground: Color? = nil, background: Color? = nil) {
         self.grapheme = grapheme; self.width = width; self.role = role; self.foreground = foreground; self.background = background
     }
 
-    public static let blank = Cell()
+    package static let blank = Cell()
     var isContinuation: Bool { width == 0 }
 }
 
 /// A grid of cells that views render into; the ``FrameEncoder`` writes the difference of two.
-public struct CellBuffer: Sendable, Hashable {
-    public let size: Size
-    public private(set) var cells: [Cell]
+package struct CellBuffer: Sendable, Hashable {
+    package let size: Size
+    package private(set) var cells: [Cell]
 
-    public init(size: Size) {
+    package init(size: Size) {
         self.size = size
         cells = Array(repeating: .blank, count: max(0, size.columns) * max(0, size.rows))
     }
 
-    public var area: Rect { Rect(width: size.columns, height: size.rows) }
+    package var area: Rect { Rect(width: size.columns, height: size.rows) }
 
-    public subscript(x: Int, y: Int) -> Cell {
+    package subscript(x: Int, y: Int) -> Cell {
         get { cells[y * size.columns + x] }
     }
 
     /// Sets one cell, keeping wide graphemes whole: a cell written over half of a wide grapheme
     /// blanks the other half.
-    public mutating func set(_ x: Int, _ y: Int, _ cell: Cell) {
+    package mutating func set(_ x: Int, _ y: Int, _ cell: Cell) {
         guard x >= 0, y >= 0, x < size.columns, y < size.rows else { return }
         let i = y * size.columns + x
         if cells[i].isContinuation, x > 0 { cells[i - 1] = Cell(role: cells[i - 1].role) }
@@ -43,14 +43,14 @@ public struct CellBuffer: Sendable, Hashable {
     }
 
     /// Gives every cell of `rect` the role, keeping the text (a selection bar, a highlight).
-    public mutating func paint(_ rect: Rect, role: StyleRole) {
+    package mutating func paint(_ rect: Rect, role: StyleRole) {
         for y in max(0, rect.y)..<min(size.rows, rect.maxY) {
             for x in max(0, rect.x)..<min(size.columns, rect.maxX) { cells[y * size.columns + x].role = role }
         }
     }
 
     /// Fills `rect` with blanks of a role.
-    public mutating func fill(_ rect: Rect, role: StyleRole = .normal, with grapheme: String = " ") {
+    package mutating func fill(_ rect: Rect, role: StyleRole = .normal, with grapheme: String = " ") {
         for y in max(0, rect.y)..<min(size.rows, rect.maxY) {
             for x in max(0, rect.x)..<min(size.columns, rect.maxX) { set(x, y, Cell(grapheme, role: role)) }
         }
@@ -60,7 +60,7 @@ public struct CellBuffer: Sendable, Hashable {
     /// `…` when longer. Returns the columns written. Controls are dropped; a wide grapheme that
     /// would cross the edge becomes a space.
     @discardableResult
-    public mutating func write(_ text: String, x: Int, y: Int, width: Int? = nil, role: StyleRole = .normal) -> Int {
+    package mutating func write(_ text: String, x: Int, y: Int, width: Int? = nil, role: StyleRole = .normal) -> Int {
         guard y >= 0, y < size.rows, x < size.columns else { return 0 }
         let limit = min(width ?? (size.columns - x), size.columns - x)
         guard limit > 0 else { return 0 }
@@ -81,7 +81,7 @@ public struct CellBuffer: Sendable, Hashable {
 
     /// Writes `text` in a rectangle of `rect.width` cells on row y, padded with spaces of the
     /// same role (a status bar, a selected row).
-    public mutating func writeLine(_ text: String, in rect: Rect, row: Int = 0, role: StyleRole = .normal) {
+    package mutating func writeLine(_ text: String, in rect: Rect, row: Int = 0, role: StyleRole = .normal) {
         guard row < rect.height else { return }
         fill(Rect(x: rect.x, y: rect.y + row, width: rect.width, height: 1), role: role)
         write(text, x: rect.x, y: rect.y + row, width: rect.width, role: role)
@@ -89,7 +89,7 @@ public struct CellBuffer: Sendable, Hashable {
 
     /// Text in segments of different roles on one row, left to right, cut at `rect`'s edge.
     @discardableResult
-    public mutating func write(segments: [(String, StyleRole)], x: Int, y: Int, width: Int) -> Int {
+    package mutating func write(segments: [(String, StyleRole)], x: Int, y: Int, width: Int) -> Int {
         var used = 0
         for (text, role) in segments where used < width {
             used += write(text, x: x + used, y: y, width: width - used, role: role)
@@ -98,7 +98,7 @@ public struct CellBuffer: Sendable, Hashable {
     }
 
     /// A box around `rect` with an optional title in its top border.
-    public mutating func box(_ rect: Rect, title: String? = nil, ascii: Bool = false, role: StyleRole = .border, titleRole: StyleRole = .title) {
+    package mutating func box(_ rect: Rect, title: String? = nil, ascii: Bool = false, role: StyleRole = .border, titleRole: StyleRole = .title) {
         guard rect.width >= 2, rect.height >= 2 else { return }
         let (h, v, tl, tr, bl, br) = ascii ? ("-", "|", "+", "+", "+", "+") : ("─", "│", "┌", "┐", "└", "┘")
         for x in rect.x..<rect.maxX {
@@ -115,7 +115,7 @@ public struct CellBuffer: Sendable, Hashable {
     }
 
     /// Copies cells (a thumbnail) with their own colours to (x, y), clipped to the buffer.
-    public mutating func blit(_ rows: [[Cell]], x: Int, y: Int, width: Int? = nil) {
+    package mutating func blit(_ rows: [[Cell]], x: Int, y: Int, width: Int? = nil) {
         for (dy, row) in rows.enumerated() {
             var col = x
             for cell in row {
@@ -127,7 +127,7 @@ public struct CellBuffer: Sendable, Hashable {
     }
 
     /// The text of every row, trailing spaces kept (golden tests).
-    public var text: [String] {
+    package var text: [String] {
         (0..<size.rows).map { y in
             var line = ""
             for x in 0..<size.columns { line += self[x, y].grapheme }
@@ -137,7 +137,7 @@ public struct CellBuffer: Sendable, Hashable {
 
     /// One role code per column of every row (``StyleRole/code``; `*` for a cell with colours of
     /// its own): the style half of a golden screen.
-    public var styleMap: [String] {
+    package var styleMap: [String] {
         (0..<size.rows).map { y in
             String(
                 (0..<size.columns).map { x in

@@ -1,14 +1,14 @@
 /// Encodes a frame as the bytes that turn the previous screen into the next: cursor moves and SGR
 /// runs for the cells that changed, inside one synchronized-output update (`CSI ?2026h … l`,
 /// ignored by terminals that lack it), so the terminal never shows half a frame.
-public struct FrameEncoder: Sendable {
-    public var theme: Theme
+package struct FrameEncoder: Sendable {
+    package var theme: Theme
 
-    public init(theme: Theme) { self.theme = theme }
+    package init(theme: Theme) { self.theme = theme }
 
     /// The bytes for `next`; everything is drawn when there is no `previous` of the same size
     /// (the first frame, a resize, Ctrl-L).
-    public func encode(previous: CellBuffer?, next: CellBuffer) -> [UInt8] {
+    package func encode(previous: CellBuffer?, next: CellBuffer) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256)
         out += Self.beginSync

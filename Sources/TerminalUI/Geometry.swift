@@ -1,56 +1,56 @@
 /// A rectangle of cells: columns `x ..< x + width`, rows `y ..< y + height`.
-public struct Rect: Sendable, Hashable, CustomStringConvertible {
-    public var x: Int
-    public var y: Int
-    public var width: Int
-    public var height: Int
+package struct Rect: Sendable, Hashable, CustomStringConvertible {
+    package var x: Int
+    package var y: Int
+    package var width: Int
+    package var height: Int
 
-    public init(x: Int = 0, y: Int = 0, width: Int, height: Int) {
+    package init(x: Int = 0, y: Int = 0, width: Int, height: Int) {
         self.x = x; self.y = y; self.width = max(0, width); self.height = max(0, height)
     }
 
-    public var maxX: Int { x + width }
-    public var maxY: Int { y + height }
-    public var isEmpty: Bool { width == 0 || height == 0 }
-    public var description: String { "\(width)x\(height)@\(x),\(y)" }
+    package var maxX: Int { x + width }
+    package var maxY: Int { y + height }
+    package var isEmpty: Bool { width == 0 || height == 0 }
+    package var description: String { "\(width)x\(height)@\(x),\(y)" }
 
     /// The rectangle shrunk by `dx` columns on each side and `dy` rows on top and bottom.
-    public func inset(dx: Int = 1, dy: Int = 1) -> Rect {
+    package func inset(dx: Int = 1, dy: Int = 1) -> Rect {
         Rect(x: x + dx, y: y + dy, width: width - 2 * dx, height: height - 2 * dy)
     }
 
     /// The first `rows` rows, and the rest.
-    public func splitTop(_ rows: Int) -> (top: Rect, rest: Rect) {
+    package func splitTop(_ rows: Int) -> (top: Rect, rest: Rect) {
         let r = min(max(0, rows), height)
         return (Rect(x: x, y: y, width: width, height: r), Rect(x: x, y: y + r, width: width, height: height - r))
     }
 
     /// The last `rows` rows, and the rest above them.
-    public func splitBottom(_ rows: Int) -> (rest: Rect, bottom: Rect) {
+    package func splitBottom(_ rows: Int) -> (rest: Rect, bottom: Rect) {
         let r = min(max(0, rows), height)
         return (Rect(x: x, y: y, width: width, height: height - r), Rect(x: x, y: maxY - r, width: width, height: r))
     }
 
     /// The first `columns` columns, and the rest.
-    public func splitLeft(_ columns: Int) -> (left: Rect, rest: Rect) {
+    package func splitLeft(_ columns: Int) -> (left: Rect, rest: Rect) {
         let c = min(max(0, columns), width)
         return (Rect(x: x, y: y, width: c, height: height), Rect(x: x + c, y: y, width: width - c, height: height))
     }
 
     /// A `width` × `height` rectangle centred in this one (clipped to it).
-    public func centered(width w: Int, height h: Int) -> Rect {
+    package func centered(width w: Int, height h: Int) -> Rect {
         let cw = min(w, width), ch = min(h, height)
         return Rect(x: x + (width - cw) / 2, y: y + (height - ch) / 2, width: cw, height: ch)
     }
 
     /// One row of the rectangle (relative to its top).
-    public func row(_ i: Int) -> Rect { Rect(x: x, y: y + i, width: width, height: i < height ? 1 : 0) }
+    package func row(_ i: Int) -> Rect { Rect(x: x, y: y + i, width: width, height: i < height ? 1 : 0) }
 }
 
 /// A terminal's size in cells.
-public struct Size: Sendable, Hashable, CustomStringConvertible {
-    public var columns: Int
-    public var rows: Int
-    public init(columns: Int, rows: Int) { self.columns = columns; self.rows = rows }
-    public var description: String { "\(columns)x\(rows)" }
+package struct Size: Sendable, Hashable, CustomStringConvertible {
+    package var columns: Int
+    package var rows: Int
+    package init(columns: Int, rows: Int) { self.columns = columns; self.rows = rows }
+    package var description: String { "\(columns)x\(rows)" }
 }

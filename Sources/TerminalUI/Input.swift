@@ -1,5 +1,5 @@
 /// A key as the terminal sends it.
-public enum Key: Sendable, Hashable {
+package enum Key: Sendable, Hashable {
     case character(Character)
     case enter, escape, backspace, tab, backTab
     case up, down, left, right, home, end, pageUp, pageDown, insert, delete
@@ -9,27 +9,27 @@ public enum Key: Sendable, Hashable {
 }
 
 /// A key with its modifiers.
-public struct KeyPress: Sendable, Hashable {
-    public var key: Key
-    public var shift: Bool
-    public var alt: Bool
-    public var ctrl: Bool
-    public init(_ key: Key, shift: Bool = false, alt: Bool = false, ctrl: Bool = false) {
+package struct KeyPress: Sendable, Hashable {
+    package var key: Key
+    package var shift: Bool
+    package var alt: Bool
+    package var ctrl: Bool
+    package init(_ key: Key, shift: Bool = false, alt: Bool = false, ctrl: Bool = false) {
         self.key = key; self.shift = shift; self.alt = alt; self.ctrl = ctrl
     }
 }
 
 /// A mouse report (SGR mode 1006): button, position in cells (0-based), press or release.
-public struct MouseEvent: Sendable, Hashable {
-    public enum Button: Sendable, Hashable { case left, middle, right, wheelUp, wheelDown, other(Int) }
-    public var button: Button
-    public var x: Int
-    public var y: Int
-    public var isRelease: Bool
+package struct MouseEvent: Sendable, Hashable {
+    package enum Button: Sendable, Hashable { case left, middle, right, wheelUp, wheelDown, other(Int) }
+    package var button: Button
+    package var x: Int
+    package var y: Int
+    package var isRelease: Bool
 }
 
 /// What the input decoder produces.
-public enum InputEvent: Sendable, Hashable {
+package enum InputEvent: Sendable, Hashable {
     case key(KeyPress)
     case paste(String)
     case mouse(MouseEvent)
@@ -39,16 +39,16 @@ public enum InputEvent: Sendable, Hashable {
 /// anywhere: an incomplete sequence waits for the next ``feed(_:)``. A lone ESC is ambiguous (the
 /// Esc key, or the start of a sequence): it waits, and ``flush()`` after a short timeout (the
 /// caller's, like ncurses' ESCDELAY) makes it the Esc key.
-public struct InputDecoder: Sendable {
+package struct InputDecoder: Sendable {
     private var pending: [UInt8] = []
     private var paste: [UInt8]?
 
-    public init() {}
+    package init() {}
 
     /// Whether bytes wait for more (call ``flush()`` when none come within the timeout).
-    public var hasPending: Bool { !pending.isEmpty && paste == nil }
+    package var hasPending: Bool { !pending.isEmpty && paste == nil }
 
-    public mutating func feed(_ bytes: some Sequence<UInt8>) -> [InputEvent] {
+    package mutating func feed(_ bytes: some Sequence<UInt8>) -> [InputEvent] {
         pending += bytes
         var out: [InputEvent] = []
         while !pending.isEmpty {
@@ -64,7 +64,7 @@ public struct InputDecoder: Sendable {
     }
 
     /// Decodes what waits as if no more bytes will follow (a lone ESC is the Esc key).
-    public mutating func flush() -> [InputEvent] {
+    package mutating func flush() -> [InputEvent] {
         guard paste == nil else { return [] }
         var out: [InputEvent] = []
         while !pending.isEmpty {

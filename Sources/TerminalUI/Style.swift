@@ -1,11 +1,11 @@
 /// What a cell means, not how it looks: a ``Theme`` decides the look, so the same screen renders
 /// in dark, light and monochrome terminals, and golden tests compare meaning.
-public enum StyleRole: UInt8, Sendable, Hashable, CaseIterable {
+package enum StyleRole: UInt8, Sendable, Hashable, CaseIterable {
     case normal, dim, strong, heading, border, title, selection, accent
     case added, removed, changed, warning, error, status, future, highlight, key
 
     /// One character per role, for golden style maps.
-    public var code: Character {
+    package var code: Character {
         switch self {
         case .normal: "."
         case .dim: "d"
@@ -29,51 +29,51 @@ public enum StyleRole: UInt8, Sendable, Hashable, CaseIterable {
 }
 
 /// A terminal colour: one of 256 indexed colours or 24-bit.
-public enum Color: Sendable, Hashable {
+package enum Color: Sendable, Hashable {
     case indexed(UInt8)
     case rgb(UInt8, UInt8, UInt8)
 }
 
 /// Text attributes (SGR).
-public struct Attributes: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
-    public static let bold = Attributes(rawValue: 1)
-    public static let dim = Attributes(rawValue: 2)
-    public static let italic = Attributes(rawValue: 4)
-    public static let underline = Attributes(rawValue: 8)
-    public static let reverse = Attributes(rawValue: 16)
-    public static let strikethrough = Attributes(rawValue: 32)
+package struct Attributes: OptionSet, Sendable, Hashable {
+    package let rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
+    package static let bold = Attributes(rawValue: 1)
+    package static let dim = Attributes(rawValue: 2)
+    package static let italic = Attributes(rawValue: 4)
+    package static let underline = Attributes(rawValue: 8)
+    package static let reverse = Attributes(rawValue: 16)
+    package static let strikethrough = Attributes(rawValue: 32)
 }
 
 /// How a cell looks: colours (nil: the terminal's default) and attributes.
-public struct Appearance: Sendable, Hashable {
-    public var foreground: Color?
-    public var background: Color?
-    public var attributes: Attributes
-    public init(foreground: Color? = nil, background: Color? = nil, attributes: Attributes = []) {
+package struct Appearance: Sendable, Hashable {
+    package var foreground: Color?
+    package var background: Color?
+    package var attributes: Attributes
+    package init(foreground: Color? = nil, background: Color? = nil, attributes: Attributes = []) {
         self.foreground = foreground; self.background = background; self.attributes = attributes
     }
-    public static let plain = Appearance()
+    package static let plain = Appearance()
 }
 
 /// Maps roles to appearances. `monochrome` (for `NO_COLOR`) uses attributes only, so selection
 /// and changes stay visible without colour.
-public struct Theme: Sendable, Hashable {
-    public var name: String
-    public var usesColor: Bool
+package struct Theme: Sendable, Hashable {
+    package var name: String
+    package var usesColor: Bool
     private var table: [Appearance]
 
-    public init(name: String, usesColor: Bool, _ map: [StyleRole: Appearance]) {
+    package init(name: String, usesColor: Bool, _ map: [StyleRole: Appearance]) {
         self.name = name
         self.usesColor = usesColor
         table = StyleRole.allCases.map { map[$0] ?? .plain }
     }
 
-    public func appearance(_ role: StyleRole) -> Appearance { table[Int(role.rawValue)] }
+    package func appearance(_ role: StyleRole) -> Appearance { table[Int(role.rawValue)] }
 
     /// For dark backgrounds; only the 16 base colours, which every colour terminal has.
-    public static let dark = Theme(
+    package static let dark = Theme(
         name: "dark", usesColor: true,
         [
             .dim: Appearance(foreground: .indexed(8)),
@@ -95,7 +95,7 @@ public struct Theme: Sendable, Hashable {
         ])
 
     /// For light backgrounds: darker foregrounds, the same meanings.
-    public static let light = Theme(
+    package static let light = Theme(
         name: "light", usesColor: true,
         [
             .dim: Appearance(foreground: .indexed(8)),
@@ -117,7 +117,7 @@ public struct Theme: Sendable, Hashable {
         ])
 
     /// No colour at all: reverse, bold, underline and dim carry the meaning.
-    public static let monochrome = Theme(
+    package static let monochrome = Theme(
         name: "monochrome", usesColor: false,
         [
             .dim: Appearance(attributes: .dim),
@@ -137,7 +137,7 @@ public struct Theme: Sendable, Hashable {
         ])
 
     /// `dark` or `light` from `COLORFGBG` ("15;0": light text on a dark background), else dark.
-    public static func detect(colorfgbg: String?) -> Theme {
+    package static func detect(colorfgbg: String?) -> Theme {
         guard let value = colorfgbg, let bg = value.split(separator: ";").last.flatMap({ Int($0) }) else { return .dark }
         return (bg == 7 || bg >= 9) && bg != 8 ? .light : .dark
     }

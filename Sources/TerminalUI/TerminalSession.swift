@@ -9,12 +9,12 @@ import Glibc
 /// the previous handler runs). ``suspend()`` handles Ctrl-Z: restore, stop, re-enter on `fg`.
 ///
 /// The only type of the toolkit that touches termios and signals. One per process.
-public final class TerminalSession: @unchecked Sendable {
+package final class TerminalSession: @unchecked Sendable {
     /// Signals the app should act on.
-    public enum Signal: Sendable, Hashable { case resize, terminate, hangup }
+    package enum Signal: Sendable, Hashable { case resize, terminate, hangup }
 
-    public let input: Int32
-    public let output: Int32
+    package let input: Int32
+    package let output: Int32
     private let mouse: Bool
     private var active = false
     private var signalSources: [any DispatchSourceSignal] = []
@@ -22,18 +22,18 @@ public final class TerminalSession: @unchecked Sendable {
     private var inputThread: Thread?
 
     /// Whether both ends are terminals and `TERM` is not dumb: a full-screen app can run.
-    public static func isInteractive(environment: [String: String]) -> Bool {
+    package static func isInteractive(environment: [String: String]) -> Bool {
         isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 && !["", "dumb"].contains(environment["TERM"] ?? "")
     }
 
-    public init(input: Int32 = 0, output: Int32 = 1, mouse: Bool = false) {
+    package init(input: Int32 = 0, output: Int32 = 1, mouse: Bool = false) {
         self.input = input
         self.output = output
         self.mouse = mouse
     }
 
     /// The terminal's size now.
-    public var size: Size {
+    package var size: Size {
         var ws = winsize()
         if ioctl(output, UInt(TIOCGWINSZ), &ws) == 0, ws.ws_col > 0, ws.ws_row > 0 {
             return Size(columns: Int(ws.ws_col), rows: Int(ws.ws_row))
@@ -42,7 +42,7 @@ public final class TerminalSession: @unchecked Sendable {
     }
 
     /// Enters raw mode and the alternate screen. Throws when the terminal's modes cannot be read.
-    public func enter() throws {
+    package func enter() throws {
         guard !active else { return }
         var saved = termios()
         guard tcgetattr(input, &saved) == 0 else { throw TerminalError("cannot read the terminal's modes (errno \(errno))") }
@@ -56,7 +56,7 @@ public final class TerminalSession: @unchecked Sendable {
     }
 
     /// Leaves the alternate screen and restores the saved modes. Safe to call twice.
-    public func leave() {
+    package func leave() {
         guard active else { return }
         active = false
         TerminalRestore.restoreNow()
@@ -64,7 +64,7 @@ public final class TerminalSession: @unchecked Sendable {
 
     /// Ctrl-Z: restores the terminal, stops the process like the shell expects, and re-enters
     /// when it is continued. The caller repaints everything after this returns.
-    public func suspend() {
+    package func suspend() {
         leave()
         // `raise` is thread-directed, and the worker thread this runs on blocks most signals:
         // unblock SIGTSTP here first, so the stop happens inside `raise` (a signal to oneself is
@@ -89,7 +89,7 @@ public final class TerminalSession: @unchecked Sendable {
     }
 
     /// Writes all of `bytes` to the terminal.
-    public func write(_ bytes: [UInt8]) {
+    package func write(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
@@ -102,7 +102,7 @@ public final class TerminalSession: @unchecked Sendable {
 
     /// SIGWINCH, SIGTERM and SIGHUP as events (SIGTERM and SIGHUP no longer end the process by
     /// themselves: the app quits in order, restoring the terminal).
-    public func signals() -> AsyncStream<Signal> {
+    package func signals() -> AsyncStream<Signal> {
         let (stream, continuation) = AsyncStream<Signal>.makeStream()
         signalContinuation = continuation
         let queue = DispatchQueue(label: "terminal.signals")
@@ -119,7 +119,7 @@ public final class TerminalSession: @unchecked Sendable {
     /// Keys, pastes and mouse reports, read on a thread of their own (blocking reads never touch
     /// the task pool); a lone ESC becomes the Esc key after `escapeDelay` milliseconds. The stream
     /// ends when input closes.
-    public func events(escapeDelay: Int32 = 25) -> AsyncStream<InputEvent> {
+    package func events(escapeDelay: Int32 = 25) -> AsyncStream<InputEvent> {
         let (stream, continuation) = AsyncStream<InputEvent>.makeStream()
         let fd = input
         let thread = Thread {
@@ -148,9 +148,9 @@ public final class TerminalSession: @unchecked Sendable {
 }
 
 /// A failure to take over the terminal.
-public struct TerminalError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
+package struct TerminalError: Error, Sendable, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// What a signal handler needs to restore the terminal: fixed storage, written once before the

@@ -2,9 +2,9 @@ import CTextWidth
 
 /// Display widths of grapheme clusters, so that no text shifts the grid: CJK and emoji take two
 /// cells, combining marks none (they join their base), and an unknown width counts as one.
-public enum TextWidth {
+package enum TextWidth {
     /// The cells a grapheme takes: 0 (a lone combining mark or control), 1 or 2.
-    public static func of(_ c: Character) -> Int {
+    package static func of(_ c: Character) -> Int {
         let scalars = c.unicodeScalars
         guard let first = scalars.first else { return 0 }
         if scalars.count == 1, first.value >= 0x20, first.value < 0x7F { return 1 }
@@ -18,7 +18,7 @@ public enum TextWidth {
     }
 
     /// The cells a string takes.
-    public static func of(_ s: some StringProtocol) -> Int {
+    package static func of(_ s: some StringProtocol) -> Int {
         var n = 0
         for c in s { n += of(c) }
         return n
@@ -32,7 +32,7 @@ public enum TextWidth {
     }
 
     /// `text` cut to at most `columns` cells, ending in `…` when it was cut.
-    public static func truncate(_ text: String, to columns: Int) -> String {
+    package static func truncate(_ text: String, to columns: Int) -> String {
         guard columns > 0 else { return "" }
         if of(text) <= columns { return text }
         var out = ""
@@ -47,7 +47,7 @@ public enum TextWidth {
     }
 
     /// `text` cut or padded with spaces to exactly `columns` cells.
-    public static func fit(_ text: String, to columns: Int) -> String {
+    package static func fit(_ text: String, to columns: Int) -> String {
         let t = truncate(text, to: columns)
         return t + String(repeating: " ", count: max(0, columns - of(t)))
     }

@@ -1,4 +1,4 @@
-public import ArgumentParser  // the retroactive conformances below are public
+import ArgumentParser
 import Foundation
 import StrataApp
 import StrataJSON

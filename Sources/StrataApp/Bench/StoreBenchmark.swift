@@ -4,47 +4,47 @@ import Foundation
 import LMDB
 import Logging
 import StrataData
-public import StrataJSON
+package import StrataJSON
 
 /// What `strata bench` measures (docs/benchmarks.md names each).
-public enum BenchmarkWorkload: String, Sendable, CaseIterable { case ingest, rebuild, asof, fetch, browse, push, bodies, teamlog }
+package enum BenchmarkWorkload: String, Sendable, CaseIterable { case ingest, rebuild, asof, fetch, browse, push, bodies, teamlog }
 
 /// A benchmark that could not run, or whose workload failed.
-public struct BenchmarkError: Error, CustomStringConvertible {
-    public var description: String
+package struct BenchmarkError: Error, CustomStringConvertible {
+    package var description: String
     init(_ description: String) { self.description = description }
 }
 
 /// The engine's and the fetch path's speed, measured on a scratch store (or `store`) through the
 /// real code: the appends, projections, libcurl client, fetcher and pusher the commands use.
-public struct StoreBenchmark: Sendable {
+package struct StoreBenchmark: Sendable {
     /// What fills the bodies: one letter repeated, or each object's own random letters.
-    public enum BodyFill: String, Sendable, CaseIterable { case filler, text }
+    package enum BodyFill: String, Sendable, CaseIterable { case filler, text }
 
-    public var events = 100_000
-    public var concurrency = 8
-    public var serverLatencyMs = 0
-    public var noGrowth = false
-    public var payloadBytes = 256
-    public var objects = 10_000
-    public var bodies: BodyFill = .filler
-    public var batch = 1_000
-    public var samples = 100_000
-    public var durability = "full"
+    package var events = 100_000
+    package var concurrency = 8
+    package var serverLatencyMs = 0
+    package var noGrowth = false
+    package var payloadBytes = 256
+    package var objects = 10_000
+    package var bodies: BodyFill = .filler
+    package var batch = 1_000
+    package var samples = 100_000
+    package var durability = "full"
     /// A store directory to use instead of a temporary one.
-    public var store: String?
-    public var encrypt = false
+    package var store: String?
+    package var encrypt = false
     /// The scratch PostgreSQL database of the teamlog workload.
-    public var pgURL: String?
+    package var pgURL: String?
 
-    public init() {}
+    package init() {}
 
     /// Whether `name` is a durability a store can be opened with.
-    public static func isDurability(_ name: String) -> Bool { StoreOptions.Durability(rawValue: name) != nil }
+    package static func isDurability(_ name: String) -> Bool { StoreOptions.Durability(rawValue: name) != nil }
 
     /// Runs `workload` and returns its figures. `browse` measures the browser over the app of a
     /// store holding a fetched source (the browse workload only).
-    public func run(
+    package func run(
         _ workload: BenchmarkWorkload, browse: @escaping @MainActor @Sendable (StrataApp) async throws -> [String: JSONValue] = { _ in [:] }
     ) async throws -> [String: JSONValue] {
         let dir = store ?? FileManager.default.temporaryDirectory.appendingPathComponent("strata-bench-\(UUID().uuidString)").path
@@ -320,7 +320,7 @@ func seconds(_ d: Duration) -> Double {
 }
 
 /// The value at fraction `p` of the sorted values (0 for none).
-public func percentile(_ values: [Int], _ p: Double) -> Int {
+package func percentile(_ values: [Int], _ p: Double) -> Int {
     guard !values.isEmpty else { return 0 }
     let sorted = values.sorted()
     return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]

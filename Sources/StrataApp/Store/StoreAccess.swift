@@ -1,21 +1,21 @@
 package import EventStore
 import Foundation
-public import Logging
+package import Logging
 import StrataData
-public import StrataDomain
+package import StrataDomain
 
 /// Where the store is and how it is opened: the one place that opens a store, with the one list
 /// of projections Strata keeps.
-public struct StoreAccess: Sendable {
+package struct StoreAccess: Sendable {
     /// The store's directory.
-    public var path: String
+    package var path: String
     /// The encrypted store's key file; nil for a store without encryption.
-    public var keyFile: String?
+    package var keyFile: String?
     /// `full` (the default), `nosync` or `nometasync`: how commits reach the disk.
-    public var durability: String?
-    public var logger: Logger
+    package var durability: String?
+    package var logger: Logger
 
-    public init(path: String, keyFile: String? = nil, durability: String? = nil, logger: Logger = Logger(label: "strata")) {
+    package init(path: String, keyFile: String? = nil, durability: String? = nil, logger: Logger = Logger(label: "strata")) {
         self.path = path
         self.keyFile = keyFile
         self.durability = durability
@@ -42,7 +42,7 @@ public struct StoreAccess: Sendable {
 
     /// Opens the store (creating it if missing), brings its projections up to the log's head
     /// while `progress` hears how far they are, and assembles the app over it.
-    public func open(
+    package func open(
         configuration: AppConfiguration, progress: @escaping @Sendable (CatchUpProgress) -> Void = { _ in }
     ) async throws -> StrataApp {
         StrataApp(store: try await openStore(progress: progress), configuration: configuration)
@@ -59,16 +59,16 @@ public struct StoreAccess: Sendable {
     }
 
     /// The store's files, whether or not it is open: the chain check without a key, compaction, rekey.
-    public var files: ManageStoreFiles { ManageStoreFiles(files: EngineStoreFiles(access: self)) }
+    package var files: ManageStoreFiles { ManageStoreFiles(files: EngineStoreFiles(access: self)) }
 
     /// The team logs this store shares its history through; `operationTimeout` bounds each
     /// database step.
-    public func team(operationTimeout: Duration = .seconds(30)) -> SyncTeam {
+    package func team(operationTimeout: Duration = .seconds(30)) -> SyncTeam {
         SyncTeam(team: PostgresTeamRepository(access: self, operationTimeout: operationTimeout))
     }
 
     /// Key files, which belong to no store until one is created or rekeyed under them.
-    public static var keyFiles: ManageStoreFiles { StoreAccess(path: "").files }
+    package static var keyFiles: ManageStoreFiles { StoreAccess(path: "").files }
 }
 
 /// Runs an engine call, its errors as repository errors with the engine's words: a missing or

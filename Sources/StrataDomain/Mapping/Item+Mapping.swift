@@ -1,10 +1,10 @@
 import EventStore
-public import StrataData
+package import StrataData
 
 extension Item {
     /// Maps a stored row to the domain, reading title, subtitle, fields and image URL through
     /// the source's paths.
-    public init(entity e: ItemEntity, source: Source) {
+    package init(entity e: ItemEntity, source: Source) {
         let lookup = { (path: String) -> JSONValue? in e.document.value(atPath: path) ?? e.detail?.value(atPath: path) }
         let title = source.titlePath.flatMap { lookup($0) }.flatMap(\.scalarText) ?? e.id
         self.init(
@@ -34,12 +34,12 @@ extension Item {
     }
 
     /// Maps a network item to the domain: a new, unsaved first version.
-    public init(dto: ItemDto, source: Source) {
+    package init(dto: ItemDto, source: Source) {
         self.init(entity: ItemEntity(source: source.name, id: dto.id, version: 1, firstSeq: 0, changedSeq: 0, document: dto.fields), source: source)
     }
 
     /// Adds a detail response to the item.
-    public func with(detail dto: ItemDetailDto) -> Item {
+    package func with(detail dto: ItemDetailDto) -> Item {
         var item = self
         item.detail = dto.document
         return item
@@ -48,7 +48,7 @@ extension Item {
 
 extension ItemEntity {
     /// The stored row of a domain item.
-    public init(_ item: Item) {
+    package init(_ item: Item) {
         self.init(
             source: item.source, id: item.id, version: item.version, firstSeq: item.firstSeq, changedSeq: item.changedSeq,
             removed: item.isRemoved, document: item.document, detail: item.detail, image: item.image.map(ImageEntity.init))
@@ -56,13 +56,13 @@ extension ItemEntity {
 }
 
 extension ItemImage {
-    public init(entity e: ImageEntity) {
+    package init(entity e: ImageEntity) {
         self.init(url: e.url, sha256: e.sha256, size: e.size, contentType: e.contentType)
     }
 }
 
 extension ImageEntity {
-    public init(_ image: ItemImage) {
+    package init(_ image: ItemImage) {
         self.init(url: image.url, sha256: image.sha256, size: image.size, contentType: image.contentType)
     }
 }

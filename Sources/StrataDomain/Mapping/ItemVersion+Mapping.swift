@@ -1,8 +1,8 @@
-public import EventStore
-public import StrataData
+package import EventStore
+package import StrataData
 
 extension ChangeKind {
-    public init(_ kind: StoredChangeKind) {
+    package init(_ kind: StoredChangeKind) {
         switch kind {
         case .added: self = .added
         case .changed: self = .changed
@@ -13,7 +13,7 @@ extension ChangeKind {
 }
 
 extension StoredChangeKind {
-    public init(_ kind: ChangeKind) {
+    package init(_ kind: ChangeKind) {
         switch kind {
         case .added: self = .added
         case .changed: self = .changed
@@ -25,7 +25,7 @@ extension StoredChangeKind {
 
 extension Change {
     /// A field change from an RFC 6902 operation with its old value.
-    public init(patch: PatchOperation) {
+    package init(patch: PatchOperation) {
         let kind: Kind =
             switch patch.op {
             case .add: .added;
@@ -37,7 +37,7 @@ extension Change {
 }
 
 extension PatchOperation {
-    public init(_ change: Change) {
+    package init(_ change: Change) {
         let op: Op =
             switch change.kind {
             case .added: .add;
@@ -49,7 +49,7 @@ extension PatchOperation {
 }
 
 extension ItemVersion {
-    public init(entity e: ItemVersionEntity) {
+    package init(entity e: ItemVersionEntity) {
         self.init(
             version: e.version, seq: e.seq, recordedAt: e.recordedAt.date, kind: ChangeKind(e.kind), run: e.run, eventType: e.eventType,
             changes: e.changes.map(Change.init(patch:)), document: e.document,
@@ -61,7 +61,7 @@ extension ItemVersion {
 }
 
 extension ItemVersionEntity {
-    public init(_ v: ItemVersion) {
+    package init(_ v: ItemVersion) {
         self.init(
             version: v.version, seq: v.seq, recordedAt: Timestamp(v.recordedAt), kind: StoredChangeKind(v.kind),
             changes: v.changes.map(PatchOperation.init), document: v.document, run: v.run, eventType: v.eventType,
@@ -70,7 +70,7 @@ extension ItemVersionEntity {
 }
 
 extension ItemDiff {
-    public init(entity e: ItemDiffEntity, source: Source) {
+    package init(entity e: ItemDiffEntity, source: Source) {
         let doc = e.after ?? e.before ?? .null
         let title = source.titlePath.flatMap { doc.value(atPath: $0) }.flatMap(\.scalarText) ?? e.id
         self.init(id: e.id, title: title, kind: ChangeKind(e.kind), changes: e.changes.map(Change.init(patch:)))

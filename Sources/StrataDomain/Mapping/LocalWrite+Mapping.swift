@@ -1,7 +1,7 @@
-public import StrataData
+package import StrataData
 
 extension LocalWrite {
-    public init(entity w: OutboxWrite) {
+    package init(entity w: OutboxWrite) {
         let kind: Kind =
             switch w.kind {
             case .create: .create;
@@ -17,7 +17,7 @@ extension LocalWrite {
 }
 
 extension PushReport {
-    public init(source: String, summary s: PushSummary) {
+    package init(source: String, summary s: PushSummary) {
         self.init(
             source: source,
             outcomes: s.outcomes.map {

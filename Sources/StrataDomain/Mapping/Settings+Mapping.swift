@@ -1,8 +1,8 @@
-public import StrataData
+package import StrataData
 
 extension FetchOptions {
     /// The fetcher's options for `settings`.
-    public init(_ settings: FetchSettings) {
+    package init(_ settings: FetchSettings) {
         self.init()
         concurrency = settings.concurrency
         timeout = settings.timeout
@@ -17,7 +17,7 @@ extension FetchOptions {
 
 extension PushOptions {
     /// The pusher's options for `settings`; the concurrency is given per push.
-    public init(_ settings: PushSettings) {
+    package init(_ settings: PushSettings) {
         self.init()
         timeout = settings.timeout
         retries = settings.retries

@@ -1,8 +1,8 @@
-public import EventStore
-public import StrataData
+package import EventStore
+package import StrataData
 
 extension Source {
-    public init(entity e: SourceEntity) {
+    package init(entity e: SourceEntity) {
         let d = e.definition
         self.init(
             name: d.name, url: d.url, titlePath: d.title, subtitlePaths: d.subtitle, imagePath: d.image, indexPaths: d.index,
@@ -16,7 +16,7 @@ extension Source {
 }
 
 extension FetchRun {
-    public init(entity e: FetchRunEntity) {
+    package init(entity e: FetchRunEntity) {
         self.init(
             id: e.run, seq: e.seq, at: e.recordedAt.date,
             outcome: e.completed ? .completed(complete: e.complete) : .failed(e.error ?? "the fetch failed"),
@@ -25,7 +25,7 @@ extension FetchRun {
 }
 
 extension FetchRunEntity {
-    public init(_ run: FetchRun) {
+    package init(_ run: FetchRun) {
         switch run.outcome {
         case .completed(let complete):
             self.init(run: run.id, seq: run.seq, recordedAt: Timestamp(run.at), completed: true, complete: complete, pages: run.pages, failures: run.failures)
@@ -36,7 +36,7 @@ extension FetchRunEntity {
 }
 
 extension RefreshResult {
-    public init(summary s: FetchSummary) {
+    package init(summary s: FetchSummary) {
         self.init(
             source: s.source, run: s.run, pages: s.pages, pagesNotModified: s.pagesNotModified, complete: s.complete, added: s.added,
             changed: s.changed + s.reappeared, reappeared: s.reappeared, removed: s.removed, details: s.details,
@@ -46,7 +46,7 @@ extension RefreshResult {
 }
 
 extension LogEntry {
-    public init(event e: RecordedEvent) {
+    package init(event e: RecordedEvent) {
         self.init(
             seq: e.seq, recordedAt: e.recordedAt.date, type: e.type, stream: e.stream,
             metadata: e.metadata.map { Field(path: $0.key, value: $0.value) }, payloadSize: e.payload?.size,

@@ -1,9 +1,9 @@
-public import StrataData
-public import StrataJSON
+package import StrataData
+package import StrataJSON
 
 extension SourceSpec {
     /// The spec of a stored definition.
-    public init(_ d: SourceDefinition) {
+    package init(_ d: SourceDefinition) {
         self.init(
             name: d.name, url: d.url, items: d.items, id: d.id, title: d.title, subtitle: d.subtitle, image: d.image, detailURL: d.detailURL,
             detailURLField: d.detailURLField, next: d.next, pageParam: d.pageParam, sizeParam: d.sizeParam, pageSize: d.pageSize, index: d.index,
@@ -18,7 +18,7 @@ extension SourceSpec {
     }
 
     /// The definition the fetcher reads and the log stores.
-    public var definition: SourceDefinition {
+    package var definition: SourceDefinition {
         var d = SourceDefinition(
             name: name, url: url, items: items, id: id, title: title, subtitle: subtitle, image: image, detailURL: detailURL, detailURLField: detailURLField,
             next: next, pageParam: pageParam, sizeParam: sizeParam, pageSize: pageSize, index: index, headers: headers, cursorPath: cursorPath,
@@ -34,14 +34,14 @@ extension SourceSpec {
 
     /// The spec as shown to people and exported: a literal credential (from a store defined
     /// before literals were refused) as `[hidden]`.
-    public var masked: SourceSpec { SourceSpec(definition.masked) }
+    package var masked: SourceSpec { SourceSpec(definition.masked) }
 
     /// The spec as JSON, keys sorted (`source show`, `GET /sources`).
-    public var json: JSONValue { definition.json }
+    package var json: JSONValue { definition.json }
 
     /// Checks the spec as ``ManageSources/define(_:replace:keepingLiteralSecrets:)`` will.
     /// - Throws: ``RepositoryError`` `invalidQuery` saying what is wrong.
-    public func validate(keepingLiteralSecrets: Bool = false) throws {
+    package func validate(keepingLiteralSecrets: Bool = false) throws {
         let d = keepingLiteralSecrets ? definition.takingLiteralSecrets().definition : definition
         do throws(FetchError) { try d.validate() } catch { throw RepositoryError(.invalidQuery, error.message, cause: error) }
     }

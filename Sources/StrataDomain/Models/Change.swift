@@ -1,46 +1,46 @@
 import Foundation
-public import StrataJSON
+package import StrataJSON
 
 /// One field-level change: a field added, removed or replaced, with its old and new values.
-public struct Change: Sendable, Hashable {
-    public enum Kind: String, Sendable, Hashable, Codable { case added, removed, replaced }
-    public var kind: Kind
+package struct Change: Sendable, Hashable {
+    package enum Kind: String, Sendable, Hashable, Codable { case added, removed, replaced }
+    package var kind: Kind
     /// A JSON Pointer (RFC 6901): `/price`, `/owners/0/name`.
-    public var path: String
-    public var old: JSONValue?
-    public var new: JSONValue?
+    package var path: String
+    package var old: JSONValue?
+    package var new: JSONValue?
 
-    public init(kind: Kind, path: String, old: JSONValue? = nil, new: JSONValue? = nil) {
+    package init(kind: Kind, path: String, old: JSONValue? = nil, new: JSONValue? = nil) {
         self.kind = kind; self.path = path; self.old = old; self.new = new
     }
 
     /// Whether the change touches `field` (a dotted path or a JSON Pointer) or something inside it.
-    public func touches(_ field: String) -> Bool {
+    package func touches(_ field: String) -> Bool {
         let pointer = field.hasPrefix("/") ? field : "/" + field.replacingOccurrences(of: ".", with: "/")
         return path == pointer || path.hasPrefix(pointer + "/")
     }
 }
 
 /// An item's difference between two points of the log.
-public struct ItemDiff: Sendable, Hashable {
-    public var id: String
-    public var title: String
-    public var kind: ChangeKind
-    public var changes: [Change]
-    public init(id: String, title: String, kind: ChangeKind, changes: [Change]) {
+package struct ItemDiff: Sendable, Hashable {
+    package var id: String
+    package var title: String
+    package var kind: ChangeKind
+    package var changes: [Change]
+    package init(id: String, title: String, kind: ChangeKind, changes: [Change]) {
         self.id = id; self.title = title; self.kind = kind; self.changes = changes
     }
 }
 
 /// What changed in a source's items between two seqs.
-public struct CollectionDiff: Sendable, Hashable {
-    public var source: String
-    public var fromSeq: UInt64
-    public var toSeq: UInt64
-    public var items: [ItemDiff]
-    public init(source: String, fromSeq: UInt64, toSeq: UInt64, items: [ItemDiff]) {
+package struct CollectionDiff: Sendable, Hashable {
+    package var source: String
+    package var fromSeq: UInt64
+    package var toSeq: UInt64
+    package var items: [ItemDiff]
+    package init(source: String, fromSeq: UInt64, toSeq: UInt64, items: [ItemDiff]) {
         self.source = source; self.fromSeq = fromSeq; self.toSeq = toSeq; self.items = items
     }
 
-    public func count(_ kind: ChangeKind) -> Int { items.count { $0.kind == kind } }
+    package func count(_ kind: ChangeKind) -> Int { items.count { $0.kind == kind } }
 }

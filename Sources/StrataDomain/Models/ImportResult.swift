@@ -1,7 +1,7 @@
-public import Foundation
+package import Foundation
 
 /// Where backfilled history comes from.
-public enum HistoryOrigin: Sendable, Hashable {
+package enum HistoryOrigin: Sendable, Hashable {
     /// JSON files, each a complete snapshot of the list, in this order, all observed at
     /// `observedAt` (nil: now).
     case files([String], observedAt: Date?)
@@ -11,25 +11,25 @@ public enum HistoryOrigin: Sendable, Hashable {
 }
 
 /// What an import did.
-public struct ImportResult: Sendable, Hashable {
-    public var source: String
+package struct ImportResult: Sendable, Hashable {
+    package var source: String
     /// Snapshots appended now.
-    public var imported: Int
+    package var imported: Int
     /// Snapshots already imported before (same commit), skipped.
-    public var alreadyImported: Int
+    package var alreadyImported: Int
     /// Empty or invalid versions, recorded as failures and skipped.
-    public var failed: Int
-    public var failures: [String]
+    package var failed: Int
+    package var failures: [String]
     /// Bytes of JSON imported.
-    public var bytes: Int
+    package var bytes: Int
     /// Older than the newest observation: that one was restated and stays current.
-    public var backfilled: Bool
-    public var added: Int
-    public var changed: Int
-    public var removed: Int
-    public var seconds: Double
+    package var backfilled: Bool
+    package var added: Int
+    package var changed: Int
+    package var removed: Int
+    package var seconds: Double
 
-    public init(
+    package init(
         source: String, imported: Int = 0, alreadyImported: Int = 0, failed: Int = 0, failures: [String] = [], bytes: Int = 0,
         backfilled: Bool = false, added: Int = 0, changed: Int = 0, removed: Int = 0, seconds: Double = 0
     ) {

@@ -1,32 +1,32 @@
-public import StrataJSON
+package import StrataJSON
 import Foundation
 
 /// What a user asks to change in one item: fields to set and to remove, an RFC 6902 patch, or a
 /// whole new document (an editor's saved text). Applied in that order.
-public struct ItemEdit: Sendable, Hashable {
+package struct ItemEdit: Sendable, Hashable {
     /// Dotted paths (or JSON Pointers) and their new values; missing objects on the way are made.
-    public var sets: [(path: String, value: JSONValue)]
-    public var unsets: [String]
+    package var sets: [(path: String, value: JSONValue)]
+    package var unsets: [String]
     /// An RFC 6902 patch document (`test` operations included).
-    public var patch: JSONValue?
-    public var document: JSONValue?
+    package var patch: JSONValue?
+    package var document: JSONValue?
 
-    public init(sets: [(path: String, value: JSONValue)] = [], unsets: [String] = [], patch: JSONValue? = nil, document: JSONValue? = nil) {
+    package init(sets: [(path: String, value: JSONValue)] = [], unsets: [String] = [], patch: JSONValue? = nil, document: JSONValue? = nil) {
         self.sets = sets; self.unsets = unsets; self.patch = patch; self.document = document
     }
 
-    public static func == (a: ItemEdit, b: ItemEdit) -> Bool {
+    package static func == (a: ItemEdit, b: ItemEdit) -> Bool {
         a.sets.map(\.path) == b.sets.map(\.path) && a.sets.map(\.value) == b.sets.map(\.value) && a.unsets == b.unsets
             && a.patch == b.patch && a.document == b.document
     }
 
-    public func hash(into h: inout Hasher) { h.combine(sets.map(\.path)); h.combine(unsets) }
+    package func hash(into h: inout Hasher) { h.combine(sets.map(\.path)); h.combine(unsets) }
 
-    public var isEmpty: Bool { sets.isEmpty && unsets.isEmpty && patch == nil && document == nil }
+    package var isEmpty: Bool { sets.isEmpty && unsets.isEmpty && patch == nil && document == nil }
 
     /// `PATH=VALUE`: the value as JSON when it is JSON (`12`, `true`, `"12"`, `{"a":1}`), else
     /// text. Throws ``RepositoryError`` `invalidQuery` naming `what` (a flag, a prompt).
-    public static func assignment(_ text: String, what: String = "--set") throws -> (path: String, value: JSONValue) {
+    package static func assignment(_ text: String, what: String = "--set") throws -> (path: String, value: JSONValue) {
         guard let eq = text.firstIndex(of: "="), eq != text.startIndex else {
             throw RepositoryError(.invalidQuery, "\(what) '\(text)' must look like PATH=VALUE, e.g. content=hello or price=12")
         }
@@ -37,7 +37,7 @@ public struct ItemEdit: Sendable, Hashable {
     /// An edit typed on one line: `price=11500; -pros; seller.city=Lyon` sets and removes
     /// fields (`-PATH` removes one); `;` inside double quotes is text. A line that is a JSON
     /// object replaces the whole document.
-    public static func line(_ text: String) throws -> ItemEdit {
+    package static func line(_ text: String) throws -> ItemEdit {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.hasPrefix("{"), let doc = try? JSONValue(parsing: trimmed), case .object = doc { return ItemEdit(document: doc) }
         var edit = ItemEdit()
@@ -52,7 +52,7 @@ public struct ItemEdit: Sendable, Hashable {
 
     /// The value as an edit line shows it, so that parsing it back gives the same value:
     /// text as text unless it would read as JSON, everything else as compact JSON.
-    public static func editable(_ value: JSONValue) -> String {
+    package static func editable(_ value: JSONValue) -> String {
         if case .string(let s) = value, (try? JSONValue(parsing: s)) == nil, !s.contains(";") { return s }
         return value.canonicalString
     }
@@ -71,7 +71,7 @@ public struct ItemEdit: Sendable, Hashable {
 
     /// The document with the edit applied. Throws ``RepositoryError`` `invalidQuery` saying which
     /// part does not apply.
-    public func applied(to doc: JSONValue) throws -> JSONValue {
+    package func applied(to doc: JSONValue) throws -> JSONValue {
         var out = doc
         for (path, value) in sets {
             do { try out.set(value, at: try JSONPointer(JSONValue.pointer(fromPath: path))) } catch {

@@ -1,43 +1,43 @@
-public import Foundation
+package import Foundation
 
 /// A point of the log to read at: now, an event's seq, or a moment (the last event at or before it).
-public enum PointInTime: Sendable, Hashable {
+package enum PointInTime: Sendable, Hashable {
     case now
     case seq(UInt64)
     case date(Date)
 }
 
 /// An exact-match filter on a field: `make=Toyota`.
-public struct FieldFilter: Sendable, Hashable {
-    public var path: String
-    public var value: String
-    public init(path: String, value: String) { self.path = path; self.value = value }
+package struct FieldFilter: Sendable, Hashable {
+    package var path: String
+    package var value: String
+    package init(path: String, value: String) { self.path = path; self.value = value }
 }
 
 /// Ordering by a field's value; numbers compare as numbers.
-public struct ItemSort: Sendable, Hashable {
-    public var path: String
-    public var descending: Bool
-    public init(path: String, descending: Bool = false) { self.path = path; self.descending = descending }
+package struct ItemSort: Sendable, Hashable {
+    package var path: String
+    package var descending: Bool
+    package init(path: String, descending: Bool = false) { self.path = path; self.descending = descending }
 }
 
 /// Which items of a source to read, and how.
-public struct ItemQuery: Sendable, Hashable {
-    public var source: String
-    public var filters: [FieldFilter]
+package struct ItemQuery: Sendable, Hashable {
+    package var source: String
+    package var filters: [FieldFilter]
     /// Case-insensitive text searched in the id, title, subtitle and fields.
-    public var search: String?
-    public var sort: ItemSort?
-    public var limit: Int?
-    public var offset: Int
+    package var search: String?
+    package var sort: ItemSort?
+    package var limit: Int?
+    package var offset: Int
     /// Start after this id (in the query's order) instead of at `offset`: how a screen loads
     /// "more" without counting what it skipped.
-    public var after: String?
-    public var at: PointInTime
+    package var after: String?
+    package var at: PointInTime
     /// Also return items removed at that point (marked `isRemoved`), where they stood.
-    public var includeRemoved: Bool
+    package var includeRemoved: Bool
 
-    public init(
+    package init(
         source: String, filters: [FieldFilter] = [], search: String? = nil, sort: ItemSort? = nil, limit: Int? = nil,
         offset: Int = 0, after: String? = nil, at: PointInTime = .now, includeRemoved: Bool = false
     ) {
@@ -47,22 +47,22 @@ public struct ItemQuery: Sendable, Hashable {
 
     /// Whether the query reads items in natural id order with nothing to match: a page read,
     /// whatever the source's size.
-    public var isPlainPage: Bool {
+    package var isPlainPage: Bool {
         filters.isEmpty && (search ?? "").isEmpty && sort == nil
     }
 }
 
 /// One page of a query's items.
-public struct ItemPage: Sendable, Hashable {
-    public var items: [Item]
+package struct ItemPage: Sendable, Hashable {
+    package var items: [Item]
     /// How many items matched before limit and offset.
-    public var total: Int
+    package var total: Int
     /// The seq read at (nil: now).
-    public var seq: UInt64?
+    package var seq: UInt64?
     /// Whether an index answered the filters instead of a scan.
-    public var usedIndex: Bool
+    package var usedIndex: Bool
 
-    public init(items: [Item], total: Int, seq: UInt64? = nil, usedIndex: Bool = false) {
+    package init(items: [Item], total: Int, seq: UInt64? = nil, usedIndex: Bool = false) {
         self.items = items; self.total = total; self.seq = seq; self.usedIndex = usedIndex
     }
 }

@@ -1,36 +1,36 @@
-public import Foundation
-public import StrataJSON
+package import Foundation
+package import StrataJSON
 
 /// How a version of an item came to be.
-public enum ChangeKind: String, Sendable, Hashable, CaseIterable, Codable {
+package enum ChangeKind: String, Sendable, Hashable, CaseIterable, Codable {
     case added, changed, removed, reappeared
 }
 
 /// One version of an item: when, by which event and fetch, and what changed field by field.
-public struct ItemVersion: Sendable, Hashable {
-    public var version: Int
-    public var seq: UInt64
-    public var recordedAt: Date
-    public var kind: ChangeKind
+package struct ItemVersion: Sendable, Hashable {
+    package var version: Int
+    package var seq: UInt64
+    package var recordedAt: Date
+    package var kind: ChangeKind
     /// The fetch run whose event produced this version (nil for imports without one).
-    public var run: String?
+    package var run: String?
     /// The event type that produced it (`CollectionPageFetched`, `FetchCompleted`, ...).
-    public var eventType: String?
+    package var eventType: String?
     /// Field-level changes from the previous version (empty for added and removed).
-    public var changes: [Change]
+    package var changes: [Change]
     /// The item at this version; for a removal, the last state before it.
-    public var document: JSONValue
+    package var document: JSONValue
     /// Which document changed: the item's entry in the list, or its detail.
-    public var origin: Origin
+    package var origin: Origin
     /// Imported with a date of its own: observed at `recordedAt`, stored later.
-    public var backfilled: Bool
+    package var backfilled: Bool
 
     /// A local version (written here): who wrote it and what became of the write.
-    public var local: LocalWrite?
+    package var local: LocalWrite?
 
-    public enum Origin: String, Sendable, Hashable, Codable { case list, detail, local }
+    package enum Origin: String, Sendable, Hashable, Codable { case list, detail, local }
 
-    public init(
+    package init(
         version: Int, seq: UInt64, recordedAt: Date, kind: ChangeKind, run: String? = nil, eventType: String? = nil,
         changes: [Change] = [], document: JSONValue, origin: Origin = .list, backfilled: Bool = false
     ) {

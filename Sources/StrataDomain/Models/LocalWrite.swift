@@ -1,43 +1,43 @@
-public import StrataJSON
+package import StrataJSON
 
 /// A write made here (create, patch or delete of one item) and where it is on its way to the
 /// server.
-public struct LocalWrite: Sendable, Hashable, Identifiable {
-    public enum Kind: String, Sendable, Hashable, Codable { case create, patch, delete }
-    public enum State: String, Sendable, Hashable, Codable, CaseIterable {
+package struct LocalWrite: Sendable, Hashable, Identifiable {
+    package enum Kind: String, Sendable, Hashable, Codable { case create, patch, delete }
+    package enum State: String, Sendable, Hashable, Codable, CaseIterable {
         case pending, sent, acknowledged, rejected, conflicted, dropped
         /// Still in the outbox (to send, or to decide after a conflict).
-        public var isOpen: Bool { self == .pending || self == .sent || self == .conflicted }
+        package var isOpen: Bool { self == .pending || self == .sent || self == .conflicted }
     }
 
     /// The write's seq in the log: how commands name it (`outbox retry 42`).
-    public var seq: UInt64
+    package var seq: UInt64
     /// The write event's id, sent as the `Idempotency-Key`.
-    public var id: String
-    public var kind: Kind
-    public var source: String
+    package var id: String
+    package var kind: Kind
+    package var source: String
     /// The item's id when written (a `local-…` id for an item created here).
-    public var itemID: String
+    package var itemID: String
     /// The id the server gave an item created here.
-    public var serverID: String?
-    public var user: String
-    public var session: String?
-    public var state: State
-    public var attempts: Int
-    public var changes: [Change]
+    package var serverID: String?
+    package var user: String
+    package var session: String?
+    package var state: State
+    package var attempts: Int
+    package var changes: [Change]
     /// The created document.
-    public var document: JSONValue?
+    package var document: JSONValue?
     /// The document the write was made on.
-    public var base: JSONValue?
+    package var base: JSONValue?
     /// The server's last answer: HTTP status and why (for rejections and failures).
-    public var status: Int?
-    public var reason: String?
+    package var status: Int?
+    package var reason: String?
     /// A conflict's other side: the server's document and the fields both sides changed.
-    public var serverDocument: JSONValue?
-    public var conflictPaths: [String]
-    public var rebased: Int
+    package var serverDocument: JSONValue?
+    package var conflictPaths: [String]
+    package var rebased: Int
 
-    public init(
+    package init(
         seq: UInt64, id: String, kind: Kind, source: String, itemID: String, serverID: String? = nil, user: String, session: String? = nil,
         state: State, attempts: Int = 0, changes: [Change] = [], document: JSONValue? = nil, base: JSONValue? = nil,
         status: Int? = nil, reason: String? = nil, serverDocument: JSONValue? = nil, conflictPaths: [String] = [], rebased: Int = 0
@@ -49,13 +49,13 @@ public struct LocalWrite: Sendable, Hashable, Identifiable {
     }
 
     /// The item as this write makes it: the created document, or its base with its changes.
-    public var localDocument: JSONValue? {
+    package var localDocument: JSONValue? {
         if kind == .create { return document }
         return try? (base ?? .object([:])).applying(changes.map(PatchOperation.init(_:)))
     }
 
     /// One line on the server's answer: "acknowledged 200", "conflicted 412: /content", "pending".
-    public var answer: String {
+    package var answer: String {
         var s = state.rawValue
         if let status { s += " \(status)" }
         if state == .conflicted, !conflictPaths.isEmpty {
@@ -68,59 +68,59 @@ public struct LocalWrite: Sendable, Hashable, Identifiable {
 }
 
 /// Edits staged across items, accepted (one batch of patches) or cancelled as one.
-public struct EditSession: Sendable, Hashable {
-    public enum State: String, Sendable, Hashable { case open, accepted, cancelled }
-    public var name: String
-    public var state: State
+package struct EditSession: Sendable, Hashable {
+    package enum State: String, Sendable, Hashable { case open, accepted, cancelled }
+    package var name: String
+    package var state: State
     /// The combined patch per item: every staged edit of an item, as one list of changes from
     /// the document it was staged on.
-    public var items: [StagedItem]
+    package var items: [StagedItem]
 
-    public init(name: String, state: State, items: [StagedItem]) { self.name = name; self.state = state; self.items = items }
+    package init(name: String, state: State, items: [StagedItem]) { self.name = name; self.state = state; self.items = items }
 }
 
 /// One item's staged changes in a session.
-public struct StagedItem: Sendable, Hashable {
-    public var source: String
-    public var itemID: String
-    public var changes: [Change]
+package struct StagedItem: Sendable, Hashable {
+    package var source: String
+    package var itemID: String
+    package var changes: [Change]
     /// The document the first edit was staged on, and the one all the edits make of it.
-    public var base: JSONValue
-    public var result: JSONValue
-    public var edits: Int
+    package var base: JSONValue
+    package var result: JSONValue
+    package var edits: Int
 
-    public init(source: String, itemID: String, changes: [Change], base: JSONValue, result: JSONValue, edits: Int) {
+    package init(source: String, itemID: String, changes: [Change], base: JSONValue, result: JSONValue, edits: Int) {
         self.source = source; self.itemID = itemID; self.changes = changes; self.base = base; self.result = result; self.edits = edits
     }
 }
 
 /// What a push did.
-public struct PushReport: Sendable, Hashable {
-    public struct Outcome: Sendable, Hashable {
-        public enum Result: String, Sendable, Hashable { case acknowledged, rejected, conflicted, failed }
-        public var write: UInt64
-        public var kind: LocalWrite.Kind
-        public var itemID: String
-        public var result: Result
-        public var status: Int?
-        public var message: String
-        public var rebased: Int
-        public init(write: UInt64, kind: LocalWrite.Kind, itemID: String, result: Result, status: Int?, message: String, rebased: Int) {
+package struct PushReport: Sendable, Hashable {
+    package struct Outcome: Sendable, Hashable {
+        package enum Result: String, Sendable, Hashable { case acknowledged, rejected, conflicted, failed }
+        package var write: UInt64
+        package var kind: LocalWrite.Kind
+        package var itemID: String
+        package var result: Result
+        package var status: Int?
+        package var message: String
+        package var rebased: Int
+        package init(write: UInt64, kind: LocalWrite.Kind, itemID: String, result: Result, status: Int?, message: String, rebased: Int) {
             self.write = write; self.kind = kind; self.itemID = itemID; self.result = result; self.status = status; self.message = message;
             self.rebased = rebased
         }
     }
-    public var source: String
-    public var outcomes: [Outcome]
+    package var source: String
+    package var outcomes: [Outcome]
     /// Why the server could not be reached, when it could not: the rest stays pending.
-    public var offline: String?
+    package var offline: String?
     /// Open writes left in the outbox.
-    public var left: Int
-    public var seconds: Double
+    package var left: Int
+    package var seconds: Double
 
-    public init(source: String, outcomes: [Outcome], offline: String?, left: Int, seconds: Double) {
+    package init(source: String, outcomes: [Outcome], offline: String?, left: Int, seconds: Double) {
         self.source = source; self.outcomes = outcomes; self.offline = offline; self.left = left; self.seconds = seconds
     }
 
-    public func count(_ r: Outcome.Result) -> Int { outcomes.count { $0.result == r } }
+    package func count(_ r: Outcome.Result) -> Int { outcomes.count { $0.result == r } }
 }

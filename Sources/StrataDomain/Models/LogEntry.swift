@@ -1,24 +1,24 @@
-public import Foundation
+package import Foundation
 
 /// One event of the log, for people: what happened, when, to which stream.
-public struct LogEntry: Sendable, Hashable {
-    public var seq: UInt64
-    public var recordedAt: Date
-    public var type: String
-    public var stream: String
-    public var metadata: [Field]
-    public var payloadSize: Int?
+package struct LogEntry: Sendable, Hashable {
+    package var seq: UInt64
+    package var recordedAt: Date
+    package var type: String
+    package var stream: String
+    package var metadata: [Field]
+    package var payloadSize: Int?
     /// SHA-256 of the payload, when there is one.
-    public var payloadSHA256: String?
-    public var hash: String
+    package var payloadSHA256: String?
+    package var hash: String
     /// The event's id (idempotency key).
-    public var id: String
+    package var id: String
     /// The version of the payload's schema.
-    public var schemaVersion: Int
+    package var schemaVersion: Int
     /// The hash of the event before it in the chain (hex).
-    public var previousHash: String
+    package var previousHash: String
 
-    public init(
+    package init(
         seq: UInt64, recordedAt: Date, type: String, stream: String, metadata: [Field] = [], payloadSize: Int? = nil,
         payloadSHA256: String? = nil, hash: String, id: String = "", schemaVersion: Int = 1, previousHash: String = ""
     ) {
@@ -27,21 +27,21 @@ public struct LogEntry: Sendable, Hashable {
         self.schemaVersion = schemaVersion; self.previousHash = previousHash
     }
 
-    public subscript(metadata key: String) -> String? { metadata.first { $0.path == key }?.value }
+    package subscript(metadata key: String) -> String? { metadata.first { $0.path == key }?.value }
 
     /// Whether the event records a failure.
-    public var isFailure: Bool { type.hasSuffix("Failed") }
+    package var isFailure: Bool { type.hasSuffix("Failed") }
 }
 
 /// Which events to read.
-public struct LogQuery: Sendable, Hashable {
-    public var stream: String?
-    public var type: String?
-    public var fromSeq: UInt64
-    public var toSeq: UInt64
-    public var limit: Int
-    public var newestFirst: Bool
-    public init(stream: String? = nil, type: String? = nil, fromSeq: UInt64 = 1, toSeq: UInt64 = .max, limit: Int = 50, newestFirst: Bool = true) {
+package struct LogQuery: Sendable, Hashable {
+    package var stream: String?
+    package var type: String?
+    package var fromSeq: UInt64
+    package var toSeq: UInt64
+    package var limit: Int
+    package var newestFirst: Bool
+    package init(stream: String? = nil, type: String? = nil, fromSeq: UInt64 = 1, toSeq: UInt64 = .max, limit: Int = 50, newestFirst: Bool = true) {
         self.stream = stream; self.type = type; self.fromSeq = fromSeq; self.toSeq = toSeq; self.limit = limit; self.newestFirst = newestFirst
     }
 }

@@ -1,37 +1,37 @@
-public import Foundation
+package import Foundation
 
 /// A response Strata recorded for a URL: what the API answered at one fetch, to be served again.
-public struct Recording: Sendable, Hashable {
+package struct Recording: Sendable, Hashable {
     /// Where another recording of the same URL sits.
-    public struct Ref: Sendable, Hashable {
-        public var seq: UInt64
-        public var recordedAt: Date
-        public init(seq: UInt64, recordedAt: Date) { self.seq = seq; self.recordedAt = recordedAt }
+    package struct Ref: Sendable, Hashable {
+        package var seq: UInt64
+        package var recordedAt: Date
+        package init(seq: UInt64, recordedAt: Date) { self.seq = seq; self.recordedAt = recordedAt }
     }
 
-    public enum Outcome: Sendable, Hashable {
+    package enum Outcome: Sendable, Hashable {
         /// The body as fetched (a 304's is the body it confirmed), byte for byte.
         case response(status: Int, contentType: String, etag: String?, lastModified: String?, body: [UInt8])
         /// The fetch failed: the server's status when it answered, and why.
         case failure(status: Int?, error: String, message: String)
     }
 
-    public var seq: UInt64
-    public var recordedAt: Date
+    package var seq: UInt64
+    package var recordedAt: Date
     /// The URL as fetched, its host (and port) and its path and query.
-    public var url: String
-    public var host: String
-    public var target: String
+    package var url: String
+    package var host: String
+    package var target: String
     /// The source (stream) that fetched it and the event type that recorded it.
-    public var source: String
-    public var eventType: String
-    public var outcome: Outcome
-    public var first: Ref
-    public var previous: Ref?
-    public var next: Ref?
-    public var last: Ref
+    package var source: String
+    package var eventType: String
+    package var outcome: Outcome
+    package var first: Ref
+    package var previous: Ref?
+    package var next: Ref?
+    package var last: Ref
 
-    public init(
+    package init(
         seq: UInt64, recordedAt: Date, url: String, host: String, target: String, source: String, eventType: String,
         outcome: Outcome, first: Ref, previous: Ref?, next: Ref?, last: Ref
     ) {
@@ -40,11 +40,11 @@ public struct Recording: Sendable, Hashable {
         self.first = first; self.previous = previous; self.next = next; self.last = last
     }
 
-    public var ref: Ref { Ref(seq: seq, recordedAt: recordedAt) }
+    package var ref: Ref { Ref(seq: seq, recordedAt: recordedAt) }
 }
 
 /// What a URL looked like at a point.
-public enum RecordingLookup: Sendable, Hashable {
+package enum RecordingLookup: Sendable, Hashable {
     case found(Recording)
     /// Not fetched by then: `first` is when it first was, if ever.
     case notFetched(target: String, host: String?, first: Recording.Ref?)

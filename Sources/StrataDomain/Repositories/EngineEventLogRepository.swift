@@ -1,15 +1,15 @@
-public import EventStore
+package import EventStore
 
 /// ``EventLogRepository`` over the engine's ``EventLog`` interface: the store's LMDB log, or
 /// (`strata log --remote NAME`) a team log on PostgreSQL, read the same way.
-public struct EngineEventLogRepository: EventLogRepository {
+package struct EngineEventLogRepository: EventLogRepository {
     let store: any EventLog
 
-    public init(store: EventStore) { self.store = store }
+    package init(store: EventStore) { self.store = store }
 
-    public init(log: any EventLog) { self.store = log }
+    package init(log: any EventLog) { self.store = log }
 
-    public func entries(_ query: LogQuery) async throws -> [LogEntry] {
+    package func entries(_ query: LogQuery) async throws -> [LogEntry] {
         try await storage {
             try await store.events(
                 EventQuery(
@@ -18,7 +18,7 @@ public struct EngineEventLogRepository: EventLogRepository {
         }.map(LogEntry.init(event:))
     }
 
-    public func resolve(_ point: PointInTime) async throws -> UInt64 {
+    package func resolve(_ point: PointInTime) async throws -> UInt64 {
         let head = try await storage { try await store.head().seq }
         switch point {
         case .now:
@@ -31,7 +31,7 @@ public struct EngineEventLogRepository: EventLogRepository {
         }
     }
 
-    public func body(sha256: String) async throws -> [UInt8]? {
+    package func body(sha256: String) async throws -> [UInt8]? {
         try await storage { try await store.body(sha256: sha256) }
     }
 }

@@ -1,23 +1,23 @@
 import EventStore
-public import StrataData
+package import StrataData
 
 /// ``SourceCatalogRepository`` over the data layer's ``SourceCatalog`` (definitions as events).
-public struct EventSourceCatalogRepository: SourceCatalogRepository {
+package struct EventSourceCatalogRepository: SourceCatalogRepository {
     let catalog: SourceCatalog
 
-    public init(catalog: SourceCatalog) { self.catalog = catalog }
+    package init(catalog: SourceCatalog) { self.catalog = catalog }
 
-    public func define(_ definition: SourceDefinition, replace: Bool, keepingLiteralSecrets: Bool) async throws -> UInt64 {
+    package func define(_ definition: SourceDefinition, replace: Bool, keepingLiteralSecrets: Bool) async throws -> UInt64 {
         do { return try await catalog.define(definition, replace: replace, keepingLiteralSecrets: keepingLiteralSecrets).seq } catch let e as FetchError {
             throw RepositoryError(.invalidQuery, e.message, cause: e)
         }
     }
 
-    public func definitions() async throws -> [SourceDefinition] { try await storage { try await catalog.all() } }
+    package func definitions() async throws -> [SourceDefinition] { try await storage { try await catalog.all() } }
 
-    public func definition(_ name: String) async throws -> SourceDefinition? { try await storage { try await catalog.get(name) } }
+    package func definition(_ name: String) async throws -> SourceDefinition? { try await storage { try await catalog.get(name) } }
 
-    public func remove(_ name: String) async throws {
+    package func remove(_ name: String) async throws {
         do { try await catalog.remove(name) } catch let e as FetchError { throw RepositoryError(.notFound, e.message, cause: e) }
     }
 }

@@ -1,61 +1,61 @@
-public import StrataData
-public import StrataJSON
+package import StrataData
+package import StrataJSON
 
 /// ``WriteRepository`` over the log: ``LocalWrites`` appends, the `outbox` projection reads.
-public struct EventWriteRepository: WriteRepository {
+package struct EventWriteRepository: WriteRepository {
     let writes: LocalWrites
     let outboxTables: OutboxTables
     let catalog: SourceCatalog
 
-    public init(writes: LocalWrites, outbox: OutboxTables, catalog: SourceCatalog) {
+    package init(writes: LocalWrites, outbox: OutboxTables, catalog: SourceCatalog) {
         self.writes = writes
         self.outboxTables = outbox
         self.catalog = catalog
     }
 
-    public func setting(_ key: String) async throws -> JSONValue? { try await storage { try await writes.config(key) } }
-    public func settings() async throws -> [(key: String, value: JSONValue)] { try await storage { try await writes.config() } }
-    public func setSetting(_ key: String, _ value: JSONValue) async throws { _ = try await storage { try await writes.setConfig(key, value) } }
+    package func setting(_ key: String) async throws -> JSONValue? { try await storage { try await writes.config(key) } }
+    package func settings() async throws -> [(key: String, value: JSONValue)] { try await storage { try await writes.config() } }
+    package func setSetting(_ key: String, _ value: JSONValue) async throws { _ = try await storage { try await writes.setConfig(key, value) } }
 
-    public func base(source: String, id: String) async throws -> WriteBase? {
+    package func base(source: String, id: String) async throws -> WriteBase? {
         let definition = try await catalog.required(source)
         return try await storage { try await writes.base(source: definition, key: id) }
     }
 
-    public func create(source: String, id: String, document: JSONValue, user: String) async throws -> UInt64 {
+    package func create(source: String, id: String, document: JSONValue, user: String) async throws -> UInt64 {
         try await storage { try await writes.create(source: source, key: id, document: document, user: user) }
     }
 
-    public func patch(source: String, id: String, changes: [Change], base: WriteBase, user: String) async throws -> UInt64 {
+    package func patch(source: String, id: String, changes: [Change], base: WriteBase, user: String) async throws -> UInt64 {
         try await storage { try await writes.patch(source: source, key: id, ops: changes.map(PatchOperation.init), base: base, user: user) }
     }
 
-    public func delete(source: String, items: [(id: String, base: WriteBase)], user: String) async throws -> [UInt64] {
+    package func delete(source: String, items: [(id: String, base: WriteBase)], user: String) async throws -> [UInt64] {
         try await storage { try await writes.delete(source: source, items: items.map { ($0.id, $0.base) }, user: user) }
     }
 
-    public func stage(session: String, source: String, id: String, changes: [Change], base: WriteBase, user: String) async throws -> UInt64 {
+    package func stage(session: String, source: String, id: String, changes: [Change], base: WriteBase, user: String) async throws -> UInt64 {
         try await storage { try await writes.stage(session: session, source: source, key: id, ops: changes.map(PatchOperation.init), base: base, user: user) }
     }
 
-    public func session(_ name: String) async throws -> EditSessionEntity? { try await storage { try await outboxTables.session(name) } }
-    public func sessions() async throws -> [EditSessionEntity] { try await storage { try await outboxTables.sessions() } }
+    package func session(_ name: String) async throws -> EditSessionEntity? { try await storage { try await outboxTables.session(name) } }
+    package func sessions() async throws -> [EditSessionEntity] { try await storage { try await outboxTables.sessions() } }
 
-    public func accept(session: String, patches: [(source: String, id: String, changes: [Change], base: WriteBase)], user: String) async throws -> [UInt64] {
+    package func accept(session: String, patches: [(source: String, id: String, changes: [Change], base: WriteBase)], user: String) async throws -> [UInt64] {
         try await storage {
             try await writes.accept(session: session, patches: patches.map { ($0.source, $0.id, $0.changes.map(PatchOperation.init), $0.base) }, user: user)
         }
     }
 
-    public func cancel(session: String, edits: Int, user: String) async throws {
+    package func cancel(session: String, edits: Int, user: String) async throws {
         _ = try await storage { try await writes.cancel(session: session, edits: edits, user: user) }
     }
 
-    public func outbox(source: String?, all: Bool) async throws -> [LocalWrite] {
+    package func outbox(source: String?, all: Bool) async throws -> [LocalWrite] {
         try await storage { all ? try await outboxTables.all(source: source) : try await outboxTables.open(source: source) }.map(LocalWrite.init(entity:))
     }
 
-    public func write(seq: UInt64) async throws -> LocalWrite? {
+    package func write(seq: UInt64) async throws -> LocalWrite? {
         try await storage { try await outboxTables.write(seq: seq) }.map(LocalWrite.init(entity:))
     }
 
@@ -72,13 +72,13 @@ public struct EventWriteRepository: WriteRepository {
         return try await storage { try await outboxTables.serverId(source: e.source, key: e.key) } ?? e.key
     }
 
-    public func retry(_ write: LocalWrite, force: Bool, user: String) async throws {
+    package func retry(_ write: LocalWrite, force: Bool, user: String) async throws {
         let e = try await entity(write)
         let key = try await currentKey(e)
         _ = try await storage { try await writes.retry(e, key: key, force: force ? (e.serverETag ?? "*") : nil, user: user) }
     }
 
-    public func drop(_ write: LocalWrite, user: String) async throws {
+    package func drop(_ write: LocalWrite, user: String) async throws {
         let e = try await entity(write)
         let key = try await currentKey(e)
         _ = try await storage { try await writes.drop(e, key: key, user: user) }
@@ -86,18 +86,18 @@ public struct EventWriteRepository: WriteRepository {
 }
 
 /// ``PushRepository`` through the data layer's ``Pusher`` (libcurl).
-public struct PusherPushRepository: PushRepository {
+package struct PusherPushRepository: PushRepository {
     let pusher: Pusher
     let catalog: SourceCatalog
     let options: PushOptions
 
-    public init(pusher: Pusher, catalog: SourceCatalog, options: PushOptions = PushOptions()) {
+    package init(pusher: Pusher, catalog: SourceCatalog, options: PushOptions = PushOptions()) {
         self.pusher = pusher
         self.catalog = catalog
         self.options = options
     }
 
-    public func push(source: String, concurrency: Int) async throws -> PushReport {
+    package func push(source: String, concurrency: Int) async throws -> PushReport {
         let definition = try await catalog.required(source)
         var options = self.options
         options.concurrency = concurrency

@@ -1,19 +1,19 @@
 import EventStore
 import Foundation
-public import StrataData
+package import StrataData
 
 /// ``ArchiveRepository`` through the data layer's ``Fetcher`` (snapshots appended as list
 /// passes) and ``GitHistory`` (the git command line).
-public struct FetcherArchiveRepository: ArchiveRepository {
+package struct FetcherArchiveRepository: ArchiveRepository {
     let fetcher: Fetcher
     let catalog: SourceCatalog
 
-    public init(fetcher: Fetcher, catalog: SourceCatalog) {
+    package init(fetcher: Fetcher, catalog: SourceCatalog) {
         self.fetcher = fetcher
         self.catalog = catalog
     }
 
-    public func importHistory(
+    package func importHistory(
         source name: String, from origin: HistoryOrigin,
         progress: (@Sendable (Int) -> Void)?
     ) async throws -> ImportResult {

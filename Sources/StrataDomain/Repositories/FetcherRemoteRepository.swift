@@ -1,19 +1,19 @@
-public import StrataData
+package import StrataData
 
 /// ``RemoteRepository`` through the data layer's ``Fetcher`` (libcurl). Failures are recorded as
 /// `FetchFailed` events by the fetcher and surface here as ``RepositoryError`` `network`.
-public struct FetcherRemoteRepository: RemoteRepository {
+package struct FetcherRemoteRepository: RemoteRepository {
     let fetcher: Fetcher
     let catalog: SourceCatalog
     let options: FetchOptions
 
-    public init(fetcher: Fetcher, catalog: SourceCatalog, options: FetchOptions = FetchOptions()) {
+    package init(fetcher: Fetcher, catalog: SourceCatalog, options: FetchOptions = FetchOptions()) {
         self.fetcher = fetcher
         self.catalog = catalog
         self.options = options
     }
 
-    public func refresh(source name: String, request: RefreshRequest) async throws -> RefreshResult {
+    package func refresh(source name: String, request: RefreshRequest) async throws -> RefreshResult {
         let definition = try await catalog.required(name)
         var options = self.options
         switch request.details {
@@ -30,7 +30,7 @@ public struct FetcherRemoteRepository: RemoteRepository {
         }
     }
 
-    public func loadDetail(source name: String, id: String) async throws {
+    package func loadDetail(source name: String, id: String) async throws {
         let definition = try await catalog.required(name)
         let summary: FetchSummary
         do { summary = try await fetcher.fetchDetail(definition, key: id, options: options) } catch let e as FetchError {

@@ -1,22 +1,22 @@
-public import StrataData
+package import StrataData
 import EventStore
 import Foundation
 
 /// ``ItemRepository`` over the LMDB tables: `--where` filters on indexed fields are index
 /// lookups, now or as of a seq (the index keeps its history); other filters, search and sort
 /// scan the source's items.
-public struct LMDBItemRepository: ItemRepository {
+package struct LMDBItemRepository: ItemRepository {
     let tables: ItemTables
     let sources: any SourceRepository
     let log: any EventLogRepository
 
-    public init(tables: ItemTables, sources: any SourceRepository, log: any EventLogRepository) {
+    package init(tables: ItemTables, sources: any SourceRepository, log: any EventLogRepository) {
         self.tables = tables
         self.sources = sources
         self.log = log
     }
 
-    public func items(_ query: ItemQuery) async throws -> ItemPage {
+    package func items(_ query: ItemQuery) async throws -> ItemPage {
         guard query.limit.map({ $0 >= 0 }) ?? true, query.offset >= 0 else {
             throw RepositoryError(
                 .invalidQuery, "a page's limit and offset cannot be negative (limit \(query.limit.map(String.init) ?? "none"), offset \(query.offset))")
@@ -110,14 +110,14 @@ public struct LMDBItemRepository: ItemRepository {
         try refuseArraySort(sort, entities.map { Item(entity: $0, source: source) })
     }
 
-    public func item(source name: String, id: String, at point: PointInTime) async throws -> Item? {
+    package func item(source name: String, id: String, at point: PointInTime) async throws -> Item? {
         let source = try await sources.source(named: name)
         let seq = try await seq(of: point, source: name)
         let observedBy: Timestamp? = if case .date(let d) = point { Timestamp(d) } else { nil }
         return try await storage { try await tables.item(source: name, id: id, asOf: seq, observedBy: observedBy) }.map { Item(entity: $0, source: source) }
     }
 
-    public func history(source: String, id: String, upTo point: PointInTime) async throws -> [ItemVersion] {
+    package func history(source: String, id: String, upTo point: PointInTime) async throws -> [ItemVersion] {
         // A date bounds the history by when versions were observed; a seq by where they are in the log.
         let (seq, observedBy): (UInt64, Timestamp?) =
             switch point {
@@ -128,7 +128,7 @@ public struct LMDBItemRepository: ItemRepository {
         return try await storage { try await tables.history(source: source, id: id, upTo: seq, observedBy: observedBy) }.map(ItemVersion.init(entity:))
     }
 
-    public func diff(source name: String, from: PointInTime, to: PointInTime) async throws -> CollectionDiff {
+    package func diff(source name: String, from: PointInTime, to: PointInTime) async throws -> CollectionDiff {
         let source = try await sources.source(named: name)
         let head = try await log.resolve(.now)
         let a = try await seq(of: from, source: name) ?? head, b = try await seq(of: to, source: name) ?? head
@@ -137,7 +137,7 @@ public struct LMDBItemRepository: ItemRepository {
         return CollectionDiff(source: name, fromSeq: a, toSeq: b, items: items)
     }
 
-    public func imageData(_ image: ItemImage) async throws -> [UInt8]? {
+    package func imageData(_ image: ItemImage) async throws -> [UInt8]? {
         try await storage { try await tables.body(sha256: image.sha256) }
     }
 
@@ -168,7 +168,7 @@ extension JSONValue {
 extension Item {
     /// The order people expect ids in: numeric ids by value (2 before 10) and before other ids,
     /// which compare by their UTF-8 bytes.
-    public static func idPrecedes(_ a: String, _ b: String) -> Bool {
+    package static func idPrecedes(_ a: String, _ b: String) -> Bool {
         switch (UInt64(a), UInt64(b)) {
         case let (x?, y?): return x != y ? x < y : a.utf8.lexicographicallyPrecedes(b.utf8)
         case (.some, nil): return true

@@ -1,22 +1,22 @@
-public import EventStore
+package import EventStore
 import Foundation
 import StrataData
 
 /// ``RecordingRepository`` over the `recordings` index: each lookup (index rows, the event, its
 /// body) is one read snapshot, so a client served during another process's fetch sees one
 /// consistent log.
-public struct LMDBRecordingRepository: RecordingRepository {
+package struct LMDBRecordingRepository: RecordingRepository {
     let store: EventStore
 
-    public init(store: EventStore) { self.store = store }
+    package init(store: EventStore) { self.store = store }
 
     private enum Direction: Sendable { case atMost(PointInTime), after(UInt64) }
 
-    public func recording(target: String, host: String?, at point: PointInTime) async throws -> RecordingLookup {
+    package func recording(target: String, host: String?, at point: PointInTime) async throws -> RecordingLookup {
         try await lookup(target: target, host: host, .atMost(point))
     }
 
-    public func recording(target: String, host: String?, after seq: UInt64) async throws -> RecordingLookup {
+    package func recording(target: String, host: String?, after seq: UInt64) async throws -> RecordingLookup {
         try await lookup(target: target, host: host, .after(seq))
     }
 
@@ -82,7 +82,7 @@ public struct LMDBRecordingRepository: RecordingRepository {
     /// A run starts with its first page (`page` 1, or a `ListNotModified`) and ends where the next
     /// one starts (its details and images come after its `FetchCompleted`); the last run ends at
     /// the head.
-    public func runEnd(after seq: UInt64) async throws -> UInt64? {
+    package func runEnd(after seq: UInt64) async throws -> UInt64? {
         try await storage {
             let head = try await store.head().seq
             guard head > seq else { return nil }

@@ -1,16 +1,16 @@
-public import StrataData
+package import StrataData
 
 /// ``SourceRepository`` over the `sources` projection and the fetch events of the log.
-public struct LMDBSourceRepository: SourceRepository {
+package struct LMDBSourceRepository: SourceRepository {
     let tables: ItemTables
 
-    public init(tables: ItemTables) { self.tables = tables }
+    package init(tables: ItemTables) { self.tables = tables }
 
-    public func sources() async throws -> [Source] {
+    package func sources() async throws -> [Source] {
         try await storage { try await tables.sources() }.map(Source.init(entity:))
     }
 
-    public func source(named name: String) async throws -> Source {
+    package func source(named name: String) async throws -> Source {
         guard let entity = try await storage({ try await tables.source(named: name) }) else {
             let known = try await sources().map(\.name)
             let hint = known.isEmpty ? "define one with `strata source add`" : "known: \(known.joined(separator: ", "))"

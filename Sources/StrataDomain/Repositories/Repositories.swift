@@ -1,9 +1,9 @@
-public import StrataData
-public import StrataJSON
+package import StrataData
+package import StrataJSON
 
 /// The stored items of every source: lists, filters, single items, history and diffs, now or as
 /// of any point of the log. Reads never touch the network.
-public protocol ItemRepository: Sendable {
+package protocol ItemRepository: Sendable {
     /// The items matching `query`. Throws `notFound` for an unknown source.
     func items(_ query: ItemQuery) async throws -> ItemPage
     /// One item (with its detail and image) at a point; nil if it did not exist there.
@@ -17,14 +17,14 @@ public protocol ItemRepository: Sendable {
 }
 
 /// The defined sources and the state of their fetches.
-public protocol SourceRepository: Sendable {
+package protocol SourceRepository: Sendable {
     func sources() async throws -> [Source]
     /// The source named `name`. Throws `notFound` naming the known ones.
     func source(named name: String) async throws -> Source
 }
 
 /// The network side: downloads into the store. Every response and failure becomes an event.
-public protocol RemoteRepository: Sendable {
+package protocol RemoteRepository: Sendable {
     /// Fetches the source's list (and details and images as asked) into the store.
     func refresh(source: String, request: RefreshRequest) async throws -> RefreshResult
     /// Downloads one item's detail into the store. Throws `network` when it could not.
@@ -35,7 +35,7 @@ public protocol RemoteRepository: Sendable {
 /// Leases on sources in the team logs a store shares: before a fetch the store takes (or renews)
 /// its source's lease, so that only one node fetches a source at a time and a node that lost it
 /// (paused, taken over) has its late events refused rather than interleaved.
-public protocol SourceLeaseRepository: Sendable {
+package protocol SourceLeaseRepository: Sendable {
     /// Takes or renews this store's lease on `source`; `force` takes a lease another node holds
     /// and has not let expire. Nil when the store shares no team log. A team log that cannot be
     /// reached gives a lease without a token (the fetch goes on; a later push may be refused).
@@ -44,7 +44,7 @@ public protocol SourceLeaseRepository: Sendable {
     func lease(source: String, force: Bool) async throws -> SourceLease?
 }
 
-public protocol EventLogRepository: Sendable {
+package protocol EventLogRepository: Sendable {
     func entries(_ query: LogQuery) async throws -> [LogEntry]
     /// The seq a point stands for: the head for `.now`, the last event at or before a date.
     func resolve(_ point: PointInTime) async throws -> UInt64
@@ -54,26 +54,26 @@ public protocol EventLogRepository: Sendable {
 
 extension RemoteRepository {
     /// The list, with every detail revalidated when `details`, and images when `images`.
-    public func refresh(source: String, details: Bool, images: Bool) async throws -> RefreshResult {
+    package func refresh(source: String, details: Bool, images: Bool) async throws -> RefreshResult {
         try await refresh(source: source, request: RefreshRequest(details: details ? .all(maxAge: nil) : .none, images: images))
     }
 }
 
 /// History from outside the API: snapshots kept in files or in a git repository.
-public protocol ArchiveRepository: Sendable {
+package protocol ArchiveRepository: Sendable {
     /// Appends every snapshot of `origin` as a complete pass over the source's list, observed at
     /// its own time; `progress` gets the number of snapshots handled so far.
     func importHistory(source: String, from origin: HistoryOrigin, progress: (@Sendable (Int) -> Void)?) async throws -> ImportResult
 }
 
 /// Writes what the app reads into the formats other tools open.
-public protocol ExportRepository: Sendable {
+package protocol ExportRepository: Sendable {
     /// Writes a source's items and every version into a SQLite file at `path` (replaced whole).
     func writeSQLite(_ export: SQLiteExport, to path: String) async throws -> SQLiteExportSummary
 }
 
 /// The source definitions themselves (what `source add` writes), as events.
-public protocol SourceCatalogRepository: Sendable {
+package protocol SourceCatalogRepository: Sendable {
     /// Appends the definition (or its change); returns its seq. With `keepingLiteralSecrets`,
     /// literal credentials in its headers are kept outside the log and referred to.
     func define(_ definition: SourceDefinition, replace: Bool, keepingLiteralSecrets: Bool) async throws -> UInt64
@@ -84,7 +84,7 @@ public protocol SourceCatalogRepository: Sendable {
 
 /// Local writes as events: creates, patches, deletes, staged edits and sessions, settings, and
 /// the outbox they wait in. Nothing here touches the network.
-public protocol WriteRepository: Sendable {
+package protocol WriteRepository: Sendable {
     /// A setting (`user`), or nil.
     func setting(_ key: String) async throws -> JSONValue?
     func settings() async throws -> [(key: String, value: JSONValue)]
@@ -111,12 +111,12 @@ public protocol WriteRepository: Sendable {
 }
 
 /// The network side of writes: sends a source's outbox. Every attempt and answer is an event.
-public protocol PushRepository: Sendable {
+package protocol PushRepository: Sendable {
     func push(source: String, concurrency: Int) async throws -> PushReport
 }
 
 /// Recorded responses by URL (the `recordings` index), for serving the API as it was.
-public protocol RecordingRepository: Sendable {
+package protocol RecordingRepository: Sendable {
     /// The recording of `target` in force at `point` (the last one at or before it), on `host`, or
     /// on the only host it was fetched from when `host` is nil; the point is resolved in the same
     /// read snapshot. Throws ``RepositoryError`` `invalidQuery` for a seq after the head.

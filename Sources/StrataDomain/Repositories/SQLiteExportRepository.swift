@@ -13,10 +13,10 @@ import StrataData
 ///   order, with the same field columns (list versions), the whole `_document`, and `_changed`:
 ///   a JSON array of the top-level fields that changed
 /// - `item_changes`: every field-level change of a version (RFC 6902 path, op, old, new)
-public struct SQLiteExportRepository: ExportRepository {
-    public init() {}
+package struct SQLiteExportRepository: ExportRepository {
+    package init() {}
 
-    public func writeSQLite(_ export: SQLiteExport, to path: String) async throws -> SQLiteExportSummary {
+    package func writeSQLite(_ export: SQLiteExport, to path: String) async throws -> SQLiteExportSummary {
         let temp = path + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
         try? FileManager.default.removeItem(atPath: temp)
         do {

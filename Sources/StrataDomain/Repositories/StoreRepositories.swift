@@ -1,5 +1,5 @@
 /// The upkeep of an opened store: checks, rebuilds, figures, raw appends and points of its log.
-public protocol StoreMaintenanceRepository: Sendable {
+package protocol StoreMaintenanceRepository: Sendable {
     /// Checks the hash chain and every body, and with `checkProjections` each projection against
     /// a rebuild of it.
     func verify(checkProjections: Bool) async throws -> StoreVerification
@@ -14,7 +14,7 @@ public protocol StoreMaintenanceRepository: Sendable {
 }
 
 /// Keyed documents of one of the store's projections: their states, versions and differences.
-public protocol DocumentRepository: Sendable {
+package protocol DocumentRepository: Sendable {
     func documents(projection: String, collection: String, asOf seq: UInt64?, includeRemoved: Bool) async throws -> [KeyedDocument]
     func document(projection: String, collection: String, key: String, asOf seq: UInt64?) async throws -> KeyedDocument?
     func history(projection: String, collection: String, key: String, upTo seq: UInt64) async throws -> [KeyedDocumentVersion]
@@ -23,7 +23,7 @@ public protocol DocumentRepository: Sendable {
 
 /// The store as files, open or not: whether it exists, its chain checked without its key, and
 /// the copies that replace it (compacted, or under another key).
-public protocol StoreFilesRepository: Sendable {
+package protocol StoreFilesRepository: Sendable {
     var path: String { get }
     func exists() -> Bool
     /// Checks the log's hash chain over the stored rows, without the key and without opening the

@@ -1,6 +1,6 @@
 /// A team log shared by several stores: one gapless, hash-chained history that each store
 /// pushes its own events to and pulls the others' from. `remote` nil means the only one.
-public protocol TeamRepository: Sendable {
+package protocol TeamRepository: Sendable {
     func remotes() throws -> TeamRemotes
     /// - Throws: ``RepositoryError`` `invalidQuery` for an address that is not a team log's.
     func addRemote(_ name: String, url: String) async throws -> TeamRemote

@@ -1,16 +1,16 @@
 /// What changed in a source's items between two points of the log.
-public struct DiffCollection: Sendable {
+package struct DiffCollection: Sendable {
     let items: any ItemRepository
     let sources: any SourceRepository
 
-    public init(items: any ItemRepository, sources: any SourceRepository) {
+    package init(items: any ItemRepository, sources: any SourceRepository) {
         self.items = items
         self.sources = sources
     }
 
     /// - Throws: ``RepositoryError`` `notFound` for an unknown source, `invalidQuery` when `from`
     ///   is after `to`.
-    public func callAsFunction(source name: String, from: PointInTime, to: PointInTime = .now, ignoring: [String] = []) async throws -> CollectionDiff {
+    package func callAsFunction(source name: String, from: PointInTime, to: PointInTime = .now, ignoring: [String] = []) async throws -> CollectionDiff {
         _ = try await sources.source(named: name)
         var diff = try await items.diff(source: name, from: from, to: to)
         guard diff.fromSeq <= diff.toSeq else {

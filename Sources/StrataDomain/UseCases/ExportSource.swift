@@ -4,13 +4,13 @@ import StrataJSON
 
 /// Exports a source into SQLite (for Datasette and sqlite-utils), and the event log as a stream
 /// (for CloudEvents / Kafka-style pipelines).
-public struct ExportSource: Sendable {
+package struct ExportSource: Sendable {
     let items: any ItemRepository
     let sources: any SourceRepository
     let log: any EventLogRepository
     let exporter: any ExportRepository
 
-    public init(items: any ItemRepository, sources: any SourceRepository, log: any EventLogRepository, exporter: any ExportRepository) {
+    package init(items: any ItemRepository, sources: any SourceRepository, log: any EventLogRepository, exporter: any ExportRepository) {
         self.items = items
         self.sources = sources
         self.log = log
@@ -18,7 +18,7 @@ public struct ExportSource: Sendable {
     }
 
     /// Writes the source's items at `point` (removed ones marked) and every version up to it.
-    public func sqlite(_ name: String, to path: String, at point: PointInTime = .now) async throws -> SQLiteExportSummary {
+    package func sqlite(_ name: String, to path: String, at point: PointInTime = .now) async throws -> SQLiteExportSummary {
         let source = try await sources.source(named: name)
         let page = try await items.items(ItemQuery(source: name, at: point, includeRemoved: true))
         var withDetails: [Item] = []
@@ -38,19 +38,19 @@ public struct ExportSource: Sendable {
 
     /// Events after seq `since`, oldest first, at most `limit`: read page by page to stream the
     /// whole log in bounded memory; resume from the last seq written.
-    public func events(after since: UInt64, limit: Int = 1000) async throws -> [LogEntry] {
+    package func events(after since: UInt64, limit: Int = 1000) async throws -> [LogEntry] {
         try await log.entries(LogQuery(fromSeq: since + 1, limit: limit, newestFirst: false))
     }
 
     /// A stored body by SHA-256 (an event's payload).
-    public func body(sha256: String) async throws -> [UInt8]? {
+    package func body(sha256: String) async throws -> [UInt8]? {
         try await log.body(sha256: sha256)
     }
 
     /// An event's payload as an export gives it: the stored body, except that a source definition
     /// stored before literal credentials were refused has them as `[hidden]` (its digest then no
     /// longer matches; the log itself keeps it until the source is forgotten).
-    public func payload(of entry: LogEntry) async throws -> [UInt8]? {
+    package func payload(of entry: LogEntry) async throws -> [UInt8]? {
         guard let sha = entry.payloadSHA256, let body = try await log.body(sha256: sha) else { return nil }
         guard entry.type == DataEvents.sourceDefined || entry.type == DataEvents.sourceChanged,
             let definition = try? JSONDecoder().decode(SourceDefinition.self, from: Data(body)),

@@ -1,23 +1,23 @@
 /// Every version of an item with its field-level changes, optionally hiding churning fields.
-public struct GetItemHistory: Sendable {
+package struct GetItemHistory: Sendable {
     let items: any ItemRepository
     let sources: any SourceRepository
 
-    public init(items: any ItemRepository, sources: any SourceRepository) {
+    package init(items: any ItemRepository, sources: any SourceRepository) {
         self.items = items
         self.sources = sources
     }
 
-    public struct Result: Sendable, Hashable {
-        public var source: Source
-        public var id: String
-        public var versions: [ItemVersion]
+    package struct Result: Sendable, Hashable {
+        package var source: Source
+        package var id: String
+        package var versions: [ItemVersion]
     }
 
     /// - Parameter ignoring: dotted paths or JSON Pointers whose changes are hidden; a `changed`
     ///   version left with no change is dropped.
     /// - Throws: ``RepositoryError`` `notFound` when the source or item has no history.
-    public func callAsFunction(source name: String, id: String, upTo point: PointInTime = .now, ignoring: [String] = []) async throws -> Result {
+    package func callAsFunction(source name: String, id: String, upTo point: PointInTime = .now, ignoring: [String] = []) async throws -> Result {
         let source = try await sources.source(named: name)
         let versions = try await items.history(source: name, id: id, upTo: point)
         guard !versions.isEmpty else {

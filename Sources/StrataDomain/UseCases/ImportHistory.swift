@@ -1,16 +1,16 @@
 /// Backfills a source's history from snapshot files or a git-scraping repository.
-public struct ImportHistory: Sendable {
+package struct ImportHistory: Sendable {
     let archive: any ArchiveRepository
     let sources: any SourceRepository
 
-    public init(archive: any ArchiveRepository, sources: any SourceRepository) {
+    package init(archive: any ArchiveRepository, sources: any SourceRepository) {
         self.archive = archive
         self.sources = sources
     }
 
     /// - Throws: ``RepositoryError`` `notFound` for an unknown source, file or empty history;
     ///   `invalidQuery` for a snapshot that is not the source's list (files) or a git failure.
-    public func callAsFunction(_ source: String, from origin: HistoryOrigin, progress: (@Sendable (Int) -> Void)? = nil) async throws -> ImportResult {
+    package func callAsFunction(_ source: String, from origin: HistoryOrigin, progress: (@Sendable (Int) -> Void)? = nil) async throws -> ImportResult {
         _ = try await sources.source(named: source)
         return try await archive.importHistory(source: source, from: origin, progress: progress)
     }

@@ -1,27 +1,27 @@
 /// An item's full detail: downloaded into the store first when reading now and online, then read
 /// from the store. A failed download keeps the stored detail and reports the error beside it.
-public struct LoadItemDetail: Sendable {
+package struct LoadItemDetail: Sendable {
     let items: any ItemRepository
     let sources: any SourceRepository
     let remote: any RemoteRepository
 
-    public init(items: any ItemRepository, sources: any SourceRepository, remote: any RemoteRepository) {
+    package init(items: any ItemRepository, sources: any SourceRepository, remote: any RemoteRepository) {
         self.items = items
         self.sources = sources
         self.remote = remote
     }
 
-    public struct Result: Sendable, Equatable {
-        public var source: Source
-        public var item: Item
+    package struct Result: Sendable, Equatable {
+        package var source: Source
+        package var item: Item
         /// Why the download failed, when it did (the item is the stored one).
-        public var refreshError: RepositoryError?
+        package var refreshError: RepositoryError?
         /// Whether the network was asked.
-        public var refreshed: Bool
+        package var refreshed: Bool
     }
 
     /// - Throws: ``RepositoryError`` `notFound` for an unknown source or an item absent at `point`.
-    public func callAsFunction(source name: String, id: String, at point: PointInTime = .now, offline: Bool = false) async throws -> Result {
+    package func callAsFunction(source name: String, id: String, at point: PointInTime = .now, offline: Bool = false) async throws -> Result {
         let source = try await sources.source(named: name)
         var refreshError: RepositoryError?
         let online = point == .now && !offline && source.hasDetails

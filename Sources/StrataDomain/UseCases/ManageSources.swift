@@ -1,23 +1,23 @@
 /// Defines, changes, lists and removes sources (each change an event in the log).
-public struct ManageSources: Sendable {
+package struct ManageSources: Sendable {
     let catalog: any SourceCatalogRepository
 
-    public init(catalog: any SourceCatalogRepository) { self.catalog = catalog }
+    package init(catalog: any SourceCatalogRepository) { self.catalog = catalog }
 
     /// Records a new definition (or, with `replace`, a change) and returns its seq. A literal
     /// credential in a header is refused unless `keepingLiteralSecrets`: then it is kept outside
     /// the log, and the definition refers to it.
     /// - Throws: ``RepositoryError`` `invalidQuery` naming the flag at fault, or when the source
     ///   exists and `replace` is false.
-    public func define(_ spec: SourceSpec, replace: Bool = false, keepingLiteralSecrets: Bool = false) async throws -> UInt64 {
+    package func define(_ spec: SourceSpec, replace: Bool = false, keepingLiteralSecrets: Bool = false) async throws -> UInt64 {
         try spec.validate(keepingLiteralSecrets: keepingLiteralSecrets)
         return try await catalog.define(spec.definition, replace: replace, keepingLiteralSecrets: keepingLiteralSecrets)
     }
 
-    public func all() async throws -> [SourceSpec] { try await catalog.definitions().map(SourceSpec.init) }
+    package func all() async throws -> [SourceSpec] { try await catalog.definitions().map(SourceSpec.init) }
 
     /// - Throws: ``RepositoryError`` `notFound`.
-    public func definition(_ name: String) async throws -> SourceSpec {
+    package func definition(_ name: String) async throws -> SourceSpec {
         guard let d = try await catalog.definition(name) else {
             throw RepositoryError(.notFound, "no source named \(name); see `strata source list`")
         }
@@ -25,7 +25,7 @@ public struct ManageSources: Sendable {
     }
 
     /// - Throws: ``RepositoryError`` `notFound`.
-    public func remove(_ name: String) async throws {
+    package func remove(_ name: String) async throws {
         _ = try await definition(name)
         try await catalog.remove(name)
     }

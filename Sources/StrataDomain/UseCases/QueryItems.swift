@@ -1,20 +1,20 @@
 /// Reads a page of a source's items from the store, with the source (for its staleness).
-public struct QueryItems: Sendable {
+package struct QueryItems: Sendable {
     let items: any ItemRepository
     let sources: any SourceRepository
 
-    public init(items: any ItemRepository, sources: any SourceRepository) {
+    package init(items: any ItemRepository, sources: any SourceRepository) {
         self.items = items
         self.sources = sources
     }
 
-    public struct Result: Sendable, Hashable {
-        public var source: Source
-        public var page: ItemPage
+    package struct Result: Sendable, Hashable {
+        package var source: Source
+        package var page: ItemPage
     }
 
     /// - Throws: ``RepositoryError`` `notFound` for an unknown source, `invalidQuery` for a bad query.
-    public func callAsFunction(_ query: ItemQuery) async throws -> Result {
+    package func callAsFunction(_ query: ItemQuery) async throws -> Result {
         if let limit = query.limit, limit < 1 { throw RepositoryError(.invalidQuery, "the limit must be at least 1") }
         if query.offset < 0 { throw RepositoryError(.invalidQuery, "the offset must not be negative") }
         let source = try await sources.source(named: query.source)

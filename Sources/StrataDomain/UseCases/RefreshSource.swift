@@ -1,10 +1,10 @@
 /// Fetches a source into the store.
-public struct RefreshSource: Sendable {
+package struct RefreshSource: Sendable {
     let remote: any RemoteRepository
     let sources: any SourceRepository
     let leases: (any SourceLeaseRepository)?
 
-    public init(remote: any RemoteRepository, sources: any SourceRepository, leases: (any SourceLeaseRepository)? = nil) {
+    package init(remote: any RemoteRepository, sources: any SourceRepository, leases: (any SourceLeaseRepository)? = nil) {
         self.remote = remote
         self.sources = sources
         self.leases = leases
@@ -12,14 +12,14 @@ public struct RefreshSource: Sendable {
 
     /// - Throws: ``RepositoryError`` `notFound` for an unknown source, `network` when the list
     ///   could not be fetched (the failure is in the log; stored items are unchanged).
-    public func callAsFunction(_ source: String, details: Bool = false, images: Bool = false) async throws -> RefreshResult {
+    package func callAsFunction(_ source: String, details: Bool = false, images: Bool = false) async throws -> RefreshResult {
         try await callAsFunction(source, RefreshRequest(details: details ? .all(maxAge: nil) : .none, images: images))
     }
 
     /// In a store that shares a team log, the source's lease is taken (or renewed) first: a
     /// source leased to another node is not fetched (``RepositoryError`` `.conflict`) unless
     /// `request.takeLease`.
-    public func callAsFunction(_ source: String, _ request: RefreshRequest) async throws -> RefreshResult {
+    package func callAsFunction(_ source: String, _ request: RefreshRequest) async throws -> RefreshResult {
         _ = try await sources.source(named: source)
         let lease = try await leases?.lease(source: source, force: request.takeLease)
         var result = try await remote.refresh(source: source, request: request)

@@ -1,33 +1,33 @@
 /// The API as Strata recorded it, URL by URL, at any point of the log: what `strata serve`
 /// answers a client with.
-public struct ServeRecordings: Sendable {
+package struct ServeRecordings: Sendable {
     let recordings: any RecordingRepository
     let log: any EventLogRepository
 
-    public init(recordings: any RecordingRepository, log: any EventLogRepository) {
+    package init(recordings: any RecordingRepository, log: any EventLogRepository) {
         self.recordings = recordings
         self.log = log
     }
 
     /// The recording of `target` (path and query) in force at `point`.
     /// - Throws: ``RepositoryError`` `invalidQuery` for a seq after the head.
-    public func callAsFunction(target: String, host: String?, at point: PointInTime) async throws -> RecordingLookup {
+    package func callAsFunction(target: String, host: String?, at point: PointInTime) async throws -> RecordingLookup {
         try await recordings.recording(target: target, host: host, at: point)
     }
 
     /// The recording in force at `seq`.
-    public func recording(target: String, host: String?, at seq: UInt64) async throws -> RecordingLookup {
+    package func recording(target: String, host: String?, at seq: UInt64) async throws -> RecordingLookup {
         try await recordings.recording(target: target, host: host, at: .seq(seq))
     }
 
     /// The first recording of `target` after `seq` (a replay's next answer).
-    public func recording(target: String, host: String?, after seq: UInt64) async throws -> RecordingLookup {
+    package func recording(target: String, host: String?, after seq: UInt64) async throws -> RecordingLookup {
         try await recordings.recording(target: target, host: host, after: seq)
     }
 
     /// The end of the next fetch run after `seq`, if any.
-    public func nextRun(after seq: UInt64) async throws -> UInt64? { try await recordings.runEnd(after: seq) }
+    package func nextRun(after seq: UInt64) async throws -> UInt64? { try await recordings.runEnd(after: seq) }
 
     /// The seq a point stands for.
-    public func resolve(_ point: PointInTime) async throws -> UInt64 { try await log.resolve(point) }
+    package func resolve(_ point: PointInTime) async throws -> UInt64 { try await log.resolve(point) }
 }

@@ -1,21 +1,21 @@
 import StrataData
 import Foundation
-public import StrataJSON
+package import StrataJSON
 
 /// Creates, edits and deletes items here, as events: visible at once in every read (marked
 /// pending), sent later by ``PushOutbox``. Edits can be staged in a named session and accepted
 /// (one batch of patches) or cancelled as one. Every write is stamped with the local user.
-public struct WriteItems: Sendable {
+package struct WriteItems: Sendable {
     let writes: any WriteRepository
     let sources: any SourceRepository
 
-    public init(writes: any WriteRepository, sources: any SourceRepository) {
+    package init(writes: any WriteRepository, sources: any SourceRepository) {
         self.writes = writes
         self.sources = sources
     }
 
     /// The local user (`config set user NAME`). Throws `invalidQuery` saying how to set it.
-    public func user() async throws -> String { try await writes.requiredUser() }
+    package func user() async throws -> String { try await writes.requiredUser() }
 
     private func writable(_ name: String, _ kind: LocalWrite.Kind) async throws -> Source {
         let source = try await sources.source(named: name)
@@ -36,7 +36,7 @@ public struct WriteItems: Sendable {
 
     /// Creates an item from `document` (a JSON object); the source's owner field is filled with
     /// the user unless the document sets it. Returns the write's seq and the item's local id.
-    public func create(source name: String, document: JSONValue) async throws -> (seq: UInt64, id: String) {
+    package func create(source name: String, document: JSONValue) async throws -> (seq: UInt64, id: String) {
         let source = try await writable(name, .create)
         guard case .object = document else { throw RepositoryError(.invalidQuery, "a new item must be a JSON object") }
         let user = try await user()
@@ -52,7 +52,7 @@ public struct WriteItems: Sendable {
     /// write's patch (with old values). In a `session`, the edit is only staged. An edit that
     /// leaves the item as it is (a patch of only `test`s, a value set to what it is) succeeds
     /// and writes nothing: the seq is nil and there are no changes.
-    public func edit(source name: String, id: String, _ edit: ItemEdit, session: String? = nil) async throws -> (seq: UInt64?, changes: [Change]) {
+    package func edit(source name: String, id: String, _ edit: ItemEdit, session: String? = nil) async throws -> (seq: UInt64?, changes: [Change]) {
         _ = try await writable(name, .patch)
         let user = try await user()
         guard var base = try await writes.base(source: name, id: id) else {
@@ -75,7 +75,7 @@ public struct WriteItems: Sendable {
     }
 
     /// Deletes items (one batch). Unknown ids fail the whole call before anything is written.
-    public func delete(source name: String, ids: [String]) async throws -> [UInt64] {
+    package func delete(source name: String, ids: [String]) async throws -> [UInt64] {
         _ = try await writable(name, .delete)
         let user = try await user()
         var items: [(id: String, base: WriteBase)] = []
@@ -91,14 +91,14 @@ public struct WriteItems: Sendable {
     // MARK: Sessions
 
     /// The session with its combined patch per item.
-    public func session(_ name: String) async throws -> EditSession {
+    package func session(_ name: String) async throws -> EditSession {
         guard let s = try await writes.session(name) else {
             throw RepositoryError(.notFound, "no session \(name); stage an edit with `strata edit SOURCE ID --session \(name) --set …`")
         }
         return Self.combined(s)
     }
 
-    public func sessions() async throws -> [EditSession] { try await writes.sessions().map(Self.combined) }
+    package func sessions() async throws -> [EditSession] { try await writes.sessions().map(Self.combined) }
 
     static func combined(_ s: EditSessionEntity) -> EditSession {
         var order: [String] = [], byItem: [String: (source: String, id: String, base: JSONValue, result: JSONValue, edits: Int)] = [:]
@@ -120,7 +120,7 @@ public struct WriteItems: Sendable {
 
     /// Accepts an open session: one patch per item, appended together with the acceptance in
     /// one batch. Returns the writes' seqs.
-    public func accept(_ name: String) async throws -> [UInt64] {
+    package func accept(_ name: String) async throws -> [UInt64] {
         guard let s = try await writes.session(name) else { throw RepositoryError(.notFound, "no session \(name)") }
         guard s.state == .open else { throw RepositoryError(.invalidQuery, "session \(name) is \(s.state.rawValue) already; nothing to accept") }
         let user = try await user()
@@ -138,7 +138,7 @@ public struct WriteItems: Sendable {
     }
 
     /// Cancels an open session: its edits never reach the items; the cancellation is logged.
-    public func cancel(_ name: String) async throws -> Int {
+    package func cancel(_ name: String) async throws -> Int {
         guard let s = try await writes.session(name) else { throw RepositoryError(.notFound, "no session \(name)") }
         guard s.state == .open else { throw RepositoryError(.invalidQuery, "session \(name) is \(s.state.rawValue) already; nothing to cancel") }
         try await writes.cancel(session: name, edits: s.edits.count, user: try await user())
@@ -147,19 +147,19 @@ public struct WriteItems: Sendable {
 }
 
 /// Sends the outbox and manages it: list, retry, drop.
-public struct PushOutbox: Sendable {
+package struct PushOutbox: Sendable {
     let writes: any WriteRepository
     let push: any PushRepository
     let sources: any SourceRepository
 
-    public init(writes: any WriteRepository, push: any PushRepository, sources: any SourceRepository) {
+    package init(writes: any WriteRepository, push: any PushRepository, sources: any SourceRepository) {
         self.writes = writes
         self.push = push
         self.sources = sources
     }
 
     /// Pushes the named sources (every source with open writes when empty), in order.
-    public func callAsFunction(_ names: [String], concurrency: Int = 1) async throws -> [PushReport] {
+    package func callAsFunction(_ names: [String], concurrency: Int = 1) async throws -> [PushReport] {
         var targets = names
         if targets.isEmpty {
             var seen = Set<String>()
@@ -176,7 +176,7 @@ public struct PushOutbox: Sendable {
         return out
     }
 
-    public func outbox(source: String?, all: Bool) async throws -> [LocalWrite] {
+    package func outbox(source: String?, all: Bool) async throws -> [LocalWrite] {
         if let source { _ = try await sources.source(named: source) }
         return try await writes.outbox(source: source, all: all)
     }
@@ -188,7 +188,7 @@ public struct PushOutbox: Sendable {
 
     /// Puts a rejected or conflicted write back in the outbox. A conflicted one is then sent
     /// over the server's version (the local change wins).
-    public func retry(_ seq: UInt64) async throws -> LocalWrite {
+    package func retry(_ seq: UInt64) async throws -> LocalWrite {
         let w = try await write(seq)
         guard [.rejected, .conflicted, .dropped].contains(w.state) else {
             throw RepositoryError(.invalidQuery, "write \(seq) is \(w.state.rawValue); only rejected, conflicted or dropped writes can be retried")
@@ -198,7 +198,7 @@ public struct PushOutbox: Sendable {
     }
 
     /// Takes an open (or rejected) write out of the outbox and out of the items.
-    public func drop(_ seq: UInt64) async throws -> LocalWrite {
+    package func drop(_ seq: UInt64) async throws -> LocalWrite {
         let w = try await write(seq)
         guard w.state != .acknowledged, w.state != .dropped else {
             throw RepositoryError(.invalidQuery, "write \(seq) is \(w.state.rawValue); it cannot be dropped")
@@ -219,25 +219,25 @@ extension WriteRepository {
 }
 
 /// Settings of this store (`config set user NAME`), each an event.
-public struct ManageConfig: Sendable {
+package struct ManageConfig: Sendable {
     let writes: any WriteRepository
-    public static let keys = ["user"]
+    package static let keys = ["user"]
 
-    public init(writes: any WriteRepository) { self.writes = writes }
+    package init(writes: any WriteRepository) { self.writes = writes }
 
-    public func set(_ key: String, _ value: String) async throws {
+    package func set(_ key: String, _ value: String) async throws {
         guard Self.keys.contains(key) else { throw RepositoryError(.invalidQuery, "unknown setting \(key); settings: \(Self.keys.joined(separator: ", "))") }
         let v = value.trimmingCharacters(in: .whitespaces)
         guard !v.isEmpty, v.count <= 128 else { throw RepositoryError(.invalidQuery, "\(key) must be 1–128 characters") }
         try await writes.setSetting(key, .string(v))
     }
 
-    public func get(_ key: String) async throws -> String? {
+    package func get(_ key: String) async throws -> String? {
         guard case .string(let s)? = try await writes.setting(key) else { return nil }
         return s
     }
 
-    public func all() async throws -> [(key: String, value: String)] {
+    package func all() async throws -> [(key: String, value: String)] {
         try await writes.settings().map { ($0.key, $0.value.displayText) }
     }
 }

@@ -1,5 +1,5 @@
-public import Foundation
-public import StrataDomain
+package import Foundation
+package import StrataDomain
 import StrataJSON
 
 /// The browser's view model: commands in (``send(_:)`` returns at once), state out
@@ -7,8 +7,8 @@ import StrataJSON
 /// while they work; every read goes through the same use cases as the CLI's commands, as of the
 /// slider's point.
 @MainActor
-public final class BrowserViewModel {
-    public enum Command: Sendable, Equatable {
+package final class BrowserViewModel {
+    package enum Command: Sendable, Equatable {
         /// Opens on the sources screen, or on a source's list; at a seq or date, or live.
         case start(source: String?, asOf: String?)
         /// The rows a list can show, and whether the detail is shown beside the list.
@@ -54,24 +54,24 @@ public final class BrowserViewModel {
     }
 
     /// What the view model reads and runs: the app's use cases.
-    public struct Dependencies: Sendable {
-        public var query: QueryItems
-        public var refresh: RefreshSource
-        public var loadDetail: LoadItemDetail
-        public var history: GetItemHistory
-        public var replay: ReplayLog
-        public var sources: any SourceRepository
-        public var items: any ItemRepository
-        public var listThumbnails: ThumbnailSettings?
-        public var detailThumbnails: ThumbnailSettings?
-        public var now: @Sendable () -> Date
+    package struct Dependencies: Sendable {
+        package var query: QueryItems
+        package var refresh: RefreshSource
+        package var loadDetail: LoadItemDetail
+        package var history: GetItemHistory
+        package var replay: ReplayLog
+        package var sources: any SourceRepository
+        package var items: any ItemRepository
+        package var listThumbnails: ThumbnailSettings?
+        package var detailThumbnails: ThumbnailSettings?
+        package var now: @Sendable () -> Date
         /// Writes (nil: a read-only browser) and the outbox.
-        public var write: WriteItems?
-        public var push: PushOutbox?
+        package var write: WriteItems?
+        package var push: PushOutbox?
         /// The edit session `e` stages in.
-        public var session: String
+        package var session: String
 
-        public init(
+        package init(
             query: QueryItems, refresh: RefreshSource, loadDetail: LoadItemDetail, history: GetItemHistory, replay: ReplayLog,
             sources: any SourceRepository, items: any ItemRepository, listThumbnails: ThumbnailSettings? = nil,
             detailThumbnails: ThumbnailSettings? = nil, now: @escaping @Sendable () -> Date = { Date() },
@@ -105,18 +105,18 @@ public final class BrowserViewModel {
     /// moved to, not the one selected when it started.
     var moves = 0
 
-    public init(dependencies: Dependencies) {
+    package init(dependencies: Dependencies) {
         deps = dependencies
         store = StateStore(BrowserState())
     }
 
-    public var state: BrowserState { store.value }
-    public func updates() -> AsyncStream<BrowserState> { store.updates() }
+    package var state: BrowserState { store.value }
+    package func updates() -> AsyncStream<BrowserState> { store.updates() }
     /// Whether there is a screen to go back to; false means `q` quits.
-    public var canGoBack: Bool { state.screen != rootScreen }
+    package var canGoBack: Bool { state.screen != rootScreen }
 
     /// Waits until no work runs (tests; the app never waits).
-    public func settle() async {
+    package func settle() async {
         while let task = tasks.values.first {
             await task.value
             tasks = tasks.filter { $0.value != task }
@@ -142,7 +142,7 @@ public final class BrowserViewModel {
         tasks[kind] = task
     }
 
-    public func send(_ command: Command) {
+    package func send(_ command: Command) {
         switch command {
         case let .start(source, asOf):
             if let source {

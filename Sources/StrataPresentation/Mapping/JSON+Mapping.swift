@@ -1,15 +1,15 @@
-public import Foundation
+package import Foundation
 #if canImport(Glibc)
     import Glibc
 #endif
-public import StrataDomain
-public import StrataJSON
+package import StrataDomain
+package import StrataJSON
 
 /// The machine-readable shapes of `--format json|ndjson` (documented in docs/cli.md). Keys are
 /// stable; times are ISO 8601 UTC; seqs are numbers.
 extension JSONValue {
     /// A list row or an item: id, title, fields, image, version and the stored documents.
-    public init(item i: Item) {
+    package init(item i: Item) {
         var fields: [String: JSONValue] = [:]
         for f in i.fields { fields[f.path] = .string(f.value) }
         self = .object([
@@ -28,7 +28,7 @@ extension JSONValue {
         ])
     }
 
-    public init(push r: PushReport) {
+    package init(push r: PushReport) {
         self = .object([
             "source": .string(r.source), "acknowledged": .number(String(r.count(.acknowledged))), "rejected": .number(String(r.count(.rejected))),
             "conflicted": .number(String(r.count(.conflicted))), "failed": .number(String(r.count(.failed))),
@@ -45,7 +45,7 @@ extension JSONValue {
         ])
     }
 
-    public init(session s: EditSession) {
+    package init(session s: EditSession) {
         self = .object([
             "session": .string(s.name), "state": .string(s.state.rawValue),
             "items": .array(
@@ -58,7 +58,7 @@ extension JSONValue {
         ])
     }
 
-    public init(write w: LocalWrite) {
+    package init(write w: LocalWrite) {
         var o: [String: JSONValue] = [
             "seq": .number(String(w.seq)), "id": .string(w.id), "kind": .string(w.kind.rawValue), "source": .string(w.source),
             "item": .string(w.itemID), "user": .string(w.user), "state": .string(w.state.rawValue), "attempts": .number(String(w.attempts)),
@@ -78,14 +78,14 @@ extension JSONValue {
         self = .object(o)
     }
 
-    public init(change c: Change) {
+    package init(change c: Change) {
         var o: [String: JSONValue] = ["kind": .string(c.kind.rawValue), "path": .string(c.path)]
         if let old = c.old { o["old"] = old }
         if let new = c.new { o["new"] = new }
         self = .object(o)
     }
 
-    public init(version v: ItemVersion) {
+    package init(version v: ItemVersion) {
         var o: [String: JSONValue] = [
             "version": .number(String(v.version)), "seq": .number(String(v.seq)), "recordedAt": .string(ISOTime.format(v.recordedAt)),
             "kind": .string(v.kind.rawValue), "run": v.run.map { .string($0) } ?? .null, "eventType": v.eventType.map { .string($0) } ?? .null,
@@ -103,7 +103,7 @@ extension JSONValue {
         self = .object(o)
     }
 
-    public init(diff d: ItemDiff) {
+    package init(diff d: ItemDiff) {
         self = .object([
             "id": .string(d.id), "title": .string(d.title), "kind": .string(d.kind.rawValue),
             "changes": .array(d.changes.map(JSONValue.init(change:)))
@@ -111,14 +111,14 @@ extension JSONValue {
     }
 
     /// A collection diff as `diff --format json` prints it.
-    public init(collectionDiff diff: CollectionDiff) {
+    package init(collectionDiff diff: CollectionDiff) {
         self = .object([
             "source": .string(diff.source), "fromSeq": .number(String(diff.fromSeq)), "toSeq": .number(String(diff.toSeq)),
             "items": .array(diff.items.map(JSONValue.init(diff:)))
         ])
     }
 
-    public init(source s: Source) {
+    package init(source s: Source) {
         func run(_ r: FetchRun?) -> JSONValue {
             guard let r else { return .null }
             var o: [String: JSONValue] = [
@@ -135,7 +135,7 @@ extension JSONValue {
     }
 
     /// An event as `export --events --format ndjson` writes it (and `serve`'s `/_strata/log`).
-    public init(entry e: LogEntry) {
+    package init(entry e: LogEntry) {
         var o: [String: JSONValue] = [
             "seq": .number(String(e.seq)), "recordedAt": .string(ISOTime.format(e.recordedAt)), "type": .string(e.type),
             "stream": .string(e.stream), "metadata": Self.metadata(of: e),
@@ -158,7 +158,7 @@ extension JSONValue {
     /// `datacontenttype`; the extensions `strataseq`, `stratastream` and `stratahash`; `data`
     /// holds the metadata, the payload's hash and size, and the payload itself when given (JSON,
     /// else base64 under `payload_base64`).
-    public init(cloudEvent e: LogEntry, store: String, payload: [UInt8]? = nil) {
+    package init(cloudEvent e: LogEntry, store: String, payload: [UInt8]? = nil) {
         var data: [String: JSONValue] = ["metadata": Self.metadata(of: e)]
         if let sha = e.payloadSHA256 { data["payloadSha256"] = .string(sha) }
         if let size = e.payloadSize { data["payloadSize"] = .number(String(size)) }
@@ -184,8 +184,8 @@ extension JSONValue {
 /// `ISO8601DateFormatter` with `.withInternetDateTime` and `.withFractionalSeconds` writes them,
 /// by hand: on Linux that formatter is slow enough to dominate `export --events`
 /// (docs/benchmarks.md, "Times in JSON").
-public enum ISOTime {
-    public static func format(_ d: Date) -> String {
+package enum ISOTime {
+    package static func format(_ d: Date) -> String {
         // Milliseconds as the formatter takes them: the time rounded to the nearest millisecond.
         let ms = Int64((d.timeIntervalSince1970 * 1000).rounded())
         let (secs, milli) = (ms >= 0 ? ms / 1000 : (ms - 999) / 1000, Int(((ms % 1000) + 1000) % 1000))

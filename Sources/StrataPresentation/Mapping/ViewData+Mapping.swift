@@ -1,5 +1,5 @@
 import Foundation
-public import StrataDomain
+package import StrataDomain
 import StrataJSON
 
 /// Times as people read them in a terminal: `2026-11-22 10:04:05Z`, always UTC so output is
@@ -17,7 +17,7 @@ enum TimeText {
 }
 
 extension SourceViewData {
-    public init(source s: Source) {
+    package init(source s: Source) {
         let freshness: Freshness
         switch (s.lastRun, s.lastSuccess) {
         case (nil, _): freshness = .never
@@ -33,7 +33,7 @@ extension SourceViewData {
     }
 
     /// "last fetched 2026-11-22 10:04:05Z (seq 42)", or what failed and what is shown instead.
-    public var stalenessText: String {
+    package var stalenessText: String {
         switch freshness {
         case .never: "\(name): never fetched; run `strata fetch \(name)`"
         case .fetched(let at, let seq): "\(name): last fetched \(at) (seq \(seq))"
@@ -44,7 +44,7 @@ extension SourceViewData {
 }
 
 extension ItemRowViewData {
-    public init(item: Item) {
+    package init(item: Item) {
         self.init(
             id: item.id.displayLine, title: item.title.displayLine, subtitle: item.subtitle.joined(separator: " · ").displayLine,
             fields: item.fields.map(\.value.displayLine),
@@ -54,7 +54,7 @@ extension ItemRowViewData {
 
 extension PendingState {
     /// The word a list row or a detail shows: "pending", "conflict", or nil.
-    public var marker: String? {
+    package var marker: String? {
         switch self {
         case .none: nil
         case .pending: "pending"
@@ -64,7 +64,7 @@ extension PendingState {
 }
 
 extension ItemListViewData {
-    public init(source: Source, page: ItemPage, offset: Int) {
+    package init(source: Source, page: ItemPage, offset: Int) {
         self.init(
             source: SourceViewData(source: source), columns: source.indexPaths, rows: page.items.map(ItemRowViewData.init(item:)),
             total: page.total, offset: offset, asOf: page.seq.map { "seq \($0)" }, usedIndex: page.usedIndex)
@@ -72,7 +72,7 @@ extension ItemListViewData {
 }
 
 extension ItemDetailViewData {
-    public init(source: Source, item: Item, asOf: UInt64?, refreshError: String?) {
+    package init(source: Source, item: Item, asOf: UInt64?, refreshError: String?) {
         var status = "v\(item.version) · first seen seq \(item.firstSeq) · changed seq \(item.changedSeq)"
         if item.isRemoved { status += " · removed" }
         if let m = item.pending.marker { status += " · \(m) (local writes not confirmed by the server; see `strata outbox`)" }
@@ -92,7 +92,7 @@ extension ItemDetailViewData {
 }
 
 extension ChangeViewData {
-    public init(change c: Change) {
+    package init(change c: Change) {
         let mark: Mark =
             switch c.kind {
             case .added: .added;
@@ -105,7 +105,7 @@ extension ChangeViewData {
 
 extension Change {
     /// Back from the view: text values are parsed as JSON where they are JSON, else kept as strings.
-    public init(viewData v: ChangeViewData) {
+    package init(viewData v: ChangeViewData) {
         let kind: Kind =
             switch v.mark {
             case .added: .added;
@@ -121,7 +121,7 @@ extension Change {
 }
 
 extension VersionViewData {
-    public init(version v: ItemVersion) {
+    package init(version v: ItemVersion) {
         self.init(
             version: v.version, seq: v.seq, time: TimeText.format(v.recordedAt), kind: v.kind.rawValue,
             run: v.run.map { String($0.prefix(8)) } ?? "-", changes: v.changes.map(ChangeViewData.init(change:)),
@@ -131,14 +131,14 @@ extension VersionViewData {
 }
 
 extension HistoryViewData {
-    public init(source: Source, id: String, versions: [ItemVersion]) {
+    package init(source: Source, id: String, versions: [ItemVersion]) {
         let title = source.titlePath.flatMap { path in versions.reversed().lazy.compactMap { $0.document.value(atPath: path)?.shortText }.first } ?? id
         self.init(source: SourceViewData(source: source), id: id, title: title, versions: versions.map(VersionViewData.init(version:)))
     }
 }
 
 extension DiffItemViewData {
-    public init(diff d: ItemDiff) {
+    package init(diff d: ItemDiff) {
         let mark =
             switch d.kind {
             case .added: "+";
@@ -151,7 +151,7 @@ extension DiffItemViewData {
 }
 
 extension DiffViewData {
-    public init(source: Source, diff: CollectionDiff) {
+    package init(source: Source, diff: CollectionDiff) {
         let summary = ChangeKind.allCases.map { "\(diff.count($0)) \($0.rawValue)" }.joined(separator: ", ")
         self.init(
             source: SourceViewData(source: source), from: diff.fromSeq, to: diff.toSeq, summary: summary,
@@ -163,7 +163,7 @@ extension EventViewData {
     /// Metadata keys worth a glance, in this order; the rest is in `--format json`.
     static let summaryKeys = ["source", "key", "collection", "page", "status", "items", "pages", "complete", "stage", "error", "url"]
 
-    public init(entry e: LogEntry) {
+    package init(entry e: LogEntry) {
         let summary = Self.summaryKeys.compactMap { k in e[metadata: k].map { "\(k)=\($0)" } }.joined(separator: " ")
         self.init(
             seq: e.seq, time: TimeText.format(e.recordedAt), type: e.type, stream: e.stream, summary: summary,
@@ -215,7 +215,7 @@ extension JSONValue {
 extension PointInTime {
     /// Parses what a user types for `--as-of`: a seq, or an ISO 8601 date (`2026-01-31`) or
     /// date-time (`2026-01-31T10:00:00Z`, fractions allowed). nil for anything else.
-    public init?(text: String) {
+    package init?(text: String) {
         let t = text.trimmingCharacters(in: .whitespaces)
         if let seq = UInt64(t) { self = .seq(seq); return }
         for options: ISO8601DateFormatter.Options in [[.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds], [.withFullDate]] {
@@ -237,7 +237,7 @@ extension PointInTime {
     }
 
     /// The text form: a seq, an ISO 8601 date-time, or nil for now.
-    public var text: String? {
+    package var text: String? {
         switch self {
         case .now: return nil
         case .seq(let s): return String(s)
@@ -252,7 +252,7 @@ extension PointInTime {
 extension ItemQuery {
     /// The query a filter's text describes.
     /// - Throws: ``PresentableError`` `invalidInput` naming the bad part.
-    public init(source: String, filter f: FilterViewData) throws(PresentableError) {
+    package init(source: String, filter f: FilterViewData) throws(PresentableError) {
         var filters: [FieldFilter] = []
         for w in f.wheres {
             guard let eq = w.firstIndex(of: "="), eq != w.startIndex else {
@@ -274,7 +274,7 @@ extension ItemQuery {
 
 extension FilterViewData {
     /// The text form of a query.
-    public init(query q: ItemQuery) {
+    package init(query q: ItemQuery) {
         self.init(
             wheres: q.filters.map { "\($0.path)=\($0.value)" }, search: q.search,
             sort: q.sort.map { ($0.descending ? "-" : "") + $0.path }, limit: q.limit, offset: q.offset, asOf: q.at.text)
@@ -282,7 +282,7 @@ extension FilterViewData {
 }
 
 extension PresentableError {
-    public init(_ error: any Error) {
+    package init(_ error: any Error) {
         if let e = error as? PresentableError { self = e; return }
         if let e = error as? RepositoryError {
             let kind: Kind =
@@ -308,7 +308,7 @@ extension FilterViewData {
     /// `sortedIndex` false (an encrypted store): a sort on an indexed field scans too, and the
     /// note says why.
     /// `usedIndex`: an index answered one filter, so only the items it found were read.
-    public func scanNote(source: String, indexed: [String], sortedIndex: Bool = true, usedIndex: Bool = false) -> String? {
+    package func scanNote(source: String, indexed: [String], sortedIndex: Bool = true, usedIndex: Bool = false) -> String? {
         var paths = wheres.compactMap { w in w.firstIndex(of: "=").map { String(w[..<$0]) } }
         let sortPath = sort.map { $0.hasPrefix("-") ? String($0.dropFirst()) : $0 }
         if let sortPath { paths.append(sortPath) }

@@ -1,8 +1,8 @@
 /// Writes a list as CSV (RFC 4180): id, title, subtitle, the field columns, image, removed.
-public struct CSVRenderer: Sendable {
-    public init() {}
+package struct CSVRenderer: Sendable {
+    package init() {}
 
-    public func render(_ list: ItemListViewData) -> String {
+    package func render(_ list: ItemListViewData) -> String {
         var out = [(["id", "title", "subtitle"] + list.columns + ["image", "removed"]).map(Self.escape).joined(separator: ",")]
         for r in list.rows {
             let fields = list.columns.indices.map { $0 < r.fields.count ? r.fields[$0] : "" }

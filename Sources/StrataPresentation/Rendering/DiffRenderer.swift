@@ -1,9 +1,9 @@
 /// Draws what changed between two points: a summary line, then each item with its changes.
-public struct DiffRenderer: Sendable {
-    public var options: RenderOptions
-    public init(options: RenderOptions) { self.options = options }
+package struct DiffRenderer: Sendable {
+    package var options: RenderOptions
+    package init(options: RenderOptions) { self.options = options }
 
-    public func render(_ d: DiffViewData) -> String {
+    package func render(_ d: DiffViewData) -> String {
         var lines = [options.bold(TextCell.fit("\(d.source.name): seq \(d.from) → \(d.to): \(d.summary)", options.width))]
         if d.items.isEmpty { lines.append("no differences") }
         for item in d.items {

@@ -1,9 +1,9 @@
 /// Draws events: a table on wide terminals, two lines per event on narrow ones.
-public struct EventLogRenderer: Sendable {
-    public var options: RenderOptions
-    public init(options: RenderOptions) { self.options = options }
+package struct EventLogRenderer: Sendable {
+    package var options: RenderOptions
+    package init(options: RenderOptions) { self.options = options }
 
-    public func render(_ events: [EventViewData]) -> String {
+    package func render(_ events: [EventViewData]) -> String {
         guard !events.isEmpty else { return "no events\n" }
         var lines: [String] = []
         if options.isNarrow {

@@ -1,9 +1,9 @@
 /// Draws an item's versions, each with its field changes.
-public struct HistoryRenderer: Sendable {
-    public var options: RenderOptions
-    public init(options: RenderOptions) { self.options = options }
+package struct HistoryRenderer: Sendable {
+    package var options: RenderOptions
+    package init(options: RenderOptions) { self.options = options }
 
-    public func render(_ h: HistoryViewData) -> String {
+    package func render(_ h: HistoryViewData) -> String {
         var lines = [
             options.bold(TextCell.fit("\(h.title)  (\(h.source.name)/\(h.id)) · \(h.versions.count) version\(h.versions.count == 1 ? "" : "s")", options.width))
         ]

@@ -1,9 +1,9 @@
 /// Draws one item in full: title, status, picture and every field.
-public struct ItemDetailRenderer: Sendable {
-    public var options: RenderOptions
-    public init(options: RenderOptions) { self.options = options }
+package struct ItemDetailRenderer: Sendable {
+    package var options: RenderOptions
+    package init(options: RenderOptions) { self.options = options }
 
-    public func render(_ d: ItemDetailViewData) -> String {
+    package func render(_ d: ItemDetailViewData) -> String {
         var lines: [String] = []
         let head = TextCell.fit("\(d.title)  (\(d.source.name)/\(d.id))", options.width)
         lines.append(options.bold(head))

@@ -1,10 +1,10 @@
 /// Draws an item list: a table on wide terminals (thumbnails in the first column when drawn),
 /// cards on narrow ones; a footer with the range and the staleness line.
-public struct ItemListRenderer: Sendable {
-    public var options: RenderOptions
-    public init(options: RenderOptions) { self.options = options }
+package struct ItemListRenderer: Sendable {
+    package var options: RenderOptions
+    package init(options: RenderOptions) { self.options = options }
 
-    public func render(_ list: ItemListViewData, refreshMessage: String? = nil) -> String {
+    package func render(_ list: ItemListViewData, refreshMessage: String? = nil) -> String {
         var lines: [String] = []
         if list.rows.isEmpty {
             lines.append(list.total == 0 ? "no items\(list.asOf.map { " as of \($0)" } ?? "")" : "no items on this page (\(list.total) in all)")

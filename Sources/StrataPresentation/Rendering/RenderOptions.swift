@@ -2,16 +2,16 @@ import TerminalUI
 
 /// How to draw: the terminal's width and whether colour is on. Below 80 columns the narrow
 /// (card) layouts are used, at 80 and above the wide (table) ones.
-public struct RenderOptions: Sendable, Hashable {
-    public var width: Int
-    public var color: Bool
+package struct RenderOptions: Sendable, Hashable {
+    package var width: Int
+    package var color: Bool
 
-    public init(width: Int, color: Bool) {
+    package init(width: Int, color: Bool) {
         self.width = max(20, width)
         self.color = color
     }
 
-    public var isNarrow: Bool { width < 80 }
+    package var isNarrow: Bool { width < 80 }
 
     func bold(_ s: String) -> String { wrap(s, "1") }
     func dim(_ s: String) -> String { wrap(s, "2") }
@@ -34,7 +34,7 @@ public struct RenderOptions: Sendable, Hashable {
     }
 
     /// An indented change line: values cut to half the width each, the line to the width.
-    public func changeLine(_ c: ChangeViewData) -> String {
+    package func changeLine(_ c: ChangeViewData) -> String {
         let cut = ChangeViewData(mark: c.mark, path: c.path, old: c.old.map { TextCell.fit($0, width / 2) }, new: c.new.map { TextCell.fit($0, width / 2) })
         return "    " + change(cut).truncatedVisible(width - 4)
     }

@@ -2,16 +2,16 @@
 /// each column padded to its widest cell, two spaces between, the last column not padded, and a
 /// line wider than the terminal cut with `…`. Widths are terminal cells, so wide and combining
 /// characters keep the columns aligned.
-public struct TextTable: Sendable {
-    public var headers: [String]
-    public var rows: [[String]] = []
+package struct TextTable: Sendable {
+    package var headers: [String]
+    package var rows: [[String]] = []
 
-    public init(headers: [String], rows: [[String]] = []) {
+    package init(headers: [String], rows: [[String]] = []) {
         self.headers = headers
         self.rows = rows
     }
 
-    public func render(maxWidth: Int) -> String {
+    package func render(maxWidth: Int) -> String {
         var widths = headers.map(TextCell.width)
         for r in rows { for (i, c) in r.enumerated() where i < widths.count { widths[i] = max(widths[i], TextCell.width(c)) } }
         func line(_ cells: [String]) -> String {

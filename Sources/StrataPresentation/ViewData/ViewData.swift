@@ -1,37 +1,37 @@
 /// A source and how fresh its data is, for the staleness line under every read.
-public struct SourceViewData: Sendable, Hashable {
-    public enum Freshness: Sendable, Hashable {
+package struct SourceViewData: Sendable, Hashable {
+    package enum Freshness: Sendable, Hashable {
         case never
         case fetched(at: String, seq: UInt64)
         /// The latest fetch failed; `lastGood` is when data was last stored, if ever.
         case failed(at: String, error: String, lastGood: String?)
     }
-    public var name: String
-    public var url: String
-    public var freshness: Freshness
-    public var indexedFields: [String]
+    package var name: String
+    package var url: String
+    package var freshness: Freshness
+    package var indexedFields: [String]
 
-    public init(name: String, url: String, freshness: Freshness, indexedFields: [String] = []) {
+    package init(name: String, url: String, freshness: Freshness, indexedFields: [String] = []) {
         self.name = name; self.url = url; self.freshness = freshness; self.indexedFields = indexedFields
     }
 }
 
 /// One row of an item list.
-public struct ItemRowViewData: Sendable, Hashable {
-    public var id: String
-    public var title: String
-    public var subtitle: String
+package struct ItemRowViewData: Sendable, Hashable {
+    package var id: String
+    package var title: String
+    package var subtitle: String
     /// Values of the list's field columns, in column order.
-    public var fields: [String]
+    package var fields: [String]
     /// The image's URL (or "-"), shown where no thumbnail is drawn.
-    public var picture: String
+    package var picture: String
     /// The thumbnail's rows (ANSI text, each the same visible width), when drawn.
-    public var thumbnail: [String]?
-    public var isRemoved: Bool
+    package var thumbnail: [String]?
+    package var isRemoved: Bool
     /// "pending" or "conflict" while local writes on the item are unconfirmed; nil otherwise.
-    public var pending: String?
+    package var pending: String?
 
-    public init(
+    package init(
         id: String, title: String, subtitle: String = "", fields: [String] = [], picture: String = "-",
         thumbnail: [String]? = nil, isRemoved: Bool = false, pending: String? = nil
     ) {
@@ -41,18 +41,18 @@ public struct ItemRowViewData: Sendable, Hashable {
 }
 
 /// A page of an item list with its columns and context.
-public struct ItemListViewData: Sendable, Hashable {
-    public var source: SourceViewData
+package struct ItemListViewData: Sendable, Hashable {
+    package var source: SourceViewData
     /// Headers of the field columns (the source's indexed paths).
-    public var columns: [String]
-    public var rows: [ItemRowViewData]
-    public var total: Int
-    public var offset: Int
+    package var columns: [String]
+    package var rows: [ItemRowViewData]
+    package var total: Int
+    package var offset: Int
     /// "seq 12", when read as of a point.
-    public var asOf: String?
-    public var usedIndex: Bool
+    package var asOf: String?
+    package var usedIndex: Bool
 
-    public init(
+    package init(
         source: SourceViewData, columns: [String], rows: [ItemRowViewData], total: Int, offset: Int = 0,
         asOf: String? = nil, usedIndex: Bool = false
     ) {
@@ -62,23 +62,23 @@ public struct ItemListViewData: Sendable, Hashable {
 }
 
 /// One item in full.
-public struct ItemDetailViewData: Sendable, Hashable {
-    public var source: SourceViewData
-    public var id: String
-    public var title: String
-    public var subtitle: String
+package struct ItemDetailViewData: Sendable, Hashable {
+    package var source: SourceViewData
+    package var id: String
+    package var title: String
+    package var subtitle: String
     /// "v3 · first seen seq 4 · changed seq 20".
-    public var status: String
+    package var status: String
     /// Every scalar of the detail (or the list entry) as a dotted path and its text.
-    public var fields: [LabeledValue]
-    public var picture: String
-    public var thumbnail: [String]?
-    public var isRemoved: Bool
-    public var asOf: String?
+    package var fields: [LabeledValue]
+    package var picture: String
+    package var thumbnail: [String]?
+    package var isRemoved: Bool
+    package var asOf: String?
     /// Why the detail could not be downloaded, when it could not (the stored one is shown).
-    public var refreshError: String?
+    package var refreshError: String?
 
-    public init(
+    package init(
         source: SourceViewData, id: String, title: String, subtitle: String = "", status: String, fields: [LabeledValue],
         picture: String = "-", thumbnail: [String]? = nil, isRemoved: Bool = false, asOf: String? = nil, refreshError: String? = nil
     ) {
@@ -88,26 +88,26 @@ public struct ItemDetailViewData: Sendable, Hashable {
 }
 
 /// A label and its value.
-public struct LabeledValue: Sendable, Hashable {
-    public var label: String
-    public var value: String
-    public init(_ label: String, _ value: String) { self.label = label; self.value = value }
+package struct LabeledValue: Sendable, Hashable {
+    package var label: String
+    package var value: String
+    package init(_ label: String, _ value: String) { self.label = label; self.value = value }
 }
 
 /// One field change: `~ /price: 1000 → 900`.
-public struct ChangeViewData: Sendable, Hashable {
-    public enum Mark: String, Sendable, Hashable { case added = "+", removed = "-", replaced = "~" }
-    public var mark: Mark
-    public var path: String
-    public var old: String?
-    public var new: String?
+package struct ChangeViewData: Sendable, Hashable {
+    package enum Mark: String, Sendable, Hashable { case added = "+", removed = "-", replaced = "~" }
+    package var mark: Mark
+    package var path: String
+    package var old: String?
+    package var new: String?
 
-    public init(mark: Mark, path: String, old: String? = nil, new: String? = nil) {
+    package init(mark: Mark, path: String, old: String? = nil, new: String? = nil) {
         self.mark = mark; self.path = path; self.old = old; self.new = new
     }
 
     /// `~ /price: 1000 → 900`, `+ /km: 5`, `- /tags: [...]`.
-    public var text: String {
+    package var text: String {
         switch mark {
         case .added: "+ \(path): \(new ?? "")"
         case .removed: "- \(path): \(old ?? "")"
@@ -117,22 +117,22 @@ public struct ChangeViewData: Sendable, Hashable {
 }
 
 /// One version in an item's history.
-public struct VersionViewData: Sendable, Hashable {
-    public var version: Int
-    public var seq: UInt64
-    public var time: String
-    public var kind: String
+package struct VersionViewData: Sendable, Hashable {
+    package var version: Int
+    package var seq: UInt64
+    package var time: String
+    package var kind: String
     /// The first 8 characters of the fetch run's id, or "-".
-    public var run: String
-    public var changes: [ChangeViewData]
+    package var run: String
+    package var changes: [ChangeViewData]
     /// `list` (the item's entry in the list) or `detail`.
-    public var origin: String
+    package var origin: String
     /// Imported with its own date: observed at `time`, stored later.
-    public var backfilled: Bool
+    package var backfilled: Bool
     /// A local version: "by alice · acknowledged 200" (who wrote it and the server's answer).
-    public var local: String?
+    package var local: String?
 
-    public init(
+    package init(
         version: Int, seq: UInt64, time: String, kind: String, run: String, changes: [ChangeViewData], origin: String = "list",
         backfilled: Bool = false, local: String? = nil
     ) {
@@ -142,88 +142,88 @@ public struct VersionViewData: Sendable, Hashable {
 }
 
 /// An item's history.
-public struct HistoryViewData: Sendable, Hashable {
-    public var source: SourceViewData
-    public var id: String
-    public var title: String
-    public var versions: [VersionViewData]
+package struct HistoryViewData: Sendable, Hashable {
+    package var source: SourceViewData
+    package var id: String
+    package var title: String
+    package var versions: [VersionViewData]
 
-    public init(source: SourceViewData, id: String, title: String, versions: [VersionViewData]) {
+    package init(source: SourceViewData, id: String, title: String, versions: [VersionViewData]) {
         self.source = source; self.id = id; self.title = title; self.versions = versions
     }
 }
 
 /// One item's line in a diff.
-public struct DiffItemViewData: Sendable, Hashable {
+package struct DiffItemViewData: Sendable, Hashable {
     /// `+` added, `-` removed, `~` changed, `↺` back again.
-    public var mark: String
-    public var id: String
-    public var title: String
-    public var changes: [ChangeViewData]
+    package var mark: String
+    package var id: String
+    package var title: String
+    package var changes: [ChangeViewData]
 
-    public init(mark: String, id: String, title: String, changes: [ChangeViewData]) {
+    package init(mark: String, id: String, title: String, changes: [ChangeViewData]) {
         self.mark = mark; self.id = id; self.title = title; self.changes = changes
     }
 }
 
 /// What changed in a source between two points.
-public struct DiffViewData: Sendable, Hashable {
-    public var source: SourceViewData
-    public var from: UInt64
-    public var to: UInt64
+package struct DiffViewData: Sendable, Hashable {
+    package var source: SourceViewData
+    package var from: UInt64
+    package var to: UInt64
     /// "2 added, 1 removed, 3 changed, 0 reappeared".
-    public var summary: String
-    public var items: [DiffItemViewData]
+    package var summary: String
+    package var items: [DiffItemViewData]
 
-    public init(source: SourceViewData, from: UInt64, to: UInt64, summary: String, items: [DiffItemViewData]) {
+    package init(source: SourceViewData, from: UInt64, to: UInt64, summary: String, items: [DiffItemViewData]) {
         self.source = source; self.from = from; self.to = to; self.summary = summary; self.items = items
     }
 }
 
 /// One event of the log for people.
-public struct EventViewData: Sendable, Hashable {
-    public var seq: UInt64
-    public var time: String
-    public var type: String
-    public var stream: String
+package struct EventViewData: Sendable, Hashable {
+    package var seq: UInt64
+    package var time: String
+    package var type: String
+    package var stream: String
     /// The metadata that tells the story (`page=2 status=200 url=…`).
-    public var summary: String
-    public var size: String
-    public var hash: String
-    public var isFailure: Bool
+    package var summary: String
+    package var size: String
+    package var hash: String
+    package var isFailure: Bool
 
-    public init(seq: UInt64, time: String, type: String, stream: String, summary: String, size: String, hash: String, isFailure: Bool) {
+    package init(seq: UInt64, time: String, type: String, stream: String, summary: String, size: String, hash: String, isFailure: Bool) {
         self.seq = seq; self.time = time; self.type = type; self.stream = stream; self.summary = summary; self.size = size
         self.hash = hash; self.isFailure = isFailure
     }
 }
 
 /// What the user typed to narrow a list: the text form of an ``ItemQuery``.
-public struct FilterViewData: Sendable, Hashable {
+package struct FilterViewData: Sendable, Hashable {
     /// `PATH=VALUE` each.
-    public var wheres: [String]
-    public var search: String?
+    package var wheres: [String]
+    package var search: String?
     /// A path, `-` in front for descending.
-    public var sort: String?
-    public var limit: Int?
-    public var offset: Int
+    package var sort: String?
+    package var limit: Int?
+    package var offset: Int
     /// A seq or an ISO 8601 date/time.
-    public var asOf: String?
+    package var asOf: String?
 
-    public init(wheres: [String] = [], search: String? = nil, sort: String? = nil, limit: Int? = nil, offset: Int = 0, asOf: String? = nil) {
+    package init(wheres: [String] = [], search: String? = nil, sort: String? = nil, limit: Int? = nil, offset: Int = 0, asOf: String? = nil) {
         self.wheres = wheres; self.search = search; self.sort = sort; self.limit = limit; self.offset = offset; self.asOf = asOf
     }
 }
 
 /// An error as the user should read it, with what kind it is (for exit codes).
-public struct PresentableError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: Sendable, Hashable {
+package struct PresentableError: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Kind: Sendable, Hashable {
         case notFound, invalidInput, network, storage
         /// Another party holds what this needs (a source leased to another node).
         case conflict
     }
-    public var kind: Kind
-    public var message: String
-    public init(kind: Kind, message: String) { self.kind = kind; self.message = message }
-    public var description: String { message }
+    package var kind: Kind
+    package var message: String
+    package init(kind: Kind, message: String) { self.kind = kind; self.message = message }
+    package var description: String { message }
 }

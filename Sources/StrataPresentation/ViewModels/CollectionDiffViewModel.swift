@@ -1,17 +1,17 @@
-public import StrataDomain
+package import StrataDomain
 
 /// The diff screen: items added, removed and changed between two points.
 @MainActor
-public final class CollectionDiffViewModel {
-    public struct State: Sendable, Equatable {
-        public var source: String
-        public var from: String?
-        public var to: String?
-        public var ignoring: [String] = []
-        public var content: Loadable<DiffViewData>
+package final class CollectionDiffViewModel {
+    package struct State: Sendable, Equatable {
+        package var source: String
+        package var from: String?
+        package var to: String?
+        package var ignoring: [String] = []
+        package var content: Loadable<DiffViewData>
     }
 
-    public enum Command: Sendable, Equatable {
+    package enum Command: Sendable, Equatable {
         /// `to` nil: now.
         case compare(from: String, to: String?, ignoring: [String])
     }
@@ -20,16 +20,16 @@ public final class CollectionDiffViewModel {
     private let sources: any SourceRepository
     private let store: StateStore<State>
 
-    public init(source: String, diff: DiffCollection, sources: any SourceRepository) {
+    package init(source: String, diff: DiffCollection, sources: any SourceRepository) {
         self.diff = diff
         self.sources = sources
         store = StateStore(State(source: source, content: .idle))
     }
 
-    public var state: State { store.value }
-    public func updates() -> AsyncStream<State> { store.updates() }
+    package var state: State { store.value }
+    package func updates() -> AsyncStream<State> { store.updates() }
 
-    public func send(_ command: Command) async {
+    package func send(_ command: Command) async {
         var s = state
         guard case let .compare(from, to, ignoring) = command else { return }
         s.from = from; s.to = to; s.ignoring = ignoring

@@ -1,14 +1,14 @@
-public import StrataDomain
+package import StrataDomain
 
 /// The log screen: events, newest first by default.
 @MainActor
-public final class EventLogViewModel {
-    public struct State: Sendable, Equatable {
-        public var query: LogQuery
-        public var content: Loadable<[EventViewData]>
+package final class EventLogViewModel {
+    package struct State: Sendable, Equatable {
+        package var query: LogQuery
+        package var content: Loadable<[EventViewData]>
     }
 
-    public enum Command: Sendable, Equatable {
+    package enum Command: Sendable, Equatable {
         case load(LogQuery)
         /// The next `limit` events after the last one shown.
         case more
@@ -17,15 +17,15 @@ public final class EventLogViewModel {
     private let replay: ReplayLog
     private let store: StateStore<State>
 
-    public init(replay: ReplayLog) {
+    package init(replay: ReplayLog) {
         self.replay = replay
         store = StateStore(State(query: LogQuery(), content: .idle))
     }
 
-    public var state: State { store.value }
-    public func updates() -> AsyncStream<State> { store.updates() }
+    package var state: State { store.value }
+    package func updates() -> AsyncStream<State> { store.updates() }
 
-    public func send(_ command: Command) async {
+    package func send(_ command: Command) async {
         var s = state
         switch command {
         case .load(let q):

@@ -1,20 +1,20 @@
-public import StrataDomain
+package import StrataDomain
 
 /// The detail screen: downloads the item's detail into the store (unless offline or reading as
 /// of a point), then shows it from the store. A failed download keeps the stored detail.
 @MainActor
-public final class ItemDetailViewModel {
-    public struct State: Sendable, Equatable {
-        public var source: String
-        public var id: String?
-        public var asOf: String?
-        public var offline = false
+package final class ItemDetailViewModel {
+    package struct State: Sendable, Equatable {
+        package var source: String
+        package var id: String?
+        package var asOf: String?
+        package var offline = false
         /// The detail is being downloaded (show a spinner).
-        public var isDownloading = false
-        public var content: Loadable<ItemDetailViewData>
+        package var isDownloading = false
+        package var content: Loadable<ItemDetailViewData>
     }
 
-    public enum Command: Sendable, Equatable {
+    package enum Command: Sendable, Equatable {
         case open(id: String, asOf: String?, offline: Bool)
         case reload
     }
@@ -24,17 +24,17 @@ public final class ItemDetailViewModel {
     private let thumbnails: ThumbnailSettings?
     private let store: StateStore<State>
 
-    public init(source: String, loadDetail: LoadItemDetail, items: any ItemRepository, thumbnails: ThumbnailSettings? = nil) {
+    package init(source: String, loadDetail: LoadItemDetail, items: any ItemRepository, thumbnails: ThumbnailSettings? = nil) {
         self.loadDetail = loadDetail
         self.items = items
         self.thumbnails = thumbnails
         store = StateStore(State(source: source, content: .idle))
     }
 
-    public var state: State { store.value }
-    public func updates() -> AsyncStream<State> { store.updates() }
+    package var state: State { store.value }
+    package func updates() -> AsyncStream<State> { store.updates() }
 
-    public func send(_ command: Command) async {
+    package func send(_ command: Command) async {
         var s = state
         switch command {
         case let .open(id, asOf, offline):

@@ -1,17 +1,17 @@
-public import StrataDomain
+package import StrataDomain
 
 /// The history screen: every version of an item with field-level changes.
 @MainActor
-public final class ItemHistoryViewModel {
-    public struct State: Sendable, Equatable {
-        public var source: String
-        public var id: String?
-        public var upTo: String?
-        public var ignoring: [String] = []
-        public var content: Loadable<HistoryViewData>
+package final class ItemHistoryViewModel {
+    package struct State: Sendable, Equatable {
+        package var source: String
+        package var id: String?
+        package var upTo: String?
+        package var ignoring: [String] = []
+        package var content: Loadable<HistoryViewData>
     }
 
-    public enum Command: Sendable, Equatable {
+    package enum Command: Sendable, Equatable {
         case load(id: String, upTo: String?, ignoring: [String])
         /// Hides (or, with an empty list, shows again) changes to these paths.
         case ignore([String])
@@ -20,15 +20,15 @@ public final class ItemHistoryViewModel {
     private let history: GetItemHistory
     private let store: StateStore<State>
 
-    public init(source: String, history: GetItemHistory) {
+    package init(source: String, history: GetItemHistory) {
         self.history = history
         store = StateStore(State(source: source, content: .idle))
     }
 
-    public var state: State { store.value }
-    public func updates() -> AsyncStream<State> { store.updates() }
+    package var state: State { store.value }
+    package func updates() -> AsyncStream<State> { store.updates() }
 
-    public func send(_ command: Command) async {
+    package func send(_ command: Command) async {
         var s = state
         switch command {
         case let .load(id, upTo, ignoring): s.id = id; s.upTo = upTo; s.ignoring = ignoring

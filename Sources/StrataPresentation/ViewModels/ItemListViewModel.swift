@@ -1,22 +1,22 @@
-public import StrataDomain
+package import StrataDomain
 
 /// The list screen: a source's items, filtered, searched, sorted, paged and read as of any
 /// point. Commands never block; state changes are published on ``updates()``.
 @MainActor
-public final class ItemListViewModel {
-    public struct State: Sendable, Equatable {
-        public var source: String
-        public var filter: FilterViewData
-        public var content: Loadable<ItemListViewData>
+package final class ItemListViewModel {
+    package struct State: Sendable, Equatable {
+        package var source: String
+        package var filter: FilterViewData
+        package var content: Loadable<ItemListViewData>
         /// A refresh is downloading.
-        public var isRefreshing = false
+        package var isRefreshing = false
         /// The last refresh's outcome, for a status line.
-        public var refreshMessage: String?
+        package var refreshMessage: String?
         /// The item the user opened.
-        public var openedItem: String?
+        package var openedItem: String?
     }
 
-    public enum Command: Sendable, Equatable {
+    package enum Command: Sendable, Equatable {
         case load
         case filter(FilterViewData)
         /// A seq or date, or nil for now.
@@ -33,7 +33,7 @@ public final class ItemListViewModel {
     private let thumbnails: ThumbnailSettings?
     private let store: StateStore<State>
 
-    public init(
+    package init(
         source: String, filter: FilterViewData = FilterViewData(), query: QueryItems, refresh: RefreshSource,
         items: any ItemRepository, thumbnails: ThumbnailSettings? = nil
     ) {
@@ -44,10 +44,10 @@ public final class ItemListViewModel {
         store = StateStore(State(source: source, filter: filter, content: .idle))
     }
 
-    public var state: State { store.value }
-    public func updates() -> AsyncStream<State> { store.updates() }
+    package var state: State { store.value }
+    package func updates() -> AsyncStream<State> { store.updates() }
 
-    public func send(_ command: Command) async {
+    package func send(_ command: Command) async {
         var s = state
         switch command {
         case .load:

@@ -1,12 +1,12 @@
 /// The state of content that loads asynchronously. Failures keep what was shown before.
-public enum Loadable<Value: Sendable & Equatable>: Sendable, Equatable {
+package enum Loadable<Value: Sendable & Equatable>: Sendable, Equatable {
     case idle
     case loading(previous: Value?)
     case loaded(Value)
     case failed(PresentableError, previous: Value?)
 
     /// The value to show: the loaded one, or the previous one while loading or after a failure.
-    public var value: Value? {
+    package var value: Value? {
         switch self {
         case .idle: nil
         case .loading(let v): v
@@ -15,9 +15,9 @@ public enum Loadable<Value: Sendable & Equatable>: Sendable, Equatable {
         }
     }
 
-    public var isLoading: Bool { if case .loading = self { true } else { false } }
+    package var isLoading: Bool { if case .loading = self { true } else { false } }
 
-    public var error: PresentableError? { if case .failed(let e, _) = self { e } else { nil } }
+    package var error: PresentableError? { if case .failed(let e, _) = self { e } else { nil } }
 }
 
 /// Observable state for a view model: the current value plus an `AsyncStream` of every change.
@@ -54,17 +54,17 @@ final class StateStore<State: Sendable> {
 }
 
 /// Draws stored images as terminal thumbnails (a presentation port; the app plugs in chafa).
-public protocol ImageRenderer: Sendable {
+package protocol ImageRenderer: Sendable {
     /// The image in `columns` × `rows` cells, one string per row, or nil if it cannot be drawn.
     func render(_ bytes: [UInt8], columns: Int, rows: Int) -> [String]?
 }
 
 /// Thumbnail size and drawer for list and detail views.
-public struct ThumbnailSettings: Sendable {
-    public var renderer: any ImageRenderer
-    public var columns: Int
-    public var rows: Int
-    public init(renderer: any ImageRenderer, columns: Int = 8, rows: Int = 4) {
+package struct ThumbnailSettings: Sendable {
+    package var renderer: any ImageRenderer
+    package var columns: Int
+    package var rows: Int
+    package init(renderer: any ImageRenderer, columns: Int = 8, rows: Int = 4) {
         self.renderer = renderer; self.columns = columns; self.rows = rows
     }
 }

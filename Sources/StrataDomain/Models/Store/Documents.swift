@@ -1,17 +1,17 @@
-public import StrataJSON
+package import StrataJSON
 
 /// A keyed document at some point: its version in force, when it was first seen and changed.
-public struct KeyedDocument: Sendable, Hashable {
-    public var collection: String
-    public var key: String
-    public var version: Int
-    public var firstSeq: UInt64
-    public var changedSeq: UInt64
+package struct KeyedDocument: Sendable, Hashable {
+    package var collection: String
+    package var key: String
+    package var version: Int
+    package var firstSeq: UInt64
+    package var changedSeq: UInt64
     /// The last event that saw it (current state only).
-    public var lastSeenSeq: UInt64?
-    public var removed: Bool
-    public var document: JSONValue
-    public init(
+    package var lastSeenSeq: UInt64?
+    package var removed: Bool
+    package var document: JSONValue
+    package init(
         collection: String, key: String, version: Int, firstSeq: UInt64, changedSeq: UInt64, lastSeenSeq: UInt64?, removed: Bool, document: JSONValue
     ) {
         self.collection = collection; self.key = key; self.version = version; self.firstSeq = firstSeq; self.changedSeq = changedSeq
@@ -20,16 +20,16 @@ public struct KeyedDocument: Sendable, Hashable {
 }
 
 /// One version of a keyed document with its field-level changes (RFC 6902 with old values).
-public struct KeyedDocumentVersion: Sendable, Hashable {
-    public var collection: String
-    public var key: String
-    public var version: Int
-    public var seq: UInt64
-    public var recordedAt: LogTime
-    public var kind: ChangeKind
-    public var document: JSONValue
-    public var changes: [PatchOperation]
-    public init(
+package struct KeyedDocumentVersion: Sendable, Hashable {
+    package var collection: String
+    package var key: String
+    package var version: Int
+    package var seq: UInt64
+    package var recordedAt: LogTime
+    package var kind: ChangeKind
+    package var document: JSONValue
+    package var changes: [PatchOperation]
+    package init(
         collection: String, key: String, version: Int, seq: UInt64, recordedAt: LogTime, kind: ChangeKind, document: JSONValue,
         changes: [PatchOperation]
     ) {
@@ -39,13 +39,13 @@ public struct KeyedDocumentVersion: Sendable, Hashable {
 }
 
 /// One document's difference between two points of the log.
-public struct KeyedDocumentDiff: Sendable, Hashable {
-    public var key: String
-    public var kind: ChangeKind
-    public var before: JSONValue?
-    public var after: JSONValue?
-    public var changes: [PatchOperation]
-    public init(key: String, kind: ChangeKind, before: JSONValue?, after: JSONValue?, changes: [PatchOperation]) {
+package struct KeyedDocumentDiff: Sendable, Hashable {
+    package var key: String
+    package var kind: ChangeKind
+    package var before: JSONValue?
+    package var after: JSONValue?
+    package var changes: [PatchOperation]
+    package init(key: String, kind: ChangeKind, before: JSONValue?, after: JSONValue?, changes: [PatchOperation]) {
         self.key = key; self.kind = kind; self.before = before; self.after = after; self.changes = changes
     }
 }

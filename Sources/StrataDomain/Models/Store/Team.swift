@@ -1,46 +1,46 @@
 /// A team log this store shares its history through, as the store remembers it.
-public struct TeamRemote: Sendable, Hashable {
-    public var name: String
+package struct TeamRemote: Sendable, Hashable {
+    package var name: String
     /// Its address with any password left out.
-    public var redactedURL: String
+    package var redactedURL: String
     /// The log's seq this store pulled up to.
-    public var pulled: UInt64
-    public init(name: String, redactedURL: String, pulled: UInt64) { self.name = name; self.redactedURL = redactedURL; self.pulled = pulled }
+    package var pulled: UInt64
+    package init(name: String, redactedURL: String, pulled: UInt64) { self.name = name; self.redactedURL = redactedURL; self.pulled = pulled }
 }
 
 /// This node and its remotes.
-public struct TeamRemotes: Sendable, Hashable {
-    public var node: String
-    public var remotes: [TeamRemote]
-    public init(node: String, remotes: [TeamRemote]) { self.node = node; self.remotes = remotes }
+package struct TeamRemotes: Sendable, Hashable {
+    package var node: String
+    package var remotes: [TeamRemote]
+    package init(node: String, remotes: [TeamRemote]) { self.node = node; self.remotes = remotes }
 }
 
 /// What a push sent.
-public struct TeamPush: Sendable, Hashable {
-    public var remote: String
-    public var appended: Int
-    public var alreadyThere: Int
-    public var bodiesUploaded: Int
-    public var bodyBytesUploaded: Int
-    public var headSeq: UInt64
-    public var duration: Duration
-    public init(remote: String, appended: Int, alreadyThere: Int, bodiesUploaded: Int, bodyBytesUploaded: Int, headSeq: UInt64, duration: Duration) {
+package struct TeamPush: Sendable, Hashable {
+    package var remote: String
+    package var appended: Int
+    package var alreadyThere: Int
+    package var bodiesUploaded: Int
+    package var bodyBytesUploaded: Int
+    package var headSeq: UInt64
+    package var duration: Duration
+    package init(remote: String, appended: Int, alreadyThere: Int, bodiesUploaded: Int, bodyBytesUploaded: Int, headSeq: UInt64, duration: Duration) {
         self.remote = remote; self.appended = appended; self.alreadyThere = alreadyThere; self.bodiesUploaded = bodiesUploaded
         self.bodyBytesUploaded = bodyBytesUploaded; self.headSeq = headSeq; self.duration = duration
     }
 }
 
 /// What a pull brought, and whether the store was put in the log's order after it.
-public struct TeamPull: Sendable, Hashable {
-    public var remote: String
-    public var appended: Int
-    public var alreadyHere: Int
-    public var bodiesDownloaded: Int
-    public var bodyBytesDownloaded: Int
+package struct TeamPull: Sendable, Hashable {
+    package var remote: String
+    package var appended: Int
+    package var alreadyHere: Int
+    package var bodiesDownloaded: Int
+    package var bodyBytesDownloaded: Int
     /// The log's seq pulled up to.
-    public var position: UInt64
-    public var ordering: TeamOrdering
-    public init(
+    package var position: UInt64
+    package var ordering: TeamOrdering
+    package init(
         remote: String, appended: Int, alreadyHere: Int, bodiesDownloaded: Int, bodyBytesDownloaded: Int, position: UInt64, ordering: TeamOrdering
     ) {
         self.remote = remote; self.appended = appended; self.alreadyHere = alreadyHere; self.bodiesDownloaded = bodiesDownloaded
@@ -49,7 +49,7 @@ public struct TeamPull: Sendable, Hashable {
 }
 
 /// After a pull: whether the store's seqs are the log's up to the pulled position.
-public enum TeamOrdering: Sendable, Hashable {
+package enum TeamOrdering: Sendable, Hashable {
     /// They were already.
     case inOrder
     /// The store was rewritten in the log's order after seq `after`: `fromLog` events of the
@@ -61,54 +61,54 @@ public enum TeamOrdering: Sendable, Hashable {
 }
 
 /// What `follow` reports as it goes.
-public enum TeamFollowEvent: Sendable, Hashable {
+package enum TeamFollowEvent: Sendable, Hashable {
     case pulled(remote: String, appended: Int, bodiesDownloaded: Int, position: UInt64)
     case ordering(remote: String, TeamOrdering)
 }
 
 /// A source's lease in the team log.
-public struct TeamLease: Sendable, Hashable {
-    public var source: String
-    public var node: String
-    public var token: UInt64
+package struct TeamLease: Sendable, Hashable {
+    package var source: String
+    package var node: String
+    package var token: UInt64
     /// Seconds until it expires (negative: expired).
-    public var secondsLeft: Double
-    public init(source: String, node: String, token: UInt64, secondsLeft: Double) {
+    package var secondsLeft: Double
+    package init(source: String, node: String, token: UInt64, secondsLeft: Double) {
         self.source = source; self.node = node; self.token = token; self.secondsLeft = secondsLeft
     }
 }
 
 /// A lease this node was given.
-public struct TeamLeaseGrant: Sendable, Hashable {
-    public var remote: String
-    public var token: UInt64
+package struct TeamLeaseGrant: Sendable, Hashable {
+    package var remote: String
+    package var token: UInt64
     /// The node it was taken from; nil when it was free or this node's.
-    public var takenFrom: String?
+    package var takenFrom: String?
     /// Taken before the other node's lease expired.
-    public var forced: Bool
-    public init(remote: String, token: UInt64, takenFrom: String?, forced: Bool) {
+    package var forced: Bool
+    package init(remote: String, token: UInt64, takenFrom: String?, forced: Bool) {
         self.remote = remote; self.token = token; self.takenFrom = takenFrom; self.forced = forced
     }
 }
 
 /// Where this store stands against a team log.
-public struct TeamStatus: Sendable, Hashable {
-    public var remote: String
-    public var node: String
-    public var logHead: UInt64
-    public var pulled: UInt64
+package struct TeamStatus: Sendable, Hashable {
+    package var remote: String
+    package var node: String
+    package var logHead: UInt64
+    package var pulled: UInt64
     /// Up to where the store's seqs are the log's; nil until the next pull finds out.
-    public var inOrder: UInt64?
-    public var localEvents: UInt64
+    package var inOrder: UInt64?
+    package var localEvents: UInt64
     /// This store's events the log lacks, by source.
-    public var ahead: [String: Int]
-    public var behind: Int
-    public var leases: [TeamLease]
+    package var ahead: [String: Int]
+    package var behind: Int
+    package var leases: [TeamLease]
     /// The token this node holds for each source it leased.
-    public var heldTokens: [String: UInt64]
+    package var heldTokens: [String: UInt64]
     /// With a chain check: the problems found (empty when it holds).
-    public var chainProblems: [String]?
-    public init(
+    package var chainProblems: [String]?
+    package init(
         remote: String, node: String, logHead: UInt64, pulled: UInt64, inOrder: UInt64?, localEvents: UInt64, ahead: [String: Int], behind: Int,
         leases: [TeamLease], heldTokens: [String: UInt64], chainProblems: [String]?
     ) {
