@@ -187,7 +187,10 @@ let package = Package(
                     exclude: ["Goldens"], swiftSettings: strictSettings),  // read at run time by path
         .testTarget(
             name: "StrataAppTests",
-            dependencies: ["StrataTestSupport", "StrataApp", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "StrataData", .product(name: "Swinject", package: "Swinject")],
+            dependencies: [
+                "StrataTestSupport", "StrataApp", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "StrataData", "FixtureServer",
+                .product(name: "Swinject", package: "Swinject")
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -113,6 +113,9 @@ package struct DomainAssembly: Assembly {
         container.register(ReadDocuments.self) { r in
             ReadDocuments(documents: r.resolve(EngineStoreMaintenance.self)!, store: r.resolve(EngineStoreMaintenance.self)!)
         }
+        container.register(WatchSources.self) { r in
+            WatchSources(sources: r.resolve((any SourceRepository).self)!, catalog: r.resolve(ManageSources.self)!, refresh: r.resolve(RefreshSource.self)!)
+        }
         container.register(UseCases.self) { r in
             UseCases(
                 query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
@@ -120,7 +123,8 @@ package struct DomainAssembly: Assembly {
                 importHistory: r.resolve(ImportHistory.self)!, export: r.resolve(ExportSource.self)!, manageSources: r.resolve(ManageSources.self)!,
                 sources: r.resolve((any SourceRepository).self)!,
                 write: r.resolve(WriteItems.self)!, push: r.resolve(PushOutbox.self)!, config: r.resolve(ManageConfig.self)!,
-                serve: r.resolve(ServeRecordings.self)!, maintenance: r.resolve(MaintainStore.self)!, documents: r.resolve(ReadDocuments.self)!)
+                serve: r.resolve(ServeRecordings.self)!, maintenance: r.resolve(MaintainStore.self)!, documents: r.resolve(ReadDocuments.self)!,
+                watch: r.resolve(WatchSources.self)!)
         }
     }
 }

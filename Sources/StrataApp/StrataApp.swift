@@ -58,4 +58,6 @@ package struct UseCases: Sendable {
     package let maintenance: MaintainStore
     /// Keyed documents of any projection.
     package let documents: ReadDocuments
+    /// Fetches each scheduled source when it is due (`strata watch`).
+    package let watch: WatchSources
 }

@@ -34,6 +34,48 @@ struct SourceCommand: AsyncParsableCommand {
         var isEmpty: Bool { [createUrl, updateUrl, updateMethod, patchFormat, deleteUrl, ownerField].allSatisfy { $0 == nil } }
     }
 
+    /// The source's own polling by `strata watch`, for `add` and `change`.
+    struct ScheduleOptions: ParsableArguments {
+        @Option(
+            help: ArgumentHelp(
+                "Fetch the source every DURATION while `strata watch` runs (30s, 15m, 6h, 1d); on change, '' removes the schedule.", valueName: "duration"))
+        var every: String?
+        @Option(help: ArgumentHelp("Move each wait by up to this percent either way (0 to 50; default 10 with --every).", valueName: "percent"))
+        var jitter: Int?
+        @Option(help: ArgumentHelp("What `strata watch` fetches besides the list: all or changed details.", valueName: "all|changed"))
+        var watchDetails: String?
+        @Flag(help: "`strata watch` fetches each item's image once too.") var watchImages = false
+
+        var isEmpty: Bool { every == nil && jitter == nil && watchDetails == nil && !watchImages }
+
+        func validate() throws {
+            if let every, !every.isEmpty, Duration.seconds(parsing: every) == nil {
+                throw ValidationError("--every takes a duration like 30s, 15m, 6h or 1d")
+            }
+            if let watchDetails, !["all", "changed"].contains(watchDetails) { throw ValidationError("--watch-details takes all or changed") }
+        }
+
+        /// `schedule` with these options applied; nil when `--every ''` removes it.
+        /// - Throws: ``ValidationError`` for settings without an interval to go with.
+        func apply(to schedule: SourceSchedule?) throws -> SourceSchedule? {
+            if every == "" { return nil }
+            var s: SourceSchedule
+            if let every, let seconds = Duration.seconds(parsing: every) {
+                s = schedule ?? SourceSchedule(every: seconds, jitter: 10)
+                s.every = seconds
+            } else if let schedule {
+                s = schedule
+            } else {
+                guard isEmpty else { throw ValidationError("--jitter, --watch-details and --watch-images go with --every") }
+                return nil
+            }
+            if let jitter { s.jitter = jitter }
+            if let watchDetails { s.details = watchDetails == "changed" ? .changed : .all(maxAge: nil) }
+            if watchImages { s.images = true }
+            return s
+        }
+    }
+
     /// Request headers, for `add` and `change`: templates, files, and literal credentials only
     /// when asked for.
     struct HeaderOptions: ParsableArguments {
@@ -88,9 +130,10 @@ struct SourceCommand: AsyncParsableCommand {
         @Option(help: "Path of the title field.") var title: String?
         @Option(help: "Field path(s) to index, comma-separated or repeated (replaces the set).") var index: [String] = []
         @OptionGroup var headerOptions: HeaderOptions
+        @OptionGroup var scheduleOptions: ScheduleOptions
 
         func validate() throws {
-            if writeSide.isEmpty && title == nil && index.isEmpty && headerOptions.isEmpty {
+            if writeSide.isEmpty && title == nil && index.isEmpty && headerOptions.isEmpty && scheduleOptions.isEmpty {
                 throw ValidationError("nothing to change: give at least one option")
             }
         }
@@ -103,6 +146,7 @@ struct SourceCommand: AsyncParsableCommand {
                 if let title { def.title = title.isEmpty ? nil : title }
                 if !index.isEmpty { def.index = index.flatMap { $0.split(separator: ",").map(String.init) } }
                 if !headerOptions.isEmpty { def.headers = try headerOptions.headers() }
+                if !scheduleOptions.isEmpty { def.schedule = try scheduleOptions.apply(to: def.schedule) }
                 let changed = def
                 let keep = headerOptions.allowLiteralSecret
                 let seq = try await useCase { try await app.useCases.manageSources.define(changed, replace: true, keepingLiteralSecrets: keep) }
@@ -160,6 +204,7 @@ struct SourceCommand: AsyncParsableCommand {
         @Option(help: "Field path(s) to index, comma-separated or repeated.") var index: [String] = []
         @OptionGroup var headerOptions: HeaderOptions
         @OptionGroup var writeSide: WriteSide
+        @OptionGroup var scheduleOptions: ScheduleOptions
         @Flag(help: "Change an existing source.") var replace = false
 
         func run() async throws {
@@ -172,6 +217,7 @@ struct SourceCommand: AsyncParsableCommand {
                     cursorPath: cursorPath, cursorParam: cursorParam, offsetParam: offsetParam, totalPath: totalPath,
                     limitParam: limitParam, afterParam: afterParam, hasMorePath: hasMorePath)
                 writeSide.apply(to: &def)
+                def.schedule = try scheduleOptions.apply(to: nil)
                 let keep = headerOptions.allowLiteralSecret
                 do { try def.validate(keepingLiteralSecrets: keep) } catch let e as RepositoryError { throw ValidationError(e.message) }
                 let app = try await location.app()

@@ -58,6 +58,9 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
     /// Dotted path of the field naming an item's owner: filled with the local user on create,
     /// matched by `list --mine`.
     public var ownerField: String?
+    /// When `strata watch` fetches the source by itself, and what it fetches then (nil: only
+    /// when asked).
+    public var schedule: FetchSchedule?
 
     public init(
         name: String, url: String, items: String? = nil, id: [String] = ["id"], title: String? = nil, subtitle: [String] = [],
@@ -115,6 +118,7 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
         for p in id where !(p == "@key" || Self.isPath(p)) { throw bad("--id", "'\(p)' is not a dotted path or @key") }
         if id.contains("@key") && id.count > 1 { throw bad("--id", "@key cannot be combined with other paths") }
         if detailURL != nil && detailURLField != nil { throw bad("--detail-url", "and --detail-url-field cannot both be given") }
+        if let problem = schedule?.problem { throw FetchError(code: .source, message: "source \(name): \(problem)", url: url) }
         if let t = detailURL {
             guard t.contains("{id}") else { throw bad("--detail-url", "must contain {id}, e.g. https://api.example.com/items/{id}") }
             let detailScheme = URL(string: t.replacingOccurrences(of: "{id}", with: "1"))?.scheme?.lowercased()
@@ -257,5 +261,31 @@ extension JSONEncoder {
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys]
         return e
+    }
+}
+
+/// A source's own polling: every `every` seconds, each wait moved by up to `jitter` percent
+/// either way (so many sources on one schedule do not all poll at once), with details and images
+/// as a fetch with `--details` and `--images` gets them.
+public struct FetchSchedule: Codable, Sendable, Hashable {
+    public var every: Double
+    public var jitter: Int
+    /// `all`, `changed`, or nil for the list only.
+    public var details: String?
+    public var images: Bool
+
+    public init(every: Double, jitter: Int = 0, details: String? = nil, images: Bool = false) {
+        self.every = every
+        self.jitter = jitter
+        self.details = details
+        self.images = images
+    }
+
+    /// The schedule's problem, if any, naming the flag at fault.
+    public var problem: String? {
+        guard every.isFinite, every >= 1, every <= 366 * 86_400 else { return "--every must be 1s to 366d" }
+        guard (0...50).contains(jitter) else { return "--jitter must be 0 to 50 (percent)" }
+        if let details, !["all", "changed"].contains(details) { return "--watch-details takes all or changed" }
+        return nil
     }
 }

@@ -15,6 +15,7 @@ extension SourceSpec {
         patchFormat = d.patchFormat
         deleteURL = d.deleteURL
         ownerField = d.ownerField
+        schedule = d.schedule.map(SourceSchedule.init)
     }
 
     /// The definition the fetcher reads and the log stores.
@@ -29,6 +30,7 @@ extension SourceSpec {
         d.patchFormat = patchFormat
         d.deleteURL = deleteURL
         d.ownerField = ownerField
+        d.schedule = schedule.map(\.definition)
         return d
     }
 
@@ -44,5 +46,27 @@ extension SourceSpec {
     package func validate(keepingLiteralSecrets: Bool = false) throws {
         let d = keepingLiteralSecrets ? definition.takingLiteralSecrets().definition : definition
         do throws(FetchError) { try d.validate() } catch { throw RepositoryError(.invalidQuery, error.message, cause: error) }
+    }
+}
+
+extension SourceSchedule {
+    init(_ s: FetchSchedule) {
+        let details: RefreshRequest.Details =
+            switch s.details {
+            case "all": .all(maxAge: nil)
+            case "changed": .changed
+            default: .none
+            }
+        self.init(every: s.every, jitter: s.jitter, details: details, images: s.images)
+    }
+
+    var definition: FetchSchedule {
+        let details: String? =
+            switch self.details {
+            case .none: nil
+            case .changed: "changed"
+            case .all: "all"
+            }
+        return FetchSchedule(every: every, jitter: jitter, details: details, images: images)
     }
 }

@@ -58,6 +58,8 @@ package struct SourceSpec: Sendable, Hashable {
     package var deleteURL: String?
     /// Dotted path of the field naming an item's owner.
     package var ownerField: String?
+    /// When `strata watch` fetches the source by itself; nil: only when asked.
+    package var schedule: SourceSchedule?
 
     package init(
         name: String, url: String, items: String? = nil, id: [String] = ["id"], title: String? = nil, subtitle: [String] = [], image: String? = nil,
@@ -88,4 +90,22 @@ package struct SourceSpec: Sendable, Hashable {
         self.afterParam = afterParam
         self.hasMorePath = hasMorePath
     }
+}
+
+/// A source's own polling (``WatchSources``): every `every` seconds, each wait moved by up to
+/// `jitter` percent either way, fetching what `request` asks besides the list.
+package struct SourceSchedule: Sendable, Hashable {
+    package var every: Double
+    package var jitter: Int
+    package var details: RefreshRequest.Details
+    package var images: Bool
+
+    package init(every: Double, jitter: Int = 0, details: RefreshRequest.Details = .none, images: Bool = false) {
+        self.every = every
+        self.jitter = jitter
+        self.details = details
+        self.images = images
+    }
+
+    package var request: RefreshRequest { RefreshRequest(details: details, images: images) }
 }

@@ -1,0 +1,104 @@
+import Foundation
+
+/// Keeps watch: fetches each scheduled source when it is due, with its own settings, one fetch
+/// at a time, until told to stop. A fetch is the same ``RefreshSource`` as `strata fetch`'s (the
+/// team log's lease taken first), so everything it does is in the log; the watcher keeps no
+/// state of its own but the failures in a row, and a restarted watcher plans from the log.
+package struct WatchSources: Sendable {
+    let sources: any SourceRepository
+    let catalog: ManageSources
+    let refresh: RefreshSource
+    let clock: any WatchClock
+
+    package init(sources: any SourceRepository, catalog: ManageSources, refresh: RefreshSource, clock: any WatchClock = SystemWatchClock()) {
+        self.sources = sources
+        self.catalog = catalog
+        self.refresh = refresh
+        self.clock = clock
+    }
+
+    /// The scheduled sources among `names` (every scheduled one when empty), each with when it is
+    /// due. `failures` carries the failures in a row this watcher saw; a source it has not
+    /// fetched yet counts one when its last pass in the log failed.
+    /// - Throws: ``RepositoryError`` `notFound` for an unknown name, `invalidQuery` for a named
+    ///   source without a schedule, or when no source has one.
+    package func plan(_ names: [String], failures: [String: Int] = [:]) async throws -> [WatchedSource] {
+        let specs = try await catalog.all()
+        for n in names where !specs.contains(where: { $0.name == n }) {
+            throw RepositoryError(.notFound, "no source named \(n); see `strata source list`")
+        }
+        var out: [WatchedSource] = []
+        for spec in specs where names.isEmpty || names.contains(spec.name) {
+            guard let schedule = spec.schedule else {
+                if names.isEmpty { continue }
+                throw RepositoryError(.invalidQuery, "source \(spec.name) has no schedule; give it one with `strata source change \(spec.name) --every 15m`")
+            }
+            let last = try await sources.source(named: spec.name).lastRun
+            let failed = last.map { $0.succeeded ? 0 : 1 } ?? 0
+            out.append(WatchedSource(name: spec.name, schedule: schedule, lastAttempt: last?.at, failures: failures[spec.name] ?? failed))
+        }
+        guard !out.isEmpty else {
+            throw RepositoryError(.invalidQuery, "no source has a schedule; give one with `strata source change NAME --every 15m`")
+        }
+        return out.sorted { ($0.nextDue, $0.name) < ($1.nextDue, $1.name) }
+    }
+
+    /// Fetches `source` once with its schedule's settings.
+    package func fetch(_ source: WatchedSource) async -> WatchReport {
+        let started = clock.now()
+        let outcome: WatchReport.Outcome
+        var failures = source.failures
+        do {
+            outcome = .fetched(try await refresh(source.name, source.schedule.request))
+            failures = 0
+        } catch let e as RepositoryError where e.code == .conflict {
+            outcome = .leasedElsewhere(e.message)
+        } catch {
+            outcome = .failed(PresentableMessage.of(error))
+            failures += 1
+        }
+        let next = WatchedSource.nextDue(name: source.name, schedule: source.schedule, lastAttempt: started, failures: failures)
+        return WatchReport(source: source.name, started: started, outcome: outcome, nextDue: next)
+    }
+
+    /// Watches `names` (every scheduled source when empty): fetches each when due, reports every
+    /// fetch, and sleeps until the next is due. With `once`, fetches what is due now and returns.
+    /// Returns when `control` is stopped, after the fetch in flight; definitions are read again
+    /// before each round and at once on a reload.
+    package func watch(
+        _ names: [String], once: Bool, control: WatchControl = WatchControl(), report: @Sendable (WatchReport) -> Void
+    ) async throws {
+        var failures: [String: Int] = [:]
+        while !control.isStopped {
+            let plan = try await plan(names, failures: failures)
+            let now = clock.now()
+            let due = plan.filter { $0.nextDue <= now }
+            for source in due {
+                if control.isStopped { return }
+                let r = await fetch(source)
+                if case .failed = r.outcome { failures[source.name] = source.failures + 1 } else { failures[source.name] = 0 }
+                report(r)
+            }
+            if once { return }
+            if !due.isEmpty { continue }
+            try await sleep(until: plan[0].nextDue, control: control)
+        }
+    }
+
+    /// Sleeps until `date`, in steps of at most a quarter second so that a stop or a reload is
+    /// seen at once.
+    private func sleep(until date: Date, control: WatchControl) async throws {
+        while !control.isStopped, !control.takeReload() {
+            let left = date.timeIntervalSince(clock.now())
+            if left <= 0 { return }
+            try await clock.sleep(seconds: min(left, 0.25))
+        }
+    }
+}
+
+/// The message of an error as a person reads it.
+enum PresentableMessage {
+    static func of(_ error: any Error) -> String {
+        (error as? RepositoryError)?.message ?? "\(error)"
+    }
+}

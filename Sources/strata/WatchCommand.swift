@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import Logging
+import StrataApp
+import StrataDomain
+
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Fetch each scheduled source when it is due, until stopped.",
+        discussion: reflowed(
+            """
+            A source is scheduled with `strata source add|change NAME --every DURATION`; the watcher
+            fetches it with its own settings (--watch-details, --watch-images), one fetch at a time,
+            through the same path as `strata fetch` (the team log's lease first). A source never
+            fetched is due at once; after a fetch it is due its interval later, moved by its jitter;
+            after failures in a row the wait doubles each time, up to an hour (or the interval when
+            longer). Each fetch is one log line on stderr. SIGTERM or Ctrl-C stops it after the fetch
+            in flight (exit 0); SIGHUP reads the sources' definitions again. A stopped or killed
+            watcher loses nothing: the next start plans from the log.
+
+            Examples:
+              strata source change cars --every 15m
+              strata watch                 # every scheduled source, until stopped
+              strata watch cars --once     # what is due now, then exit (cron, systemd timers)
+            """)
+    )
+
+    @OptionGroup var location: StoreLocation
+    @Argument(help: "Sources to watch; every scheduled one when omitted.") var names: [String] = []
+    @Flag(help: "Fetch what is due now, then exit.") var once = false
+
+    func run() async throws {
+        try await reportingErrors {
+            let logger = {
+                var l = Logger(label: "strata.watch") { StreamLogHandler.standardError(label: $0) }
+                l.logLevel = location.verbose ? .debug : .info
+                return l
+            }()
+            let app = try await location.app { config in
+                config.requestsSoon = true
+                config.logger.logLevel = location.verbose ? .debug : .warning
+            }
+            let control = WatchControl()
+            let stop = StopSignals { control.stop() }
+            let reload = ReloadSignal { control.reload() }
+            defer {
+                stop.cancel()
+                reload.cancel()
+            }
+            let watching = try await app.useCases.watch.plan(names)
+            logger.info(
+                "watching", metadata: ["sources": .string(watching.map(\.name).joined(separator: ",")), "once": .stringConvertible(once)])
+            try await app.useCases.watch.watch(names, once: once, control: control) { r in
+                var meta: Logger.Metadata = ["source": .string(r.source), "next": .string(LogTime(r.nextDue).iso8601)]
+                switch r.outcome {
+                case .fetched(let f):
+                    meta["outcome"] = "ok"
+                    meta["pages"] = .stringConvertible(f.pages)
+                    meta["notModified"] = .stringConvertible(f.pagesNotModified)
+                    meta["added"] = .stringConvertible(f.added)
+                    meta["changed"] = .stringConvertible(f.changed)
+                    meta["removed"] = .stringConvertible(f.removed)
+                    meta["seconds"] = .string(String(format: "%.3f", f.seconds))
+                    if !f.failures.isEmpty { meta["itemFailures"] = .stringConvertible(f.failures.count) }
+                    logger.info("fetched", metadata: meta)
+                case .failed(let why):
+                    meta["outcome"] = "failed"
+                    meta["error"] = .string(why)
+                    logger.warning("fetch failed", metadata: meta)
+                case .leasedElsewhere(let why):
+                    meta["outcome"] = "leased-elsewhere"
+                    meta["reason"] = .string(why)
+                    logger.info("not fetched", metadata: meta)
+                }
+            }
+            logger.info("stopped")
+        }
+    }
+}
+
+/// Runs `handler` on SIGHUP (instead of the default exit) until cancelled.
+final class ReloadSignal {
+    private let source: any DispatchSourceSignal
+
+    init(_ handler: @escaping @Sendable () -> Void) {
+        signal(SIGHUP, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        source.setEventHandler(handler: handler)
+        source.resume()
+    }
+
+    func cancel() {
+        source.cancel()
+        signal(SIGHUP, SIG_DFL)
+    }
+}

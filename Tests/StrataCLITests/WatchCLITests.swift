@@ -1,0 +1,72 @@
+import FixtureServer
+import Foundation
+import StrataTestSupport
+import Testing
+
+/// `strata watch` through the real binary: schedules given with `source add|change`, `--once`
+/// for cron, a long-running watcher that fetches on schedule, logs a line per fetch, reads the
+/// definitions again on SIGHUP and stops cleanly on SIGTERM.
+@Suite(.serialized) struct WatchCLITests {
+    @Test func onceFetchesWhatIsDueAndSchedulesAreEventsInTheDefinition() async throws {
+        try await withFixtureServer { server in
+            let store = makeStoreDir()
+            let url = server.baseURL + "/cars/offers"
+            #expect(
+                try await strata(
+                    ["source", "add", "cars", "--url", url, "--items", "results", "--page-param", "page", "--page-size", "10", "--every", "1h"], store: store
+                )
+                .status == 0)
+            #expect(try await strata(["source", "add", "manual", "--url", url, "--items", "results"], store: store).status == 0)
+            let show = try await strata(["source", "show", "cars"], store: store)
+            #expect(show.stdout.contains("\"every\": 3600") && show.stdout.contains("\"jitter\": 10"), "\(show.stdout)")
+
+            // Due at once (never fetched); `manual` has no schedule and is left alone.
+            let first = try await strata(["watch", "--once"], store: store)
+            #expect(first.status == 0, "\(first.stderr)")
+            #expect(first.stderr.contains("source=cars") && first.stderr.contains("outcome=ok") && first.stderr.contains("added=24"))
+            #expect(!first.stderr.contains("source=manual"))
+            // Fetched a moment ago: nothing is due for an hour.
+            let second = try await strata(["watch", "--once"], store: store)
+            #expect(second.status == 0 && !second.stderr.contains("fetched"), "\(second.stderr)")
+            let log = try await strata(["log", "--type", "FetchCompleted", "--format", "json"], store: store)
+            #expect(log.stdout.components(separatedBy: "\"FetchCompleted\"").count - 1 == 1)
+
+            // Bad schedules are refused with the flag at fault; `--every ''` removes one.
+            let bad = try await strata(["source", "change", "cars", "--every", "soon"], store: store)
+            #expect(bad.status == 64 && bad.stderr.contains("--every takes a duration"))
+            let jitter = try await strata(["source", "change", "cars", "--jitter", "80"], store: store)
+            #expect(jitter.status == 64 && jitter.stderr.contains("--jitter must be 0 to 50"), "\(jitter.stderr)")
+            #expect(try await strata(["source", "change", "cars", "--every", ""], store: store).status == 0)
+            let none = try await strata(["watch", "--once"], store: store)
+            #expect(none.status == 64 && none.stderr.contains("no source has a schedule; give one with `strata source change NAME --every 15m`"))
+            let named = try await strata(["watch", "manual", "--once"], store: store)
+            #expect(named.status == 64 && named.stderr.contains("source manual has no schedule"))
+        }
+    }
+
+    @Test func aWatcherFetchesOnScheduleSurvivesSIGHUPAndStopsOnSIGTERM() async throws {
+        try await withFixtureServer { server in
+            let store = makeStoreDir()
+            let url = server.baseURL + "/cars/offers"
+            let add = [
+                "source", "add", "cars", "--url", url, "--items", "results", "--page-param", "page", "--page-size", "10", "--every", "1s", "--jitter", "0"
+            ]
+            #expect(try await strata(add, store: store).status == 0)
+            let (p, out, err) = try startStrata(["watch"], store: store)
+            try await Task.sleep(for: .milliseconds(1_500))
+            kill(p.processIdentifier, SIGHUP)
+            try await Task.sleep(for: .milliseconds(1_700))
+            #expect(p.isRunning, "SIGHUP reloads, it does not stop the watcher")
+            kill(p.processIdentifier, SIGTERM)
+            p.waitUntilExit()
+            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            _ = out.fileHandleForReading.readDataToEndOfFile()
+            #expect(p.terminationStatus == 0, "\(stderr)")
+            let fetches = stderr.components(separatedBy: "\n").filter { $0.contains(" fetched") }
+            #expect(fetches.count >= 3, "every second for three seconds: \(stderr)")
+            #expect(stderr.contains("stopped"))
+            // Every fetch is in the log, and the store verifies.
+            #expect(try await strata(["verify"], store: store).status == 0)
+        }
+    }
+}
