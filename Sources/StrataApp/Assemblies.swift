@@ -116,6 +116,10 @@ package struct DomainAssembly: Assembly {
         container.register(WatchSources.self) { r in
             WatchSources(sources: r.resolve((any SourceRepository).self)!, catalog: r.resolve(ManageSources.self)!, refresh: r.resolve(RefreshSource.self)!)
         }
+        container.register(ReadChangeFeed.self) { r in
+            ReadChangeFeed(
+                log: r.resolve((any EventLogRepository).self)!, items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
+        }
         container.register(UseCases.self) { r in
             UseCases(
                 query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
@@ -124,7 +128,7 @@ package struct DomainAssembly: Assembly {
                 sources: r.resolve((any SourceRepository).self)!,
                 write: r.resolve(WriteItems.self)!, push: r.resolve(PushOutbox.self)!, config: r.resolve(ManageConfig.self)!,
                 serve: r.resolve(ServeRecordings.self)!, maintenance: r.resolve(MaintainStore.self)!, documents: r.resolve(ReadDocuments.self)!,
-                watch: r.resolve(WatchSources.self)!)
+                watch: r.resolve(WatchSources.self)!, feed: r.resolve(ReadChangeFeed.self)!)
         }
     }
 }

@@ -60,4 +60,6 @@ package struct UseCases: Sendable {
     package let documents: ReadDocuments
     /// Fetches each scheduled source when it is due (`strata watch`).
     package let watch: WatchSources
+    /// A source's changes, newest first (feeds).
+    package let feed: ReadChangeFeed
 }

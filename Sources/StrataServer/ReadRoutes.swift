@@ -52,6 +52,27 @@ extension StrataServer {
                 return JSONValue(collectionDiff: diff)
             }
         }
+        router.get("/_strata/feeds/:file") { request, context in
+            let file = context.parameters.get("file") ?? ""
+            guard file.hasSuffix(".atom") else {
+                return Self.error(PresentableError(kind: .notFound, message: "feeds are at /_strata/feeds/SOURCE.atom"))
+            }
+            do {
+                let name = String(file.dropLast(".atom".count))
+                guard self.allows(name) else {
+                    throw PresentableError(kind: .notFound, message: "this server does not serve source \(name); see /_strata/sources")
+                }
+                let limit = min(try Self.int(request.uri.queryParameters.get("limit"), "limit", min: 1) ?? 50, 1_000)
+                let entries = try await self.useCases.feed(source: name, limit: limit)
+                // Links relative to the feed's own address: right whatever name or port reached it.
+                let xml = AtomFeedRenderer(baseURL: "").render(source: name, entries: entries, generatedAt: Date())
+                var h = HTTPFields()
+                h[.contentType] = "application/atom+xml; charset=utf-8"
+                return Response(status: .ok, headers: h, body: ResponseBody(byteBuffer: ByteBuffer(string: xml)))
+            } catch {
+                return Self.error(error)
+            }
+        }
         router.get("/_strata/log") { request, _ in
             await self.answer {
                 let q = request.uri.queryParameters

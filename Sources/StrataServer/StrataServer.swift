@@ -20,13 +20,14 @@ package final class StrataServer: Sendable {
         package var diff: DiffCollection
         package var replay: ReplayLog
         package var sources: ManageSources
+        package var feed: ReadChangeFeed
 
         package init(
             recordings: ServeRecordings, query: QueryItems, loadDetail: LoadItemDetail, history: GetItemHistory, diff: DiffCollection,
-            replay: ReplayLog, sources: ManageSources
+            replay: ReplayLog, sources: ManageSources, feed: ReadChangeFeed
         ) {
             self.recordings = recordings; self.query = query; self.loadDetail = loadDetail; self.history = history; self.diff = diff
-            self.replay = replay; self.sources = sources
+            self.replay = replay; self.sources = sources; self.feed = feed
         }
     }
 

@@ -55,7 +55,7 @@ struct ServeCommand: AsyncParsableCommand {
             let server = StrataServer(
                 useCases: .init(
                     recordings: u.serve, query: u.query, loadDetail: u.loadDetail, history: u.history, diff: u.diff,
-                    replay: u.replay, sources: u.manageSources),
+                    replay: u.replay, sources: u.manageSources, feed: u.feed),
                 configuration: .init(host: host, port: port, asOf: point, sources: sources, logger: logger))
             let host = self.host.contains(":") ? "[\(self.host)]" : self.host
             let store = location.path

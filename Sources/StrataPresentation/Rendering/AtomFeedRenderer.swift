@@ -1,0 +1,97 @@
+package import Foundation
+package import StrataDomain
+import StrataJSON
+
+/// A source's changes as an Atom 1.0 feed (RFC 4287): one entry per item change, newest first,
+/// with a stable id (`urn:strata:SOURCE:ITEM:SEQ`), `updated` the observed time, a title like
+/// `RAV4 (3) changed: price 12300 → 11900`, the changes as text content and a link to the item
+/// in `strata serve`.
+package struct AtomFeedRenderer: Sendable {
+    /// Put before the links' paths: the server's base URL (`http://127.0.0.1:8080`), or empty
+    /// for links relative to the feed's own address (RFC 4287 allows IRI references).
+    package var baseURL: String
+
+    package init(baseURL: String) { self.baseURL = baseURL }
+
+    package func render(source: String, entries: [FeedEntry], generatedAt: Date) -> String {
+        let updated = entries.first.map { LogTime($0.observedAt).iso8601 } ?? LogTime(generatedAt).iso8601
+        var out = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <feed xmlns="http://www.w3.org/2005/Atom">
+              <id>urn:strata:\(Self.urn(source))</id>
+              <title>\(Self.escape("Changes of \(source)"))</title>
+              <updated>\(updated)</updated>
+              <author><name>Strata</name></author>
+              <link rel="self" href="\(Self.escape(baseURL + "/_strata/feeds/" + Self.path(source) + ".atom"))"/>
+              <generator>Strata</generator>
+
+            """
+        for e in entries {
+            let link = baseURL + "/_strata/sources/" + Self.path(source) + "/items/" + Self.path(e.item.id)
+            out += """
+                  <entry>
+                    <id>urn:strata:\(Self.urn(source)):\(Self.urn(e.item.id)):\(e.seq)</id>
+                    <title>\(Self.escape(Self.title(e.item)))</title>
+                    <updated>\(LogTime(e.observedAt).iso8601)</updated>
+                    <link href="\(Self.escape(link))"/>
+                    <content type="text">\(Self.escape(Self.content(e)))</content>
+                  </entry>
+
+                """
+        }
+        return out + "</feed>\n"
+    }
+
+    /// `RAV4 (3) changed: price 12300 → 11900, km 10 → 12`; `RAV4 (3) added`.
+    static func title(_ d: ItemDiff) -> String {
+        let name = d.title.isEmpty || d.title == d.id ? d.id : "\(d.title) (\(d.id))"
+        guard d.kind == .changed, !d.changes.isEmpty else { return "\(name) \(d.kind.rawValue)" }
+        let shown = d.changes.prefix(3).map { c in "\(field(c.path)) \(value(c.old)) → \(value(c.new))" }
+        return "\(name) changed: " + shown.joined(separator: ", ") + (d.changes.count > 3 ? ", and \(d.changes.count - 3) more" : "")
+    }
+
+    static func content(_ e: FeedEntry) -> String {
+        var lines = ["\(e.item.kind.rawValue) at seq \(e.seq), observed \(LogTime(e.observedAt).iso8601)"]
+        for c in e.item.changes { lines.append("\(field(c.path)): \(value(c.old)) → \(value(c.new))") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// A JSON Pointer as people write the field: `/owner/name` → `owner.name`.
+    static func field(_ pointer: String) -> String {
+        pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            .map { $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~") }.joined(separator: ".")
+    }
+
+    static func value(_ v: JSONValue?) -> String {
+        guard let v else { return "—" }
+        if case .string(let s) = v { return s.displayLine }
+        return v.canonicalString.displayLine
+    }
+
+    static func escape(_ s: String) -> String {
+        var out = ""
+        for ch in s.unicodeScalars {
+            switch ch {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            // XML 1.0 forbids most control characters even escaped.
+            case "\t", "\n", "\r": out.unicodeScalars.append(ch)
+            default: if ch.value >= 0x20 && ch.value != 0xFFFE && ch.value != 0xFFFF { out.unicodeScalars.append(ch) } else { out += "\u{FFFD}" }
+            }
+        }
+        return out
+    }
+
+    /// A name as one path segment of a URL.
+    static func path(_ s: String) -> String {
+        s.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))) ?? s
+    }
+
+    /// A name inside a `urn:` (colons encoded, so the parts stay apart).
+    static func urn(_ s: String) -> String {
+        s.addingPercentEncoding(withAllowedCharacters: CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? s
+    }
+}
