@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/Swinject/Swinject", from: "2.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // C system libraries (Debian -dev packages).
@@ -119,6 +120,7 @@ let package = Package(
                 "StrataData", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "LMDB", "TeamLog", "FixtureServer",
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

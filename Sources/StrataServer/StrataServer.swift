@@ -43,6 +43,11 @@ package final class StrataServer: Sendable {
         /// How often the event stream looks for new events.
         package var pollInterval: Duration
         package var logger: Logger
+        /// `GET /metrics`: the Prometheus text exposition (nil: no such route).
+        package var metrics: (@Sendable () async -> String)?
+        /// Serve the recordings and the read side; false serves `/metrics` alone (`strata watch
+        /// --metrics-port`).
+        package var readSide = true
 
         package init(
             host: String = "127.0.0.1", port: Int = 8080, asOf: PointInTime? = nil, sources: [String] = [],
@@ -70,6 +75,14 @@ package final class StrataServer: Sendable {
     func router() -> Router<BasicRequestContext> {
         let router = Router()
         router.add(middleware: JSONErrorMiddleware())
+        if let metrics = configuration.metrics {
+            router.get("/metrics") { _, _ in
+                var h = HTTPFields()
+                h[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+                return Response(status: .ok, headers: h, body: ResponseBody(byteBuffer: ByteBuffer(string: await metrics())))
+            }
+        }
+        guard configuration.readSide else { return router }
         addReadRoutes(to: router)
         addSessionRoutes(to: router)
         addEventRoutes(to: router)

@@ -53,10 +53,8 @@ struct ServeCommand: AsyncParsableCommand {
             var logger = location.logger()
             logger.logLevel = location.verbose ? .debug : .warning
             let server = StrataServer(
-                useCases: .init(
-                    recordings: u.serve, query: u.query, loadDetail: u.loadDetail, history: u.history, diff: u.diff,
-                    replay: u.replay, sources: u.manageSources, feed: u.feed),
-                configuration: .init(host: host, port: port, asOf: point, sources: sources, logger: logger))
+                useCases: StrataServer.UseCases(u),
+                configuration: Self.configuration(host: host, port: port, asOf: point, sources: sources, logger: logger, app: app))
             let host = self.host.contains(":") ? "[\(self.host)]" : self.host
             let store = location.path
             try await server.run(stopOnSignals: true) { bound in
@@ -64,5 +62,16 @@ struct ServeCommand: AsyncParsableCommand {
                 emit("serving http://\(host):\(bound) — \(store), \(when); Ctrl-C stops")
             }
         }
+    }
+}
+
+extension ServeCommand {
+    /// The server's settings, with `/metrics` over the app's use cases (the sources served only).
+    static func configuration(host: String, port: Int, asOf: PointInTime?, sources: [String], logger: Logger, app: StrataApp) -> StrataServer.Configuration {
+        var c = StrataServer.Configuration(host: host, port: port, asOf: asOf, sources: sources, logger: logger)
+        let metrics = StrataMetrics()
+        let useCases = app.useCases
+        c.metrics = { await metrics.exposition(useCases, sources: sources) }
+        return c
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import StrataApp
 import StrataDomain
+import StrataServer
 
 struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,6 +30,11 @@ struct WatchCommand: AsyncParsableCommand {
     @OptionGroup var location: StoreLocation
     @Argument(help: "Sources to watch; every scheduled one when omitted.") var names: [String] = []
     @Flag(help: "Fetch what is due now, then exit.") var once = false
+    @Option(help: ArgumentHelp("Serve Prometheus metrics at http://127.0.0.1:PORT/metrics while watching.", valueName: "port")) var metricsPort: Int?
+
+    func validate() throws {
+        if let metricsPort, !(1...65_535).contains(metricsPort) { throw ValidationError("--metrics-port must be 1 to 65535") }
+    }
 
     func run() async throws {
         try await reportingErrors {
@@ -49,10 +55,14 @@ struct WatchCommand: AsyncParsableCommand {
                 reload.cancel()
             }
             let watching = try await app.useCases.watch.plan(names)
+            let metrics = StrataMetrics()
+            let metricsServer = try await serveMetrics(metrics, app: app, logger: logger)
+            defer { metricsServer?.cancel() }
             logger.info(
                 "watching", metadata: ["sources": .string(watching.map(\.name).joined(separator: ",")), "once": .stringConvertible(once)])
             try await app.useCases.watch.watch(names, once: once, control: control) { r in
                 var meta: Logger.Metadata = ["source": .string(r.source), "next": .string(LogTime(r.nextDue).iso8601)]
+                metrics.record(r)
                 switch r.outcome {
                 case .fetched(let f):
                     meta["outcome"] = "ok"
@@ -76,6 +86,51 @@ struct WatchCommand: AsyncParsableCommand {
             }
             logger.info("stopped")
         }
+    }
+}
+
+extension WatchCommand {
+    /// With `--metrics-port`, a server of `/metrics` alone on loopback, running until cancelled;
+    /// the watcher waits until it listens.
+    func serveMetrics(_ metrics: StrataMetrics, app: StrataApp, logger: Logger) async throws -> Task<Void, any Error>? {
+        guard let metricsPort else { return nil }
+        var c = StrataServer.Configuration(host: "127.0.0.1", port: metricsPort, logger: logger)
+        let useCases = app.useCases
+        c.metrics = { await metrics.exposition(useCases) }
+        c.readSide = false
+        let server = StrataServer(useCases: StrataServer.UseCases(app.useCases), configuration: c)
+        let (listening, signal) = AsyncStream<Int>.makeStream()
+        let task = Task {
+            try await server.run { port in
+                signal.yield(port); signal.finish()
+            }
+        }
+        for await port in listening {
+            logger.info("metrics", metadata: ["url": .string("http://127.0.0.1:\(port)/metrics")])
+            return task
+        }
+        // The server stopped before it listened (the port is taken): its error says why.
+        try await task.value
+        return nil
+    }
+}
+
+extension StrataMetrics {
+    func record(_ r: WatchReport) {
+        switch r.outcome {
+        case .fetched(let f): fetched(source: r.source, outcome: "ok", seconds: f.seconds, events: f.pages + f.details + f.images)
+        case .failed: fetched(source: r.source, outcome: "failed", seconds: 0, events: 0)
+        case .leasedElsewhere: fetched(source: r.source, outcome: "leased-elsewhere", seconds: 0, events: 0)
+        }
+    }
+}
+
+extension StrataServer.UseCases {
+    /// The server's use cases from the app's.
+    init(_ u: UseCases) {
+        self.init(
+            recordings: u.serve, query: u.query, loadDetail: u.loadDetail, history: u.history, diff: u.diff, replay: u.replay, sources: u.manageSources,
+            feed: u.feed)
     }
 }
 

@@ -80,4 +80,49 @@ import Testing
             #expect(try await strata(["verify"], store: store).status == 0)
         }
     }
+
+    /// `--metrics-port`: the watcher's fetches and the store's gauges in the Prometheus format on
+    /// loopback, read with wget while it runs.
+    @Test func theWatcherServesItsMetrics() async throws {
+        try await withFixtureServer { server in
+            let store = makeStoreDir()
+            let add = [
+                "source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--page-param", "page", "--page-size", "10",
+                "--every", "1s", "--jitter", "0"
+            ]
+            #expect(try await strata(add, store: store).status == 0)
+            let port = Int.random(in: 20_000...40_000)
+            let (p, out, err) = try startStrata(["watch", "--metrics-port", String(port)], store: store)
+            var text = ""
+            for _ in 0..<300 {
+                text = try await Self.get("http://127.0.0.1:\(port)/metrics")
+                if text.contains("strata_fetch_total{source=\"cars\",outcome=\"ok\"} 2") { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            kill(p.processIdentifier, SIGTERM)
+            p.waitUntilExit()
+            _ = out.fileHandleForReading.readDataToEndOfFile()
+            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(p.terminationStatus == 0, "\(stderr)")
+            #expect(text.contains("strata_fetch_total{source=\"cars\",outcome=\"ok\"} 2"), "\(text)")
+            #expect(text.contains("# TYPE strata_fetch_duration_seconds histogram") && text.contains("strata_store_head_seq "))
+            #expect(stderr.contains("url=http://127.0.0.1:\(port)/metrics"))
+            let bad = try await strata(["watch", "--metrics-port", "0"], store: store)
+            #expect(bad.status == 64 && bad.stderr.contains("--metrics-port must be 1 to 65535"))
+        }
+    }
+
+    /// The body of `url` (wget), or "" when nothing answers yet.
+    static func get(_ url: String) async throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["wget", "-qO-", "-T", "2", "-t", "1", url]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
 }

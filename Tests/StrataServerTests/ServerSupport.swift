@@ -45,12 +45,16 @@ struct ServedStore {
     }
 
     /// Runs `body` with a server over the store, then stops it.
-    func serving<T>(asOf: PointInTime? = nil, sources: [String] = [], _ body: (_ base: String) async throws -> T) async throws -> T {
-        let server = StrataServer(
-            useCases: useCases,
-            configuration: .init(
-                port: 0, asOf: asOf, sources: sources, pollInterval: .milliseconds(20),
-                logger: quietLogger()))
+    func serving<T>(
+        asOf: PointInTime? = nil, sources: [String] = [], metrics: StrataMetrics? = nil, readSide: Bool = true, _ body: (_ base: String) async throws -> T
+    ) async throws -> T {
+        var configuration = StrataServer.Configuration(port: 0, asOf: asOf, sources: sources, pollInterval: .milliseconds(20), logger: quietLogger())
+        if let metrics {
+            let useCases = app.useCases
+            configuration.metrics = { await metrics.exposition(useCases, sources: sources) }
+        }
+        configuration.readSide = readSide
+        let server = StrataServer(useCases: useCases, configuration: configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let task = Task {
             try await server.run { port in
