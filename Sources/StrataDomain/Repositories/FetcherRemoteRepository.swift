@@ -26,7 +26,7 @@ package struct FetcherRemoteRepository: RemoteRepository {
         do {
             return RefreshResult(summary: try await fetcher.fetch(definition, options: options))
         } catch let e as FetchError {
-            throw RepositoryError(.network, e.description, cause: e)
+            throw RepositoryError(.network, e.description, cause: e, retryAfter: e.retryAfter)
         }
     }
 

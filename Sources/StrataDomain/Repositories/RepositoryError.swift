@@ -22,11 +22,15 @@ package struct RepositoryError: Error, Sendable, CustomStringConvertible, Equata
     package var code: Code
     package var message: String
     package var cause: String?
+    /// Seconds the API asked to be left alone (`Retry-After` on its last answer), for a
+    /// `network` failure.
+    package var retryAfter: Double?
 
-    package init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
+    package init(_ code: Code, _ message: String, cause: (any Error)? = nil, retryAfter: Double? = nil) {
         self.code = code
         self.message = message
         self.cause = cause.map { "\($0)" }
+        self.retryAfter = retryAfter
     }
 
     package var description: String { message }

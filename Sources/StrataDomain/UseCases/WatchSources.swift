@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Keeps watch: fetches each scheduled source when it is due, with its own settings, one fetch
 /// at a time, until told to stop. A fetch is the same ``RefreshSource`` as `strata fetch`'s (the
@@ -19,10 +19,11 @@ package struct WatchSources: Sendable {
 
     /// The scheduled sources among `names` (every scheduled one when empty), each with when it is
     /// due. `failures` carries the failures in a row this watcher saw; a source it has not
-    /// fetched yet counts one when its last pass in the log failed.
+    /// fetched yet counts one when its last pass in the log failed. `notBefore` holds a source
+    /// back (the API's `Retry-After`).
     /// - Throws: ``RepositoryError`` `notFound` for an unknown name, `invalidQuery` for a named
     ///   source without a schedule, or when no source has one.
-    package func plan(_ names: [String], failures: [String: Int] = [:]) async throws -> [WatchedSource] {
+    package func plan(_ names: [String], failures: [String: Int] = [:], notBefore: [String: Date] = [:]) async throws -> [WatchedSource] {
         let specs = try await catalog.all()
         for n in names where !specs.contains(where: { $0.name == n }) {
             throw RepositoryError(.notFound, "no source named \(n); see `strata source list`")
@@ -35,7 +36,9 @@ package struct WatchSources: Sendable {
             }
             let last = try await sources.source(named: spec.name).lastRun
             let failed = last.map { $0.succeeded ? 0 : 1 } ?? 0
-            out.append(WatchedSource(name: spec.name, schedule: schedule, lastAttempt: last?.at, failures: failures[spec.name] ?? failed))
+            var source = WatchedSource(name: spec.name, schedule: schedule, lastAttempt: last?.at, failures: failures[spec.name] ?? failed)
+            if let hold = notBefore[spec.name], hold > source.nextDue { source.nextDue = hold }
+            out.append(source)
         }
         guard !out.isEmpty else {
             throw RepositoryError(.invalidQuery, "no source has a schedule; give one with `strata source change NAME --every 15m`")
@@ -48,6 +51,7 @@ package struct WatchSources: Sendable {
         let started = clock.now()
         let outcome: WatchReport.Outcome
         var failures = source.failures
+        var retryAfter: Double?
         do {
             outcome = .fetched(try await refresh(source.name, source.schedule.request))
             failures = 0
@@ -56,8 +60,11 @@ package struct WatchSources: Sendable {
         } catch {
             outcome = .failed(PresentableMessage.of(error))
             failures += 1
+            retryAfter = (error as? RepositoryError)?.retryAfter
         }
-        let next = WatchedSource.nextDue(name: source.name, schedule: source.schedule, lastAttempt: started, failures: failures)
+        var next = WatchedSource.nextDue(name: source.name, schedule: source.schedule, lastAttempt: started, failures: failures)
+        // The API's own wait wins over a shorter back-off (at most a day).
+        if let retryAfter { next = max(next, started.addingTimeInterval(min(retryAfter, 86_400))) }
         return WatchReport(source: source.name, started: started, outcome: outcome, nextDue: next)
     }
 
@@ -69,14 +76,18 @@ package struct WatchSources: Sendable {
         _ names: [String], once: Bool, control: WatchControl = WatchControl(), report: @Sendable (WatchReport) -> Void
     ) async throws {
         var failures: [String: Int] = [:]
+        var notBefore: [String: Date] = [:]
         while !control.isStopped {
-            let plan = try await plan(names, failures: failures)
+            let plan = try await plan(names, failures: failures, notBefore: notBefore)
             let now = clock.now()
             let due = plan.filter { $0.nextDue <= now }
             for source in due {
                 if control.isStopped { return }
                 let r = await fetch(source)
                 if case .failed = r.outcome { failures[source.name] = source.failures + 1 } else { failures[source.name] = 0 }
+                // A failure's wait (the back-off, or the API's Retry-After when longer) holds across
+                // re-planning; a success is planned from the log again.
+                if case .failed = r.outcome { notBefore[source.name] = r.nextDue } else { notBefore[source.name] = nil }
                 report(r)
             }
             if once { return }
