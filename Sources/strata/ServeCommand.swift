@@ -75,3 +75,12 @@ extension ServeCommand {
         return c
     }
 }
+
+extension StrataServer.UseCases {
+    /// The server's use cases from the app's.
+    init(_ u: UseCases) {
+        self.init(
+            recordings: u.serve, query: u.query, loadDetail: u.loadDetail, history: u.history, diff: u.diff, replay: u.replay, sources: u.manageSources,
+            feed: u.feed)
+    }
+}

@@ -125,15 +125,6 @@ extension StrataMetrics {
     }
 }
 
-extension StrataServer.UseCases {
-    /// The server's use cases from the app's.
-    init(_ u: UseCases) {
-        self.init(
-            recordings: u.serve, query: u.query, loadDetail: u.loadDetail, history: u.history, diff: u.diff, replay: u.replay, sources: u.manageSources,
-            feed: u.feed)
-    }
-}
-
 /// Runs `handler` on SIGHUP (instead of the default exit) until cancelled.
 final class ReloadSignal {
     private let source: any DispatchSourceSignal

@@ -58,7 +58,7 @@ package struct WatchSources: Sendable {
         } catch let e as RepositoryError where e.code == .conflict {
             outcome = .leasedElsewhere(e.message)
         } catch {
-            outcome = .failed(PresentableMessage.of(error))
+            outcome = .failed("\(error)")
             failures += 1
             retryAfter = (error as? RepositoryError)?.retryAfter
         }
@@ -104,12 +104,5 @@ package struct WatchSources: Sendable {
             if left <= 0 { return }
             try await clock.sleep(seconds: min(left, 0.25))
         }
-    }
-}
-
-/// The message of an error as a person reads it.
-enum PresentableMessage {
-    static func of(_ error: any Error) -> String {
-        (error as? RepositoryError)?.message ?? "\(error)"
     }
 }
