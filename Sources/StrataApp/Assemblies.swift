@@ -33,6 +33,7 @@ package struct DataAssembly: Assembly {
         container.register(ItemTables.self) { r in ItemTables(store: r.resolve(EventStore.self)!) }
         container.register(LocalWrites.self) { r in LocalWrites(store: r.resolve(EventStore.self)!) }
         container.register(OutboxTables.self) { r in OutboxTables(store: r.resolve(EventStore.self)!) }
+        container.register(AlertTables.self) { r in AlertTables(store: r.resolve(EventStore.self)!) }
         container.register(Pusher.self) { r in
             Pusher(store: r.resolve(EventStore.self)!, client: r.resolve((any HTTPClient).self)!, logger: configuration.logger)
         }.inObjectScope(.container)
@@ -91,10 +92,29 @@ package struct DomainAssembly: Assembly {
         container.register(ManageConfig.self) { r in ManageConfig(writes: r.resolve((any WriteRepository).self)!) }
         container.register(QueryItems.self) { r in QueryItems(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
         let (leaseSeconds, teamTimeout, logger) = (configuration.leaseSeconds, configuration.teamTimeout, configuration.logger)
+        container.register((any AlertRepository).self) { r in EventAlertRepository(tables: r.resolve(AlertTables.self)!) }
+        let userAgent = configuration.userAgent
+        container.register((any NotificationSender).self) { r in
+            ProcessNotificationSender(webhook: WebhookSender(client: r.resolve((any HTTPClient).self)!, userAgent: userAgent), exec: ExecSender())
+        }
+        container.register(QueueNotifications.self) { r in
+            QueueNotifications(
+                alerts: r.resolve((any AlertRepository).self)!, log: r.resolve((any EventLogRepository).self)!, items: r.resolve((any ItemRepository).self)!,
+                sources: r.resolve((any SourceRepository).self)!, config: r.resolve(ManageConfig.self)!)
+        }
+        container.register(ManageAlerts.self) { r in
+            ManageAlerts(
+                alerts: r.resolve((any AlertRepository).self)!, sources: r.resolve((any SourceRepository).self)!, items: r.resolve((any ItemRepository).self)!,
+                sender: r.resolve((any NotificationSender).self)!)
+        }
+        container.register(DeliverNotifications.self) { r in
+            DeliverNotifications(alerts: r.resolve((any AlertRepository).self)!, sender: r.resolve((any NotificationSender).self)!)
+        }
         container.register(RefreshSource.self) { r in
             RefreshSource(
                 remote: r.resolve((any RemoteRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                leases: TeamLogLeases(storePath: r.resolve(EventStore.self)!.path, ttl: leaseSeconds, timeout: teamTimeout, logger: logger))
+                leases: TeamLogLeases(storePath: r.resolve(EventStore.self)!.path, ttl: leaseSeconds, timeout: teamTimeout, logger: logger),
+                notifications: r.resolve(QueueNotifications.self)!)
         }
         container.register(LoadItemDetail.self) { r in
             LoadItemDetail(
@@ -128,7 +148,8 @@ package struct DomainAssembly: Assembly {
                 sources: r.resolve((any SourceRepository).self)!,
                 write: r.resolve(WriteItems.self)!, push: r.resolve(PushOutbox.self)!, config: r.resolve(ManageConfig.self)!,
                 serve: r.resolve(ServeRecordings.self)!, maintenance: r.resolve(MaintainStore.self)!, documents: r.resolve(ReadDocuments.self)!,
-                watch: r.resolve(WatchSources.self)!, feed: r.resolve(ReadChangeFeed.self)!)
+                watch: r.resolve(WatchSources.self)!, feed: r.resolve(ReadChangeFeed.self)!, alerts: r.resolve(ManageAlerts.self)!,
+                notify: r.resolve(QueueNotifications.self)!, deliver: r.resolve(DeliverNotifications.self)!)
         }
     }
 }

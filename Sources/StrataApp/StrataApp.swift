@@ -62,4 +62,10 @@ package struct UseCases: Sendable {
     package let watch: WatchSources
     /// A source's changes, newest first (feeds).
     package let feed: ReadChangeFeed
+    /// Alerts: add, list, remove, test.
+    package let alerts: ManageAlerts
+    /// Matches recorded changes against the alerts and queues notifications.
+    package let notify: QueueNotifications
+    /// Sends queued notifications.
+    package let deliver: DeliverNotifications
 }

@@ -73,6 +73,26 @@ extension StrataServer {
                 return Self.error(error)
             }
         }
+        router.get("/_strata/feeds/alerts/:source/:file") { request, context in
+            let source = context.parameters.get("source") ?? "", file = context.parameters.get("file") ?? ""
+            do {
+                guard file.hasSuffix(".atom"), let alerts = self.useCases.alerts else {
+                    throw PresentableError(kind: .notFound, message: "alert feeds are at /_strata/feeds/alerts/SOURCE/NAME.atom")
+                }
+                guard self.allows(source) else {
+                    throw PresentableError(kind: .notFound, message: "this server does not serve source \(source); see /_strata/sources")
+                }
+                let name = String(file.dropLast(".atom".count))
+                let limit = min(try Self.int(request.uri.queryParameters.get("limit"), "limit", min: 1) ?? 50, 1_000)
+                let notifications = try await alerts.notifications(source: source, name: name, limit: limit)
+                let xml = AtomFeedRenderer(baseURL: "").render(alert: source + "/" + name, notifications: notifications, generatedAt: Date())
+                var h = HTTPFields()
+                h[.contentType] = "application/atom+xml; charset=utf-8"
+                return Response(status: .ok, headers: h, body: ResponseBody(byteBuffer: ByteBuffer(string: xml)))
+            } catch {
+                return Self.error(error)
+            }
+        }
         router.get("/_strata/log") { request, _ in
             await self.answer {
                 let q = request.uri.queryParameters

@@ -21,13 +21,15 @@ package final class StrataServer: Sendable {
         package var replay: ReplayLog
         package var sources: ManageSources
         package var feed: ReadChangeFeed
+        /// The alerts' feeds (none when nil).
+        package var alerts: ManageAlerts?
 
         package init(
             recordings: ServeRecordings, query: QueryItems, loadDetail: LoadItemDetail, history: GetItemHistory, diff: DiffCollection,
-            replay: ReplayLog, sources: ManageSources, feed: ReadChangeFeed
+            replay: ReplayLog, sources: ManageSources, feed: ReadChangeFeed, alerts: ManageAlerts? = nil
         ) {
             self.recordings = recordings; self.query = query; self.loadDetail = loadDetail; self.history = history; self.diff = diff
-            self.replay = replay; self.sources = sources; self.feed = feed
+            self.replay = replay; self.sources = sources; self.feed = feed; self.alerts = alerts
         }
     }
 

@@ -20,6 +20,10 @@ struct WatchCommand: AsyncParsableCommand {
             in flight (exit 0); SIGHUP reads the sources' definitions again. A stopped or killed
             watcher loses nothing: the next start plans from the log.
 
+            Alerts (`strata alert add`) are matched against each fetch's changes, and their
+            notifications are delivered beside the fetches, in order per alert, retried after 1 s,
+            2 s, 4 s… (at most 5 minutes apart); with --once, one round of delivery after the fetches.
+
             Examples:
               strata source change cars --every 15m
               strata watch                 # every scheduled source, until stopped
@@ -60,6 +64,23 @@ struct WatchCommand: AsyncParsableCommand {
             defer { metricsServer?.cancel() }
             logger.info(
                 "watching", metadata: ["sources": .string(watching.map(\.name).joined(separator: ",")), "once": .stringConvertible(once)])
+            // Passes a crash left unmatched against the alerts are matched first.
+            do { try await app.useCases.notify() } catch { logger.warning("could not match changes against the alerts", metadata: ["error": "\(error)"]) }
+            let deliver = app.useCases.deliver
+            let reportAttempt: @Sendable (DeliverNotifications.Attempt) -> Void = { a in
+                metrics.notified(alert: a.notification.alert, outcome: a.outcome, willRetry: a.willRetry)
+                a.log(logger)
+            }
+            // Delivery runs beside the fetches: a slow or dead receiver never delays a poll.
+            let delivering =
+                once
+                ? nil
+                : Task {
+                    await deliver.run(control: control, report: reportAttempt) { error in
+                        logger.warning("delivery round failed", metadata: ["error": "\(error)"])
+                    }
+                }
+            defer { delivering?.cancel() }
             try await app.useCases.watch.watch(names, once: once, control: control) { r in
                 var meta: Logger.Metadata = ["source": .string(r.source), "next": .string(LogTime(r.nextDue).iso8601)]
                 metrics.record(r)
@@ -72,6 +93,7 @@ struct WatchCommand: AsyncParsableCommand {
                     meta["changed"] = .stringConvertible(f.changed)
                     meta["removed"] = .stringConvertible(f.removed)
                     meta["seconds"] = .string(String(format: "%.3f", f.seconds))
+                    if f.notificationsQueued > 0 { meta["notifications"] = .stringConvertible(f.notificationsQueued) }
                     if !f.failures.isEmpty { meta["itemFailures"] = .stringConvertible(f.failures.count) }
                     logger.info("fetched", metadata: meta)
                 case .failed(let why):
@@ -83,6 +105,12 @@ struct WatchCommand: AsyncParsableCommand {
                     meta["reason"] = .string(why)
                     logger.info("not fetched", metadata: meta)
                 }
+            }
+            if once {
+                _ = try await deliver.round(report: reportAttempt)
+            } else {
+                control.stop()
+                await delivering?.value
             }
             logger.info("stopped")
         }
@@ -121,6 +149,25 @@ extension StrataMetrics {
         case .fetched(let f): fetched(source: r.source, outcome: "ok", seconds: f.seconds, events: f.pages + f.details + f.images)
         case .failed: fetched(source: r.source, outcome: "failed", seconds: 0, events: 0)
         case .leasedElsewhere: fetched(source: r.source, outcome: "leased-elsewhere", seconds: 0, events: 0)
+        }
+    }
+}
+
+extension DeliverNotifications.Attempt {
+    func log(_ logger: Logger) {
+        var meta: Logger.Metadata = [
+            "alert": .string(notification.alert), "notification": .string(notification.id), "item": .string(notification.item),
+            "attempt": .stringConvertible(number)
+        ]
+        switch outcome {
+        case .delivered(let status):
+            meta["outcome"] = "delivered"
+            if let status { meta["status"] = .stringConvertible(status) }
+            logger.info("notified", metadata: meta)
+        case .retry(let why, _), .refused(let why, _):
+            meta["outcome"] = willRetry ? "retry" : "failed"
+            meta["error"] = .string(why)
+            logger.warning("notification not delivered", metadata: meta)
         }
     }
 }

@@ -244,13 +244,18 @@ public struct DocumentReader {
 
     /// What changed in a collection between two points: documents added, removed, changed (with
     /// field-level operations from the state at `from` to the state at `to`) or back again.
-    /// Documents equal at both points are left out. One seek pair per key.
+    /// Documents equal at both points are left out. A key whose last change is at or before
+    /// `from` is passed over on its state record alone; the others take one seek pair.
     public func diff(collection: String, from: UInt64, to: UInt64) throws -> [DocumentDiff] {
         let prefix = Array(collection.utf8) + [0]
         let c = try transaction.cursor(tables["current"])
         var out: [DocumentDiff] = []
         var entry = try c.seek(atLeast: prefix)
         while let e = entry, e.key.hasPrefix(prefix) {
+            if from <= to, try DocumentSummary(record: e.value).changedSeq <= from {
+                entry = try c.next()
+                continue
+            }
             let key = try tables.reveal(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), in: transaction)
             let a = try version(collection: collection, key: key, asOf: from)
             let b = try version(collection: collection, key: key, asOf: to)

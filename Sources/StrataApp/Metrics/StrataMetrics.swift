@@ -1,6 +1,6 @@
 import Foundation
 import Prometheus
-import StrataDomain
+package import StrataDomain
 
 /// Strata's metrics in the Prometheus text format (swift-prometheus), for `GET /metrics` on
 /// `strata serve` and on `strata watch --metrics-port`. Counters of this process's fetches are
@@ -26,6 +26,9 @@ package final class StrataMetrics: Sendable {
     private static var lastSuccess: MetricNameDescriptor {
         name("strata_source_last_success_timestamp", "seconds", "When a source's list was last fetched completely (Unix time; 0: never).")
     }
+    private static var notifications: MetricNameDescriptor {
+        name("strata_notifications", "total", "Delivery attempts of alert notifications by this process, by outcome (delivered, retry, failed).")
+    }
     private static var readErrors: MetricNameDescriptor { name("strata_metrics_read", "errors", "1 when the last scrape could not read the store, else 0.") }
     private static let buckets: [Duration] = [
         .milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2_500),
@@ -39,6 +42,16 @@ package final class StrataMetrics: Sendable {
         registry.makeDurationHistogram(descriptor: Self.duration, labels: [("source", source)], buckets: Self.buckets)
             .record(.milliseconds(Int64((seconds * 1000).rounded())))
         registry.makeCounter(descriptor: Self.appended).increment(by: Int64(events))
+    }
+
+    /// One delivery attempt of a notification of `alert` (`SOURCE/NAME`).
+    package func notified(alert: String, outcome: DeliveryOutcome, willRetry: Bool) {
+        let label =
+            switch outcome {
+            case .delivered: "delivered"
+            case .retry, .refused: willRetry ? "retry" : "failed"
+            }
+        registry.makeCounter(descriptor: Self.notifications, labels: [("alert", alert), ("outcome", label)]).increment()
     }
 
     /// The exposition, the store's gauges read now through the app's use cases; per-source

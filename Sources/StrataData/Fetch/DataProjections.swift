@@ -126,5 +126,5 @@ public enum DataProjections {
 
     public static let recordings = RecordingIndex()
 
-    public static let all: [any Projection] = [sources, items, details, images, httpCache, timeline, Outbox.projection, recordings]
+    public static let all: [any Projection] = [sources, items, details, images, httpCache, timeline, Outbox.projection, recordings, AlertProjection.projection]
 }

@@ -73,6 +73,8 @@ extension ItemDiff {
     package init(entity e: ItemDiffEntity, source: Source) {
         let doc = e.after ?? e.before ?? .null
         let title = source.titlePath.flatMap { doc.value(atPath: $0) }.flatMap(\.scalarText) ?? e.id
-        self.init(id: e.id, title: title, kind: ChangeKind(e.kind), changes: e.changes.map(Change.init(patch:)))
+        self.init(
+            id: e.id, title: title, kind: ChangeKind(e.kind), changes: e.changes.map(Change.init(patch:)), before: e.before,
+            after: e.kind == .removed ? nil : e.after)
     }
 }

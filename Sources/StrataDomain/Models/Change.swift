@@ -27,8 +27,11 @@ package struct ItemDiff: Sendable, Hashable {
     package var title: String
     package var kind: ChangeKind
     package var changes: [Change]
-    package init(id: String, title: String, kind: ChangeKind, changes: [Change]) {
-        self.id = id; self.title = title; self.kind = kind; self.changes = changes
+    /// The item before the change (nil when it was added) and after it (nil when it was removed).
+    package var before: JSONValue?
+    package var after: JSONValue?
+    package init(id: String, title: String, kind: ChangeKind, changes: [Change], before: JSONValue? = nil, after: JSONValue? = nil) {
+        self.id = id; self.title = title; self.kind = kind; self.changes = changes; self.before = before; self.after = after
     }
 }
 

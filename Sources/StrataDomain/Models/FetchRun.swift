@@ -76,6 +76,8 @@ package struct RefreshResult: Sendable, Hashable {
     /// The source's lease in the team log the store shares, taken or renewed before the fetch
     /// (nil when it shares none).
     package var lease: SourceLease?
+    /// Notifications the pass's changes queued for the source's alerts.
+    package var notificationsQueued = 0
 
     package init(
         source: String, run: String, pages: Int = 0, pagesNotModified: Int = 0, complete: Bool = true, added: Int = 0, changed: Int = 0,

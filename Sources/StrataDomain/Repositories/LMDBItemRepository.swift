@@ -154,7 +154,7 @@ package struct LMDBItemRepository: ItemRepository {
 }
 
 /// Runs a storage read, wrapping its failures as ``RepositoryError`` `storage`.
-func storage<T>(_ body: () async throws -> T) async throws -> T {
+package func storage<T>(_ body: () async throws -> T) async throws -> T {
     do { return try await body() } catch let e as RepositoryError { throw e } catch {
         throw RepositoryError(.storage, "could not read the store: \(error)", cause: error)
     }

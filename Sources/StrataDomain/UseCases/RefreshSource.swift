@@ -3,11 +3,15 @@ package struct RefreshSource: Sendable {
     let remote: any RemoteRepository
     let sources: any SourceRepository
     let leases: (any SourceLeaseRepository)?
+    let notifications: QueueNotifications?
 
-    package init(remote: any RemoteRepository, sources: any SourceRepository, leases: (any SourceLeaseRepository)? = nil) {
+    package init(
+        remote: any RemoteRepository, sources: any SourceRepository, leases: (any SourceLeaseRepository)? = nil, notifications: QueueNotifications? = nil
+    ) {
         self.remote = remote
         self.sources = sources
         self.leases = leases
+        self.notifications = notifications
     }
 
     /// - Throws: ``RepositoryError`` `notFound` for an unknown source, `network` when the list
@@ -24,6 +28,9 @@ package struct RefreshSource: Sendable {
         let lease = try await leases?.lease(source: source, force: request.takeLease)
         var result = try await remote.refresh(source: source, request: request)
         result.lease = lease
+        // The pass's changes against the alerts. A failure here loses nothing: the pass is in the
+        // log and the next evaluation (the next fetch, `watch`, `alert deliver`) matches it.
+        result.notificationsQueued = (try? await notifications?(source: source)) ?? 0
         return result
     }
 }

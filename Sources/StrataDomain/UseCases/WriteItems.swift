@@ -221,7 +221,7 @@ extension WriteRepository {
 /// Settings of this store (`config set user NAME`), each an event.
 package struct ManageConfig: Sendable {
     let writes: any WriteRepository
-    package static let keys = ["user"]
+    package static let keys = ["user", "serve.url"]
 
     package init(writes: any WriteRepository) { self.writes = writes }
 
@@ -229,6 +229,11 @@ package struct ManageConfig: Sendable {
         guard Self.keys.contains(key) else { throw RepositoryError(.invalidQuery, "unknown setting \(key); settings: \(Self.keys.joined(separator: ", "))") }
         let v = value.trimmingCharacters(in: .whitespaces)
         guard !v.isEmpty, v.count <= 128 else { throw RepositoryError(.invalidQuery, "\(key) must be 1–128 characters") }
+        if key == "serve.url" {
+            guard let url = URL(string: v), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw RepositoryError(.invalidQuery, "serve.url is where `strata serve` is reached, an http:// or https:// URL: \(v)")
+            }
+        }
         try await writes.setSetting(key, .string(v))
     }
 

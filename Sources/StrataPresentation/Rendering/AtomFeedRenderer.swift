@@ -42,30 +42,47 @@ package struct AtomFeedRenderer: Sendable {
         return out + "</feed>\n"
     }
 
-    /// `RAV4 (3) changed: price 12300 → 11900, km 10 → 12`; `RAV4 (3) added`.
-    static func title(_ d: ItemDiff) -> String {
-        let name = d.title.isEmpty || d.title == d.id ? d.id : "\(d.title) (\(d.id))"
-        guard d.kind == .changed, !d.changes.isEmpty else { return "\(name) \(d.kind.rawValue)" }
-        let shown = d.changes.prefix(3).map { c in "\(field(c.path)) \(value(c.old)) → \(value(c.new))" }
-        return "\(name) changed: " + shown.joined(separator: ", ") + (d.changes.count > 3 ? ", and \(d.changes.count - 3) more" : "")
+    /// An alert's notifications as a feed: one entry per notification, newest first, its id
+    /// `urn:strata:alert:SOURCE:NAME:NOTIFICATION`, its title the notification's.
+    package func render(alert: String, notifications: [AlertNotification], generatedAt: Date) -> String {
+        let updated = notifications.first.map { LogTime($0.observedAt).iso8601 } ?? LogTime(generatedAt).iso8601
+        let parts = alert.split(separator: "/", maxSplits: 1).map(String.init)
+        let urn = parts.map(Self.urn).joined(separator: ":")
+        var out = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <feed xmlns="http://www.w3.org/2005/Atom">
+              <id>urn:strata:alert:\(urn)</id>
+              <title>\(Self.escape("Alert \(alert)"))</title>
+              <updated>\(updated)</updated>
+              <author><name>Strata</name></author>
+              <link rel="self" href="\(Self.escape(baseURL + "/_strata/feeds/alerts/" + parts.map(Self.path).joined(separator: "/") + ".atom"))"/>
+              <generator>Strata</generator>
+
+            """
+        for n in notifications {
+            let link = baseURL + "/_strata/sources/" + Self.path(n.source) + "/items/" + Self.path(n.item)
+            var lines = ["\(n.kind.rawValue) at seq \(n.seq), observed \(LogTime(n.observedAt).iso8601); notification \(n.id)"]
+            for c in n.changes { lines.append("\(ItemDiff.field(c.path)): \(ItemDiff.text(c.old)) → \(ItemDiff.text(c.new))") }
+            out += """
+                  <entry>
+                    <id>urn:strata:alert:\(urn):\(Self.urn(n.id))</id>
+                    <title>\(Self.escape(n.title))</title>
+                    <updated>\(LogTime(n.observedAt).iso8601)</updated>
+                    <link href="\(Self.escape(link))"/>
+                    <content type="text">\(Self.escape(lines.joined(separator: "\n")))</content>
+                  </entry>
+
+                """
+        }
+        return out + "</feed>\n"
     }
+
+    static func title(_ d: ItemDiff) -> String { d.headline }
 
     static func content(_ e: FeedEntry) -> String {
         var lines = ["\(e.item.kind.rawValue) at seq \(e.seq), observed \(LogTime(e.observedAt).iso8601)"]
-        for c in e.item.changes { lines.append("\(field(c.path)): \(value(c.old)) → \(value(c.new))") }
+        for c in e.item.changes { lines.append("\(ItemDiff.field(c.path)): \(ItemDiff.text(c.old)) → \(ItemDiff.text(c.new))") }
         return lines.joined(separator: "\n")
-    }
-
-    /// A JSON Pointer as people write the field: `/owner/name` → `owner.name`.
-    static func field(_ pointer: String) -> String {
-        pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-            .map { $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~") }.joined(separator: ".")
-    }
-
-    static func value(_ v: JSONValue?) -> String {
-        guard let v else { return "—" }
-        if case .string(let s) = v { return s.displayLine }
-        return v.canonicalString.displayLine
     }
 
     static func escape(_ s: String) -> String {

@@ -1,0 +1,78 @@
+import Foundation
+import StrataJSON
+
+/// Matches a source's recorded changes against its alerts and queues a notification for each
+/// match. Pass by pass (each `FetchCompleted` against the pass before it), from the last pass
+/// evaluated: every pass's notifications and its evaluation mark are one transaction, and a
+/// notification's id is a function of the alert, the pass and the item, so a crash anywhere
+/// (after a pass, before its evaluation) neither loses a notification nor makes a second one.
+package struct QueueNotifications: Sendable {
+    let alerts: any AlertRepository
+    let log: any EventLogRepository
+    let items: any ItemRepository
+    let sources: any SourceRepository
+    let config: ManageConfig?
+
+    package init(alerts: any AlertRepository, log: any EventLogRepository, items: any ItemRepository, sources: any SourceRepository, config: ManageConfig?) {
+        self.alerts = alerts
+        self.log = log
+        self.items = items
+        self.sources = sources
+        self.config = config
+    }
+
+    /// Evaluates the passes of `source` not evaluated yet; every source with alerts when nil.
+    /// Returns how many notifications were queued.
+    @discardableResult
+    package func callAsFunction(source: String? = nil) async throws -> Int {
+        let all = try await alerts.alerts()
+        let names = source.map { [$0] } ?? Array(Set(all.map(\.alert.source))).sorted()
+        let base = try await servedAt()
+        var queued = 0
+        for name in names {
+            let watching = all.filter { $0.alert.source == name }
+            guard !watching.isEmpty else { continue }
+            queued += try await evaluate(name, watching, base: base)
+        }
+        return queued
+    }
+
+    private func evaluate(_ source: String, _ watching: [AlertSummary], base: String) async throws -> Int {
+        let spec = try await sources.source(named: source)
+        // Passes before the oldest alert cannot match any of them.
+        var after = max(try await alerts.evaluatedThrough(source: source), watching.map(\.addedSeq).min() ?? 0)
+        var queued = 0
+        while true {
+            let passes = try await log.entries(LogQuery(stream: source, type: "FetchCompleted", fromSeq: after + 1, limit: 64, newestFirst: false))
+            guard !passes.isEmpty else { return queued }
+            for pass in passes {
+                let before = try await log.entries(LogQuery(stream: source, type: "FetchCompleted", toSeq: pass.seq - 1, limit: 1, newestFirst: true))
+                let diff = try await items.diff(source: source, from: .seq(before.first?.seq ?? 0), to: .seq(pass.seq))
+                var notifications: [AlertNotification] = []
+                for d in diff.items {
+                    for summary in watching where summary.addedSeq < pass.seq && summary.alert.matches(d) {
+                        notifications.append(
+                            AlertNotification(
+                                id: alerts.notificationID(alert: summary, item: d.id, pass: pass), alert: summary.alert.key, source: source,
+                                item: d.id, kind: d.kind, seq: pass.seq, observedAt: pass.recordedAt, title: d.headline, changes: d.changes,
+                                url: base + "/_strata/sources/" + Self.segment(spec.name) + "/items/" + Self.segment(d.id)))
+                    }
+                }
+                queued += try await alerts.queue(notifications, source: source, pass: pass)
+                after = pass.seq
+            }
+        }
+    }
+
+    private static func segment(_ s: String) -> String {
+        s.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))) ?? s
+    }
+
+    /// Where `strata serve` is reached (`config set serve.url`), for the notifications' links.
+    private func servedAt() async throws -> String {
+        let configured = try await config?.get("serve.url")
+        var url = configured ?? "http://127.0.0.1:8080"
+        while url.hasSuffix("/") { url.removeLast() }
+        return url
+    }
+}
