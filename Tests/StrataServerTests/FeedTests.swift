@@ -1,5 +1,7 @@
 import FixtureServer
 import Foundation
+import StrataApp
+import StrataDomain
 import StrataTestSupport
 import Testing
 
@@ -83,6 +85,37 @@ import Testing
                 let unknown = try await s.get(base, "/_strata/feeds/nope.atom")
                 #expect(unknown.status == 404 && unknown.text.contains("\"message\""))
                 #expect(try await s.get(base, "/_strata/feeds/cars.rss").status == 404)
+            }
+        }
+    }
+
+    @Test func anAlertsNotificationsAreAnAtomFeed() async throws {
+        try await withFixtureServer { fixture in
+            let s = try await ServedStore.make(fixture)
+            let hook = try #require(URL(string: "http://127.0.0.1:9/unused"))
+            try await s.app.useCases.alerts.add(.init(source: "cars", name: "cheaper", kinds: ["changed"], fields: ["price"], target: .webhook(hook)))
+            // Back to v1 after v3: the prices that moved are this alert's news.
+            fixture.version = 1
+            let pass = try await s.app.useCases.refresh("cars")
+            #expect(pass.notificationsQueued > 0)
+            try await s.serving { (base: String) async throws in
+                let r = try await s.get(base, "/_strata/feeds/alerts/cars/cheaper.atom")
+                #expect(r.status == 200 && r.header("Content-Type") == "application/atom+xml; charset=utf-8")
+                let atom = try Self.read(r.text)
+                for required in ["id", "title", "updated", "author"] { #expect(atom.feed[required]?.isEmpty == false, "feed \(required)") }
+                #expect(atom.links.contains("/_strata/feeds/alerts/cars/cheaper.atom"))
+                #expect(atom.entries.count == pass.notificationsQueued)
+                for e in atom.entries {
+                    for required in ["id", "title", "updated", "link"] { #expect(e[required]?.isEmpty == false, "entry \(required)") }
+                    #expect((e["title"] ?? "").contains(" changed: price ") && (e["content"] ?? "").contains("notification ntf-"), "\(e)")
+                    #expect(try await s.get(base, e["link"]!).status == 200)
+                }
+                let ids = atom.entries.compactMap { $0["id"] }
+                #expect(Set(ids).count == ids.count && ids.allSatisfy { $0.hasPrefix("urn:strata:alert:cars:cheaper:ntf-") })
+                #expect(try Self.read(try await s.get(base, "/_strata/feeds/alerts/cars/cheaper.atom").text).entries.compactMap { $0["id"] } == ids)
+                #expect(try Self.read(try await s.get(base, "/_strata/feeds/alerts/cars/cheaper.atom?limit=1").text).entries.count == 1)
+                let unknown = try await s.get(base, "/_strata/feeds/alerts/cars/nope.atom")
+                #expect(unknown.status == 404 && unknown.text.contains("no alert nope on cars"))
             }
         }
     }

@@ -67,6 +67,11 @@ public enum AlertProjection {
 
     static func fold(_ event: RecordedEvent, _ ctx: ProjectionContext) throws -> [DocumentOperation] {
         let reader = DocumentReader(transaction: ctx.transaction, tables: ctx.tables)
+        // A removed document still has its last version: only present ones count.
+        func present(_ collection: String, _ key: String) throws -> JSONValue? {
+            guard let s = try reader.state(collection: collection, key: key), !s.removed else { return nil }
+            return s.document
+        }
         func number(_ o: [String: JSONValue], _ key: String) -> Int { if case .number(let n)? = o[key] { Int(n) ?? 0 } else { 0 } }
         switch event.type {
         case AlertEvents.added:
@@ -82,7 +87,7 @@ public enum AlertProjection {
             return [.put(collection: "alerts", key: alert, document: .object(o))]
         case AlertEvents.removed:
             let alert = try required(event, "alert")
-            guard try reader.state(collection: "alerts", key: alert) != nil else { return [] }
+            guard try present("alerts", alert) != nil else { return [] }
             var ops: [DocumentOperation] = [.remove(collection: "alerts", key: alert)]
             // What was still to deliver is cancelled with it.
             let prefix = alert + "/"
@@ -94,7 +99,7 @@ public enum AlertProjection {
             return ops
         case AlertEvents.queued:
             let alert = try required(event, "alert")
-            guard case .object(var a)? = try reader.state(collection: "alerts", key: alert)?.document else { return [] }
+            guard case .object(var a)? = try present("alerts", alert) else { return [] }
             let n: [String: JSONValue] = [
                 "id": .string(event.id), "alert": .string(alert), "source": .string(try required(event, "source")),
                 "item": .string(try required(event, "item")), "kind": .string(try required(event, "kind")),
@@ -110,11 +115,11 @@ public enum AlertProjection {
         case AlertEvents.evaluated:
             let source = try required(event, "source")
             guard let through = event[metadata: "through"].flatMap(UInt64.init) else { throw DocumentError("AlertsEvaluated without through") }
-            if case .object(let e)? = try reader.state(collection: "evaluated", key: source)?.document, number(e, "through") >= through { return [] }
+            if case .object(let e)? = try present("evaluated", source), number(e, "through") >= through { return [] }
             return [.put(collection: "evaluated", key: source, document: .object(["through": .number(String(through))]))]
         case AlertEvents.sent, AlertEvents.delivered, AlertEvents.failed:
             let id = try required(event, "notification")
-            guard case .object(var n)? = try reader.state(collection: "notifications", key: id)?.document,
+            guard case .object(var n)? = try present("notifications", id),
                 case .string(let alert)? = n["alert"], n["state"] == .string(NotificationEntityState.pending.rawValue)
             else { return [] }
             let attempt = event[metadata: "attempt"].flatMap(Int.init) ?? number(n, "attempts")
@@ -139,7 +144,7 @@ public enum AlertProjection {
             n["state"] = .string(settled)
             n["settledSeq"] = .number(String(event.seq))
             var ops: [DocumentOperation] = [.put(collection: "notifications", key: id, document: .object(n)), .remove(collection: "pending", key: key)]
-            if case .object(var a)? = try reader.state(collection: "alerts", key: alert)?.document {
+            if case .object(var a)? = try present("alerts", alert) {
                 a[settled] = .number(String(number(a, settled) + 1))
                 ops.append(.put(collection: "alerts", key: alert, document: .object(a)))
             }

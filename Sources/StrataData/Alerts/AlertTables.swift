@@ -98,7 +98,7 @@ public struct AlertTables: Sendable {
 
     public func alert(source: String, name: String) async throws -> AlertEntity? {
         try await store.documents(projection: "alerts") { r in
-            try r.state(collection: "alerts", key: Self.key(source: source, name: name)).flatMap { AlertEntity($0.document) }
+            try r.state(collection: "alerts", key: Self.key(source: source, name: name)).flatMap { $0.removed ? nil : AlertEntity($0.document) }
         }
     }
 
