@@ -129,11 +129,16 @@ struct SourceCommand: AsyncParsableCommand {
         @OptionGroup var writeSide: WriteSide
         @Option(help: "Path of the title field.") var title: String?
         @Option(help: "Field path(s) to index, comma-separated or repeated (replaces the set).") var index: [String] = []
+        @Option(
+            help: ArgumentHelp(
+                "Field path(s) whose changes alone make no new version, diff or alert (comma-separated or repeated; replaces the set; '' clears it).",
+                valueName: "path"))
+        var ignore: [String] = []
         @OptionGroup var headerOptions: HeaderOptions
         @OptionGroup var scheduleOptions: ScheduleOptions
 
         func validate() throws {
-            if writeSide.isEmpty && title == nil && index.isEmpty && headerOptions.isEmpty && scheduleOptions.isEmpty {
+            if writeSide.isEmpty && title == nil && index.isEmpty && ignore.isEmpty && headerOptions.isEmpty && scheduleOptions.isEmpty {
                 throw ValidationError("nothing to change: give at least one option")
             }
         }
@@ -145,6 +150,7 @@ struct SourceCommand: AsyncParsableCommand {
                 writeSide.apply(to: &def)
                 if let title { def.title = title.isEmpty ? nil : title }
                 if !index.isEmpty { def.index = index.flatMap { $0.split(separator: ",").map(String.init) } }
+                if !ignore.isEmpty { def.ignore = ignore.flatMap { $0.split(separator: ",").map(String.init) } }
                 if !headerOptions.isEmpty { def.headers = try headerOptions.headers() }
                 if !scheduleOptions.isEmpty { def.schedule = try scheduleOptions.apply(to: def.schedule) }
                 let changed = def
@@ -202,6 +208,8 @@ struct SourceCommand: AsyncParsableCommand {
         @Option(help: "After-id paging: the parameter given the last item's id (e.g. starting_after).") var afterParam: String?
         @Option(help: "After-id paging: path of the has-more flag (e.g. has_more).") var hasMorePath: String?
         @Option(help: "Field path(s) to index, comma-separated or repeated.") var index: [String] = []
+        @Option(help: ArgumentHelp("Field path(s) whose changes alone make no new version, diff or alert (comma-separated or repeated).", valueName: "path"))
+        var ignore: [String] = []
         @OptionGroup var headerOptions: HeaderOptions
         @OptionGroup var writeSide: WriteSide
         @OptionGroup var scheduleOptions: ScheduleOptions
@@ -218,6 +226,7 @@ struct SourceCommand: AsyncParsableCommand {
                     limitParam: limitParam, afterParam: afterParam, hasMorePath: hasMorePath)
                 writeSide.apply(to: &def)
                 def.schedule = try scheduleOptions.apply(to: nil)
+                def.ignore = ignore.flatMap { $0.split(separator: ",").map(String.init) }
                 let keep = headerOptions.allowLiteralSecret
                 do { try def.validate(keepingLiteralSecrets: keep) } catch let e as RepositoryError { throw ValidationError(e.message) }
                 let app = try await location.app()

@@ -30,24 +30,27 @@ public enum DataProjections {
     /// Local writes are overlaid on the fetched documents (``PendingOverlay``): an item with open
     /// writes shows them, through fetches, until the server answers.
     public static let items = KeyedDocumentProjection(
-        name: "items", version: 16,
+        name: "items", version: 17,
         eventTypes: Set([DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted])
             .union(WriteEvents.writes).union(WriteEvents.outcomes),
-        extraTables: PendingOverlay.tables
+        extraTables: PendingOverlay.tables + [IgnoredFields.table]
     ) { event, ctx in
         switch event.type {
         case DataEvents.sourceDefined, DataEvents.sourceChanged:
             guard let name = event[metadata: "source"], let body = try ctx.payload(of: event) else {
                 throw DocumentError("source event without a name or definition")
             }
-            guard case .array(let paths)? = try JSONValue(parsing: body).value(atPath: "index") else { return [.index(collection: name, paths: [])] }
+            let definition = try JSONValue(parsing: body)
+            try IgnoredFields.set(definition.value(atPath: "ignore"), source: name, ctx)
+            guard case .array(let paths)? = definition.value(atPath: "index") else { return [.index(collection: name, paths: [])] }
             return [.index(collection: name, paths: paths.compactMap { if case .string(let p) = $0 { p } else { nil } })]
         case DataEvents.pageFetched, DataEvents.pageNotModified:
             guard let source = event[metadata: "source"], let body = try ctx.payload(of: event) else {
                 throw DocumentError("page event without a source or body")
             }
             let url = event[metadata: "url"] ?? ""
-            let (_, items) = try ItemExtraction(metadataOf: event).items(in: body, url: url)
+            var (_, items) = try ItemExtraction(metadataOf: event).items(in: body, url: url)
+            try IgnoredFields(source: source, ctx)?.keepUnchanged(&items)
             let overlay = PendingOverlay(context: ctx, source: source)
             if try overlay.isEmpty() { return items.map { .put(collection: source, key: $0.key, document: $0.item) } }
             return try items.map { try overlay.serverPut($0.key, $0.item) ?? .put(collection: source, key: $0.key, document: $0.item) }

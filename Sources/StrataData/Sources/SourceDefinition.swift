@@ -61,6 +61,9 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
     /// When `strata watch` fetches the source by itself, and what it fetches then (nil: only
     /// when asked).
     public var schedule: FetchSchedule?
+    /// Fields that change on every poll (timestamps, request ids, counters): a change to these
+    /// alone makes no new item version (the stored bodies keep them). Nil or empty: none.
+    public var ignore: [String]?
 
     public init(
         name: String, url: String, items: String? = nil, id: [String] = ["id"], title: String? = nil, subtitle: [String] = [],
@@ -114,6 +117,7 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
             if let path, !Self.isPath(path) { throw bad(flag, "'\(path)' is not a dotted path like results or data.items") }
         }
         for p in subtitle + index where !Self.isPath(p) { throw bad("--subtitle/--index", "'\(p)' is not a dotted path") }
+        for p in ignore ?? [] where !Self.isPath(p) { throw bad("--ignore", "'\(p)' is not a dotted path like updated_at or meta.request_id") }
         guard !id.isEmpty else { throw bad("--id", "needs at least one path") }
         for p in id where !(p == "@key" || Self.isPath(p)) { throw bad("--id", "'\(p)' is not a dotted path or @key") }
         if id.contains("@key") && id.count > 1 { throw bad("--id", "@key cannot be combined with other paths") }

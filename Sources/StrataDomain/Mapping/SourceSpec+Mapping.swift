@@ -16,6 +16,7 @@ extension SourceSpec {
         deleteURL = d.deleteURL
         ownerField = d.ownerField
         schedule = d.schedule.map(SourceSchedule.init)
+        ignore = d.ignore ?? []
     }
 
     /// The definition the fetcher reads and the log stores.
@@ -31,6 +32,7 @@ extension SourceSpec {
         d.deleteURL = deleteURL
         d.ownerField = ownerField
         d.schedule = schedule.map(\.definition)
+        d.ignore = ignore.isEmpty ? nil : ignore
         return d
     }
 

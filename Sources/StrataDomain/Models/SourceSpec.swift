@@ -60,6 +60,8 @@ package struct SourceSpec: Sendable, Hashable {
     package var ownerField: String?
     /// When `strata watch` fetches the source by itself; nil: only when asked.
     package var schedule: SourceSchedule?
+    /// Fields whose changes alone make no new item version (they change on every poll).
+    package var ignore: [String] = []
 
     package init(
         name: String, url: String, items: String? = nil, id: [String] = ["id"], title: String? = nil, subtitle: [String] = [], image: String? = nil,
