@@ -92,6 +92,12 @@ package struct DomainAssembly: Assembly {
         container.register(ManageConfig.self) { r in ManageConfig(writes: r.resolve((any WriteRepository).self)!) }
         container.register(QueryItems.self) { r in QueryItems(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
         let (leaseSeconds, teamTimeout, logger) = (configuration.leaseSeconds, configuration.teamTimeout, configuration.logger)
+        container.register((any SchemaRepository).self) { r in EngineSchemaRepository(tables: SchemaTables(store: r.resolve(EventStore.self)!)) }
+        container.register(ReadSchema.self) { r in
+            ReadSchema(
+                schema: r.resolve((any SchemaRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
+                log: r.resolve((any EventLogRepository).self)!)
+        }
         container.register((any AlertRepository).self) { r in EventAlertRepository(tables: r.resolve(AlertTables.self)!) }
         let userAgent = configuration.userAgent
         container.register((any NotificationSender).self) { r in
@@ -100,7 +106,7 @@ package struct DomainAssembly: Assembly {
         container.register(QueueNotifications.self) { r in
             QueueNotifications(
                 alerts: r.resolve((any AlertRepository).self)!, log: r.resolve((any EventLogRepository).self)!, items: r.resolve((any ItemRepository).self)!,
-                sources: r.resolve((any SourceRepository).self)!, config: r.resolve(ManageConfig.self)!)
+                sources: r.resolve((any SourceRepository).self)!, config: r.resolve(ManageConfig.self)!, schema: r.resolve((any SchemaRepository).self)!)
         }
         container.register(ManageAlerts.self) { r in
             ManageAlerts(
@@ -149,7 +155,7 @@ package struct DomainAssembly: Assembly {
                 write: r.resolve(WriteItems.self)!, push: r.resolve(PushOutbox.self)!, config: r.resolve(ManageConfig.self)!,
                 serve: r.resolve(ServeRecordings.self)!, maintenance: r.resolve(MaintainStore.self)!, documents: r.resolve(ReadDocuments.self)!,
                 watch: r.resolve(WatchSources.self)!, feed: r.resolve(ReadChangeFeed.self)!, alerts: r.resolve(ManageAlerts.self)!,
-                notify: r.resolve(QueueNotifications.self)!, deliver: r.resolve(DeliverNotifications.self)!)
+                notify: r.resolve(QueueNotifications.self)!, deliver: r.resolve(DeliverNotifications.self)!, schema: r.resolve(ReadSchema.self)!)
         }
     }
 }

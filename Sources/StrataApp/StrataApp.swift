@@ -68,4 +68,6 @@ package struct UseCases: Sendable {
     package let notify: QueueNotifications
     /// Sends queued notifications.
     package let deliver: DeliverNotifications
+    /// A source's shape and its drift.
+    package let schema: ReadSchema
 }

@@ -27,7 +27,7 @@ struct Strata: AsyncParsableCommand {
             SourceCommand.self, FetchCommand.self, ImportCommand.self,
             ExportCommand.self, BrowseCommand.self, ServeCommand.self, WatchCommand.self, AlertCommand.self, ListCommand.self, ShowCommand.self,
             HistoryCommand.self,
-            DiffCommand.self,
+            DiffCommand.self, SchemaCommand.self,
             DemoCommand.self
         ],
         groupedSubcommands: [

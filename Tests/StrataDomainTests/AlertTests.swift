@@ -59,7 +59,7 @@ import Testing
 
     @Test func aNotificationsJSONReadsBack() throws {
         let n = AlertNotification(
-            id: "ntf-1", alert: "cars/a", source: "cars", item: "3", kind: .changed, seq: 42, observedAt: Date(timeIntervalSince1970: 1_790_000_000),
+            id: "ntf-1", alert: "cars/a", source: "cars", item: "3", kind: "changed", seq: 42, observedAt: Date(timeIntervalSince1970: 1_790_000_000),
             title: "RAV4 (3) changed: price 12300 → 11900", changes: [Change(kind: .replaced, path: "/price", old: .number("12300"), new: .number("11900"))],
             url: "http://127.0.0.1:8080/_strata/sources/cars/items/3")
         guard case .object(let o) = n.json else { Issue.record("not an object"); return }

@@ -47,7 +47,7 @@ struct EventAlertRepository: AlertRepository {
         let entities = try await storage { try await tables.alerts() }
         let byKey = Dictionary(entities.map { (AlertTables.key(source: $0.source, name: $0.name), $0) }, uniquingKeysWith: { a, _ in a })
         let queued = notifications.compactMap { n in
-            byKey[n.alert].map { QueuedNotification(id: n.id, alert: $0, item: n.item, kind: n.kind.rawValue, pass: n.seq, body: n.json) }
+            byKey[n.alert].map { QueuedNotification(id: n.id, alert: $0, item: n.item, kind: n.kind, pass: n.seq, body: n.json) }
         }
         return try await storage { try await tables.queue(queued, source: source, through: pass.seq, passID: pass.id) }
     }

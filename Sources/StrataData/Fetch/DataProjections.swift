@@ -129,5 +129,7 @@ public enum DataProjections {
 
     public static let recordings = RecordingIndex()
 
-    public static let all: [any Projection] = [sources, items, details, images, httpCache, timeline, Outbox.projection, recordings, AlertProjection.projection]
+    public static let all: [any Projection] = [
+        sources, items, details, images, httpCache, timeline, Outbox.projection, recordings, AlertProjection.projection, SchemaProjection.projection
+    ]
 }

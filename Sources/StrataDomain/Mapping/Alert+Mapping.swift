@@ -6,7 +6,7 @@ extension AlertNotification {
     /// `{"id", "alert", "source", "item", "kind", "seq", "observedAt", "title", "changes": [{"path", "old", "new"}], "url"}`.
     package var json: JSONValue {
         .object([
-            "id": .string(id), "alert": .string(alert), "source": .string(source), "item": .string(item), "kind": .string(kind.rawValue),
+            "id": .string(id), "alert": .string(alert), "source": .string(source), "item": .string(item), "kind": .string(kind),
             "seq": .number(String(seq)), "observedAt": .string(observedAt.formatted(.iso8601)), "title": .string(title),
             "changes": .array(
                 changes.map { c in
@@ -22,7 +22,7 @@ extension AlertNotification {
     package init?(json: JSONValue) {
         func s(_ k: String) -> String? { if case .string(let v)? = json.value(atPath: k) { v } else { nil } }
         guard let id = s("id"), let alert = s("alert"), let source = s("source"), let item = s("item"),
-            let kind = s("kind").flatMap(ChangeKind.init(rawValue:)), case .number(let seq)? = json.value(atPath: "seq"), let seq = UInt64(seq)
+            let kind = s("kind"), case .number(let seq)? = json.value(atPath: "seq"), let seq = UInt64(seq)
         else { return nil }
         let observedAt = s("observedAt").flatMap { try? Date($0, strategy: .iso8601) } ?? Date(timeIntervalSince1970: 0)
         var changes: [Change] = []
@@ -44,7 +44,7 @@ extension Alert {
     /// The stored definition: `{"on", "fields", "when"?, "webhook"? , "exec"?}`.
     package var definition: JSONValue {
         var o: [String: JSONValue] = [
-            "on": .array(ChangeKind.allCases.filter { kinds.contains($0) }.map { .string($0.rawValue) }),
+            "on": .array(ChangeKind.allCases.filter { kinds.contains($0) }.map { .string($0.rawValue) } + (onDrift ? [.string("drift")] : [])),
             "fields": .array(fields.map { .string($0) })
         ]
         if let condition { o["when"] = .string(condition.text) }
@@ -73,9 +73,9 @@ extension Alert {
             guard let c = try? AlertCondition(parsing: text) else { return nil }
             condition = c
         }
-        let kinds = Set(strings("on").compactMap(ChangeKind.init(rawValue:)))
+        let on = strings("on")
         self.init(
-            source: source, name: name, kinds: kinds.isEmpty ? Set(ChangeKind.allCases) : kinds, fields: strings("fields"), condition: condition,
-            target: target)
+            source: source, name: name, kinds: on.isEmpty ? Set(ChangeKind.allCases) : Set(on.compactMap(ChangeKind.init(rawValue:))),
+            fields: strings("fields"), condition: condition, target: target, onDrift: on.contains("drift"))
     }
 }

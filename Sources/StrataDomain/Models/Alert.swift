@@ -20,14 +20,17 @@ package struct Alert: Sendable, Hashable {
     package var fields: [String]
     package var condition: AlertCondition?
     package var target: AlertTarget
+    /// Fires on drift of the source's shape too (a field added or gone, a type changed).
+    package var onDrift: Bool
 
     package init(
         source: String, name: String, kinds: Set<ChangeKind> = Set(ChangeKind.allCases), fields: [String] = [], condition: AlertCondition? = nil,
-        target: AlertTarget
+        target: AlertTarget, onDrift: Bool = false
     ) {
         self.source = source
         self.name = name
         self.kinds = kinds
+        self.onDrift = onDrift
         self.fields = fields
         self.condition = condition
         self.target = target
@@ -57,6 +60,18 @@ package struct Alert: Sendable, Hashable {
         }
         if let condition, !condition.matches(new: diff.after, old: diff.before) { return false }
         return true
+    }
+
+    /// Whether a drift of the source's shape matches: the alert fires on drift and, given
+    /// fields, the drifted path is one of them or inside one.
+    package func matches(_ drift: SchemaDrift) -> Bool {
+        guard onDrift else { return false }
+        guard !fields.isEmpty else { return true }
+        let path = drift.path.hasPrefix("detail:") ? String(drift.path.dropFirst(7)) : drift.path
+        return fields.contains { f in
+            let field = f.hasPrefix("/") ? String(f.dropFirst()).replacingOccurrences(of: "/", with: ".") : f
+            return path == field || path.hasPrefix(field + ".") || path.hasPrefix(field + "[]")
+        }
     }
 }
 
@@ -90,7 +105,8 @@ package struct AlertNotification: Sendable, Hashable {
     package var alert: String
     package var source: String
     package var item: String
-    package var kind: ChangeKind
+    /// A ``ChangeKind``'s name, or `drift` for a change of the source's shape.
+    package var kind: String
     /// The pass that recorded the change, and when it observed it.
     package var seq: UInt64
     package var observedAt: Date
@@ -100,7 +116,7 @@ package struct AlertNotification: Sendable, Hashable {
     package var url: String
 
     package init(
-        id: String, alert: String, source: String, item: String, kind: ChangeKind, seq: UInt64, observedAt: Date, title: String, changes: [Change],
+        id: String, alert: String, source: String, item: String, kind: String, seq: UInt64, observedAt: Date, title: String, changes: [Change],
         url: String
     ) {
         self.id = id; self.alert = alert; self.source = source; self.item = item; self.kind = kind; self.seq = seq

@@ -40,10 +40,15 @@ package struct ManageAlerts: Sendable {
             throw RepositoryError(.invalidQuery, "an alert's name is 1–64 letters, digits, '.', '_' or '-' (not starting with '.'): \(name.debugDescription)")
         }
         var kinds = Set<ChangeKind>()
+        var onDrift = false
         for k in draft.kinds {
+            if k.lowercased() == "drift" {
+                onDrift = true
+                continue
+            }
             guard let kind = ChangeKind(rawValue: k.lowercased()) else {
                 throw RepositoryError(
-                    .invalidQuery, "unknown change kind \(k.debugDescription); kinds: \(ChangeKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                    .invalidQuery, "unknown change kind \(k.debugDescription); kinds: \(ChangeKind.allCases.map(\.rawValue).joined(separator: ", ")), drift")
             }
             kinds.insert(kind)
         }
@@ -65,8 +70,8 @@ package struct ManageAlerts: Sendable {
             guard !command.trimmingCharacters(in: .whitespaces).isEmpty else { throw RepositoryError(.invalidQuery, "the command to run is empty") }
         }
         let alert = Alert(
-            source: draft.source, name: name, kinds: kinds.isEmpty ? Set(ChangeKind.allCases) : kinds, fields: draft.fields, condition: condition,
-            target: draft.target)
+            source: draft.source, name: name, kinds: kinds.isEmpty && !onDrift ? Set(ChangeKind.allCases) : kinds, fields: draft.fields,
+            condition: condition, target: draft.target, onDrift: onDrift)
         try await alerts.add(alert)
         return alert
     }
@@ -103,7 +108,8 @@ package struct ManageAlerts: Sendable {
         let id = first?.id ?? "sample"
         let title = first?.title ?? "A sample item"
         let notification = AlertNotification(
-            id: "test-" + UUID().uuidString.lowercased(), alert: summary.alert.key, source: source, item: id, kind: .changed, seq: spec.lastRun?.seq ?? 0,
+            id: "test-" + UUID().uuidString.lowercased(), alert: summary.alert.key, source: source, item: id, kind: ChangeKind.changed.rawValue,
+            seq: spec.lastRun?.seq ?? 0,
             observedAt: Date(), title: title + " changed (a test of alert \(name))",
             changes: [Change(kind: .replaced, path: "/sample", old: .string("before"), new: .string("after"))],
             url: "")

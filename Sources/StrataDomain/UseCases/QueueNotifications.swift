@@ -12,13 +12,18 @@ package struct QueueNotifications: Sendable {
     let items: any ItemRepository
     let sources: any SourceRepository
     let config: ManageConfig?
+    let schema: (any SchemaRepository)?
 
-    package init(alerts: any AlertRepository, log: any EventLogRepository, items: any ItemRepository, sources: any SourceRepository, config: ManageConfig?) {
+    package init(
+        alerts: any AlertRepository, log: any EventLogRepository, items: any ItemRepository, sources: any SourceRepository, config: ManageConfig?,
+        schema: (any SchemaRepository)? = nil
+    ) {
         self.alerts = alerts
         self.log = log
         self.items = items
         self.sources = sources
         self.config = config
+        self.schema = schema
     }
 
     /// Evaluates the passes of `source` not evaluated yet; every source with alerts when nil.
@@ -42,6 +47,7 @@ package struct QueueNotifications: Sendable {
         // Passes before the oldest alert cannot match any of them.
         var after = max(try await alerts.evaluatedThrough(source: source), watching.map(\.addedSeq).min() ?? 0)
         var queued = 0
+        let drifts = watching.contains { $0.alert.onDrift } ? try await schema?.drift(source: source).filter { $0.seq > after } ?? [] : []
         while true {
             let passes = try await log.entries(LogQuery(stream: source, type: "FetchCompleted", fromSeq: after + 1, limit: 64, newestFirst: false))
             guard !passes.isEmpty else { return queued }
@@ -54,8 +60,19 @@ package struct QueueNotifications: Sendable {
                         notifications.append(
                             AlertNotification(
                                 id: alerts.notificationID(alert: summary, item: d.id, pass: pass), alert: summary.alert.key, source: source,
-                                item: d.id, kind: d.kind, seq: pass.seq, observedAt: pass.recordedAt, title: d.headline, changes: d.changes,
+                                item: d.id, kind: d.kind.rawValue, seq: pass.seq, observedAt: pass.recordedAt, title: d.headline, changes: d.changes,
                                 url: base + "/_strata/sources/" + Self.segment(spec.name) + "/items/" + Self.segment(d.id)))
+                    }
+                }
+                let previous = before.first?.seq ?? 0
+                for drift in drifts where drift.seq > previous && drift.seq <= pass.seq {
+                    for summary in watching where summary.addedSeq < pass.seq && summary.alert.matches(drift) {
+                        notifications.append(
+                            AlertNotification(
+                                id: alerts.notificationID(alert: summary, item: "drift:" + drift.path, pass: pass), alert: summary.alert.key, source: source,
+                                item: drift.path, kind: "drift", seq: pass.seq, observedAt: drift.observedAt, title: "\(source): \(drift.headline)",
+                                changes: [Change(kind: .replaced, path: "/" + drift.path, old: Self.types(drift.before), new: Self.types(drift.after))],
+                                url: base + "/_strata/sources/" + Self.segment(spec.name) + "/items"))
                     }
                 }
                 queued += try await alerts.queue(notifications, source: source, pass: pass)
@@ -63,6 +80,8 @@ package struct QueueNotifications: Sendable {
             }
         }
     }
+
+    private static func types(_ t: [String]) -> JSONValue? { t.isEmpty ? nil : .array(t.map { .string($0) }) }
 
     private static func segment(_ s: String) -> String {
         s.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))) ?? s

@@ -61,7 +61,7 @@ package struct AtomFeedRenderer: Sendable {
             """
         for n in notifications {
             let link = baseURL + "/_strata/sources/" + Self.path(n.source) + "/items/" + Self.path(n.item)
-            var lines = ["\(n.kind.rawValue) at seq \(n.seq), observed \(LogTime(n.observedAt).iso8601); notification \(n.id)"]
+            var lines = ["\(n.kind) at seq \(n.seq), observed \(LogTime(n.observedAt).iso8601); notification \(n.id)"]
             for c in n.changes { lines.append("\(ItemDiff.field(c.path)): \(ItemDiff.text(c.old)) → \(ItemDiff.text(c.new))") }
             out += """
                   <entry>

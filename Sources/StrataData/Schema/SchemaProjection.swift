@@ -1,0 +1,219 @@
+public import EventStore
+import Foundation
+
+/// The `schema` projection: the shape of each source's items and details, kept incrementally,
+/// and its drift as it happened. Collections (of a ``KeyedDocumentProjection``, so every one has
+/// history and reads as of any seq):
+///
+/// - `items/SOURCE`, key = item id: the item's shape, a sorted array of `"PATH\tTYPE"` (a path
+///   is dotted, `[]` for an array's elements; a type is a JSON type). Put for every item of every
+///   page (an unchanged put marks it seen); a complete pass removes the items it did not see,
+///   as the items projection does.
+/// - `details/SOURCE`, key = item id: the detail's shape, the same way (details are not swept).
+/// - `fields/SOURCE`, key = path (`detail:` before a detail's): `{"types": {TYPE: n}, "items": n,
+///   "first": seq, "last": seq, "examples": {TYPE: value}}` — how many current items carry the
+///   path, with each type; the seq it first appeared; the seq its counts last changed.
+/// - `drift/SOURCE`, key = seq (20 digits) + `/` + path: `{"seq", "at", "path", "kind": "added" |
+///   "gone" | "typeChanged", "before": [types], "after": [types], "items", "example"?}`.
+public enum SchemaProjection {
+    public static let projection = KeyedDocumentProjection(
+        name: "schema", version: 1,
+        eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted, DataEvents.detailFetched]
+    ) { event, ctx in
+        try fold(event, ctx)
+    }
+
+    static func fold(_ event: RecordedEvent, _ ctx: ProjectionContext) throws -> [DocumentOperation] {
+        guard let source = event[metadata: "source"] else { throw DocumentError("\(event.type) without a source") }
+        let reader = DocumentReader(transaction: ctx.transaction, tables: ctx.tables)
+        var fields = FieldCounts(source: source, reader: reader)
+        var ops: [DocumentOperation] = []
+        switch event.type {
+        case DataEvents.pageFetched, DataEvents.pageNotModified:
+            guard let body = try ctx.payload(of: event) else { throw DocumentError("page event without a body") }
+            let (_, items) = try ItemExtraction(metadataOf: event).items(in: body, url: event[metadata: "url"] ?? "")
+            for (key, item) in items {
+                let shape = Shape(of: item, prefix: "")
+                try fields.replace(try stored(reader, "items/" + source, key), with: shape, document: item)
+                ops.append(.put(collection: "items/" + source, key: key, document: shape.json))
+            }
+        case DataEvents.fetchCompleted:
+            guard event[metadata: "complete"] == "true", let pages = event[metadata: "pages"].flatMap(UInt64.init), pages < event.seq else { return [] }
+            let since = event.seq - pages
+            for (key, summary) in try reader.summaries(collection: "items/" + source) where !summary.removed && summary.lastSeenSeq < since {
+                try fields.replace(try stored(reader, "items/" + source, key), with: nil, document: nil)
+                ops.append(.remove(collection: "items/" + source, key: key))
+            }
+        case DataEvents.detailFetched:
+            guard let key = event[metadata: "key"], let body = try ctx.payload(of: event) else { throw DocumentError("detail event without a key or body") }
+            guard let detail = try? JSONValue(parsing: body) else { return [] }
+            let shape = Shape(of: detail, prefix: "detail:")
+            try fields.replace(try stored(reader, "details/" + source, key), with: shape, document: detail)
+            ops.append(.put(collection: "details/" + source, key: key, document: shape.json))
+        default:
+            return []
+        }
+        return ops + fields.operations(event)
+    }
+
+    private static func stored(_ reader: DocumentReader, _ collection: String, _ key: String) throws -> Shape? {
+        guard let s = try reader.state(collection: collection, key: key), !s.removed, case .array(let a) = s.document else { return nil }
+        return Shape(entries: a.compactMap { if case .string(let e) = $0 { e } else { nil } })
+    }
+
+    static func driftKey(seq: UInt64, path: String) -> String {
+        let digits = String(seq)
+        return String(repeating: "0", count: max(0, 20 - digits.count)) + digits + "/" + path
+    }
+}
+
+/// A document's shape: every path with the JSON type found there.
+struct Shape: Equatable {
+    var entries: Set<String>
+
+    init(entries: [String]) { self.entries = Set(entries) }
+
+    init(of value: JSONValue, prefix: String) {
+        var out = Set<String>()
+        Self.walk(value, path: prefix, root: true, into: &out)
+        entries = out
+    }
+
+    var json: JSONValue { .array(entries.sorted().map { .string($0) }) }
+
+    /// path → types.
+    var byPath: [String: Set<String>] {
+        var out: [String: Set<String>] = [:]
+        for e in entries {
+            guard let tab = e.lastIndex(of: "\t") else { continue }
+            out[String(e[..<tab]), default: []].insert(String(e[e.index(after: tab)...]))
+        }
+        return out
+    }
+
+    static func type(_ v: JSONValue) -> String {
+        switch v {
+        case .null: "null"
+        case .bool: "boolean"
+        case .number: "number"
+        case .string: "string"
+        case .array: "array"
+        case .object: "object"
+        }
+    }
+
+    private static func walk(_ v: JSONValue, path: String, root: Bool, into out: inout Set<String>) {
+        if !root { out.insert(path + "\t" + type(v)) }
+        switch v {
+        case .object(let o):
+            let base = root ? path : path + "."
+            for (k, child) in o { walk(child, path: base + k, root: false, into: &out) }
+        case .array(let a):
+            for child in a { walk(child, path: path + "[]", root: false, into: &out) }
+        default:
+            break
+        }
+    }
+}
+
+/// The `fields/SOURCE` documents an event touches, read once, changed in memory, written with
+/// the drift they show.
+struct FieldCounts {
+    let source: String
+    let reader: DocumentReader
+    private var loaded: [String: [String: JSONValue]?] = [:]
+    private var before: [String: (items: Int, types: Set<String>)] = [:]
+    private var examples: [String: [String: JSONValue]] = [:]
+
+    init(source: String, reader: DocumentReader) {
+        self.source = source
+        self.reader = reader
+    }
+
+    private mutating func field(_ path: String) throws -> [String: JSONValue] {
+        if let f = loaded[path] { return f ?? [:] }
+        var doc: [String: JSONValue]?
+        if let s = try reader.state(collection: "fields/" + source, key: path), !s.removed, case .object(let o) = s.document { doc = o }
+        loaded[path] = doc
+        let f = doc ?? [:]
+        before[path] = (Self.number(f["items"]), Self.presentTypes(f))
+        return f
+    }
+
+    /// One document's shape going from `old` to `new` (nil: absent).
+    mutating func replace(_ old: Shape?, with new: Shape?, document: JSONValue?) throws {
+        guard old != new else { return }
+        let a = old?.byPath ?? [:], b = new?.byPath ?? [:]
+        for path in Set(a.keys).union(b.keys) {
+            let was = a[path] ?? [], now = b[path] ?? []
+            guard was != now else { continue }
+            var f = try field(path)
+            var types: [String: JSONValue] = if case .object(let t)? = f["types"] { t } else { [:] }
+            for t in was.subtracting(now) { types[t] = .number(String(max(0, Self.number(types[t]) - 1))) }
+            for t in now.subtracting(was) {
+                types[t] = .number(String(Self.number(types[t]) + 1))
+                if let document, examples[path]?[t] == nil, let example = Self.example(at: path, type: t, in: document) {
+                    examples[path, default: [:]][t] = example
+                }
+            }
+            f["types"] = .object(types.filter { Self.number($0.value) > 0 })
+            if was.isEmpty != now.isEmpty { f["items"] = .number(String(max(0, Self.number(f["items"]) + (now.isEmpty ? -1 : 1)))) }
+            loaded[path] = f
+        }
+    }
+
+    /// The writes of the touched fields and their drift records.
+    func operations(_ event: RecordedEvent) -> [DocumentOperation] {
+        var ops: [DocumentOperation] = []
+        for (path, entry) in loaded.sorted(by: { $0.key < $1.key }) {
+            guard var f = entry, let was = before[path] else { continue }
+            let items = Self.number(f["items"]), types = Self.presentTypes(f)
+            guard items != was.items || types != was.types else { continue }
+            if f["first"] == nil { f["first"] = .number(String(event.seq)) }
+            f["last"] = .number(String(event.seq))
+            var known: [String: JSONValue] = if case .object(let e)? = f["examples"] { e } else { [:] }
+            for (t, v) in examples[path] ?? [:] where known[t] == nil { known[t] = v }
+            known = known.filter { types.contains($0.key) }
+            f["examples"] = .object(known)
+            ops.append(.put(collection: "fields/" + source, key: path, document: .object(f)))
+            let kind: String? =
+                was.items == 0 && items > 0 ? "added" : was.items > 0 && items == 0 ? "gone" : types != was.types && items > 0 ? "typeChanged" : nil
+            guard let kind else { continue }
+            var drift: [String: JSONValue] = [
+                "seq": .number(String(event.seq)), "at": .string(event.recordedAt.iso8601), "path": .string(path), "kind": .string(kind),
+                "before": .array(was.types.sorted().map { .string($0) }), "after": .array(types.sorted().map { .string($0) }),
+                "items": .number(String(items))
+            ]
+            if let t = types.subtracting(was.types).sorted().first, let v = known[t] { drift["example"] = v }
+            ops.append(.put(collection: "drift/" + source, key: SchemaProjection.driftKey(seq: event.seq, path: path), document: .object(drift)))
+        }
+        return ops
+    }
+
+    static func number(_ v: JSONValue?) -> Int { if case .number(let n)? = v { Int(n) ?? 0 } else { 0 } }
+
+    static func presentTypes(_ f: [String: JSONValue]) -> Set<String> {
+        guard case .object(let t)? = f["types"] else { return [] }
+        return Set(t.filter { number($0.value) > 0 }.keys)
+    }
+
+    /// A value of type `type` at `path` in `document`, short: for drift reports.
+    static func example(at path: String, type: String, in document: JSONValue) -> JSONValue? {
+        var parts = Substring(path.hasPrefix("detail:") ? String(path.dropFirst(7)) : path).split(separator: ".").map(String.init)
+        var values = [document]
+        while !parts.isEmpty {
+            var key = parts.removeFirst()
+            var elements = 0
+            while key.hasSuffix("[]") { key.removeLast(2); elements += 1 }
+            values = values.compactMap { if case .object(let o) = $0 { o[key] } else { nil } }
+            for _ in 0..<elements { values = values.flatMap { v -> [JSONValue] in if case .array(let a) = v { a } else { [] } } }
+        }
+        guard let v = values.first(where: { Shape.type($0) == type }) else { return nil }
+        switch v {
+        case .object: return .string("{…}")
+        case .array: return .string("[…]")
+        case .string(let s) where s.count > 80: return .string(String(s.prefix(79)) + "…")
+        default: return v
+        }
+    }
+}

@@ -1,0 +1,67 @@
+public import EventStore
+import Foundation
+
+/// One field of a source's shape, as the `schema` projection keeps it.
+public struct FieldShapeEntity: Sendable, Hashable {
+    public var path: String
+    /// Type → how many current items (or details) have it there.
+    public var types: [String: Int]
+    public var items: Int
+    public var firstSeq: UInt64
+    public var lastSeq: UInt64
+    public var examples: [String: JSONValue]
+}
+
+/// One drift of a source's shape.
+public struct SchemaDriftEntity: Sendable, Hashable {
+    public var seq: UInt64
+    public var at: Timestamp
+    public var path: String
+    public var kind: String
+    public var before: [String]
+    public var after: [String]
+    public var items: Int
+    public var example: JSONValue?
+}
+
+/// Reads of the `schema` projection.
+public struct SchemaTables: Sendable {
+    public let store: EventStore
+
+    public init(store: EventStore) { self.store = store }
+
+    /// The fields of `source` as of `seq` (now when nil), with how many items and details there
+    /// were then.
+    public func fields(source: String, asOf seq: UInt64?) async throws -> (items: Int, details: Int, fields: [FieldShapeEntity]) {
+        try await store.documents(projection: "schema") { r in
+            let fields = try r.states(collection: "fields/" + source, asOf: seq).compactMap { s -> FieldShapeEntity? in
+                guard case .object(let o) = s.document else { return nil }
+                func n(_ k: String) -> Int { if case .number(let v)? = o[k] { Int(v) ?? 0 } else { 0 } }
+                let types: [String: Int] =
+                    if case .object(let t)? = o["types"] { t.mapValues { if case .number(let v) = $0 { Int(v) ?? 0 } else { 0 } } } else { [:] }
+                let examples: [String: JSONValue] = if case .object(let e)? = o["examples"] { e } else { [:] }
+                return FieldShapeEntity(
+                    path: s.key, types: types, items: n("items"), firstSeq: UInt64(n("first")), lastSeq: UInt64(n("last")), examples: examples)
+            }
+            return (try r.count(collection: "items/" + source, asOf: seq), try r.count(collection: "details/" + source, asOf: seq), fields)
+        }
+    }
+
+    /// Every drift of `source`'s shape, oldest first.
+    public func drift(source: String) async throws -> [SchemaDriftEntity] {
+        try await store.documents(projection: "schema") { r in
+            try r.states(collection: "drift/" + source).compactMap { s -> SchemaDriftEntity? in
+                guard case .object(let o) = s.document, case .number(let seq)? = o["seq"], let seq = UInt64(seq), case .string(let path)? = o["path"],
+                    case .string(let kind)? = o["kind"]
+                else { return nil }
+                func list(_ k: String) -> [String] {
+                    if case .array(let a)? = o[k] { a.compactMap { if case .string(let t) = $0 { t } else { nil } } } else { [] }
+                }
+                let at: Timestamp = if case .string(let t)? = o["at"], let ts = Timestamp(iso8601: t) { ts } else { Timestamp(microseconds: 0) }
+                let items: Int = if case .number(let n)? = o["items"] { Int(n) ?? 0 } else { 0 }
+                return SchemaDriftEntity(
+                    seq: seq, at: at, path: path, kind: kind, before: list("before"), after: list("after"), items: items, example: o["example"])
+            }.sorted { ($0.seq, $0.path) < ($1.seq, $1.path) }
+        }
+    }
+}

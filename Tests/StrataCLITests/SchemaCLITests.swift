@@ -1,0 +1,85 @@
+import Foundation
+import StrataTestSupport
+import TestScratch
+import Testing
+
+/// `strata schema` over a generated history whose fields and types change, fetched from a
+/// `file://` source one version at a time; drift as it happened and `alert --on drift`.
+@Suite struct SchemaCLITests {
+    /// 40 items; from `version` 2 on a quarter have their price as text and every item has a
+    /// color; from 3 on `km` is gone.
+    static func items(version: Int) -> String {
+        let rows = (1...40).map { i -> String in
+            var fields = [#""id": \#(i)"#, #""model": "car \#(i)""#]
+            fields.append(version >= 2 && i % 4 == 0 ? #""price": "\#(1000 + i) EUR""# : #""price": \#(1000 + i)"#)
+            if version < 3 { fields.append(#""km": \#(i * 100)"#) }
+            if version >= 2 { fields.append(#""color": "red""#) }
+            fields.append(#""owner": {"name": "n\#(i)", "since": \#(2000 + i % 20)}"#)
+            fields.append(#""tags": ["a", \#(i % 2 == 0 ? "1" : "\"b\"")]"#)
+            return "{" + fields.joined(separator: ", ") + "}"
+        }
+        return #"{"results": ["# + rows.joined(separator: ",\n") + "]}"
+    }
+
+    private func json(_ text: String) -> Any? { try? JSONSerialization.jsonObject(with: Data(text.utf8)) }
+
+    @Test func theShapeAndItsDriftFollowTheHistory() async throws {
+        let receiver = try WebhookReceiver()
+        let store = makeStoreDir()
+        let dir = TestScratch.path("schema-src")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let file = dir + "/cars.json"
+        try Self.items(version: 1).write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(try await strata(["source", "add", "cars", "--url", "file://" + file, "--items", "results", "--title", "model"], store: store).status == 0)
+        #expect(try await strata(["fetch", "cars"], store: store).status == 0)
+        let first = try await strata(["log", "--type", "FetchCompleted", "--format", "ndjson"], store: store).stdout
+        let firstPass = (json(first) as? [String: Any])?["seq"] as? Int ?? 0
+        #expect(try await strata(["alert", "add", "cars", "shape", "--on", "drift", "--webhook", receiver.url], store: store).status == 0)
+        for v in 2...3 {
+            try Self.items(version: v).write(toFile: file, atomically: true, encoding: .utf8)
+            #expect(try await strata(["fetch", "cars"], store: store).status == 0)
+        }
+
+        // Now: price is a number in 30 items and text in 10; color in all; km gone.
+        let now = try #require(json(try await strata(["schema", "cars", "--format", "json"], store: store).stdout) as? [String: Any])
+        #expect(now["items"] as? Int == 40)
+        let fields = Dictionary(uniqueKeysWithValues: (now["fields"] as? [[String: Any]] ?? []).map { ($0["path"] as? String ?? "", $0) })
+        #expect((fields["price"]?["types"] as? [String: Int]) == ["number": 30, "string": 10])
+        #expect(fields["color"]?["items"] as? Int == 40 && fields["km"] == nil)
+        #expect((fields["owner.name"]?["types"] as? [String: Int]) == ["string": 40])
+        #expect((fields["tags[]"]?["types"] as? [String: Int]) == ["number": 20, "string": 40])
+        // As of the first pass: the shape then.
+        let then = try #require(
+            json(try await strata(["schema", "cars", "--as-of", String(firstPass), "--format", "json"], store: store).stdout) as? [String: Any])
+        let thenFields = Set((then["fields"] as? [[String: Any]] ?? []).compactMap { $0["path"] as? String })
+        #expect(thenFields.contains("km") && !thenFields.contains("color"))
+
+        // JSON Schema 2020-12: required where every item has it, the types seen.
+        let schema = try #require(json(try await strata(["schema", "cars", "--format", "json-schema"], store: store).stdout) as? [String: Any])
+        #expect(schema["$schema"] as? String == "https://json-schema.org/draft/2020-12/schema")
+        let properties = try #require(schema["properties"] as? [String: [String: Any]])
+        #expect(properties["price"]?["type"] as? [String] == ["number", "string"])
+        #expect(((properties["owner"]?["properties"] as? [String: [String: Any]])?["since"])?["type"] as? String == "number")
+        #expect(Set(schema["required"] as? [String] ?? []) == ["id", "model", "price", "color", "owner", "tags"])
+
+        // Drift as it happened.
+        let drift = try #require(json(try await strata(["schema", "cars", "--history", "--format", "json"], store: store).stdout) as? [[String: Any]])
+        func find(_ path: String, _ kind: String) -> [String: Any]? { drift.first { $0["path"] as? String == path && $0["kind"] as? String == kind } }
+        #expect(find("id", "added")?["seq"] as? Int ?? 0 < firstPass)
+        let price = try #require(find("price", "typeChanged"))
+        #expect(price["before"] as? [String] == ["number"] && price["after"] as? [String] == ["number", "string"] && price["example"] as? String == "1004 EUR")
+        #expect(find("color", "added") != nil && find("km", "gone") != nil)
+        #expect((find("km", "gone")?["seq"] as? Int ?? 0) > (price["seq"] as? Int ?? 0))
+        let table = try await strata(["schema", "cars", "--history"], store: store)
+        #expect(table.stdout.contains("number → number|string") && table.stdout.contains("gone (was number)"))
+
+        // `--on drift`: one notification per drift after the alert.
+        #expect(try await strata(["alert", "deliver"], store: store).status == 0)
+        let titles = receiver.accepted.compactMap { ($0.json as? [String: Any])?["title"] as? String }.sorted()
+        #expect(
+            titles == ["cars: field color added (string)", "cars: field km gone (was number)", "cars: price: type changed number → number|string"], "\(titles)")
+        #expect(receiver.accepted.allSatisfy { ($0.json as? [String: Any])?["kind"] as? String == "drift" })
+        #expect(try await strata(["schema", "nope"], store: store).status == 3)
+        #expect(try await strata(["verify"], store: store).status == 0)
+    }
+}
