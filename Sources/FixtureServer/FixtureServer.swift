@@ -1,4 +1,5 @@
 import Foundation
+import StrataJSON
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -42,12 +43,17 @@ public final class FixtureServer: @unchecked Sendable {
         var requests: [String: Int] = [:]
         var inFlight = 0
         var peakInFlight = 0
+        /// Webhook sink: name → the bodies received, once per `Idempotency-Key`.
+        var hooks: [String: [(key: String?, body: [UInt8])]] = [:]
     }
     private let state: Mutex<State>
     private var task: Task<Void, any Error>?
     private let writeState = FixtureWrites()
     public private(set) var port = 0
     public var slowSeconds: Double = 3
+    /// A dataset asked for past its last version serves its versions again from v1 (the
+    /// command-line server, whose `kill -USR1` steps on for ever); tests keep it off.
+    public var wraps = false
     public var hugeBytes = 80 << 20
 
     public init(root: String, version: Int = 1) {
@@ -155,6 +161,7 @@ public final class FixtureServer: @unchecked Sendable {
 
     private func respond(_ request: Request) async throws -> Response {
         let path = request.uri.path
+        if path.hasPrefix("/_hooks/") { return try await hook(request, name: String(path.dropFirst("/_hooks/".count))) }
         let fault = takeFault(for: path)
         if path.hasPrefix("/github/"), request.headers[.authorization] != "Bearer \(Self.githubToken)" {
             // As GitHub answers a private repository without a token.
@@ -302,14 +309,46 @@ public final class FixtureServer: @unchecked Sendable {
         query["latencyMs"].flatMap { Int(String($0)) }.map { min(max($0, 0), 10_000) } ?? 0
     }
 
+    /// A webhook receiver for demos and the tour: `POST /_hooks/NAME` keeps a JSON body (once per
+    /// `Idempotency-Key`: a key seen before is answered 200 and not kept again); `GET
+    /// /_hooks/NAME` answers what it kept, oldest first, as a JSON array.
+    private func hook(_ request: Request, name: String) async throws -> Response {
+        switch request.method {
+        case .post:
+            let body = [UInt8](buffer: try await request.body.collect(upTo: 1 << 20))
+            guard (try? JSONValue(parsing: body)) != nil else { return json(#"{"error":"the body is not JSON"}"#, status: .badRequest) }
+            let key = request.headers[HTTPField.Name("Idempotency-Key")!]
+            let count = state.withLock { s -> Int in
+                if key == nil || !(s.hooks[name] ?? []).contains(where: { $0.key == key }) { s.hooks[name, default: []].append((key, body)) }
+                return s.hooks[name]?.count ?? 0
+            }
+            return json(#"{"received":\#(count)}"#, status: .ok)
+        case .get:
+            let bodies = state.withLock { $0.hooks[name] ?? [] }.map { String(decoding: $0.body, as: UTF8.self) }
+            return json("[" + bodies.joined(separator: ",\n") + "]\n", status: .ok)
+        default:
+            return json(#"{"error":"POST or GET"}"#, status: .methodNotAllowed)
+        }
+    }
+
     private func json(_ text: String, status: HTTPResponse.Status) -> Response {
         Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// `version` within the dataset's own versions (v1…vN): past its last one, round again from v1.
+    private func wrapped(_ version: Int, dataset: String) -> Int {
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(dataset)")) ?? []).compactMap {
+            $0.hasPrefix("v") ? Int($0.dropFirst()) : nil
+        }
+        guard let last = versions.max(), last > 0, version > last else { return version }
+        return (version - 1) % last + 1
     }
 
     func load(_ path: String) -> ([UInt8], String)? {
         let parts = path.split(separator: "/").map(String.init)
         guard let dataset = parts.first, !parts.contains(".."), !parts.contains(where: { $0.hasPrefix(".") }) else { return nil }
         let rest = parts.dropFirst().joined(separator: "/")
+        let version = wraps ? wrapped(version, dataset: dataset) : version
         let candidates = [
             "\(root)/\(dataset)/v\(version)/\(rest)", "\(root)/\(dataset)/v\(version)/\(rest).json",
             "\(root)/\(dataset)/\(rest)", "\(root)/\(dataset)/\(rest).json"

@@ -2,7 +2,8 @@ import FixtureServer
 import Foundation
 
 // strata-fixture-server [--root fixtures] [--port 8080] [--version 1]
-// Serves the bundled fixture datasets on 127.0.0.1; `kill -USR1` advances the dataset version.
+// Serves the bundled fixture datasets on 127.0.0.1; `kill -USR1` advances the dataset version
+// (a dataset past its last version serves its versions again from v1).
 /// Writes a line to stdout unbuffered (scripts wait for it).
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
@@ -19,6 +20,7 @@ while let a = args.popFirst() {
     }
 }
 let server = FixtureServer(root: root, version: version)
+server.wraps = true
 let bound = try await server.start(port: port)
 say("serving \(root) v\(version) on http://127.0.0.1:\(bound)")
 signal(SIGUSR1, SIG_IGN)
