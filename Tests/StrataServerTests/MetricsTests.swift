@@ -41,6 +41,9 @@ import Testing
             let metrics = StrataMetrics()
             metrics.fetched(source: "cars", outcome: "ok", seconds: 0.2, events: 7)
             metrics.fetched(source: "cars", outcome: "failed", seconds: 0, events: 0)
+            metrics.notified(alert: "cars/cheaper", outcome: .delivered(status: 200), willRetry: false)
+            metrics.notified(alert: "cars/cheaper", outcome: .retry("503", status: 503), willRetry: true)
+            metrics.notified(alert: "cars/cheaper", outcome: .refused("410", status: 410), willRetry: false)
             try await s.serving(metrics: metrics) { (base: String) async throws in
                 let r = try await s.get(base, "/metrics")
                 #expect(r.status == 200 && r.header("Content-Type") == "text/plain; version=0.0.4; charset=utf-8")
@@ -53,6 +56,9 @@ import Testing
                 #expect(m["strata_events_appended_total"] == 7)
                 #expect(m["strata_fetch_duration_seconds_count{source=\"cars\"}"] == 2)
                 #expect(m["strata_metrics_read_errors"] == 0)
+                for outcome in ["delivered", "retry", "failed"] {
+                    #expect(m["strata_notifications_total{alert=\"cars/cheaper\",outcome=\"\(outcome)\"}"] == 1, "\(outcome)")
+                }
                 // The next scrape reads the store again: a new event moves the head.
                 _ = try await s.app.useCases.maintenance.record(NewLogEntry(id: nil, type: "NoteRecorded", stream: "notes", payload: nil))
                 #expect(try Self.parse(try await s.get(base, "/metrics").text)["strata_store_head_seq"] == Double(s.passes.last! + 1))
