@@ -34,10 +34,13 @@ struct WatchCommand: AsyncParsableCommand {
     @OptionGroup var location: StoreLocation
     @Argument(help: "Sources to watch; every scheduled one when omitted.") var names: [String] = []
     @Flag(help: "Fetch what is due now, then exit.") var once = false
+    @Option(help: "Fetches in flight at once.") var concurrency = 8
+    @Option(help: "Fetches in flight against one host.") var perHost = 4
     @Option(help: ArgumentHelp("Serve Prometheus metrics at http://127.0.0.1:PORT/metrics while watching.", valueName: "port")) var metricsPort: Int?
 
     func validate() throws {
         if let metricsPort, !(1...65_535).contains(metricsPort) { throw ValidationError("--metrics-port must be 1 to 65535") }
+        guard (1...256).contains(concurrency), (1...256).contains(perHost) else { throw ValidationError("--concurrency and --per-host must be 1 to 256") }
     }
 
     func run() async throws {
@@ -58,7 +61,10 @@ struct WatchCommand: AsyncParsableCommand {
                 stop.cancel()
                 reload.cancel()
             }
-            let watching = try await app.useCases.watch.plan(names)
+            var watcher = app.useCases.watch
+            watcher.concurrency = concurrency
+            watcher.perHost = perHost
+            let watching = try await watcher.plan(names)
             let metrics = StrataMetrics()
             let metricsServer = try await serveMetrics(metrics, app: app, logger: logger)
             defer { metricsServer?.cancel() }
@@ -81,7 +87,7 @@ struct WatchCommand: AsyncParsableCommand {
                     }
                 }
             defer { delivering?.cancel() }
-            try await app.useCases.watch.watch(names, once: once, control: control) { r in
+            try await watcher.watch(names, once: once, control: control) { r in
                 var meta: Logger.Metadata = ["source": .string(r.source), "next": .string(LogTime(r.nextDue).iso8601)]
                 metrics.record(r)
                 switch r.outcome {

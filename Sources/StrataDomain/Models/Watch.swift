@@ -48,6 +48,8 @@ package struct WatchedSource: Sendable, Hashable {
     /// Failed fetches in a row, the last one included.
     package var failures: Int
     package var nextDue: Date
+    /// The host of its list's URL: the watcher limits requests in flight per host.
+    package var host = ""
 
     package init(name: String, schedule: SourceSchedule, lastAttempt: Date?, failures: Int) {
         self.name = name
@@ -89,6 +91,9 @@ package struct WatchReport: Sendable {
     }
 
     package var source: String
+    /// When it was due (`distantPast` when never fetched) and when its fetch started: the
+    /// difference is the schedule's lateness.
+    package var due: Date = .distantPast
     package var started: Date
     package var outcome: Outcome
     /// When the source is due again.

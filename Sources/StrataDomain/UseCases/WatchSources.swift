@@ -1,7 +1,8 @@
 package import Foundation
 
-/// Keeps watch: fetches each scheduled source when it is due, with its own settings, one fetch
-/// at a time, until told to stop. A fetch is the same ``RefreshSource`` as `strata fetch`'s (the
+/// Keeps watch: fetches each scheduled source when it is due, with its own settings, until told
+/// to stop; due sources are fetched side by side, at most `concurrency` at once and at most
+/// `perHost` against one host. A fetch is the same ``RefreshSource`` as `strata fetch`'s (the
 /// team log's lease taken first), so everything it does is in the log; the watcher keeps no
 /// state of its own but the failures in a row, and a restarted watcher plans from the log.
 package struct WatchSources: Sendable {
@@ -9,6 +10,9 @@ package struct WatchSources: Sendable {
     let catalog: ManageSources
     let refresh: RefreshSource
     let clock: any WatchClock
+    /// Fetches in flight at once, and against one host.
+    package var concurrency = 8
+    package var perHost = 4
 
     package init(sources: any SourceRepository, catalog: ManageSources, refresh: RefreshSource, clock: any WatchClock = SystemWatchClock()) {
         self.sources = sources
@@ -38,6 +42,7 @@ package struct WatchSources: Sendable {
             let failed = last.map { $0.succeeded ? 0 : 1 } ?? 0
             var source = WatchedSource(name: spec.name, schedule: schedule, lastAttempt: last?.at, failures: failures[spec.name] ?? failed)
             if let hold = notBefore[spec.name], hold > source.nextDue { source.nextDue = hold }
+            source.host = URL(string: spec.url)?.host ?? ""
             out.append(source)
         }
         guard !out.isEmpty else {
@@ -65,7 +70,7 @@ package struct WatchSources: Sendable {
         var next = WatchedSource.nextDue(name: source.name, schedule: source.schedule, lastAttempt: started, failures: failures)
         // The API's own wait wins over a shorter back-off (at most a day).
         if let retryAfter { next = max(next, started.addingTimeInterval(min(retryAfter, 86_400))) }
-        return WatchReport(source: source.name, started: started, outcome: outcome, nextDue: next)
+        return WatchReport(source: source.name, due: source.nextDue, started: started, outcome: outcome, nextDue: next)
     }
 
     /// Watches `names` (every scheduled source when empty): fetches each when due, reports every
@@ -81,18 +86,48 @@ package struct WatchSources: Sendable {
             let plan = try await plan(names, failures: failures, notBefore: notBefore)
             let now = clock.now()
             let due = plan.filter { $0.nextDue <= now }
-            for source in due {
-                if control.isStopped { return }
-                let r = await fetch(source)
-                if case .failed = r.outcome { failures[source.name] = source.failures + 1 } else { failures[source.name] = 0 }
+            await fetchAll(due, control: control) { r in
+                if case .failed = r.outcome {
+                    failures[r.source] = (due.first { $0.name == r.source }?.failures ?? 0) + 1
+                } else {
+                    failures[r.source] = 0
+                }
                 // A failure's wait (the back-off, or the API's Retry-After when longer) holds across
                 // re-planning; a success is planned from the log again.
-                if case .failed = r.outcome { notBefore[source.name] = r.nextDue } else { notBefore[source.name] = nil }
+                if case .failed = r.outcome { notBefore[r.source] = r.nextDue } else { notBefore[r.source] = nil }
                 report(r)
             }
+            if control.isStopped { return }
             if once { return }
             if !due.isEmpty { continue }
             try await sleep(until: plan[0].nextDue, control: control)
+        }
+    }
+
+    /// Fetches `due` side by side within the limits, in their order as far as the limits allow;
+    /// none is started once `control` is stopped (those in flight finish). Each report is handed
+    /// to `each` as its fetch ends.
+    private func fetchAll(_ due: [WatchedSource], control: WatchControl, _ each: (WatchReport) -> Void) async {
+        guard due.count > 1, concurrency > 1 else {
+            for s in due where !control.isStopped { each(await fetch(s)) }
+            return
+        }
+        await withTaskGroup(of: (String, WatchReport).self) { group in
+            var waiting = due
+            var inFlight: [String: Int] = [:]
+            var running = 0
+            while true {
+                while !control.isStopped, running < concurrency, let i = waiting.firstIndex(where: { inFlight[$0.host, default: 0] < max(1, perHost) }) {
+                    let s = waiting.remove(at: i)
+                    inFlight[s.host, default: 0] += 1
+                    running += 1
+                    group.addTask { (s.host, await fetch(s)) }
+                }
+                guard let (host, r) = await group.next() else { return }
+                inFlight[host, default: 1] -= 1
+                running -= 1
+                each(r)
+            }
         }
     }
 
