@@ -43,6 +43,8 @@ public final class FixtureServer: @unchecked Sendable {
         var requests: [String: Int] = [:]
         var inFlight = 0
         var peakInFlight = 0
+        /// Set by ``releaseSlow()``: slow answers go out now.
+        var slowReleased = false
         /// Webhook sink: name → the bodies received, once per `Idempotency-Key`.
         var hooks: [String: [(key: String?, body: [UInt8])]] = [:]
     }
@@ -76,6 +78,10 @@ public final class FixtureServer: @unchecked Sendable {
             if let fault { s.faults.append((prefix, fault, times)) }
         }
     }
+
+    /// Lets every slow answer, waiting or to come, go out at once: a test that has seen what
+    /// happens while one is in flight need not wait out `slowSeconds`.
+    public func releaseSlow() { state.withLock { $0.slowReleased = true } }
 
     /// How many requests reached `path` (query excluded).
     public func requests(to path: String) -> Int {
@@ -191,7 +197,8 @@ public final class FixtureServer: @unchecked Sendable {
                     try await writer.finish(nil)
                 })
         case .slow?:
-            try await Task.sleep(for: .seconds(slowSeconds))
+            let deadline = ContinuousClock.now + .seconds(slowSeconds)
+            while ContinuousClock.now < deadline, !state.withLock({ $0.slowReleased }) { try await Task.sleep(for: .milliseconds(20)) }
         default:
             break
         }

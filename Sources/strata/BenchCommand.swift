@@ -19,6 +19,8 @@ struct BenchCommand: AsyncParsableCommand {
               strata bench fetch --events 2000 --payload-bytes 4096
               strata bench browse --events 100000
               strata bench push --events 2000 --concurrency 8
+              strata bench watch --objects 200 --events 10000
+              strata bench alerts --events 200
 
             ingest: synthetic DocumentRecorded events (bodies of about B bytes over K objects, every event a change) appended in batches, each batch one transaction with every projection.
 
@@ -34,11 +36,15 @@ struct BenchCommand: AsyncParsableCommand {
 
             teamlog: N ingested events pushed to a team log (--pg-url, a scratch database: its strata tables are dropped) in transactions of --batch, then pulled into a new store; beside the floor: the same rows by plain INSERT … SELECT unnest(…) with postgres-nio, and read back by one SELECT. Medians of 5 runs.
 
+            watch: --objects sources due every second, polled by the real watcher (at --concurrency) until N polls, against the fixture server answering 304: polls per second, schedule lateness p50/p99/max, CPU per poll, RSS after the first tenth of the polls and at the end; beside the floor: N conditional GETs through the same libcurl client, nothing recorded.
+
+            alerts: a source whose list changes on every pass, fetched N times in a store with no alert and in one with an alert (a kind, a field and a condition), three runs of each alternating: the median time of a pass with and without, and the overhead.
+
             fetch: a list of N items (pages of 100) and their N details (about B bytes each) from the fixture server, started in this process on 127.0.0.1, through the real fetch path (libcurl multi, events, projections); then 50 unchanged re-fetches, to measure how little they add. --server-latency-ms L has the server answer every request L ms late, as a remote API would.
             """)
     )
 
-    @Argument(help: "ingest, rebuild, asof, fetch, browse, push, bodies or teamlog.") var workload: BenchmarkWorkload
+    @Argument(help: "ingest, rebuild, asof, fetch, browse, push, bodies, teamlog, watch or alerts.") var workload: BenchmarkWorkload
     @Option(help: "Events in the log (fetch: details).") var events = 100_000
     @Option(help: "fetch: requests in flight.") var concurrency = 8
     @Option(help: "fetch: the fixture server answers each request this many ms late, as a remote API would (0 to 10000).") var serverLatencyMs = 0

@@ -7,7 +7,7 @@ import StrataData
 package import StrataJSON
 
 /// What `strata bench` measures (docs/benchmarks.md names each).
-package enum BenchmarkWorkload: String, Sendable, CaseIterable { case ingest, rebuild, asof, fetch, browse, push, bodies, teamlog }
+package enum BenchmarkWorkload: String, Sendable, CaseIterable { case ingest, rebuild, asof, fetch, browse, push, bodies, teamlog, watch, alerts }
 
 /// A benchmark that could not run, or whose workload failed.
 package struct BenchmarkError: Error, CustomStringConvertible {
@@ -100,6 +100,10 @@ package struct StoreBenchmark: Sendable {
             try await TeamLogBenchmark.run(store: s, url: pgURL, batch: batch, result: &result)
         case .push:
             try await PushBenchmark.run(store: s, writes: events, concurrency: concurrency, result: &result)
+        case .watch:
+            try await WatchBenchmark.watch(store: s, sources: objects, polls: events, concurrency: concurrency, result: &result)
+        case .alerts:
+            try await WatchBenchmark.alerts(directory: dir, passes: events, result: &result)
         case .browse:
             let app = try await browseApp(over: s)
             for (k, v) in try await browse(app) { result[k] = v }
