@@ -234,15 +234,24 @@ public final class EventStore: Sendable {
         return try await read { txn in try EventQuery.run(query, txn, schema) }
     }
 
-    /// The newest event of `stream` whose type is one of `types`, in one read snapshot. Each
-    /// type's index is walked down from the head, and no further than the best match so far, so
-    /// the cost is the events of those types appended since (in any stream), not the length of the
-    /// stream: a source's thousands of detail events after its last list pass are never read.
-    /// Put the type most likely to be the answer first.
+    /// The newest event of `stream` whose type is one of `types`, in one read snapshot. The
+    /// stream's last 32 events are looked at first (a poll's pass is usually among them); past
+    /// those, each type's index is walked down from the head, and no further than the best match
+    /// so far, so the cost is the events of those types appended since (in any stream), not the
+    /// length of the stream: a source's thousands of detail events after its last list pass, or
+    /// its thousands of unchanged polls, are never read. Put the type most likely to be the
+    /// answer first.
     public func newestEvent(inStream stream: String, ofTypes types: [String]) async throws -> RecordedEvent? {
         let schema = self.schema
         return try await read { txn in
             var best: RecordedEvent?
+            var looked = 0
+            try EventQuery.walk(schema.byStream, stream, from: 1, to: .max, descending: true, txn, schema) { event in
+                looked += 1
+                if types.contains(event.type) { best = event }
+                return best == nil && looked < 32
+            }
+            if best != nil { return best }
             for type in types {
                 try EventQuery.walk(schema.byType, type, from: (best?.seq ?? 0) + 1, to: .max, descending: true, txn, schema) { event in
                     guard event.stream == stream else { return true }

@@ -20,7 +20,7 @@ struct BenchCommand: AsyncParsableCommand {
               strata bench browse --events 100000
               strata bench push --events 2000 --concurrency 8
               strata bench watch --objects 200 --events 10000
-              strata bench alerts --events 200
+              strata bench alerts --events 30 --objects 2000
 
             ingest: synthetic DocumentRecorded events (bodies of about B bytes over K objects, every event a change) appended in batches, each batch one transaction with every projection.
 
@@ -38,7 +38,7 @@ struct BenchCommand: AsyncParsableCommand {
 
             watch: --objects sources due every second, polled by the real watcher (at --concurrency) until N polls, against the fixture server answering 304: polls per second, schedule lateness p50/p99/max, CPU per poll, RSS after the first tenth of the polls and at the end; beside the floor: N conditional GETs through the same libcurl client, nothing recorded.
 
-            alerts: a source whose list changes on every pass, fetched N times in a store with no alert and in one with an alert (a kind, a field and a condition), three runs of each alternating: the median time of a pass with and without, and the overhead.
+            alerts: a source of --objects items (pages of 500) whose list changes on every pass (2% of the prices move, a few items come and go), fetched N times in a store with no alert and in one with an alert (a kind, a field and a condition), three runs of each alternating: the median time of a pass with and without, and the overhead.
 
             fetch: a list of N items (pages of 100) and their N details (about B bytes each) from the fixture server, started in this process on 127.0.0.1, through the real fetch path (libcurl multi, events, projections); then 50 unchanged re-fetches, to measure how little they add. --server-latency-ms L has the server answer every request L ms late, as a remote API would.
             """)

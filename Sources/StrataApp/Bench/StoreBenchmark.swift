@@ -103,7 +103,7 @@ package struct StoreBenchmark: Sendable {
         case .watch:
             try await WatchBenchmark.watch(store: s, sources: objects, polls: events, concurrency: concurrency, result: &result)
         case .alerts:
-            try await WatchBenchmark.alerts(directory: dir, passes: events, result: &result)
+            try await WatchBenchmark.alerts(directory: dir, passes: events, items: objects, result: &result)
         case .browse:
             let app = try await browseApp(over: s)
             for (k, v) in try await browse(app) { result[k] = v }

@@ -93,12 +93,15 @@ enum WatchBenchmark {
         result["cpuPerPollOverFloor"] = .double((cpu / Double(t.polls) / max(floorCPUPerRequest, 1e-9) * 10).rounded() / 10)
     }
 
-    /// `alerts`: a source whose list changes on every pass (the fixture moving between versions),
-    /// fetched `passes` times with no alert, then as many times in another store with an alert
-    /// that matches some changes (kinds, a field and a condition): what matching and queueing
-    /// add to a pass. Alternating runs, medians of each.
-    static func alerts(directory: String, passes: Int, result: inout [String: JSONValue]) async throws {
-        let server = FixtureServer(root: try fixtureRoot())
+    /// `alerts`: a source of `items` items (pages of 500) whose list changes on every pass (a
+    /// generated dataset with three versions: each moves 2% of the prices, half down, and adds
+    /// and removes a few items), fetched `passes` times with no alert, then as many times in
+    /// another store with an alert that matches some changes (a kind, a field and a condition):
+    /// what matching and queueing add to a pass. Alternating runs, medians of each.
+    static func alerts(directory: String, passes: Int, items: Int, result: inout [String: JSONValue]) async throws {
+        let root = directory + "/alert-fixture"
+        try writeChangingDataset(root: root, items: items)
+        let server = FixtureServer(root: root)
         try await server.start()
         defer { Task { await server.stop() } }
         let clock = ContinuousClock()
@@ -115,19 +118,21 @@ enum WatchBenchmark {
             configuration.logger.logLevel = .critical
             let app = StrataApp(store: s, configuration: configuration)
             try await SourceCatalog(store: s).define(
-                SourceDefinition(name: "cars", url: server.baseURL + "/cars/offers", items: "results", title: "model"))
+                SourceDefinition(
+                    name: "offers", url: server.baseURL + "/offers/list", items: "results", title: "model", pageParam: "page", sizeParam: "size",
+                    pageSize: 500))
             server.version = 1
-            _ = try await app.useCases.refresh("cars")
+            _ = try await app.useCases.refresh("offers")
             if alerted {
                 try await app.useCases.alerts.add(
                     .init(
-                        source: "cars", name: "cheaper", kinds: ["changed"], fields: ["price"], condition: "price < old.price",
+                        source: "offers", name: "cheaper", kinds: ["changed"], fields: ["price"], condition: "price < old.price",
                         target: .webhook(URL(string: "http://127.0.0.1:9/unused")!)))
             }
             let start = clock.now
             for p in 0..<passes {
-                server.version = p % 3 + 1
-                let r = try await app.useCases.refresh("cars")
+                server.version = (p + 1) % 3 + 1
+                let r = try await app.useCases.refresh("offers")
                 queued += r.notificationsQueued
             }
             let elapsed = seconds(clock.now - start) / Double(passes)
@@ -135,10 +140,42 @@ enum WatchBenchmark {
         }
         func median(_ a: [Double]) -> Double { a.sorted()[a.count / 2] }
         result["passes"] = .int(passes)
+        result["items"] = .int(items)
         result["passMicrosWithoutAlert"] = .int(Int(median(without) * 1_000_000))
         result["passMicrosWithAlert"] = .int(Int(median(with) * 1_000_000))
         result["alertOverheadPercent"] = .double(((median(with) / median(without) - 1) * 1000).rounded() / 10)
         result["notificationsQueued"] = .int(queued)
+    }
+
+    /// `ROOT/offers/v1…v3/list.json`: `items` cars; from one version to the next 2% of the prices
+    /// move (half of them down), 0.5% of the items go and as many new ones come.
+    static func writeChangingDataset(root: String, items n: Int) throws {
+        var rng = SplitMix64(seed: 42)
+        var rows: [Int: (model: String, price: Int, km: Int)] = [:]
+        for i in 1...n { rows[i] = ("model \(i % 97)", 5_000 + Int(rng.next() % 30_000), Int(rng.next() % 200_000)) }
+        var next = n + 1
+        for v in 1...3 {
+            if v > 1 {
+                let ids = Array(rows.keys).sorted()
+                for _ in 0..<max(1, n / 50) {
+                    let id = ids[Int(rng.next() % UInt64(ids.count))]
+                    let delta = 100 + Int(rng.next() % 900)
+                    rows[id]!.price += rng.next() % 2 == 0 ? -delta : delta
+                }
+                for _ in 0..<max(1, n / 200) {
+                    rows.removeValue(forKey: ids[Int(rng.next() % UInt64(ids.count))])
+                    rows[next] = ("model \(next % 97)", 5_000 + Int(rng.next() % 30_000), 0)
+                    next += 1
+                }
+            }
+            let body = rows.keys.sorted().map { id in
+                let r = rows[id]!
+                return
+                    #"{"id":\#(id),"model":"\#(r.model)","price":\#(r.price),"km":\#(r.km),"description":"A car for the benchmark, number \#(id), with a text of some length as listings have."}"#
+            }
+            try FileManager.default.createDirectory(atPath: "\(root)/offers/v\(v)", withIntermediateDirectories: true)
+            try Data((#"{"results":["# + body.joined(separator: ",") + "]}").utf8).write(to: URL(fileURLWithPath: "\(root)/offers/v\(v)/list.json"))
+        }
     }
 
     /// The bundled fixtures: `STRATA_FIXTURES`, else `fixtures` here or next to the binary's

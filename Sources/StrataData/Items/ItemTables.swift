@@ -237,12 +237,14 @@ public struct ItemTables: Sendable {
 
     private func entity(_ definition: SourceDefinition) async throws -> SourceEntity {
         // The newest completed pass: a FetchCompleted, or a ListNotModified (all pages 304).
-        let completed = try await [DataEvents.fetchCompleted, DataEvents.listNotModified].asyncCompactMap { type in
-            try await store.events(EventQuery(stream: definition.name, type: type, limit: 1, descending: true)).first
-        }.max { $0.seq < $1.seq }
+        let completed = try await store.newestEvent(inStream: definition.name, ofTypes: [DataEvents.listNotModified, DataEvents.fetchCompleted])
         // The newest list failure that ended its run (no retry left) — a detail or image failure
-        // belongs to a run whose list completed.
-        let failures = try await store.events(EventQuery(stream: definition.name, type: DataEvents.fetchFailed, limit: 64, descending: true))
+        // belongs to a run whose list completed. Only failures after the last completed pass
+        // count, so they are read through the (short) type index from there, never by walking
+        // the source's whole stream.
+        let failures = Array(
+            try await store.events(EventQuery(type: DataEvents.fetchFailed, fromSeq: (completed?.seq ?? 0) + 1, descending: true))
+                .lazy.filter { $0.stream == definition.name }.prefix(64))
         let listFailure = failures.first { ($0[metadata: "stage"] == "list" || $0[metadata: "stage"] == "import") && $0[metadata: "willRetry"] != "true" }
         let success = completed.map { e in
             FetchRunEntity(
@@ -259,14 +261,6 @@ public struct ItemTables: Sendable {
             last = FetchRunEntity(run: f[metadata: "run"] ?? "", seq: f.seq, recordedAt: f.recordedAt, completed: false, error: error)
         }
         return SourceEntity(definition: definition, lastRun: last, lastSuccess: success)
-    }
-}
-
-extension Array {
-    func asyncCompactMap<T>(_ transform: (Element) async throws -> T?) async rethrows -> [T] {
-        var out: [T] = []
-        for e in self { if let t = try await transform(e) { out.append(t) } }
-        return out
     }
 }
 

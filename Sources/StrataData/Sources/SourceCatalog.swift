@@ -1,5 +1,6 @@
 public import EventStore
 import Foundation
+import Synchronization
 
 /// Source definitions as events (`SourceDefined`, `SourceChanged`, `SourceRemoved`) and their
 /// current state from the `sources` projection.
@@ -10,12 +11,43 @@ public struct SourceCatalog: Sendable {
 
     /// All defined sources, by name.
     public func all() async throws -> [SourceDefinition] {
-        try await store.documents(projection: "sources") { try $0.states(collection: "sources") }.map { try Self.decode($0.document) }
+        let path = store.path
+        return try await store.documents(projection: "sources") { r in
+            try r.summaries(collection: "sources").filter { !$0.summary.removed }.map { name, summary in
+                try Self.cached(path, name, summary.changedSeq) { try r.state(collection: "sources", key: name)?.document }
+            }
+        }
     }
 
     public func get(_ name: String) async throws -> SourceDefinition? {
-        guard let s = try await store.documents(projection: "sources", { try $0.state(collection: "sources", key: name) }), !s.removed else { return nil }
-        return try Self.decode(s.document)
+        let path = store.path
+        return try await store.documents(projection: "sources") { r in
+            guard let summary = try r.summary(collection: "sources", key: name), !summary.removed else { return nil }
+            return try Self.cached(path, name, summary.changedSeq) { try r.state(collection: "sources", key: name)?.document }
+        }
+    }
+
+    /// Decoded definitions by store, name and the seq of the event that set them: a definition
+    /// is read on every fetch and every plan of the watcher, and decoding it (JSON, then
+    /// `Codable`) cost more than the rest of a 304 poll. The seq pins the content, so an entry
+    /// never goes stale.
+    private struct CacheKey: Hashable {
+        var store: String
+        var name: String
+        var seq: UInt64
+    }
+    private static let cache = Mutex<[CacheKey: SourceDefinition]>([:])
+
+    private static func cached(_ store: String, _ name: String, _ seq: UInt64, _ document: () throws -> JSONValue?) throws -> SourceDefinition {
+        let key = CacheKey(store: store, name: name, seq: seq)
+        if let d = cache.withLock({ $0[key] }) { return d }
+        guard let doc = try document() else { throw DocumentError("source \(name) has no definition") }
+        let d = try decode(doc)
+        cache.withLock { c in
+            if c.count >= 4_096 { c.removeAll(keepingCapacity: true) }
+            c[key] = d
+        }
+        return d
     }
 
     /// Validates and records a new definition (or a change with `replace`). A literal credential
