@@ -43,6 +43,7 @@ public final class FixtureServer: @unchecked Sendable {
         var requests: [String: Int] = [:]
         var inFlight = 0
         var peakInFlight = 0
+        var cacheControl: String?
         /// Set by ``releaseSlow()``: slow answers go out now.
         var slowReleased = false
         /// Webhook sink: name → the bodies received, once per `Idempotency-Key`.
@@ -82,6 +83,12 @@ public final class FixtureServer: @unchecked Sendable {
     /// Lets every slow answer, waiting or to come, go out at once: a test that has seen what
     /// happens while one is in flight need not wait out `slowSeconds`.
     public func releaseSlow() { state.withLock { $0.slowReleased = true } }
+
+    /// A `Cache-Control` header for the dataset files' answers (nil: none), 304s included.
+    public var cacheControl: String? {
+        get { state.withLock { $0.cacheControl } }
+        set { state.withLock { $0.cacheControl = newValue } }
+    }
 
     /// How many requests reached `path` (query excluded).
     public func requests(to path: String) -> Int {
@@ -247,8 +254,12 @@ public final class FixtureServer: @unchecked Sendable {
         }
         let etag = "\"\(fnv1a(body))\""
         headers[.eTag] = etag
+        let cacheControl = state.withLock { $0.cacheControl }
+        if let cacheControl { headers[.cacheControl] = cacheControl }
         if let inm = request.headers[.ifNoneMatch], inm == etag {
-            return Response(status: .notModified, headers: [.eTag: etag])
+            var h: HTTPFields = [.eTag: etag]
+            if let cacheControl { h[.cacheControl] = cacheControl }
+            return Response(status: .notModified, headers: h)
         }
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }

@@ -12,11 +12,12 @@ struct WatchCommand: AsyncParsableCommand {
         discussion: reflowed(
             """
             A source is scheduled with `strata source add|change NAME --every DURATION`; the watcher
-            fetches it with its own settings (--watch-details, --watch-images), one fetch at a time,
-            through the same path as `strata fetch` (the team log's lease first). A source never
+            fetches it with its own settings (--watch-details, --watch-images), sources due together
+            side by side (--concurrency, --per-host), through the same path as `strata fetch` (the
+            team log's lease first). A source never
             fetched is due at once; after a fetch it is due its interval later, moved by its jitter;
             after failures in a row the wait doubles each time, up to an hour (or the interval when
-            longer). Each fetch is one log line on stderr. SIGTERM or Ctrl-C stops it after the fetch
+            longer). Each fetch is one log line on stderr. SIGTERM or Ctrl-C stops it after the fetches
             in flight (exit 0); SIGHUP reads the sources' definitions again. A stopped or killed
             watcher loses nothing: the next start plans from the log.
 

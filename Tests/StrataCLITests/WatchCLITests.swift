@@ -44,6 +44,29 @@ import Testing
         }
     }
 
+    /// `Cache-Control: max-age` (less `Age`) holds a source back past its schedule: a fresh list
+    /// is never polled; without it, or with `no-cache`, the schedule alone decides.
+    @Test func aFreshListIsNotPolledBeforeItsMaxAge() async throws {
+        try await withFixtureServer { server in
+            let store = makeStoreDir()
+            let url = server.baseURL + "/cars/offers"
+            #expect(try await strata(["source", "add", "cars", "--url", url, "--items", "results", "--every", "1s", "--jitter", "0"], store: store).status == 0)
+            server.cacheControl = "public, max-age=3600"
+            #expect(try await strata(["fetch", "cars"], store: store).status == 0)
+            let log = try await strata(["log", "--type", "FetchCompleted", "--format", "json"], store: store)
+            #expect(log.stdout.contains("\"maxAge\": \"3600\"") || log.stdout.contains("\"maxAge\":\"3600\""), "\(log.stdout)")
+            try await Task.sleep(for: .milliseconds(1_100))
+            let held = try await strata(["watch", "--once"], store: store)
+            #expect(held.status == 0 && !held.stderr.contains(" fetched"), "fresh for an hour: \(held.stderr)")
+            // The API stops saying so: the next poll (a 304, by the schedule) is due again.
+            server.cacheControl = "no-cache"
+            #expect(try await strata(["fetch", "cars"], store: store).status == 0)
+            try await Task.sleep(for: .milliseconds(1_100))
+            let due = try await strata(["watch", "--once"], store: store)
+            #expect(due.status == 0 && due.stderr.contains(" fetched"), "\(due.stderr)")
+        }
+    }
+
     @Test func aWatcherFetchesOnScheduleSurvivesSIGHUPAndStopsOnSIGTERM() async throws {
         try await withFixtureServer { server in
             let store = makeStoreDir()

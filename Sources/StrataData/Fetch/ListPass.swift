@@ -23,6 +23,9 @@ struct ListPass {
     var passURLs: [String] = []
     /// Whether the pass reached the last page.
     var complete = false
+    /// Seconds the list's pages stay fresh (`Cache-Control: max-age` less `Age`), the least of
+    /// the pass's pages; nil when a page gave none (or said `no-cache`/`no-store`).
+    var freshFor: Int??
     /// Conditional requests already answered for pages an unchanged list is known to lead to
     /// (``Fetcher/prefetchChain(from:page:source:headers:context:limit:)``), with the validators
     /// they were sent with.
@@ -76,6 +79,8 @@ extension Fetcher {
         }
         pass.passURLs.append(url)
         let (cached, response) = try await request(page: url, &pass)
+        let fresh = Self.freshness(response.headers)
+        pass.freshFor = .some(pass.freshFor.map { was in was.flatMap { w in fresh.map { min(w, $0) } } } ?? fresh)
         var meta = pageMetadata(response, cached: cached, page: pass.page, url: url, pass: pass)
         // A 304 carries no Link header: page on with the one stored beside the body.
         var responseHeaders = response.headers
@@ -178,22 +183,38 @@ extension Fetcher {
         throw error
     }
 
+    /// Seconds a response stays fresh by its `Cache-Control` (RFC 9111: `max-age` less `Age`);
+    /// nil without `max-age`, or with `no-cache` or `no-store`.
+    static func freshness(_ headers: [String: String]) -> Int? {
+        guard let cc = headers["cache-control"]?.lowercased() else { return nil }
+        let directives = cc.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        if directives.contains(where: { $0 == "no-cache" || $0 == "no-store" || $0.hasPrefix("no-cache=") }) { return nil }
+        guard
+            let maxAge = directives.first(where: { $0.hasPrefix("max-age=") }).flatMap({
+                Int($0.dropFirst(8).trimmingCharacters(in: CharacterSet(charactersIn: "\"")))
+            })
+        else { return nil }
+        let age = headers["age"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        return max(0, maxAge - max(0, age))
+    }
+
     /// Appends the pass's events in one transaction and returns the first one's seq. A complete
     /// pass whose every page answered 304, over items still as that pass made them, is one
     /// compact fact instead of a page event per page: nothing to mark or sweep.
     func commit(_ pass: inout ListPass) async throws -> UInt64 {
         let source = pass.source
+        let fresh: [(key: String, value: String)] = if case .some(.some(let s)) = pass.freshFor { [("maxAge", String(s))] } else { [] }
         if pass.complete && pass.summary.pagesNotModified == pass.summary.pages, try await itemsFollowPass(of: source.name, urls: pass.passURLs) {
             pass.events = [
                 NewEvent(
                     type: DataEvents.listNotModified, stream: source.name,
-                    metadata: common(pass.context) + [("pages", String(pass.summary.pages))])
+                    metadata: common(pass.context) + [("pages", String(pass.summary.pages))] + fresh)
             ]
         } else {
             pass.events.append(
                 NewEvent(
                     type: DataEvents.fetchCompleted, stream: source.name,
-                    metadata: common(pass.context) + [("pages", String(pass.events.count)), ("complete", String(pass.complete))]))
+                    metadata: common(pass.context) + [("pages", String(pass.events.count)), ("complete", String(pass.complete))] + fresh))
         }
         // Read-ahead answers the pass did not reach (it stopped, or a changed page led elsewhere)
         // are recorded after the pass's own events, so every response received is in the log.

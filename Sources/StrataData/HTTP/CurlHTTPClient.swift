@@ -355,7 +355,7 @@ final class CurlEngine: @unchecked Sendable {
             return .failure(Self.error(rc, url: t.request.url, request: t.request, sink: t.sink, status: status))
         }
         var found: [String: String] = [:]
-        for name in ["etag", "last-modified", "retry-after", "content-type", "link", "location"] {
+        for name in ["etag", "last-modified", "retry-after", "content-type", "link", "location", "cache-control", "age"] {
             var out: UnsafeMutablePointer<curl_header>?
             if ccurl_easy_header(h, name, 0, UInt32(CURLH_HEADER), -1, &out) == CURLHE_OK, let out {
                 found[name] = String(cString: out.pointee.value)

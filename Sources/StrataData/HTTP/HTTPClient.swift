@@ -44,6 +44,7 @@ public struct HTTPResponse: Sendable {
     public var url: String
     public var body: [UInt8]
     /// The response headers Strata uses, lower-cased names: etag, last-modified, retry-after,
+    /// cache-control, age,
     /// content-type, link, location.
     public var headers: [String: String]
     public var duration: Duration

@@ -113,13 +113,15 @@ public struct FetchRunEntity: Sendable, Hashable {
     public var pages: Int
     public var error: String?
     public var failures: Int
+    /// Seconds the list stays fresh after this pass, by the API's `Cache-Control: max-age`.
+    public var maxAge: Int?
 
     public init(
         run: String, seq: UInt64, recordedAt: Timestamp, completed: Bool, complete: Bool = false, pages: Int = 0,
-        error: String? = nil, failures: Int = 0
+        error: String? = nil, failures: Int = 0, maxAge: Int? = nil
     ) {
         self.run = run; self.seq = seq; self.recordedAt = recordedAt; self.completed = completed; self.complete = complete
-        self.pages = pages; self.error = error; self.failures = failures
+        self.pages = pages; self.error = error; self.failures = failures; self.maxAge = maxAge
     }
 }
 

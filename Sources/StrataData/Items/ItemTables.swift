@@ -250,7 +250,8 @@ public struct ItemTables: Sendable {
             FetchRunEntity(
                 run: e[metadata: "run"] ?? "", seq: e.seq, recordedAt: e.recordedAt, completed: true,
                 complete: e.type == DataEvents.listNotModified || e[metadata: "complete"] == "true", pages: Int(e[metadata: "pages"] ?? "") ?? 0,
-                failures: failures.count { $0[metadata: "run"] == e[metadata: "run"] && $0[metadata: "willRetry"] != "true" })
+                failures: failures.count { $0[metadata: "run"] == e[metadata: "run"] && $0[metadata: "willRetry"] != "true" },
+                maxAge: e[metadata: "maxAge"].flatMap { Int($0) })
         }
         var last = success
         if let f = listFailure, f.seq > (completed?.seq ?? 0) {

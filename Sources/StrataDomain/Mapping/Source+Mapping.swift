@@ -20,7 +20,7 @@ extension FetchRun {
         self.init(
             id: e.run, seq: e.seq, at: e.recordedAt.date,
             outcome: e.completed ? .completed(complete: e.complete) : .failed(e.error ?? "the fetch failed"),
-            pages: e.pages, failures: e.failures)
+            pages: e.pages, failures: e.failures, freshFor: e.maxAge.map(Double.init))
     }
 }
 
@@ -28,7 +28,9 @@ extension FetchRunEntity {
     package init(_ run: FetchRun) {
         switch run.outcome {
         case .completed(let complete):
-            self.init(run: run.id, seq: run.seq, recordedAt: Timestamp(run.at), completed: true, complete: complete, pages: run.pages, failures: run.failures)
+            self.init(
+                run: run.id, seq: run.seq, recordedAt: Timestamp(run.at), completed: true, complete: complete, pages: run.pages, failures: run.failures,
+                maxAge: run.freshFor.map { Int($0) })
         case .failed(let message):
             self.init(run: run.id, seq: run.seq, recordedAt: Timestamp(run.at), completed: false, pages: run.pages, error: message, failures: run.failures)
         }

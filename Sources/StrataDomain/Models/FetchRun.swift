@@ -17,9 +17,11 @@ package struct FetchRun: Sendable, Hashable {
     package var pages: Int
     /// Detail or image requests of the run that failed.
     package var failures: Int
+    /// Seconds the API said its list stays fresh after this pass (`Cache-Control: max-age`).
+    package var freshFor: Double?
 
-    package init(id: String, seq: UInt64, at: Date, outcome: Outcome, pages: Int = 0, failures: Int = 0) {
-        self.id = id; self.seq = seq; self.at = at; self.outcome = outcome; self.pages = pages; self.failures = failures
+    package init(id: String, seq: UInt64, at: Date, outcome: Outcome, pages: Int = 0, failures: Int = 0, freshFor: Double? = nil) {
+        self.id = id; self.seq = seq; self.at = at; self.outcome = outcome; self.pages = pages; self.failures = failures; self.freshFor = freshFor
     }
 
     package var succeeded: Bool { if case .completed = outcome { true } else { false } }

@@ -42,6 +42,10 @@ package struct WatchSources: Sendable {
             let failed = last.map { $0.succeeded ? 0 : 1 } ?? 0
             var source = WatchedSource(name: spec.name, schedule: schedule, lastAttempt: last?.at, failures: failures[spec.name] ?? failed)
             if let hold = notBefore[spec.name], hold > source.nextDue { source.nextDue = hold }
+            // Never poll a list the API said is still fresh (`Cache-Control: max-age`).
+            if let last, last.succeeded, let fresh = last.freshFor {
+                source.nextDue = max(source.nextDue, last.at.addingTimeInterval(min(fresh, 86_400)))
+            }
             source.host = URL(string: spec.url)?.host ?? ""
             out.append(source)
         }
