@@ -21,21 +21,8 @@ public final class FaultyProxy: Sendable {
     /// - Parameter socketPath: the unix socket connections are forwarded to.
     public init(to socketPath: String) throws {
         target = socketPath
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else { close(fd); throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        port = Int(UInt16(bigEndian: addr.sin_port))
+        let (fd, port) = try LoopbackListener.open()
+        self.port = port
         listener = fd
         Thread { [self] in acceptLoop() }.start()
     }
