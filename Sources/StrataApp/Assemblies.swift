@@ -106,7 +106,7 @@ package struct DomainAssembly: Assembly {
         container.register(QueueNotifications.self) { r in
             QueueNotifications(
                 alerts: r.resolve((any AlertRepository).self)!, log: r.resolve((any EventLogRepository).self)!, items: r.resolve((any ItemRepository).self)!,
-                sources: r.resolve((any SourceRepository).self)!, config: r.resolve(ManageConfig.self)!, schema: r.resolve((any SchemaRepository).self)!)
+                config: r.resolve(ManageConfig.self)!, schema: r.resolve((any SchemaRepository).self)!)
         }
         container.register(ManageAlerts.self) { r in
             ManageAlerts(

@@ -44,11 +44,7 @@ struct EventAlertRepository: AlertRepository {
     }
 
     func queue(_ notifications: [AlertNotification], source: String, pass: LogEntry) async throws -> Int {
-        let entities = try await storage { try await tables.alerts() }
-        let byKey = Dictionary(entities.map { (AlertTables.key(source: $0.source, name: $0.name), $0) }, uniquingKeysWith: { a, _ in a })
-        let queued = notifications.compactMap { n in
-            byKey[n.alert].map { QueuedNotification(id: n.id, alert: $0, item: n.item, kind: n.kind, pass: n.seq, body: n.json) }
-        }
+        let queued = notifications.map { n in QueuedNotification(id: n.id, alert: n.alert, item: n.item, kind: n.kind, pass: n.seq, body: n.json) }
         return try await storage { try await tables.queue(queued, source: source, through: pass.seq, passID: pass.id) }
     }
 
@@ -63,15 +59,15 @@ struct EventAlertRepository: AlertRepository {
             try await tables.pending().map {
                 PendingNotification(
                     id: $0.id, alert: $0.alert, source: $0.source, item: $0.item, kind: $0.kind, attempts: $0.attempts, lastAttemptAt: $0.lastAttemptAt,
-                    lastError: $0.error)
+                    lastError: $0.error, queuedSeq: $0.seq)
             }
         }
     }
 
     func body(of notification: PendingNotification) async throws -> [UInt8] {
-        guard let entity = try await storage({ try await tables.notification(id: notification.id) }),
-            let body = try await storage({ try await tables.body(of: entity) })
-        else { throw RepositoryError(.storage, "notification \(notification.id) has no stored body; run `strata verify`") }
+        guard let body = try await storage({ try await tables.body(queuedAt: notification.queuedSeq) }) else {
+            throw RepositoryError(.storage, "notification \(notification.id) has no stored body; run `strata verify`")
+        }
         return body
     }
 
@@ -88,9 +84,6 @@ struct EventAlertRepository: AlertRepository {
     }
 
     private func record(_ attempt: AlertTables.Attempt, _ n: PendingNotification, _ number: Int) async throws {
-        guard let entity = try await storage({ try await tables.notification(id: n.id) }) else {
-            throw RepositoryError(.notFound, "no notification \(n.id)")
-        }
-        try await storage { try await tables.record(attempt, of: entity, number: number) }
+        try await storage { try await tables.record(attempt, notification: n.id, alert: n.alert, number: number) }
     }
 }

@@ -73,13 +73,14 @@ public struct NotificationEntity: Sendable, Hashable {
 /// A notification to append: which alert, item and change, and its body.
 public struct QueuedNotification: Sendable {
     public var id: String
-    public var alert: AlertEntity
+    /// `SOURCE/NAME`.
+    public var alert: String
     public var item: String
     public var kind: String
     public var pass: UInt64
     public var body: JSONValue
 
-    public init(id: String, alert: AlertEntity, item: String, kind: String, pass: UInt64, body: JSONValue) {
+    public init(id: String, alert: String, item: String, kind: String, pass: UInt64, body: JSONValue) {
         self.id = id; self.alert = alert; self.item = item; self.kind = kind; self.pass = pass; self.body = body
     }
 }
@@ -117,13 +118,9 @@ public struct AlertTables: Sendable {
         }
     }
 
-    public func notification(id: String) async throws -> NotificationEntity? {
-        try await store.documents(projection: "alerts") { r in try r.state(collection: "notifications", key: id).flatMap { NotificationEntity($0.document) } }
-    }
-
-    /// The body to deliver: the payload of its `NotificationQueued` event.
-    public func body(of notification: NotificationEntity) async throws -> [UInt8]? {
-        guard let event = try await store.event(seq: notification.seq) else { return nil }
+    /// The body to deliver: the payload of its `NotificationQueued` event, at `seq`.
+    public func body(queuedAt seq: UInt64) async throws -> [UInt8]? {
+        guard let event = try await store.event(seq: seq) else { return nil }
         return try await store.payload(of: event)
     }
 
@@ -154,9 +151,9 @@ public struct AlertTables: Sendable {
     public func queue(_ notifications: [QueuedNotification], source: String, through pass: UInt64, passID: String) async throws -> Int {
         var batch = notifications.map { n in
             NewEvent(
-                id: n.id, type: AlertEvents.queued, stream: AlertEvents.stream(alert: Self.key(source: n.alert.source, name: n.alert.name)),
+                id: n.id, type: AlertEvents.queued, stream: AlertEvents.stream(alert: n.alert),
                 metadata: [
-                    ("source", source), ("alert", Self.key(source: n.alert.source, name: n.alert.name)), ("item", n.item), ("kind", n.kind),
+                    ("source", source), ("alert", n.alert), ("item", n.item), ("kind", n.kind),
                     ("pass", String(n.pass))
                 ], payload: n.body.canonicalBytes)
         }
@@ -174,8 +171,8 @@ public struct AlertTables: Sendable {
     }
 
     /// Records one step of a delivery attempt.
-    public func record(_ attempt: Attempt, of notification: NotificationEntity, number: Int) async throws {
-        var meta: [(key: String, value: String)] = [("notification", notification.id), ("alert", notification.alert), ("attempt", String(number))]
+    public func record(_ attempt: Attempt, notification id: String, alert: String, number: Int) async throws {
+        var meta: [(key: String, value: String)] = [("notification", id), ("alert", alert), ("attempt", String(number))]
         let type: String
         switch attempt {
         case .sent:

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What one delivery attempt came to.
 public enum SendOutcome: Sendable, Equatable {
@@ -72,6 +73,17 @@ public struct ExecSender: Sendable {
             try? input.fileHandleForWriting.close()
         }
         writer.start()
+        // Its stderr is drained as it comes (a command that writes more than a pipe holds would
+        // otherwise block until the timeout); the first 500 bytes say what went wrong.
+        let stderrHead = Mutex<(bytes: [UInt8], done: Bool)>(([], false))
+        let reader = Thread {
+            let handle = errors.fileHandleForReading
+            while let chunk = try? handle.read(upToCount: 65_536), !chunk.isEmpty {
+                stderrHead.withLock { if $0.bytes.count < 500 { $0.bytes += chunk.prefix(500 - $0.bytes.count) } }
+            }
+            stderrHead.withLock { $0.done = true }
+        }
+        reader.start()
         let watchdog = Task {
             try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
             if process.isRunning { process.terminate() }
@@ -79,7 +91,9 @@ public struct ExecSender: Sendable {
         var status: Int32 = -1
         for await s in exited.stream { status = s }
         watchdog.cancel()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile().prefix(500), as: UTF8.self)
+        // A child the command left running may hold the pipe open: wait for the end a moment only.
+        for _ in 0..<25 where !stderrHead.withLock({ $0.done }) { try? await Task.sleep(for: .milliseconds(20)) }
+        let message = String(decoding: stderrHead.withLock { $0.bytes }, as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         if status == 0 { return .delivered(status: nil) }
         let reason = process.terminationReason == .uncaughtSignal ? "was stopped by signal \(status)" : "exited \(status)"

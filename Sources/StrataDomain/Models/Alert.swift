@@ -139,10 +139,15 @@ package struct PendingNotification: Sendable, Hashable {
     package var attempts: Int
     package var lastAttemptAt: Date?
     package var lastError: String?
+    /// The seq it was queued at (its body is that event's payload).
+    package var queuedSeq: UInt64
 
-    package init(id: String, alert: String, source: String, item: String, kind: String, attempts: Int, lastAttemptAt: Date?, lastError: String?) {
+    package init(
+        id: String, alert: String, source: String, item: String, kind: String, attempts: Int, lastAttemptAt: Date?, lastError: String?,
+        queuedSeq: UInt64 = 0
+    ) {
         self.id = id; self.alert = alert; self.source = source; self.item = item; self.kind = kind; self.attempts = attempts
-        self.lastAttemptAt = lastAttemptAt; self.lastError = lastError
+        self.lastAttemptAt = lastAttemptAt; self.lastError = lastError; self.queuedSeq = queuedSeq
     }
 }
 

@@ -22,12 +22,12 @@ package struct AtomFeedRenderer: Sendable {
               <title>\(Self.escape("Changes of \(source)"))</title>
               <updated>\(updated)</updated>
               <author><name>Strata</name></author>
-              <link rel="self" href="\(Self.escape(baseURL + "/_strata/feeds/" + Self.path(source) + ".atom"))"/>
+              <link rel="self" href="\(Self.escape(baseURL + "/_strata/feeds/" + ServePaths.segment(source) + ".atom"))"/>
               <generator>Strata</generator>
 
             """
         for e in entries {
-            let link = baseURL + "/_strata/sources/" + Self.path(source) + "/items/" + Self.path(e.item.id)
+            let link = baseURL + ServePaths.item(source: source, id: e.item.id)
             out += """
                   <entry>
                     <id>urn:strata:\(Self.urn(source)):\(Self.urn(e.item.id)):\(e.seq)</id>
@@ -55,12 +55,12 @@ package struct AtomFeedRenderer: Sendable {
               <title>\(Self.escape("Alert \(alert)"))</title>
               <updated>\(updated)</updated>
               <author><name>Strata</name></author>
-              <link rel="self" href="\(Self.escape(baseURL + "/_strata/feeds/alerts/" + parts.map(Self.path).joined(separator: "/") + ".atom"))"/>
+              <link rel="self" href="\(Self.escape(baseURL + "/_strata/feeds/alerts/" + parts.map(ServePaths.segment).joined(separator: "/") + ".atom"))"/>
               <generator>Strata</generator>
 
             """
         for n in notifications {
-            let link = baseURL + "/_strata/sources/" + Self.path(n.source) + "/items/" + Self.path(n.item)
+            let link = baseURL + ServePaths.item(source: n.source, id: n.item)
             var lines = ["\(n.kind) at seq \(n.seq), observed \(LogTime(n.observedAt).iso8601); notification \(n.id)"]
             for c in n.changes { lines.append("\(ItemDiff.field(c.path)): \(ItemDiff.text(c.old)) → \(ItemDiff.text(c.new))") }
             out += """
@@ -100,11 +100,6 @@ package struct AtomFeedRenderer: Sendable {
             }
         }
         return out
-    }
-
-    /// A name as one path segment of a URL.
-    static func path(_ s: String) -> String {
-        s.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))) ?? s
     }
 
     /// A name inside a `urn:` (colons encoded, so the parts stay apart).
