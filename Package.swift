@@ -33,6 +33,8 @@ let package = Package(
         // C system libraries (Debian -dev packages).
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        // gzip members for WARC files (zlib is on every system libcurl is).
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // A shared library opened with dlopen on first use, for the three targets below.
         .target(name: "CLibraryLoader", linkerSettings: [.linkedLibrary("dl")]),
         // libcurl's header at build time; the library itself is opened on first use, so a
@@ -69,7 +71,10 @@ let package = Package(
         // projections that fold fetched pages into items.
         .target(
             name: "StrataData",
-            dependencies: ["EventStore", "LMDB", "CCurl", "CSQLite", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "EventStore", "LMDB", "CCurl", "CSQLite", "CZlib",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
 

@@ -8,6 +8,7 @@ static struct {
     void (*easy_cleanup)(CURL *);
     const char *(*easy_strerror)(CURLcode);
     CURLHcode (*easy_header)(CURL *, const char *, size_t, unsigned int, int, struct curl_header **);
+    struct curl_header *(*easy_nextheader)(CURL *, unsigned int, int, struct curl_header *);
     CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
     CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
     struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
@@ -31,7 +32,7 @@ static void load(void) {
     /* STRATA_LIBCURL names another build of libcurl (a path, or a soname on the search path). */
     strata_library_open(&lib, getenv("STRATA_LIBCURL"));
     RESOLVE(global_init); RESOLVE(easy_init); RESOLVE(easy_cleanup); RESOLVE(easy_strerror);
-    RESOLVE(easy_header); RESOLVE(easy_setopt); RESOLVE(easy_getinfo); RESOLVE(slist_append);
+    RESOLVE(easy_header); RESOLVE(easy_nextheader); RESOLVE(easy_setopt); RESOLVE(easy_getinfo); RESOLVE(slist_append);
     RESOLVE(slist_free_all); RESOLVE(multi_init); RESOLVE(multi_cleanup); RESOLVE(multi_add_handle);
     RESOLVE(multi_remove_handle); RESOLVE(multi_perform); RESOLVE(multi_poll); RESOLVE(multi_wakeup);
     RESOLVE(multi_info_read); RESOLVE(multi_setopt);
@@ -47,6 +48,9 @@ void ccurl_easy_cleanup(CURL *h) { f.easy_cleanup(h); }
 const char *ccurl_easy_strerror(CURLcode rc) { return f.easy_strerror(rc); }
 CURLHcode ccurl_easy_header(CURL *h, const char *name, size_t index, unsigned int origin, int request, struct curl_header **out) {
     return f.easy_header(h, name, index, origin, request, out);
+}
+struct curl_header *ccurl_easy_nextheader(CURL *h, unsigned int origin, int request, struct curl_header *prev) {
+    return f.easy_nextheader(h, origin, request, prev);
 }
 struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *s) { return f.slist_append(list, s); }
 void ccurl_slist_free_all(struct curl_slist *list) { f.slist_free_all(list); }
@@ -68,4 +72,5 @@ CURLcode ccurl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { retur
 CURLcode ccurl_setopt_write_cb(CURL *h, CURLoption o, curl_write_callback cb) { return f.easy_setopt(h, o, cb); }
 CURLcode ccurl_getinfo_long(CURL *h, CURLINFO i, long *v) { return f.easy_getinfo(h, i, v); }
 CURLcode ccurl_getinfo_string(CURL *h, CURLINFO i, char **v) { return f.easy_getinfo(h, i, v); }
+CURLcode ccurl_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return f.easy_getinfo(h, i, v); }
 CURLMcode ccurl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return f.multi_setopt(m, o, v); }

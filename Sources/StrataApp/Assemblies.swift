@@ -146,6 +146,23 @@ package struct DomainAssembly: Assembly {
             ReadChangeFeed(
                 log: r.resolve((any EventLogRepository).self)!, items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
         }
+        container.register((any TrafficRepository).self) { r in
+            let version = configuration.userAgent.split(separator: "/").last.map(String.init) ?? "0"
+            return LMDBTrafficRepository(store: r.resolve(EventStore.self)!, catalog: r.resolve(SourceCatalog.self)!, software: version)
+        }
+        container.register((any UpstreamClient).self) { r in CurlUpstreamClient(http: r.resolve((any HTTPClient).self)!) }
+        container.register(RecordTraffic.self) { r in
+            RecordTraffic(traffic: r.resolve((any TrafficRepository).self)!, upstream: r.resolve((any UpstreamClient).self)!)
+        }
+        container.register(ImportTraffic.self) { r in ImportTraffic(traffic: r.resolve((any TrafficRepository).self)!) }
+        container.register(ExportTraffic.self) { r in
+            ExportTraffic(traffic: r.resolve((any TrafficRepository).self)!, log: r.resolve((any EventLogRepository).self)!)
+        }
+        container.register(BisectHistory.self) { r in
+            BisectHistory(
+                traffic: r.resolve((any TrafficRepository).self)!, log: r.resolve((any EventLogRepository).self)!,
+                sources: r.resolve((any SourceRepository).self)!, diff: r.resolve(DiffCollection.self)!)
+        }
         container.register(UseCases.self) { r in
             UseCases(
                 query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
@@ -155,7 +172,9 @@ package struct DomainAssembly: Assembly {
                 write: r.resolve(WriteItems.self)!, push: r.resolve(PushOutbox.self)!, config: r.resolve(ManageConfig.self)!,
                 serve: r.resolve(ServeRecordings.self)!, maintenance: r.resolve(MaintainStore.self)!, documents: r.resolve(ReadDocuments.self)!,
                 watch: r.resolve(WatchSources.self)!, feed: r.resolve(ReadChangeFeed.self)!, alerts: r.resolve(ManageAlerts.self)!,
-                notify: r.resolve(QueueNotifications.self)!, deliver: r.resolve(DeliverNotifications.self)!, schema: r.resolve(ReadSchema.self)!)
+                notify: r.resolve(QueueNotifications.self)!, deliver: r.resolve(DeliverNotifications.self)!, schema: r.resolve(ReadSchema.self)!,
+                recordTraffic: r.resolve(RecordTraffic.self)!, importTraffic: r.resolve(ImportTraffic.self)!, exportTraffic: r.resolve(ExportTraffic.self)!,
+                bisect: r.resolve(BisectHistory.self)!)
         }
     }
 }

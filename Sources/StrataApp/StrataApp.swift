@@ -70,4 +70,11 @@ package struct UseCases: Sendable {
     package let deliver: DeliverNotifications
     /// A source's shape and its drift.
     package let schema: ReadSchema
+    /// A client's traffic forwarded and recorded (`proxy`, `serve --on-miss proxy`).
+    package let recordTraffic: RecordTraffic
+    /// HAR and WARC files in, and any source's exchanges out.
+    package let importTraffic: ImportTraffic
+    package let exportTraffic: ExportTraffic
+    /// The first point where a check fails.
+    package let bisect: BisectHistory
 }

@@ -51,6 +51,7 @@ extension HTTPField.Name {
     static let strataSource = HTTPField.Name("Strata-Source")!
     static let strataEvent = HTTPField.Name("Strata-Event")!
     static let link = HTTPField.Name("Link")!
+    static let strataRecorded = HTTPField.Name("Strata-Recorded")!
 }
 
 extension StrataServer {
@@ -89,17 +90,54 @@ extension StrataServer {
         if t.target.hasPrefix("/_strata/") {
             return Self.error(.notFound, "not found", "no such endpoint; see docs/cli.md (strata serve)")
         }
-        let lookup: RecordingLookup
+        // A request with a body is found by the body's digest too: collect it (a recorded body
+        // is at most what `strata proxy` takes).
+        var body: [UInt8]?
+        if request.method != .get && request.method != .head {
+            do {
+                let buffer = try await request.body.collect(upTo: 64 << 20)
+                if buffer.readableBytes > 0 { body = [UInt8](buffer: buffer) }
+            } catch {
+                return Self.error(.contentTooLarge, "request too large", "a request body of more than 64 MiB was never recorded")
+            }
+        }
+        let serve = useCases.recordings
+        // A HEAD is answered from a recorded HEAD, else from the GET of the same target.
+        var keys = [serve.requestKey(method: request.method.rawValue, target: t.target, body: body)]
+        if request.method == .head { keys.append(t.target) }
+        var lookup: RecordingLookup = .notFetched(target: t.target, host: t.host, first: nil)
         do {
-            if let id = t.session {
-                lookup = try await sessionLookup(id, t)
-            } else {
-                lookup = try await useCases.recordings(target: t.target, host: t.host, at: try point(of: t, headers: request.headers))
+            for key in keys {
+                if let id = t.session {
+                    lookup = try await sessionLookup(id, t, key: key)
+                } else {
+                    lookup = try await serve(target: key, host: t.host, at: try point(of: t, headers: request.headers))
+                }
+                if case .notFetched(_, _, nil) = lookup { continue }
+                break
             }
         } catch let r as ResponseError {
             return r.response
         } catch {
             return Self.error(error)
+        }
+        if case .notFetched(_, _, nil) = lookup, let recorder = configuration.onMiss {
+            // Capture on miss: never recorded at all, so forwarded, recorded and answered.
+            let headers = request.headers.map { HeaderField($0.name.rawName, $0.value) }
+            let x = await recorder.forward(ForwardRequest(method: request.method.rawValue, target: t.target, headers: headers, body: body))
+            var response = TrafficProxy.answer(x, head: request.method == .head)
+            response.headers[.strataSource] = recorder.source
+            response.headers[.strataRecorded] = "miss"
+            return response
+        }
+        if case .notFetched(_, _, nil) = lookup, request.method != .get && request.method != .head {
+            let what = body.map { " with this body (sha256 \(String(serve.bodyDigest($0).prefix(16))))" } ?? " without a body"
+            return Self.error(
+                .notFound, "not recorded", "\(request.method.rawValue) \(t.target)\(what) was never recorded; see `strata log --type ExchangeRecorded`",
+                extra: ["target": .string(t.target), "method": .string(request.method.rawValue)])
+        }
+        if case .notFetched(_, let host, let first) = lookup {
+            lookup = .notFetched(target: t.target, host: host, first: first)
         }
         return respond(lookup, t, request: request)
     }
@@ -148,6 +186,11 @@ extension StrataServer {
             h[.contentLength] = String(body.count)
             let buffer = request.method == .head ? ByteBuffer() : ByteBuffer(bytes: body)
             return Response(status: HTTPResponse.Status(code: status), headers: h, body: ResponseBody(byteBuffer: buffer))
+        case let .exchange(status, headers, body):
+            if let etag = headers.value("ETag"), let inm = request.headers[.ifNoneMatch], (200..<300).contains(status), Self.matches(inm, etag) {
+                return Self.replayed(status: 304, headers: headers, body: [], head: true, extra: h)
+            }
+            return Self.replayed(status: status, headers: headers, body: body, head: request.method == .head, extra: h)
         case let .failure(status, error, message):
             var response = Self.error(
                 HTTPResponse.Status(code: status ?? 502), "recorded failure",

@@ -106,22 +106,23 @@ extension StrataServer {
     }
 
     /// The recording a session answers with (and, per request, the one it moves on to).
-    func sessionLookup(_ id: String, _ t: RecordedTarget) async throws -> RecordingLookup {
+    /// `target` is the request key (the target, or the method, target and body digest).
+    func sessionLookup(_ id: String, _ t: RecordedTarget, key target: String) async throws -> RecordingLookup {
         guard let s = await sessions.session(id) else { throw ResponseError(Self.noSession()) }
         let serve = useCases.recordings
         switch s.advance {
         case .manual:
-            return try await serve.recording(target: t.target, host: t.host, at: s.point)
+            return try await serve.recording(target: target, host: t.host, at: s.point)
         case .perRequest:
-            let key = (t.host ?? "") + " " + t.target
+            let key = (t.host ?? "") + " " + target
             var lookup: RecordingLookup
             if let last = s.served[key] {
-                lookup = try await serve.recording(target: t.target, host: t.host, after: last)
-                if case .notFetched = lookup { lookup = try await serve.recording(target: t.target, host: t.host, at: last) }  // the last stays
+                lookup = try await serve.recording(target: target, host: t.host, after: last)
+                if case .notFetched = lookup { lookup = try await serve.recording(target: target, host: t.host, at: last) }  // the last stays
             } else {
-                lookup = try await serve.recording(target: t.target, host: t.host, at: s.from)
+                lookup = try await serve.recording(target: target, host: t.host, at: s.from)
                 if case .notFetched(_, _, let first?) = lookup, first.seq > s.from {
-                    lookup = try await serve.recording(target: t.target, host: t.host, after: s.from)
+                    lookup = try await serve.recording(target: target, host: t.host, after: s.from)
                 }
             }
             if case .found(let r) = lookup { await sessions.served(id, key: key, seq: r.seq) }

@@ -50,6 +50,9 @@ package final class StrataServer: Sendable {
         /// Serve the recordings and the read side; false serves `/metrics` alone (`strata watch
         /// --metrics-port`).
         package var readSide = true
+        /// Capture on miss: a request never recorded is forwarded, recorded and answered through
+        /// this (nil: answered 404).
+        package var onMiss: TrafficRecorder?
 
         package init(
             host: String = "127.0.0.1", port: Int = 8080, asOf: PointInTime? = nil, sources: [String] = [],
@@ -90,6 +93,10 @@ package final class StrataServer: Sendable {
         addEventRoutes(to: router)
         router.get("**") { request, _ in try await self.recorded(request) }
         router.head("**") { request, _ in try await self.recorded(request) }
+        // Recorded exchanges of any method (`strata proxy`, HAR, WARC).
+        for method in [HTTPRequest.Method.post, .put, .patch, .delete, .options] {
+            router.on("**", method: method) { request, _ in try await self.recorded(request) }
+        }
         return router
     }
 

@@ -25,6 +25,12 @@ struct ServeCommand: AsyncParsableCommand {
               strata serve --as-of 2026-03-01T09:00:00Z
               curl -H 'Accept-Datetime: Sun, 01 Mar 2026 09:00:00 GMT' localhost:8080/cars/offers
               curl localhost:8080/@42/cars/offers/3
+              strata serve --on-miss proxy --upstream https://api.example.com
+
+            Recorded exchanges (strata proxy, HAR and WARC imports) are answered for any method by
+            method, path, query and the request body's digest, with their recorded status and
+            headers. With --on-miss proxy, a request never recorded is forwarded to --upstream,
+            recorded (into --record-into) and answered: capture on miss.
             """)
     )
     @OptionGroup var location: StoreLocation
@@ -32,8 +38,25 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port (0 picks a free one, printed on the first line).") var port = 8080
     @Option(help: "Serve recorded responses as of this seq or ISO 8601 date when a request names no point.") var asOf: PointArgument?
     @Option(name: .customLong("source"), help: ArgumentHelp("Serve only this source (repeatable).", valueName: "name")) var sources: [String] = []
+    @Option(
+        help: ArgumentHelp("What to do with a request never recorded: 404 (default) or proxy (forward to --upstream and record it).", valueName: "404|proxy"))
+    var onMiss: OnMiss = .notFound
+    @Option(help: ArgumentHelp("With --on-miss proxy: the API's base URL.", valueName: "url")) var upstream: String?
+    @Option(help: ArgumentHelp("With --on-miss proxy: the recorded source misses go into (default: the upstream's host).", valueName: "name"))
+    var recordInto: String?
+
+    enum OnMiss: String, ExpressibleByArgument, CaseIterable {
+        case notFound = "404"
+        case proxy
+    }
 
     func validate() throws {
+        if onMiss == .proxy {
+            guard let upstream else { throw ValidationError("--on-miss proxy needs --upstream URL, the API to forward misses to") }
+            try ProxyCommand.validateUpstream(upstream)
+        } else if upstream != nil || recordInto != nil {
+            throw ValidationError("--upstream and --record-into go with --on-miss proxy")
+        }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0–65535") }
         guard !host.isEmpty else { throw ValidationError("--host must name an address, e.g. 127.0.0.1") }
     }
@@ -52,20 +75,34 @@ struct ServeCommand: AsyncParsableCommand {
             }
             var logger = location.logger()
             logger.logLevel = location.verbose ? .debug : .warning
-            let server = StrataServer(
-                useCases: StrataServer.UseCases(u),
-                configuration: Self.configuration(host: host, port: port, asOf: point, sources: sources, logger: logger, app: app))
+            var configuration = Self.configuration(host: host, port: port, asOf: point, sources: sources, logger: logger, app: app)
+            if onMiss == .proxy, let upstream {
+                let name = recordInto ?? Self.sourceName(upstream)
+                configuration.onMiss = try await useCase { try await u.recordTraffic.start(source: name, upstream: upstream, redacting: []) }
+                if !sources.isEmpty && !sources.contains(name) { configuration.sources.append(name) }
+            }
+            let server = StrataServer(useCases: StrataServer.UseCases(u), configuration: configuration)
             let host = self.host.contains(":") ? "[\(self.host)]" : self.host
             let store = location.path
+            let misses = configuration.onMiss.map { "; misses go to \($0.base) and are recorded in \($0.source)" } ?? ""
             try await server.run(stopOnSignals: true) { bound in
                 let when = point.map { _ in "as of seq \(seq)" } ?? "the latest recordings"
-                emit("serving http://\(host):\(bound) — \(store), \(when); Ctrl-C stops")
+                emit("serving http://\(host):\(bound) — \(store), \(when)\(misses); Ctrl-C stops")
             }
+            await configuration.onMiss?.flush()
         }
     }
 }
 
 extension ServeCommand {
+    /// A source name from an upstream URL: its host, and port when it has one (`api.example.com`,
+    /// `127.0.0.1_8080`).
+    static func sourceName(_ upstream: String) -> String {
+        guard let u = URLComponents(string: upstream), let host = u.host else { return "misses" }
+        let name = host + (u.port.map { "_\($0)" } ?? "")
+        return String(name.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0) ? Character($0) : "_" }.prefix(64))
+    }
+
     /// The server's settings, with `/metrics` over the app's use cases (the sources served only).
     static func configuration(host: String, port: Int, asOf: PointInTime?, sources: [String], logger: Logger, app: StrataApp) -> StrataServer.Configuration {
         var c = StrataServer.Configuration(host: host, port: port, asOf: asOf, sources: sources, logger: logger)

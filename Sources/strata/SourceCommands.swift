@@ -440,7 +440,7 @@ extension Duration {
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Backfill a source's history from snapshot files or a git-scraping repository.",
+        abstract: "Backfill a source's history from snapshot files or a git-scraping repository, or import HAR and WARC traffic.",
         discussion: reflowed(
             """
             Each snapshot goes through the same validation and events as a fetched list and is kept
@@ -453,8 +453,16 @@ struct ImportCommand: AsyncParsableCommand {
             invalid versions are recorded as failures and skipped. Files, by contrast, must all be
             valid: the first bad one stops the import.
 
+            With --har or --warc, the exchanges of the file go into NAME, a recorded source (made on
+            first use), each observed at its own time (startedDateTime, WARC-Date) and replayed by
+            `strata serve`. Credential headers are stored as keyed digests. WARC response, request
+            and revisit records are read (gzip per record or whole); warcinfo, metadata and resource
+            records are skipped. Re-importing a file appends nothing.
+
             Examples:
               strata import cars snapshots/2025-01-01.json --recorded-at 2025-01-01T00:00:00Z
+              strata import shop --har session.har
+              strata import site --warc crawl.warc.gz
               strata import cars --git ~/scrapes/cars --path cars.json
               strata import cars --git ~/scrapes/cars --path cars.json --since v1 --until main --date committer
             """)
@@ -468,10 +476,23 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --git: only commits after this revision.", valueName: "rev")) var since: String?
     @Option(help: ArgumentHelp("With --git: up to this revision (default HEAD).", valueName: "rev")) var until: String?
     @Option(help: "With --git: date each snapshot by the commit's author or committer date.") var date: GitDate = .author
+    @Option(help: ArgumentHelp("A HAR 1.2 file (devtools, mitmproxy, Charles) into a recorded source.", valueName: "file")) var har: String?
+    @Option(help: ArgumentHelp("A WARC 1.0/1.1 file (plain or gzipped; wget --warc-file) into a recorded source.", valueName: "file"))
+    var warc: String?
+    @Option(help: ArgumentHelp("With --har or --warc: another header whose value is kept out of the log (repeatable).", valueName: "name"))
+    var redactHeader: [String] = []
 
     enum GitDate: String, ExpressibleByArgument, CaseIterable { case author, committer }
 
     func validate() throws {
+        if har != nil || warc != nil {
+            guard har == nil || warc == nil else { throw ValidationError("give --har or --warc, not both") }
+            guard files.isEmpty, git == nil, recordedAt == nil, path == nil, since == nil, until == nil else {
+                throw ValidationError("--har and --warc import traffic: no files, --git, --path, --since, --until or --recorded-at")
+            }
+            return
+        }
+        guard redactHeader.isEmpty else { throw ValidationError("--redact-header goes with --har or --warc") }
         if let git {
             guard files.isEmpty else { throw ValidationError("give either files or --git, not both") }
             guard path != nil else { throw ValidationError("--git needs --path, the file's path inside the repository") }
@@ -487,6 +508,18 @@ struct ImportCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let app = try await location.app()
+            if let file = har ?? warc {
+                let format: TrafficFormat = har != nil ? .har : .warc
+                let bar = FetchProgressLine()
+                let r = try await useCase {
+                    try await app.useCases.importTraffic(format, path: file, into: name, redacting: redactHeader) { bytes in
+                        bar.show(FetchStatus(source: name, stage: .list, done: Int(bytes >> 20), total: nil))
+                    }
+                }
+                bar.clear()
+                emit(r.line)
+                return
+            }
             let origin: HistoryOrigin
             if let git, let path {
                 origin = .git(repository: git, path: path, since: since, until: until, committerDate: date == .committer)
@@ -507,6 +540,22 @@ struct ImportCommand: AsyncParsableCommand {
                 throw CLIError(e.message, exit: e.code == .notFound ? ExitCodes.notFound : .failure)
             }
         }
+    }
+}
+
+extension TrafficImport {
+    /// The one-line summary.
+    var line: String {
+        var parts = ["\(source): \(appended) exchange\(appended == 1 ? "" : "s") imported from \(format.rawValue.uppercased())"]
+        if exchanges > appended { parts.append("\(exchanges - appended) already recorded") }
+        if format == .warc { parts.append("\(records) records") }
+        let skips = skipped.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+        if !skips.isEmpty { parts.append("skipped " + skips.joined(separator: ", ")) }
+        if unresolvedRevisits > 0 { parts.append("\(unresolvedRevisits) revisits without their original (kept without a body)") }
+        parts.append(byteCount(bytes))
+        parts.append(String(format: "%.2f s", seconds))
+        if seconds > 0 { parts.append(String(format: "%.1f MB/s", Double(bytes) / 1e6 / seconds)) }
+        return parts.joined(separator: ", ")
     }
 }
 

@@ -25,7 +25,8 @@ struct Strata: AsyncParsableCommand {
         version: version,
         subcommands: [
             SourceCommand.self, FetchCommand.self, ImportCommand.self,
-            ExportCommand.self, BrowseCommand.self, ServeCommand.self, WatchCommand.self, AlertCommand.self, ListCommand.self, ShowCommand.self,
+            ExportCommand.self, BrowseCommand.self, ServeCommand.self, ProxyCommand.self, BisectCommand.self, WatchCommand.self, AlertCommand.self,
+            ListCommand.self, ShowCommand.self,
             HistoryCommand.self,
             DiffCommand.self, SchemaCommand.self,
             DemoCommand.self

@@ -19,6 +19,8 @@ CURL *ccurl_easy_init(void);
 void ccurl_easy_cleanup(CURL *h);
 const char *ccurl_easy_strerror(CURLcode rc);
 CURLHcode ccurl_easy_header(CURL *h, const char *name, size_t index, unsigned int origin, int request, struct curl_header **out);
+/* The response headers in the order they came (libcurl 7.84's curl_easy_nextheader). */
+struct curl_header *ccurl_easy_nextheader(CURL *h, unsigned int origin, int request, struct curl_header *prev);
 struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *s);
 void ccurl_slist_free_all(struct curl_slist *list);
 CURLM *ccurl_multi_init(void);
@@ -39,6 +41,7 @@ CURLcode ccurl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v);
 CURLcode ccurl_setopt_write_cb(CURL *h, CURLoption o, curl_write_callback cb);
 CURLcode ccurl_getinfo_long(CURL *h, CURLINFO i, long *v);
 CURLcode ccurl_getinfo_string(CURL *h, CURLINFO i, char **v);
+CURLcode ccurl_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v);
 CURLMcode ccurl_multi_setopt_long(CURLM *m, CURLMoption o, long v);
 
 #endif

@@ -299,12 +299,8 @@ final class CurlEngine: @unchecked Sendable {
     private func makeHandle() -> UnsafeMutableRawPointer {
         let h = ccurl_easy_init()!
         _ = ccurl_setopt_string(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        _ = ccurl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 1)
         _ = ccurl_setopt_long(h, CURLOPT_MAXREDIRS, configuration.maxRedirects)
-        _ = ccurl_setopt_string(h, CURLOPT_ACCEPT_ENCODING, "")
-        _ = ccurl_setopt_long(h, CURLOPT_HTTP_CONTENT_DECODING, 1)
         _ = ccurl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
-        _ = ccurl_setopt_string(h, CURLOPT_USERAGENT, configuration.userAgent)
         _ = ccurl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, configuration.insecureSkipTLSVerify ? 0 : 1)
         _ = ccurl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, configuration.insecureSkipTLSVerify ? 0 : 2)
         _ = ccurl_setopt_write_cb(h, CURLOPT_WRITEFUNCTION, curlWriteBody)
@@ -315,8 +311,23 @@ final class CurlEngine: @unchecked Sendable {
         let h = idle.popLast() ?? makeHandle()
         let request = t.request
         for (name, value) in request.headers { t.headers = ccurl_slist_append(t.headers, "\(name): \(value)") }
+        if request.passThrough {
+            // libcurl's own defaults would be sent otherwise: the client's request goes as it came.
+            for name in ["Accept", "Expect"] where !request.headers.contains(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
+                t.headers = ccurl_slist_append(t.headers, "\(name):")
+            }
+        }
         // Every option that differs between requests is set here, for each one.
         _ = ccurl_setopt_string(h, CURLOPT_URL, request.url)
+        _ = ccurl_setopt_long(h, CURLOPT_FOLLOWLOCATION, request.passThrough ? 0 : 1)
+        _ = ccurl_setopt_long(h, CURLOPT_HTTP_CONTENT_DECODING, request.passThrough ? 0 : 1)
+        if request.passThrough {
+            _ = ccurl_setopt_ptr(h, CURLOPT_ACCEPT_ENCODING, nil)
+            _ = ccurl_setopt_ptr(h, CURLOPT_USERAGENT, nil)
+        } else {
+            _ = ccurl_setopt_string(h, CURLOPT_ACCEPT_ENCODING, "")
+            _ = ccurl_setopt_string(h, CURLOPT_USERAGENT, configuration.userAgent)
+        }
         _ = ccurl_setopt_string(h, CURLOPT_PROTOCOLS_STR, request.allowFileScheme ? "http,https,file" : "http,https")
         // Timeouts come from flags: bounded to 1 ms … 1 day before they become integers.
         let timeout = request.timeout.isFinite ? min(max(request.timeout, 0.001), 86_400) : 86_400
@@ -325,15 +336,18 @@ final class CurlEngine: @unchecked Sendable {
         _ = ccurl_setopt_long(h, CURLOPT_MAXFILESIZE, request.maxBytes)
         _ = ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, t.headers)
         // A reused handle may have sent a body before: GET resets it, then the verb and body.
+        _ = ccurl_setopt_long(h, CURLOPT_NOBODY, 0)
         _ = ccurl_setopt_long(h, CURLOPT_HTTPGET, 1)
         _ = ccurl_setopt_ptr(h, CURLOPT_CUSTOMREQUEST, nil)
+        // A HEAD answer has no body whatever its Content-Length says: libcurl must not wait for one.
+        if request.method == "HEAD" { _ = ccurl_setopt_long(h, CURLOPT_NOBODY, 1) }
         if let body = request.body {
             _ = ccurl_setopt_long(h, CURLOPT_POSTFIELDSIZE, body.count)
             _ = body.withUnsafeBytes {
                 ccurl_setopt_ptr(h, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
             }
         }
-        if request.method != "GET" && !(request.method == "POST" && request.body != nil) {
+        if request.method != "GET" && request.method != "HEAD" && !(request.method == "POST" && request.body != nil) {
             _ = ccurl_setopt_string(h, CURLOPT_CUSTOMREQUEST, request.method)
         }
         _ = ccurl_setopt_ptr(h, CURLOPT_WRITEDATA, Unmanaged.passRetained(t.sink).toOpaque())
@@ -362,7 +376,17 @@ final class CurlEngine: @unchecked Sendable {
             }
         }
         if t.request.url.hasPrefix("file:") && status == 0 { status = 200 }
-        return .success(HTTPResponse(status: status, url: finalURL, body: t.sink.bytes, headers: found, duration: elapsed))
+        var response = HTTPResponse(status: status, url: finalURL, body: t.sink.bytes, headers: found, duration: elapsed)
+        if t.request.passThrough {
+            var previous: UnsafeMutablePointer<curl_header>?
+            while let next = ccurl_easy_nextheader(h, UInt32(CURLH_HEADER), -1, previous) {
+                response.headerLines.append((String(cString: next.pointee.name), String(cString: next.pointee.value)))
+                previous = next
+            }
+            var firstByte: curl_off_t = 0
+            if ccurl_getinfo_off(h, CURLINFO_STARTTRANSFER_TIME_T, &firstByte) == CURLE_OK { response.waited = .microseconds(firstByte) }
+        }
+        return .success(response)
     }
 
     private static func error(_ rc: CURLcode, url: String, request: HTTPRequest, sink: BodySink, status: Int) -> FetchError {

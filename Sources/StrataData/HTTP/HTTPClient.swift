@@ -14,6 +14,10 @@ public struct HTTPRequest: Sendable, Hashable {
     public var maxBytes: Int
     /// Allow `file://` (only for sources whose own URL is a file URL).
     public var allowFileScheme: Bool
+    /// Forward as a proxy does: no redirect followed, the body as sent (no content decoding,
+    /// no `Accept-Encoding` or `User-Agent` of Strata's), and every response header kept in
+    /// order in ``HTTPResponse/headerLines``.
+    public var passThrough = false
 
     public init(
         url: String, method: String = "GET", body: [UInt8]? = nil, headers: [(name: String, value: String)] = [], timeout: Double = 30,
@@ -30,7 +34,7 @@ public struct HTTPRequest: Sendable, Hashable {
 
     public static func == (a: HTTPRequest, b: HTTPRequest) -> Bool {
         a.url == b.url && a.method == b.method && a.body == b.body && a.timeout == b.timeout && a.maxBytes == b.maxBytes
-            && a.allowFileScheme == b.allowFileScheme
+            && a.allowFileScheme == b.allowFileScheme && a.passThrough == b.passThrough
             && a.headers.map(\.name) == b.headers.map(\.name) && a.headers.map(\.value) == b.headers.map(\.value)
     }
 
@@ -48,6 +52,10 @@ public struct HTTPResponse: Sendable {
     /// content-type, link, location.
     public var headers: [String: String]
     public var duration: Duration
+    /// A pass-through request's response headers, every one in the order it came (names as sent).
+    public var headerLines: [(name: String, value: String)] = []
+    /// How long until the first byte of the response arrived (nil when not measured).
+    public var waited: Duration?
 
     public init(status: Int, url: String, body: [UInt8], headers: [String: String], duration: Duration) {
         self.status = status

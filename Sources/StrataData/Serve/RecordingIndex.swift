@@ -12,26 +12,39 @@ import LMDB
 /// neighbours are the next and previous keys. Table `hosts`: `target 0x00 host` → empty, the
 /// hosts a target was fetched from (usually one).
 ///
-/// Imports (no HTTP exchange) are not recordings. A URL whose target and host pass 400 bytes is
-/// not indexed (LMDB keys stop at 511).
+/// Recorded exchanges (`ExchangeRecorded`, `ExchangeFailed`: proxied, or imported from HAR and
+/// WARC) are indexed under their ``RequestKey`` in place of the target: a GET's is its target,
+/// so it shares the history of a fetched page of the same URL; other methods' start with the
+/// method (`POST /orders sha256:…`).
+///
+/// Snapshot imports (no HTTP exchange) are not recordings. A URL whose target and host pass 400
+/// bytes is not indexed (LMDB keys stop at 511).
 public struct RecordingIndex: Projection {
     public let name = "recordings"
-    public let version = 1
+    public let version = 2
     public let tables = ["by-url", "hosts"]
     public let eventTypes: Set<String>? = [
         DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched,
-        DataEvents.detailNotModified, DataEvents.imageFetched, DataEvents.fetchFailed
+        DataEvents.detailNotModified, DataEvents.imageFetched, DataEvents.fetchFailed,
+        TrafficEvents.exchangeRecorded, TrafficEvents.exchangeFailed
     ]
 
     public init() {}
 
     public func apply(_ event: RecordedEvent, in context: ProjectionContext) throws {
-        guard event[metadata: "import"] == nil, let url = event[metadata: "url"], let (host, target) = Self.split(url) else { return }
+        let host: String
+        let target: String
+        if let exchange = TrafficEvents.requestKey(event) {
+            (host, target) = exchange
+        } else {
+            guard event[metadata: "import"] == nil, let url = event[metadata: "url"], let parts = Self.split(url) else { return }
+            (host, target) = parts
+        }
         guard target.utf8.count + host.utf8.count < 400 else { return }
         // In an encrypted store the target and host are digests (``TableSet/text(_:)``).
         let tables = context.tables
         let prefix = tables.text(target) + [0] + (try tables.text(host, remembering: context.transaction))
-        let kind: UInt8 = event.type == DataEvents.fetchFailed ? 1 : 0
+        let kind: UInt8 = event.type == DataEvents.fetchFailed || event.type == TrafficEvents.exchangeFailed ? 1 : 0
         try context.transaction.put(
             context.tables["by-url"], key: prefix + [0] + event.seq.bigEndianBytes,
             value: [kind] + UInt64(bitPattern: event.recordedAt.microseconds).bigEndianBytes)

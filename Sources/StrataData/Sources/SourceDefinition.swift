@@ -64,6 +64,9 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
     /// Fields that change on every poll (timestamps, request ids, counters): a change to these
     /// alone makes no new item version (the stored bodies keep them). Nil or empty: none.
     public var ignore: [String]?
+    /// A recorded source: exchanges recorded by `strata proxy` or imported from HAR and WARC
+    /// files, with no list to fetch (`url` is the upstream, or empty for imports).
+    public var recorded: Bool?
 
     public init(
         name: String, url: String, items: String? = nil, id: [String] = ["id"], title: String? = nil, subtitle: [String] = [],
@@ -108,6 +111,7 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
         else {
             throw bad("NAME", "must be 1–64 letters, digits, '-', '_' or '.'")
         }
+        if recorded == true && url.isEmpty { return }
         guard let u = URL(string: url), let scheme = u.scheme?.lowercased(), ["http", "https", "file"].contains(scheme),
             scheme == "file" || u.host != nil
         else {

@@ -12,6 +12,7 @@ extension Source {
         updateURL = d.updateURL
         deleteURL = d.deleteURL
         ownerField = d.ownerField
+        isRecorded = d.recorded ?? false
     }
 }
 

@@ -17,6 +17,7 @@ extension SourceSpec {
         ownerField = d.ownerField
         schedule = d.schedule.map(SourceSchedule.init)
         ignore = d.ignore ?? []
+        isRecorded = d.recorded ?? false
     }
 
     /// The definition the fetcher reads and the log stores.
@@ -33,6 +34,7 @@ extension SourceSpec {
         d.ownerField = ownerField
         d.schedule = schedule.map(\.definition)
         d.ignore = ignore.isEmpty ? nil : ignore
+        d.recorded = isRecorded ? true : nil
         return d
     }
 

@@ -14,6 +14,9 @@ package struct Recording: Sendable, Hashable {
         case response(status: Int, contentType: String, etag: String?, lastModified: String?, body: [UInt8])
         /// The fetch failed: the server's status when it answered, and why.
         case failure(status: Int?, error: String, message: String)
+        /// A recorded exchange's answer (`strata proxy`, HAR, WARC): the status, headers and body
+        /// as they came, whatever the status.
+        case exchange(status: Int, headers: [HeaderField], body: [UInt8])
     }
 
     package var seq: UInt64

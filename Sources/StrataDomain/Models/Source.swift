@@ -18,6 +18,8 @@ package struct Source: Sendable, Hashable {
     package var updateURL: String?
     package var deleteURL: String?
     package var ownerField: String?
+    /// Exchanges recorded by `strata proxy` or imported from HAR and WARC: no list to fetch.
+    package var isRecorded = false
 
     package init(
         name: String, url: String, titlePath: String? = nil, subtitlePaths: [String] = [], imagePath: String? = nil,

@@ -62,6 +62,8 @@ package struct SourceSpec: Sendable, Hashable {
     package var schedule: SourceSchedule?
     /// Fields whose changes alone make no new item version (they change on every poll).
     package var ignore: [String] = []
+    /// Exchanges recorded by `strata proxy` or imported from HAR and WARC: no list to fetch.
+    package var isRecorded = false
 
     package init(
         name: String, url: String, items: String? = nil, id: [String] = ["id"], title: String? = nil, subtitle: [String] = [], image: String? = nil,

@@ -47,6 +47,11 @@ extension SourceCatalog {
         guard let d = try await storage({ try await get(name) }) else {
             throw RepositoryError(.notFound, "no source named \(name); see `strata source list`")
         }
+        if d.recorded == true {
+            throw RepositoryError(
+                .invalidQuery,
+                "\(name) is a recorded source (strata proxy, HAR and WARC imports): it has no list to fetch; read it with strata serve or strata log")
+        }
         return d
     }
 }

@@ -57,7 +57,17 @@ package struct LMDBRecordingRepository: RecordingRepository {
                 return .lookup(.notFetched(target: target, host: host, first: first.map(Self.ref)))
             }
             let outcome: Recording.Outcome
-            if entry.isFailure {
+            if event.type == TrafficEvents.exchangeRecorded || event.type == TrafficEvents.exchangeFailed {
+                let x = TrafficEvents.entity(event, body: entry.isFailure ? nil : try snap.payload(of: event), requestBody: nil)
+                switch x?.outcome {
+                case let .response(status, _, headers, body)?:
+                    outcome = .exchange(status: status, headers: headers.map { HeaderField($0.name, $0.value) }, body: body ?? [])
+                case let .failure(code, message)?:
+                    outcome = .failure(status: nil, error: code, message: message)
+                case nil:
+                    outcome = .failure(status: nil, error: "unreadable", message: "the recorded exchange could not be read")
+                }
+            } else if entry.isFailure {
                 outcome = .failure(
                     status: event[metadata: "status"].flatMap(Int.init), error: event[metadata: "error"] ?? "failed",
                     message: event[metadata: "message"] ?? "the fetch failed")

@@ -1,3 +1,4 @@
+import StrataData
 /// The API as Strata recorded it, URL by URL, at any point of the log: what `strata serve`
 /// answers a client with.
 package struct ServeRecordings: Sendable {
@@ -27,6 +28,15 @@ package struct ServeRecordings: Sendable {
 
     /// The end of the next fetch run after `seq`, if any.
     package func nextRun(after seq: UInt64) async throws -> UInt64? { try await recordings.runEnd(after: seq) }
+
+    /// What a request is recorded under: its target for a GET without a body, else the method,
+    /// the target and the body's digest (``RequestKey``).
+    package func requestKey(method: String, target: String, body: [UInt8]?) -> String {
+        RequestKey.make(method: method, target: target, body: body)
+    }
+
+    /// A request body's SHA-256, lower-case hex.
+    package func bodyDigest(_ body: [UInt8]) -> String { RequestKey.bodyDigest(body) }
 
     /// The seq a point stands for.
     package func resolve(_ point: PointInTime) async throws -> UInt64 { try await log.resolve(point) }

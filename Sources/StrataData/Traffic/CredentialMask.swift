@@ -1,0 +1,63 @@
+import Crypto
+import Foundation
+
+/// Keeps credentials out of the log: the values of `Authorization`, `Cookie`,
+/// `Proxy-Authorization`, `X-Api-Key` (and any header named on the command line) become
+/// `[redacted:` + the first 12 hex digits of HMAC-SHA256(key, lower-cased name + ":" + value)
+/// + `]` before an exchange is stored. Equal credentials stay equal (a session is still
+/// recognisable), and nothing of the value can be read back. The key is the store's own, in
+/// `redaction.key` beside the log (mode 0600), made on first use and never exported.
+public struct CredentialMask: Sendable {
+    public static let fileName = "redaction.key"
+    public static let always: Set<String> = ["authorization", "cookie", "proxy-authorization", "x-api-key", "set-cookie"]
+
+    /// The key's bytes (`SymmetricKey` is not `Sendable`).
+    private let key: [UInt8]
+    private let names: Set<String>
+
+    /// Reads (or makes) the store's key; `extra` names more headers to mask, any case.
+    public init(storePath: String, extra: [String] = []) throws(FetchError) {
+        key = try Self.key(at: storePath + "/" + Self.fileName).withUnsafeBytes { Array($0) }
+        names = Self.always.union(extra.map { $0.lowercased() })
+    }
+
+    public func masks(_ name: String) -> Bool { names.contains(name.lowercased()) }
+
+    /// `lines` with every credential's value replaced by its placeholder.
+    public func mask(_ lines: [HeaderLine]) -> [HeaderLine] {
+        lines.map { line in
+            guard masks(line.name), !Self.isPlaceholder(line.value) else { return line }
+            return HeaderLine(line.name, placeholder(name: line.name, value: line.value))
+        }
+    }
+
+    public func placeholder(name: String, value: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Array((name.lowercased() + ":" + value).utf8), using: SymmetricKey(data: key))
+        return "[redacted:" + mac.prefix(6).map { String(format: "%02x", $0) }.joined() + "]"
+    }
+
+    /// Whether `value` is already a placeholder (an import of an export keeps it as it is).
+    public static func isPlaceholder(_ value: String) -> Bool {
+        value.hasPrefix("[redacted:") && value.hasSuffix("]") && value.utf8.count == 23
+    }
+
+    private static func key(at path: String) throws(FetchError) -> SymmetricKey {
+        if let d = FileManager.default.contents(atPath: path), d.count == 32 { return SymmetricKey(data: d) }
+        let fresh = SymmetricKey(size: .bits256)
+        let bytes = fresh.withUnsafeBytes { Data($0) }
+        let tmp = path + ".tmp.\(getpid())"
+        guard FileManager.default.createFile(atPath: tmp, contents: bytes, attributes: [.posixPermissions: 0o600]) else {
+            throw FetchError(code: .other, message: "could not write the store's redaction key at \(tmp); check the store directory's permissions", url: "")
+        }
+        // Two processes making the key at once: the first link wins and both use it.
+        if link(tmp, path) != 0 && errno != EEXIST {
+            unlink(tmp)
+            throw FetchError(code: .other, message: "could not keep the redaction key at \(path): \(String(cString: strerror(errno)))", url: "")
+        }
+        unlink(tmp)
+        guard let d = FileManager.default.contents(atPath: path), d.count == 32 else {
+            throw FetchError(code: .other, message: "the redaction key at \(path) is not 32 bytes; restore it from a backup", url: "")
+        }
+        return SymmetricKey(data: d)
+    }
+}
