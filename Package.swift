@@ -207,7 +207,11 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataCLITests",
-            dependencies: ["StrataTestSupport", "TestScratch", "CTestSpawn", "strata", "strata-test-aid", "EventStore", "LMDB", "FixtureServer", "StrataJSON"],
+            dependencies: [
+                "StrataTestSupport", "TestScratch", "CTestSpawn", "strata", "strata-test-aid", "EventStore", "LMDB", "FixtureServer", "StrataJSON",
+                // The WARC reader written to the spec in the tests: gzip members and SHA-1 payload digests.
+                "CZlib", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
     ]

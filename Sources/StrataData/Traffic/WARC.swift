@@ -116,7 +116,9 @@ public final class WARCReader {
         let version = String(decoding: first!, as: UTF8.self)
         guard version.hasPrefix("WARC/") else { throw failure("expected a WARC/1.x version line, found '\(version.prefix(40))'") }
         var fields: [HeaderLine] = []
-        while let l = try line(), !l.isEmpty {
+        while true {
+            guard let l = try line() else { throw failure("the file ends inside a record's header: it was cut short") }
+            if l.isEmpty { break }
             if l.first == 0x20 || l.first == 0x09, !fields.isEmpty {
                 fields[fields.count - 1].value += " " + String(decoding: l, as: UTF8.self).trimmingCharacters(in: .whitespaces)
                 continue
