@@ -57,7 +57,9 @@ struct ProxyCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let app = try await location.app { $0.requestsSoon = true }
-            let recorder = try await useCase { try await app.useCases.recordTraffic.start(source: name, upstream: upstream, redacting: redactHeader) }
+            let recorder = try await useCase {
+                try await app.useCases.recordTraffic.start(source: name, upstream: upstream, redacting: redactHeader, timeout: timeout)
+            }
             if !StrataServer.isLoopback(host) {
                 warn("Warning: listening on \(host): anyone who can reach it can use \(upstream) through it, and what they send is recorded.")
             }

@@ -25,11 +25,14 @@ package struct ForwardRequest: Sendable, Hashable {
     package var target: String
     package var headers: [HeaderField]
     package var body: [UInt8]?
-    package init(method: String, target: String, headers: [HeaderField], body: [UInt8]?) {
+    /// Seconds the whole exchange may take (nil: the client's default).
+    package var timeout: Double?
+    package init(method: String, target: String, headers: [HeaderField], body: [UInt8]?, timeout: Double? = nil) {
         self.method = method
         self.target = target
         self.headers = headers
         self.body = body
+        self.timeout = timeout
     }
 }
 

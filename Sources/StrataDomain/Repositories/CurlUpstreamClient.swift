@@ -25,7 +25,8 @@ package struct CurlUpstreamClient: UpstreamClient {
         let url = Self.join(upstream, request.target)
         var r = HTTPRequest(
             url: url, method: request.method, body: request.body,
-            headers: request.headers.filter { !Self.hopByHop.contains($0.name.lowercased()) }.map { ($0.name, $0.value) }, timeout: timeout,
+            headers: request.headers.filter { !Self.hopByHop.contains($0.name.lowercased()) }.map { ($0.name, $0.value) },
+            timeout: request.timeout ?? timeout,
             maxBytes: maxBytes)
         r.passThrough = true
         let clock = ContinuousClock.now

@@ -119,13 +119,11 @@ package struct LMDBTrafficRepository: TrafficRepository {
                         }
                         guard let run = e[metadata: "run"] else { continue }
                         var changed = false
-                        if TrafficLog.fetchTypes.contains(e.type), let url = e[metadata: "url"], e[metadata: "status"] != "304" {
+                        // Snapshot imports were no HTTP exchange: `serve` does not answer them.
+                        if TrafficLog.fetchTypes.contains(e.type), e[metadata: "import"] == nil, let url = e[metadata: "url"], e[metadata: "status"] != "304" {
                             let answer = Self.answer(e)
                             changed = last[url] != answer
                             last[url] = answer
-                        }
-                        if e.type == DataEvents.fetchCompleted || e.type == DataEvents.listNotModified || e.type == DataEvents.readAheadDiscarded {
-                            changed = changed || false
                         }
                         let r = runs[run]
                         runs[run] = (e.seq, e.recordedAt, (r?.changed ?? false) || changed)

@@ -15,9 +15,10 @@ package struct RecordTraffic: Sendable {
     /// Starts recording into `source` (made a recorded source if new) what is forwarded to
     /// `upstream`; `redacting` names headers to keep out of the log besides the credentials.
     /// - Throws: ``RepositoryError`` `invalidQuery` when `source` is a list source.
-    package func start(source: String, upstream base: String, redacting: [String]) async throws -> TrafficRecorder {
+    /// `timeout`: seconds an upstream exchange may take (nil: 60).
+    package func start(source: String, upstream base: String, redacting: [String], timeout: Double? = nil) async throws -> TrafficRecorder {
         try await traffic.prepareRecordedSource(source, upstream: base)
-        return TrafficRecorder(traffic: traffic, upstream: upstream, source: source, base: base, redacting: redacting)
+        return TrafficRecorder(traffic: traffic, upstream: upstream, source: source, base: base, redacting: redacting, timeout: timeout)
     }
 }
 
@@ -29,22 +30,26 @@ package actor TrafficRecorder {
     package nonisolated let source: String
     package nonisolated let base: String
     let redacting: [String]
+    nonisolated let timeout: Double?
     private var pending: [Exchange] = []
     private var writer: Task<Void, Never>?
     /// Exchanges appended so far, and the appends that failed (with why).
     package private(set) var recorded = 0
     package private(set) var failures: [String] = []
 
-    init(traffic: any TrafficRepository, upstream: any UpstreamClient, source: String, base: String, redacting: [String]) {
+    init(traffic: any TrafficRepository, upstream: any UpstreamClient, source: String, base: String, redacting: [String], timeout: Double?) {
         self.traffic = traffic
         self.upstream = upstream
         self.source = source
         self.base = base
         self.redacting = redacting
+        self.timeout = timeout
     }
 
     /// Forwards `request` and queues its exchange (a failure too) for the log.
     package nonisolated func forward(_ request: ForwardRequest) async -> Exchange {
+        var request = request
+        if request.timeout == nil { request.timeout = timeout }
         let x = await upstream.forward(request, to: base, startedAt: Date())
         await enqueue(x)
         return x
