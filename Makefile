@@ -4,7 +4,7 @@ APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev zlib1g-de
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
-.PHONY: deps build release format test demo bench bench-package bench-targets bench-serve bench-history bench-start bench-teamlog stress coverage clean
+.PHONY: deps build release format test demo bench bench-package bench-targets bench-serve bench-traffic bench-history bench-start bench-teamlog stress coverage clean
 
 ## Install missing Debian packages (as root), or print the command to run.
 deps:
@@ -152,6 +152,20 @@ bench-serve: deps
 	$(SWIFT) build -c release --product strata
 	$(SWIFT) build -c release --product strata-fixture-server
 	Benchmarks/scripts/serve-bench.sh $(SERVE_RUNS) $(SERVE_SECONDS)
+
+## Recorded traffic: strata proxy's overhead against the direct server (p50 with one connection,
+## req/s with 64), replay by strata serve beside mitmproxy's server replay and pywb (PyPI, in
+## Benchmarks/.venv) on Strata's own HAR and WARC exports with nginx as the limit, and the import
+## of a generated 1 GB WARC (MB/s, peak RSS). Figures: docs/benchmarks.md.
+TRAFFIC_RUNS ?= 3
+TRAFFIC_SECONDS ?= 8
+TRAFFIC_WARC_MB ?= 1024
+bench-traffic: deps
+	@for p in wrk nginx; do command -v $$p >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx >/dev/null; break; }; done
+	@python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }
+	$(SWIFT) build -c release --product strata
+	$(SWIFT) build -c release --product strata-fixture-server
+	Benchmarks/scripts/traffic-bench.sh $(TRAFFIC_RUNS) $(TRAFFIC_SECONDS) $(TRAFFIC_WARC_MB)
 
 ## What a git-scraping history costs (2,500 versions of a ~200 KB list): the store against
 ## `git gc --aggressive` and git-history's SQLite database, `import --git` against git-history

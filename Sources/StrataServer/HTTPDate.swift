@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -11,8 +12,23 @@ enum HTTPDate {
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
+    /// Formatted seconds: a recording's dates go out with every answer of it (`Link` names up to
+    /// five), and the same few are formatted again and again.
+    private static let recent = Mutex<[Int: String]>([:])
+
     static func format(_ date: Date) -> String {
-        var t = time_t(date.timeIntervalSince1970.rounded(.down))
+        let second = Int(date.timeIntervalSince1970.rounded(.down))
+        if let s = recent.withLock({ $0[second] }) { return s }
+        let s = formatted(second)
+        recent.withLock { cache in
+            if cache.count >= 4096 { cache.removeAll(keepingCapacity: true) }
+            cache[second] = s
+        }
+        return s
+    }
+
+    private static func formatted(_ second: Int) -> String {
+        var t = time_t(second)
         var tm = tm()
         gmtime_r(&t, &tm)
         func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }

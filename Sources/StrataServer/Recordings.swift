@@ -25,7 +25,7 @@ struct RecordedTarget: Sendable, Hashable {
             let end = after.firstIndex { $0 == "/" || $0 == "?" } ?? after.endIndex
             let value = String(after[..<end])
             rest = after[end...]
-            return value.removingPercentEncoding ?? value
+            return value.contains("%") ? (value.removingPercentEncoding ?? value) : value
         }
         session = segment(after: "/s/")
         point = segment(after: "/@")

@@ -65,3 +65,20 @@ import Testing
         #expect(a != b && a.hasPrefix("POST /a sha256:") && a.count == "POST /a sha256:".count + 16)
     }
 }
+
+extension TrafficFormatTests {
+    @Test func headerListsGoThroughTheirJSONUnchanged() throws {
+        let lines = [
+            HeaderLine("Content-Type", "application/json"), HeaderLine("X-Quote", #"a "b" \c"#), HeaderLine("X-Ctl", "tab\there\u{1}"),
+            HeaderLine("X-Unicode", "naïve 🚗"), HeaderLine("Empty", "")
+        ]
+        let text = TrafficEvents.encode(lines)
+        #expect(TrafficEvents.decode(text) == lines)
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String]])
+        #expect(parsed.map { HeaderLine($0[0], $0[1]) } == lines, "valid JSON any parser reads")
+        // What JSONSerialization wrote before (escaped slashes, \u escapes) reads the same.
+        let foreign = String(decoding: try JSONSerialization.data(withJSONObject: lines.map { [$0.name, $0.value] }), as: UTF8.self)
+        #expect(TrafficEvents.decode(foreign) == lines)
+        #expect(TrafficEvents.decode("[]").isEmpty && TrafficEvents.decode("not json").isEmpty)
+    }
+}

@@ -13,7 +13,8 @@ package struct HeaderField: Sendable, Hashable {
 extension [HeaderField] {
     /// The first value of `name`, in any case.
     package func value(_ name: String) -> String? {
-        first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        let wanted = name.lowercased()
+        return first { $0.name.count == wanted.count && $0.name.lowercased() == wanted }?.value
     }
 }
 

@@ -1,14 +1,60 @@
 package import EventStore
 import Foundation
 import StrataData
+import Synchronization
 
 /// ``RecordingRepository`` over the `recordings` index: each lookup (index rows, the event, its
 /// body) is one read snapshot, so a client served during another process's fetch sees one
 /// consistent log.
 package struct LMDBRecordingRepository: RecordingRepository {
     let store: EventStore
+    /// What a recording's event holds, by seq: an event never changes, so what was read once (its
+    /// decompressed body, its decoded headers) serves every later request for it.
+    let contents = ContentCache(budget: 64 << 20)
 
     package init(store: EventStore) { self.store = store }
+
+    /// The part of a recording its event gives.
+    struct Content: Sendable {
+        var url: String
+        var source: String
+        var eventType: String
+        var outcome: Recording.Outcome
+        var bytes: Int
+    }
+
+    /// Contents of recent recordings, up to `budget` bytes of bodies (the oldest go first).
+    final class ContentCache: Sendable {
+        private struct State {
+            var entries: [UInt64: Content] = [:]
+            var order: [UInt64] = []
+            var head = 0
+            var bytes = 0
+        }
+        private let state = Mutex(State())
+        let budget: Int
+        init(budget: Int) { self.budget = budget }
+
+        func get(_ seq: UInt64) -> Content? { state.withLock { $0.entries[seq] } }
+
+        func put(_ seq: UInt64, _ c: Content) {
+            guard c.bytes <= budget / 8 else { return }
+            state.withLock { s in
+                guard s.entries[seq] == nil else { return }
+                s.entries[seq] = c
+                s.order.append(seq)
+                s.bytes += c.bytes
+                while s.bytes > budget, s.head < s.order.count {
+                    if let old = s.entries.removeValue(forKey: s.order[s.head]) { s.bytes -= old.bytes }
+                    s.head += 1
+                }
+                if s.head > 4096 {
+                    s.order.removeFirst(s.head)
+                    s.head = 0
+                }
+            }
+        }
+    }
 
     private enum Direction: Sendable { case atMost(PointInTime), after(UInt64) }
 
@@ -52,39 +98,47 @@ package struct LMDBRecordingRepository: RecordingRepository {
             }
             let first = try index.first(target: target, host: host)
             guard let entry = found, let first, let last = try index.last(target: target, host: host),
-                let event = try snap.event(seq: entry.seq)
+                let content = try contents.get(entry.seq) ?? Self.content(entry, snap)
             else {
                 return .lookup(.notFetched(target: target, host: host, first: first.map(Self.ref)))
             }
-            let outcome: Recording.Outcome
-            if event.type == TrafficEvents.exchangeRecorded || event.type == TrafficEvents.exchangeFailed {
-                let x = TrafficEvents.entity(event, body: entry.isFailure ? nil : try snap.payload(of: event), requestBody: nil)
-                switch x?.outcome {
-                case let .response(status, _, headers, body)?:
-                    outcome = .exchange(status: status, headers: headers.map { HeaderField($0.name, $0.value) }, body: body ?? [])
-                case let .failure(code, message)?:
-                    outcome = .failure(status: nil, error: code, message: message)
-                case nil:
-                    outcome = .failure(status: nil, error: "unreadable", message: "the recorded exchange could not be read")
-                }
-            } else if entry.isFailure {
-                outcome = .failure(
-                    status: event[metadata: "status"].flatMap(Int.init), error: event[metadata: "error"] ?? "failed",
-                    message: event[metadata: "message"] ?? "the fetch failed")
-            } else {
-                let body = try snap.payload(of: event) ?? []
-                let status = event[metadata: "status"].flatMap(Int.init).map { $0 == 304 ? 200 : $0 } ?? 200
-                let type = event[metadata: "contentType"] ?? (event.type == DataEvents.imageFetched ? "application/octet-stream" : "application/json")
-                outcome = .response(status: status, contentType: type, etag: event[metadata: "etag"], lastModified: event[metadata: "lastModified"], body: body)
-            }
+            contents.put(entry.seq, content)
             return .lookup(
                 .found(
                     Recording(
-                        seq: entry.seq, recordedAt: entry.recordedAt.date, url: event[metadata: "url"] ?? "", host: host, target: target,
-                        source: event.stream, eventType: event.type, outcome: outcome, first: Self.ref(first),
+                        seq: entry.seq, recordedAt: entry.recordedAt.date, url: content.url, host: host, target: target,
+                        source: content.source, eventType: content.eventType, outcome: content.outcome, first: Self.ref(first),
                         previous: try index.recording(target: target, host: host, before: entry.seq).map(Self.ref),
                         next: try index.recording(target: target, host: host, after: entry.seq).map(Self.ref), last: Self.ref(last))))
         }
+    }
+
+    /// What the event of an index entry says; nil when the event is gone.
+    private static func content(_ entry: RecordingIndex.Entry, _ snap: LogSnapshot) throws -> Content? {
+        guard let event = try snap.event(seq: entry.seq) else { return nil }
+        let outcome: Recording.Outcome
+        if event.type == TrafficEvents.exchangeFailed {
+            outcome = .failure(status: nil, error: event[metadata: "error"] ?? "failed", message: event[metadata: "message"] ?? "the exchange failed")
+        } else if event.type == TrafficEvents.exchangeRecorded {
+            outcome = .exchange(
+                status: event[metadata: "status"].flatMap(Int.init) ?? 200,
+                headers: TrafficEvents.responseHeaders(event).map { HeaderField($0.name, $0.value) }, body: try snap.payload(of: event) ?? [])
+        } else if entry.isFailure {
+            outcome = .failure(
+                status: event[metadata: "status"].flatMap(Int.init), error: event[metadata: "error"] ?? "failed",
+                message: event[metadata: "message"] ?? "the fetch failed")
+        } else {
+            let body = try snap.payload(of: event) ?? []
+            let status = event[metadata: "status"].flatMap(Int.init).map { $0 == 304 ? 200 : $0 } ?? 200
+            let type = event[metadata: "contentType"] ?? (event.type == DataEvents.imageFetched ? "application/octet-stream" : "application/json")
+            outcome = .response(status: status, contentType: type, etag: event[metadata: "etag"], lastModified: event[metadata: "lastModified"], body: body)
+        }
+        var bytes = 256
+        switch outcome {
+        case .response(_, _, _, _, let body), .exchange(_, _, let body): bytes += body.count
+        case .failure: break
+        }
+        return Content(url: event[metadata: "url"] ?? "", source: event.stream, eventType: event.type, outcome: outcome, bytes: bytes)
     }
 
     private static func ref(_ e: RecordingIndex.Entry) -> Recording.Ref { Recording.Ref(seq: e.seq, recordedAt: e.recordedAt.date) }

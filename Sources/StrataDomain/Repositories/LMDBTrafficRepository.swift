@@ -1,6 +1,7 @@
 package import EventStore
 import Foundation
 package import StrataData
+import Synchronization
 
 /// ``TrafficRepository`` over the log (``TrafficLog``) and the source catalog.
 package struct LMDBTrafficRepository: TrafficRepository {
@@ -17,8 +18,19 @@ package struct LMDBTrafficRepository: TrafficRepository {
         self.software = software
     }
 
+    /// The masks made so far, by the extra headers they mask: the key file is read once.
+    private let masks = Masks()
+    private final class Masks: Sendable {
+        let byExtra = Mutex<[[String]: CredentialMask]>([:])
+    }
+
     private func mask(_ extra: [String]) throws -> CredentialMask {
-        do throws(FetchError) { return try CredentialMask(storePath: store.path, extra: extra) } catch {
+        if let m = masks.byExtra.withLock({ $0[extra] }) { return m }
+        do throws(FetchError) {
+            let m = try CredentialMask(storePath: store.path, extra: extra)
+            masks.byExtra.withLock { $0[extra] = m }
+            return m
+        } catch {
             throw RepositoryError(.storage, error.message, cause: error)
         }
     }
