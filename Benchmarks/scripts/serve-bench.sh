@@ -17,7 +17,7 @@ for t in wrk nginx python3; do command -v $t >/dev/null || { echo "needs $t: apt
 work=$(mktemp -d); pids=()
 trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null || true; done; rm -rf "$work"' EXIT
 
-wait_port() { for _ in $(seq 100); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 never opened" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 $BIN/strata-fixture-server --port $P_FIX >/dev/null 2>&1 & pids+=($!)
 wait_port $P_FIX
@@ -43,19 +43,7 @@ open(sys.argv[3], "wb").write(r.read())
 PY
 SIZE=$(stat -c %s "$work/www/synthetic/items/3")
 DATE=$(python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$P_STRATA/@$SEQ$PATH_').headers['Memento-Datetime'])")
-cat > "$work/nginx.conf" <<NGINX
-worker_processes 2;
-daemon off;
-pid $work/nginx.pid;
-error_log $work/nginx.err;
-events { worker_connections 1024; }
-http {
-  access_log off; sendfile on; tcp_nopush on; keepalive_requests 1000000; etag on;
-  default_type application/json;
-  client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work; uwsgi_temp_path $work; scgi_temp_path $work;
-  server { listen 127.0.0.1:$P_NGINX; root $work/www; }
-}
-NGINX
+nginx_conf "$work" $P_NGINX
 nginx -c "$work/nginx.conf" & pids+=($!)
 wait_port $P_NGINX
 

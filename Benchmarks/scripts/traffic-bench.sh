@@ -10,8 +10,10 @@
 #     file and peak RSS (/usr/bin/time).
 # Needs wrk, nginx, python3-venv (mitmproxy and pywb go in Benchmarks/.venv) and release builds.
 # Usage (from the repository root): Benchmarks/scripts/traffic-bench.sh [RUNS=3] [DURATION=8] [WARC_MB=1024]
+# (SECTIONS="proxy replay import" by default; name fewer to run fewer.)
 set -euo pipefail
-RUNS=${1:-3}; DURATION=${2:-8}; WARC_MB=${3:-1024}
+RUNS=${1:-3}; DURATION=${2:-8}; WARC_MB=${3:-1024}; SECTIONS=${SECTIONS:-proxy replay import}
+section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 BIN=.build/release; VENV=$PWD/Benchmarks/.venv; BYTES=16384
 P_FIX=18801; P_PROXY=18802; P_REC=18803; P_STRATA=18804; P_MITM=18805; P_PYWB=18806; P_NGINX=18807
 for t in wrk nginx python3; do command -v $t >/dev/null || { echo "needs $t: apt-get install -y wrk nginx" >&2; exit 1; }; done
@@ -22,7 +24,7 @@ if [ ! -x "$VENV/bin/mitmdump" ] || [ ! -x "$VENV/bin/wayback" ]; then
 fi
 work=$(mktemp -d); pids=()
 trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null || true; done; sleep 0.5; rm -rf "$work"' EXIT
-wait_port() { for _ in $(seq 200); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 never opened" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 # wrk's requests/s, p50 and p99 (ms) for a URL with C connections.
 measure() {
@@ -47,6 +49,7 @@ TARGET="/synthetic/items/3?bytes=$BYTES"
 SIZE=$(curl -s "http://127.0.0.1:$P_FIX$TARGET" | wc -c)
 
 # 1. The proxy.
+if section proxy; then
 STRATA_STORE=$work/proxy $BIN/strata proxy bench --upstream "http://127.0.0.1:$P_FIX" --port $P_PROXY >/dev/null 2>&1 & proxy=$!; pids+=($proxy)
 wait_port $P_PROXY
 echo "## strata proxy: a ${SIZE}-byte answer, directly and through strata proxy (recording), $RUNS runs of ${DURATION}s, $(nproc) cores"
@@ -65,8 +68,10 @@ kill -TERM $proxy; wait $proxy 2>/dev/null || true
 echo
 echo "recorded: $(STRATA_STORE=$work/proxy $BIN/strata log --type ExchangeRecorded --limit 1 --format ndjson | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["seq"])') events in the proxy's store (every exchange of the runs above)"
 echo
+fi
 
 # 2. Replay: one recording, four servers.
+if section replay; then
 export STRATA_STORE=$work/replay
 $BIN/strata proxy rec --upstream "http://127.0.0.1:$P_FIX" --port $P_REC >/dev/null 2>&1 & rec=$!; pids+=($rec)
 wait_port $P_REC
@@ -80,19 +85,7 @@ $BIN/strata serve --port $P_STRATA >/dev/null 2>&1 & pids+=($!)
 mkdir -p $work/pywb && (cd $work/pywb && "$VENV/bin/wb-manager" init c >/dev/null 2>&1 && "$VENV/bin/wb-manager" add c $work/rec.warc.gz >/dev/null 2>&1)
 (cd $work/pywb && exec "$VENV/bin/wayback" -p $P_PYWB >/dev/null 2>&1) & pids+=($!)
 mkdir -p "$work/www/synthetic/items"; curl -s "http://127.0.0.1:$P_STRATA$TARGET" > "$work/www/synthetic/items/3"
-cat > "$work/nginx.conf" <<NGINX
-worker_processes 2;
-daemon off;
-pid $work/nginx.pid;
-error_log $work/nginx.err;
-events { worker_connections 1024; }
-http {
-  access_log off; sendfile on; tcp_nopush on; keepalive_requests 1000000; etag on;
-  default_type application/json;
-  client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work; uwsgi_temp_path $work; scgi_temp_path $work;
-  server { listen 127.0.0.1:$P_NGINX; root $work/www; }
-}
-NGINX
+nginx_conf "$work" $P_NGINX
 nginx -c "$work/nginx.conf" & pids+=($!)
 for p in $P_STRATA $P_MITM $P_PYWB $P_NGINX; do wait_port $p; done
 TS=$(zcat $work/rec.warc.gz | awk '/^WARC-Type: response/ {r=1} r && /^WARC-Date:/ {gsub(/[^0-9]/, "", $2); print substr($2, 1, 14); exit}')
@@ -112,20 +105,35 @@ for i in $(seq $RUNS); do
   python3 -c "print(f'| $i | $n_rps | $s_rps | $s_p99 | $m_rps | $m_p99 | $w_rps | $w_p99 | {$s_rps / max($m_rps, $w_rps):.1f} | {$s_rps / $n_rps:.2f} |')"
 done
 echo
+fi
 
-# 3. Import of a large WARC.
+# 3. Import of a large WARC: the file's MB/s, the peak RSS (/usr/bin/time: it counts the pages of
+# the store's file LMDB maps and touches) and the peak of the process's own memory (RssAnon,
+# sampled every 100 ms), which is what a streamed import bounds.
+if section import; then
 python3 Benchmarks/scripts/make-warc.py "$WARC_MB" $work/big.warc >/dev/null
 python3 Benchmarks/scripts/make-warc.py "$((WARC_MB / 4))" $work/big.warc.gz >/dev/null
 echo "## import --warc: generated WARC files (JSON bodies of 4-32 KB, each different): ${WARC_MB} MB plain, and gzip per record"
 echo
-echo "| file | bytes | seconds | MB/s of the file | peak RSS MiB | exchanges |"
-echo "|---|---|---|---|---|---|"
+echo "| file | bytes | seconds | MB/s of the file | peak RSS MiB | peak RssAnon MiB | exchanges |"
+echo "|---|---|---|---|---|---|---|"
 for file in big.warc big.warc.gz; do
   rm -rf $work/imp
-  /usr/bin/time -f "%e %M" -o $work/time.txt env STRATA_STORE=$work/imp $BIN/strata import big --warc $work/$file > $work/imp.txt
+  /usr/bin/time -f "%e %M" -o $work/time.txt env STRATA_STORE=$work/imp $BIN/strata import big --warc $work/$file > $work/imp.txt &
+  timer=$!; anon=0
+  while kill -0 $timer 2>/dev/null; do
+    child=$(pgrep -P $timer || true)
+    if [ -n "$child" ]; then
+      kb=$(awk '/^RssAnon:/ {print $2}' /proc/$child/status 2>/dev/null || echo 0)
+      [ "${kb:-0}" -gt "$anon" ] && anon=$kb
+    fi
+    sleep 0.1
+  done
+  wait $timer
   read -r secs rss < $work/time.txt
   bytes=$(stat -c %s $work/$file)
   n=$(grep -o '^big: [0-9]*' $work/imp.txt | grep -o '[0-9]*$')
-  python3 -c "print(f'| $file | $bytes | $secs | {$bytes / 1e6 / $secs:.1f} | {$rss / 1024:.0f} | $n |')"
+  python3 -c "print(f'| $file | $bytes | $secs | {$bytes / 1e6 / $secs:.1f} | {$rss / 1024:.0f} | {$anon / 1024:.0f} | $n |')"
 done
 rm -f $work/big.warc $work/big.warc.gz
+fi

@@ -7,41 +7,9 @@ import Testing
 /// JSON read side equals the CLI's JSON for the same query, and clients read consistent
 /// snapshots while another process ingests.
 @Suite struct ServeCLITests {
-    /// A running `strata serve` and the address it printed.
-    final class Served: @unchecked Sendable {
-        let process: Process
-        let base: String
-        let stderr: Pipe
-        init(process: Process, base: String, stderr: Pipe) { self.process = process; self.base = base; self.stderr = stderr }
-
-        /// SIGTERM: a graceful stop, exit 0.
-        func stop() async throws -> Int32 {
-            if process.isRunning { process.terminate() }
-            try await waitForExit(process)
-            return process.terminationStatus
-        }
-
-        /// Ends the server whatever the test left it in (a failed expectation that threw).
-        deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-    }
-
-    static func serve(_ store: String, _ args: [String] = []) async throws -> Served {
-        let (p, out, err) = try startStrata(["serve", "--port", "0"] + args, store: store)
-        let line = try await offPool { () -> String in
-            var bytes: [UInt8] = []
-            while !bytes.contains(10) {
-                let d = out.fileHandleForReading.availableData
-                if d.isEmpty { break }
-                bytes += d
-            }
-            return String(decoding: bytes, as: UTF8.self)
-        }
-        guard let url = line.split(separator: " ").first(where: { $0.hasPrefix("http://") }) else {
-            p.terminate()
-            let e = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw RawHTTPError(description: "strata serve printed no address: \(line) \(e)")
-        }
-        return Served(process: p, base: String(url), stderr: err)
+    /// `strata serve` on a free port, with the address it printed.
+    static func serve(_ store: String, _ args: [String] = []) async throws -> Listening {
+        try await Listening.start(["serve", "--port", "0"] + args, store: store)
     }
 
     static func head(_ store: String) async throws -> Int {
@@ -125,7 +93,7 @@ import Testing
             let lines = exported.stdout.split(separator: "\n").prefix(4).map { try? jsonObject(String($0)) as? NSObject }
             let log = try await RawHTTP.request(base, "/_strata/log?since=3&limit=4")
             #expect((try? jsonObject(log.text) as? [NSObject]) == lines.compactMap { $0 }, "the log is the lines of export --events")
-            #expect(try await served.stop() == 0)
+            #expect(try await served.stop().status == 0)
         }
     }
 
@@ -169,7 +137,7 @@ import Testing
                 #expect(again.seq == seq && again.body == body, "\(path) at \(seq)")
             }
             for (seq, body, _) in seen { #expect(seen.filter { $0.0 == seq }.allSatisfy { $0.1 == body }) }
-            #expect(try await served.stop() == 0)
+            #expect(try await served.stop().status == 0)
             #expect(try await strata(["verify"], store: store).status == 0, "serving wrote nothing the log does not account for")
         }
     }
@@ -185,8 +153,9 @@ import Testing
         // Loopback by default: no warning.
         let served = try await Self.serve(store)
         #expect(served.base.hasPrefix("http://127.0.0.1:"))
-        #expect(try await served.stop() == 0)
-        let err = String(decoding: served.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stopped = try await served.stop()
+        #expect(stopped.status == 0)
+        let err = stopped.stderr
         #expect(!err.contains("Warning"), "\(err)")
     }
 }
