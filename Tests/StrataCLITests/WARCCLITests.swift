@@ -51,6 +51,54 @@ import Testing
         }
     }
 
+    /// Revisit records as deduplicating crawlers write them: the payload is the earlier response's
+    /// with the same `WARC-Payload-Digest`.
+    @Test func aRevisitGetsThePayloadItRefersTo() async throws {
+        let body = Array(#"{"id": 3, "price": 11900}"#.utf8)
+        func record(_ fields: [(String, String)], _ block: [UInt8]) -> [UInt8] {
+            var head = "WARC/1.1\r\n"
+            for (k, v) in fields { head += "\(k): \(v)\r\n" }
+            return Array((head + "Content-Length: \(block.count)\r\n\r\n").utf8) + block + Array("\r\n\r\n".utf8)
+        }
+        let url = "http://api.example.com/cars/offers/3"
+        let response = Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+        var file = record(
+            [("WARC-Type", "warcinfo"), ("WARC-Record-ID", "<urn:uuid:00000000-0000-4000-8000-000000000001>"), ("WARC-Date", "2026-01-01T00:00:00Z")], [])
+        file += record(
+            [
+                ("WARC-Type", "response"), ("WARC-Record-ID", "<urn:uuid:00000000-0000-4000-8000-000000000002>"), ("WARC-Date", "2026-01-01T09:00:00Z"),
+                ("WARC-Target-URI", url), ("WARC-Payload-Digest", SpecWARC.digest(body)), ("Content-Type", "application/http;msgtype=response")
+            ], response)
+        file += record(
+            [
+                ("WARC-Type", "revisit"), ("WARC-Record-ID", "<urn:uuid:00000000-0000-4000-8000-000000000003>"), ("WARC-Date", "2026-01-02T09:00:00Z"),
+                ("WARC-Target-URI", url), ("WARC-Payload-Digest", SpecWARC.digest(body)),
+                ("WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"), ("WARC-Refers-To-Target-URI", url)
+            ], Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n".utf8))
+        file += record(
+            [
+                ("WARC-Type", "revisit"), ("WARC-Record-ID", "<urn:uuid:00000000-0000-4000-8000-000000000004>"), ("WARC-Date", "2026-01-02T09:00:01Z"),
+                ("WARC-Target-URI", "http://api.example.com/cars/offers/9"), ("WARC-Payload-Digest", "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
+                ("WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest")
+            ], Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n".utf8))
+        let path = TestScratch.path("revisit") + ".warc"
+        try Data(file).write(to: URL(fileURLWithPath: path))
+        let store = makeStoreDir()
+        let r = try await strata(["import", "crawl", "--warc", path], store: store)
+        #expect(r.status == 0 && r.stdout.contains("3 exchanges imported") && r.stdout.contains("1 revisits without their original"), "\(r.stdout) \(r.stderr)")
+        let events = try await logEvents(store, type: "ExchangeRecorded")
+        #expect(events.count == 3)
+        let served = try await Listening.start(["serve", "--port", "0"], store: store)
+        // A date in the path names the logged time (these were logged now), so the first is named by its seq.
+        let firstSeq = try #require(events.first?["seq"] as? Int)
+        let first = try await RawHTTP.request(served.base, "/@\(firstSeq)/cars/offers/3")
+        #expect(first.header("Memento-Datetime") == "Thu, 01 Jan 2026 09:00:00 GMT", "observed when the crawler saw it")
+        let revisit = try await RawHTTP.request(served.base, "/cars/offers/3")
+        #expect(first.status == 200 && first.body == body)
+        #expect(revisit.status == 200 && revisit.body == body && revisit.seq != first.seq, "the revisit is its own recording with the same payload")
+        #expect(try await served.stop().status == 0)
+    }
+
     static func expectReplay(_ store: String, _ direct: [String: [UInt8]]) async throws {
         let served = try await Listening.start(["serve", "--port", "0"], store: store)
         for (path, body) in direct {
