@@ -233,7 +233,10 @@ import Testing
                 #expect(b["id"] as? String == id)
                 idsOfChange["\(seq)/\(item)", default: []].insert(id)
             }
-            #expect(expected.count >= kills / 2 * 3, "the versions changed under the watcher: \(expected.count) changes")
+            // How many versions a watcher saw before its kill depends on the machine's load (a
+            // loaded CI run saw 27 changes where an idle one sees 60): the bar only proves the
+            // versions changed under the watcher; the checks below are the test.
+            #expect(expected.count >= kills / 2, "the versions changed under the watcher: \(expected.count) changes")
             #expect(Set(idsOfChange.keys) == expected, "every change notified, nothing else")
             #expect(idsOfChange.values.allSatisfy { $0.count == 1 }, "one id per change")
             let resent = receiver.accepted.count - Set(receiver.accepted.compactMap(\.idempotencyKey)).count
