@@ -28,33 +28,26 @@ func makeStoreDir() -> String {
 }
 
 /// Starts `strata` with `args` against the store at `store`.
-func startStrata(_ args: [String], store: String, stdin: Data? = nil, env extra: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
-    let p = Process()
+func startStrata(_ args: [String], store: String, stdin: Data? = nil, env extra: [String: String] = [:]) throws -> (Spawned, Pipe, Pipe) {
+    var executable = strataBinary
+    var arguments = args
     // `_append-loop` and `_hold-read` are the test aid's `append-loop` and `hold-read`.
     if let first = args.first, first.hasPrefix("_") {
-        p.executableURL = URL(fileURLWithPath: testAidBinary)
-        p.arguments = [String(first.dropFirst())] + args.dropFirst()
-    } else {
-        p.executableURL = URL(fileURLWithPath: strataBinary)
-        p.arguments = args
+        executable = testAidBinary
+        arguments = [String(first.dropFirst())] + args.dropFirst()
     }
+    if !executable.hasPrefix("/") { executable = FileManager.default.currentDirectoryPath + "/" + executable }
     var env = ProcessInfo.processInfo.environment
     env["STRATA_STORE"] = store
     env["NO_COLOR"] = "1"
     for (k, v) in extra { env[k] = v }
-    p.environment = env
     let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    if let stdin {
-        let inPipe = Pipe()
-        p.standardInput = inPipe
-        try p.run()
-        inPipe.fileHandleForWriting.write(stdin)
-        try inPipe.fileHandleForWriting.close()
-    } else {
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
+    let inPipe = stdin.map { _ in Pipe() }
+    let writer = inPipe?.fileHandleForWriting
+    let p = try Spawned(executable: executable, arguments: arguments, environment: env, stdin: inPipe, stdout: out, stderr: err)
+    if let stdin, let writer {
+        writer.write(stdin)
+        try writer.close()
     }
     return (p, out, err)
 }
@@ -87,7 +80,7 @@ func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thro
 }
 
 /// Waits for a child process without blocking the cooperative pool.
-func waitForExit(_ p: Process) async throws {
+func waitForExit(_ p: Spawned) async throws {
     _ = try await offPool {
         p.waitUntilExit(); return 0
     }

@@ -4,11 +4,11 @@ import Testing
 
 /// A long-running `strata` command (proxy, serve) and the address it printed on its first line.
 final class Listening: @unchecked Sendable {
-    let process: Process
+    let process: Spawned
     let base: String
     let stdout: Pipe
     let stderr: Pipe
-    init(process: Process, base: String, stdout: Pipe, stderr: Pipe) {
+    init(process: Spawned, base: String, stdout: Pipe, stderr: Pipe) {
         self.process = process; self.base = base; self.stdout = stdout; self.stderr = stderr
     }
 
@@ -47,31 +47,22 @@ final class Listening: @unchecked Sendable {
 /// The curl command line's output (`-s`), as bytes.
 func curl(_ args: [String]) async throws -> [UInt8] {
     try await offPool {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["curl", "-s"] + args
         let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let p = try Spawned(
+            executable: "/usr/bin/curl", arguments: ["-s"] + args, environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: out, stderr: nil)
         let d = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         return [UInt8](d)
     }
 }
 
-/// Runs a program to completion in `directory`, returning its exit status.
+/// Runs a program (found on PATH) to completion in `directory`, returning its exit status.
 @discardableResult
 func run(_ program: String, _ args: [String], in directory: String? = nil) async throws -> Int32 {
     try await offPool {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = [program] + args
-        if let directory { p.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
+        let p = try Spawned(
+            executable: "/usr/bin/env", arguments: [program] + args, environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil,
+            stderr: nil, directory: directory)
         return p.terminationStatus
     }
 }

@@ -1,0 +1,108 @@
+import CTestSpawn
+import Foundation
+import Synchronization
+
+/// A child process started with `posix_spawn`, with the parts of `Foundation.Process` the tests
+/// use. Not `Process`: its `run()` on Linux (swift-corelibs-foundation up to Swift 6.3) reads past
+/// a `dirent` while it lists `/proc/self/fd` and crashes now and then when the test process holds
+/// many descriptors (swift-corelibs-foundation#5472), which a suite spawning hundreds of
+/// children does.
+final class Spawned: @unchecked Sendable {
+    let processIdentifier: pid_t
+    /// Kept as `Process` keeps them: a caller that drops a pipe must not close its read end under
+    /// the child (whose next write would then fail with EPIPE).
+    private let pipes: [Pipe]
+    /// The wait status once reaped (one waiter reaps; the others read it).
+    private let reaped = Mutex<Int32?>(nil)
+    private let reaping = Mutex(false)
+
+    /// Starts `executable` with `arguments` and `environment`; stdin from `stdin`'s read end (or
+    /// /dev/null), stdout and stderr into the pipes' write ends, nothing else inherited.
+    init(executable: String, arguments: [String], environment: [String: String], stdin: Pipe?, stdout: Pipe?, stderr: Pipe?, directory: String? = nil) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if let stdin {
+            posix_spawn_file_actions_adddup2(&actions, stdin.fileHandleForReading.fileDescriptor, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
+        if let stdout {
+            posix_spawn_file_actions_adddup2(&actions, stdout.fileHandleForWriting.fileDescriptor, 1)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        }
+        if let stderr {
+            posix_spawn_file_actions_adddup2(&actions, stderr.fileHandleForWriting.fileDescriptor, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
+        if let directory { cts_addchdir(&actions, directory) }
+        cts_addclosefrom(&actions, 3)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for p in argv { free(p) }
+            for p in envp { free(p) }
+        }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        guard rc == 0 else { throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(executable): \(String(cString: strerror(rc)))"]) }
+        processIdentifier = pid
+        pipes = [stdin, stdout, stderr].compactMap { $0 }
+        // The child has its copies: the parent's write ends would keep readers from seeing the end.
+        try stdout?.fileHandleForWriting.close()
+        try stderr?.fileHandleForWriting.close()
+        try stdin?.fileHandleForReading.close()
+    }
+
+    /// Reaps the child, blocking when `block`; true once it has exited.
+    @discardableResult
+    private func reap(block: Bool) -> Bool {
+        if reaped.withLock({ $0 }) != nil { return true }
+        // One waitpid at a time: a second would find no child.
+        guard
+            reaping.withLock({ r in
+                if r { return false }
+                r = true
+                return true
+            })
+        else {
+            while block && reaped.withLock({ $0 }) == nil { usleep(1_000) }
+            return reaped.withLock { $0 } != nil
+        }
+        defer { reaping.withLock { $0 = false } }
+        var status: Int32 = 0
+        while true {
+            let r = waitpid(processIdentifier, &status, block ? 0 : WNOHANG)
+            if r == processIdentifier {
+                reaped.withLock { $0 = status }
+                return true
+            }
+            if r == 0 { return false }
+            if errno == EINTR { continue }
+            reaped.withLock { $0 = 0 }
+            return true
+        }
+    }
+
+    var isRunning: Bool { !reap(block: false) }
+    func waitUntilExit() { reap(block: true) }
+    func terminate() { kill(processIdentifier, SIGTERM) }
+
+    enum TerminationReason { case exit, uncaughtSignal }
+
+    /// Whether it exited or a signal ended it.
+    var terminationReason: TerminationReason {
+        reap(block: true)
+        return (reaped.withLock { $0 } ?? 0) & 0x7F == 0 ? .exit : .uncaughtSignal
+    }
+
+    /// The exit status, or the signal that ended it (as `Process` reports them).
+    var terminationStatus: Int32 {
+        reap(block: true)
+        let s = reaped.withLock { $0 } ?? 0
+        let signal = s & 0x7F
+        return signal == 0 ? (s >> 8) & 0xFF : signal
+    }
+}
