@@ -163,7 +163,7 @@ import Testing
             receiver.status = 200
             try await waitUntil(seconds: 60) { try await pending(store) == 0 }
             kill(p.processIdentifier, SIGTERM)
-            p.waitUntilExit()
+            try await waitForExit(p)
             let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(p.terminationStatus == 0, "\(stderr)")
             #expect(stderr.contains("notification not delivered") && stderr.contains("outcome=retry") && stderr.contains(" notified"))
@@ -206,7 +206,7 @@ import Testing
                 let (p, _, _) = try startStrata(["watch"], store: store)
                 try await Task.sleep(for: .milliseconds(Int.random(in: 150...1_500, using: &rng)))
                 kill(p.processIdentifier, SIGKILL)
-                p.waitUntilExit()
+                try await waitForExit(p)
             }
             receiver.status = 200
             receiver.delay = 0

@@ -92,7 +92,7 @@ import Testing
             #expect(try await passes(atLeast: 4) >= 4, "the watcher goes on fetching after SIGHUP")
             #expect(p.isRunning, "SIGHUP reloads, it does not stop the watcher")
             kill(p.processIdentifier, SIGTERM)
-            p.waitUntilExit()
+            try await waitForExit(p)
             let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             _ = out.fileHandleForReading.readDataToEndOfFile()
             #expect(p.terminationStatus == 0, "\(stderr)")
@@ -105,7 +105,7 @@ import Testing
     }
 
     /// `--metrics-port`: the watcher's fetches and the store's gauges in the Prometheus format on
-    /// loopback, read with wget while it runs.
+    /// loopback, read with curl while it runs.
     @Test func theWatcherServesItsMetrics() async throws {
         try await withFixtureServer { server in
             let store = makeStoreDir()
@@ -123,7 +123,7 @@ import Testing
                 try await Task.sleep(for: .milliseconds(100))
             }
             kill(p.processIdentifier, SIGTERM)
-            p.waitUntilExit()
+            try await waitForExit(p)
             _ = out.fileHandleForReading.readDataToEndOfFile()
             let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(p.terminationStatus == 0, "\(stderr)")
@@ -135,17 +135,8 @@ import Testing
         }
     }
 
-    /// The body of `url` (wget), or "" when nothing answers yet.
+    /// The body of `url`, or "" when nothing answers yet (curl, off the cooperative pool).
     static func get(_ url: String) async throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["wget", "-qO-", "-T", "2", "-t", "1", url]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        String(decoding: try await curl(["-m", "2", url]), as: UTF8.self)
     }
 }
