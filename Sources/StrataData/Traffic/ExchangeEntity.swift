@@ -62,10 +62,6 @@ public struct ExchangeEntity: Sendable, Hashable {
         if case .response(let status, _, _, _) = outcome { return status }
         return nil
     }
-    public var responseHeaders: [HeaderLine] {
-        if case .response(_, _, let headers, _) = outcome { return headers }
-        return []
-    }
     public var responseBody: [UInt8]? {
         if case .response(_, _, _, let body) = outcome { return body }
         return nil

@@ -10,9 +10,14 @@ import Foundation
 /// (`POST /orders sha256:3f2a…`). A target starts with `/`, so the two forms never meet.
 public enum RequestKey {
     public static func make(method: String, target: String, body: [UInt8]?) -> String {
+        make(method: method, target: target, bodyDigest: body.flatMap { $0.isEmpty ? nil : bodyDigest($0) })
+    }
+
+    /// The same from the body's digest (``bodyDigest(_:)``), as an exchange's event keeps it.
+    public static func make(method: String, target: String, bodyDigest digest: String?) -> String {
         let method = method.uppercased()
-        guard let body, !body.isEmpty else { return method == "GET" ? target : method + " " + target }
-        return method + " " + target + " sha256:" + String(bodyDigest(body).prefix(16))
+        guard let digest else { return method == "GET" ? target : method + " " + target }
+        return method + " " + target + " sha256:" + String(digest.prefix(16))
     }
 
     /// The SHA-256 of a request body, lower-case hex.

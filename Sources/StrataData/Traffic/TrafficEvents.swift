@@ -53,10 +53,7 @@ public enum TrafficEvents {
         guard event.type == exchangeRecorded || event.type == exchangeFailed, let url = event[metadata: "url"],
             let (host, target) = RecordingIndex.split(url)
         else { return nil }
-        let method = event[metadata: "method"] ?? "GET"
-        guard let digest = event[metadata: "requestBody"] else { return (host, RequestKey.make(method: method, target: target, body: nil)) }
-        let m = method.uppercased()
-        return (host, m + " " + target + " sha256:" + String(digest.prefix(16)))
+        return (host, RequestKey.make(method: event[metadata: "method"] ?? "GET", target: target, bodyDigest: event[metadata: "requestBody"]))
     }
 
     /// An exchange event read back; `body` is its payload and `requestBody` the body its
