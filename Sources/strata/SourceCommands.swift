@@ -110,6 +110,28 @@ struct SourceCommand: AsyncParsableCommand {
         }
     }
 
+    /// `--redact` and `--redact-header`: what is never stored as it came.
+    struct RedactionOptions: ParsableArguments {
+        @Option(
+            help: ArgumentHelp(
+                "Field path(s) in each item and detail (or a recorded JSON body) stored only as a keyed placeholder (comma-separated or repeated; replaces the set; '' clears it).",
+                valueName: "path"))
+        var redact: [String] = []
+        @Option(
+            help: ArgumentHelp(
+                "Header(s) recorded traffic keeps only as a placeholder, beside Authorization, Cookie and the other credentials (replaces the set; '' clears it).",
+                valueName: "name"))
+        var redactHeader: [String] = []
+
+        var isEmpty: Bool { redact.isEmpty && redactHeader.isEmpty }
+
+        func apply(to spec: inout SourceSpec) {
+            let split = { (values: [String]) in values.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } }
+            if !redact.isEmpty { spec.redact = split(redact) }
+            if !redactHeader.isEmpty { spec.redactHeaders = split(redactHeader) }
+        }
+    }
+
     struct Change: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "change",
@@ -134,11 +156,14 @@ struct SourceCommand: AsyncParsableCommand {
                 "Field path(s) whose changes alone make no new version, diff or alert (comma-separated or repeated; replaces the set; '' clears it).",
                 valueName: "path"))
         var ignore: [String] = []
+        @OptionGroup var redaction: RedactionOptions
         @OptionGroup var headerOptions: HeaderOptions
         @OptionGroup var scheduleOptions: ScheduleOptions
 
         func validate() throws {
-            if writeSide.isEmpty && title == nil && index.isEmpty && ignore.isEmpty && headerOptions.isEmpty && scheduleOptions.isEmpty {
+            if writeSide.isEmpty && title == nil && index.isEmpty && ignore.isEmpty && redaction.isEmpty && headerOptions.isEmpty
+                && scheduleOptions.isEmpty
+            {
                 throw ValidationError("nothing to change: give at least one option")
             }
         }
@@ -151,6 +176,7 @@ struct SourceCommand: AsyncParsableCommand {
                 if let title { def.title = title.isEmpty ? nil : title }
                 if !index.isEmpty { def.index = index.flatMap { $0.split(separator: ",").map(String.init) } }
                 if !ignore.isEmpty { def.ignore = ignore.flatMap { $0.split(separator: ",").map(String.init) } }
+                redaction.apply(to: &def)
                 if !headerOptions.isEmpty { def.headers = try headerOptions.headers() }
                 if !scheduleOptions.isEmpty { def.schedule = try scheduleOptions.apply(to: def.schedule) }
                 let changed = def
@@ -210,6 +236,7 @@ struct SourceCommand: AsyncParsableCommand {
         @Option(help: "Field path(s) to index, comma-separated or repeated.") var index: [String] = []
         @Option(help: ArgumentHelp("Field path(s) whose changes alone make no new version, diff or alert (comma-separated or repeated).", valueName: "path"))
         var ignore: [String] = []
+        @OptionGroup var redaction: RedactionOptions
         @OptionGroup var headerOptions: HeaderOptions
         @OptionGroup var writeSide: WriteSide
         @OptionGroup var scheduleOptions: ScheduleOptions
@@ -227,6 +254,7 @@ struct SourceCommand: AsyncParsableCommand {
                 writeSide.apply(to: &def)
                 def.schedule = try scheduleOptions.apply(to: nil)
                 def.ignore = ignore.flatMap { $0.split(separator: ",").map(String.init) }
+                redaction.apply(to: &def)
                 let keep = headerOptions.allowLiteralSecret
                 do { try def.validate(keepingLiteralSecrets: keep) } catch let e as RepositoryError { throw ValidationError(e.message) }
                 let app = try await location.app()

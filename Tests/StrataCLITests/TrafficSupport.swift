@@ -92,10 +92,11 @@ func headSeq(_ store: String) async throws -> Int {
     return try #require((try jsonObject(log.stdout) as? [[String: Any]])?.first?["seq"] as? Int)
 }
 
-/// Every byte of every file in the store directory (bar the redaction key), for searching.
+/// Every byte of every file under the store directory, for searching.
 func storeBytes(_ store: String) throws -> [UInt8] {
     var all: [UInt8] = []
-    for name in try FileManager.default.contentsOfDirectory(atPath: store) where name != "redaction.key" {
+    let files = FileManager.default.enumerator(atPath: store)
+    while let name = files?.nextObject() as? String {
         if let d = FileManager.default.contents(atPath: store + "/" + name) { all += d }
     }
     return all

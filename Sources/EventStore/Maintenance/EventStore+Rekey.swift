@@ -17,6 +17,7 @@ extension EventStore {
         opts.key = key
         opts.deltaKeyframeInterval = options.deltaKeyframeInterval
         let target = try await EventStore.open(at: directory, projections: projections, options: opts)
+        try await copyRedactionKey(into: target)
         try await copyLog(into: target, progress: progress)
         return target
     }
@@ -34,8 +35,16 @@ extension EventStore {
         opts.copyOf = schema.cipher
         opts.deltaKeyframeInterval = options.deltaKeyframeInterval
         let target = try await EventStore.open(at: directory, projections: projections, options: opts)
+        try await copyRedactionKey(into: target)
         try await copyLog(upTo: seq, into: target)
         return target
+    }
+
+    /// A copy keeps the store's redaction key, so its placeholders stay the store's.
+    private func copyRedactionKey(into target: EventStore) async throws {
+        let schema = self.schema
+        guard let key = try await read({ txn in try schema.redactionKey(txn) }) else { return }
+        _ = try await target.writer.ensureRedactionKey(key)
     }
 
     /// Runs `body` holding the log's write lock (no process appends meanwhile) with the log's

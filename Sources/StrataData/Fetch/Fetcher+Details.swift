@@ -282,7 +282,9 @@ extension Fetcher {
         let started = clock.now
         let run = UUID().uuidString.lowercased()
         var summary = FetchSummary(source: source.name, run: run)
-        let context = RunContext(source: source, run: run, options: options)
+        var runContext = RunContext(source: source, run: run, options: options)
+        runContext.redactor = try await Redactor.forSource(source, store: store)
+        let context = runContext
         guard source.detailURL != nil || source.detailURLField != nil else {
             throw FetchError(
                 code: .source, message: "source \(source.name) has no detail URL; add one with `strata source add --replace --detail-url`", url: source.url)
@@ -341,9 +343,10 @@ extension Fetcher {
             guard (200..<300).contains(r.status) else {
                 throw FetchError(code: .http, message: "HTTP \(r.status) for the detail of \(job.key)", url: job.url, status: r.status)
             }
+            let body = try context.redactor.map { redactor in try redactor.document(r.body, url: job.url) } ?? r.body
             // Checking the body and canonicalizing it are one pass; the store reuses the result.
-            var event = NewEvent(type: DataEvents.detailFetched, stream: source.name, metadata: meta, payload: r.body)
-            event.canonicalPayload = try ItemDetailDto.canonicalize(id: job.key, body: r.body, url: job.url)
+            var event = NewEvent(type: DataEvents.detailFetched, stream: source.name, metadata: meta, payload: body)
+            event.canonicalPayload = try ItemDetailDto.canonicalize(id: job.key, body: body, url: job.url)
             return .fetched(event, r.body.count)
         }
     }

@@ -97,7 +97,9 @@ extension Fetcher {
                 meta += [("error", e.code.description), ("message", String(e.message.prefix(500)))]
             }
             if case .success(let r) = ahead.result, (200..<300).contains(r.status), !r.body.isEmpty {
-                return NewEvent(type: DataEvents.readAheadDiscarded, stream: context.source.name, metadata: meta, payload: r.body)
+                // Kept only as the source's redaction leaves it; a body it cannot read is dropped.
+                let body = context.redactor.map { try? $0.list(r.body, items: context.source.items, url: url) } ?? r.body
+                if let body { return NewEvent(type: DataEvents.readAheadDiscarded, stream: context.source.name, metadata: meta, payload: body) }
             }
             return NewEvent(type: DataEvents.readAheadDiscarded, stream: context.source.name, metadata: meta)
         }

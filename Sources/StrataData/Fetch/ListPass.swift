@@ -170,9 +170,15 @@ extension Fetcher {
             let e = FetchError(code: .http, message: Self.listStatusMessage(response.status), url: url, status: response.status)
             try await failPass(pass, url: url, error: e, status: response.status)
         }
-        pass.events.append(NewEvent(type: DataEvents.pageFetched, stream: source.name, metadata: meta, payload: response.body))
+        var body = response.body
+        if let redactor = pass.context.redactor {
+            do { body = try redactor.list(body, items: source.items, url: url) } catch {
+                try await failPass(pass, url: url, error: error, status: response.status)
+            }
+        }
+        pass.events.append(NewEvent(type: DataEvents.pageFetched, stream: source.name, metadata: meta, payload: body))
         pass.summary.bytes += response.body.count
-        return response.body
+        return body
     }
 
     /// Records why the pass ends at `url` (and what the read-ahead got for later pages), then

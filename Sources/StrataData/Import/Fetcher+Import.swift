@@ -64,7 +64,8 @@ extension Fetcher {
         let clock = ContinuousClock()
         let started = clock.now
         let run = UUID().uuidString.lowercased()
-        let context = RunContext(source: source, run: run, options: FetchOptions())
+        var context = RunContext(source: source, run: run, options: FetchOptions())
+        context.redactor = try await Redactor.forSource(source, store: store)
         var summary = ImportSummary(source: source.name, run: run)
         let extraction = ItemExtraction(source)
         var firstSeq: UInt64?
@@ -92,11 +93,12 @@ extension Fetcher {
             }
             if try await restateNewestObservation(source, run: run) { summary.backfilled = true }
         }
-        for try await snapshot in snapshots {
+        for try await var snapshot in snapshots {
             do {
                 guard !snapshot.body.isEmpty else {
                     throw FetchError(code: .malformedJSON, message: "the snapshot is empty", url: snapshot.url)
                 }
+                if let redactor = context.redactor { snapshot.body = try redactor.list(snapshot.body, items: source.items, url: snapshot.url) }
                 _ = try extraction.items(in: snapshot.body, url: snapshot.url)
             } catch {
                 try await recordFailure(

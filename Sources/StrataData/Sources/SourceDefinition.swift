@@ -67,6 +67,13 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
     /// A recorded source: exchanges recorded by `strata proxy` or imported from HAR and WARC
     /// files, with no list to fetch (`url` is the upstream, or empty for imports).
     public var recorded: Bool?
+    /// Dotted paths, from each list item and from a detail (from a recorded JSON response's
+    /// root), whose values are replaced by keyed placeholders before anything is stored
+    /// (``Redactor``). Nil or empty: none.
+    public var redact: [String]?
+    /// Header names whose values recorded traffic keeps only as placeholders, beside the
+    /// credentials always masked (``CredentialMask``). Nil or empty: none.
+    public var redactHeaders: [String]?
 
     public init(
         name: String, url: String, items: String? = nil, id: [String] = ["id"], title: String? = nil, subtitle: [String] = [],
@@ -110,6 +117,10 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
             name.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" || $0 == "." })
         else {
             throw bad("NAME", "must be 1–64 letters, digits, '-', '_' or '.'")
+        }
+        for p in redact ?? [] where !Self.isPath(p) { throw bad("--redact", "'\(p)' is not a dotted path like email or contact.phone") }
+        for h in redactHeaders ?? [] where h.isEmpty || h.contains(where: { $0 == ":" || $0.isWhitespace || !$0.isASCII }) {
+            throw bad("--redact-header", "'\(h)' is not a header name like X-Session")
         }
         if recorded == true && url.isEmpty { return }
         guard let u = URL(string: url), let scheme = u.scheme?.lowercased(), ["http", "https", "file"].contains(scheme),

@@ -9,17 +9,20 @@ public struct TrafficLog: Sendable {
 
     public init(store: EventStore) { self.store = store }
 
-    /// Appends `exchanges` in one transaction, each credential masked by `mask`. Events whose
-    /// id is already in the log (a re-import) are skipped; returns how many were appended.
+    /// Appends `exchanges` in one transaction, redacted by `redactor` (credentials and the
+    /// source's headers masked, its paths redacted in JSON bodies). Events whose id is already in
+    /// the log (a re-import) are skipped; returns how many were appended.
     @discardableResult
-    public func record(_ exchanges: [ExchangeEntity], mask: CredentialMask) async throws -> Int {
+    public func record(_ exchanges: [ExchangeEntity], redactor: Redactor) async throws -> Int {
         guard !exchanges.isEmpty else { return 0 }
         var events: [NewEvent] = []
         events.reserveCapacity(exchanges.count)
         for var x in exchanges {
-            x.requestHeaders = mask.mask(x.requestHeaders)
+            x.requestHeaders = redactor.headers.mask(x.requestHeaders)
+            x.requestBody = x.requestBody.map { redactor.recorded($0, headers: x.requestHeaders) }
             if case let .response(status, text, headers, body) = x.outcome {
-                x.outcome = .response(status: status, statusText: text, headers: mask.mask(headers), body: body)
+                let masked = redactor.headers.mask(headers)
+                x.outcome = .response(status: status, statusText: text, headers: masked, body: body.map { redactor.recorded($0, headers: masked) })
             }
             events += TrafficEvents.events(x)
         }

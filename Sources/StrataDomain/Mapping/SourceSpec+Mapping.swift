@@ -18,6 +18,8 @@ extension SourceSpec {
         schedule = d.schedule.map(SourceSchedule.init)
         ignore = d.ignore ?? []
         isRecorded = d.recorded ?? false
+        redact = d.redact ?? []
+        redactHeaders = d.redactHeaders ?? []
     }
 
     /// The definition the fetcher reads and the log stores.
@@ -35,6 +37,8 @@ extension SourceSpec {
         d.schedule = schedule.map(\.definition)
         d.ignore = ignore.isEmpty ? nil : ignore
         d.recorded = isRecorded ? true : nil
+        d.redact = redact.isEmpty ? nil : redact
+        d.redactHeaders = redactHeaders.isEmpty ? nil : redactHeaders
         return d
     }
 

@@ -64,6 +64,11 @@ package struct SourceSpec: Sendable, Hashable {
     package var ignore: [String] = []
     /// Exchanges recorded by `strata proxy` or imported from HAR and WARC: no list to fetch.
     package var isRecorded = false
+    /// Fields (dotted paths in each item and detail, or a recorded JSON body) whose values are
+    /// replaced by keyed placeholders before anything is stored.
+    package var redact: [String] = []
+    /// Headers recorded traffic keeps only as placeholders, beside the credentials always masked.
+    package var redactHeaders: [String] = []
 
     package init(
         name: String, url: String, items: String? = nil, id: [String] = ["id"], title: String? = nil, subtitle: [String] = [], image: String? = nil,

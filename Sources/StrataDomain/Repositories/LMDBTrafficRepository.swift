@@ -1,7 +1,6 @@
 package import EventStore
 import Foundation
 package import StrataData
-import Synchronization
 
 /// ``TrafficRepository`` over the log (``TrafficLog``) and the source catalog.
 package struct LMDBTrafficRepository: TrafficRepository {
@@ -18,21 +17,11 @@ package struct LMDBTrafficRepository: TrafficRepository {
         self.software = software
     }
 
-    /// The masks made so far, by the extra headers they mask: the key file is read once.
-    private let masks = Masks()
-    private final class Masks: Sendable {
-        let byExtra = Mutex<[[String]: CredentialMask]>([:])
-    }
-
-    private func mask(_ extra: [String]) throws -> CredentialMask {
-        if let m = masks.byExtra.withLock({ $0[extra] }) { return m }
-        do throws(FetchError) {
-            let m = try CredentialMask(storePath: store.path, extra: extra)
-            masks.byExtra.withLock { $0[extra] = m }
-            return m
-        } catch {
-            throw RepositoryError(.storage, error.message, cause: error)
-        }
+    /// What a source's traffic is stored through: the credentials always masked, the source's
+    /// own redactions (read from its definition each time, so a change applies to the next
+    /// exchange) and the `extra` headers named for this recording.
+    private func redactor(_ source: String, extra: [String]) async throws -> Redactor {
+        try await storage { try await Redactor.forTraffic(try await catalog.get(source), extra: extra, store: store) }
     }
 
     package func prepareRecordedSource(_ source: String, upstream: String?) async throws {
@@ -55,20 +44,20 @@ package struct LMDBTrafficRepository: TrafficRepository {
     }
 
     package func record(_ exchanges: [Exchange], source: String, redacting: [String]) async throws -> Int {
-        let mask = try mask(redacting)
-        return try await storage { try await traffic.record(exchanges.map { $0.entity(source: source, origin: "proxy") }, mask: mask) }
+        let redactor = try await redactor(source, extra: redacting)
+        return try await storage { try await traffic.record(exchanges.map { $0.entity(source: source, origin: "proxy") }, redactor: redactor) }
     }
 
     package func importFile(
         _ format: TrafficFormat, path: String, source: String, redacting: [String], progress: (@Sendable (Int64) -> Void)?
     ) async throws -> TrafficImport {
-        let mask = try mask(redacting)
+        let redactor = try await redactor(source, extra: redacting)
         let started = ContinuousClock.now
         let s: TrafficImportSummary
         do {
             switch format {
-            case .har: s = try await traffic.importHAR(path: path, source: source, mask: mask)
-            case .warc: s = try await traffic.importWARC(path: path, source: source, mask: mask, progress: progress)
+            case .har: s = try await traffic.importHAR(path: path, source: source, redactor: redactor)
+            case .warc: s = try await traffic.importWARC(path: path, source: source, redactor: redactor, progress: progress)
             }
         } catch let e as FetchError {
             throw RepositoryError(e.code == .other ? .notFound : .invalidQuery, e.message, cause: e)

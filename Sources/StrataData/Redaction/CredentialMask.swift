@@ -5,19 +5,19 @@ import Foundation
 /// `Proxy-Authorization`, `X-Api-Key` (and any header named on the command line) become
 /// `[redacted:` + the first 12 hex digits of HMAC-SHA256(key, lower-cased name + ":" + value)
 /// + `]` before an exchange is stored. Equal credentials stay equal (a session is still
-/// recognisable), and nothing of the value can be read back. The key is the store's own, in
-/// `redaction.key` beside the log (mode 0600), made on first use and never exported.
+/// recognisable), and nothing of the value can be read back. The key is the store's own
+/// (``EventStore/redactionKey()``), never exported.
 public struct CredentialMask: Sendable {
-    public static let fileName = "redaction.key"
     public static let always: Set<String> = ["authorization", "cookie", "proxy-authorization", "x-api-key", "set-cookie"]
 
     /// The key's bytes (`SymmetricKey` is not `Sendable`).
     private let key: [UInt8]
     private let names: Set<String>
 
-    /// Reads (or makes) the store's key; `extra` names more headers to mask, any case.
-    public init(storePath: String, extra: [String] = []) throws(FetchError) {
-        key = try Self.key(at: storePath + "/" + Self.fileName).withUnsafeBytes { Array($0) }
+    /// `key`: the store's redaction key (``EventStore/redactionKey()``); `extra` names more
+    /// headers to mask, any case.
+    public init(key: [UInt8], extra: [String] = []) {
+        self.key = key
         names = Self.always.union(extra.map { $0.lowercased() })
     }
 
@@ -39,25 +39,5 @@ public struct CredentialMask: Sendable {
     /// Whether `value` is already a placeholder (an import of an export keeps it as it is).
     public static func isPlaceholder(_ value: String) -> Bool {
         value.hasPrefix("[redacted:") && value.hasSuffix("]") && value.utf8.count == 23
-    }
-
-    private static func key(at path: String) throws(FetchError) -> SymmetricKey {
-        if let d = FileManager.default.contents(atPath: path), d.count == 32 { return SymmetricKey(data: d) }
-        let fresh = SymmetricKey(size: .bits256)
-        let bytes = fresh.withUnsafeBytes { Data($0) }
-        let tmp = path + ".tmp.\(getpid())"
-        guard FileManager.default.createFile(atPath: tmp, contents: bytes, attributes: [.posixPermissions: 0o600]) else {
-            throw FetchError(code: .other, message: "could not write the store's redaction key at \(tmp); check the store directory's permissions", url: "")
-        }
-        // Two processes making the key at once: the first link wins and both use it.
-        if link(tmp, path) != 0 && errno != EEXIST {
-            unlink(tmp)
-            throw FetchError(code: .other, message: "could not keep the redaction key at \(path): \(String(cString: strerror(errno)))", url: "")
-        }
-        unlink(tmp)
-        guard let d = FileManager.default.contents(atPath: path), d.count == 32 else {
-            throw FetchError(code: .other, message: "the redaction key at \(path) is not 32 bytes; restore it from a backup", url: "")
-        }
-        return SymmetricKey(data: d)
     }
 }

@@ -1,0 +1,76 @@
+import Crypto
+public import EventStore
+import Foundation
+
+/// A source's redaction at ingest: the values at its `redact` paths become
+/// `"[redacted:" + the first 12 hex digits of HMAC-SHA256(store key, path + value) + "]"` before
+/// a body is hashed or stored (the value as canonical JSON: `"ann@example.com"` with its quotes), and
+/// its `redactHeaders` join the credentials ``CredentialMask`` masks in recorded traffic. Equal
+/// values give equal placeholders and a changed value a changed one, so history, dedupe and
+/// `verify` work on the redacted bodies as they would on the originals; only the key's holder
+/// could test a guess, and the key never leaves the store.
+public struct Redactor: Sendable {
+    private let key: [UInt8]
+    public let json: JSONRedaction
+    public let headers: CredentialMask
+
+    public init(key: [UInt8], paths: [String], headers: [String] = []) {
+        self.key = key
+        json = JSONRedaction(paths: paths)
+        self.headers = CredentialMask(key: key, extra: headers)
+    }
+
+    /// The source's redactor, keyed by the store's key; nil when it redacts no path (its header
+    /// names, if any, are for recorded traffic: ``CredentialMask``).
+    public static func forSource(_ source: SourceDefinition, store: EventStore) async throws -> Redactor? {
+        guard let paths = source.redact, !paths.isEmpty else { return nil }
+        return Redactor(key: try await store.redactionKey(), paths: paths, headers: source.redactHeaders ?? [])
+    }
+
+    /// What recorded traffic of `source` (nil: not defined yet) is stored through: the
+    /// credentials always masked, the source's headers and `extra` ones, and its paths.
+    public static func forTraffic(_ source: SourceDefinition?, extra: [String], store: EventStore) async throws -> Redactor {
+        Redactor(key: try await store.redactionKey(), paths: source?.redact ?? [], headers: (source?.redactHeaders ?? []) + extra)
+    }
+
+    public func placeholder(path: String, value: JSONValue) -> String {
+        // The value as canonical JSON: a string keeps its quotes, so "5" and 5 differ.
+        let message = Array(path.utf8) + value.canonicalBytes
+        let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key))
+        return "[redacted:" + mac.prefix(6).map { String(format: "%02x", $0) }.joined() + "]"
+    }
+
+    /// A list body with the paths redacted in each of its items (at `items`, dotted; nil: the
+    /// body is the list); the body itself when no path is in it.
+    /// - Throws: ``FetchError`` (`malformedJSON`) when the body is not JSON: what cannot be read
+    ///   cannot be redacted, so it is not stored.
+    public func list(_ body: [UInt8], items: String?, url: String) throws(FetchError) -> [UInt8] {
+        try redact(body, scope: .items(at: items.map { $0.split(separator: ".").map(String.init) } ?? []), url: url)
+    }
+
+    /// A detail (or a recorded JSON response) with the paths redacted from its root.
+    /// - Throws: ``FetchError`` (`malformedJSON`) when the body is not JSON.
+    public func document(_ body: [UInt8], url: String) throws(FetchError) -> [UInt8] {
+        try redact(body, scope: .document, url: url)
+    }
+
+    /// A recorded body (a request's or a response's) with the paths redacted from its root when
+    /// it is JSON; any other body (HTML, an image, a compressed body: `headers` name its
+    /// encoding) is kept as it came, since no path reaches into it.
+    public func recorded(_ body: [UInt8], headers: [HeaderLine]) -> [UInt8] {
+        guard !json.isEmpty, !body.isEmpty else { return body }
+        let encoded = headers.contains { $0.name.lowercased() == "content-encoding" && $0.value.lowercased() != "identity" }
+        guard !encoded else { return body }
+        return (try? json.redact(body, scope: .document, keep: CredentialMask.isPlaceholder, placeholder: placeholder)) ?? body
+    }
+
+    private func redact(_ body: [UInt8], scope: JSONRedaction.Scope, url: String) throws(FetchError) -> [UInt8] {
+        do {
+            return try json.redact(body, scope: scope, keep: CredentialMask.isPlaceholder, placeholder: placeholder) ?? body
+        } catch {
+            throw FetchError(
+                code: .malformedJSON,
+                message: "\(error); the source redacts fields, so a body that cannot be read is not stored", url: url)
+        }
+    }
+}

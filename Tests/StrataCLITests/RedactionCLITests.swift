@@ -1,0 +1,140 @@
+import FixtureServer
+import Foundation
+import StrataTestSupport
+import TestScratch
+import Testing
+
+/// Redaction at ingest through the real binary: a source's `--redact` paths never reach the
+/// store's files or an export, in lists, details, file imports and recorded traffic, while the
+/// redacted fields still show their changes and equal values stay equal.
+@Suite struct RedactionCLITests {
+    /// Item 3 of the fixture's cars, as the API's write side is told to serve it: a contact
+    /// e-mail and a seller that change with each version.
+    static func car(version v: Int, email: String, seller: String, model: String = "RAV4") -> String {
+        #"{"id":3,"make":"Toyota","model":"\#(model)","price":\#(20_000 + v),"contact":{"email":"\#(email)","phone":"+49 30 1234"},"seller":{"name":"\#(seller)","city":"Gent"},"notes":[{"text":"\#(seller) calls back"}]}"#
+    }
+
+    @Test func redactedValuesNeverReachTheStoreYetStillShowAsChanges() async throws {
+        try await withFixtureServer { fixture in
+            let store = makeStoreDir()
+            let add = try await strata(
+                [
+                    "source", "add", "cars", "--url", fixture.baseURL + "/cars/offers", "--items", "results", "--page-param", "page",
+                    "--page-size", "10", "--detail-url", fixture.baseURL + "/cars/offers/{id}", "--redact", "contact.email,seller.name",
+                    "--redact", "notes.text"
+                ], store: store)
+            #expect(add.status == 0, "\(add.stderr)")
+            var secrets: [String] = []
+            // A value of a field not redacted: found where the secrets are looked for, so the
+            // search can see a value when it is there.
+            let control = "Model \(UUID().uuidString)"
+            for v in 1...3 {
+                fixture.version = v
+                let email = "person-\(v)-\(UUID().uuidString)@example.com"
+                let seller = "Seller \(UUID().uuidString)"
+                secrets += [email, seller]
+                let put = try await curl(
+                    [
+                        "-X", "PUT", "-H", "Content-Type: application/json", "-d", Self.car(version: v, email: email, seller: seller, model: control),
+                        fixture.baseURL + "/cars/offers/3"
+                    ])
+                #expect(String(decoding: put, as: UTF8.self).contains(email), "the API took version \(v)")
+                let fetch = try await strata(["fetch", "cars", "--details"], store: store)
+                #expect(fetch.status == 0, "\(fetch.stdout) \(fetch.stderr)")
+            }
+            // Unchanged values give the same placeholders: a fetch of the same data is no change.
+            let again = try await strata(["fetch", "cars", "--details"], store: store)
+            #expect(again.status == 0 && again.stdout.contains("~0 changed"), "\(again.stdout)")
+
+            let show = try jsonObject(try await strata(["show", "cars", "3", "--format", "json"], store: store).stdout) as? [String: Any]
+            let contact = try #require((show?["document"] as? [String: Any])?["contact"] as? [String: Any])
+            let placeholder = try #require(contact["email"] as? String)
+            #expect(placeholder.hasPrefix("[redacted:") && placeholder.count == 23, "\(placeholder)")
+            #expect(contact["phone"] as? String == "+49 30 1234", "a field not named stays")
+            // The detail (the fixture's own file for item 3) has its seller's name redacted too.
+            let seller = try #require((show?["detail"] as? [String: Any])?["seller"] as? [String: Any])
+            #expect((seller["name"] as? String)?.hasPrefix("[redacted:") == true, "\(seller)")
+            let history = try await strata(["history", "cars", "3", "--format", "json"], store: store)
+            #expect(history.status == 0)
+            let changes = history.stdout.components(separatedBy: "\"/contact/email\"").count - 1
+            #expect(changes >= 2, "the redacted field still shows its changes: \(history.stdout.prefix(600))")
+
+            #expect(try await strata(["verify"], store: store).status == 0)
+            let events = try await strata(["export", "--events", "--payloads"], store: store)
+            let har = TestScratch.path("redact") + ".har"
+            #expect(try await strata(["export", "cars", "--har", har], store: store).status == 0)
+            let harBytes = [UInt8](FileManager.default.contents(atPath: har) ?? Data())
+            let files = try storeBytes(store)
+            // Bodies are stored compressed, so the files are searched for what is stored whole
+            // (metadata, short bodies, index values) and the decoded export for every body.
+            #expect(events.stdout.contains(control), "the event export holds the fields not redacted")
+            let harHasControl = harBytes.contains(bytes: Array(control.utf8))
+            #expect(harHasControl, "the HAR export holds the fields not redacted")
+            for secret in secrets {
+                #expect(secret.utf8.count >= 16)
+                let (inFiles, inHAR) = (files.contains(bytes: Array(secret.utf8)), harBytes.contains(bytes: Array(secret.utf8)))
+                #expect(!inFiles, "\(secret) in the store's files")
+                #expect(!events.stdout.contains(secret), "\(secret) in the event export")
+                #expect(!inHAR, "\(secret) in the HAR export")
+            }
+            // The fixture's own values of the redacted fields are gone too (a seller of item 17).
+            // A compaction keeps the key: the same values give the same placeholders after it.
+            #expect(try await strata(["compact"], store: store).status == 0)
+            let afterCompact = try await strata(["fetch", "cars", "--details"], store: store)
+            #expect(afterCompact.status == 0 && afterCompact.stdout.contains("~0 changed"), "\(afterCompact.stdout) \(afterCompact.stderr)")
+            let fixtureSeller = files.contains(bytes: Array("Garage Martin".utf8)) || events.stdout.contains("Garage Martin")
+            #expect(!fixtureSeller)
+        }
+    }
+
+    @Test func fileImportsAndRecordedTrafficAreRedactedToo() async throws {
+        let store = makeStoreDir()
+        let secret = "token-\(UUID().uuidString)"
+        let file = TestScratch.path("redact") + ".json"
+        try Data(#"{"results":[{"id":1,"apiToken":"\#(secret)","name":"one"}]}"#.utf8).write(to: URL(fileURLWithPath: file))
+        #expect(
+            try await strata(["source", "add", "keys", "--url", "file://" + file, "--items", "results", "--redact", "apiToken"], store: store).status == 0)
+        let imported = try await strata(["import", "keys", file], store: store)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let show = try await strata(["show", "keys", "1", "--format", "json"], store: store)
+        #expect(show.stdout.contains("[redacted:") && !show.stdout.contains(secret), "\(show.stdout)")
+
+        // A HAR into a recorded source that redacts a JSON field and a header.
+        let har = TestScratch.path("redact") + ".har"
+        func write(_ entries: [(url: String, body: String, header: String)]) throws {
+            let list = try entries.map { e in
+                #"{"startedDateTime":"2026-11-28T10:00:00.000Z","time":1,"request":{"method":"GET","url":"\#(e.url)","httpVersion":"HTTP/1.1","headers":[{"name":"X-Trace","value":"\#(e.header)"}],"queryString":[],"cookies":[],"headersSize":-1,"bodySize":0},"response":{"status":200,"statusText":"OK","httpVersion":"HTTP/1.1","headers":[{"name":"Content-Type","value":"application/json"}],"cookies":[],"content":{"size":\#(e.body.utf8.count),"mimeType":"application/json","text":\#(String(decoding: try JSONSerialization.data(withJSONObject: e.body, options: .fragmentsAllowed), as: UTF8.self))},"redirectURL":"","headersSize":-1,"bodySize":-1},"cache":{},"timings":{"send":0,"wait":1,"receive":0}}"#
+            }
+            try Data(#"{"log":{"version":"1.2","creator":{"name":"test","version":"1"},"entries":[\#(list.joined(separator: ","))]}}"#.utf8).write(
+                to: URL(fileURLWithPath: har))
+        }
+        try write([("http://api.test/first", #"{"ok":true}"#, "first")])
+        #expect(try await strata(["import", "shop", "--har", har], store: store).status == 0)
+        let change = try await strata(["source", "change", "shop", "--redact", "user.password", "--redact-header", "X-Trace"], store: store)
+        #expect(change.status == 0, "\(change.stderr)")
+        let password = "pw-\(UUID().uuidString)"
+        let trace = "trace-\(UUID().uuidString)"
+        try write([("http://api.test/me", #"{"user":{"name":"ann","password":"\#(password)"}}"#, trace)])
+        let second = try await strata(["import", "shop", "--har", har], store: store)
+        #expect(second.status == 0, "\(second.stderr)")
+        let files = try storeBytes(store)
+        let events = try await strata(["export", "--events", "--payloads"], store: store).stdout
+        for s in [secret, password, trace] {
+            let found = files.contains(bytes: Array(s.utf8)) || events.contains(s)
+            #expect(!found, "\(s) in the store")
+        }
+        let served = try await Listening.start(["serve", "--port", "0", "--source", "shop"], store: store)
+        let body = try await curl([served.base + "/me"])
+        #expect(String(decoding: body, as: UTF8.self).contains(#""name":"ann","password":"[redacted:"#), "\(String(decoding: body, as: UTF8.self))")
+        _ = try await served.stop()
+        #expect(try await strata(["verify"], store: store).status == 0)
+    }
+
+    @Test func badRedactionsAreRefusedClearly() async throws {
+        let store = makeStoreDir()
+        let r = try await strata(["source", "add", "x", "--url", "http://127.0.0.1:1/x", "--redact", "a..b"], store: store)
+        #expect(r.status == 64 && r.stderr.contains("--redact"), "\(r.stderr)")
+        let h = try await strata(["source", "add", "x", "--url", "http://127.0.0.1:1/x", "--redact-header", "Bad Name"], store: store)
+        #expect(h.status == 64 && h.stderr.contains("--redact-header"), "\(h.stderr)")
+    }
+}
