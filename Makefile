@@ -167,16 +167,19 @@ bench-traffic: deps
 	$(SWIFT) build -c release --product strata-fixture-server
 	Benchmarks/scripts/traffic-bench.sh $(TRAFFIC_RUNS) $(TRAFFIC_SECONDS) $(TRAFFIC_WARC_MB)
 
-## What a git-scraping history costs (2,500 versions of a ~200 KB list): the store against
-## `git gc --aggressive` and git-history's SQLite database, `import --git` against git-history
-## (pip, in Benchmarks/.venv), and the p99 of reading any body version; HISTORY_RUNS runs.
+## What a git-scraping history costs, on two workloads (HISTORY_SHAPES: `pages`, 100–300 KB
+## objects whose long-text items are a minority of the bytes, as real scraping histories are;
+## `items`, a ~200 KB list of 650 small items): the store against `git gc --aggressive` and
+## git-history's SQLite database, `import --git` against git-history (pip, in Benchmarks/.venv),
+## and the p99 of reading any body version; HISTORY_RUNS runs of HISTORY_VERSIONS versions.
 ## Figures: docs/benchmarks.md.
 HISTORY_RUNS ?= 5
 HISTORY_VERSIONS ?= 2500
+HISTORY_SHAPES ?= pages items
 bench-history: deps
 	@command -v bc >/dev/null && python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc python3-venv >/dev/null; }
 	$(SWIFT) build -c release --product strata
-	Benchmarks/scripts/history-size.sh .build/release/strata $(HISTORY_RUNS) $(HISTORY_VERSIONS)
+	for shape in $(HISTORY_SHAPES); do Benchmarks/scripts/history-size.sh .build/release/strata $(HISTORY_RUNS) $(HISTORY_VERSIONS) $$shape || exit 1; done
 
 ## Process start: `strata list NAME --limit 10` on a warm 1,000-item store against a C program
 ## that opens the same LMDB environment and reads the same 10 rows (Benchmarks/scripts/start-floor.c),

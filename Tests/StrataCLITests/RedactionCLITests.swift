@@ -87,6 +87,33 @@ import Testing
         }
     }
 
+    /// Naming a path later: the next fetch asks for every page and detail whole (a 304 would
+    /// keep the body stored before), so the current item holds the placeholder.
+    @Test func aPathNamedLaterAppliesFromTheNextFetch() async throws {
+        try await withFixtureServer { fixture in
+            let store = makeStoreDir()
+            let email = "later-\(UUID().uuidString)@example.com"
+            _ = try await curl(
+                ["-X", "PUT", "-H", "Content-Type: application/json", "-d", Self.car(version: 1, email: email, seller: "Seller"), fixture.baseURL + "/cars/offers/3"])
+            let add = try await strata(
+                [
+                    "source", "add", "cars", "--url", fixture.baseURL + "/cars/offers", "--items", "results", "--page-param", "page",
+                    "--page-size", "10", "--detail-url", fixture.baseURL + "/cars/offers/{id}"
+                ], store: store)
+            #expect(add.status == 0)
+            #expect(try await strata(["fetch", "cars", "--details"], store: store).status == 0)
+            #expect(try await strata(["show", "cars", "3", "--format", "json"], store: store).stdout.contains(email))
+            #expect(try await strata(["source", "change", "cars", "--redact", "contact.email"], store: store).status == 0)
+            let fetch = try await strata(["fetch", "cars", "--details"], store: store)
+            #expect(fetch.status == 0, "\(fetch.stderr)")
+            let show = try await strata(["show", "cars", "3", "--format", "json"], store: store).stdout
+            #expect(!show.contains(email) && show.contains("[redacted:"), "\(show.prefix(400))")
+            // Unchanged since: conditional requests again, nothing new stored.
+            let again = try await strata(["fetch", "cars", "--details"], store: store)
+            #expect(again.stdout.contains("~0 changed"), "\(again.stdout)")
+        }
+    }
+
     @Test func fileImportsAndRecordedTrafficAreRedactedToo() async throws {
         let store = makeStoreDir()
         let secret = "token-\(UUID().uuidString)"

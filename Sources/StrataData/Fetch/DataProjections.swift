@@ -101,10 +101,10 @@ public enum DataProjections {
     }
 
     /// Validators per URL for conditional requests: collection `http`, key = URL;
-    /// document = etag, lastModified, sha256 and size of the body they validate, and for a list
-    /// page where it leads (`next`, `paging`).
+    /// document = etag, lastModified, sha256 and size of the body they validate, the source's
+    /// redaction then (`redaction`), and for a list page where it leads (`next`, `paging`).
     public static let httpCache = KeyedDocumentProjection(
-        name: "http-cache", version: 12,
+        name: "http-cache", version: 13,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched, DataEvents.imageFetched]
     ) { event, _ in
         switch event.type {
@@ -116,6 +116,7 @@ public enum DataProjections {
             if let etag { doc["etag"] = .string(etag) }
             if let modified { doc["lastModified"] = .string(modified) }
             if let link = event[metadata: "link"] { doc["link"] = .string(link) }
+            if let redaction = event[metadata: "redaction"] { doc["redaction"] = .string(redaction) }
             // Where a list page leads (its next URL, "" for the last) and under which paging.
             if let next = event[metadata: "next"], let paging = event[metadata: "paging"] { doc["next"] = .string(next); doc["paging"] = .string(paging) }
             return [.put(collection: "http", key: url, document: .object(doc))]

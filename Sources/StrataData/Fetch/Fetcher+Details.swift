@@ -183,7 +183,7 @@ extension Fetcher {
                 try await store.seq(asOf: Timestamp(Date(timeIntervalSinceNow: -age)))
             } else { 0 }
         let queue = JobQueue([], open: true, client: client, concurrency: options.concurrency) {
-            self.request($0.url, headers: headers + self.conditionalHeaders($0.cached), context: context)
+            self.request($0.url, headers: headers + self.conditionalHeaders($0.cached, context: context), context: context)
         }
         let pass = DetailPass(source: source, queue: queue, revalidate: options.detailPolicy == .all, maxAge: options.detailMaxAge, fresh: fresh)
         pass.task = Task {
@@ -306,7 +306,7 @@ extension Fetcher {
         let queue = JobQueue(
             [Job(key: job.key, url: job.url, cached: try await validators(for: job.url))], open: false,
             client: client, concurrency: 1
-        ) { self.request($0.url, headers: headers + self.conditionalHeaders($0.cached), context: context) }
+        ) { self.request($0.url, headers: headers + self.conditionalHeaders($0.cached, context: context), context: context) }
         try await runJobs(queue, stage: .details, context: context, summary: &summary, detailOutcome(source, context: context))
         summary.seconds = seconds(clock.now - started)
         logger.debug(
@@ -337,6 +337,7 @@ extension Fetcher {
             var meta = self.common(context) + [("key", job.key), ("url", job.url), ("status", String(r.status)), ("durationMs", self.milliseconds(r.duration))]
             if let etag = r.headers["etag"] { meta.append(("etag", etag)) }
             if let lm = r.headers["last-modified"] { meta.append(("lastModified", lm)) }
+            if let fingerprint = context.redactor?.fingerprint { meta.append(("redaction", fingerprint)) }
             if r.status == 304, let cached, let ref = PayloadReference(hashHex: cached.sha256, size: cached.size) {
                 return .notModified(NewEvent(type: DataEvents.detailNotModified, stream: source.name, metadata: meta, payloadReference: ref))
             }

@@ -16,6 +16,8 @@ extension Fetcher {
         /// paging it was worked out with (``pagingFingerprint(_:page:)``).
         var next: String?
         var paging: String?
+        /// The source's redaction when the body was stored (``Redactor/fingerprint``; nil: none).
+        var redaction: String?
     }
 
     /// The paging settings a page's next URL depends on, and its number, as 16 hex digits
@@ -53,6 +55,7 @@ extension Fetcher {
         if case .string(let l)? = s.document.value(atPath: "link") { v.link = l }
         if case .string(let n)? = s.document.value(atPath: "next") { v.next = n }
         if case .string(let p)? = s.document.value(atPath: "paging") { v.paging = p }
+        if case .string(let r)? = s.document.value(atPath: "redaction") { v.redaction = r }
         return v
     }
 
@@ -138,7 +141,7 @@ extension Fetcher {
         }
         guard chain.count > 1 else { return [:] }
         let transfers = client.transfers(
-            chain.map { request($0.url, headers: headers + conditionalHeaders($0.validators), context: context) },
+            chain.map { request($0.url, headers: headers + conditionalHeaders($0.validators, context: context), context: context) },
             concurrency: context.options.concurrency)
         defer { transfers.cancel() }
         var answered: [String: ReadAhead] = [:]
@@ -148,7 +151,11 @@ extension Fetcher {
         return answered
     }
 
-    func conditionalHeaders(_ v: Validators?) -> [(name: String, value: String)] {
+    /// The conditional headers for a stored body, none when it was stored under another
+    /// redaction than the source's now: a 304 would keep a body the source no longer wants kept
+    /// (a value stored before it was named), so the API is asked for the whole body again.
+    func conditionalHeaders(_ v: Validators?, context: RunContext) -> [(name: String, value: String)] {
+        guard v?.redaction == context.redactor?.fingerprint else { return [] }
         var out: [(String, String)] = []
         if let e = v?.etag { out.append(("If-None-Match", e)) }
         if let m = v?.lastModified { out.append(("If-Modified-Since", m)) }

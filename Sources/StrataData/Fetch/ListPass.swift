@@ -130,11 +130,11 @@ extension Fetcher {
     private func request(page url: String, _ pass: inout ListPass) async throws -> (Validators?, HTTPResponse) {
         do {
             if let ahead = pass.prefetched.removeValue(forKey: url) {
-                let response = try await answer(ahead, url: url, headers: pass.headers + conditionalHeaders(ahead.validators), context: pass.context)
+                let response = try await answer(ahead, url: url, headers: pass.headers + conditionalHeaders(ahead.validators, context: pass.context), context: pass.context)
                 return (ahead.validators, response)
             }
             let cached = try await validators(for: url)
-            return (cached, try await get(url, headers: pass.headers + conditionalHeaders(cached), stage: "list", context: pass.context))
+            return (cached, try await get(url, headers: pass.headers + conditionalHeaders(cached, context: pass.context), stage: "list", context: pass.context))
         } catch {
             // The pass ends here: what the read-ahead got for later pages is recorded too.
             try await recordUnused(pass.prefetched, context: pass.context)
@@ -150,6 +150,7 @@ extension Fetcher {
             ] + pass.extraction.metadata
         if let etag = response.headers["etag"] { meta.append(("etag", etag)) }
         if let lm = response.headers["last-modified"] { meta.append(("lastModified", lm)) }
+        if let fingerprint = pass.context.redactor?.fingerprint { meta.append(("redaction", fingerprint)) }
         return meta
     }
 

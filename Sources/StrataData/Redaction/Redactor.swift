@@ -33,6 +33,15 @@ public struct Redactor: Sendable {
         Redactor(key: try await store.redactionKey(), paths: source?.redact ?? [], headers: (source?.redactHeaders ?? []) + extra)
     }
 
+    /// The paths, as 16 hex digits (FNV-1a over them sorted): a body stored under other paths is
+    /// asked for again whole rather than confirmed by a 304 (``Fetcher``'s conditional requests).
+    public var fingerprint: String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        let text = json.paths.map({ $0.joined(separator: ".") }).sorted().joined(separator: "\u{1}")
+        for byte in text.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return String(h, radix: 16)
+    }
+
     public func placeholder(path: String, value: JSONValue) -> String {
         // The value as canonical JSON: a string keeps its quotes, so "5" and 5 differ.
         let message = Array(path.utf8) + value.canonicalBytes
