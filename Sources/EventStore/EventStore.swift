@@ -343,6 +343,8 @@ public final class EventStore: Sendable {
         opts.mapSize = max(64 << 20, environment.usedBytes * 2)
         opts.copyOf = schema.cipher
         let scratch = try await EventStore.open(at: dir, projections: projections, options: opts)
+        // Before the log: the copy folds what it copies, and an erased body must fold as erased.
+        try await copyRewrites(into: scratch)
         try await copyLog(upTo: seq, into: scratch)
         return scratch
     }

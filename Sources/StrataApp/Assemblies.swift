@@ -122,13 +122,21 @@ package struct DomainAssembly: Assembly {
                 leases: TeamLogLeases(storePath: r.resolve(EventStore.self)!.path, ttl: leaseSeconds, timeout: teamTimeout, logger: logger),
                 notifications: r.resolve(QueueNotifications.self)!)
         }
+        container.register((any ErasureRepository).self) { r in
+            LMDBErasureRepository(store: r.resolve(EventStore.self)!, catalog: r.resolve(SourceCatalog.self)!)
+        }
+        container.register(ForgetItems.self) { r in
+            ForgetItems(erasures: r.resolve((any ErasureRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
+        }
         container.register(LoadItemDetail.self) { r in
             LoadItemDetail(
                 items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                remote: r.resolve((any RemoteRepository).self)!)
+                remote: r.resolve((any RemoteRepository).self)!, erasures: r.resolve((any ErasureRepository).self)!)
         }
         container.register(GetItemHistory.self) { r in
-            GetItemHistory(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
+            GetItemHistory(
+                items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
+                erasures: r.resolve((any ErasureRepository).self)!)
         }
         container.register(DiffCollection.self) { r in
             DiffCollection(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
@@ -174,7 +182,7 @@ package struct DomainAssembly: Assembly {
                 watch: r.resolve(WatchSources.self)!, feed: r.resolve(ReadChangeFeed.self)!, alerts: r.resolve(ManageAlerts.self)!,
                 notify: r.resolve(QueueNotifications.self)!, deliver: r.resolve(DeliverNotifications.self)!, schema: r.resolve(ReadSchema.self)!,
                 recordTraffic: r.resolve(RecordTraffic.self)!, importTraffic: r.resolve(ImportTraffic.self)!, exportTraffic: r.resolve(ExportTraffic.self)!,
-                bisect: r.resolve(BisectHistory.self)!)
+                bisect: r.resolve(BisectHistory.self)!, forget: r.resolve(ForgetItems.self)!, erasures: r.resolve((any ErasureRepository).self)!)
         }
     }
 }

@@ -77,4 +77,7 @@ package struct UseCases: Sendable {
     package let exportTraffic: ExportTraffic
     /// The first point where a check fails.
     package let bisect: BisectHistory
+    /// Items erased from every stored version (`strata forget`), and erasures to finish.
+    package let forget: ForgetItems
+    package let erasures: any ErasureRepository
 }

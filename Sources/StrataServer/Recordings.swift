@@ -191,6 +191,12 @@ extension StrataServer {
                 return Self.replayed(status: 304, headers: headers, body: [], head: true, extra: h)
             }
             return Self.replayed(status: status, headers: headers, body: body, head: request.method == .head, extra: h)
+        case let .erased(seq, reason):
+            var response = Self.error(
+                .gone, "erased", "erased at seq \(seq)\(reason.isEmpty ? "" : ": " + reason)",
+                extra: ["seq": .number(String(seq)), "recorded": .bool(true)])
+            for f in h { response.headers.append(f) }
+            return response
         case let .failure(status, error, message):
             var response = Self.error(
                 HTTPResponse.Status(code: status ?? 502), "recorded failure",

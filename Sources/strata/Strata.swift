@@ -41,7 +41,8 @@ struct Strata: AsyncParsableCommand {
             CommandGroup(
                 name: "Store",
                 subcommands: [
-                    InitCommand.self, KeyCommand.self, RekeyCommand.self, VerifyCommand.self, RebuildCommand.self, CompactCommand.self, StatsCommand.self
+                    InitCommand.self, KeyCommand.self, RekeyCommand.self, VerifyCommand.self, RebuildCommand.self, CompactCommand.self, StatsCommand.self,
+                    ForgetCommand.self
                 ]),
             CommandGroup(
                 name: "Engine tools",

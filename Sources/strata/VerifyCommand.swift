@@ -43,6 +43,7 @@ struct VerifyCommand: AsyncParsableCommand {
                 let checked = chainOnly ? "hash chain" : "hash chain and bodies"
                 lines.append(r.problemCount == 0 ? "\(checked): ok" : "\(checked): \(r.problemCount) problem(s)")
                 lines += r.problems.prefix(50).map { "  - \($0)" }
+                lines += r.rewrites.map(\.summary)
                 for p in r.projections {
                     lines.append(
                         "projection \(p.name) @\(p.checkpoint): \(p.matchesRebuild ? "matches a rebuild" : "DIFFERS from a rebuild"), digest \(p.digest.prefix(16))"
@@ -69,7 +70,11 @@ struct VerifyCommand: AsyncParsableCommand {
                                     "differences": .array($0.differences.map { .string($0) })
                                 ])
                             }),
-                        "quarantined": .array(r.quarantined.map(\.json))
+                        "quarantined": .array(r.quarantined.map(\.json)),
+                        "rewrites": .array(
+                            r.rewrites.map {
+                                .object(["seq": .int($0.seq), "eventType": .string($0.eventType), "bodies": .int($0.bodies), "summary": .string($0.summary)])
+                            })
                     ]).prettyString)
             }
             if !ok { throw ExitCodes.verificationFailed }

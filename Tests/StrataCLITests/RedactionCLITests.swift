@@ -94,7 +94,10 @@ import Testing
             let store = makeStoreDir()
             let email = "later-\(UUID().uuidString)@example.com"
             _ = try await curl(
-                ["-X", "PUT", "-H", "Content-Type: application/json", "-d", Self.car(version: 1, email: email, seller: "Seller"), fixture.baseURL + "/cars/offers/3"])
+                [
+                    "-X", "PUT", "-H", "Content-Type: application/json", "-d", Self.car(version: 1, email: email, seller: "Seller"),
+                    fixture.baseURL + "/cars/offers/3"
+                ])
             let add = try await strata(
                 [
                     "source", "add", "cars", "--url", fixture.baseURL + "/cars/offers", "--items", "results", "--page-param", "page",

@@ -24,6 +24,23 @@ enum SealedChain {
         }
     }
 
+    /// Computes the link of `seq` again over its stored rows as they are now (a body rewritten
+    /// in place), replacing the one there; the links after it must be computed again too.
+    static func relink(_ seq: UInt64, chain: Database, _ schema: LogSchema, _ txn: Transaction) throws {
+        let previous: [UInt8]
+        if seq == 1 {
+            previous = Envelope.zeroHash
+        } else {
+            let p = try withUnsafeBytes(of: (seq - 1).bigEndian) { try txn.getRaw(chain, key: $0).map { [UInt8]($0) } }
+            guard let p, p.count == 32 else { throw EventStoreError.corrupted("the sealed chain has no link for seq \(seq - 1); run `strata verify`") }
+            previous = p
+        }
+        try withUnsafeBytes(of: seq.bigEndian) { key in
+            let digest = try Self.digest(previous: previous, envelope: txn.getRaw(schema.events, key: key), body: txn.getRaw(schema.bodies, key: key))
+            _ = try digest.withUnsafeBytes { try txn.putRaw(chain, key: key, value: $0) }
+        }
+    }
+
     static func digest(previous: [UInt8], envelope: UnsafeRawBufferPointer?, body: UnsafeRawBufferPointer?) -> [UInt8] {
         var hasher = Hashing.SHA256Parts()
         previous.withUnsafeBytes { hasher.update($0) }

@@ -27,6 +27,10 @@ struct LogSchema: Sendable {
     /// Finds bodies by hash (`body-index`, `blobs`, `bodies`).
     let bodyIndex: BodyIndex
     let lineage: Database
+    /// Bodies rewritten in place (an erasure): the original SHA-256 → the seq of the event that
+    /// asked for it, the SHA-256 of what the row holds now, and the original again
+    /// (``EventStore/rewriteBodies(_:by:)``).
+    let rewritten: Database
     /// Whether, at open, the store's bodies were still being rewritten as delta chains.
     let migratingToDeltaChains: Bool
     let meta: Database
@@ -90,12 +94,12 @@ struct LogSchema: Sendable {
                         sealer: cipher, sealsValues: false, keyDigestLength: 16,
                         keyOrderLength: EventIDOrder.length, keyOrder: EventIDOrder.write)
                 case "ids", "lineage": return Protection(sealer: cipher, sealsValues: name == "lineage", keyDigestLength: 16)
-                case "blobs": return Protection(sealer: cipher, sealsValues: false, keyDigestLength: 32)
+                case "blobs", "rewritten": return Protection(sealer: cipher, sealsValues: false, keyDigestLength: 32)
                 default: return nil
                 }
             }
             dbs["meta"] = meta
-            for name in ["events", "ids", "by-stream", "by-type", "by-time", "blobs", "bodies", "checkpoints", "quarantine", "lineage"] {
+            for name in ["events", "ids", "by-stream", "by-type", "by-time", "blobs", "bodies", "checkpoints", "quarantine", "lineage", "rewritten"] {
                 dbs[name] = try env.openDatabase(name, in: txn, protection: protection(name))
             }
             if cipher != nil { dbs["sealed-chain"] = try env.openDatabase("sealed-chain", in: txn) }
@@ -166,6 +170,7 @@ struct LogSchema: Sendable {
         blobs = dbs["blobs"]!
         bodies = dbs["bodies"]!
         lineage = dbs["lineage"]!
+        rewritten = dbs["rewritten"]!
         migratingToDeltaChains = migrating
         bodyIndex = BodyIndex(index: dbs["body-index"]!, blobs: blobs, bodies: bodies, events: events, prefix: prefix, envelopeDictionary: dictionary)
         meta = dbs["meta"]!

@@ -32,6 +32,12 @@ public struct LogSnapshot {
         try ZstdContext.pooled { try PayloadSource(schema: schema, zstd: $0).body(of: event, in: transaction) }
     }
 
+    /// The seq of the event that rewrote (erased) this event's body, or nil.
+    public func rewrittenBy(_ event: RecordedEvent) throws -> UInt64? {
+        guard let ref = event.payload else { return nil }
+        return try schema.rewrite(of: ref.hash, transaction)?.by
+    }
+
     /// The last seq whose effective time is at or before `time` (``EventStore/seq(asOf:)``).
     public func seq(asOf time: Timestamp) throws -> UInt64 { try LogSchema.seq(asOf: time, transaction, schema) }
 

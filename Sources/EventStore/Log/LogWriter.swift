@@ -17,7 +17,7 @@ actor LogWriter {
     private let filters: [EventTypeFilter]
     let clock: any EventClock
     let logger: Logger
-    private let zstd = ZstdContext()
+    let zstd = ZstdContext()
     /// The fold read-ahead's context (its threads run inside calls to this actor, one at a time).
     private let helperZstd = ZstdContext()
     /// The thread that prepares an append's bodies ahead of its transaction (``AppendPrep``), and
@@ -418,7 +418,7 @@ actor LogWriter {
         }
     }
 
-    private func reset(_ p: any Projection, txn: Transaction) throws {
+    func reset(_ p: any Projection, txn: Transaction) throws {
         for db in schema.projectionTables[p.name]!.all { try txn.clear(db) }
         let prefix = Array(p.name.utf8) + [0]
         let c = try txn.cursor(schema.quarantine)

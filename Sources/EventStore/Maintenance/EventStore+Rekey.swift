@@ -18,6 +18,8 @@ extension EventStore {
         opts.deltaKeyframeInterval = options.deltaKeyframeInterval
         let target = try await EventStore.open(at: directory, projections: projections, options: opts)
         try await copyRedactionKey(into: target)
+        // Before the log: the copy folds what it copies, and an erased body must fold as erased.
+        try await copyRewrites(into: target)
         try await copyLog(into: target, progress: progress)
         return target
     }
@@ -36,6 +38,7 @@ extension EventStore {
         opts.deltaKeyframeInterval = options.deltaKeyframeInterval
         let target = try await EventStore.open(at: directory, projections: projections, options: opts)
         try await copyRedactionKey(into: target)
+        try await copyRewrites(into: target)
         try await copyLog(upTo: seq, into: target)
         return target
     }

@@ -138,6 +138,14 @@ public struct ProjectionContext {
         try payloads.body(of: event, in: transaction)
     }
 
+    /// Whether the event's body was rewritten in place by an erasure
+    /// (``EventStore/rewriteBodies(_:by:)``): a projection that must keep nothing of what was
+    /// erased skips such an event. One lookup, and none while the store has rewritten nothing.
+    public func payloadWasRewritten(_ event: RecordedEvent) throws -> Bool {
+        guard let ref = event.payload, try transaction.stat(payloads.rewritten).entries > 0 else { return false }
+        return try transaction.get(payloads.rewritten, key: ref.hash) != nil
+    }
+
     /// What the projection keeps across the events of this context — cursors opened once, rows
     /// held back, counters — made by `make` on first use. A context lives for one batch (or
     /// chunk) inside one transaction and serves one projection, so the state never outlives the
@@ -185,6 +193,8 @@ struct StagedBody: Sendable {
 final class PayloadSource {
     let bodyIndex: BodyIndex
     let bodies: Database
+    /// Bodies rewritten in place (``EventStore/rewriteBodies(_:by:)``).
+    let rewritten: Database
     private let zstd: ZstdContext
     /// Bodies of the batch being appended.
     private var pending: [UInt64: StagedBody] = [:]
@@ -196,6 +206,7 @@ final class PayloadSource {
     init(schema: LogSchema, zstd: ZstdContext = ZstdContext()) {
         bodyIndex = schema.bodyIndex
         bodies = schema.bodies
+        rewritten = schema.rewritten
         self.zstd = zstd
     }
 

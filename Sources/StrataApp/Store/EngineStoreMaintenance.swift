@@ -74,6 +74,7 @@ extension StoreVerification {
                 ProjectionCheck(name: $0.name, checkpoint: $0.checkpoint, matchesRebuild: $0.matchesRebuild, differences: $0.differences, digest: $0.digest)
             },
             quarantined: r.quarantined.map { QuarantinedEntry(projection: $0.projection, seq: $0.seq, reason: $0.reason) })
+        rewrites = r.rewrites.sorted { $0.key < $1.key }.map { Rewrite(seq: $0.key, eventType: $0.value.type, bodies: $0.value.bodies) }
     }
 }
 

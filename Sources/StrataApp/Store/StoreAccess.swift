@@ -51,11 +51,17 @@ package struct StoreAccess: Sendable {
     /// The engine's store itself, for the test aid's raw appends and reads.
     package func openStore(progress: @escaping @Sendable (CatchUpProgress) -> Void = { _ in }) async throws -> EventStore {
         let options = try options()
-        return try await engine {
+        let store = try await engine {
             try await EventStore.open(at: path, projections: Self.projections, options: options) {
                 progress(CatchUpProgress(projection: $0.projection, applied: $0.applied, head: $0.head))
             }
         }
+        // An erasure recorded but not applied (a `forget` killed part-way, one pulled from a team
+        // log) is finished before anything reads the store.
+        do { try await ItemErasure(store: store).applyPending() } catch {
+            options.logger.warning("an erasure in the log could not be finished: \(error); run `strata verify`")
+        }
+        return store
     }
 
     /// The store's files, whether or not it is open: the chain check without a key, compaction, rekey.

@@ -74,10 +74,12 @@ public enum DataProjections {
 
     /// Detail documents: collection = source name, key = item id.
     public static let details = KeyedDocumentProjection(
-        name: "details", version: 11, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
+        name: "details", version: 12, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
         documentTypes: [DataEvents.detailFetched, DataEvents.detailNotModified]
     ) { event, ctx in
         guard event.type == DataEvents.detailFetched || event.type == DataEvents.detailNotModified else { return nil }
+        // An erased detail (`strata forget`) leaves no document.
+        if try ctx.payloadWasRewritten(event) { return [] }
         guard let source = event[metadata: "source"], let key = event[metadata: "key"], let body = try ctx.payload(of: event) else {
             throw DocumentError("detail event without source, key or body")
         }
@@ -85,8 +87,9 @@ public enum DataProjections {
     }
 
     /// Stored images: collection = source name, key = item id; document = url, sha256, size, type.
-    public static let images = KeyedDocumentProjection(name: "images", version: 11, eventTypes: [DataEvents.imageFetched]) { event, _ in
+    public static let images = KeyedDocumentProjection(name: "images", version: 12, eventTypes: [DataEvents.imageFetched]) { event, ctx in
         guard event.type == DataEvents.imageFetched else { return nil }
+        if try ctx.payloadWasRewritten(event) { return [] }
         guard let source = event[metadata: "source"], let key = event[metadata: "key"], let ref = event.payload else {
             throw DocumentError("image event without source, key or body")
         }
@@ -106,10 +109,12 @@ public enum DataProjections {
     public static let httpCache = KeyedDocumentProjection(
         name: "http-cache", version: 13,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched, DataEvents.imageFetched]
-    ) { event, _ in
+    ) { event, ctx in
         switch event.type {
         case DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched, DataEvents.imageFetched:
             guard let url = event[metadata: "url"], let ref = event.payload, event[metadata: "import"] == nil else { return [] }
+            // A page whose entries were cut out validates another body than the API's now.
+            if try ctx.payloadWasRewritten(event) { return [.remove(collection: "http", key: url)] }
             let etag = event[metadata: "etag"], modified = event[metadata: "lastModified"]
             guard etag != nil || modified != nil else { return [.remove(collection: "http", key: url)] }
             var doc: [String: JSONValue] = ["sha256": .string(ref.hashHex), "size": .number(String(ref.size))]

@@ -130,7 +130,8 @@ extension Fetcher {
     private func request(page url: String, _ pass: inout ListPass) async throws -> (Validators?, HTTPResponse) {
         do {
             if let ahead = pass.prefetched.removeValue(forKey: url) {
-                let response = try await answer(ahead, url: url, headers: pass.headers + conditionalHeaders(ahead.validators, context: pass.context), context: pass.context)
+                let response = try await answer(
+                    ahead, url: url, headers: pass.headers + conditionalHeaders(ahead.validators, context: pass.context), context: pass.context)
                 return (ahead.validators, response)
             }
             let cached = try await validators(for: url)

@@ -17,7 +17,7 @@ import Foundation
 ///   "gone" | "typeChanged", "before": [types], "after": [types], "items", "example"?}`.
 public enum SchemaProjection {
     public static let projection = KeyedDocumentProjection(
-        name: "schema", version: 1,
+        name: "schema", version: 2,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted, DataEvents.detailFetched]
     ) { event, ctx in
         try fold(event, ctx)
@@ -45,6 +45,8 @@ public enum SchemaProjection {
                 ops.append(.remove(collection: "items/" + source, key: key))
             }
         case DataEvents.detailFetched:
+            // An erased detail (`strata forget`) has no shape.
+            if try ctx.payloadWasRewritten(event) { return [] }
             guard let key = event[metadata: "key"], let body = try ctx.payload(of: event) else { throw DocumentError("detail event without a key or body") }
             guard let detail = try? JSONValue(parsing: body) else { return [] }
             let shape = Shape(of: detail, prefix: "detail:")

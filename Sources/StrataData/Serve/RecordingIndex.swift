@@ -21,7 +21,7 @@ import LMDB
 /// bytes is not indexed (LMDB keys stop at 511).
 public struct RecordingIndex: Projection {
     public let name = "recordings"
-    public let version = 2
+    public let version = 3
     public let tables = ["by-url", "hosts"]
     public let eventTypes: Set<String>? = [
         DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched,
@@ -44,7 +44,8 @@ public struct RecordingIndex: Projection {
         // In an encrypted store the target and host are digests (``TableSet/text(_:)``).
         let tables = context.tables
         let prefix = tables.text(target) + [0] + (try tables.text(host, remembering: context.transaction))
-        let kind: UInt8 = event.type == DataEvents.fetchFailed || event.type == TrafficEvents.exchangeFailed ? 1 : 0
+        let erased = try event.type != DataEvents.pageFetched && event.type != DataEvents.pageNotModified && context.payloadWasRewritten(event)
+        let kind: UInt8 = erased ? 2 : event.type == DataEvents.fetchFailed || event.type == TrafficEvents.exchangeFailed ? 1 : 0
         try context.transaction.put(
             context.tables["by-url"], key: prefix + [0] + event.seq.bigEndianBytes,
             value: [kind] + UInt64(bitPattern: event.recordedAt.microseconds).bigEndianBytes)
@@ -67,6 +68,8 @@ public struct RecordingIndex: Projection {
         public var seq: UInt64
         public var isFailure: Bool
         public var recordedAt: Timestamp
+        /// Erased by `strata forget`: answered 410, never with a body.
+        public var isErased = false
     }
 
     /// Reads the index inside one snapshot.
@@ -102,7 +105,7 @@ public struct RecordingIndex: Projection {
             guard let e, e.key.count == prefix.count + 8, e.key.starts(with: prefix), e.value.count == 9 else { return nil }
             let seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
             let micros = Int64(bitPattern: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.value[1...])))
-            return Entry(seq: seq, isFailure: e.value[0] == 1, recordedAt: Timestamp(microseconds: micros))
+            return Entry(seq: seq, isFailure: e.value[0] == 1, recordedAt: Timestamp(microseconds: micros), isErased: e.value[0] == 2)
         }
 
         /// The recording in force at `seq`: the last one at or before it.

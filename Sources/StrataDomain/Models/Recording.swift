@@ -17,6 +17,8 @@ package struct Recording: Sendable, Hashable {
         /// A recorded exchange's answer (`strata proxy`, HAR, WARC): the status, headers and body
         /// as they came, whatever the status.
         case exchange(status: Int, headers: [HeaderField], body: [UInt8])
+        /// Erased since (`strata forget`): the seq of the erasure and its reason; no body.
+        case erased(seq: UInt64, reason: String)
     }
 
     package var seq: UInt64

@@ -117,7 +117,10 @@ package struct LMDBRecordingRepository: RecordingRepository {
     private static func content(_ entry: RecordingIndex.Entry, _ snap: LogSnapshot) throws -> Content? {
         guard let event = try snap.event(seq: entry.seq) else { return nil }
         let outcome: Recording.Outcome
-        if event.type == TrafficEvents.exchangeFailed {
+        if entry.isErased, let by = try snap.rewrittenBy(event) {
+            let reason = try snap.event(seq: by).flatMap { try snap.payload(of: $0) }.flatMap { try? JSONValue(parsing: $0).value(atPath: "reason") }
+            outcome = .erased(seq: by, reason: { if case .string(let r)? = reason { r } else { "" } }())
+        } else if event.type == TrafficEvents.exchangeFailed {
             outcome = .failure(status: nil, error: event[metadata: "error"] ?? "failed", message: event[metadata: "message"] ?? "the exchange failed")
         } else if event.type == TrafficEvents.exchangeRecorded {
             outcome = .exchange(
@@ -136,7 +139,7 @@ package struct LMDBRecordingRepository: RecordingRepository {
         var bytes = 256
         switch outcome {
         case .response(_, _, _, _, let body), .exchange(_, _, let body): bytes += body.count
-        case .failure: break
+        case .failure, .erased: break
         }
         return Content(url: event[metadata: "url"] ?? "", source: event.stream, eventType: event.type, outcome: outcome, bytes: bytes)
     }

@@ -2,10 +2,12 @@
 package struct GetItemHistory: Sendable {
     let items: any ItemRepository
     let sources: any SourceRepository
+    let erasures: (any ErasureRepository)?
 
-    package init(items: any ItemRepository, sources: any SourceRepository) {
+    package init(items: any ItemRepository, sources: any SourceRepository, erasures: (any ErasureRepository)? = nil) {
         self.items = items
         self.sources = sources
+        self.erasures = erasures
     }
 
     package struct Result: Sendable, Hashable {
@@ -21,6 +23,7 @@ package struct GetItemHistory: Sendable {
         let source = try await sources.source(named: name)
         let versions = try await items.history(source: name, id: id, upTo: point)
         guard !versions.isEmpty else {
+            if let erased = try await erasures?.erasure(source: name, id: id) { throw RepositoryError(.notFound, "\(id) in \(name) was \(erased.message)") }
             throw RepositoryError(.notFound, "no history for \(id) in \(name); list ids with `strata list \(name)`")
         }
         return Result(source: source, id: id, versions: versions.ignoring(ignoring))

@@ -4,11 +4,13 @@ package struct LoadItemDetail: Sendable {
     let items: any ItemRepository
     let sources: any SourceRepository
     let remote: any RemoteRepository
+    let erasures: (any ErasureRepository)?
 
-    package init(items: any ItemRepository, sources: any SourceRepository, remote: any RemoteRepository) {
+    package init(items: any ItemRepository, sources: any SourceRepository, remote: any RemoteRepository, erasures: (any ErasureRepository)? = nil) {
         self.items = items
         self.sources = sources
         self.remote = remote
+        self.erasures = erasures
     }
 
     package struct Result: Sendable, Equatable {
@@ -20,9 +22,13 @@ package struct LoadItemDetail: Sendable {
         package var refreshed: Bool
     }
 
-    /// - Throws: ``RepositoryError`` `notFound` for an unknown source or an item absent at `point`.
+    /// - Throws: ``RepositoryError`` `notFound` for an unknown source or an item absent at `point`
+    ///   (for a forgotten item: "erased at seq S: REASON", and its detail is not downloaded again).
     package func callAsFunction(source name: String, id: String, at point: PointInTime = .now, offline: Bool = false) async throws -> Result {
         let source = try await sources.source(named: name)
+        if let erased = try await erasures?.erasure(source: name, id: id), try await items.item(source: name, id: id, at: point) == nil {
+            throw RepositoryError(.notFound, "\(id) in \(name) was \(erased.message)")
+        }
         var refreshError: RepositoryError?
         let online = point == .now && !offline && source.hasDetails
         if online {

@@ -36,6 +36,20 @@ package struct StoreVerification: Sendable {
     package var problemCount: Int
     package var projections: [ProjectionCheck]
     package var quarantined: [QuarantinedEntry]
+    /// Bodies rewritten in place by erasures, checked consistent, by the erasure's seq.
+    package var rewrites: [Rewrite] = []
+
+    package struct Rewrite: Sendable, Hashable {
+        package var seq: UInt64
+        package var eventType: String
+        package var bodies: Int
+        package init(seq: UInt64, eventType: String, bodies: Int) { self.seq = seq; self.eventType = eventType; self.bodies = bodies }
+        /// "3 bodies rewritten by seq 42 (forget)".
+        package var summary: String {
+            let what = eventType == "ItemForgotten" ? "forget" : eventType
+            return "\(bodies) \(bodies == 1 ? "body" : "bodies") rewritten by seq \(seq) (\(what))"
+        }
+    }
 
     package init(
         headSeq: UInt64, eventsChecked: UInt64, bodiesChecked: Int, problems: [String], problemCount: Int, projections: [ProjectionCheck],

@@ -1,0 +1,195 @@
+import Crypto
+public import EventStore
+import Foundation
+
+/// What `strata forget` did.
+public struct ForgetSummary: Sendable, Equatable {
+    public var source: String
+    /// The `ItemForgotten` event's seq.
+    public var seq: UInt64
+    public var items: Int
+    /// List bodies the items were cut out of.
+    public var bodiesRewritten: Int
+    /// Details and images erased whole.
+    public var bodiesErased: Int
+}
+
+/// A forgotten item, as reads of it answer.
+public struct ForgottenItem: Sendable, Equatable {
+    public var seq: UInt64
+    public var reason: String
+    public var recordedAt: Timestamp
+}
+
+/// Erasure of items (`strata forget`): their entries are cut out of every stored list body of
+/// their source, their details and images replaced by ``erasedBody``, and the log keeps an
+/// `ItemForgotten` event saying who, when, why and which bodies (by digest) — never what.
+///
+/// The event is appended first; the bodies are rewritten after it
+/// (``EventStore/rewriteBodies(_:by:)``), in one transaction, and every projection is folded
+/// again from the log as it now reads, so the items leave no row behind. A process killed
+/// between the two leaves an erasure recorded but not applied: ``applyPending()`` (run when a
+/// store is opened for writing, and after a pull from a team log) finishes it, on this node or
+/// on any other that receives the event.
+public struct ItemErasure: Sendable {
+    public static let erasedBody = Array(#"{"strata.erased":true}"#.utf8)
+
+    let store: EventStore
+
+    public init(store: EventStore) { self.store = store }
+
+    /// Forgets `keys` of `source`.
+    /// - Throws: ``FetchError`` (`source`) when no key names a stored item or version.
+    public func forget(_ source: SourceDefinition, keys: [String], reason: String, by actor: String) async throws -> ForgetSummary {
+        let wanted = Set(keys)
+        let plan = try await rewrites(source, keys: wanted)
+        guard !plan.rewrites.isEmpty else {
+            throw FetchError(
+                code: .source,
+                message: "\(source.name) has no stored version of \(keys.joined(separator: ", ")); check the ids with `strata list \(source.name)`",
+                url: source.url)
+        }
+        let key = try await store.redactionKey()
+        var payload: [String: JSONValue] = [
+            "source": .string(source.name), "reason": .string(reason), "by": .string(actor),
+            "items": .array(keys.sorted().map { .string(Self.itemDigest(source: source.name, key: $0, redactionKey: key)) }),
+            "rewrites": EventStore.rewriteRecord(plan.rewrites)
+        ]
+        payload["erased"] = .number(String(plan.erased))
+        let event = NewEvent(
+            type: DataEvents.itemForgotten, stream: source.name,
+            metadata: [("source", source.name), ("items", String(keys.count)), ("by", actor)],
+            payload: JSONValue.object(payload).canonicalBytes)
+        let seq = try await store.append(event).seq
+        try await store.rewriteBodies(plan.rewrites, by: seq)
+        return ForgetSummary(source: source.name, seq: seq, items: keys.count, bodiesRewritten: plan.rewrites.count - plan.erased, bodiesErased: plan.erased)
+    }
+
+    /// Applies every recorded erasure whose bodies are not rewritten yet (a forget killed between
+    /// its event and its rewrite, an event pulled from a team log); returns how many.
+    /// - Throws: ``FetchError`` when this store's bodies do not give the digests the event names.
+    @discardableResult
+    public func applyPending() async throws -> Int {
+        let events = try await store.events(EventQuery(type: DataEvents.itemForgotten))
+        guard !events.isEmpty else { return 0 }
+        var applied = 0
+        for e in events {
+            guard let body = try await store.payload(of: e), let source = e[metadata: "source"] else { continue }
+            let doc = try JSONValue(parsing: body)
+            guard case .array(let pairs)? = doc.value(atPath: "rewrites"), case .array(let digests)? = doc.value(atPath: "items") else { continue }
+            var listed: [[UInt8]: [UInt8]] = [:]
+            for case .array(let pair) in pairs {
+                guard pair.count == 2, case .string(let o) = pair[0], case .string(let n) = pair[1], let original = [UInt8](hex: o), let now = [UInt8](hex: n)
+                else { continue }
+                if try await store.rewrittenBy(original) != e.seq { listed[original] = now }
+            }
+            guard !listed.isEmpty else { continue }
+            // The event names its items by keyed digest only: they are found again among the
+            // ids this store holds for the source (its items and details, removed ones too).
+            let wanted = Set(digests.compactMap { if case .string(let d) = $0 { d } else { nil } })
+            let key = try await store.redactionKey()
+            let candidates = try await store.read { [store] txn in
+                var keys = Set<String>()
+                for name in ["items", "details"] {
+                    let reader = DocumentReader(transaction: txn, tables: try store.tables(of: name))
+                    for (k, _) in try reader.summaries(collection: source) { keys.insert(k) }
+                }
+                return keys
+            }
+            let keys = Set(candidates.filter { wanted.contains(Self.itemDigest(source: source, key: $0, redactionKey: key)) })
+            let definition = try await SourceCatalog(store: store).get(source) ?? SourceDefinition(name: source, url: "")
+            let plan = try await rewrites(definition, keys: keys).rewrites.filter { listed[$0.original] != nil }
+            guard plan.count == listed.count, plan.allSatisfy({ listed[$0.original] == $0.rewritten }) else {
+                throw FetchError(
+                    code: .other,
+                    message: "the erasure at seq \(e.seq) (\(source)) names bodies this store cannot rewrite to the same digests; run `strata verify`",
+                    url: "")
+            }
+            try await store.rewriteBodies(plan, by: e.seq)
+            applied += 1
+        }
+        return applied
+    }
+
+    /// The items `key` names in its forgetting event, if it was forgotten.
+    public func forgotten(source: String, key: String) async throws -> ForgottenItem? {
+        let events = try await store.events(EventQuery(stream: source, type: DataEvents.itemForgotten))
+        guard !events.isEmpty else { return nil }
+        let digest = Self.itemDigest(source: source, key: key, redactionKey: try await store.redactionKey())
+        for e in events.reversed() {
+            guard let body = try await store.payload(of: e) else { continue }
+            let doc = try JSONValue(parsing: body)
+            guard case .array(let items)? = doc.value(atPath: "items"), items.contains(.string(digest)) else { continue }
+            let reason: String = if case .string(let r)? = doc.value(atPath: "reason") { r } else { "" }
+            return ForgottenItem(seq: e.seq, reason: reason, recordedAt: e.recordedAt)
+        }
+        return nil
+    }
+
+    /// An item named in the log without naming it: 24 hex digits of HMAC-SHA256(the store's
+    /// redaction key, source NUL key).
+    static func itemDigest(source: String, key: String, redactionKey: [UInt8]) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Array((source + "\u{0}" + key).utf8), using: SymmetricKey(data: redactionKey))
+        return mac.prefix(12).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The rewrites that take `keys` out of `source`'s stored bodies: list bodies without their
+    /// entries, details and images replaced whole; each body once, however many events carry it.
+    func rewrites(_ source: SourceDefinition, keys: Set<String>) async throws -> (rewrites: [BodyRewrite], erased: Int) {
+        let head = try await store.head().seq
+        var seen = Set<[UInt8]>()
+        var out: [BodyRewrite] = []
+        var erased = 0
+        var from: UInt64 = 1
+        while from <= head {
+            let chunk = try await store.events(EventQuery(stream: source.name, fromSeq: from, toSeq: head, limit: 512))
+            guard let last = chunk.last else { break }
+            for e in chunk {
+                guard let ref = e.payload, !seen.contains(ref.hash) else { continue }
+                switch e.type {
+                case DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.readAheadDiscarded:
+                    guard let body = try await store.payload(of: e) else { continue }
+                    let extraction = e[metadata: "items"] != nil ? ItemExtraction(metadataOf: e) : ItemExtraction(source)
+                    guard let cut = extraction.removing(keys, from: body) else { continue }
+                    seen.insert(ref.hash)
+                    out.append(BodyRewrite(original: ref.hash, content: cut))
+                case DataEvents.detailFetched, DataEvents.detailNotModified, DataEvents.imageFetched:
+                    guard let key = e[metadata: "key"], keys.contains(key) else { continue }
+                    seen.insert(ref.hash)
+                    out.append(BodyRewrite(original: ref.hash, content: Self.erasedBody))
+                    erased += 1
+                default:
+                    continue
+                }
+            }
+            from = last.seq + 1
+        }
+        return (out, erased)
+    }
+}
+
+extension ItemExtraction {
+    /// `body` without the items whose ids are in `keys` (re-serialized as canonical JSON), or nil
+    /// when it holds none of them or is not a list this extraction reads.
+    func removing(_ keys: Set<String>, from body: [UInt8]) -> [UInt8]? {
+        guard let (document, items) = try? self.items(in: body, url: ""), items.contains(where: { keys.contains($0.key) }) else { return nil }
+        let container: JSONValue
+        switch itemsPath.flatMap({ document.value(atPath: $0) }) ?? document {
+        case .array:
+            container = .array(items.filter { !keys.contains($0.key) }.map(\.item))
+        case .object(var map):
+            for k in keys { map.removeValue(forKey: k) }
+            container = .object(map)
+        default:
+            return nil
+        }
+        guard let itemsPath else { return container.canonicalBytes }
+        return Self.setting(container, at: itemsPath.split(separator: ".").map(String.init)[...], in: document).canonicalBytes
+    }
+
+    private static func setting(_ value: JSONValue, at path: ArraySlice<String>, in doc: JSONValue) -> JSONValue {
+        guard let first = path.first, case .object(var o) = doc else { return value }
+        o[first] = setting(value, at: path.dropFirst(), in: o[first] ?? .null)
+        return .object(o)
+    }
+}
