@@ -73,7 +73,7 @@ replace_block = awk -v f=$(2) 'BEGIN{while((getline l < f)>0) s=s l "\n"} /<!-- 
 ## writer kind, 1 M fuzzed bodies, patches and parser inputs, 10,000 tamper trials, a 1 MiB map
 ## grown to 2 GiB.
 ## Figures: docs/reliability.md.
-STRESS_ENV = STRATA_CRASH_ITERATIONS=1000 STRATA_FETCH_CRASH_ITERATIONS=1000 STRATA_PUSH_CRASH_ITERATIONS=1000 STRATA_FUZZ_ITERATIONS=1000000 STRATA_PATCH_FUZZ_ITERATIONS=1000000 STRATA_INPUT_FUZZ_ITERATIONS=1000000 STRATA_TEAM_KILLS=1000 STRATA_REORDER_KILLS=200 STRATA_COMPACT_KILLS=200 STRATA_ALERT_KILLS=500 \
+STRESS_ENV = STRATA_CRASH_ITERATIONS=1000 STRATA_FETCH_CRASH_ITERATIONS=1000 STRATA_PUSH_CRASH_ITERATIONS=1000 STRATA_FUZZ_ITERATIONS=1000000 STRATA_PATCH_FUZZ_ITERATIONS=1000000 STRATA_INPUT_FUZZ_ITERATIONS=1000000 STRATA_TEAM_KILLS=1000 STRATA_REORDER_KILLS=200 STRATA_COMPACT_KILLS=200 STRATA_FORGET_KILLS=200 STRATA_ALERT_KILLS=500 \
 	STRATA_TEAM_PAUSES=50 STRATA_TEAM_CUTS=200 STRATA_TAMPER_TRIALS=10000 STRATA_MAP_GROWTH_MB=2048
 stress: deps
 	$(SWIFT) build --build-tests
@@ -85,6 +85,7 @@ stress: deps
 	            "pullsKilledWhileTheyReorder|SIGKILL of strata remote pull while it puts the store in the log's order|200 kills" \
 	            "watchKilledAtRandomPoints|SIGKILL of strata watch while it fetches, queues and delivers notifications; every change under one id|500 kills" \
 	            "compactionsKilledAtAnyPoint|SIGKILL of strata compact while it copies, packs, swaps or cleans up|200 kills" \
+	            "forgetsKilledAnywhere|SIGKILL of strata forget before, during or after its rewrite; the next command finds the store consistent|200 kills" \
 	            "aNodePausedPastItsLease|a lease holder SIGSTOPped past its lease, another node takes over, the first resumes; its late push refused|50 rounds" \
 	            "twoNodesPushAtOnce|two nodes pushing at once while a third pulls; the puller holds the log's order|3,000 events" \
 	            "pushesThroughACutOrStalled|the connection to PostgreSQL cut or stalled mid-push through a loopback proxy|200 faults" \

@@ -1,4 +1,3 @@
-import Crypto
 public import EventStore
 import Foundation
 
@@ -49,10 +48,9 @@ public struct ItemErasure: Sendable {
                 message: "\(source.name) has no stored version of \(keys.joined(separator: ", ")); check the ids with `strata list \(source.name)`",
                 url: source.url)
         }
-        let key = try await store.redactionKey()
         var payload: [String: JSONValue] = [
             "source": .string(source.name), "reason": .string(reason), "by": .string(actor),
-            "items": .array(keys.sorted().map { .string(Self.itemDigest(source: source.name, key: $0, redactionKey: key)) }),
+            "items": .array(keys.sorted().map { .string(Self.itemDigest(source: source.name, key: $0)) }),
             "rewrites": EventStore.rewriteRecord(plan.rewrites)
         ]
         payload["erased"] = .number(String(plan.erased))
@@ -84,10 +82,9 @@ public struct ItemErasure: Sendable {
                 if try await store.rewrittenBy(original) != e.seq { listed[original] = now }
             }
             guard !listed.isEmpty else { continue }
-            // The event names its items by keyed digest only: they are found again among the
+            // The event names its items by digest only: they are found again among the
             // ids this store holds for the source (its items and details, removed ones too).
             let wanted = Set(digests.compactMap { if case .string(let d) = $0 { d } else { nil } })
-            let key = try await store.redactionKey()
             let candidates = try await store.read { [store] txn in
                 var keys = Set<String>()
                 for name in ["items", "details"] {
@@ -96,7 +93,7 @@ public struct ItemErasure: Sendable {
                 }
                 return keys
             }
-            let keys = Set(candidates.filter { wanted.contains(Self.itemDigest(source: source, key: $0, redactionKey: key)) })
+            let keys = Set(candidates.filter { wanted.contains(Self.itemDigest(source: source, key: $0)) })
             let definition = try await SourceCatalog(store: store).get(source) ?? SourceDefinition(name: source, url: "")
             let plan = try await rewrites(definition, keys: keys).rewrites.filter { listed[$0.original] != nil }
             guard plan.count == listed.count, plan.allSatisfy({ listed[$0.original] == $0.rewritten }) else {
@@ -115,7 +112,7 @@ public struct ItemErasure: Sendable {
     public func forgotten(source: String, key: String) async throws -> ForgottenItem? {
         let events = try await store.events(EventQuery(stream: source, type: DataEvents.itemForgotten))
         guard !events.isEmpty else { return nil }
-        let digest = Self.itemDigest(source: source, key: key, redactionKey: try await store.redactionKey())
+        let digest = Self.itemDigest(source: source, key: key)
         for e in events.reversed() {
             guard let body = try await store.payload(of: e) else { continue }
             let doc = try JSONValue(parsing: body)
@@ -126,11 +123,12 @@ public struct ItemErasure: Sendable {
         return nil
     }
 
-    /// An item named in the log without naming it: 24 hex digits of HMAC-SHA256(the store's
-    /// redaction key, source NUL key).
-    static func itemDigest(source: String, key: String, redactionKey: [UInt8]) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Array((source + "\u{0}" + key).utf8), using: SymmetricKey(data: redactionKey))
-        return mac.prefix(12).map { String(format: "%02x", $0) }.joined()
+    /// An item named in the log without spelling its id: 24 hex digits of SHA-256("strata-forget"
+    /// NUL source NUL id). Not keyed: every node of a team log must find the same items from it
+    /// (a store's redaction key is its own); an id that can be guessed can be tested against it,
+    /// as it can against the envelopes of the item's detail requests, whose URLs name it.
+    static func itemDigest(source: String, key: String) -> String {
+        Hashing.sha256(Array("strata-forget\u{0}\(source)\u{0}\(key)".utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
     }
 
     /// The rewrites that take `keys` out of `source`'s stored bodies: list bodies without their
@@ -154,7 +152,7 @@ public struct ItemErasure: Sendable {
                     seen.insert(ref.hash)
                     out.append(BodyRewrite(original: ref.hash, content: cut))
                 case DataEvents.detailFetched, DataEvents.detailNotModified, DataEvents.imageFetched:
-                    guard let key = e[metadata: "key"], keys.contains(key) else { continue }
+                    guard let key = e[metadata: "key"], keys.contains(key), try await store.rewrittenBy(ref.hash) == nil else { continue }
                     seen.insert(ref.hash)
                     out.append(BodyRewrite(original: ref.hash, content: Self.erasedBody))
                     erased += 1

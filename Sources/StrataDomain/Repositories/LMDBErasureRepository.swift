@@ -21,6 +21,12 @@ package struct LMDBErasureRepository: ErasureRepository {
                 let s = try await erasure.forget(definition, keys: ids, reason: reason, by: actor)
                 return ForgetResult(source: s.source, seq: s.seq, items: s.items, bodiesRewritten: s.bodiesRewritten, bodiesErased: s.bodiesErased)
             } catch let e as FetchError where e.code == .source {
+                // Nothing left to erase: already forgotten, or never stored.
+                for id in ids {
+                    if let erased = try await erasure.forgotten(source: source, key: id) {
+                        throw RepositoryError(.notFound, "\(id) in \(source) was already erased at seq \(erased.seq): \(erased.reason)", cause: e)
+                    }
+                }
                 throw RepositoryError(.notFound, e.message, cause: e)
             }
         }

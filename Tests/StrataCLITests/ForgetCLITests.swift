@@ -1,0 +1,176 @@
+import FixtureServer
+import Foundation
+import StrataTestSupport
+import TestScratch
+import Testing
+
+/// `strata forget` through the real binary: an item forgotten after several versions leaves no
+/// trace, every other item reads as before, the chain still verifies; SIGKILLs anywhere in a
+/// forget leave a consistent store; a second node of a team log applies the same erasure.
+@Suite struct ForgetCLITests {
+    /// Item 3 as the API's write side serves it in round `round`: values no other item has.
+    static func car(_ round: Int, _ marks: [String]) -> String {
+        #"{"id":3,"make":"Toyota","model":"\#(marks[0])","price":\#(20_000 + round),"seller":{"name":"\#(marks[1])","city":"Gent"},"image":"/cars/images/3.png"}"#
+    }
+
+    /// A cars source over the fixture API with details and images, item 3 changed and fetched
+    /// `rounds` times with fresh values; returns the values item 3 ever held.
+    static func history(_ fixture: FixtureServer, store: String, rounds: Int) async throws -> [String] {
+        let add = try await strata(
+            [
+                "source", "add", "cars", "--url", fixture.baseURL + "/cars/offers", "--items", "results", "--page-param", "page",
+                "--page-size", "10", "--detail-url", fixture.baseURL + "/cars/offers/{id}", "--image", "image", "--index", "make"
+            ], store: store)
+        #expect(add.status == 0, "\(add.stderr)")
+        var marks: [String] = []
+        for round in 1...rounds {
+            fixture.version = min(round, 3)
+            let values = ["Model-\(round)-\(UUID().uuidString)", "Seller-\(round)-\(UUID().uuidString)"]
+            marks += values
+            _ = try await curl(["-X", "PUT", "-H", "Content-Type: application/json", "-d", car(round, values), fixture.baseURL + "/cars/offers/3"])
+            let fetch = try await strata(["fetch", "cars", "--details", "--images"], store: store)
+            #expect(fetch.status == 0, "\(fetch.stdout) \(fetch.stderr)")
+        }
+        return marks
+    }
+
+    @Test func aForgottenItemLeavesNoTraceAndEverythingElseReadsAsBefore() async throws {
+        try await withFixtureServer { fixture in
+            let store = makeStoreDir()
+            let marks = try await Self.history(fixture, store: store, rounds: 4)
+            let others = ["1", "2", "9", "17", "24"]
+            func reads() async throws -> [String: String] {
+                var out: [String: String] = [:]
+                for id in others {
+                    for args in [["show", "cars", id, "--offline"], ["history", "cars", id]] {
+                        let r = try await strata(args + ["--format", "json"], store: store)
+                        #expect(r.status == 0, "\(args): \(r.stderr)")
+                        out[args.joined(separator: " ")] = r.stdout
+                    }
+                }
+                return out
+            }
+            let listBefore = try #require(
+                try jsonObject(try await strata(["list", "cars", "--format", "json", "--limit", "100"], store: store).stdout) as? [[String: Any]])
+            let before = try await reads()
+            #expect(listBefore.contains { $0["id"] as? String == "3" })
+
+            let forget = try await strata(["forget", "cars", "3", "--reason", "GDPR request 114"], store: store)
+            #expect(forget.status == 0 && forget.stdout.contains("forgot 1 item(s) of cars at seq"), "\(forget.stdout) \(forget.stderr)")
+            let seq = try #require(forget.stdout.split(separator: " ").firstIndex(of: "seq").map { forget.stdout.split(separator: " ")[$0 + 1].dropLast() })
+
+            // Every other item reads byte for byte as before; the list is the list without it.
+            let after = try await reads()
+            for (k, v) in before { #expect(after[k] == v, "\(k) changed") }
+            let listAfter = try #require(
+                try jsonObject(try await strata(["list", "cars", "--format", "json", "--limit", "100"], store: store).stdout) as? [[String: Any]])
+            #expect(listAfter.map { $0["id"] as? String } == listBefore.filter { $0["id"] as? String != "3" }.map { $0["id"] as? String })
+            for command in ["show", "history"] {
+                let r = try await strata([command, "cars", "3"], store: store)
+                #expect(r.status == 3 && r.stderr.contains("erased at seq \(seq): GDPR request 114"), "\(command): \(r.status) \(r.stderr)")
+            }
+            let forgottenAgain = try await strata(["forget", "cars", "3", "--reason", "again"], store: store)
+            #expect(
+                forgottenAgain.status == 3 && forgottenAgain.stderr.contains("erased at seq \(seq)"),
+                "\(forgottenAgain.status) \(forgottenAgain.stdout) \(forgottenAgain.stderr)")
+
+            let verify = try await strata(["verify"], store: store)
+            #expect(verify.status == 0 && verify.stdout.contains("bodies rewritten by seq \(seq) (forget)"), "\(verify.stdout)")
+            let served = try await Listening.start(["serve", "--port", "0"], store: store)
+            let gone = try await RawHTTP.request(served.base, "/cars/offers/3")
+            let goneText = String(decoding: gone.body, as: UTF8.self)
+            #expect(gone.status == 410 && goneText.contains("erased at seq \(seq)"), "\(gone.status) \(goneText)")
+            _ = try await served.stop()
+
+            // After a compaction no byte of what it held is left in the store's files, its
+            // decoded bodies or an export; the log still verifies.
+            #expect(try await strata(["compact"], store: store).status == 0)
+            let files = try storeBytes(store)
+            let events = try await strata(["export", "--events", "--payloads"], store: store).stdout
+            let har = TestScratch.path("forget") + ".har"
+            #expect(try await strata(["export", "cars", "--har", har], store: store).status == 0)
+            let harBytes = [UInt8](FileManager.default.contents(atPath: har) ?? Data())
+            for mark in marks {
+                let found = files.contains(bytes: Array(mark.utf8)) || events.contains(mark) || harBytes.contains(bytes: Array(mark.utf8))
+                #expect(!found, "\(mark) is still in the store")
+            }
+            #expect(events.contains("ItemForgotten"), "the erasure itself stays in the log")
+            let again = try await strata(["verify"], store: store)
+            #expect(again.status == 0 && again.stdout.contains("(forget)"), "\(again.stdout)")
+        }
+    }
+
+    /// SIGKILL anywhere in a forget: the next command finds the store consistent, the item either
+    /// still there (killed before its event) or erased, never half of each.
+    @Test func forgetsKilledAnywhereLeaveAConsistentStore() async throws {
+        let kills = Int(ProcessInfo.processInfo.environment["STRATA_FORGET_KILLS"] ?? "") ?? 20
+        try await withFixtureServer { fixture in
+            let template = makeStoreDir()
+            _ = try await Self.history(fixture, store: template, rounds: 3)
+            // How long one forget takes here, so the kills land anywhere inside one.
+            let timing = makeStoreDir()
+            try? FileManager.default.removeItem(atPath: timing)
+            try FileManager.default.copyItem(atPath: template, toPath: timing)
+            let clock = ContinuousClock()
+            let started = clock.now
+            #expect(try await strata(["forget", "cars", "3", "--reason", "timing"], store: timing).status == 0)
+            let elapsed = clock.now - started
+            let ms = max(40, Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+            var rng = SystemRandomNumberGenerator()
+            var (before, erased, finished) = (0, 0, 0)
+            for _ in 0..<kills {
+                let store = makeStoreDir()
+                try? FileManager.default.removeItem(atPath: store)
+                try FileManager.default.copyItem(atPath: template, toPath: store)
+                let (p, _, _) = try startStrata(["forget", "cars", "3", "--reason", "killed"], store: store)
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...ms, using: &rng)))
+                if p.isRunning { kill(p.processIdentifier, SIGKILL) } else { finished += 1 }
+                try await waitForExit(p)
+                let verify = try await strata(["verify"], store: store)
+                #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+                let show = try await strata(["show", "cars", "3", "--offline"], store: store)
+                if show.status == 0 {
+                    before += 1
+                    // Forgetting it now works as if nothing had happened.
+                    #expect(try await strata(["forget", "cars", "3", "--reason", "again"], store: store).status == 0)
+                    #expect(try await strata(["verify"], store: store).status == 0)
+                } else {
+                    #expect(show.status == 3 && show.stderr.contains("erased at seq"), "\(show.stderr)")
+                    erased += 1
+                }
+                #expect(try await strata(["show", "cars", "17", "--offline"], store: store).status == 0)
+            }
+            #expect(before + erased == kills)
+            print("forget kills: \(kills - finished) killed, \(finished) finished; \(before) before the event, \(erased) erased after; one forget \(ms) ms")
+        }
+    }
+
+    /// A second node of a team log: the erasure it pulls is applied there too.
+    @Test func aPulledErasureIsAppliedOnTheOtherNode() async throws {
+        let pg = try await offPoolThread { try PostgresServer() }
+        try await withFixtureServer { fixture in
+            let (a, b) = (makeStoreDir(), makeStoreDir())
+            let marks = try await Self.history(fixture, store: a, rounds: 2)
+            for store in [a, b] { #expect(try await strata(["remote", "add", "team", pg.url], store: store).status == 0) }
+            #expect(try await strata(["remote", "push"], store: a).status == 0)
+            #expect(try await strata(["remote", "pull"], store: b).status == 0)
+            #expect(try await strata(["show", "cars", "3", "--offline"], store: b).status == 0)
+            #expect(try await strata(["forget", "cars", "3", "--reason", "erase everywhere"], store: a).status == 0)
+            #expect(try await strata(["remote", "push"], store: a).status == 0)
+            let pull = try await strata(["remote", "pull"], store: b)
+            #expect(pull.status == 0, "\(pull.stderr)")
+            let show = try await strata(["show", "cars", "3"], store: b)
+            #expect(show.status == 3 && show.stderr.contains("erase everywhere"), "\(show.status) \(show.stderr.suffix(400))")
+            let verify = try await strata(["verify"], store: b)
+            #expect(verify.status == 0 && verify.stdout.contains("(forget)"), "\(verify.stdout)")
+            for args in [["list", "cars", "--format", "json"], ["history", "cars", "17", "--format", "json"]] {
+                let x = try await strata(args, store: a), y = try await strata(args, store: b)
+                #expect(x.stdout == y.stdout, "\(args)")
+            }
+            #expect(try await strata(["compact"], store: b).status == 0)
+            let events = try await strata(["export", "--events", "--payloads"], store: b).stdout
+            for mark in marks { #expect(!events.contains(mark), "\(mark) on the second node") }
+        }
+        _ = pg
+    }
+}
