@@ -110,8 +110,8 @@ struct SourceCommand: AsyncParsableCommand {
         }
     }
 
-    /// `--redact` and `--redact-header`: what is never stored as it came.
-    struct RedactionOptions: ParsableArguments {
+    /// What is kept: `--redact`/`--redact-header` (never stored as it came), `--keep`/`--keep-versions` (retention).
+    struct KeepingOptions: ParsableArguments {
         @Option(
             help: ArgumentHelp(
                 "Field path(s) in each item and detail (or a recorded JSON body) stored only as a keyed placeholder (comma-separated or repeated; replaces the set; '' clears it).",
@@ -123,9 +123,31 @@ struct SourceCommand: AsyncParsableCommand {
                 valueName: "name"))
         var redactHeader: [String] = []
 
-        var isEmpty: Bool { redact.isEmpty && redactHeader.isEmpty }
+        @Option(
+            help: ArgumentHelp(
+                "Keep this much history (30d, 12h, 26w…): older bodies and versions are dropped at `strata compact` ('' keeps everything).",
+                valueName: "duration"))
+        var keep: String?
+        @Option(help: ArgumentHelp("Keep the newest N complete passes; older ones are dropped at `strata compact` (0 keeps everything).", valueName: "n"))
+        var keepVersions: Int?
+
+        var isEmpty: Bool { redact.isEmpty && redactHeader.isEmpty && keep == nil && keepVersions == nil }
+
+        func validate() throws {
+            if let keep, !keep.isEmpty, Duration.seconds(parsing: keep) == nil { throw ValidationError("--keep takes a duration like 30d, 12h or 26w") }
+            if let keepVersions, keepVersions < 0 { throw ValidationError("--keep-versions must be 0 (keep everything) or more") }
+            if let keep, !keep.isEmpty, let keepVersions, keepVersions > 0 { throw ValidationError("--keep and --keep-versions are two retentions; pick one") }
+        }
 
         func apply(to spec: inout SourceSpec) {
+            if let keep {
+                spec.keepSeconds = keep.isEmpty ? nil : Duration.seconds(parsing: keep)
+                if !keep.isEmpty { spec.keepVersions = nil }
+            }
+            if let keepVersions {
+                spec.keepVersions = keepVersions == 0 ? nil : keepVersions
+                if keepVersions > 0 { spec.keepSeconds = nil }
+            }
             let split = { (values: [String]) in values.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } }
             if !redact.isEmpty { spec.redact = split(redact) }
             if !redactHeader.isEmpty { spec.redactHeaders = split(redactHeader) }
@@ -156,12 +178,12 @@ struct SourceCommand: AsyncParsableCommand {
                 "Field path(s) whose changes alone make no new version, diff or alert (comma-separated or repeated; replaces the set; '' clears it).",
                 valueName: "path"))
         var ignore: [String] = []
-        @OptionGroup var redaction: RedactionOptions
+        @OptionGroup var keeping: KeepingOptions
         @OptionGroup var headerOptions: HeaderOptions
         @OptionGroup var scheduleOptions: ScheduleOptions
 
         func validate() throws {
-            if writeSide.isEmpty && title == nil && index.isEmpty && ignore.isEmpty && redaction.isEmpty && headerOptions.isEmpty
+            if writeSide.isEmpty && title == nil && index.isEmpty && ignore.isEmpty && keeping.isEmpty && headerOptions.isEmpty
                 && scheduleOptions.isEmpty
             {
                 throw ValidationError("nothing to change: give at least one option")
@@ -176,7 +198,7 @@ struct SourceCommand: AsyncParsableCommand {
                 if let title { def.title = title.isEmpty ? nil : title }
                 if !index.isEmpty { def.index = index.flatMap { $0.split(separator: ",").map(String.init) } }
                 if !ignore.isEmpty { def.ignore = ignore.flatMap { $0.split(separator: ",").map(String.init) } }
-                redaction.apply(to: &def)
+                keeping.apply(to: &def)
                 if !headerOptions.isEmpty { def.headers = try headerOptions.headers() }
                 if !scheduleOptions.isEmpty { def.schedule = try scheduleOptions.apply(to: def.schedule) }
                 let changed = def
@@ -236,7 +258,7 @@ struct SourceCommand: AsyncParsableCommand {
         @Option(help: "Field path(s) to index, comma-separated or repeated.") var index: [String] = []
         @Option(help: ArgumentHelp("Field path(s) whose changes alone make no new version, diff or alert (comma-separated or repeated).", valueName: "path"))
         var ignore: [String] = []
-        @OptionGroup var redaction: RedactionOptions
+        @OptionGroup var keeping: KeepingOptions
         @OptionGroup var headerOptions: HeaderOptions
         @OptionGroup var writeSide: WriteSide
         @OptionGroup var scheduleOptions: ScheduleOptions
@@ -254,7 +276,7 @@ struct SourceCommand: AsyncParsableCommand {
                 writeSide.apply(to: &def)
                 def.schedule = try scheduleOptions.apply(to: nil)
                 def.ignore = ignore.flatMap { $0.split(separator: ",").map(String.init) }
-                redaction.apply(to: &def)
+                keeping.apply(to: &def)
                 let keep = headerOptions.allowLiteralSecret
                 do { try def.validate(keepingLiteralSecrets: keep) } catch let e as RepositoryError { throw ValidationError(e.message) }
                 let app = try await location.app()

@@ -143,6 +143,9 @@ struct StatsCommand: AsyncParsableCommand {
                 "free         \(byteCount(s.freeBytes)) in pages the store's transactions freed"
                     + (s.freeBytes > s.usedBytes / 10 ? " (`strata compact` gives them back)" : "")
             ]
+            for r in s.retention {
+                lines.append("retention    \(r.source): \(r.bodies) bodies (\(byteCount(r.bytes))) dropped from before seq \(r.horizon)")
+            }
             for p in s.projections {
                 lines.append("projection   \(p.name) v\(p.version) at seq \(p.checkpoint) (lag \(p.lag), quarantined \(p.quarantined))")
                 for t in p.tables { lines.append("  \(t.name): \(t.entries) entries, \(byteCount(t.bytes))") }
@@ -162,6 +165,8 @@ extension StoreStatistics {
             "dedupeRatio": .double(dedupeRatio), "compressionRatio": .double(compressionRatio),
             "mapSize": .int(mapSize), "usedBytes": .int(usedBytes), "fileBytes": .int(fileBytes), "freeBytes": .int(freeBytes),
             "staleReadersCleared": .int(staleReadersCleared),
+            "retention": .array(
+                retention.map { .object(["source": .string($0.source), "horizon": .int($0.horizon), "bodies": .int($0.bodies), "bytes": .int($0.bytes)]) }),
             "projections": .array(
                 projections.map { p in
                     .object([
@@ -210,9 +215,21 @@ struct CompactCommand: AsyncParsableCommand {
             let (path, head, before, after) = (c.path, c.events, c.bytesBefore, c.bytesAfter)
             if format != .table {
                 emit(
-                    JSONValue.object(["path": .string(path), "events": .int(Int(head)), "bytesBefore": .int(before), "bytesAfter": .int(after)])
-                        .prettyString)
+                    JSONValue.object([
+                        "path": .string(path), "events": .int(Int(head)), "bytesBefore": .int(before), "bytesAfter": .int(after),
+                        "retention": .array(
+                            c.retention.map {
+                                .object([
+                                    "source": .string($0.source), "seq": .int($0.seq), "horizon": .int($0.horizon), "bodies": .int($0.bodies),
+                                    "bytes": .int($0.bytes)
+                                ])
+                            })
+                    ])
+                    .prettyString)
             } else {
+                for r in c.retention {
+                    emit("retention: \(r.source) dropped \(r.bodies) bodies (\(byteCount(r.bytes))) from before seq \(r.horizon) (seq \(r.seq))")
+                }
                 emit("compacted \(path): \(byteCount(before)) → \(byteCount(after)) (\(head) events)")
             }
         }

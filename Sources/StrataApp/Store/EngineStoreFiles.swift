@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Synchronization
 import StrataData
 import StrataDomain
 
@@ -24,10 +25,16 @@ struct EngineStoreFiles: StoreFilesRepository {
         let fm = FileManager.default
         if fm.fileExists(atPath: replacement.copyPath) { try fm.removeItem(atPath: replacement.copyPath) }
         let before = fileSize()
+        let dropped = Mutex<[RetentionDrop]>([])
         let head = try await replacement.run(open: { try await access.openStore() }) { store, _ in
-            try await engine { try await store.compactedCopy(into: replacement.copyPath) }
+            // Sources' retention first: what it drops is then left out of the copy.
+            let applied = try await engine { try await SourceRetention(store: store).apply() }
+            dropped.withLock { $0 = applied.map { RetentionDrop(source: $0.source, seq: $0.seq, horizon: $0.horizon, bodies: $0.bodies, bytes: $0.bytes) } }
+            return try await engine { try await store.compactedCopy(into: replacement.copyPath) }
         }
-        return .done(Compaction(path: path, events: head.seq, bytesBefore: before, bytesAfter: fileSize()))
+        var c = Compaction(path: path, events: head.seq, bytesBefore: before, bytesAfter: fileSize())
+        c.retention = dropped.withLock { $0 }
+        return .done(c)
     }
 
     func rekey(toKeyFile keyFile: String?, progress: @escaping @Sendable (CatchUpProgress) -> Void) async throws -> Replacement<LogHead> {

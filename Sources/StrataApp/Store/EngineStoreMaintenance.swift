@@ -1,4 +1,5 @@
 import EventStore
+import StrataData
 import StrataDomain
 import StrataJSON
 
@@ -18,7 +19,19 @@ struct EngineStoreMaintenance: StoreMaintenanceRepository, DocumentRepository {
     }
 
     func statistics() async throws -> StoreStatistics {
-        StoreStatistics(try await engine { try await store.stats() })
+        var s = StoreStatistics(try await engine { try await store.stats() })
+        var bySource: [String: RetentionDrop] = [:]
+        for e in try await engine({ try await store.events(EventQuery(type: DataEvents.retentionApplied)) }) {
+            let (bodies, bytes) = (Int(e[metadata: "bodies"] ?? "") ?? 0, Int(e[metadata: "bytes"] ?? "") ?? 0)
+            var d = bySource[e.stream] ?? RetentionDrop(source: e.stream, seq: e.seq, horizon: 0, bodies: 0, bytes: 0)
+            d.seq = e.seq
+            d.horizon = max(d.horizon, UInt64(e[metadata: "horizon"] ?? "") ?? 0)
+            d.bodies += bodies
+            d.bytes += bytes
+            bySource[e.stream] = d
+        }
+        s.retention = bySource.values.sorted { $0.source < $1.source }
+        return s
     }
 
     func append(_ entry: NewLogEntry) async throws -> AppendResult {

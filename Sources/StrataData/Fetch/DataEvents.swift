@@ -13,6 +13,7 @@
 /// | `ImageFetched` | source | `source`, `run`, `key`, `url`, `contentType`?, `etag`? | the image bytes |
 /// | `FetchFailed` | source | `source`, `run`, `url`, `stage` (list/detail/image), `error`, `status`?, `attempt`, `willRetry` | none |
 /// | `ItemForgotten` | source | `source`, `items` (how many), `by` | JSON: `source`, `reason`, `by`, `items` (each a keyed digest of an id, never the id), `erased` (details and images erased whole), `rewrites` (`[original SHA-256, new SHA-256]` of every body it rewrote: ``ItemErasure``) |
+/// | `RetentionApplied` | source | `source`, `horizon` (the first seq kept), `bodies`, `bytes` | JSON: `source`, `horizon`, `policy`, `bodies`, `bytes`, `rewrites` (as `ItemForgotten`'s: ``SourceRetention``) |
 /// | `ReadAheadDiscarded` | source | `source`, `run`, `url`, `status` and `durationMs` (a response) or `error` and `message` (none): a list page asked for ahead that the pass did not reach; its items are not applied | the body of a 2xx |
 public enum DataEvents {
     public static let sourceDefined = "SourceDefined"
@@ -28,4 +29,5 @@ public enum DataEvents {
     public static let fetchFailed = "FetchFailed"
     public static let readAheadDiscarded = "ReadAheadDiscarded"
     public static let itemForgotten = "ItemForgotten"
+    public static let retentionApplied = "RetentionApplied"
 }

@@ -30,7 +30,7 @@ public enum DataProjections {
     /// Local writes are overlaid on the fetched documents (``PendingOverlay``): an item with open
     /// writes shows them, through fetches, until the server answers.
     public static let items = KeyedDocumentProjection(
-        name: "items", version: 17,
+        name: "items", version: 18,
         eventTypes: Set([DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted])
             .union(WriteEvents.writes).union(WriteEvents.outcomes),
         extraTables: PendingOverlay.tables + [IgnoredFields.table]
@@ -45,6 +45,8 @@ public enum DataProjections {
             guard case .array(let paths)? = definition.value(atPath: "index") else { return [.index(collection: name, paths: [])] }
             return [.index(collection: name, paths: paths.compactMap { if case .string(let p) = $0 { p } else { nil } })]
         case DataEvents.pageFetched, DataEvents.pageNotModified:
+            // A page before the source's retention horizon: its items are not kept.
+            if try ctx.wasDroppedByRetention(event) { return [] }
             guard let source = event[metadata: "source"], let body = try ctx.payload(of: event) else {
                 throw DocumentError("page event without a source or body")
             }

@@ -125,6 +125,11 @@ public struct ItemTables: Sendable {
 
     /// The seq that holds a source as observed at `time` (``ObservationTimeline``): 0 when
     /// nothing of it had been observed by then.
+    /// The first seq `source` keeps everything from, if its retention dropped anything.
+    public func retentionHorizon(source: String) async throws -> UInt64? {
+        try await SourceRetention(store: store).horizon(source: source)
+    }
+
     public func seq(source: String, observedAt time: Timestamp) async throws -> UInt64 {
         try await store.timeline { try $0.seq(stream: source, observedAt: time) }
     }

@@ -30,6 +30,7 @@ public enum SchemaProjection {
         var ops: [DocumentOperation] = []
         switch event.type {
         case DataEvents.pageFetched, DataEvents.pageNotModified:
+            if try ctx.wasDroppedByRetention(event) { return [] }
             guard let body = try ctx.payload(of: event) else { throw DocumentError("page event without a body") }
             let (_, items) = try ItemExtraction(metadataOf: event).items(in: body, url: event[metadata: "url"] ?? "")
             for (key, item) in items {

@@ -74,6 +74,11 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
     /// Header names whose values recorded traffic keeps only as placeholders, beside the
     /// credentials always masked (``CredentialMask``). Nil or empty: none.
     public var redactHeaders: [String]?
+    /// Retention: bodies and item versions older than this many seconds (`keep`), or than the
+    /// newest `keepVersions` complete passes, are dropped at `strata compact` (``SourceRetention``).
+    /// Nil: everything is kept.
+    public var keep: Double?
+    public var keepVersions: Int?
 
     public init(
         name: String, url: String, items: String? = nil, id: [String] = ["id"], title: String? = nil, subtitle: [String] = [],
@@ -122,6 +127,9 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
         for h in redactHeaders ?? [] where h.isEmpty || h.contains(where: { $0 == ":" || $0.isWhitespace || !$0.isASCII }) {
             throw bad("--redact-header", "'\(h)' is not a header name like X-Session")
         }
+        if keep != nil && keepVersions != nil { throw bad("--keep", "and --keep-versions are two retentions; pick one") }
+        if let k = keep, !(60...(100 * 366 * 86_400)).contains(k) { throw bad("--keep", "must be a duration from 1m to 100 years, like 30d") }
+        if let n = keepVersions, n < 1 { throw bad("--keep-versions", "must be at least 1") }
         if recorded == true && url.isEmpty { return }
         guard let u = URL(string: url), let scheme = u.scheme?.lowercased(), ["http", "https", "file"].contains(scheme),
             scheme == "file" || u.host != nil

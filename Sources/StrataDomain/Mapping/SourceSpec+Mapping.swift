@@ -20,6 +20,8 @@ extension SourceSpec {
         isRecorded = d.recorded ?? false
         redact = d.redact ?? []
         redactHeaders = d.redactHeaders ?? []
+        keepSeconds = d.keep
+        keepVersions = d.keepVersions
     }
 
     /// The definition the fetcher reads and the log stores.
@@ -39,6 +41,8 @@ extension SourceSpec {
         d.recorded = isRecorded ? true : nil
         d.redact = redact.isEmpty ? nil : redact
         d.redactHeaders = redactHeaders.isEmpty ? nil : redactHeaders
+        d.keep = keepSeconds
+        d.keepVersions = keepVersions
         return d
     }
 

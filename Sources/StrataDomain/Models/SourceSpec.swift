@@ -69,6 +69,10 @@ package struct SourceSpec: Sendable, Hashable {
     package var redact: [String] = []
     /// Headers recorded traffic keeps only as placeholders, beside the credentials always masked.
     package var redactHeaders: [String] = []
+    /// Retention: keep this many seconds of history, or the newest this many complete passes;
+    /// older bodies and versions are dropped at compaction. Nil: keep everything.
+    package var keepSeconds: Double?
+    package var keepVersions: Int?
 
     package init(
         name: String, url: String, items: String? = nil, id: [String] = ["id"], title: String? = nil, subtitle: [String] = [], image: String? = nil,

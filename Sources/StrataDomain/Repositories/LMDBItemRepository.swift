@@ -125,7 +125,19 @@ package struct LMDBItemRepository: ItemRepository {
             case .seq(let n): (n, nil)
             case .date(let d): (.max, Timestamp(d))
             }
-        return try await storage { try await tables.history(source: source, id: id, upTo: seq, observedBy: observedBy) }.map(ItemVersion.init(entity:))
+        let versions = try await storage { try await tables.history(source: source, id: id, upTo: seq, observedBy: observedBy) }.map(ItemVersion.init(entity:))
+        // Before the retention horizon nothing is kept: versions folded from what was kept
+        // there (a page a later 304 still names) would be a partial story.
+        guard let horizon = try await storage({ try await tables.retentionHorizon(source: source) }) else { return versions }
+        if case .seq(let n) = point, n < horizon { throw Self.beforeHorizon(n, horizon, source) }
+        return versions.filter { $0.seq >= horizon }
+    }
+
+    static func beforeHorizon(_ seq: UInt64, _ horizon: UInt64, _ source: String) -> RepositoryError {
+        RepositoryError(
+            .notFound,
+            "seq \(seq) is before the retention horizon (seq \(horizon)) of \(source): nothing before it is kept; read from seq \(horizon) on, or change the retention with `strata source change \(source) --keep`"
+        )
     }
 
     package func diff(source name: String, from: PointInTime, to: PointInTime) async throws -> CollectionDiff {
@@ -145,11 +157,16 @@ package struct LMDBItemRepository: ItemRepository {
     /// the source as its API was seen at that date (``ItemTables/seq(source:observedAt:)``),
     /// whatever order its snapshots reached the log in; a seq is a position in the log.
     private func seq(of point: PointInTime, source: String) async throws -> UInt64? {
-        switch point {
-        case .now: nil
-        case .seq: try await log.resolve(point)
-        case .date(let d): try await storage { try await tables.seq(source: source, observedAt: Timestamp(d)) }
+        let seq: UInt64? =
+            switch point {
+            case .now: nil
+            case .seq: try await log.resolve(point)
+            case .date(let d): try await storage { try await tables.seq(source: source, observedAt: Timestamp(d)) }
+            }
+        if let seq, let horizon = try await storage({ try await tables.retentionHorizon(source: source) }), seq < horizon {
+            throw Self.beforeHorizon(seq, horizon, source)
         }
+        return seq
     }
 }
 

@@ -117,9 +117,13 @@ package struct LMDBRecordingRepository: RecordingRepository {
     private static func content(_ entry: RecordingIndex.Entry, _ snap: LogSnapshot) throws -> Content? {
         guard let event = try snap.event(seq: entry.seq) else { return nil }
         let outcome: Recording.Outcome
-        if entry.isErased, let by = try snap.rewrittenBy(event) {
-            let reason = try snap.event(seq: by).flatMap { try snap.payload(of: $0) }.flatMap { try? JSONValue(parsing: $0).value(atPath: "reason") }
-            outcome = .erased(seq: by, reason: { if case .string(let r)? = reason { r } else { "" } }())
+        if entry.isErased, let by = try snap.rewrittenBy(event), let erasure = try snap.event(seq: by) {
+            let doc = try snap.payload(of: erasure).flatMap { try? JSONValue(parsing: $0) }
+            let reason: String =
+                if erasure.type == DataEvents.retentionApplied {
+                    "before the retention horizon (seq \(erasure[metadata: "horizon"] ?? "?")) of \(erasure.stream)"
+                } else if case .string(let r)? = doc?.value(atPath: "reason") { r } else { "" }
+            outcome = .erased(seq: by, reason: reason)
         } else if event.type == TrafficEvents.exchangeFailed {
             outcome = .failure(status: nil, error: event[metadata: "error"] ?? "failed", message: event[metadata: "message"] ?? "the exchange failed")
         } else if event.type == TrafficEvents.exchangeRecorded {

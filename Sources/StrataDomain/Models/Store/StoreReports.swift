@@ -46,7 +46,7 @@ package struct StoreVerification: Sendable {
         package init(seq: UInt64, eventType: String, bodies: Int) { self.seq = seq; self.eventType = eventType; self.bodies = bodies }
         /// "3 bodies rewritten by seq 42 (forget)".
         package var summary: String {
-            let what = eventType == "ItemForgotten" ? "forget" : eventType
+            let what = eventType == "ItemForgotten" ? "forget" : eventType == "RetentionApplied" ? "retention" : eventType
             return "\(bodies) \(bodies == 1 ? "body" : "bodies") rewritten by seq \(seq) (\(what))"
         }
     }
@@ -96,6 +96,8 @@ package struct StoreStatistics: Sendable {
     package var events: Int
     package var headSeq: UInt64
     package var headHash: String
+    /// What sources' retention has dropped so far, each source's latest horizon with the totals.
+    package var retention: [RetentionDrop] = []
     package var logBytes: Int
     package var indexBytes: Int
     package var bodies: Int
@@ -158,6 +160,8 @@ package struct Compaction: Sendable, Hashable {
     package var events: UInt64
     package var bytesBefore: Int
     package var bytesAfter: Int
+    /// What sources' retention dropped before the copy was made.
+    package var retention: [RetentionDrop] = []
     package init(path: String, events: UInt64, bytesBefore: Int, bytesAfter: Int) {
         self.path = path; self.events = events; self.bytesBefore = bytesBefore; self.bytesAfter = bytesAfter
     }
@@ -168,4 +172,17 @@ package struct Compaction: Sendable, Hashable {
 package enum Replacement<Result: Sendable>: Sendable {
     case done(Result)
     case finishedEarlierSwap
+}
+
+/// What one source's retention dropped: the bodies only events before its horizon carried.
+package struct RetentionDrop: Sendable, Hashable {
+    package var source: String
+    /// The `RetentionApplied` event's seq, and the first seq kept.
+    package var seq: UInt64
+    package var horizon: UInt64
+    package var bodies: Int
+    package var bytes: Int
+    package init(source: String, seq: UInt64, horizon: UInt64, bodies: Int, bytes: Int) {
+        self.source = source; self.seq = seq; self.horizon = horizon; self.bodies = bodies; self.bytes = bytes
+    }
 }
