@@ -28,6 +28,7 @@ extension PostgresTeamLog {
         // and appended (a body both batches need may then be downloaded twice; never missed,
         // since a batch references a body only when the store holds it already).
         var current = try await pullBatch(after: position, store, batch)
+        let erasures = ErasureListings(log: self)
         while let batchNow = current {
             async let following = pullBatch(after: batchNow.rows.last!.seq, store, batch)
             do {
@@ -45,7 +46,13 @@ extension PostgresTeamLog {
                     var reference: PayloadReference?
                     if let h = e.bodyHash {
                         if let body = batchNow.bodies[h] {
-                            guard Hashing.sha256(body) == h else {
+                            // A body that no longer hashes to its digest was erased (`strata forget`,
+                            // retention) on the node that pushed it before it was pushed: what the
+                            // log holds is the erased form, and this node stores that, under its own
+                            // digest. Anything else changed in the database is refused.
+                            let digest = Hashing.sha256(body)
+                            let erased = digest != h ? try await erasures.lists(h, digest, stream: e.stream) : false
+                            guard digest == h || erased else {
                                 throw TeamLogError(.corrupted, "the team log's body \(h.prefix(8)) does not match its hash")
                             }
                             payload = body
@@ -100,6 +107,38 @@ extension PostgresTeamLog {
             return (bodies, bytes)
         }
         return PullBatch(rows: rows, bodies: bodies, bodyBytes: bytes)
+    }
+
+    /// The `[original, now]` digest pairs the log's erasure events list (events whose metadata
+    /// has `rewrites`: ``EventStore/rewriteRecord(_:)``), by stream, read once per stream.
+    final class ErasureListings {
+        let log: PostgresTeamLog
+        private var byStream: [String: Set<[UInt8]>] = [:]
+        init(log: PostgresTeamLog) { self.log = log }
+
+        func lists(_ original: [UInt8], _ now: [UInt8], stream: String) async throws -> Bool {
+            if byStream[stream] == nil { byStream[stream] = try await log.erasurePairs(stream: stream) }
+            return byStream[stream]!.contains(original + now)
+        }
+    }
+
+    /// Every pair the stream's erasure events list, each as original ++ now.
+    func erasurePairs(stream: String) async throws -> Set<[UInt8]> {
+        try await run("read the team log's erasures") { [self] in
+            var pairs = Set<[UInt8]>()
+            let query: PostgresQuery =
+                #"SELECT b.stored FROM strata_events e JOIN strata_bodies b ON b.hash = e.body_hash WHERE e.stream = \#(stream) AND e.metadata @> '[["rewrites"]]'::jsonb"#
+            for try await stored in try await client.query(query, logger: logger).decode(ByteBuffer.self) {
+                let body = try PortableBody.decode(Array(stored.readableBytesView))
+                guard case .array(let list)? = try JSONValue(parsing: body).value(atPath: "rewrites") else { continue }
+                for case .array(let pair) in list {
+                    guard pair.count == 2, case .string(let o) = pair[0], case .string(let n) = pair[1], let a = [UInt8](hex: o), let b = [UInt8](hex: n)
+                    else { continue }
+                    pairs.insert(a + b)
+                }
+            }
+            return pairs
+        }
     }
 
     struct Row: Sendable {

@@ -173,4 +173,28 @@ import Testing
         }
         _ = pg
     }
+
+    /// A store that forgot an item before it ever pushed: the log receives the erased forms, and a
+    /// node pulling them checks each against the erasure event's list instead of refusing it.
+    @Test func anErasureMadeBeforeTheFirstPushReachesANewNodeErased() async throws {
+        let pg = try await offPoolThread { try PostgresServer() }
+        try await withFixtureServer { fixture in
+            let (a, c) = (makeStoreDir(), makeStoreDir())
+            let marks = try await Self.history(fixture, store: a, rounds: 2)
+            #expect(try await strata(["forget", "cars", "3", "--reason", "before sharing"], store: a).status == 0)
+            for store in [a, c] { #expect(try await strata(["remote", "add", "team", pg.url], store: store).status == 0) }
+            let push = try await strata(["remote", "push"], store: a)
+            #expect(push.status == 0, "\(push.stderr)")
+            let pull = try await strata(["remote", "pull"], store: c)
+            #expect(pull.status == 0, "\(pull.stderr)")
+            let show = try await strata(["show", "cars", "3", "--offline"], store: c)
+            #expect(show.status == 3 && show.stderr.contains("before sharing"), "\(show.stderr)")
+            #expect(try await strata(["verify"], store: c).status == 0)
+            let x = try await strata(["list", "cars", "--format", "json"], store: a), y = try await strata(["list", "cars", "--format", "json"], store: c)
+            #expect(x.stdout == y.stdout)
+            let events = try await strata(["export", "--events", "--payloads"], store: c).stdout
+            for mark in marks { #expect(!events.contains(mark), "\(mark) on the new node") }
+        }
+        _ = pg
+    }
 }

@@ -56,7 +56,7 @@ public struct ItemErasure: Sendable {
         payload["erased"] = .number(String(plan.erased))
         let event = NewEvent(
             type: DataEvents.itemForgotten, stream: source.name,
-            metadata: [("source", source.name), ("items", String(keys.count)), ("by", actor)],
+            metadata: [("source", source.name), ("items", String(keys.count)), ("by", actor), ("rewrites", String(plan.rewrites.count))],
             payload: JSONValue.object(payload).canonicalBytes)
         let seq = try await store.append(event).seq
         try await store.rewriteBodies(plan.rewrites, by: seq)
@@ -79,7 +79,10 @@ public struct ItemErasure: Sendable {
             for case .array(let pair) in pairs {
                 guard pair.count == 2, case .string(let o) = pair[0], case .string(let n) = pair[1], let original = [UInt8](hex: o), let now = [UInt8](hex: n)
                 else { continue }
-                if try await store.rewrittenBy(original) != e.seq { listed[original] = now }
+                // A body this store never held as it was (pulled from a team log already in its
+                // erased form, under that form's own digest) has nothing left to rewrite.
+                guard try await store.rewrittenBy(original) != e.seq, try await !store.storedBodies([original]).isEmpty else { continue }
+                listed[original] = now
             }
             guard !listed.isEmpty else { continue }
             // The event names its items by digest only: they are found again among the

@@ -96,7 +96,10 @@ public struct SourceRetention: Sendable {
         ])
         let event = NewEvent(
             type: DataEvents.retentionApplied, stream: source.name,
-            metadata: [("source", source.name), ("horizon", String(horizon)), ("bodies", String(rewrites.count)), ("bytes", String(bytes))],
+            metadata: [
+                ("source", source.name), ("horizon", String(horizon)), ("bodies", String(rewrites.count)), ("bytes", String(bytes)),
+                ("rewrites", String(rewrites.count))
+            ],
             payload: payload.canonicalBytes)
         let seq = try await store.append(event).seq
         try await store.rewriteBodies(rewrites, by: seq)
