@@ -51,7 +51,7 @@ public enum DataProjections {
                 throw DocumentError("page event without a source or body")
             }
             let url = event[metadata: "url"] ?? ""
-            var items = try ItemExtraction(metadataOf: event).itemsOnly(in: body, url: url)
+            var (_, items) = try ItemExtraction(metadataOf: event).items(in: body, url: url)
             try IgnoredFields(source: source, ctx)?.keepUnchanged(&items)
             let overlay = PendingOverlay(context: ctx, source: source)
             if try overlay.isEmpty() { return items.map { .put(collection: source, key: $0.key, document: $0.item) } }

@@ -43,20 +43,6 @@ public struct ItemExtraction: Sendable {
         } else {
             container = doc
         }
-        return (doc, try items(ofContainer: container, url: url))
-    }
-
-    /// The items alone, in order, keyed by id: only the items' container is built into values (the
-    /// rest of the body is checked, not built), so a body whose items are a minority of its bytes
-    /// costs the parse of its items. Answers and fails exactly as ``items(in:url:)`` does.
-    public func itemsOnly(in body: [UInt8], url: String) throws(FetchError) -> [(key: String, item: JSONValue)] {
-        guard let itemsPath else { return try items(in: body, url: url).items }
-        // Anything unusual (not JSON, no such path) takes the whole path, for its exact error.
-        guard let container = try? JSONValue.value(atPath: itemsPath, inText: body) else { return try items(in: body, url: url).items }
-        return try items(ofContainer: container, url: url)
-    }
-
-    private func items(ofContainer container: JSONValue, url: String) throws(FetchError) -> [(key: String, item: JSONValue)] {
         var out: [(String, JSONValue)] = []
         var seen = Set<String>()
         switch container {
@@ -80,7 +66,7 @@ public struct ItemExtraction: Sendable {
             throw FetchError(
                 code: .wrongType, message: "expected an array of items\(itemsPath.map { " at '\($0)'" } ?? ""), got \(container.kindName)", url: url)
         }
-        return out
+        return (doc, out)
     }
 
     private func id(of item: JSONValue, index: Int, url: String) throws(FetchError) -> String {

@@ -32,7 +32,7 @@ public enum SchemaProjection {
         case DataEvents.pageFetched, DataEvents.pageNotModified:
             if try ctx.wasDroppedByRetention(event) { return [] }
             guard let body = try ctx.payload(of: event) else { throw DocumentError("page event without a body") }
-            let items = try ItemExtraction(metadataOf: event).itemsOnly(in: body, url: event[metadata: "url"] ?? "")
+            let (_, items) = try ItemExtraction(metadataOf: event).items(in: body, url: event[metadata: "url"] ?? "")
             for (key, item) in items {
                 let shape = Shape(of: item, prefix: "")
                 try fields.replace(try stored(reader, "items/" + source, key), with: shape, document: item)
