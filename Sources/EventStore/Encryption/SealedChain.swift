@@ -8,37 +8,30 @@ import LMDB
 /// encrypted store's log without its key.
 enum SealedChain {
     static func link(_ seq: UInt64, chain: Database, _ schema: LogSchema, _ txn: Transaction) throws {
-        let digest = try withUnsafeBytes(of: seq.bigEndian) { key -> [UInt8] in
-            let previous: [UInt8]
-            if seq == 1 {
-                previous = Envelope.zeroHash
-            } else {
-                let p = try withUnsafeBytes(of: (seq - 1).bigEndian) { try txn.getRaw(chain, key: $0).map { [UInt8]($0) } }
-                guard let p, p.count == 32 else { throw EventStoreError.corrupted("the sealed chain has no link for seq \(seq - 1); run `strata verify`") }
-                previous = p
-            }
-            return try Self.digest(previous: previous, envelope: txn.getRaw(schema.events, key: key), body: txn.getRaw(schema.bodies, key: key))
-        }
-        _ = try withUnsafeBytes(of: seq.bigEndian) { key in
-            try digest.withUnsafeBytes { try txn.putRaw(chain, key: key, value: $0, flags: .append) }
+        try put(seq, chain: chain, schema, txn, flags: .append)
+    }
+
+    /// The link before `seq` (32 zero bytes before seq 1).
+    private static func previous(_ seq: UInt64, chain: Database, _ txn: Transaction) throws -> [UInt8] {
+        guard seq > 1 else { return Envelope.zeroHash }
+        let p = try withUnsafeBytes(of: (seq - 1).bigEndian) { try txn.getRaw(chain, key: $0).map { [UInt8]($0) } }
+        guard let p, p.count == 32 else { throw EventStoreError.corrupted("the sealed chain has no link for seq \(seq - 1); run `strata verify`") }
+        return p
+    }
+
+    /// Computes the link of `seq` over its stored rows as they are and stores it.
+    private static func put(_ seq: UInt64, chain: Database, _ schema: LogSchema, _ txn: Transaction, flags: Transaction.PutFlags) throws {
+        let previous = try previous(seq, chain: chain, txn)
+        try withUnsafeBytes(of: seq.bigEndian) { key in
+            let digest = try Self.digest(previous: previous, envelope: txn.getRaw(schema.events, key: key), body: txn.getRaw(schema.bodies, key: key))
+            _ = try digest.withUnsafeBytes { try txn.putRaw(chain, key: key, value: $0, flags: flags) }
         }
     }
 
     /// Computes the link of `seq` again over its stored rows as they are now (a body rewritten
     /// in place), replacing the one there; the links after it must be computed again too.
     static func relink(_ seq: UInt64, chain: Database, _ schema: LogSchema, _ txn: Transaction) throws {
-        let previous: [UInt8]
-        if seq == 1 {
-            previous = Envelope.zeroHash
-        } else {
-            let p = try withUnsafeBytes(of: (seq - 1).bigEndian) { try txn.getRaw(chain, key: $0).map { [UInt8]($0) } }
-            guard let p, p.count == 32 else { throw EventStoreError.corrupted("the sealed chain has no link for seq \(seq - 1); run `strata verify`") }
-            previous = p
-        }
-        try withUnsafeBytes(of: seq.bigEndian) { key in
-            let digest = try Self.digest(previous: previous, envelope: txn.getRaw(schema.events, key: key), body: txn.getRaw(schema.bodies, key: key))
-            _ = try digest.withUnsafeBytes { try txn.putRaw(chain, key: key, value: $0) }
-        }
+        try put(seq, chain: chain, schema, txn, flags: [])
     }
 
     static func digest(previous: [UInt8], envelope: UnsafeRawBufferPointer?, body: UnsafeRawBufferPointer?) -> [UInt8] {
