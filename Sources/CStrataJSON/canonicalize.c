@@ -122,6 +122,8 @@ static int valid_utf8(const uint8_t *b, size_t n) {
     return 1;
 }
 
+int strata_utf8_valid(const uint8_t *b, size_t n) { return valid_utf8(b, n); }
+
 /// Moves the cursor from an opening quote to the first quote, backslash or control character
 /// after it; sets `*high` when a byte on the way is not ASCII.
 static inline void scan_string(state *s, int *high) {

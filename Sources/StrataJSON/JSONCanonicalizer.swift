@@ -133,12 +133,88 @@ extension JSONParser {
         }
     }
 
-    /// Moves past a string, validated as ``parseString()`` does (escapes through it).
+    /// Moves past a string, validated as ``parseString()`` does, without decoding it: the runs
+    /// between escapes are checked as UTF-8 in place and the escapes by their grammar. Anything
+    /// wrong is handed to ``parseString()`` from the opening quote, for its error and offset.
     mutating func skipString() throws(JSONParseError) {
+        let open = i
         if let (s, ascii) = try scanPlainString() {
             guard ascii || Self.isValidUTF8(s) else { throw fail("invalid UTF-8 in a string") }
             return
         }
+        if skipEscapedString() { return }
+        i = open
         _ = try parseString()
+    }
+
+    /// Moves `i` to the next quote, backslash or control character (or the end), eight bytes at a
+    /// time where it can (as ``scanPlainString()``); returns whether a byte on the way is not ASCII.
+    private mutating func skipPlainRun() -> Bool {
+        var high: UInt64 = 0
+        if let base = b.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            while i + 8 <= b.count {
+                let v = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let quote = v ^ (ones &* 0x22), backslash = v ^ (ones &* 0x5C)
+                let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((v &- ones &* 0x20) & ~v)
+                if special & highs != 0 { break }
+                high |= v
+                i += 8
+            }
+            high &= highs
+        }
+        while i < b.count {
+            let c = b[i]
+            if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { break }
+            if c >= 0x80 { high = 1 }
+            i += 1
+        }
+        return high != 0
+    }
+
+    /// Moves past the string at `i` (its opening quote) and returns true when it is valid; false
+    /// (leaving `i` anywhere) when it is not.
+    private mutating func skipEscapedString() -> Bool {
+        i += 1
+        var run = i
+        var high = false
+        func runIsValid(_ end: Int) -> Bool {
+            !high || Self.isValidUTF8(UnsafeRawBufferPointer(rebasing: b[run..<end]))
+        }
+        while i < b.count {
+            if skipPlainRun() { high = true }
+            guard i < b.count else { return false }
+            let c = b[i]
+            if c == UInt8(ascii: "\"") {
+                guard runIsValid(i) else { return false }
+                i += 1
+                return true
+            }
+            if c < 0x20 { return false }
+            if c >= 0x80 { high = true }
+            guard c == UInt8(ascii: "\\") else { i += 1; continue }
+            guard runIsValid(i), i + 1 < b.count else { return false }
+            let e = b[i + 1]
+            i += 2
+            switch e {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"),
+                UInt8(ascii: "r"), UInt8(ascii: "t"):
+                break
+            case UInt8(ascii: "u"):
+                guard let scalar = try? hex4() else { return false }
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard b.count - i >= 6, b[i] == 92, b[i + 1] == UInt8(ascii: "u") else { return false }
+                    i += 2
+                    guard let low = try? hex4(), (0xDC00...0xDFFF).contains(low) else { return false }
+                } else if (0xDC00...0xDFFF).contains(scalar) {
+                    return false
+                }
+            default:
+                return false
+            }
+            run = i
+            high = false
+        }
+        return false
     }
 }

@@ -20,4 +20,8 @@
 /// them past 1 MiB).
 ptrdiff_t strata_json_canonicalize(const uint8_t *in, size_t len, uint8_t *out);
 
+/// Whether `b[0..<n]` is well-formed UTF-8 (no overlongs, surrogates or values past U+10FFFF):
+/// exactly what Swift's decoding keeps without repairing. 1 or 0.
+int strata_utf8_valid(const uint8_t *b, size_t n);
+
 #endif
