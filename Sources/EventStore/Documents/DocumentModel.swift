@@ -8,6 +8,10 @@ public enum DocumentOperation: Sendable, Hashable {
     /// The document under `key` is now the JSON text `json`: canonicalized straight from the text
     /// (the tree is only built when the collection has indexes). Malformed text throws.
     case putJSON(collection: String, key: String, json: [UInt8])
+    /// The present document under `key` is unchanged: it is only marked seen (for ``sweep``),
+    /// as a put of the same document would; nothing when it is absent or removed. For an
+    /// extractor that knows its document did not change without building it again.
+    case seen(collection: String, key: String)
     /// The document under `key` is gone.
     case remove(collection: String, key: String)
     /// The complete set of documents in `collection`: absent keys are removed.
@@ -24,6 +28,7 @@ public enum DocumentOperation: Sendable, Hashable {
         case let (.put(c1, k1, d1), .put(c2, k2, d2)): return c1 == c2 && k1 == k2 && d1 == d2
         case let (.putJSON(c1, k1, j1), .putJSON(c2, k2, j2)): return c1 == c2 && k1 == k2 && j1 == j2
         case let (.remove(c1, k1), .remove(c2, k2)): return c1 == c2 && k1 == k2
+        case let (.seen(c1, k1), .seen(c2, k2)): return c1 == c2 && k1 == k2
         case let (.snapshot(c1, d1), .snapshot(c2, d2)):
             return c1 == c2 && d1.count == d2.count && zip(d1, d2).allSatisfy { $0.key == $1.key && $0.document == $1.document }
         case let (.sweep(c1, s1), .sweep(c2, s2)): return c1 == c2 && s1 == s2
@@ -40,6 +45,7 @@ public enum DocumentOperation: Sendable, Hashable {
         case let .sweep(c, s): h.combine(3); h.combine(c); h.combine(s)
         case let .index(c, p): h.combine(4); h.combine(c); h.combine(p)
         case let .putJSON(c, k, _): h.combine(5); h.combine(c); h.combine(k)
+        case let .seen(c, k): h.combine(6); h.combine(c); h.combine(k)
         }
     }
 }

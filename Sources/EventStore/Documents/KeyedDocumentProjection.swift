@@ -111,6 +111,9 @@ public struct KeyedDocumentProjection: Projection {
             case let .remove(collection, key):
                 try Self.validate(collection, key)
                 try remove(collection, key, event, context)
+            case let .seen(collection, key):
+                try Self.validate(collection, key)
+                try markSeen(collection, key, event, context)
             case let .snapshot(collection, documents):
                 try Self.validate(collection, "x")
                 var seen = Set<String>()
@@ -226,6 +229,18 @@ public struct KeyedDocumentProjection: Projection {
             // Only other tables were written since the seek: the cursor is still on the key's
             // entry, or where the new key goes.
             try record.withEncoded { try cursor.put(key: ck, value: $0, flags: found != nil ? .current : []) }
+        }
+    }
+
+    func markSeen(_ collection: String, _ key: String, _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
+        let cursor = try ctx.memo.currentCursor ?? ctx.transaction.cursor(ctx.tables["current"])
+        ctx.memo.currentCursor = cursor
+        try Self.withKeys(collection, key, event.seq, ctx.tables) { ck, _ in
+            guard let existing = try cursor.seek(exactly: ck) else { return }
+            var record = try CurrentRecord(existing)
+            guard !record.removed, record.lastSeenSeq != event.seq else { return }
+            record.lastSeenSeq = event.seq
+            try record.withEncoded { try cursor.put(key: ck, value: $0, flags: .current) }
         }
     }
 

@@ -157,10 +157,47 @@ public struct ProjectionContext {
         return made
     }
 
+    /// A value worked out from `event` (its body, its metadata: nothing else) once per batch or
+    /// chunk and shared by every projection that folds the event in it — the items of a list
+    /// page, which two projections read. `kind` names what `make` computes (with whatever
+    /// parameters it takes from the event); `make` also tells roughly how many bytes the value
+    /// holds, and the oldest values are let go past 64 MiB in all.
+    public func shared<T>(_ event: RecordedEvent, _ kind: String, _ make: () throws -> (value: T, bytes: Int)) throws -> T {
+        try payloads.shared.value(SharedValues.Key(seq: event.seq, kind: kind), make)
+    }
+
     /// Whether `json` is the event's whole payload (the same buffer, usually: then no bytes are
     /// compared). Decided by content, so a rebuild decides as the append did.
     func isPayload(_ json: [UInt8], of event: RecordedEvent) throws -> Bool {
         try payloads.isPayload(json, of: event, in: transaction)
+    }
+}
+
+/// The values behind ``ProjectionContext/shared(_:_:_:)``: one per event and kind, for the life
+/// of one ``PayloadSource`` (one transaction, so a body rewritten later is never read stale).
+final class SharedValues {
+    struct Key: Hashable {
+        var seq: UInt64
+        var kind: String
+    }
+
+    static let budget = 64 << 20
+    private var values: [Key: (value: Any, bytes: Int)] = [:]
+    private var order: [Key] = []
+    private var first = 0
+    private var bytes = 0
+
+    func value<T>(_ key: Key, _ make: () throws -> (value: T, bytes: Int)) throws -> T {
+        if let held = values[key], let value = held.value as? T { return value }
+        let made = try make()
+        values[key] = (made.value, made.bytes)
+        order.append(key)
+        bytes += made.bytes
+        while bytes > Self.budget, first < order.count - 1 {
+            if let gone = values.removeValue(forKey: order[first]) { bytes -= gone.bytes }
+            first += 1
+        }
+        return made.value
     }
 }
 
@@ -198,6 +235,8 @@ final class PayloadSource {
     private let zstd: ZstdContext
     /// Bodies of the batch being appended.
     private var pending: [UInt64: StagedBody] = [:]
+    /// Values worked out from events and shared by the projections folding them here.
+    let shared = SharedValues()
     /// Bodies of the chunk being folded, read ahead.
     var ahead: BodyArena?
     /// Bodies of the chunk being folded, prepared on a helper thread while it folds.

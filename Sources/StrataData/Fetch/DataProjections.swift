@@ -30,7 +30,7 @@ public enum DataProjections {
     /// Local writes are overlaid on the fetched documents (``PendingOverlay``): an item with open
     /// writes shows them, through fetches, until the server answers.
     public static let items = KeyedDocumentProjection(
-        name: "items", version: 18,
+        name: "items", version: 19,
         eventTypes: Set([DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted])
             .union(WriteEvents.writes).union(WriteEvents.outcomes),
         extraTables: PendingOverlay.tables + [IgnoredFields.table]
@@ -51,9 +51,14 @@ public enum DataProjections {
                 throw DocumentError("page event without a source or body")
             }
             let url = event[metadata: "url"] ?? ""
-            var (_, items) = try ItemExtraction(metadataOf: event).items(in: body, url: url)
-            try IgnoredFields(source: source, ctx)?.keepUnchanged(&items)
+            let ignored = try IgnoredFields(source: source, ctx)
             let overlay = PendingOverlay(context: ctx, source: source)
+            // The usual page: each item's canonical text, with no tree (shared with the schema).
+            if ignored == nil, try overlay.isEmpty() {
+                return try ItemExtraction.pageItems(event, body: body, ctx).map { .putJSON(collection: source, key: $0.key, json: $0.canonical) }
+            }
+            var (_, items) = try ItemExtraction(metadataOf: event).items(in: body, url: url)
+            try ignored?.keepUnchanged(&items)
             if try overlay.isEmpty() { return items.map { .put(collection: source, key: $0.key, document: $0.item) } }
             return try items.map { try overlay.serverPut($0.key, $0.item) ?? .put(collection: source, key: $0.key, document: $0.item) }
         case DataEvents.fetchCompleted:

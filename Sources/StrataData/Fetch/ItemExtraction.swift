@@ -69,6 +69,82 @@ public struct ItemExtraction: Sendable {
         return (doc, out)
     }
 
+    /// Checks a list body as ``items(in:url:)`` does — the same answer, the same error — without
+    /// building its tree: what an import does with every snapshot before it is stored.
+    public func check(_ body: [UInt8], url: String) throws(FetchError) {
+        if scan(body) == nil { _ = try items(in: body, url: url) }
+    }
+
+    /// The items of a list body, in order, keyed by id, each as its canonical JSON: the answer of
+    /// ``items(in:url:)`` (and its errors) with each item's `canonicalBytes`, worked out from the
+    /// text with no tree when the body is ordinary.
+    public func canonicalItems(in body: [UInt8], url: String) throws(FetchError) -> [(key: String, canonical: [UInt8])] {
+        if let spans = scan(body) {
+            var out: [(key: String, canonical: [UInt8])] = []
+            out.reserveCapacity(spans.count)
+            let canonical: [[UInt8]]? = body.withUnsafeBytes { raw in
+                var forms: [[UInt8]] = []
+                forms.reserveCapacity(spans.count)
+                for s in spans {
+                    guard let c = try? JSONValue.canonicalize(UnsafeRawBufferPointer(rebasing: raw[s.range])) else { return nil }
+                    forms.append(c)
+                }
+                return forms
+            }
+            if let canonical {
+                for (s, c) in zip(spans, canonical) { out.append((s.key, c)) }
+                return out
+            }
+        }
+        return try items(in: body, url: url).items.map { ($0.key, $0.item.canonicalBytes) }
+    }
+
+    /// ``canonicalItems(in:url:)`` of a page event's body, worked out once per batch for every
+    /// projection that folds the page (the items, the schema).
+    static func pageItems(_ event: RecordedEvent, body: [UInt8], _ ctx: ProjectionContext) throws -> [(key: String, canonical: [UInt8])] {
+        let extraction = ItemExtraction(metadataOf: event)
+        let kind = "page-items\u{0}\(extraction.itemsPath ?? "")\u{0}\(extraction.idPaths.joined(separator: ","))"
+        return try ctx.shared(event, kind) {
+            let items = try extraction.canonicalItems(in: body, url: event[metadata: "url"] ?? "")
+            return (items, items.reduce(0) { $0 + $1.key.utf8.count + $1.canonical.count + 48 })
+        }
+    }
+
+    /// The ids and byte ranges of the items of an ordinary list body: valid JSON, the items where
+    /// the path says, every id a non-empty string or a number, no duplicates. nil for anything
+    /// else, which ``items(in:url:)`` then answers (or explains) from the tree.
+    func scan(_ body: [UInt8]) -> [(key: String, range: Range<Int>)]? {
+        body.withUnsafeBytes { raw -> [(key: String, range: Range<Int>)]? in
+            guard let container = try? JSONSpans.container(atPath: itemsPath ?? "", in: raw) else { return nil }
+            switch container {
+            case .array(let ranges):
+                guard idPaths != ["@key"] else { return nil }
+                var out: [(key: String, range: Range<Int>)] = []
+                out.reserveCapacity(ranges.count)
+                var seen = Set<String>(minimumCapacity: ranges.count)
+                for r in ranges {
+                    let item = UnsafeRawBufferPointer(rebasing: raw[r])
+                    var parts: [String] = []
+                    for p in idPaths {
+                        switch try? JSONSpans.scalar(atPath: p, in: item) {
+                        case .string(let s)? where !s.isEmpty: parts.append(s)
+                        case .number(let n)?: parts.append(n)
+                        default: return nil
+                        }
+                    }
+                    let key = parts.count == 1 ? parts[0] : parts.joined(separator: ":")
+                    guard !key.utf8.contains(0), key.utf8.count <= 400, seen.insert(key).inserted else { return nil }
+                    out.append((key, r))
+                }
+                return out
+            case .object(let members) where idPaths == ["@key"]:
+                return members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { ($0.key, $0.range) }
+            default:
+                return nil
+            }
+        }
+    }
+
     private func id(of item: JSONValue, index: Int, url: String) throws(FetchError) -> String {
         var parts: [String] = []
         for p in idPaths {

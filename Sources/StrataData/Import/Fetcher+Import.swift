@@ -99,7 +99,7 @@ extension Fetcher {
                     throw FetchError(code: .malformedJSON, message: "the snapshot is empty", url: snapshot.url)
                 }
                 if let redactor = context.redactor { snapshot.body = try redactor.list(snapshot.body, items: source.items, url: snapshot.url) }
-                _ = try extraction.items(in: snapshot.body, url: snapshot.url)
+                try extraction.check(snapshot.body, url: snapshot.url)
             } catch {
                 try await recordFailure(
                     context, url: snapshot.url, stage: "import", error: error, attempt: 1, willRetry: false,

@@ -1,5 +1,6 @@
 public import EventStore
 import Foundation
+import LMDB
 
 /// The `schema` projection: the shape of each source's items and details, kept incrementally,
 /// and its drift as it happened. Collections (of a ``KeyedDocumentProjection``, so every one has
@@ -7,8 +8,8 @@ import Foundation
 ///
 /// - `items/SOURCE`, key = item id: the item's shape, a sorted array of `"PATH\tTYPE"` (a path
 ///   is dotted, `[]` for an array's elements; a type is a JSON type). Put for every item of every
-///   page (an unchanged put marks it seen); a complete pass removes the items it did not see,
-///   as the items projection does.
+///   page whose text changed, marked seen for the others; a complete pass removes the items it
+///   did not see, as the items projection does.
 /// - `details/SOURCE`, key = item id: the detail's shape, the same way (details are not swept).
 /// - `fields/SOURCE`, key = path (`detail:` before a detail's): `{"types": {TYPE: n}, "items": n,
 ///   "first": seq, "last": seq, "examples": {TYPE: value}}` — how many current items carry the
@@ -17,11 +18,17 @@ import Foundation
 ///   "gone" | "typeChanged", "before": [types], "after": [types], "items", "example"?}`.
 public enum SchemaProjection {
     public static let projection = KeyedDocumentProjection(
-        name: "schema", version: 2,
-        eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted, DataEvents.detailFetched]
+        name: "schema", version: 3,
+        eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted, DataEvents.detailFetched],
+        extraTables: [digests]
     ) { event, ctx in
         try fold(event, ctx)
     }
+
+    /// `SOURCE\0id` (a keyed digest of it in an encrypted store) → the 16-byte digest of the
+    /// canonical item whose shape `items/SOURCE` holds, while it holds one: an item whose text is
+    /// unchanged is not walked again (most of a page, most of the time).
+    static let digests = "item-digests"
 
     static func fold(_ event: RecordedEvent, _ ctx: ProjectionContext) throws -> [DocumentOperation] {
         guard let source = event[metadata: "source"] else { throw DocumentError("\(event.type) without a source") }
@@ -32,11 +39,20 @@ public enum SchemaProjection {
         case DataEvents.pageFetched, DataEvents.pageNotModified:
             if try ctx.wasDroppedByRetention(event) { return [] }
             guard let body = try ctx.payload(of: event) else { throw DocumentError("page event without a body") }
-            let (_, items) = try ItemExtraction(metadataOf: event).items(in: body, url: event[metadata: "url"] ?? "")
-            for (key, item) in items {
+            let seen = ctx.tables[digests]
+            for (key, canonical) in try ItemExtraction.pageItems(event, body: body, ctx) {
+                // An item whose text is what it was has the shape it had: only marked seen.
+                let rowKey = ctx.tables.text(source + "\u{0}" + key)
+                let digest = Hashing.sha256(canonical, prefix: 16)
+                if let was = try ctx.transaction.get(seen, key: rowKey), was == digest {
+                    ops.append(.seen(collection: "items/" + source, key: key))
+                    continue
+                }
+                let item = try JSONValue(parsing: canonical)
                 let shape = Shape(of: item, prefix: "")
                 try fields.replace(try stored(reader, "items/" + source, key), with: shape, document: item)
                 ops.append(.put(collection: "items/" + source, key: key, document: shape.json))
+                _ = try ctx.transaction.put(seen, key: rowKey, value: digest)
             }
         case DataEvents.fetchCompleted:
             guard event[metadata: "complete"] == "true", let pages = event[metadata: "pages"].flatMap(UInt64.init), pages < event.seq else { return [] }
@@ -44,6 +60,7 @@ public enum SchemaProjection {
             for (key, summary) in try reader.summaries(collection: "items/" + source) where !summary.removed && summary.lastSeenSeq < since {
                 try fields.replace(try stored(reader, "items/" + source, key), with: nil, document: nil)
                 ops.append(.remove(collection: "items/" + source, key: key))
+                _ = try ctx.transaction.delete(ctx.tables[digests], key: ctx.tables.text(source + "\u{0}" + key))
             }
         case DataEvents.detailFetched:
             // An erased detail (`strata forget`) has no shape.
