@@ -79,6 +79,48 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
+    /// A batch's versions of one URL have their deltas compressed off the writer, against the
+    /// version before them in the batch: the rows are byte for byte those of the same versions
+    /// appended one at a time, also where the guess is wrong (a version that repeats an older one
+    /// stores nothing, so the next one follows another body than the batch says).
+    @Test func deltasWorkedOutAheadAreTheRowsTheWriterWouldStore() async throws {
+        let versions = [0, 1, 2, 0, 3, 4, 5, 6, 7, 8]
+        func events(_ k: Int) -> [NewEvent] {
+            [
+                NewEvent(
+                    id: "a\(k)", type: "CollectionPageFetched", stream: "src", metadata: [("url", "http://api.test/items")], payload: Self.list(versions[k])),
+                NewEvent(
+                    id: "b\(k)", type: "CollectionPageFetched", stream: "src", metadata: [("url", "http://api.test/other")],
+                    payload: Self.list(versions[k], salt: "-b"))
+            ]
+        }
+        let batched = try await EventStore.open(at: makeTempDir(), projections: [], options: Self.options(keyframeInterval: 6))
+        _ = try await batched.append(versions.indices.flatMap(events))
+        let single = try await EventStore.open(at: makeTempDir(), projections: [], options: Self.options(keyframeInterval: 6))
+        for k in versions.indices { _ = try await single.append(events(k)) }
+        func stored(_ store: EventStore) throws -> [UInt64: [UInt8]] {
+            try store.environment.read { txn in
+                var out: [UInt64: [UInt8]] = [:]
+                let c = try txn.cursor(store.schema.bodies)
+                var e = try c.first()
+                while let row = e {
+                    out[UInt64(bigEndianBytes: row.key)] = [UInt8](row.value)
+                    e = try c.next()
+                }
+                return out
+            }
+        }
+        let (a, b) = (try stored(batched), try stored(single))
+        #expect(a.count == 18, "two repeated versions store nothing")
+        #expect(a.keys.sorted() == b.keys.sorted())
+        for seq in a.keys.sorted() {
+            let same = a[seq] == b[seq]
+            #expect(same, "seq \(seq): \(a[seq]?.count ?? 0) bytes batched, \(b[seq]?.count ?? 0) one at a time")
+        }
+        #expect(try Self.rows(batched).values.filter { $0.codec == BlobCodec.delta }.count >= 12)
+        #expect(try await batched.verify().ok)
+    }
+
     /// A keyframe that restarts a chain is compressed at ``DeltaChains/keyframeLevel`` (when that
     /// is smaller); the first body of a URL at the usual level, so a first fetch is not slower.
     @Test func aKeyframeThatRestartsAChainIsDenser() async throws {

@@ -15,6 +15,14 @@ import LMDB
 /// twice are remembered: a lineage's second version decodes its base from the log once, and a
 /// fetch of many URLs each seen once (the details of a list) keeps none of their bodies alive
 /// (a fetch of 2,000 details of 4 KB: 12 MB less resident, 2,000 fewer page faults).
+/// A body's delta frame against the body it is expected to follow in its lineage
+/// (``DeltaChains/row(for:hash:whole:seq:lineage:schema:txn:context:speculative:)``).
+struct SpeculativeDelta: Sendable {
+    /// The SHA-256 of the base body.
+    var baseHash: [UInt8]
+    var frame: [UInt8]
+}
+
 public final class DeltaChains {
     /// Bodies smaller than this are compressed on their own: a delta saves little there, and
     /// small documents stay one zstd call from their bytes.
@@ -83,25 +91,31 @@ public final class DeltaChains {
         lineage(stream: event.stream, type: event.type) { event[metadata: $0] }
     }
 
+    /// The zstd level of a delta of a body of `size` bytes.
+    static func deltaLevel(_ size: Int) -> Int32 { size >= denseDeltaMinimum ? denseDeltaLevel : BlobCodec.level }
+
     /// The row to store for `body` (hash `hash`, whole encoding `whole`) under `seq`: a delta
     /// against the lineage's last body when that is smaller, else `whole`. Records the choice
-    /// in `lineage`.
+    /// in `lineage`. `speculative`: the body's frame against a body it was expected to follow
+    /// (the one before it in its batch, worked out off the writer); used when that body, by its
+    /// hash, is the lineage's last — the same frame the writer would compress.
     func row(
         for body: [UInt8], hash: [UInt8], whole: [UInt8], seq: UInt64, lineage: [UInt8],
-        schema: LogSchema, txn: Transaction, context: ZstdContext
+        schema: LogSchema, txn: Transaction, context: ZstdContext, speculative: SpeculativeDelta? = nil
     ) throws -> [UInt8] {
         // An incompressible body (an image) is left whole: a delta would not find much either.
         guard body.count >= Self.minimum, whole.first != BlobCodec.raw else { return whole }
         var chosen = whole
         var depth = 0
         let last = try Self.last(lineage, schema, txn)
-        if let last, last.depth + 1 < keyframeInterval, last.seq < seq,
-            let base = try base(last, lineage: lineage, schema: schema, txn: txn, context: context),
-            let delta = BlobCodec.encodeDelta(
-                body, base: base, baseSeq: last.seq, depth: last.depth + 1, context: context,
-                level: body.count >= Self.denseDeltaMinimum ? Self.denseDeltaLevel : BlobCodec.level),
-            delta.count < whole.count
-        {
+        func delta(against last: (seq: UInt64, depth: Int, hash: [UInt8])) throws -> [UInt8]? {
+            if let speculative, speculative.baseHash.prefix(8).elementsEqual(last.hash) {
+                return BlobCodec.deltaRow(frame: speculative.frame, size: body.count, baseSeq: last.seq, depth: last.depth + 1)
+            }
+            guard let base = try base(last, lineage: lineage, schema: schema, txn: txn, context: context) else { return nil }
+            return BlobCodec.encodeDelta(body, base: base, baseSeq: last.seq, depth: last.depth + 1, context: context, level: Self.deltaLevel(body.count))
+        }
+        if let last, last.depth + 1 < keyframeInterval, last.seq < seq, let delta = try delta(against: last), delta.count < whole.count {
             chosen = delta
             depth = last.depth + 1
         } else if last != nil {

@@ -29,9 +29,22 @@ final class AppendPrep: @unchecked Sendable {
     private var next = 0
     private var helperRunning = false
 
+    /// For each event whose body may be stored as a delta, the batch's last event before it with
+    /// such a body in the same lineage: the body it will most likely follow, so its delta can be
+    /// compressed here, off the writer (``DeltaChains``; an import's batch is one file's
+    /// consecutive versions).
+    private let bases: [Int?]
+
     init(_ batch: [NewEvent], documentTypes: Set<String>) {
         self.batch = batch
         self.documentTypes = documentTypes
+        var lastOf: [[UInt8]: Int] = [:]
+        bases = batch.indices.map { i in
+            guard let payload = batch[i].payload, payload.count >= DeltaChains.minimum else { return nil }
+            let lineage = DeltaChains.lineage(of: batch[i])
+            defer { lastOf[lineage] = i }
+            return lastOf[lineage]
+        }
         results = Array(repeating: nil, count: batch.count)
         done = Array(repeating: false, count: batch.count)
     }
@@ -70,9 +83,11 @@ final class AppendPrep: @unchecked Sendable {
                 }
                 publish(
                     i,
-                    PreparedBody(
-                        payload, hash: hash, stored: stored, canonical: batch[i].canonicalPayload, type: batch[i].type,
-                        documentTypes: documentTypes, zstd: zstd))
+                    speculate(
+                        i,
+                        PreparedBody(
+                            payload, hash: hash, stored: stored, canonical: batch[i].canonicalPayload, type: batch[i].type,
+                            documentTypes: documentTypes, zstd: zstd), zstd: zstd))
             }
         }
     }
@@ -139,6 +154,19 @@ final class AppendPrep: @unchecked Sendable {
     private func prepare(_ i: Int, zstd: ZstdContext, isStored: ([UInt8]) -> Bool) -> PreparedBody? {
         let e = batch[i]
         guard let payload = e.payload else { return nil }
-        return PreparedBody(payload, canonical: e.canonicalPayload, type: e.type, documentTypes: documentTypes, zstd: zstd, isStored: isStored)
+        return speculate(
+            i, PreparedBody(payload, canonical: e.canonicalPayload, type: e.type, documentTypes: documentTypes, zstd: zstd, isStored: isStored),
+            zstd: zstd)
+    }
+
+    /// `body` with its delta against its likely base (``bases``), when it is to be stored and
+    /// compresses (an incompressible body is stored whole).
+    private func speculate(_ i: Int, _ body: PreparedBody, zstd: ZstdContext) -> PreparedBody {
+        guard let j = bases[i], let encoded = body.encoded, encoded.first != BlobCodec.raw, let base = batch[j].payload,
+            let frame = zstd.compress(body.staged.body, prefix: base, level: DeltaChains.deltaLevel(body.staged.body.count))
+        else { return body }
+        var body = body
+        body.delta = SpeculativeDelta(baseHash: BlobCodec.hash(base), frame: frame)
+        return body
     }
 }

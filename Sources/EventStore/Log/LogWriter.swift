@@ -172,7 +172,7 @@ actor LogWriter {
             guard body.staged.body.count >= DeltaChains.minimum else { return (ref, whole) }
             let row = try deltas.row(
                 for: body.staged.body, hash: body.hash, whole: whole, seq: seq, lineage: DeltaChains.lineage(of: e),
-                schema: schema, txn: txn, context: zstd)
+                schema: schema, txn: txn, context: zstd, speculative: body.delta)
             return (ref, row)
         }
         if let existing = e.payloadReference {
@@ -584,6 +584,9 @@ struct PreparedBody: Sendable {
     var hash: [UInt8]
     var encoded: [UInt8]?
     var staged: StagedBody
+    /// The body as a delta of the one before it in its batch, when it has one there (see
+    /// ``AppendPrep``).
+    var delta: SpeculativeDelta?
 
     /// `canonical`: the body's canonical form, when the caller already has it.
     init(
