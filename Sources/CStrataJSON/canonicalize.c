@@ -96,6 +96,11 @@ static inline void skip_ws(state *s) {
 static int valid_utf8(const uint8_t *b, size_t n) {
     size_t i = 0;
     while (i < n) {
+#if defined(__SSE2__)
+        // ASCII sixteen bytes at a time.
+        while (n - i >= 16 && _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(b + i))) == 0) i += 16;
+        if (i >= n) break;
+#endif
         uint8_t c = b[i];
         if (c < 0x80) { i++; continue; }
         if (c >= 0xC2 && c <= 0xDF) {
@@ -152,6 +157,24 @@ static inline void scan_string(state *s, int *high) {
     *high = h;
 }
 
+/// The first quote, backslash or control character in `p..<end` (or `end`): the end of a run
+/// a string holds as it is, sixteen bytes at a time.
+static inline const uint8_t *plain_run(const uint8_t *p, const uint8_t *end) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1F);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                                       _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+        unsigned mask = (unsigned)_mm_movemask_epi8(special);
+        if (mask) return p + __builtin_ctz(mask);
+        p += 16;
+    }
+#endif
+    while (p < end && *p != '"' && *p != '\\' && *p >= 0x20) p++;
+    return p;
+}
+
 /// Copies `n` bytes to the output; `src_end` bounds what may be read past them. A short copy is
 /// one 16-byte move when both sides have room (a call to memcpy costs more than the bytes).
 static inline void put(state *s, const uint8_t *src, size_t n, const uint8_t *src_end) {
@@ -193,11 +216,15 @@ static int escaped_string(state *s, const uint8_t *start, size_t *decoded) {
     size_t n = (size_t)(s->p - start);
     memcpy(d, start, n);
     for (;;) {
+        // The run up to the next escape as it is (long texts have a few escapes).
+        const uint8_t *q = plain_run(s->p, s->end);
+        memcpy(d + n, s->p, (size_t)(q - s->p));
+        n += (size_t)(q - s->p);
+        s->p = q;
         if (s->p >= s->end) return BAD;
         uint8_t c = *s->p;
         if (c == '"') { s->p++; break; }
         if (c < 0x20) return BAD;
-        if (c != '\\') { d[n++] = c; s->p++; continue; }
         s->p++;
         if (s->p >= s->end) return BAD;
         uint8_t e = *s->p++;
@@ -248,9 +275,15 @@ static int escaped_string(state *s, const uint8_t *start, size_t *decoded) {
     static const char hex[] = "0123456789abcdef";
     uint8_t *o = s->o;
     *o++ = '"';
-    for (size_t i = 0; i < n; i++) {
-        uint8_t c = d[i];
-        if (c >= 0x20 && c != '"' && c != '\\') { *o++ = c; continue; }
+    for (size_t i = 0; i < n;) {
+        // What needs no escape is the same set a plain run stops at.
+        const uint8_t *q = plain_run(d + i, d + n);
+        size_t k = (size_t)(q - (d + i));
+        memcpy(o, d + i, k);
+        o += k;
+        i += k;
+        if (i >= n) break;
+        uint8_t c = d[i++];
         *o++ = '\\';
         switch (c) {
         case '"': *o++ = '"'; break;

@@ -181,6 +181,25 @@ import Testing
         }
     }
 
+    /// Long texts with several escapes (HTML with line breaks and quoted attributes): the runs
+    /// between escapes are copied sixteen bytes at a time, on the way in and on the way out.
+    @Test func agreesOnLongTextsWithManyEscapes() {
+        var rng = SplitMix64(seed: 78)
+        let specials = ["\\\"", "\\\\", "\\n", "\\u0001", "\\u00e9", "é", "日", "😀", "\\/", "\\t", "\\ud83d\\ude00"]
+        for _ in 0..<300 {
+            var text = ""
+            for _ in 0..<Int(rng.next() % 12) {
+                text += String(repeating: "<p a=b>", count: Int(rng.next() % 9)) + String(repeating: "x", count: Int(rng.next() % 17))
+                text += specials[Int(rng.next() % UInt64(specials.count))]
+            }
+            let doc = Array("{\"t\":\"\(text)\",\"k\\n\(text.prefix(40))\":[\"\(text)\"]}".utf8)
+            #expect(Self.direct(doc) == Self.viaTree(doc), "\(String(decoding: doc, as: UTF8.self))")
+            var m = doc
+            m[Int(rng.next() % UInt64(m.count))] = [0x22, 0x5C, 0x01, 0x7F, 0xC3, 0x20][Int(rng.next() % 6)]
+            #expect(Self.direct(m) == Self.viaTree(m), "\(String(decoding: m, as: UTF8.self))")
+        }
+    }
+
     /// The canonicalizer scans strings 16 bytes at a time and copies short texts in 16-byte moves
     /// while the input and output have room: a quote, backslash, control or non-ASCII byte at
     /// every offset, in keys and values, with the string ending the text or followed by more.
