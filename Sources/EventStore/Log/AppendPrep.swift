@@ -166,7 +166,15 @@ final class AppendPrep: @unchecked Sendable {
             let frame = zstd.compress(body.staged.body, prefix: base, level: DeltaChains.deltaLevel(body.staged.body.count))
         else { return body }
         var body = body
-        body.delta = SpeculativeDelta(baseHash: BlobCodec.hash(base), frame: frame)
+        body.delta = SpeculativeDelta(baseHash: hash(of: j), frame: frame)
         return body
+    }
+
+    /// The hash of event `j`'s body: as prepared, when it is, else worked out.
+    private func hash(of j: Int) -> [UInt8] {
+        condition.lock()
+        let known = done[j] ? results[j]?.hash : nil
+        condition.unlock()
+        return known ?? BlobCodec.hash(batch[j].payload!)
     }
 }
