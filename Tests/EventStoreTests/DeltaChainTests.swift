@@ -121,6 +121,27 @@ import Testing
         #expect(try await batched.verify().ok)
     }
 
+    /// A rewrite of the bottom of a chain (a retention dropping the oldest version) stores the
+    /// rows above it whole again; the next version then starts a new chain instead of claiming a
+    /// depth on a base that is a keyframe now, and every version reads back.
+    @Test func aVersionAfterARewriteBelowItsChainReadsBack() async throws {
+        let store = try await EventStore.open(at: makeTempDir(), projections: [], options: Self.options(keyframeInterval: 8))
+        for v in 0..<4 { _ = try await store.append([Self.page(v)]) }
+        let by = try await store.append(NewEvent(type: "Dropped", stream: "src")).seq
+        #expect(try await store.rewriteBodies([BodyRewrite(original: Hashing.sha256(Self.list(0)), content: Array("{}".utf8))], by: by) == 1)
+        _ = try await store.append([Self.page(4)])
+        _ = try await store.append([Self.page(5)])
+        for e in try await store.events(EventQuery()) where e.type == "CollectionPageFetched" {
+            let v = Int(e.id.split(separator: "#").last!)!
+            let same = try await store.payload(of: e) == (v == 0 ? Array("{}".utf8) : Self.list(v))
+            #expect(same, "version \(v)")
+        }
+        // Every delta is exactly one deeper than its base.
+        let rows = try Self.rows(store)
+        for (seq, row) in rows { if let base = row.base { #expect(rows[base]?.depth == row.depth - 1, "seq \(seq)") } }
+        #expect(rows.values.contains { $0.codec == BlobCodec.delta }, "the versions after the rewrite chain again")
+    }
+
     /// A keyframe that restarts a chain is compressed at ``DeltaChains/keyframeLevel`` (when that
     /// is smaller); the first body of a URL at the usual level, so a first fetch is not slower.
     @Test func aKeyframeThatRestartsAChainIsDenser() async throws {

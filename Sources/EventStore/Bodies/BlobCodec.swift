@@ -247,14 +247,15 @@ final class DeltaBases {
             guard let row = try BlobCodec.stored(seq: link.base, bodies: bodies, in: txn) else {
                 throw EventStoreError.corrupted("the base (seq \(link.base)) of a delta-encoded body is missing; run `strata verify`")
             }
-            // Each step down is one link shallower and earlier in the log: a damaged depth or
-            // base is an error, never a loop.
+            // Each step down is shallower and earlier in the log: a damaged depth or base is an
+            // error, never a loop. (Usually exactly one shallower; a row written on a base that a
+            // rewrite had stored whole again claims more, and reads the same.)
             if row.first == BlobCodec.delta {
                 let next = try DeltaHeader(row, checkSeal: checkSeal)
-                guard next.depth == link.depth - 1, next.base < link.base else { throw ByteReader.Truncated() }
+                guard next.depth < link.depth, next.base < link.base else { throw ByteReader.Truncated() }
                 links.append(next)
             } else {
-                guard link.depth == 1 else { throw ByteReader.Truncated() }
+                guard link.depth >= 1 else { throw ByteReader.Truncated() }
                 keyframe = row
             }
         }

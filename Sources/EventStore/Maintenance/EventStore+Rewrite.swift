@@ -109,12 +109,15 @@ extension LogWriter {
             // The original is in the value too: an encrypted store's keys are digests of it, and a
             // copy under another key (`rekey`) writes the rows again from their values.
             for r in records { _ = try txn.put(schema.rewritten, key: r.original, value: seq.bigEndianBytes + r.now + r.original) }
-            // A lineage whose last body changed starts a new chain at its next body.
+            // A lineage whose last body changed, or was written whole again (a delta above a
+            // rewritten row: its depth is 0 now), starts a new chain at its next body. (Keeping
+            // the row of a rebuilt body gave the next body a depth one more than the old chain's,
+            // on a base that is a keyframe now.)
             let lineage = try txn.cursor(schema.lineage, raw: true)
             var l = try lineage.first()
             while let e = l {
                 let v = try txn.plainValue(schema.lineage, key: e.key, stored: e.value)
-                if v.count >= 8, targets[UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: v[0..<8]))] != nil {
+                if v.count >= 8, changed.contains(UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: v[0..<8]))) {
                     let key = [UInt8](e.key)
                     try lineage.deleteCurrent()
                     // Seek again: after deleting the table's last entry the cursor has no current one.
