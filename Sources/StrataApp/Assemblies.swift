@@ -148,7 +148,9 @@ package struct DomainAssembly: Assembly {
             ReadDocuments(documents: r.resolve(EngineStoreMaintenance.self)!, store: r.resolve(EngineStoreMaintenance.self)!)
         }
         container.register(WatchSources.self) { r in
-            WatchSources(sources: r.resolve((any SourceRepository).self)!, catalog: r.resolve(ManageSources.self)!, refresh: r.resolve(RefreshSource.self)!)
+            WatchSources(
+                sources: r.resolve((any SourceRepository).self)!, catalog: r.resolve(ManageSources.self)!, refresh: r.resolve(RefreshSource.self)!,
+                erasures: r.resolve((any ErasureRepository).self)!)
         }
         container.register(ReadChangeFeed.self) { r in
             ReadChangeFeed(

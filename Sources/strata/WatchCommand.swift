@@ -103,6 +103,15 @@ struct WatchCommand: AsyncParsableCommand {
                     if f.notificationsQueued > 0 { meta["notifications"] = .stringConvertible(f.notificationsQueued) }
                     if !f.failures.isEmpty { meta["itemFailures"] = .stringConvertible(f.failures.count) }
                     logger.info("fetched", metadata: meta)
+                    if let d = r.retention {
+                        logger.info(
+                            "retention",
+                            metadata: [
+                                "source": .string(d.source), "horizon": .stringConvertible(d.horizon), "bodies": .stringConvertible(d.bodies),
+                                "bytes": .stringConvertible(d.bytes), "seq": .stringConvertible(d.seq)
+                            ])
+                    }
+                    if let why = r.retentionError { logger.warning("retention failed", metadata: ["source": .string(r.source), "error": .string(why)]) }
                 case .failed(let why):
                     meta["outcome"] = "failed"
                     meta["error"] = .string(why)

@@ -65,6 +65,51 @@ import Testing
         }
     }
 
+    /// `strata watch` applies a source's window after its fetches, no compaction needed, and at
+    /// most once a day by the log (a retention that moves rewrites bodies and folds again).
+    @Test func watchAppliesTheWindowAfterItsFetches() async throws {
+        try await withFixtureServer { fixture in
+            let store = makeStoreDir()
+            let add = try await strata(
+                [
+                    "source", "add", "cars", "--url", fixture.baseURL + "/cars/offers", "--items", "results", "--page-param", "page",
+                    "--page-size", "10", "--every", "1s", "--jitter", "0", "--keep-versions", "2"
+                ], store: store)
+            #expect(add.status == 0, "\(add.stderr)")
+            var models: [String] = []
+            var heads: [Int] = []
+            var logs: [String] = []
+            for round in 1...4 {
+                let model = "Watched-\(round)-\(UUID().uuidString)"
+                models.append(model)
+                let doc = #"{"id":3,"make":"Toyota","model":"\#(model)","price":\#(30_000 + round)}"#
+                _ = try await curl(["-X", "PUT", "-H", "Content-Type: application/json", "-d", doc, fixture.baseURL + "/cars/offers/3"])
+                if round > 1 { try await Task.sleep(for: .milliseconds(1_100)) }
+                let watch = try await strata(["watch", "--once"], store: store)
+                #expect(watch.status == 0 && watch.stderr.contains("outcome=ok"), "round \(round): \(watch.stderr)")
+                logs.append(watch.stderr)
+                heads.append(try await headSeq(store))
+            }
+            // Two passes are within the window; the third moves the horizon past the first; the
+            // fourth would move it again, but the window was applied less than a day ago.
+            #expect(!logs[0].contains("retention") && !logs[1].contains("retention"), "\(logs[1])")
+            #expect(logs[2].contains("retention") && logs[2].contains("source=cars") && logs[2].contains("bodies="), "\(logs[2])")
+            #expect(!logs[3].contains("retention"), "\(logs[3])")
+            let applied = try await strata(["log", "--type", "RetentionApplied", "--format", "json"], store: store)
+            #expect(applied.stdout.components(separatedBy: "\"RetentionApplied\"").count - 1 == 1, "\(applied.stdout)")
+            let before = try await strata(["list", "cars", "--as-of", String(heads[0])], store: store)
+            #expect(before.status == 3 && before.stderr.contains("before the retention horizon (seq"), "\(before.stderr)")
+            #expect(try await strata(["list", "cars", "--as-of", String(heads[1])], store: store).status == 0)
+            let history = try await strata(["history", "cars", "3", "--format", "json"], store: store)
+            let versions = try #require(try jsonObject(history.stdout) as? [[String: Any]])
+            #expect(versions.count == 3, "the two passes kept and the one after: \(history.stdout.prefix(300))")
+            let events = try await strata(["export", "--events", "--payloads"], store: store).stdout
+            #expect(!events.contains(models[0]) && events.contains(models[1]) && events.contains(models[3]))
+            let verify = try await strata(["verify"], store: store)
+            #expect(verify.status == 0 && verify.stdout.contains("(retention)"), "\(verify.stdout)")
+        }
+    }
+
     @Test func keepByDurationUsesObservedTimes() async throws {
         let store = makeStoreDir()
         var files: [String] = []

@@ -48,6 +48,24 @@ public struct SourceRetention: Sendable {
         return applied.compactMap { $0[metadata: "horizon"].flatMap(UInt64.init) }.max()
     }
 
+    /// Applies `source`'s retention as of `now` unless the log shows it applied less than
+    /// `interval` seconds before (what `strata watch` does after a fetch: a retention that
+    /// moves the horizon rewrites bodies and folds the projections again, so once a day is
+    /// enough for growth to stay bounded). nil when it was not due or dropped nothing new.
+    /// - Throws: ``FetchError`` `source` when there is no such source.
+    public func apply(source name: String, unlessAppliedWithin interval: TimeInterval, now: Date = Date()) async throws -> RetentionSummary? {
+        guard let source = try await SourceCatalog(store: store).get(name) else {
+            throw FetchError(code: .source, message: "no source named \(name)", url: "")
+        }
+        guard source.keep != nil || source.keepVersions != nil else { return nil }
+        if let last = try await store.events(EventQuery(stream: name, type: DataEvents.retentionApplied)).last,
+            now.timeIntervalSince(last.recordedAt.date) < interval
+        {
+            return nil
+        }
+        return try await apply(source, now: now)
+    }
+
     func apply(_ source: SourceDefinition, now: Date) async throws -> RetentionSummary? {
         let passes = try await store.events(EventQuery(stream: source.name, type: DataEvents.fetchCompleted)).compactMap {
             e -> (start: UInt64, at: Timestamp)? in

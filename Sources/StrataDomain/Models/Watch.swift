@@ -50,6 +50,8 @@ package struct WatchedSource: Sendable, Hashable {
     package var nextDue: Date
     /// The host of its list's URL: the watcher limits requests in flight per host.
     package var host = ""
+    /// Whether it keeps a window (`keep`, `keepVersions`): the watcher applies it after fetches.
+    package var retains = false
 
     package init(name: String, schedule: SourceSchedule, lastAttempt: Date?, failures: Int) {
         self.name = name
@@ -98,4 +100,8 @@ package struct WatchReport: Sendable {
     package var outcome: Outcome
     /// When the source is due again.
     package var nextDue: Date
+    /// What the source's retention dropped after this fetch, when it was due and moved.
+    package var retention: RetentionDrop?
+    /// Why applying the source's retention failed (the fetch stands).
+    package var retentionError: String?
 }

@@ -9,4 +9,7 @@ package protocol ErasureRepository: Sendable {
     /// Finishes erasures recorded but not applied (a process killed part-way, an erasure pulled
     /// from a team log); returns how many.
     func applyPending() async throws -> Int
+    /// Applies `source`'s retention now unless it was applied less than `interval` seconds ago;
+    /// nil when it has none, was not due, or dropped nothing new.
+    func applyRetention(source: String, unlessAppliedWithin interval: Double) async throws -> RetentionDrop?
 }

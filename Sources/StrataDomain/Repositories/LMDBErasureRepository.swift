@@ -5,10 +5,12 @@ package import StrataData
 /// ``ErasureRepository`` over the log (``ItemErasure``) and the source catalog.
 package struct LMDBErasureRepository: ErasureRepository {
     let erasure: ItemErasure
+    let retention: SourceRetention
     let catalog: SourceCatalog
 
     package init(store: EventStore, catalog: SourceCatalog) {
         erasure = ItemErasure(store: store)
+        retention = SourceRetention(store: store)
         self.catalog = catalog
     }
 
@@ -40,5 +42,13 @@ package struct LMDBErasureRepository: ErasureRepository {
 
     package func applyPending() async throws -> Int {
         try await storage { try await erasure.applyPending() }
+    }
+
+    package func applyRetention(source: String, unlessAppliedWithin interval: Double) async throws -> RetentionDrop? {
+        try await storage {
+            try await retention.apply(source: source, unlessAppliedWithin: interval).map {
+                RetentionDrop(source: $0.source, seq: $0.seq, horizon: $0.horizon, bodies: $0.bodies, bytes: $0.bytes)
+            }
+        }
     }
 }

@@ -5,19 +5,31 @@ package import Foundation
 /// `perHost` against one host. A fetch is the same ``RefreshSource`` as `strata fetch`'s (the
 /// team log's lease taken first), so everything it does is in the log; the watcher keeps no
 /// state of its own but the failures in a row, and a restarted watcher plans from the log.
+///
+/// A source that keeps a window (`keepSeconds`, `keepVersions`) has it applied after a successful fetch
+/// when the log shows it was not applied within `retentionInterval` (a day): what `strata
+/// compact` applies, without the copy, so a source watched for years stays bounded (the freed
+/// pages are reused by the next writes; `compact` gives them back to the file system).
 package struct WatchSources: Sendable {
     let sources: any SourceRepository
     let catalog: ManageSources
     let refresh: RefreshSource
+    let erasures: (any ErasureRepository)?
     let clock: any WatchClock
     /// Fetches in flight at once, and against one host.
     package var concurrency = 8
     package var perHost = 4
+    /// Seconds between two applications of a source's retention.
+    package var retentionInterval: Double = 86_400
 
-    package init(sources: any SourceRepository, catalog: ManageSources, refresh: RefreshSource, clock: any WatchClock = SystemWatchClock()) {
+    package init(
+        sources: any SourceRepository, catalog: ManageSources, refresh: RefreshSource, erasures: (any ErasureRepository)? = nil,
+        clock: any WatchClock = SystemWatchClock()
+    ) {
         self.sources = sources
         self.catalog = catalog
         self.refresh = refresh
+        self.erasures = erasures
         self.clock = clock
     }
 
@@ -47,6 +59,7 @@ package struct WatchSources: Sendable {
                 source.nextDue = max(source.nextDue, last.at.addingTimeInterval(min(fresh, 86_400)))
             }
             source.host = URL(string: spec.url)?.host ?? ""
+            source.retains = spec.keepSeconds != nil || spec.keepVersions != nil
             out.append(source)
         }
         guard !out.isEmpty else {
@@ -74,7 +87,15 @@ package struct WatchSources: Sendable {
         var next = WatchedSource.nextDue(name: source.name, schedule: source.schedule, lastAttempt: started, failures: failures)
         // The API's own wait wins over a shorter back-off (at most a day).
         if let retryAfter { next = max(next, started.addingTimeInterval(min(retryAfter, 86_400))) }
-        return WatchReport(source: source.name, due: source.nextDue, started: started, outcome: outcome, nextDue: next)
+        var report = WatchReport(source: source.name, due: source.nextDue, started: started, outcome: outcome, nextDue: next)
+        if case .fetched = outcome, source.retains, let erasures {
+            do {
+                report.retention = try await erasures.applyRetention(source: source.name, unlessAppliedWithin: retentionInterval)
+            } catch {
+                report.retentionError = "\(error)"
+            }
+        }
+        return report
     }
 
     /// Watches `names` (every scheduled source when empty): fetches each when due, reports every
