@@ -63,14 +63,37 @@ public struct Redactor: Sendable {
         try redact(body, scope: .document, url: url)
     }
 
-    /// A recorded body (a request's or a response's) with the paths redacted from its root when
-    /// it is JSON; any other body (HTML, an image, a compressed body: `headers` name its
-    /// encoding) is kept as it came, since no path reaches into it.
-    public func recorded(_ body: [UInt8], headers: [HeaderLine]) -> [UInt8] {
-        guard !json.isEmpty, !body.isEmpty else { return body }
-        let encoded = headers.contains { $0.name.lowercased() == "content-encoding" && $0.value.lowercased() != "identity" }
-        guard !encoded else { return body }
-        return (try? json.redact(body, scope: .document, keep: CredentialMask.isPlaceholder, placeholder: placeholder)) ?? body
+    /// The most a compressed recorded body is inflated to, to be read for the paths.
+    static let inflatedLimit = 64 << 20
+
+    /// A recorded body (a request's or a response's) and its headers, with the paths redacted from the body's root when it is
+    /// JSON. A body compressed with `gzip` or `deflate` (its one `Content-Encoding`) is inflated
+    /// to be read: when a path is found there, the body is kept redacted and uncompressed, and
+    /// its headers lose `Content-Encoding` and give the new `Content-Length`, so no compressed
+    /// copy of a redacted value is stored and a replay serves what the headers say. A body no
+    /// path reaches, or one that cannot be inflated or read, is kept as it came, with its headers.
+    public func recorded(_ body: [UInt8], headers: [HeaderLine]) -> (body: [UInt8], headers: [HeaderLine]) {
+        guard !json.isEmpty, !body.isEmpty else { return (body, headers) }
+        let encodings = headers.filter { $0.name.lowercased() == "content-encoding" }.map { $0.value.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { $0 != "identity" && !$0.isEmpty }
+        guard !encodings.isEmpty else {
+            return ((try? json.redact(body, scope: .document, keep: CredentialMask.isPlaceholder, placeholder: placeholder)) ?? body, headers)
+        }
+        guard encodings.count == 1, ["gzip", "x-gzip", "deflate"].contains(encodings[0]) else { return (body, headers) }
+        let inflater = GzipInflater()
+        var plain: [UInt8] = []
+        do {
+            try body.withUnsafeBytes { try inflater.inflate($0, into: &plain) }
+        } catch {
+            return (body, headers)
+        }
+        guard inflater.atMemberEnd, plain.count <= Self.inflatedLimit,
+            let redacted = try? json.redact(plain, scope: .document, keep: CredentialMask.isPlaceholder, placeholder: placeholder)
+        else { return (body, headers) }
+        let hadLength = headers.contains { $0.name.lowercased() == "content-length" }
+        var out = headers.filter { !["content-encoding", "content-length"].contains($0.name.lowercased()) }
+        if hadLength { out.append(HeaderLine("Content-Length", String(redacted.count))) }
+        return (redacted, out)
     }
 
     private func redact(_ body: [UInt8], scope: JSONRedaction.Scope, url: String) throws(FetchError) -> [UInt8] {

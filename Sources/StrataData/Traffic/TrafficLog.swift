@@ -19,10 +19,14 @@ public struct TrafficLog: Sendable {
         events.reserveCapacity(exchanges.count)
         for var x in exchanges {
             x.requestHeaders = redactor.headers.mask(x.requestHeaders)
-            x.requestBody = x.requestBody.map { redactor.recorded($0, headers: x.requestHeaders) }
+            if let body = x.requestBody {
+                (x.requestBody, x.requestHeaders) = redactor.recorded(body, headers: x.requestHeaders)
+            }
             if case let .response(status, text, headers, body) = x.outcome {
-                let masked = redactor.headers.mask(headers)
-                x.outcome = .response(status: status, statusText: text, headers: masked, body: body.map { redactor.recorded($0, headers: masked) })
+                var masked = redactor.headers.mask(headers)
+                var stored = body
+                if let body { (stored, masked) = redactor.recorded(body, headers: masked) }
+                x.outcome = .response(status: status, statusText: text, headers: masked, body: stored)
             }
             events += TrafficEvents.events(x)
         }
