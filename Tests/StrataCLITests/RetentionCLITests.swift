@@ -51,6 +51,19 @@ import Testing
             let history = try await strata(["history", "cars", "3", "--format", "json"], store: store)
             let versions = try #require(try jsonObject(history.stdout) as? [[String: Any]])
             #expect(versions.count == 2, "\(history.stdout.prefix(300))")
+            // The raw tables (`strata doc`) refuse the same points and keep the same history.
+            for args in [
+                ["doc", "show", "--projection", "items", "cars", "3", "--as-of", String(heads[0])],
+                ["doc", "list", "--projection", "items", "cars", "--as-of", String(heads[0])],
+                ["doc", "diff", "--projection", "items", "cars", "--from", String(heads[0])]
+            ] {
+                let r = try await strata(args, store: store)
+                #expect(r.status == 3 && r.stderr.contains("before the retention horizon (seq"), "\(args): \(r.stderr)")
+            }
+            #expect(try await strata(["doc", "show", "--projection", "items", "cars", "3", "--as-of", String(heads[2])], store: store).status == 0)
+            let raw = try await strata(["doc", "history", "--projection", "items", "cars", "3", "--format", "json"], store: store)
+            let rawVersions = try jsonObject(raw.stdout) as? [[String: Any]]
+            #expect(raw.status == 0 && rawVersions?.count == 2, "\(raw.stdout.prefix(300))")
             let verify = try await strata(["verify"], store: store)
             #expect(verify.status == 0 && verify.stdout.contains("(retention)"), "\(verify.stdout)")
             let stats = try await strata(["stats"], store: store)

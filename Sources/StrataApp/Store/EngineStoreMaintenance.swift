@@ -54,26 +54,44 @@ struct EngineStoreMaintenance: StoreMaintenanceRepository, DocumentRepository {
 
     func head() async throws -> UInt64 { try await engine { try await store.head().seq } }
 
+    /// The first seq a source's collection keeps everything from, when `projection` keeps the
+    /// source's fetched documents and its retention dropped anything: a read before it is
+    /// refused as the item reads refuse it, never answered from what happens to remain.
+    private func horizon(_ projection: String, _ collection: String) async throws -> UInt64? {
+        guard ["items", "details", "images"].contains(projection) else { return nil }
+        return try await engine { try await SourceRetention(store: store).horizon(source: collection) }
+    }
+
+    private func refuseBeforeHorizon(_ projection: String, _ collection: String, _ seq: UInt64?) async throws {
+        guard let seq, let horizon = try await horizon(projection, collection), seq < horizon else { return }
+        throw LMDBItemRepository.beforeHorizon(seq, horizon, collection)
+    }
+
     func documents(projection: String, collection: String, asOf seq: UInt64?, includeRemoved: Bool) async throws -> [KeyedDocument] {
-        try await engine {
+        try await refuseBeforeHorizon(projection, collection, seq)
+        return try await engine {
             try await store.documents(projection: projection) { try $0.states(collection: collection, asOf: seq, includeRemoved: includeRemoved) }
         }.map(KeyedDocument.init)
     }
 
     func document(projection: String, collection: String, key: String, asOf seq: UInt64?) async throws -> KeyedDocument? {
-        try await engine {
+        try await refuseBeforeHorizon(projection, collection, seq)
+        return try await engine {
             try await store.documents(projection: projection) { try $0.state(collection: collection, key: key, asOf: seq) }
         }.map(KeyedDocument.init)
     }
 
     func history(projection: String, collection: String, key: String, upTo seq: UInt64) async throws -> [KeyedDocumentVersion] {
-        try await engine {
+        try await refuseBeforeHorizon(projection, collection, seq)
+        let horizon = try await horizon(projection, collection) ?? 0
+        return try await engine {
             try await store.documents(projection: projection) { try $0.history(collection: collection, key: key, upTo: seq) }
-        }.map(KeyedDocumentVersion.init)
+        }.map(KeyedDocumentVersion.init).filter { $0.seq >= horizon }
     }
 
     func diff(projection: String, collection: String, from: UInt64, to: UInt64) async throws -> [KeyedDocumentDiff] {
-        try await engine {
+        try await refuseBeforeHorizon(projection, collection, min(from, to))
+        return try await engine {
             try await store.documents(projection: projection) { try $0.diff(collection: collection, from: from, to: to) }
         }.map(KeyedDocumentDiff.init)
     }

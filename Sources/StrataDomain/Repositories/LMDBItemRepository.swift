@@ -133,7 +133,7 @@ package struct LMDBItemRepository: ItemRepository {
         return versions.filter { $0.seq >= horizon }
     }
 
-    static func beforeHorizon(_ seq: UInt64, _ horizon: UInt64, _ source: String) -> RepositoryError {
+    package static func beforeHorizon(_ seq: UInt64, _ horizon: UInt64, _ source: String) -> RepositoryError {
         RepositoryError(
             .notFound,
             "seq \(seq) is before the retention horizon (seq \(horizon)) of \(source): nothing before it is kept; read from seq \(horizon) on, or change the retention with `strata source change \(source) --keep`"
