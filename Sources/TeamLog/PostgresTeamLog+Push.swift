@@ -13,6 +13,8 @@ extension PostgresTeamLog {
         package var alreadyThere = 0
         package var bodiesUploaded = 0
         package var bodyBytesUploaded = 0
+        /// Bodies of the log replaced by their erased forms (an erasure pushed).
+        package var bodiesErased = 0
         /// The log's head after the push.
         package var headSeq: UInt64 = 0
     }
@@ -37,12 +39,13 @@ extension PostgresTeamLog {
             async let following = prepareBatch(from: batchNow.events.last!.seq + 1, store, batch)
             let appended: Int, head: UInt64
             do {
-                let (outcomes, h) = try await append(batchNow.events, node: node, leases: leases)
+                let (outcomes, h) = try await append(batchNow.events, node: node, leases: leases, erased: batchNow.erased)
                 (appended, head) = (outcomes.filter(\.appended).count, h)
             } catch {
                 _ = try? await following
                 throw error
             }
+            report.bodiesErased += batchNow.erased.keys.count
             report.bodiesUploaded += batchNow.bodies
             report.bodyBytesUploaded += batchNow.bodyBytes
             report.appended += appended
@@ -54,10 +57,42 @@ extension PostgresTeamLog {
         return report
     }
 
+    /// The log's bodies an erasure event among `events` (`ItemForgotten`, `RetentionApplied`:
+    /// metadata `rewrites`) replaces: each original it lists, with the form this store holds now.
+    /// The batch's append writes them over the originals in its transaction (``append(_:node:leases:erased:)``),
+    /// so the team log keeps no more of what was erased than the node that erased it, from the
+    /// moment the event is in it. A node pulling later receives the erased forms, which it checks
+    /// against the event's list; one that pulled the originals before applies the event.
+    struct ErasedBodies: Sendable {
+        var keys: [ByteBuffer] = []
+        var sizes: [Int64] = []
+        var stored: [ByteBuffer] = []
+    }
+
+    func erasedBodies(listedBy events: [RecordedEvent], from store: EventStore) async throws -> ErasedBodies {
+        var out = ErasedBodies()
+        for e in events where e[metadata: "rewrites"] != nil {
+            guard let payload = try await store.payload(of: e), case .array(let pairs)? = try? JSONValue(parsing: payload).value(atPath: "rewrites") else {
+                continue
+            }
+            for pair in pairs {
+                guard case .array(let p) = pair, p.count == 2, case .string(let original) = p[0], case .string(let now) = p[1],
+                    let hash = [UInt8](hex: original), hash.count == 32,
+                    let body = try await store.body(sha256: original), Hashing.sha256(body).hex == now
+                else { continue }
+                out.keys.append(ByteBuffer(bytes: hash))
+                out.sizes.append(Int64(body.count))
+                out.stored.append(ByteBuffer(bytes: PortableBody.encode(body)))
+            }
+        }
+        return out
+    }
+
     struct PushBatch: Sendable {
         var events: [RecordedEvent]
         var bodies: Int
         var bodyBytes: Int
+        var erased: ErasedBodies
     }
 
     /// The store's events from `seq` (at most `batch`), with the bodies the log lacks uploaded.
@@ -65,7 +100,7 @@ extension PostgresTeamLog {
         let events = try await store.events(EventQuery(fromSeq: seq, limit: batch))
         guard !events.isEmpty else { return nil }
         let (count, bytes) = try await uploadBodies(of: events, from: store)
-        return PushBatch(events: events, bodies: count, bodyBytes: bytes)
+        return PushBatch(events: events, bodies: count, bodyBytes: bytes, erased: try await erasedBodies(listedBy: events, from: store))
     }
 
     /// How many of the store's events after the last one the log has from `node` the log does
@@ -174,7 +209,9 @@ extension PostgresTeamLog {
     /// Appends the events the log does not hold, in one transaction holding the head's lock: each
     /// event's outcome (its seq in the log; `appended` false for one the log held, or that came
     /// twice in the batch) and the head after.
-    func append(_ events: [RecordedEvent], node: String, leases: [String: UInt64]) async throws -> (outcomes: [AppendOutcome], head: UInt64) {
+    func append(
+        _ events: [RecordedEvent], node: String, leases: [String: UInt64], erased: ErasedBodies = ErasedBodies()
+    ) async throws -> (outcomes: [AppendOutcome], head: UInt64) {
         let ids = events.map(\.id)
         return try await run("append to the team log") { [self] in
             try await client.withTransaction(logger: logger) { conn -> ([AppendOutcome], UInt64) in
@@ -228,6 +265,14 @@ extension PostgresTeamLog {
                                 \(cols.originSeqs)::bigint[], \(cols.hashes)::bytea[], \(cols.leaseTokens)::bigint[])
                       AS x(s, i, t, v, r, st, m, bh, bs, os, h, lt)
                     """, logger: logger)
+                if !erased.keys.isEmpty {
+                    try await conn.query(
+                        """
+                        UPDATE strata_bodies AS b SET size = u.size, stored = u.stored
+                        FROM unnest(\(erased.keys)::bytea[], \(erased.sizes)::bigint[], \(erased.stored)::bytea[]) AS u(hash, size, stored)
+                        WHERE b.hash = u.hash
+                        """, logger: logger)
+                }
                 let newHead = Int64(seq)
                 let newHash = ByteBuffer(bytes: hash)
                 try await conn.query("UPDATE strata_head SET seq = \(newHead), hash = \(newHash) WHERE id = 1", logger: logger)

@@ -1,3 +1,4 @@
+import EventStore
 import FixtureServer
 import Foundation
 import StrataTestSupport
@@ -155,8 +156,14 @@ import Testing
             #expect(try await strata(["remote", "push"], store: a).status == 0)
             #expect(try await strata(["remote", "pull"], store: b).status == 0)
             #expect(try await strata(["show", "cars", "3", "--offline"], store: b).status == 0)
+            let bodiesBefore = try Self.teamLogBodies(pg)
+            #expect(marks.contains { mark in bodiesBefore.contains { $0.contains(mark) } }, "the team log held the item's values before")
             #expect(try await strata(["forget", "cars", "3", "--reason", "erase everywhere"], store: a).status == 0)
             #expect(try await strata(["remote", "push"], store: a).status == 0)
+            // The team log keeps no more than the node that erased: no body in it holds a value.
+            let bodiesAfter = try Self.teamLogBodies(pg)
+            #expect(bodiesAfter.count == bodiesBefore.count + 1, "the erasure event's body joined, nothing left")
+            for mark in marks { #expect(!bodiesAfter.contains { $0.contains(mark) }, "\(mark) in the team log's bodies") }
             let pull = try await strata(["remote", "pull"], store: b)
             #expect(pull.status == 0, "\(pull.stderr)")
             let show = try await strata(["show", "cars", "3"], store: b)
@@ -172,6 +179,14 @@ import Testing
             for mark in marks { #expect(!events.contains(mark), "\(mark) on the second node") }
         }
         _ = pg
+    }
+
+    /// Every body the team log holds, decoded, as text.
+    static func teamLogBodies(_ pg: PostgresServer) throws -> [String] {
+        try pg.psql("SELECT encode(stored, 'hex') FROM strata_bodies").split(separator: "\n").map { hex in
+            let stored = try #require([UInt8](hex: String(hex)))
+            return String(decoding: try PortableBody.decode(stored), as: UTF8.self)
+        }
     }
 
     /// A store that forgot an item before it ever pushed: the log receives the erased forms, and a
