@@ -233,7 +233,9 @@ struct RemoteCommand: AsyncParsableCommand {
     static func line(_ r: TeamPush) -> String {
         let seconds = Double(r.duration.components.attoseconds) / 1e18 + Double(r.duration.components.seconds)
         return
-            "\(r.remote): pushed \(r.appended) event(s) (\(r.alreadyThere) already there), \(r.bodiesUploaded) bodies, \(formatBytes(r.bodyBytesUploaded)); the log is at seq \(r.headSeq) (\(String(format: "%.2f", seconds)) s)"
+            "\(r.remote): pushed \(r.appended) event(s) (\(r.alreadyThere) already there), \(r.bodiesUploaded) bodies, \(formatBytes(r.bodyBytesUploaded))"
+            + (r.bodiesErased > 0 ? ", \(r.bodiesErased) erased \(r.bodiesErased == 1 ? "body" : "bodies") replaced in the log" : "")
+            + "; the log is at seq \(r.headSeq) (\(String(format: "%.2f", seconds)) s)"
     }
 
     /// A pull's lines; a reordering deferred by another process is said on stderr.

@@ -159,7 +159,8 @@ import Testing
             let bodiesBefore = try Self.teamLogBodies(pg)
             #expect(marks.contains { mark in bodiesBefore.contains { $0.contains(mark) } }, "the team log held the item's values before")
             #expect(try await strata(["forget", "cars", "3", "--reason", "erase everywhere"], store: a).status == 0)
-            #expect(try await strata(["remote", "push"], store: a).status == 0)
+            let pushed = try await strata(["remote", "push"], store: a)
+            #expect(pushed.status == 0 && pushed.stdout.contains("erased bodies replaced in the log"), "\(pushed.stdout)")
             // The team log keeps no more than the node that erased: no body in it holds a value.
             let bodiesAfter = try Self.teamLogBodies(pg)
             #expect(bodiesAfter.count == bodiesBefore.count + 1, "the erasure event's body joined, nothing left")

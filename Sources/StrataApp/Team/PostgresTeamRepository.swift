@@ -207,9 +207,11 @@ struct PostgresTeamRepository: TeamRepository {
     private func push(_ store: EventStore, _ log: PostgresTeamLog, _ registry: RemoteRegistry, _ name: String, batch: Int) async throws -> TeamPush {
         let started = ContinuousClock.now
         let r = try await log.push(from: store, node: registry.node, leases: registry.remotes[name]?.leases ?? [:], batch: batch)
-        return TeamPush(
+        var push = TeamPush(
             remote: name, appended: r.appended, alreadyThere: r.alreadyThere, bodiesUploaded: r.bodiesUploaded, bodyBytesUploaded: r.bodyBytesUploaded,
             headSeq: r.headSeq, duration: ContinuousClock.now - started)
+        push.bodiesErased = r.bodiesErased
+        return push
     }
 
     private func pull(_ store: EventStore, _ log: PostgresTeamLog, _ registry: inout RemoteRegistry, _ name: String) async throws -> TeamPull {

@@ -24,6 +24,8 @@ package struct TeamPush: Sendable, Hashable {
     package var bodyBytesUploaded: Int
     package var headSeq: UInt64
     package var duration: Duration
+    /// The log's bodies replaced by their erased forms (an erasure event pushed).
+    package var bodiesErased = 0
     package init(remote: String, appended: Int, alreadyThere: Int, bodiesUploaded: Int, bodyBytesUploaded: Int, headSeq: UInt64, duration: Duration) {
         self.remote = remote; self.appended = appended; self.alreadyThere = alreadyThere; self.bodiesUploaded = bodiesUploaded
         self.bodyBytesUploaded = bodyBytesUploaded; self.headSeq = headSeq; self.duration = duration
