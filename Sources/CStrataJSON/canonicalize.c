@@ -129,10 +129,10 @@ static int valid_utf8(const uint8_t *b, size_t n) {
 
 int strata_utf8_valid(const uint8_t *b, size_t n) { return valid_utf8(b, n); }
 
-/// Moves the cursor from an opening quote to the first quote, backslash or control character
-/// after it; sets `*high` when a byte on the way is not ASCII.
-static inline void scan_string(state *s, int *high) {
-    const uint8_t *p = s->p + 1, *end = s->end;
+/// The first quote, backslash or control character in `p..<end` (or `end`): the end of a run
+/// a string holds as it is, sixteen bytes at a time; sets `*high` when a byte on the way is not
+/// ASCII (unless `high` is NULL).
+static inline const uint8_t *plain_run(const uint8_t *p, const uint8_t *end, int *high) {
     int h = 0;
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1F);
@@ -143,37 +143,21 @@ static inline void scan_string(state *s, int *high) {
         unsigned mask = (unsigned)_mm_movemask_epi8(special), top = (unsigned)_mm_movemask_epi8(v);
         if (mask) {
             unsigned k = (unsigned)__builtin_ctz(mask);
-            h |= (top & ((1u << k) - 1)) != 0;
-            s->p = p + k;
-            *high = h;
-            return;
+            if (high) *high = h | ((top & ((1u << k) - 1)) != 0);
+            return p + k;
         }
         h |= top != 0;
         p += 16;
     }
 #endif
     while (p < end && *p != '"' && *p != '\\' && *p >= 0x20) { h |= *p >= 0x80; p++; }
-    s->p = p;
-    *high = h;
-}
-
-/// The first quote, backslash or control character in `p..<end` (or `end`): the end of a run
-/// a string holds as it is, sixteen bytes at a time.
-static inline const uint8_t *plain_run(const uint8_t *p, const uint8_t *end) {
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1F);
-    while (end - p >= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)p);
-        __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                                       _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
-        unsigned mask = (unsigned)_mm_movemask_epi8(special);
-        if (mask) return p + __builtin_ctz(mask);
-        p += 16;
-    }
-#endif
-    while (p < end && *p != '"' && *p != '\\' && *p >= 0x20) p++;
+    if (high) *high = h;
     return p;
 }
+
+/// Moves the cursor from an opening quote to the first quote, backslash or control character
+/// after it; sets `*high` when a byte on the way is not ASCII.
+static inline void scan_string(state *s, int *high) { s->p = plain_run(s->p + 1, s->end, high); }
 
 /// Copies `n` bytes to the output; `src_end` bounds what may be read past them. A short copy is
 /// one 16-byte move when both sides have room (a call to memcpy costs more than the bytes).
@@ -217,7 +201,7 @@ static int escaped_string(state *s, const uint8_t *start, size_t *decoded) {
     memcpy(d, start, n);
     for (;;) {
         // The run up to the next escape as it is (long texts have a few escapes).
-        const uint8_t *q = plain_run(s->p, s->end);
+        const uint8_t *q = plain_run(s->p, s->end, NULL);
         memcpy(d + n, s->p, (size_t)(q - s->p));
         n += (size_t)(q - s->p);
         s->p = q;
@@ -277,7 +261,7 @@ static int escaped_string(state *s, const uint8_t *start, size_t *decoded) {
     *o++ = '"';
     for (size_t i = 0; i < n;) {
         // What needs no escape is the same set a plain run stops at.
-        const uint8_t *q = plain_run(d + i, d + n);
+        const uint8_t *q = plain_run(d + i, d + n, NULL);
         size_t k = (size_t)(q - (d + i));
         memcpy(o, d + i, k);
         o += k;

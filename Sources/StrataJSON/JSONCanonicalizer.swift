@@ -147,31 +147,6 @@ extension JSONParser {
         _ = try parseString()
     }
 
-    /// Moves `i` to the next quote, backslash or control character (or the end), eight bytes at a
-    /// time where it can (as ``scanPlainString()``); returns whether a byte on the way is not ASCII.
-    private mutating func skipPlainRun() -> Bool {
-        var high: UInt64 = 0
-        if let base = b.baseAddress {
-            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-            while i + 8 <= b.count {
-                let v = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-                let quote = v ^ (ones &* 0x22), backslash = v ^ (ones &* 0x5C)
-                let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((v &- ones &* 0x20) & ~v)
-                if special & highs != 0 { break }
-                high |= v
-                i += 8
-            }
-            high &= highs
-        }
-        while i < b.count {
-            let c = b[i]
-            if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { break }
-            if c >= 0x80 { high = 1 }
-            i += 1
-        }
-        return high != 0
-    }
-
     /// Moves past the string at `i` (its opening quote) and returns true when it is valid; false
     /// (leaving `i` anywhere) when it is not.
     private mutating func skipEscapedString() -> Bool {

@@ -306,12 +306,28 @@ struct JSONParser {
         let open = i
         i += 1
         let start = i
-        var ascii = true
-        // Eight bytes at a time while none of them is a quote, a backslash or a control
-        // character; the word that has one is finished byte by byte below.
+        let high = skipPlainRun()
+        guard i < b.count else { throw fail("unterminated string") }
+        switch b[i] {
+        case UInt8(ascii: "\""):
+            let s = UnsafeRawBufferPointer(rebasing: b[start..<i])
+            i += 1
+            return (s, !high)
+        case UInt8(ascii: "\\"):
+            i = open
+            return nil
+        default:
+            throw fail("control character in a string")
+        }
+    }
+
+    /// Moves `i` to the next quote, backslash or control character (or the end): eight bytes at
+    /// a time while none of them is one, the word that has one byte by byte. Returns whether a
+    /// byte on the way is not ASCII. The run between a string's escapes, or all of a plain one.
+    @inline(__always) mutating func skipPlainRun() -> Bool {
+        var high: UInt64 = 0
         if let base = b.baseAddress {
             let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-            var high: UInt64 = 0
             while i + 8 <= b.count {
                 let v = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
                 let quote = v ^ (ones &* 0x22), backslash = v ^ (ones &* 0x5C)
@@ -320,21 +336,15 @@ struct JSONParser {
                 high |= v
                 i += 8
             }
-            if high & highs != 0 { ascii = false }
+            high &= highs
         }
         while i < b.count {
             let c = b[i]
-            if c == UInt8(ascii: "\"") {
-                let s = UnsafeRawBufferPointer(rebasing: b[start..<i])
-                i += 1
-                return (s, ascii)
-            }
-            if c == UInt8(ascii: "\\") { i = open; return nil }
-            if c < 0x20 { throw fail("control character in a string") }
-            if c >= 0x80 { ascii = false }
+            if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { break }
+            if c >= 0x80 { high = 1 }
             i += 1
         }
-        throw fail("unterminated string")
+        return high != 0
     }
 
     mutating func parseString() throws(JSONParseError) -> String {
