@@ -29,7 +29,7 @@ struct EngineStoreFiles: StoreFilesRepository {
         let head = try await replacement.run(open: { try await access.openStore() }) { store, _ in
             // Sources' retention first: what it drops is then left out of the copy.
             let applied = try await engine { try await SourceRetention(store: store).apply() }
-            dropped.withLock { $0 = applied.map { RetentionDrop(source: $0.source, seq: $0.seq, horizon: $0.horizon, bodies: $0.bodies, bytes: $0.bytes) } }
+            dropped.withLock { $0 = applied.map(RetentionDrop.init) }
             return try await engine { try await store.compactedCopy(into: replacement.copyPath) }
         }
         var c = Compaction(path: path, events: head.seq, bytesBefore: before, bytesAfter: fileSize())

@@ -62,9 +62,13 @@ struct EngineStoreMaintenance: StoreMaintenanceRepository, DocumentRepository {
         return try await engine { try await SourceRetention(store: store).horizon(source: collection) }
     }
 
-    private func refuseBeforeHorizon(_ projection: String, _ collection: String, _ seq: UInt64?) async throws {
-        guard let seq, let horizon = try await horizon(projection, collection), seq < horizon else { return }
-        throw LMDBItemRepository.beforeHorizon(seq, horizon, collection)
+    /// The horizon (0 when none), after refusing `seq` when it lies before it; nothing is read
+    /// for a read of now (`seq` nil).
+    @discardableResult
+    private func refuseBeforeHorizon(_ projection: String, _ collection: String, _ seq: UInt64?) async throws -> UInt64 {
+        guard seq != nil, let horizon = try await horizon(projection, collection) else { return 0 }
+        if let seq, seq < horizon { throw LMDBItemRepository.beforeHorizon(seq, horizon, collection) }
+        return horizon
     }
 
     func documents(projection: String, collection: String, asOf seq: UInt64?, includeRemoved: Bool) async throws -> [KeyedDocument] {
@@ -82,8 +86,7 @@ struct EngineStoreMaintenance: StoreMaintenanceRepository, DocumentRepository {
     }
 
     func history(projection: String, collection: String, key: String, upTo seq: UInt64) async throws -> [KeyedDocumentVersion] {
-        try await refuseBeforeHorizon(projection, collection, seq)
-        let horizon = try await horizon(projection, collection) ?? 0
+        let horizon = try await refuseBeforeHorizon(projection, collection, seq)
         return try await engine {
             try await store.documents(projection: projection) { try $0.history(collection: collection, key: key, upTo: seq) }
         }.map(KeyedDocumentVersion.init).filter { $0.seq >= horizon }

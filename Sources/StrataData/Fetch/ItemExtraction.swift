@@ -80,21 +80,16 @@ public struct ItemExtraction: Sendable {
     /// text with no tree when the body is ordinary.
     public func canonicalItems(in body: [UInt8], url: String) throws(FetchError) -> [(key: String, canonical: [UInt8])] {
         if let spans = scan(body) {
-            var out: [(key: String, canonical: [UInt8])] = []
-            out.reserveCapacity(spans.count)
-            let canonical: [[UInt8]]? = body.withUnsafeBytes { raw in
-                var forms: [[UInt8]] = []
-                forms.reserveCapacity(spans.count)
+            let items: [(key: String, canonical: [UInt8])]? = body.withUnsafeBytes { raw in
+                var out: [(key: String, canonical: [UInt8])] = []
+                out.reserveCapacity(spans.count)
                 for s in spans {
                     guard let c = try? JSONValue.canonicalize(UnsafeRawBufferPointer(rebasing: raw[s.range])) else { return nil }
-                    forms.append(c)
+                    out.append((s.key, c))
                 }
-                return forms
-            }
-            if let canonical {
-                for (s, c) in zip(spans, canonical) { out.append((s.key, c)) }
                 return out
             }
+            if let items { return items }
         }
         return try items(in: body, url: url).items.map { ($0.key, $0.item.canonicalBytes) }
     }

@@ -46,9 +46,7 @@ package struct LMDBErasureRepository: ErasureRepository {
 
     package func applyRetention(source: String, unlessAppliedWithin interval: Double) async throws -> RetentionDrop? {
         try await storage {
-            try await retention.apply(source: source, unlessAppliedWithin: interval).map {
-                RetentionDrop(source: $0.source, seq: $0.seq, horizon: $0.horizon, bodies: $0.bodies, bytes: $0.bytes)
-            }
+            try await retention.apply(source: source, unlessAppliedWithin: interval).map(RetentionDrop.init)
         }
     }
 }
