@@ -40,6 +40,9 @@ release: deps
 format:
 	$(SWIFT) format -i -r --parallel Sources Tests
 
+## The whole run's bound: about 4 minutes on 2 cores, so 15 minutes means a hang, not a slow machine.
+TEST_SECONDS ?= 900
+
 ## A formatting difference, or a warning in our own code (Sources/, Tests/), fails the run: CI
 ## builds from a clean clone, so it sees every warning; an incremental build shows those of the
 ## files it recompiled.
@@ -48,7 +51,8 @@ test: deps
 	@log=$$(mktemp); set -o pipefail; $(SWIFT) build --build-tests 2>&1 | tee $$log; \
 	warned=$$(grep -E '^$(CURDIR)/(Sources|Tests)/[^:]+:[0-9]+:[0-9]+: warning:' $$log | sort -u); rm -f $$log; \
 	if [ -n "$$warned" ]; then echo "$$warned"; echo "make test: the build warned in our code (above); fix the warnings first"; exit 1; fi
-	$(SWIFT) test --skip-build
+	@timeout -k 30 $(TEST_SECONDS) $(SWIFT) test --skip-build || { rc=$$?; \
+	  if [ $$rc = 124 ]; then echo "make test: the tests ran past $(TEST_SECONDS) s; a test hangs (a '◇ … started' line above without its '✔')"; fi; exit $$rc; }
 
 ## The main job end to end: a fixture API on loopback is mirrored into a fresh store, changes
 ## twice, and is read back now, in the past, as history, and verified.
@@ -74,7 +78,7 @@ replace_block = awk -v f=$(2) 'BEGIN{while((getline l < f)>0) s=s l "\n"} /<!-- 
 ## grown to 2 GiB.
 ## Figures: docs/reliability.md.
 STRESS_ENV = STRATA_CRASH_ITERATIONS=1000 STRATA_FETCH_CRASH_ITERATIONS=1000 STRATA_PUSH_CRASH_ITERATIONS=1000 STRATA_FUZZ_ITERATIONS=1000000 STRATA_PATCH_FUZZ_ITERATIONS=1000000 STRATA_INPUT_FUZZ_ITERATIONS=1000000 STRATA_TEAM_KILLS=1000 STRATA_REORDER_KILLS=200 STRATA_COMPACT_KILLS=200 STRATA_FORGET_KILLS=200 STRATA_ALERT_KILLS=500 \
-	STRATA_TEAM_PAUSES=50 STRATA_TEAM_CUTS=200 STRATA_TAMPER_TRIALS=10000 STRATA_MAP_GROWTH_MB=2048
+	STRATA_TEAM_PAUSES=50 STRATA_TEAM_CUTS=200 STRATA_TAMPER_TRIALS=10000 STRATA_MAP_GROWTH_MB=2048 STRATA_TEST_CHILD_SECONDS=7200
 stress: deps
 	$(SWIFT) build --build-tests
 	@set -e; log=$$(mktemp); rows=$$(mktemp); failed=0; \

@@ -155,8 +155,19 @@ public final class FixtureServer: @unchecked Sendable {
             },
             logger: logger
         )
-        task = Task { try await app.runService(gracefulShutdownSignals: []) }
-        for await p in stream { port = p }
+        // The stream also ends when the server stops, so a port that is taken throws here.
+        let running = Task {
+            defer { continuation.finish() }
+            try await app.runService(gracefulShutdownSignals: [])
+        }
+        task = running
+        var listening: Int?
+        for await p in stream { listening = p }
+        guard let listening else {
+            try await running.value
+            throw FixtureServerError.notListening(port: requested)
+        }
+        port = listening
         return port
     }
 
@@ -462,4 +473,14 @@ func fnv1a(_ bytes: [UInt8]) -> String {
     var h: UInt64 = 0xcbf2_9ce4_8422_2325
     for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
     return String(h, radix: 16)
+}
+
+/// Why the fixture server could not start.
+public enum FixtureServerError: Error, CustomStringConvertible {
+    case notListening(port: Int)
+    public var description: String {
+        switch self {
+        case .notListening(let port): "the fixture server stopped before it listened on 127.0.0.1:\(port)"
+        }
+    }
 }

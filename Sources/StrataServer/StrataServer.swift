@@ -113,6 +113,28 @@ package final class StrataServer: Sendable {
         try await app.runService(gracefulShutdownSignals: shutdownSignals)
     }
 
+    /// Runs the server in a task of its own and returns once it listens, with the bound port and
+    /// the task (cancel it to stop the server). A server that stops before it listens (its port
+    /// is taken) throws here instead of leaving the caller waiting for a port.
+    package func start() async throws -> (port: Int, task: Task<Void, any Error>) {
+        let (ports, listening) = AsyncStream<Int>.makeStream()
+        let task = Task {
+            defer { listening.finish() }
+            try await run { port in listening.yield(port) }
+        }
+        for await port in ports { return (port, task) }
+        try await task.value
+        throw ServerStartError(host: configuration.host, port: configuration.port, reason: "the server stopped before it listened")
+    }
+
     /// Whether the server shows `source`.
     func allows(_ source: String) -> Bool { configuration.sources.isEmpty || configuration.sources.contains(source) }
+}
+
+/// Why a server could not start listening.
+package struct ServerStartError: Error, CustomStringConvertible {
+    package var host: String
+    package var port: Int
+    package var reason: String
+    package var description: String { "cannot listen on \(host):\(port): \(reason)" }
 }

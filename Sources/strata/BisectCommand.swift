@@ -108,16 +108,10 @@ struct ServedPointProbe: PointProbe {
         var configuration = StrataServer.Configuration(host: "127.0.0.1", port: 0, asOf: .seq(seq), sources: sources, logger: logger)
         configuration.pollInterval = .milliseconds(200)
         let server = StrataServer(useCases: StrataServer.UseCases(app.useCases), configuration: configuration)
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let serving = Task { try await server.run { port in continuation.yield(port) } }
-        defer { serving.cancel() }
-        var port: Int?
-        for await p in ports {
-            port = p
-            break
-        }
-        guard let port else { throw CLIError("the server for seq \(seq) did not start") }
-        return try await run(url: "http://127.0.0.1:\(port)")
+        let serving: (port: Int, task: Task<Void, any Error>)
+        do { serving = try await server.start() } catch { throw CLIError("the server for seq \(seq) did not start: \(error)") }
+        defer { serving.task.cancel() }
+        return try await run(url: "http://127.0.0.1:\(serving.port)")
     }
 
     /// Runs the command with STRATA_URL; its output goes to stderr.

@@ -135,7 +135,7 @@ struct WatchCommand: AsyncParsableCommand {
 
 extension WatchCommand {
     /// With `--metrics-port`, a server of `/metrics` alone on loopback, running until cancelled;
-    /// the watcher waits until it listens.
+    /// the watcher waits until it listens, and stops with the reason when it cannot.
     func serveMetrics(_ metrics: StrataMetrics, app: StrataApp, logger: Logger) async throws -> Task<Void, any Error>? {
         guard let metricsPort else { return nil }
         var c = StrataServer.Configuration(host: "127.0.0.1", port: metricsPort, logger: logger)
@@ -143,19 +143,13 @@ extension WatchCommand {
         c.metrics = { await metrics.exposition(useCases) }
         c.readSide = false
         let server = StrataServer(useCases: StrataServer.UseCases(app.useCases), configuration: c)
-        let (listening, signal) = AsyncStream<Int>.makeStream()
-        let task = Task {
-            try await server.run { port in
-                signal.yield(port); signal.finish()
-            }
+        let started: (port: Int, task: Task<Void, any Error>)
+        do { started = try await server.start() } catch {
+            throw CLIError("cannot serve metrics on 127.0.0.1:\(metricsPort) (\(error)); choose another --metrics-port")
         }
-        for await port in listening {
-            logger.info("metrics", metadata: ["url": .string("http://127.0.0.1:\(port)/metrics")])
-            return task
-        }
-        // The server stopped before it listened (the port is taken): its error says why.
-        try await task.value
-        return nil
+        let (port, task) = started
+        logger.info("metrics", metadata: ["url": .string("http://127.0.0.1:\(port)/metrics")])
+        return task
     }
 }
 

@@ -42,6 +42,9 @@ func startStrata(_ args: [String], store: String, stdin: Data? = nil, env extra:
     env["NO_COLOR"] = "1"
     for (k, v) in extra { env[k] = v }
     let out = Pipe(), err = Pipe()
+    // A watcher or server is read only after it stops: a megabyte of pipe (Linux's F_SETPIPE_SZ,
+    // 64 KiB by default) keeps a chatty one from blocking on a full stderr until then.
+    for pipe in [out, err] { _ = fcntl(pipe.fileHandleForWriting.fileDescriptor, 1031, 1 << 20) }
     let inPipe = stdin.map { _ in Pipe() }
     let writer = inPipe?.fileHandleForWriting
     let p = try Spawned(executable: executable, arguments: arguments, environment: env, stdin: inPipe, stdout: out, stderr: err)
@@ -52,12 +55,19 @@ func startStrata(_ args: [String], store: String, stdin: Data? = nil, env extra:
     return (p, out, err)
 }
 
+/// How long one `strata` run may take before the test kills it and fails: a hang fails its
+/// test, naming the command, instead of stalling the whole suite.
+let childSeconds = Double(ProcessInfo.processInfo.environment["STRATA_TEST_CHILD_SECONDS"] ?? "") ?? 600
+
 /// Runs `strata` to completion. The blocking waits run on a thread of their own, never on Swift's
 /// cooperative pool, so servers and fetches in other tests keep running meanwhile.
 @discardableResult
-func strata(_ args: [String], store: String, stdin: Data? = nil, env: [String: String] = [:]) async throws -> RunResult {
-    try await offPool {
+func strata(
+    _ args: [String], store: String, stdin: Data? = nil, env: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> RunResult {
+    let (result, killed) = try await offPool {
         let (p, out, err) = try startStrata(args, store: store, stdin: stdin, env: env)
+        let dog = p.watchdog(seconds: childSeconds)
         // Read both pipes before waiting so a full pipe cannot block the child.
         let errBox = DataBox()
         let done = DispatchSemaphore(value: 0)
@@ -68,8 +78,15 @@ func strata(_ args: [String], store: String, stdin: Data? = nil, env: [String: S
         done.wait()
         let e = errBox.data
         p.waitUntilExit()
-        return RunResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        let result = RunResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        return (result, dog.disarm())
     }
+    if killed {
+        Issue.record(
+            "`strata \(args.joined(separator: " "))` ran past \(Int(childSeconds)) s and was killed; stderr: \(result.stderr.suffix(2_000))",
+            sourceLocation: sourceLocation)
+    }
+    return result
 }
 
 /// Runs blocking work on a new thread and awaits its result.
@@ -79,11 +96,11 @@ func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thro
     }
 }
 
-/// Waits for a child process without blocking the cooperative pool.
-func waitForExit(_ p: Spawned) async throws {
-    _ = try await offPool {
-        p.waitUntilExit(); return 0
-    }
+/// Waits for a child process without blocking the cooperative pool; one still running after
+/// `seconds` (a server or watcher that does not stop when told) is killed and fails the test.
+func waitForExit(_ p: Spawned, seconds: Double = 300, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let exited = try await offPool { p.waitUntilExit(seconds: seconds) }
+    if !exited { Issue.record("process \(p.processIdentifier) did not exit within \(Int(seconds)) s and was killed", sourceLocation: sourceLocation) }
 }
 
 func writeTemp(_ text: String) throws -> String {

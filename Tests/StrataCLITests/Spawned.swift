@@ -56,22 +56,31 @@ final class Spawned: @unchecked Sendable {
         try stdin?.fileHandleForReading.close()
     }
 
-    /// Reaps the child, blocking when `block`; true once it has exited.
+    /// Reaps the child, blocking when `block`; true once it has exited. One caller at a time runs
+    /// `waitpid` (a second would find no child); a blocking caller that finds another reaping
+    /// waits for it and tries again, since that one may have been a non-blocking look.
     @discardableResult
     private func reap(block: Bool) -> Bool {
-        if reaped.withLock({ $0 }) != nil { return true }
-        // One waitpid at a time: a second would find no child.
-        guard
-            reaping.withLock({ r in
+        while true {
+            if reaped.withLock({ $0 }) != nil { return true }
+            let mine = reaping.withLock { r in
                 if r { return false }
                 r = true
                 return true
-            })
-        else {
-            while block && reaped.withLock({ $0 }) == nil { usleep(1_000) }
-            return reaped.withLock { $0 } != nil
+            }
+            guard mine else {
+                if !block { return false }
+                usleep(1_000)
+                continue
+            }
+            let exited = waitOnce(block: block)
+            reaping.withLock { $0 = false }
+            if exited || !block { return exited }
         }
-        defer { reaping.withLock { $0 = false } }
+    }
+
+    /// One `waitpid` (retried on EINTR); the caller holds `reaping`.
+    private func waitOnce(block: Bool) -> Bool {
         var status: Int32 = 0
         while true {
             let r = waitpid(processIdentifier, &status, block ? 0 : WNOHANG)
@@ -84,6 +93,29 @@ final class Spawned: @unchecked Sendable {
             reaped.withLock { $0 = 0 }
             return true
         }
+    }
+
+    /// SIGKILLs the child unless it has been reaped (so never another process given its pid).
+    func killUnlessReaped() {
+        reaped.withLock { if $0 == nil { _ = kill(processIdentifier, SIGKILL) } }
+    }
+
+    /// Arms a watchdog that SIGKILLs the child when it is still running after `seconds`; the
+    /// returned watchdog says whether it had to.
+    func watchdog(seconds: Double) -> Watchdog {
+        let dog = Watchdog()
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
+            guard dog.arm() else { return }
+            killUnlessReaped()
+        }
+        return dog
+    }
+
+    /// Waits for the child at most `seconds`, then SIGKILLs it; false when it had to.
+    func waitUntilExit(seconds: Double) -> Bool {
+        let dog = watchdog(seconds: seconds)
+        waitUntilExit()
+        return !dog.disarm()
     }
 
     var isRunning: Bool { !reap(block: false) }
@@ -104,5 +136,29 @@ final class Spawned: @unchecked Sendable {
         let s = reaped.withLock { $0 } ?? 0
         let signal = s & 0x7F
         return signal == 0 ? (s >> 8) & 0xFF : signal
+    }
+}
+
+/// A deadline for a child: `disarm` once the child is done says whether the deadline had
+/// passed (and the child was killed) first.
+final class Watchdog: Sendable {
+    /// nil while armed; true once fired, false once disarmed.
+    private let state = Mutex<Bool?>(nil)
+
+    /// Fires unless disarmed; true when it did.
+    func arm() -> Bool {
+        state.withLock { s in
+            if s != nil { return false }
+            s = true
+            return true
+        }
+    }
+
+    /// Disarms it; true when it had already fired.
+    func disarm() -> Bool {
+        state.withLock { s in
+            if s == nil { s = false }
+            return s == true
+        }
     }
 }

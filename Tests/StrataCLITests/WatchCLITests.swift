@@ -114,7 +114,7 @@ import Testing
                 "--every", "1s", "--jitter", "0"
             ]
             #expect(try await strata(add, store: store).status == 0)
-            let port = Int.random(in: 20_000...40_000)
+            let port = try freeLoopbackPort()
             let (p, out, err) = try startStrata(["watch", "--metrics-port", String(port)], store: store)
             var text = ""
             for _ in 0..<300 {
@@ -132,6 +132,11 @@ import Testing
             #expect(stderr.contains("url=http://127.0.0.1:\(port)/metrics"))
             let bad = try await strata(["watch", "--metrics-port", "0"], store: store)
             #expect(bad.status == 64 && bad.stderr.contains("--metrics-port must be 1 to 65535"))
+            // A port that is taken (here the fixture server's) stops the watcher with the reason;
+            // it once waited forever for a server that had already given up.
+            let taken = try await strata(["watch", "--metrics-port", String(server.port)], store: store)
+            #expect(taken.status == 1, "\(taken.stderr)")
+            #expect(taken.stderr.contains("cannot serve metrics on 127.0.0.1:\(server.port)") && taken.stderr.contains("choose another --metrics-port"))
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import StrataData
+import StrataTestSupport
 import TestScratch
 import Testing
 
@@ -18,7 +19,7 @@ import Testing
             ])
         gen.waitUntilExit()
         #expect(gen.terminationStatus == 0)
-        let port = Int.random(in: 40_000...59_999)
+        let port = try freeLoopbackPort()
         let server = try run(
             "/usr/bin/openssl",
             [

@@ -22,3 +22,11 @@ enum LoopbackListener {
         return (fd, Int(UInt16(bigEndian: addr.sin_port)))
     }
 }
+
+/// A loopback port nothing listens on at the moment of asking (the kernel's pick for port 0), for
+/// a command that takes a port and refuses 0. A random pick can be another test's server.
+public func freeLoopbackPort() throws -> Int {
+    let (fd, port) = try LoopbackListener.open()
+    close(fd)
+    return port
+}
