@@ -42,6 +42,8 @@ let package = Package(
         .target(name: "CCurl", dependencies: ["CLibraryLoader"]),
         // SQLite (for `export --sqlite`), likewise opened on first use.
         .target(name: "CSQLite", dependencies: ["CLibraryLoader"]),
+        // libbrotlidec for `br` recorded bodies read to be redacted (libcurl's own dependency).
+        .target(name: "CBrotli", dependencies: ["CLibraryLoader"]),
         // Thumbnails: PNG and JPEG to RGBA (C, because libjpeg reports errors with longjmp) and
         // RGBA to symbols (chafa). libpng, libjpeg and libchafa (with glib and pcre2) are opened
         // on first use, like libcurl: a command that draws no image does not load them.
@@ -72,7 +74,7 @@ let package = Package(
         .target(
             name: "StrataData",
             dependencies: [
-                "EventStore", "LMDB", "CCurl", "CSQLite", "CZlib",
+                "EventStore", "LMDB", "CCurl", "CSQLite", "CZlib", "CZstd", "CBrotli",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -186,7 +188,7 @@ let package = Package(
         .testTarget(name: "EventStoreTests", dependencies: ["TestScratch", "EventStore", "LMDB", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
         .testTarget(
             name: "StrataDataTests",
-            dependencies: ["StrataTestSupport", "TestScratch", "StrataData", "EventStore", "FixtureServer", "CLibraryLoader"],
+            dependencies: ["StrataTestSupport", "TestScratch", "StrataData", "EventStore", "FixtureServer", "CLibraryLoader", "CZstd"],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "StrataDomainTests", dependencies: ["StrataTestSupport", "StrataDomain", "StrataData", "EventStore", "FixtureServer"], swiftSettings: strictSettings),

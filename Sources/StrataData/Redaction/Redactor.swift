@@ -63,31 +63,23 @@ public struct Redactor: Sendable {
         try redact(body, scope: .document, url: url)
     }
 
-    /// The most a compressed recorded body is inflated to, to be read for the paths.
+    /// The most a compressed recorded body is decoded to, to be read for the paths.
     static let inflatedLimit = 64 << 20
 
-    /// A recorded body (a request's or a response's) and its headers, with the paths redacted from the body's root when it is
-    /// JSON. A body compressed with `gzip` or `deflate` (its one `Content-Encoding`) is inflated
-    /// to be read: when a path is found there, the body is kept redacted and uncompressed, and
-    /// its headers lose `Content-Encoding` and give the new `Content-Length`, so no compressed
-    /// copy of a redacted value is stored and a replay serves what the headers say. A body no
-    /// path reaches, or one that cannot be inflated or read, is kept as it came, with its headers.
+    /// A recorded body (a request's or a response's) and its headers, with the paths redacted from
+    /// the body's root when it is JSON. A body with a `Content-Encoding` (`gzip`, `deflate`, `br`,
+    /// `zstd`, or several) is decoded to be read: when a path is found there, the body is kept
+    /// redacted and decoded, and its headers lose `Content-Encoding` and give the new
+    /// `Content-Length`, so no compressed copy of a redacted value is stored and a replay serves
+    /// what the headers say. A body no path reaches, or one that cannot be decoded or read, is
+    /// kept as it came, with its headers.
     public func recorded(_ body: [UInt8], headers: [HeaderLine]) -> (body: [UInt8], headers: [HeaderLine]) {
         guard !json.isEmpty, !body.isEmpty else { return (body, headers) }
-        let encodings = headers.filter { $0.name.lowercased() == "content-encoding" }.map { $0.value.trimmingCharacters(in: .whitespaces).lowercased() }
-            .filter { $0 != "identity" && !$0.isEmpty }
+        let encodings = ContentDecoding.encodings(headers)
         guard !encodings.isEmpty else {
             return ((try? json.redact(body, scope: .document, keep: CredentialMask.isPlaceholder, placeholder: placeholder)) ?? body, headers)
         }
-        guard encodings.count == 1, ["gzip", "x-gzip", "deflate"].contains(encodings[0]) else { return (body, headers) }
-        let inflater = GzipInflater()
-        var plain: [UInt8] = []
-        do {
-            try body.withUnsafeBytes { try inflater.inflate($0, into: &plain) }
-        } catch {
-            return (body, headers)
-        }
-        guard inflater.atMemberEnd, plain.count <= Self.inflatedLimit,
+        guard let plain = try? ContentDecoding.decode(body, encodings: encodings, limit: Self.inflatedLimit),
             let redacted = try? json.redact(plain, scope: .document, keep: CredentialMask.isPlaceholder, placeholder: placeholder)
         else { return (body, headers) }
         let hadLength = headers.contains { $0.name.lowercased() == "content-length" }
