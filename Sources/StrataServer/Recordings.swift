@@ -103,7 +103,8 @@ extension StrataServer {
         }
         let serve = useCases.recordings
         // A HEAD is answered from a recorded HEAD, else from the GET of the same target.
-        var keys = [serve.requestKey(method: request.method.rawValue, target: t.target, body: body)]
+        var keys = await serve.requestKeys(
+            method: request.method.rawValue, target: t.target, body: body, headers: request.headers.map { ($0.name.rawName, $0.value) })
         if request.method == .head { keys.append(t.target) }
         var lookup: RecordingLookup = .notFetched(target: t.target, host: t.host, first: nil)
         do {

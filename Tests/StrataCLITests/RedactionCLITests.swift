@@ -131,20 +131,32 @@ import Testing
 
         // A HAR into a recorded source that redacts a JSON field and a header.
         let har = TestScratch.path("redact") + ".har"
-        func write(_ entries: [(url: String, body: String, header: String)]) throws {
+        func write(_ entries: [(url: String, body: String, header: String, post: String?)]) throws {
             let list = try entries.map { e in
-                #"{"startedDateTime":"2026-11-28T10:00:00.000Z","time":1,"request":{"method":"GET","url":"\#(e.url)","httpVersion":"HTTP/1.1","headers":[{"name":"X-Trace","value":"\#(e.header)"}],"queryString":[],"cookies":[],"headersSize":-1,"bodySize":0},"response":{"status":200,"statusText":"OK","httpVersion":"HTTP/1.1","headers":[{"name":"Content-Type","value":"application/json"}],"cookies":[],"content":{"size":\#(e.body.utf8.count),"mimeType":"application/json","text":\#(String(decoding: try JSONSerialization.data(withJSONObject: e.body, options: .fragmentsAllowed), as: UTF8.self))},"redirectURL":"","headersSize":-1,"bodySize":-1},"cache":{},"timings":{"send":0,"wait":1,"receive":0}}"#
+                let request =
+                    try e.post.map {
+                        let text = String(decoding: try JSONSerialization.data(withJSONObject: $0, options: .fragmentsAllowed), as: UTF8.self)
+                        return #""method":"POST","postData":{"mimeType":"application/json","text":\#(text)}"#
+                    } ?? #""method":"GET""#
+                return
+                    #"{"startedDateTime":"2026-11-28T10:00:00.000Z","time":1,"request":{\#(request),"url":"\#(e.url)","httpVersion":"HTTP/1.1","headers":[{"name":"X-Trace","value":"\#(e.header)"}],"queryString":[],"cookies":[],"headersSize":-1,"bodySize":0},"response":{"status":200,"statusText":"OK","httpVersion":"HTTP/1.1","headers":[{"name":"Content-Type","value":"application/json"}],"cookies":[],"content":{"size":\#(e.body.utf8.count),"mimeType":"application/json","text":\#(String(decoding: try JSONSerialization.data(withJSONObject: e.body, options: .fragmentsAllowed), as: UTF8.self))},"redirectURL":"","headersSize":-1,"bodySize":-1},"cache":{},"timings":{"send":0,"wait":1,"receive":0}}"#
             }
             try Data(#"{"log":{"version":"1.2","creator":{"name":"test","version":"1"},"entries":[\#(list.joined(separator: ","))]}}"#.utf8).write(
                 to: URL(fileURLWithPath: har))
         }
-        try write([("http://api.test/first", #"{"ok":true}"#, "first")])
+        try write([("http://api.test/first", #"{"ok":true}"#, "first", nil)])
         #expect(try await strata(["import", "shop", "--har", har], store: store).status == 0)
         let change = try await strata(["source", "change", "shop", "--redact", "user.password", "--redact-header", "X-Trace"], store: store)
         #expect(change.status == 0, "\(change.stderr)")
         let password = "pw-\(UUID().uuidString)"
         let trace = "trace-\(UUID().uuidString)"
-        try write([("http://api.test/me", #"{"user":{"name":"ann","password":"\#(password)"}}"#, trace)])
+        // A login whose request body carries the password: stored redacted, and replayed to the
+        // same request, whose body the server redacts the same way to find it.
+        let login = #"{"user":{"name":"ann","password":"\#(password)"}}"#
+        try write([
+            ("http://api.test/me", #"{"user":{"name":"ann","password":"\#(password)"}}"#, trace, nil),
+            ("http://api.test/login", #"{"session":"s-1"}"#, trace, login)
+        ])
         let second = try await strata(["import", "shop", "--har", har], store: store)
         #expect(second.status == 0, "\(second.stderr)")
         let files = try storeBytes(store)
@@ -156,6 +168,12 @@ import Testing
         let served = try await Listening.start(["serve", "--port", "0", "--source", "shop"], store: store)
         let body = try await curl([served.base + "/me"])
         #expect(String(decoding: body, as: UTF8.self).contains(#""name":"ann","password":"[redacted:"#), "\(String(decoding: body, as: UTF8.self))")
+        let session = try await curl(["-X", "POST", "-H", "Content-Type: application/json", "--data-binary", login, served.base + "/login"])
+        #expect(String(decoding: session, as: UTF8.self) == #"{"session":"s-1"}"#, "\(String(decoding: session, as: UTF8.self))")
+        let other = try await curl([
+            "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "--data-binary", #"{"user":{"name":"bob"}}"#, served.base + "/login"
+        ])
+        #expect(String(decoding: other, as: UTF8.self) == "404", "another body was never recorded")
         _ = try await served.stop()
         #expect(try await strata(["verify"], store: store).status == 0)
     }

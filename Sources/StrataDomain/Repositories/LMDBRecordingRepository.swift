@@ -1,6 +1,6 @@
 package import EventStore
 import Foundation
-import StrataData
+package import StrataData
 import Synchronization
 
 /// ``RecordingRepository`` over the `recordings` index: each lookup (index rows, the event, its
@@ -8,11 +8,15 @@ import Synchronization
 /// consistent log.
 package struct LMDBRecordingRepository: RecordingRepository {
     let store: EventStore
+    let catalog: SourceCatalog
     /// What a recording's event holds, by seq: an event never changes, so what was read once (its
     /// decompressed body, its decoded headers) serves every later request for it.
     let contents = ContentCache(budget: 64 << 20)
 
-    package init(store: EventStore) { self.store = store }
+    package init(store: EventStore, catalog: SourceCatalog) {
+        self.store = store
+        self.catalog = catalog
+    }
 
     /// The part of a recording its event gives.
     struct Content: Sendable {
@@ -57,6 +61,16 @@ package struct LMDBRecordingRepository: RecordingRepository {
     }
 
     private enum Direction: Sendable { case atMost(PointInTime), after(UInt64) }
+
+    package func redactedRequestBodies(_ body: [UInt8], headers: [(name: String, value: String)]) async throws -> [[UInt8]] {
+        let headers = headers.map { HeaderLine($0.name, $0.value) }
+        var out: [[UInt8]] = []
+        for source in try await catalog.all() where !(source.redact ?? []).isEmpty {
+            let redacted = try await Redactor.forTraffic(source, extra: [], store: store).recorded(body, headers: headers).body
+            if redacted != body && !out.contains(redacted) { out.append(redacted) }
+        }
+        return out
+    }
 
     package func recording(target: String, host: String?, at point: PointInTime) async throws -> RecordingLookup {
         try await lookup(target: target, host: host, .atMost(point))

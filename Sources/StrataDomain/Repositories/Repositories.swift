@@ -127,4 +127,7 @@ package protocol RecordingRepository: Sendable {
     /// next run's first page, its details and images included), or the head; nil when `seq` is
     /// the head.
     func runEnd(after seq: UInt64) async throws -> UInt64?
+    /// The distinct bodies a request body may have been recorded as, besides itself: as each
+    /// source that redacts JSON paths stored it (its digest is part of the request's key).
+    func redactedRequestBodies(_ body: [UInt8], headers: [(name: String, value: String)]) async throws -> [[UInt8]]
 }
