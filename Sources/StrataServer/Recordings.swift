@@ -103,18 +103,29 @@ extension StrataServer {
         }
         let serve = useCases.recordings
         // A HEAD is answered from a recorded HEAD, else from the GET of the same target.
-        var keys = await serve.requestKeys(
-            method: request.method.rawValue, target: t.target, body: body, headers: request.headers.map { ($0.name.rawName, $0.value) })
+        var keys = [serve.requestKey(method: request.method.rawValue, target: t.target, body: body)]
         if request.method == .head { keys.append(t.target) }
         var lookup: RecordingLookup = .notFetched(target: t.target, host: t.host, first: nil)
         do {
-            for key in keys {
+            var index = 0
+            var redactedKeys = body == nil
+            while index < keys.count {
+                let key = keys[index]
                 if let id = t.session {
                     lookup = try await sessionLookup(id, t, key: key)
                 } else {
                     lookup = try await serve(target: key, host: t.host, at: try point(of: t, headers: request.headers))
                 }
-                if case .notFetched(_, _, nil) = lookup { continue }
+                if case .notFetched(_, _, nil) = lookup {
+                    index += 1
+                    // Only a miss pays for the body as redacting sources would have stored it.
+                    if index == keys.count && !redactedKeys {
+                        redactedKeys = true
+                        keys += await serve.redactedKeys(
+                            method: request.method.rawValue, target: t.target, body: body, headers: request.headers.map { ($0.name.rawName, $0.value) })
+                    }
+                    continue
+                }
                 break
             }
         } catch let r as ResponseError {

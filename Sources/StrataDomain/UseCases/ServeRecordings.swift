@@ -35,15 +35,12 @@ package struct ServeRecordings: Sendable {
         RequestKey.make(method: method, target: target, body: body)
     }
 
-    /// The keys a request may be recorded under, most likely first: its own, then the keys of
-    /// its body as a source that redacts JSON paths would have stored it (a redacted request
-    /// body is recorded, and so keyed, by its redacted bytes). Sources unreadable: its own only.
-    package func requestKeys(method: String, target: String, body: [UInt8]?, headers: [(name: String, value: String)]) async -> [String] {
-        let own = requestKey(method: method, target: target, body: body)
-        guard let body, !body.isEmpty,
-            let redacted = try? await recordings.redactedRequestBodies(body, headers: headers)
-        else { return [own] }
-        return [own] + redacted.map { requestKey(method: method, target: target, body: $0) }
+    /// The keys of a request whose body was recorded redacted: its body as each source that
+    /// redacts JSON paths would have stored it (a redacted request body is recorded, and so
+    /// keyed, by its redacted bytes). None when no source redacts it or sources are unreadable.
+    package func redactedKeys(method: String, target: String, body: [UInt8]?, headers: [(name: String, value: String)]) async -> [String] {
+        guard let body, !body.isEmpty, let redacted = try? await recordings.redactedRequestBodies(body, headers: headers) else { return [] }
+        return redacted.map { requestKey(method: method, target: target, body: $0) }
     }
 
     /// A request body's SHA-256, lower-case hex.
