@@ -72,7 +72,9 @@ package struct DomainAssembly: Assembly {
                 items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
                 log: r.resolve((any EventLogRepository).self)!, exporter: r.resolve((any ExportRepository).self)!)
         }
-        container.register((any RecordingRepository).self) { r in LMDBRecordingRepository(store: r.resolve(EventStore.self)!, catalog: r.resolve(SourceCatalog.self)!) }
+        container.register((any RecordingRepository).self) { r in
+            LMDBRecordingRepository(store: r.resolve(EventStore.self)!, catalog: r.resolve(SourceCatalog.self)!)
+        }
         container.register(ServeRecordings.self) { r in
             ServeRecordings(recordings: r.resolve((any RecordingRepository).self)!, log: r.resolve((any EventLogRepository).self)!)
         }

@@ -38,7 +38,23 @@ import Testing
     @Test func aForgottenItemLeavesNoTraceAndEverythingElseReadsAsBefore() async throws {
         try await withFixtureServer { fixture in
             let store = makeStoreDir()
-            let marks = try await Self.history(fixture, store: store, rounds: 4)
+            var marks = try await Self.history(fixture, store: store, rounds: 4)
+            // Its content also reaches a notification (an alert on its model) and a local edit
+            // still in the outbox: both are erased with it, and neither is sent afterwards.
+            #expect(try await strata(["alert", "add", "cars", "models", "--on", "changed", "--field", "model", "--exec", "true"], store: store).status == 0)
+            let fifth = ["Model-5-\(UUID().uuidString)", "Seller-5-\(UUID().uuidString)"]
+            marks += fifth
+            _ = try await curl(["-X", "PUT", "-H", "Content-Type: application/json", "-d", Self.car(5, fifth), fixture.baseURL + "/cars/offers/3"])
+            #expect(try await strata(["fetch", "cars", "--details", "--images"], store: store).status == 0)
+            let local = "Local-\(UUID().uuidString)"
+            marks.append(local)
+            #expect(try await strata(["source", "change", "cars", "--update-url", fixture.baseURL + "/cars/offers/{id}"], store: store).status == 0)
+            #expect(try await strata(["config", "set", "user", "alice"], store: store).status == 0)
+            let edit = try await strata(["edit", "cars", "3", "--set", "model=\(local)"], store: store)
+            #expect(edit.status == 0, "\(edit.stderr)")
+            let exported = try await strata(["export", "--events", "--payloads"], store: store).stdout
+            let queued = exported.split(separator: "\n").filter { $0.contains("NotificationQueued") }
+            #expect(queued.count == 1 && queued[0].contains(fifth[0]), "the notification carries the new model: \(queued)")
             let others = ["1", "2", "9", "17", "24"]
             func reads() async throws -> [String: String] {
                 var out: [String: String] = [:]
@@ -96,6 +112,12 @@ import Testing
                 #expect(!found, "\(mark) is still in the store")
             }
             #expect(events.contains("ItemForgotten"), "the erasure itself stays in the log")
+            let outbox = try await strata(["outbox", "--all", "--format", "json"], store: store)
+            let writes = try #require(try jsonObject(outbox.stdout) as? [[String: Any]])
+            #expect(writes.count == 1 && writes[0]["state"] as? String == "dropped", "\(outbox.stdout)")
+            #expect(try await strata(["outbox"], store: store).stdout.contains("the outbox is empty"))
+            let deliver = try await strata(["alert", "deliver"], store: store)
+            #expect(deliver.status == 0 && deliver.stdout.contains("delivered 0") && deliver.stdout.contains("pending 0"), "\(deliver.stdout)")
             let again = try await strata(["verify"], store: store)
             #expect(again.status == 0 && again.stdout.contains("(forget)"), "\(again.stdout)")
         }

@@ -39,6 +39,8 @@ public enum NotificationEntityState: String, Sendable {
     case failed
     /// Its alert was removed before it was delivered.
     case cancelled
+    /// Its item was forgotten (`strata forget`): its body is erased and never delivered (again).
+    case erased
 }
 
 /// The `alerts` projection. Collections (of a ``KeyedDocumentProjection``, so each has history):
@@ -106,6 +108,12 @@ public enum AlertProjection {
                 "seq": .number(String(event.seq)), "pass": .number(event[metadata: "pass"] ?? "0"),
                 "state": .string(NotificationEntityState.pending.rawValue), "attempts": .number("0")
             ]
+            // About a forgotten item: kept as erased, out of the counts, never delivered.
+            if ItemErasure.isErased(try ctx.payload(of: event)) {
+                var erased = n
+                erased["state"] = .string(NotificationEntityState.erased.rawValue)
+                return [.put(collection: "notifications", key: event.id, document: .object(erased))]
+            }
             a["queued"] = .number(String(number(a, "queued") + 1))
             return [
                 .put(collection: "notifications", key: event.id, document: .object(n)),

@@ -33,6 +33,9 @@ public struct ForgottenItem: Sendable, Equatable {
 public struct ItemErasure: Sendable {
     public static let erasedBody = Array(#"{"strata.erased":true}"#.utf8)
 
+    /// Whether `body` is an erased one (what a fold finds in place of an erased payload).
+    static func isErased(_ body: [UInt8]?) -> Bool { body == erasedBody }
+
     let store: EventStore
 
     public init(store: EventStore) { self.store = store }
@@ -134,13 +137,32 @@ public struct ItemErasure: Sendable {
         Hashing.sha256(Array("strata-forget\u{0}\(source)\u{0}\(key)".utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
     }
 
+    /// Events of a source's stream whose payload carries an item's content, found by the item's
+    /// key in their metadata: its local writes and the server's answers to them.
+    static let writeTypes: Set<String> = WriteEvents.writes.union([
+        WriteEvents.staged, WriteEvents.acknowledged, WriteEvents.rejected, WriteEvents.conflicted, WriteEvents.retried
+    ])
+
     /// The rewrites that take `keys` out of `source`'s stored bodies: list bodies without their
-    /// entries, details and images replaced whole; each body once, however many events carry it.
+    /// entries; details, images, local writes (and the answers to them) and alert notifications
+    /// about the items replaced whole; each body once, however many events carry it.
     func rewrites(_ source: SourceDefinition, keys: Set<String>) async throws -> (rewrites: [BodyRewrite], erased: Int) {
         let head = try await store.head().seq
         var seen = Set<[UInt8]>()
         var out: [BodyRewrite] = []
         var erased = 0
+        func erase(_ e: RecordedEvent) async throws {
+            guard let ref = e.payload, !seen.contains(ref.hash), try await store.rewrittenBy(ref.hash) == nil else { return }
+            seen.insert(ref.hash)
+            out.append(BodyRewrite(original: ref.hash, content: Self.erasedBody))
+            erased += 1
+        }
+        // An item created here had a local id until the server named it: its writes under the
+        // local id are the item's too.
+        var written = keys
+        for e in try await store.events(EventQuery(stream: source.name, type: WriteEvents.acknowledged)) {
+            if let id = e[metadata: "serverId"], keys.contains(id), let local = e[metadata: "key"] { written.insert(local) }
+        }
         var from: UInt64 = 1
         while from <= head {
             let chunk = try await store.events(EventQuery(stream: source.name, fromSeq: from, toSeq: head, limit: 512))
@@ -155,15 +177,20 @@ public struct ItemErasure: Sendable {
                     seen.insert(ref.hash)
                     out.append(BodyRewrite(original: ref.hash, content: cut))
                 case DataEvents.detailFetched, DataEvents.detailNotModified, DataEvents.imageFetched:
-                    guard let key = e[metadata: "key"], keys.contains(key), try await store.rewrittenBy(ref.hash) == nil else { continue }
-                    seen.insert(ref.hash)
-                    out.append(BodyRewrite(original: ref.hash, content: Self.erasedBody))
-                    erased += 1
+                    guard let key = e[metadata: "key"], keys.contains(key) else { continue }
+                    try await erase(e)
+                case let type where Self.writeTypes.contains(type):
+                    guard let key = e[metadata: "key"], written.contains(key) else { continue }
+                    try await erase(e)
                 default:
                     continue
                 }
             }
             from = last.seq + 1
+        }
+        // Notifications live on their alerts' streams; their body is what changed in the item.
+        for e in try await store.events(EventQuery(type: AlertEvents.queued)) where e[metadata: "source"] == source.name {
+            if let item = e[metadata: "item"], written.contains(item) { try await erase(e) }
         }
         return (out, erased)
     }

@@ -22,6 +22,8 @@ public enum Outbox {
         let payload = try LocalWriteFold.json(event, ctx)
         switch event.type {
         case WriteEvents.created, WriteEvents.patched, WriteEvents.deleted:
+            // A write of a forgotten item: its content is gone, so it is never sent (again).
+            let erased = ItemErasure.isErased(try ctx.payload(of: event))
             var o: [String: JSONValue] = [
                 "seq": .number(String(event.seq)), "id": .string(event.id), "kind": .string(WriteKind(eventType: event.type)!.rawValue),
                 "source": .string(try LocalWriteFold.required(event, "source")), "key": .string(try LocalWriteFold.required(event, "key")),
@@ -31,6 +33,12 @@ public enum Outbox {
             if let v = event[metadata: "baseVersion"] { o["baseVersion"] = .number(v) }
             if let e = event[metadata: "baseETag"] { o["baseETag"] = .string(e) }
             for field in ["ops", "base", "document"] { if let v = payload?.value(atPath: field) { o[field] = v } }
+            if erased {
+                o["state"] = .string(WriteState.dropped.rawValue)
+                o["erased"] = .bool(true)
+                o["reason"] = .string("its item was forgotten")
+                return [.put(collection: "writes", key: String(event.seq), document: .object(o))]
+            }
             let doc = JSONValue.object(o)
             return [.put(collection: "writes", key: String(event.seq), document: doc), .put(collection: "open", key: String(event.seq), document: doc)]
         case WriteEvents.staged:
@@ -64,6 +72,8 @@ public enum Outbox {
         guard case .object(var o)? = try reader.state(collection: "writes", key: String(write))?.document else {
             throw DocumentError("\(event.type) for write \(write), which is not a local write")
         }
+        // What happened to an erased write before or after it was erased no longer matters.
+        if o["erased"] == .bool(true) { return [] }
         var ops: [DocumentOperation] = []
         func set(_ state: WriteState) { o["state"] = .string(state.rawValue) }
         func number(_ key: String) -> Int { if case .number(let n)? = o[key] { Int(n) ?? 0 } else { 0 } }
