@@ -40,7 +40,7 @@ release: deps
 format:
 	$(SWIFT) format -i -r --parallel Sources Tests
 
-## The whole run's bound: about 4 minutes on 2 cores, so 15 minutes means a hang, not a slow machine.
+## The whole run's bound: about 3 minutes on 2 cores, so 15 minutes means a hang, not a slow machine.
 TEST_SECONDS ?= 900
 
 ## A formatting difference, or a warning in our own code (Sources/, Tests/), fails the run: CI

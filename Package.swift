@@ -7,6 +7,11 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// The storage engine's hot paths (folds, hashing, verify, compaction) optimized in debug builds
+/// too: the test suite runs thousands of them, and unoptimized generic code there costs several
+/// times the CPU.
+let engineSettings: [SwiftSetting] = strictSettings + [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 let package = Package(
     name: "Strata",
     platforms: [.macOS(.v14)],
@@ -53,10 +58,10 @@ let package = Package(
         .target(name: "CStrataJSON"),
 
         // JSON values: a canonical, number-preserving parser and RFC 6902 diffs with old values.
-        .target(name: "StrataJSON", dependencies: ["CStrataJSON"], swiftSettings: strictSettings),
+        .target(name: "StrataJSON", dependencies: ["CStrataJSON"], swiftSettings: engineSettings),
 
         // Thin Swift wrapper over LMDB: environment, transactions, databases, cursors, StorageError.
-        .target(name: "LMDB", dependencies: ["CLMDB"], swiftSettings: strictSettings),
+        .target(name: "LMDB", dependencies: ["CLMDB"], swiftSettings: engineSettings),
 
         // Domain-agnostic engine: the event log, blobs, projections, checkpoints, time travel.
         .target(
@@ -66,7 +71,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strictSettings
+            swiftSettings: engineSettings
         ),
 
         // Data layer: the libcurl HTTP client, source definitions, the fetch pipeline and the
