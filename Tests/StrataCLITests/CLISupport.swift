@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import TestScratch
 import Testing
 

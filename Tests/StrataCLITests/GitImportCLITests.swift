@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import TestScratch
 import Testing
 
@@ -48,16 +49,11 @@ import Testing
 
     @discardableResult
     static func run(_ args: [String], stdin: Data? = nil) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = args
         let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        let input = Pipe()
-        p.standardInput = stdin == nil ? FileHandle.nullDevice : input
-        try p.run()
-        if let stdin {
+        let input = stdin.map { _ in Pipe() }
+        let p = try Spawned(
+            executable: "/usr/bin/env", arguments: args, environment: ProcessInfo.processInfo.environment, stdin: input, stdout: out, stderr: nil)
+        if let stdin, let input {
             input.fileHandleForWriting.write(stdin)
             try input.fileHandleForWriting.close()
         }

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import LMDB
 import Testing
 
@@ -137,17 +138,14 @@ import Testing
         let store = makeStoreDir()
         #expect(try await strata(["_append-loop", "--count", "50", "--batch", "5"], store: store).status == 0)
         let result = try await offPool { () -> RunResult in
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/bin/bash")
-            // Ignore SIGXFSZ so the write fails with EFBIG instead of killing the process.
-            p.arguments = ["-c", "trap '' XFSZ; ulimit -f 2048; exec \"$0\" append-loop --count 200000 --batch 50 --id-prefix big --keys 5000", testAidBinary]
             var env = ProcessInfo.processInfo.environment
             env["STRATA_STORE"] = store
-            p.environment = env
             let err = Pipe()
-            p.standardError = err
-            p.standardOutput = FileHandle.nullDevice
-            try p.run()
+            // Ignore SIGXFSZ so the write fails with EFBIG instead of killing the process.
+            let p = try Spawned(
+                executable: "/bin/bash",
+                arguments: ["-c", "trap '' XFSZ; ulimit -f 2048; exec \"$0\" append-loop --count 200000 --batch 50 --id-prefix big --keys 5000", testAidBinary],
+                environment: env, stdin: nil, stdout: nil, stderr: err)
             let e = err.fileHandleForReading.readDataToEndOfFile()
             p.waitUntilExit()
             return RunResult(status: p.terminationStatus, stdout: "", stderr: String(decoding: e, as: UTF8.self))

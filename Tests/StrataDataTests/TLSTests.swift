@@ -46,14 +46,7 @@ import Testing
         #expect(r.status == 200)
     }
 
-    private func run(_ path: String, _ args: [String]) throws -> Process {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = args
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        return p
+    private func run(_ path: String, _ args: [String]) throws -> Spawned {
+        try Spawned(executable: path, arguments: args, environment: ProcessInfo.processInfo.environment, stdin: nil, stdout: nil, stderr: nil)
     }
 }

@@ -1,5 +1,5 @@
 import CTestSpawn
-import Foundation
+public import Foundation
 import Synchronization
 
 /// A child process started with `posix_spawn`, with the parts of `Foundation.Process` the tests
@@ -7,8 +7,8 @@ import Synchronization
 /// a `dirent` while it lists `/proc/self/fd` and crashes now and then when the test process holds
 /// many descriptors (swift-corelibs-foundation#5472), which a suite spawning hundreds of
 /// children does.
-final class Spawned: @unchecked Sendable {
-    let processIdentifier: pid_t
+public final class Spawned: @unchecked Sendable {
+    public let processIdentifier: Int32
     /// Kept as `Process` keeps them: a caller that drops a pipe must not close its read end under
     /// the child (whose next write would then fail with EPIPE).
     private let pipes: [Pipe]
@@ -18,7 +18,9 @@ final class Spawned: @unchecked Sendable {
 
     /// Starts `executable` with `arguments` and `environment`; stdin from `stdin`'s read end (or
     /// /dev/null), stdout and stderr into the pipes' write ends, nothing else inherited.
-    init(executable: String, arguments: [String], environment: [String: String], stdin: Pipe?, stdout: Pipe?, stderr: Pipe?, directory: String? = nil) throws {
+    public init(
+        executable: String, arguments: [String], environment: [String: String], stdin: Pipe?, stdout: Pipe?, stderr: Pipe?, directory: String? = nil
+    ) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -96,13 +98,13 @@ final class Spawned: @unchecked Sendable {
     }
 
     /// SIGKILLs the child unless it has been reaped (so never another process given its pid).
-    func killUnlessReaped() {
+    public func killUnlessReaped() {
         reaped.withLock { if $0 == nil { _ = kill(processIdentifier, SIGKILL) } }
     }
 
     /// Arms a watchdog that SIGKILLs the child when it is still running after `seconds`; the
     /// returned watchdog says whether it had to.
-    func watchdog(seconds: Double) -> Watchdog {
+    public func watchdog(seconds: Double) -> Watchdog {
         let dog = Watchdog()
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
             guard dog.arm() else { return }
@@ -112,26 +114,26 @@ final class Spawned: @unchecked Sendable {
     }
 
     /// Waits for the child at most `seconds`, then SIGKILLs it; false when it had to.
-    func waitUntilExit(seconds: Double) -> Bool {
+    public func waitUntilExit(seconds: Double) -> Bool {
         let dog = watchdog(seconds: seconds)
         waitUntilExit()
         return !dog.disarm()
     }
 
-    var isRunning: Bool { !reap(block: false) }
-    func waitUntilExit() { reap(block: true) }
-    func terminate() { kill(processIdentifier, SIGTERM) }
+    public var isRunning: Bool { !reap(block: false) }
+    public func waitUntilExit() { reap(block: true) }
+    public func terminate() { kill(processIdentifier, SIGTERM) }
 
-    enum TerminationReason { case exit, uncaughtSignal }
+    public enum TerminationReason { case exit, uncaughtSignal }
 
     /// Whether it exited or a signal ended it.
-    var terminationReason: TerminationReason {
+    public var terminationReason: TerminationReason {
         reap(block: true)
         return (reaped.withLock { $0 } ?? 0) & 0x7F == 0 ? .exit : .uncaughtSignal
     }
 
     /// The exit status, or the signal that ended it (as `Process` reports them).
-    var terminationStatus: Int32 {
+    public var terminationStatus: Int32 {
         reap(block: true)
         let s = reaped.withLock { $0 } ?? 0
         let signal = s & 0x7F
@@ -141,12 +143,12 @@ final class Spawned: @unchecked Sendable {
 
 /// A deadline for a child: `disarm` once the child is done says whether the deadline had
 /// passed (and the child was killed) first.
-final class Watchdog: Sendable {
+public final class Watchdog: Sendable {
     /// nil while armed; true once fired, false once disarmed.
     private let state = Mutex<Bool?>(nil)
 
     /// Fires unless disarmed; true when it did.
-    func arm() -> Bool {
+    public func arm() -> Bool {
         state.withLock { s in
             if s != nil { return false }
             s = true
@@ -155,7 +157,7 @@ final class Watchdog: Sendable {
     }
 
     /// Disarms it; true when it had already fired.
-    func disarm() -> Bool {
+    public func disarm() -> Bool {
         state.withLock { s in
             if s == nil { s = false }
             return s == true
