@@ -123,6 +123,40 @@ import Testing
         }
     }
 
+    /// An alert's figures survive a forget of the item its notifications were about: one
+    /// delivered before the forget stays delivered; one still pending is erased and leaves the
+    /// pending count, never sent. A rebuild from the log gives the same figures.
+    @Test func aForgetKeepsWhatWasDeliveredAndDropsWhatWasPending() async throws {
+        try await withFixtureServer { fixture in
+            let store = makeStoreDir()
+            _ = try await Self.history(fixture, store: store, rounds: 2)
+            #expect(try await strata(["alert", "add", "cars", "models", "--on", "changed", "--field", "model", "--exec", "true"], store: store).status == 0)
+            func change(_ round: Int) async throws {
+                let values = ["Model-\(round)-\(UUID().uuidString)", "Seller-\(round)-\(UUID().uuidString)"]
+                _ = try await curl(["-X", "PUT", "-H", "Content-Type: application/json", "-d", Self.car(round, values), fixture.baseURL + "/cars/offers/3"])
+                #expect(try await strata(["fetch", "cars", "--details"], store: store).status == 0)
+            }
+            func figures() async throws -> [Int] {
+                let r = try await strata(["alert", "list", "--format", "json"], store: store)
+                let alert = try #require((try jsonObject(r.stdout) as? [[String: Any]])?.first, "\(r.stdout) \(r.stderr)")
+                return ["pending", "delivered", "failed"].map { alert[$0] as? Int ?? -1 }
+            }
+            try await change(3)
+            let first = try await strata(["alert", "deliver"], store: store)
+            #expect(first.stdout.contains("delivered 1") && first.stdout.contains("pending 0"), "\(first.stdout)")
+            try await change(4)
+            #expect(try await figures() == [1, 1, 0])
+
+            #expect(try await strata(["forget", "cars", "3", "--reason", "asked"], store: store).status == 0)
+            #expect(try await figures() == [0, 1, 0])
+            let after = try await strata(["alert", "deliver"], store: store)
+            #expect(after.stdout.contains("delivered 0") && after.stdout.contains("pending 0"), "\(after.stdout)")
+            #expect(try await strata(["rebuild"], store: store).status == 0)
+            #expect(try await figures() == [0, 1, 0])
+            #expect(try await strata(["verify"], store: store).status == 0)
+        }
+    }
+
     /// SIGKILL anywhere in a forget: the next command finds the store consistent, the item either
     /// still there (killed before its event) or erased, never half of each.
     @Test func forgetsKilledAnywhereLeaveAConsistentStore() async throws {

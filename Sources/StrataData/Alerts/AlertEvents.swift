@@ -39,7 +39,9 @@ public enum NotificationEntityState: String, Sendable {
     case failed
     /// Its alert was removed before it was delivered.
     case cancelled
-    /// Its item was forgotten (`strata forget`): its body is erased and never delivered (again).
+    /// Its item was forgotten (`strata forget`) before it was delivered: its body is erased and
+    /// it is never sent again. One delivered (or failed for good) before the forget keeps that
+    /// state, with `erased` set in its row.
     case erased
 }
 
@@ -53,7 +55,7 @@ public enum NotificationEntityState: String, Sendable {
 ///   so delivery reads what is left in order, not every notification ever queued;
 /// - `evaluated`, key = source: `{"through": seq}`, the last pass whose changes were matched.
 public enum AlertProjection {
-    public static let projection = KeyedDocumentProjection(name: "alerts", version: 1, eventTypes: AlertEvents.all) { event, ctx in
+    public static let projection = KeyedDocumentProjection(name: "alerts", version: 2, eventTypes: AlertEvents.all) { event, ctx in
         try fold(event, ctx)
     }
 
@@ -108,7 +110,7 @@ public enum AlertProjection {
                 "seq": .number(String(event.seq)), "pass": .number(event[metadata: "pass"] ?? "0"),
                 "state": .string(NotificationEntityState.pending.rawValue), "attempts": .number("0")
             ]
-            // About a forgotten item: kept as erased, out of the counts, never delivered.
+            // About a forgotten item: kept as erased, out of the counts, never delivered (again).
             if ItemErasure.isErased(try ctx.payload(of: event)) {
                 var erased = n
                 erased["state"] = .string(NotificationEntityState.erased.rawValue)
@@ -127,9 +129,12 @@ public enum AlertProjection {
             return [.put(collection: "evaluated", key: source, document: .object(["through": .number(String(through))]))]
         case AlertEvents.sent, AlertEvents.delivered, AlertEvents.failed:
             let id = try required(event, "notification")
-            guard case .object(var n)? = try present("notifications", id),
-                case .string(let alert)? = n["alert"], n["state"] == .string(NotificationEntityState.pending.rawValue)
-            else { return [] }
+            guard case .object(var n)? = try present("notifications", id), case .string(let alert)? = n["alert"] else { return [] }
+            // An erased one (its item forgotten) whose attempts are in the log was sent before the
+            // forget: what became of it still counts, so a forget leaves the alert's figures as
+            // they were; it is just not pending, and keeps no body.
+            let erased = n["state"] == .string(NotificationEntityState.erased.rawValue)
+            guard erased || n["state"] == .string(NotificationEntityState.pending.rawValue) else { return [] }
             let attempt = event[metadata: "attempt"].flatMap(Int.init) ?? number(n, "attempts")
             n["attempts"] = .number(String(max(attempt, number(n, "attempts"))))
             n["lastAttemptAt"] = .number(String(event.recordedAt.millisecondsSince1970))
@@ -147,12 +152,17 @@ public enum AlertProjection {
             }
             let key = pendingKey(alert: alert, seq: UInt64(number(n, "seq")))
             guard let settled else {
+                if erased { return [.put(collection: "notifications", key: id, document: .object(n))] }
                 return [.put(collection: "notifications", key: id, document: .object(n)), .put(collection: "pending", key: key, document: .object(n))]
             }
             n["state"] = .string(settled)
             n["settledSeq"] = .number(String(event.seq))
-            var ops: [DocumentOperation] = [.put(collection: "notifications", key: id, document: .object(n)), .remove(collection: "pending", key: key)]
+            if erased { n["erased"] = .bool(true) }
+            var ops: [DocumentOperation] = [.put(collection: "notifications", key: id, document: .object(n))]
+            if !erased { ops.append(.remove(collection: "pending", key: key)) }
             if case .object(var a)? = try present("alerts", alert) {
+                // An erased one was left out of `queued` when it was folded.
+                if erased { a["queued"] = .number(String(number(a, "queued") + 1)) }
                 a[settled] = .number(String(number(a, settled) + 1))
                 ops.append(.put(collection: "alerts", key: alert, document: .object(a)))
             }
