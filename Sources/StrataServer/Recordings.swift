@@ -107,26 +107,24 @@ extension StrataServer {
         if request.method == .head { keys.append(t.target) }
         var lookup: RecordingLookup = .notFetched(target: t.target, host: t.host, first: nil)
         do {
-            var index = 0
-            var redactedKeys = body == nil
-            while index < keys.count {
-                let key = keys[index]
-                if let id = t.session {
-                    lookup = try await sessionLookup(id, t, key: key)
-                } else {
-                    lookup = try await serve(target: key, host: t.host, at: try point(of: t, headers: request.headers))
-                }
-                if case .notFetched(_, _, nil) = lookup {
-                    index += 1
-                    // Only a miss pays for the body as redacting sources would have stored it.
-                    if index == keys.count && !redactedKeys {
-                        redactedKeys = true
-                        keys += await serve.redactedKeys(
-                            method: request.method.rawValue, target: t.target, body: body, headers: request.headers.map { ($0.name.rawName, $0.value) })
+            // The first of `keys` that was recorded, else the last one's miss.
+            func find(_ keys: [String]) async throws {
+                for key in keys {
+                    if let id = t.session {
+                        lookup = try await sessionLookup(id, t, key: key)
+                    } else {
+                        lookup = try await serve(target: key, host: t.host, at: try point(of: t, headers: request.headers))
                     }
-                    continue
+                    if case .notFetched(_, _, nil) = lookup { continue }
+                    return
                 }
-                break
+            }
+            try await find(keys)
+            // Only a miss pays for the body as redacting sources would have stored it.
+            if case .notFetched(_, _, nil) = lookup {
+                try await find(
+                    await serve.redactedKeys(
+                        method: request.method.rawValue, target: t.target, body: body, headers: request.headers.map { ($0.name.rawName, $0.value) }))
             }
         } catch let r as ResponseError {
             return r.response

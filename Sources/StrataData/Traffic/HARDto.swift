@@ -168,7 +168,9 @@ public enum HARMapping {
             var content = HARDto.Content(
                 size: body?.count ?? 0, compression: nil, mimeType: HeaderLine.value("Content-Type", in: headers) ?? "", text: nil, encoding: nil)
             if var body {
-                if let ce = HeaderLine.value("Content-Encoding", in: headers)?.lowercased(), ce == "gzip" || ce == "deflate", let plain = inflate(body) {
+                if let ce = HeaderLine.value("Content-Encoding", in: headers)?.lowercased(), ce == "gzip" || ce == "deflate",
+                    let plain = try? ContentDecoding.gunzip(body, limit: .max)
+                {
                     content.compression = plain.count - body.count
                     body = plain
                     content.size = plain.count
@@ -195,13 +197,6 @@ public enum HARMapping {
             pageref: nil, startedDateTime: ExactTime.format(x.startedAt), time: ms(x.totalMicros), request: request, response: response,
             timings: HARDto.Timings(send: 0, wait: wait, receive: max(0, ms(x.totalMicros) - wait)), serverIPAddress: nil, comment: nil,
             _error: error, cache: HARDto.EmptyObject())
-    }
-
-    static func inflate(_ bytes: [UInt8]) -> [UInt8]? {
-        let inflater = GzipInflater()
-        var out: [UInt8] = []
-        do { try bytes.withUnsafeBytes { try inflater.inflate($0, into: &out) } } catch { return nil }
-        return inflater.atMemberEnd ? out : nil
     }
 }
 
