@@ -23,6 +23,9 @@ package struct AppConfiguration: Sendable {
     package var leaseSeconds: Double = 600
     /// How long the lease step before a fetch waits for a team log before it fetches anyway.
     package var teamTimeout: Duration = .seconds(10)
+    /// Told what the lease step before a write (not a fetch, which returns its lease) did: a
+    /// front end says when a team log was out of reach and the write went on.
+    package var leaseReport: @Sendable (_ source: String, _ lease: SourceLease) -> Void = { _, _ in }
 
     package init(userAgent: String, logger: Logger = Logger(label: "strata")) {
         self.userAgent = userAgent

@@ -61,11 +61,24 @@ package struct DomainAssembly: Assembly {
         container.register((any ArchiveRepository).self) { r in
             FetcherArchiveRepository(fetcher: r.resolve(Fetcher.self)!, catalog: r.resolve(SourceCatalog.self)!)
         }
+        let (leaseSeconds, teamTimeout, logger, leaseReport) = (
+            configuration.leaseSeconds, configuration.teamTimeout, configuration.logger, configuration.leaseReport
+        )
+        container.register((any SourceLeaseRepository).self) { r in
+            TeamLogLeases(storePath: r.resolve(EventStore.self)!.path, ttl: leaseSeconds, timeout: teamTimeout, logger: logger)
+        }
+        container.register(LeaseSourceForWrite.self) { r in
+            LeaseSourceForWrite(leases: r.resolve((any SourceLeaseRepository).self)!, report: leaseReport)
+        }
         container.register(ImportHistory.self) { r in
-            ImportHistory(archive: r.resolve((any ArchiveRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
+            ImportHistory(
+                archive: r.resolve((any ArchiveRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
+                lease: r.resolve(LeaseSourceForWrite.self)!)
         }
         container.register((any SourceCatalogRepository).self) { r in EventSourceCatalogRepository(catalog: r.resolve(SourceCatalog.self)!) }
-        container.register(ManageSources.self) { r in ManageSources(catalog: r.resolve((any SourceCatalogRepository).self)!) }
+        container.register(ManageSources.self) { r in
+            ManageSources(catalog: r.resolve((any SourceCatalogRepository).self)!, lease: r.resolve(LeaseSourceForWrite.self)!)
+        }
         container.register((any ExportRepository).self) { _ in SQLiteExportRepository() }
         container.register(ExportSource.self) { r in
             ExportSource(
@@ -85,7 +98,10 @@ package struct DomainAssembly: Assembly {
         container.register((any PushRepository).self) { r in
             PusherPushRepository(pusher: r.resolve(Pusher.self)!, catalog: r.resolve(SourceCatalog.self)!, options: pushOptions)
         }
-        container.register(WriteItems.self) { r in WriteItems(writes: r.resolve((any WriteRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
+        container.register(WriteItems.self) { r in
+            WriteItems(
+                writes: r.resolve((any WriteRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
+                lease: r.resolve(LeaseSourceForWrite.self)!)
         }
         container.register(PushOutbox.self) { r in
             PushOutbox(
@@ -93,7 +109,6 @@ package struct DomainAssembly: Assembly {
         }
         container.register(ManageConfig.self) { r in ManageConfig(writes: r.resolve((any WriteRepository).self)!) }
         container.register(QueryItems.self) { r in QueryItems(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
-        let (leaseSeconds, teamTimeout, logger) = (configuration.leaseSeconds, configuration.teamTimeout, configuration.logger)
         container.register((any SchemaRepository).self) { r in EngineSchemaRepository(tables: SchemaTables(store: r.resolve(EventStore.self)!)) }
         container.register(ReadSchema.self) { r in
             ReadSchema(
@@ -121,14 +136,16 @@ package struct DomainAssembly: Assembly {
         container.register(RefreshSource.self) { r in
             RefreshSource(
                 remote: r.resolve((any RemoteRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                leases: TeamLogLeases(storePath: r.resolve(EventStore.self)!.path, ttl: leaseSeconds, timeout: teamTimeout, logger: logger),
+                leases: r.resolve((any SourceLeaseRepository).self)!,
                 notifications: r.resolve(QueueNotifications.self)!)
         }
         container.register((any ErasureRepository).self) { r in
             LMDBErasureRepository(store: r.resolve(EventStore.self)!, catalog: r.resolve(SourceCatalog.self)!)
         }
         container.register(ForgetItems.self) { r in
-            ForgetItems(erasures: r.resolve((any ErasureRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
+            ForgetItems(
+                erasures: r.resolve((any ErasureRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
+                lease: r.resolve(LeaseSourceForWrite.self)!)
         }
         container.register(LoadItemDetail.self) { r in
             LoadItemDetail(

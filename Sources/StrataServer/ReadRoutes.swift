@@ -21,8 +21,8 @@ extension StrataServer {
                     wheres: q.getAll("where").map { String($0) }, search: q.get("search"), sort: q.get("sort"),
                     limit: try Self.int(q.get("limit"), "limit", min: 1), offset: try Self.int(q.get("offset"), "offset", min: 0) ?? 0,
                     asOf: q.get("as_of"))
-                let query: ItemQuery
-                do { query = try ItemQuery(source: name, filter: filter) } catch { throw error }
+                var query = try ItemQuery(source: name, filter: filter)
+                if filter.asOf == nil { query.at = self.defaultPoint }
                 return .array(try await self.useCases.query(query).page.items.map(JSONValue.init(item:)))
             }
         }
@@ -30,7 +30,7 @@ extension StrataServer {
             await self.answer {
                 let name = try self.source(context)
                 let id = context.parameters.get("id") ?? ""
-                let at = try Self.point(request.uri.queryParameters.get("as_of"), "as_of")
+                let at = try self.point(request.uri.queryParameters.get("as_of"), "as_of")
                 // Offline: the server never fetches (and so never writes).
                 return JSONValue(item: try await self.useCases.loadDetail(source: name, id: id, at: at, offline: true).item)
             }
@@ -39,7 +39,7 @@ extension StrataServer {
             await self.answer {
                 let name = try self.source(context)
                 let id = context.parameters.get("id") ?? ""
-                let at = try Self.point(request.uri.queryParameters.get("as_of"), "as_of")
+                let at = try self.point(request.uri.queryParameters.get("as_of"), "as_of")
                 return .array(try await self.useCases.history(source: name, id: id, upTo: at).versions.map(JSONValue.init(version:)))
             }
         }
@@ -48,7 +48,7 @@ extension StrataServer {
                 let name = try self.source(context)
                 let q = request.uri.queryParameters
                 guard q.get("from") != nil else { throw PresentableError(kind: .invalidInput, message: "diff needs from=SEQ|DATE (and to=, default now)") }
-                let diff = try await self.useCases.diff(source: name, from: try Self.point(q.get("from"), "from"), to: try Self.point(q.get("to"), "to"))
+                let diff = try await self.useCases.diff(source: name, from: try Self.point(q.get("from"), "from"), to: try self.point(q.get("to"), "to"))
                 return JSONValue(collectionDiff: diff)
             }
         }
@@ -63,7 +63,8 @@ extension StrataServer {
                     throw PresentableError(kind: .notFound, message: "this server does not serve source \(name); see /_strata/sources")
                 }
                 let limit = min(try Self.int(request.uri.queryParameters.get("limit"), "limit", min: 1) ?? 50, 1_000)
-                let entries = try await self.useCases.feed(source: name, limit: limit)
+                let at = try self.point(request.uri.queryParameters.get("as_of"), "as_of")
+                let entries = try await self.useCases.feed(source: name, limit: limit, upTo: at)
                 // Links relative to the feed's own address: right whatever name or port reached it.
                 let xml = AtomFeedRenderer(baseURL: "").render(source: name, entries: entries, generatedAt: Date())
                 var h = HTTPFields()
@@ -98,7 +99,8 @@ extension StrataServer {
                 let q = request.uri.queryParameters
                 let since = try Self.int(q.get("since"), "since", min: 0).map(UInt64.init) ?? 0
                 let limit = try Self.int(q.get("limit"), "limit", min: 1) ?? 100
-                let entries = try await self.useCases.replay(LogQuery(fromSeq: since + 1, limit: min(limit, 10_000), newestFirst: false))
+                let upTo = try await self.recordings.resolve(try self.point(q.get("as_of"), "as_of"))
+                let entries = try await self.useCases.replay(LogQuery(fromSeq: since + 1, toSeq: upTo, limit: min(limit, 10_000), newestFirst: false))
                 return .array(entries.filter { self.allowsStream($0.stream) }.map(JSONValue.init(entry:)))
             }
         }
@@ -123,6 +125,15 @@ extension StrataServer {
         guard let text else { return nil }
         guard let v = Int(text), v >= min else { throw PresentableError(kind: .invalidInput, message: "\(name)=\(text) must be a whole number ≥ \(min)") }
         return v
+    }
+
+    /// The point a read without `as_of` answers at: the server's `--as-of`, else now.
+    var defaultPoint: PointInTime { configuration.asOf ?? .now }
+
+    /// A read's point: its parameter, else the server's.
+    func point(_ text: String?, _ name: String) throws -> PointInTime {
+        guard let text else { return defaultPoint }
+        return try Self.point(text, name)
     }
 
     static func point(_ text: String?, _ name: String) throws -> PointInTime {

@@ -101,7 +101,7 @@ extension StrataServer {
                 return Self.error(.contentTooLarge, "request too large", "a request body of more than 64 MiB was never recorded")
             }
         }
-        let serve = useCases.recordings
+        let serve = recordings
         // A HEAD is answered from a recorded HEAD, else from the GET of the same target.
         var keys = [serve.requestKey(method: request.method.rawValue, target: t.target, body: body)]
         if request.method == .head { keys.append(t.target) }

@@ -74,7 +74,7 @@ extension StrataServer {
             default: return Self.error(.badRequest, "bad session", "from is a seq or an ISO 8601 date")
             }
             let from: UInt64
-            do { from = try await self.useCases.recordings.resolve(point) } catch { return Self.error(error) }
+            do { from = try await self.recordings.resolve(point) } catch { return Self.error(error) }
             let s = await self.sessions.create(from: from, advance: advance)
             return Self.json(Self.json(s), status: .created, headers: [.location: "/s/\(s.id)/"])
         }
@@ -86,7 +86,7 @@ extension StrataServer {
             guard let id = context.parameters.get("id"), let s = await self.sessions.session(id) else { return Self.noSession() }
             guard s.advance == .manual else { return Self.error(.conflict, "not manual", "session \(id) advances per request; only manual sessions step") }
             let next: UInt64?
-            do { next = try await self.useCases.recordings.nextRun(after: s.point) } catch { return Self.error(error) }
+            do { next = try await self.recordings.nextRun(after: s.point) } catch { return Self.error(error) }
             if let next { await self.sessions.move(id, to: next) }
             var o = Self.json(await self.sessions.session(id) ?? s)
             if case .object(var fields) = o { fields["moved"] = .bool(next != nil); o = .object(fields) }
@@ -109,7 +109,7 @@ extension StrataServer {
     /// `target` is the request key (the target, or the method, target and body digest).
     func sessionLookup(_ id: String, _ t: RecordedTarget, key target: String) async throws -> RecordingLookup {
         guard let s = await sessions.session(id) else { throw ResponseError(Self.noSession()) }
-        let serve = useCases.recordings
+        let serve = recordings
         switch s.advance {
         case .manual:
             return try await serve.recording(target: target, host: t.host, at: s.point)

@@ -65,10 +65,13 @@ package final class StrataServer: Sendable {
     let useCases: UseCases
     let configuration: Configuration
     let sessions = ReplaySessions()
+    /// The recordings of the sources this server serves.
+    let recordings: ServeRecordings
 
     package init(useCases: UseCases, configuration: Configuration) {
         self.useCases = useCases
         self.configuration = configuration
+        recordings = useCases.recordings.restricted(to: configuration.sources)
     }
 
     /// Whether `host` is a loopback address (the default; anything else is reachable from

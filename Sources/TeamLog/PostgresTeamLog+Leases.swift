@@ -19,8 +19,10 @@ extension PostgresTeamLog {
         package var stream: String
         package var node: String
         package var token: UInt64
-        /// Seconds until it expires (negative: expired that long ago).
+        /// Seconds until it expires (negative: expired that long ago; -infinity: released).
         package var secondsLeft: Double
+        /// Released by its holder: free for any node, without waiting or forcing.
+        package var isReleased: Bool { secondsLeft == -.infinity }
     }
 
     package struct LeaseGrant: Sendable, Hashable {
@@ -79,13 +81,14 @@ extension PostgresTeamLog {
     }
 
     /// Ends this node's lease on `stream` at once (another node may take it without `force`);
-    /// the token stays, so the next holder's is larger. False when this node does not hold it.
+    /// the token stays, so the next holder's is larger. A released lease expires at -infinity, so
+    /// it reads as released, not as expired. False when this node does not hold it.
     package func releaseLease(stream: String, node: String) async throws -> Bool {
         try await migrate()
         return try await run("release a lease in the team log") { [self] in
             var released = false
             for try await _ in try await client.query(
-                "UPDATE strata_leases SET expires_at = clock_timestamp() WHERE stream = \(stream) AND node = \(node) RETURNING token", logger: logger
+                "UPDATE strata_leases SET expires_at = '-infinity' WHERE stream = \(stream) AND node = \(node) RETURNING token", logger: logger
             ).decode(Int64.self) { released = true }
             return released
         }
@@ -97,7 +100,11 @@ extension PostgresTeamLog {
         return try await run("read the team log's leases") { [self] in
             var out: [Lease] = []
             for try await (s, n, t, left) in try await client.query(
-                "SELECT stream, node, token, extract(epoch FROM expires_at - clock_timestamp())::float8 FROM strata_leases ORDER BY stream", logger: logger
+                """
+                SELECT stream, node, token,
+                  CASE WHEN expires_at = '-infinity' THEN '-Infinity'::float8 ELSE extract(epoch FROM expires_at - clock_timestamp())::float8 END
+                FROM strata_leases ORDER BY stream
+                """, logger: logger
             ).decode((String, String, Int64, Double).self) {
                 out.append(Lease(stream: s, node: n, token: UInt64(t), secondsLeft: left))
             }

@@ -36,7 +36,7 @@ struct ListCommand: AsyncParsableCommand {
     @Option(name: .customLong("where"), help: ArgumentHelp("Only items whose field equals a value (repeatable).", valueName: "path=value"))
     var wheres: [String] = []
     @Option(help: "Only items whose id, title, subtitle or fields contain this text (any case).") var search: String?
-    @Option(help: ArgumentHelp("Order by a field; prefix - for descending.", valueName: "path")) var sort: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Order by a field; prefix - for descending (`--sort -price`).", valueName: "path")) var sort: String?
     @Option(help: "At most this many items.") var limit: Int?
     @Option(help: "Skip this many items first.") var offset = 0
     @Option(help: "Read as of a seq or an ISO 8601 date.") var asOf: PointArgument?
@@ -118,8 +118,9 @@ struct ShowCommand: AsyncParsableCommand {
             """
             Without --as-of and --offline the item's detail is downloaded into the store first; if
             that fails, the stored item is shown and one warning on stderr says why (exit 0; with
-            --fresh, exit 1). With --as-of the network is never touched. Long output goes through
-            $PAGER on a terminal.
+            --fresh, exit 1). An id the store never held is not found (exit 3) without asking the
+            network; --fresh asks it anyway. With --as-of the network is never touched. Long output
+            goes through $PAGER on a terminal.
 
             Examples:
               strata show cars 42
@@ -132,7 +133,8 @@ struct ShowCommand: AsyncParsableCommand {
     @Argument(help: "The item's id.") var id: String
     @Option(help: "Read as of a seq or an ISO 8601 date (never downloads).") var asOf: PointArgument?
     @Flag(help: "Do not download; show what is stored.") var offline = false
-    @Flag(help: "Fail (exit 1) when the detail cannot be downloaded, instead of showing the stored one.") var fresh = false
+    @Flag(help: "Fail (exit 1) when the detail cannot be downloaded, instead of showing the stored one; download an id the store never held.")
+    var fresh = false
     @Option(help: "table or json.") var format: ViewFormat = .table
 
     func validate() throws {
@@ -155,7 +157,8 @@ struct ShowCommand: AsyncParsableCommand {
                 spinner.start()
                 let result: LoadItemDetail.Result
                 do {
-                    result = try await app.useCases.loadDetail(source: name, id: id, at: asOf.flatMap { PointInTime(text: $0.text) } ?? .now, offline: offline)
+                    result = try await app.useCases.loadDetail(
+                        source: name, id: id, at: asOf.flatMap { PointInTime(text: $0.text) } ?? .now, offline: offline, fresh: fresh)
                 } catch { spinner.stop(); throw PresentableError(error).cli }
                 spinner.stop()
                 if fresh, let e = result.refreshError { try downloadFailed(e.message) }

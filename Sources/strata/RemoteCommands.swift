@@ -115,6 +115,10 @@ struct RemoteCommand: AsyncParsableCommand {
             }
             for l in s.leases {
                 let who = l.node == node ? (held[l.source] == l.token ? "this node" : "this node under a newer token") : "node \(shortNode(l.node))"
+                if l.secondsLeft == -.infinity {
+                    lines.append("  lease: \(l.source) released by \(who), token \(l.token); free for any node")
+                    continue
+                }
                 let when = l.secondsLeft > 0 ? String(format: "%.0f s left", l.secondsLeft) : "expired"
                 lines.append("  lease: \(l.source) held by \(who), token \(l.token), \(when)")
             }

@@ -87,6 +87,7 @@ extension StoreLocation {
     /// draw no thumbnails.
     func app(configure: (inout AppConfiguration) -> Void = { _ in }) async throws -> StrataApp {
         var configuration = AppConfiguration(userAgent: "Strata/\(Strata.version)", logger: logger())
+        configuration.leaseReport = { source, lease in FetchCommand.reportWrite(lease, source: source) }
         configure(&configuration)
         return try await openApp(configuration)
     }
@@ -95,6 +96,7 @@ extension StoreLocation {
     func app(screen: Screen, configure: (inout AppConfiguration) -> Void = { _ in }) async throws -> StrataApp {
         var configuration = AppConfiguration(userAgent: "Strata/\(Strata.version)", logger: logger())
         configuration.thumbnails = screen.thumbnailMode
+        configuration.leaseReport = { source, lease in FetchCommand.reportWrite(lease, source: source) }
         configure(&configuration)
         return try await openApp(configuration)
     }

@@ -461,6 +461,16 @@ struct FetchCommand: AsyncParsableCommand {
         }
     }
 
+    /// What the lease step before another write did, when it is worth a line: not taken because
+    /// the team log was out of reach.
+    static func reportWrite(_ lease: SourceLease, source: String) {
+        if let why = lease.unreachable {
+            warn(
+                "warning: could not lease \(source) in team log \(lease.remote) (\(why)); written anyway: if another node leases \(source) meanwhile, a push of this write is refused"
+            )
+        }
+    }
+
     /// What the lease step before a fetch did, when it is worth a line: taken over from another
     /// node, or not taken because the team log was out of reach.
     static func report(_ lease: SourceLease, source: String) {

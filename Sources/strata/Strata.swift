@@ -56,6 +56,10 @@ struct Strata: AsyncParsableCommand {
     /// (`strata --store /tmp/s log`) by moving them after it, where each command declares them.
     static func main() async {
         let args = protectingDashIDs(FetchCommand.rewritingDetails(hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst()))))
+        if let unknown = unknownCommand(args) {
+            FileHandle.standardError.write(Data("Error: \(unknown)\n".utf8))
+            exit(withError: ExitCode.validationFailure)
+        }
         if let leaf = leafCommand(args), let command = try? parseLeaf(leaf.command, Array(args.dropFirst(leaf.depth))) {
             await runParsed(command)
         } else {
@@ -103,6 +107,38 @@ struct Strata: AsyncParsableCommand {
 
     /// The command named by the first words of `args` (subcommand names from the root down), and
     /// how many words name it.
+    /// What to say when a command line names a command that does not exist where a command is
+    /// expected (`strata lsit cars`): the closest names, or where the list is. Nil for a known one.
+    static func unknownCommand(_ args: [String]) -> String? {
+        let path = commandPath(args)
+        let subcommands = path.command.configuration.subcommands
+        guard path.depth < args.count, !subcommands.isEmpty else { return nil }
+        let word = args[path.depth]
+        guard !word.hasPrefix("-"), word != "help" else { return nil }
+        let prefix = (["strata"] + args.prefix(path.depth)).joined(separator: " ")
+        let names = subcommands.flatMap { [$0._commandName] + $0.configuration.aliases }
+        let close = names.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= max(1, min(2, word.count / 2)) }.sorted { $0.1 < $1.1 }
+        guard let best = close.first?.1 else { return "`\(prefix) \(word)` is not a command; see `\(prefix) --help` for the list" }
+        let choices = close.filter { $0.1 == best }.map { "`\(prefix) \($0.0)`" }
+        return "`\(prefix) \(word)` is not a command; did you mean \(choices.joined(separator: " or "))?"
+    }
+
+    /// Edits (insertions, deletions, substitutions and swaps of two neighbours) from `a` to `b`.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let x = Array(a.lowercased()), y = Array(b.lowercased())
+        guard !x.isEmpty, !y.isEmpty else { return max(x.count, y.count) }
+        var d = [[Int]](repeating: [Int](repeating: 0, count: y.count + 1), count: x.count + 1)
+        for i in 0...x.count { d[i][0] = i }
+        for j in 0...y.count { d[0][j] = j }
+        for i in 1...x.count {
+            for j in 1...y.count {
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (x[i - 1] == y[j - 1] ? 0 : 1))
+                if i > 1, j > 1, x[i - 1] == y[j - 2], x[i - 2] == y[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+            }
+        }
+        return d[x.count][y.count]
+    }
+
     static func commandPath(_ args: [String]) -> (command: any ParsableCommand.Type, depth: Int) {
         var command: any ParsableCommand.Type = Strata.self
         var depth = 0

@@ -142,6 +142,26 @@ import Testing
         #expect(backwards.status == 64 && backwards.stderr.contains("swap them"))
     }
 
+    /// What a new user tripped on in the tour: the help's own `--sort -price` works, a
+    /// mistyped command gets the command it resembles, and an id the store never held is not
+    /// found at once, with nothing asked of the network or written to the log.
+    @Test func theToursStumblesGetAnswers() async throws {
+        let (_, store, _) = try await fetchedCars()
+        let sorted = try await strata(["list", "cars", "--sort", "-price", "--limit", "3", "--format", "json"], store: store)
+        let written = try await strata(["list", "cars", "--sort=-price", "--limit", "3", "--format", "json"], store: store)
+        #expect(sorted.status == 0 && sorted.stdout == written.stdout && sorted.stdout.contains("\"id\""), "\(sorted.stderr)")
+        let typo = try await strata(["lsit", "cars"], store: store)
+        #expect(typo.status == 64 && typo.stderr == "Error: `strata lsit` is not a command; did you mean `strata list`?\n", "\(typo.stderr)")
+        let nested = try await strata(["source", "shwo", "cars"], store: store)
+        #expect(nested.status == 64 && nested.stderr.contains("did you mean `strata source show`?"), "\(nested.stderr)")
+        let nothing = try await strata(["frobnicate"], store: store)
+        #expect(nothing.status == 64 && nothing.stderr.contains("see `strata --help` for the list"), "\(nothing.stderr)")
+        let events = try await strata(["log", "--limit", "100000", "--format", "ndjson"], store: store).stdout
+        let unknown = try await strata(["show", "cars", "999"], store: store)
+        #expect(unknown.status == 3 && unknown.stderr.contains("no item 999 in cars: the store never held it"), "\(unknown.stderr)")
+        #expect(try await strata(["log", "--limit", "100000", "--format", "ndjson"], store: store).stdout == events, "nothing was recorded")
+    }
+
     @Test func errorsAndExitCodes() async throws {
         let (server, store, _) = try await fetchedCars()
         let unknown = try await strata(["list", "boats"], store: store)

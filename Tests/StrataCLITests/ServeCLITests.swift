@@ -78,10 +78,11 @@ import Testing
                 ("/_strata/sources/cars/items?where=make=Toyota&as_of=\(p0)", ["list", "cars", "--where", "make=Toyota", "--as-of", p0, "--format", "json"]),
                 (
                     "/_strata/sources/cars/items?sort=-price&limit=5&offset=2",
-                    ["list", "cars", "--sort=-price", "--limit", "5", "--offset", "2", "--format", "json"]
+                    ["list", "cars", "--sort", "-price", "--limit", "5", "--offset", "2", "--as-of", middle, "--format", "json"]
                 ),
                 ("/_strata/sources/cars/items/3?as_of=\(p0)", ["show", "cars", "3", "--as-of", p0, "--offline", "--format", "json"]),
-                ("/_strata/sources/cars/items/3/history", ["history", "cars", "3", "--format", "json"]),
+                // The server was started `--as-of middle`: a read without `as_of` answers there.
+                ("/_strata/sources/cars/items/3/history", ["history", "cars", "3", "--as-of", middle, "--format", "json"]),
                 ("/_strata/sources/cars/diff?from=\(p0)&to=\(middle)", ["diff", "cars", "--from", p0, "--to", middle, "--format", "json"])
             ]
             for (path, args) in pairs {

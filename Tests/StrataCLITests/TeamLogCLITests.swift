@@ -179,6 +179,63 @@ import Testing
         _ = pg
     }
 
+    /// Every write takes its source's lease as a fetch does: a node that forgets an item after
+    /// another node fetched, pushed and released the source takes the released lease (no
+    /// `--force`), pushes the erasure at once, and every node that pulls it no longer shows the
+    /// item. The nodes' projections are then identical, the HTTP cache included.
+    @Test func anErasureAfterAnotherNodesReleaseIsPushedAtOnce() async throws {
+        let pg = try await offPoolThread { try PostgresServer() }
+        try await withFixtureServer { server in
+            let (a, b) = (makeStoreDir(), makeStoreDir())
+            func run(_ args: [String], _ store: String) async throws -> String {
+                let r = try await strata(args, store: store)
+                #expect(r.status == 0, "\(args): \(r.stdout)\(r.stderr)")
+                return r.stdout + r.stderr
+            }
+            _ = try await run(
+                [
+                    "source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
+                    "--page-param", "page", "--page-size", "10", "--index", "make"
+                ], a)
+            for store in [a, b] { _ = try await run(["remote", "add", "team", pg.url], store) }
+            _ = try await run(["fetch", "cars", "--details"], a)
+            _ = try await run(["remote", "push"], a)
+            _ = try await run(["remote", "release", "cars"], a)
+            _ = try await run(["remote", "pull"], b)
+            server.version = 2
+            _ = try await run(["fetch", "cars", "--details"], b)
+            _ = try await run(["remote", "push"], b)
+            _ = try await run(["remote", "release", "cars"], b)
+            let status = try await run(["remote", "status"], a)
+            #expect(status.contains("lease: cars released by node"), "\(status)")
+            _ = try await run(["remote", "pull"], a)
+            _ = try await run(["forget", "cars", "3", "--reason", "asked"], a)
+            let pushed = try await strata(["remote", "push"], store: a)
+            #expect(pushed.status == 0, "\(pushed.stdout)\(pushed.stderr)")
+            _ = try await run(["remote", "pull"], b)
+            for store in [a, b] {
+                let shown = try await strata(["show", "cars", "3"], store: store)
+                #expect(shown.status == 3 && shown.stderr.contains("erased at seq"), "\(shown.stdout)\(shown.stderr)")
+                #expect(!(try await run(["list", "cars", "--format", "json"], store)).contains("\"id\": \"3\""))
+            }
+            // Another node's live lease refuses a write up front, naming the holder.
+            _ = try await run(["remote", "release", "cars"], a)
+            _ = try await run(["fetch", "cars"], b)
+            let refused = try await strata(["forget", "cars", "4", "--reason", "asked"], store: a)
+            #expect(refused.status == 5 && refused.stderr.contains("the lease on cars is held by node"), "\(refused.stderr)")
+            _ = try await run(["remote", "sync"], b)
+            _ = try await run(["remote", "pull"], a)
+            var digests: [[String]] = []
+            for store in [a, b] {
+                let v = try await strata(["verify", "--format", "json"], store: store)
+                #expect(v.status == 0, "\(v.stdout)\(v.stderr)")
+                digests.append(Self.digests(v.stdout))
+            }
+            #expect(!digests[0].isEmpty && digests[0] == digests[1], "\(digests)")
+        }
+        _ = pg
+    }
+
     static func idsBySeq(_ ndjson: String) -> [String] {
         ndjson.split(separator: "\n").compactMap { line in
             guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }

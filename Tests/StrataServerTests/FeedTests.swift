@@ -89,6 +89,31 @@ import Testing
         }
     }
 
+    /// A feed answers as of a point like every other read: `as_of`, else the server's `--as-of`.
+    /// Its entries are then the passes up to that point, never a later one.
+    @Test func aFeedAsOfAPointListsOnlyTheChangesUpToIt() async throws {
+        try await withFixtureServer { fixture in
+            let s = try await ServedStore.make(fixture)
+            let passes = try await s.app.useCases.replay(LogQuery(stream: "cars", type: "FetchCompleted", limit: 100, newestFirst: false)).map(\.seq)
+            try #require(passes.count >= 3)
+            let beforeLast = passes[passes.count - 1] - 1
+            let (all, upTo) = try await s.serving { (base: String) async throws in
+                let all = try Self.read(try await s.get(base, "/_strata/feeds/cars.atom").text).entries.compactMap { $0["id"] }
+                let upTo = try Self.read(try await s.get(base, "/_strata/feeds/cars.atom?as_of=\(beforeLast)").text).entries.compactMap { $0["id"] }
+                #expect(try Self.read(try await s.get(base, "/_strata/feeds/cars.atom?as_of=\(passes[0] - 1)").text).entries.isEmpty)
+                return (all, upTo)
+            }
+            #expect(!upTo.isEmpty && upTo.count < all.count && Array(all.suffix(upTo.count)) == upTo, "\(upTo) within \(all)")
+            let served = try await s.serving(asOf: .seq(beforeLast)) { (base: String) async throws in
+                let feed = try Self.read(try await s.get(base, "/_strata/feeds/cars.atom").text).entries.compactMap { $0["id"] }
+                let log = try await s.get(base, "/_strata/log?limit=10000")
+                #expect(!log.text.contains("\"seq\": \(passes[passes.count - 1])") && !log.text.contains("\"seq\":\(passes[passes.count - 1])"))
+                return feed
+            }
+            #expect(served == upTo)
+        }
+    }
+
     @Test func anAlertsNotificationsAreAnAtomFeed() async throws {
         try await withFixtureServer { fixture in
             let s = try await ServedStore.make(fixture)

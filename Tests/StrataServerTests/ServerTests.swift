@@ -159,6 +159,34 @@ import Testing
         }
     }
 
+    /// Two sources recording the same request: a server of one of them answers from that
+    /// source's newest recording, with its own first/previous/next/last, however many times the
+    /// other source recorded the request since.
+    @Test func aServerOfOneSourceAnswersFromItsRecordingsWhenAnotherRecordedLater() async throws {
+        try await withFixtureServer { fixture in
+            let s = try await ServedStore.make(fixture)
+            try await SourceCatalog(store: s.store).define(
+                SourceDefinition(
+                    name: "twin", url: fixture.baseURL + "/cars/offers", items: "results", detailURL: fixture.baseURL + "/cars/offers/{id}",
+                    pageParam: "page", pageSize: 10))
+            _ = try await s.app.useCases.refresh("twin", details: true, images: false)
+            let twinSeq = try await s.app.useCases.replay.resolve(.now)
+            try await s.serving(sources: ["cars"]) { (base: String) async throws in
+                let r = try await s.get(base, "/cars/offers/3")
+                #expect(r.status == 200 && r.header("Strata-Source") == "cars", "\(r.status) \(r.text)")
+                #expect((r.seq ?? .max) <= s.passes[2] && r.links["next memento"] == nil)
+                let asOf = try await s.get(base, "/@\(twinSeq)/cars/offers/3")
+                #expect(asOf.status == 200 && asOf.seq == r.seq)
+            }
+            try await s.serving(sources: ["twin"]) { (base: String) async throws in
+                let r = try await s.get(base, "/cars/offers/3")
+                #expect(r.status == 200 && r.header("Strata-Source") == "twin" && (r.seq ?? 0) > s.passes[2])
+                // Before twin recorded it, twin has nothing to answer with.
+                #expect(try await s.get(base, "/@\(s.passes[2])/cars/offers/3").status == 404)
+            }
+        }
+    }
+
     @Test func hostsThatCollideAreNamedAndOtherSourcesStayHidden() async throws {
         try await withFixtureServer { fixture in
             let s = try await ServedStore.make(fixture)

@@ -290,9 +290,13 @@ final class PayloadSource {
     }
 
     func body(of event: RecordedEvent, in txn: Transaction) throws -> [UInt8]? {
-        guard event.payload != nil else { return nil }
-        if let b = pending[event.seq] { return b.body }
-        if let b = ahead?.body(event.seq) ?? prep?.body(event.seq) { return b }
+        guard let ref = event.payload else { return nil }
+        if let b = pending[event.seq]?.body ?? ahead?.body(event.seq) ?? prep?.body(event.seq) {
+            // A body equal to one an erasure rewrote is stored as that row, which holds what the
+            // erasure left: the fold reads what the log holds, as a rebuild (or another node)
+            // will, not the bytes that just arrived.
+            guard try txn.stat(rewritten).entries > 0, try txn.get(rewritten, key: ref.hash) != nil else { return b }
+        }
         return try storedRow(of: event, in: txn).map { try BlobCodec.decode($0, context: zstd, bases: DeltaBases(bodies: bodies, txn: txn)) }
     }
 

@@ -72,46 +72,77 @@ package struct LMDBRecordingRepository: RecordingRepository {
         return out
     }
 
-    package func recording(target: String, host: String?, at point: PointInTime) async throws -> RecordingLookup {
-        try await lookup(target: target, host: host, .atMost(point))
+    package func recording(target: String, host: String?, at point: PointInTime, sources: Set<String>) async throws -> RecordingLookup {
+        try await lookup(target: target, host: host, .atMost(point), sources: sources)
     }
 
-    package func recording(target: String, host: String?, after seq: UInt64) async throws -> RecordingLookup {
-        try await lookup(target: target, host: host, .after(seq))
+    package func recording(target: String, host: String?, after seq: UInt64, sources: Set<String>) async throws -> RecordingLookup {
+        try await lookup(target: target, host: host, .after(seq), sources: sources)
     }
 
     /// A lookup's answer, or a seq after the head (thrown outside the snapshot, which would wrap it).
     private enum Answer: Sendable { case lookup(RecordingLookup), afterHead(seq: UInt64, head: UInt64) }
 
-    private func lookup(target: String, host: String?, _ direction: Direction) async throws -> RecordingLookup {
-        let answer: Answer = try await storage { try await self.answer(target: target, host: host, direction) }
+    private func lookup(target: String, host: String?, _ direction: Direction, sources: Set<String>) async throws -> RecordingLookup {
+        let answer: Answer = try await storage { try await self.answer(target: target, host: host, direction, sources: sources) }
         switch answer {
         case .lookup(let l): return l
         case .afterHead(let seq, let head): throw RepositoryError(.invalidQuery, "seq \(seq) is after the newest event (\(head)); see `strata log`")
         }
     }
 
-    private func answer(target: String, host: String?, _ direction: Direction) async throws -> Answer {
+    /// The index of one target on one host, seen through a set of sources: a recording of another
+    /// source is stepped over, so several sources recording one request each keep their own
+    /// history of it.
+    private struct SourceView {
+        let index: RecordingIndex.Reader
+        let snap: LogSnapshot
+        let target: String
+        let host: String
+        let sources: Set<String>
+
+        private func accepted(_ e: RecordingIndex.Entry?, then step: (RecordingIndex.Entry) throws -> RecordingIndex.Entry?) throws -> RecordingIndex.Entry? {
+            var e = e
+            while let entry = e, !sources.isEmpty {
+                if let event = try snap.event(seq: entry.seq), sources.contains(event.stream) { return entry }
+                e = try step(entry)
+            }
+            return e
+        }
+
+        func atMost(_ seq: UInt64) throws -> RecordingIndex.Entry? {
+            try accepted(index.recording(target: target, host: host, atMost: seq)) { try index.recording(target: target, host: host, before: $0.seq) }
+        }
+
+        func after(_ seq: UInt64) throws -> RecordingIndex.Entry? {
+            try accepted(index.recording(target: target, host: host, after: seq)) { try index.recording(target: target, host: host, after: $0.seq) }
+        }
+
+        func before(_ seq: UInt64) throws -> RecordingIndex.Entry? { seq > 0 ? try atMost(seq - 1) : nil }
+    }
+
+    private func answer(target: String, host: String?, _ direction: Direction, sources: Set<String>) async throws -> Answer {
         try await store.snapshot { snap in
             let index = try RecordingIndex.Reader(snap)
             let hosts = try host.map { [$0] } ?? index.hosts(target: target)
             guard let host = hosts.first else { return .lookup(.notFetched(target: target, host: nil, first: nil)) }
             guard hosts.count == 1 else { return .lookup(.ambiguous(target: target, hosts: hosts)) }
+            let view = SourceView(index: index, snap: snap, target: target, host: host, sources: sources)
             let found: RecordingIndex.Entry?
             switch direction {
             case .atMost(.now):
-                found = try index.recording(target: target, host: host, atMost: .max)
+                found = try view.atMost(.max)
             case .atMost(.seq(let seq)):
                 let head = try snap.head()
                 guard seq <= head else { return .afterHead(seq: seq, head: head) }
-                found = try index.recording(target: target, host: host, atMost: seq)
+                found = try view.atMost(seq)
             case .atMost(.date(let date)):
-                found = try index.recording(target: target, host: host, atMost: try snap.seq(asOf: Timestamp(date)))
+                found = try view.atMost(try snap.seq(asOf: Timestamp(date)))
             case .after(let seq):
-                found = try index.recording(target: target, host: host, after: seq)
+                found = try view.after(seq)
             }
-            let first = try index.first(target: target, host: host)
-            guard let entry = found, let first, let last = try index.last(target: target, host: host),
+            let first = try view.after(0)
+            guard let entry = found, let first, let last = try view.atMost(.max),
                 let content = try contents.get(entry.seq) ?? Self.content(entry, snap)
             else {
                 return .lookup(.notFetched(target: target, host: host, first: first.map(Self.ref)))
@@ -122,8 +153,7 @@ package struct LMDBRecordingRepository: RecordingRepository {
                     Recording(
                         seq: entry.seq, recordedAt: entry.recordedAt.date, url: content.url, host: host, target: target,
                         source: content.source, eventType: content.eventType, outcome: content.outcome, first: Self.ref(first),
-                        previous: try index.recording(target: target, host: host, before: entry.seq).map(Self.ref),
-                        next: try index.recording(target: target, host: host, after: entry.seq).map(Self.ref), last: Self.ref(last))))
+                        previous: try view.before(entry.seq).map(Self.ref), next: try view.after(entry.seq).map(Self.ref), last: Self.ref(last))))
         }
     }
 

@@ -119,10 +119,11 @@ package protocol PushRepository: Sendable {
 package protocol RecordingRepository: Sendable {
     /// The recording of `target` in force at `point` (the last one at or before it), on `host`, or
     /// on the only host it was fetched from when `host` is nil; the point is resolved in the same
-    /// read snapshot. Throws ``RepositoryError`` `invalidQuery` for a seq after the head.
-    func recording(target: String, host: String?, at point: PointInTime) async throws -> RecordingLookup
-    /// The first recording of `target` after `seq`.
-    func recording(target: String, host: String?, after seq: UInt64) async throws -> RecordingLookup
+    /// read snapshot. Only recordings of `sources` count (all when empty): their first, previous,
+    /// next and last too. Throws ``RepositoryError`` `invalidQuery` for a seq after the head.
+    func recording(target: String, host: String?, at point: PointInTime, sources: Set<String>) async throws -> RecordingLookup
+    /// The first recording of `target` after `seq`, among `sources` (all when empty).
+    func recording(target: String, host: String?, after seq: UInt64, sources: Set<String>) async throws -> RecordingLookup
     /// The last seq of the fetch run that holds `seq + 1` (a run: from its first page up to the
     /// next run's first page, its details and images included), or the head; nil when `seq` is
     /// the head.

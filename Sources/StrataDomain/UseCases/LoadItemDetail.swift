@@ -24,13 +24,22 @@ package struct LoadItemDetail: Sendable {
 
     /// - Throws: ``RepositoryError`` `notFound` for an unknown source or an item absent at `point`
     ///   (for a forgotten item: "erased at seq S: REASON", and its detail is not downloaded again).
-    package func callAsFunction(source name: String, id: String, at point: PointInTime = .now, offline: Bool = false) async throws -> Result {
+    ///   An id the store has never held is not looked up on the network either, unless `fresh`:
+    ///   a mistyped id answers at once and leaves no failed download in the log.
+    package func callAsFunction(source name: String, id: String, at point: PointInTime = .now, offline: Bool = false, fresh: Bool = false) async throws
+        -> Result
+    {
         let source = try await sources.source(named: name)
         if let erased = try await erasures?.erasure(source: name, id: id), try await items.item(source: name, id: id, at: point) == nil {
             throw RepositoryError(.notFound, "\(id) in \(name) was \(erased.message)")
         }
         var refreshError: RepositoryError?
         let online = point == .now && !offline && source.hasDetails
+        if online && !fresh, try await items.item(source: name, id: id, at: .now) == nil,
+            try await items.history(source: name, id: id, upTo: .now).isEmpty
+        {
+            throw RepositoryError(.notFound, "no item \(id) in \(name): the store never held it; list ids with `strata list \(name)`")
+        }
         if online {
             do { try await remote.loadDetail(source: name, id: id) } catch let e as RepositoryError {
                 refreshError = e

@@ -1,8 +1,12 @@
 /// Defines, changes, lists and removes sources (each change an event in the log).
 package struct ManageSources: Sendable {
     let catalog: any SourceCatalogRepository
+    let lease: LeaseSourceForWrite
 
-    package init(catalog: any SourceCatalogRepository) { self.catalog = catalog }
+    package init(catalog: any SourceCatalogRepository, lease: LeaseSourceForWrite = .none) {
+        self.catalog = catalog
+        self.lease = lease
+    }
 
     /// Records a new definition (or, with `replace`, a change) and returns its seq. A literal
     /// credential in a header is refused unless `keepingLiteralSecrets`: then it is kept outside
@@ -11,6 +15,7 @@ package struct ManageSources: Sendable {
     ///   exists and `replace` is false.
     package func define(_ spec: SourceSpec, replace: Bool = false, keepingLiteralSecrets: Bool = false) async throws -> UInt64 {
         try spec.validate(keepingLiteralSecrets: keepingLiteralSecrets)
+        try await lease(spec.name)
         return try await catalog.define(spec.definition, replace: replace, keepingLiteralSecrets: keepingLiteralSecrets)
     }
 
@@ -27,6 +32,7 @@ package struct ManageSources: Sendable {
     /// - Throws: ``RepositoryError`` `notFound`.
     package func remove(_ name: String) async throws {
         _ = try await definition(name)
+        try await lease(name)
         try await catalog.remove(name)
     }
 }

@@ -22,14 +22,15 @@ package struct ReadChangeFeed: Sendable {
         self.sources = sources
     }
 
-    /// At most `limit` entries; an item changed by several passes has an entry for each.
+    /// At most `limit` entries, of the passes up to `point`; an item changed by several passes has
+    /// an entry for each.
     /// - Throws: ``RepositoryError`` `notFound` for an unknown source, `invalidQuery` for a limit
-    ///   below 1.
-    package func callAsFunction(source: String, limit: Int = 50) async throws -> [FeedEntry] {
+    ///   below 1 or a point after the head.
+    package func callAsFunction(source: String, limit: Int = 50, upTo point: PointInTime = .now) async throws -> [FeedEntry] {
         guard limit > 0 else { throw RepositoryError(.invalidQuery, "the limit must be at least 1") }
         _ = try await sources.source(named: source)
         var out: [FeedEntry] = []
-        var toSeq = UInt64.max
+        var toSeq = point == .now ? UInt64.max : try await log.resolve(point)
         // Passes newest first, a page of them at a time; each against the one before it.
         while out.count < limit {
             let passes = try await log.entries(LogQuery(stream: source, type: "FetchCompleted", toSeq: toSeq, limit: 64, newestFirst: true))

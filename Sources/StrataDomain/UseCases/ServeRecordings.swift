@@ -4,26 +4,36 @@ import StrataData
 package struct ServeRecordings: Sendable {
     let recordings: any RecordingRepository
     let log: any EventLogRepository
+    /// The sources whose recordings answer (all when empty): with several sources recording one
+    /// request, the newest recording among these answers, not the newest of all.
+    package private(set) var sources: Set<String> = []
 
     package init(recordings: any RecordingRepository, log: any EventLogRepository) {
         self.recordings = recordings
         self.log = log
     }
 
+    /// The same, answering only from `sources` (all when empty).
+    package func restricted(to sources: some Sequence<String>) -> ServeRecordings {
+        var copy = self
+        copy.sources = Set(sources)
+        return copy
+    }
+
     /// The recording of `target` (path and query) in force at `point`.
     /// - Throws: ``RepositoryError`` `invalidQuery` for a seq after the head.
     package func callAsFunction(target: String, host: String?, at point: PointInTime) async throws -> RecordingLookup {
-        try await recordings.recording(target: target, host: host, at: point)
+        try await recordings.recording(target: target, host: host, at: point, sources: sources)
     }
 
     /// The recording in force at `seq`.
     package func recording(target: String, host: String?, at seq: UInt64) async throws -> RecordingLookup {
-        try await recordings.recording(target: target, host: host, at: .seq(seq))
+        try await recordings.recording(target: target, host: host, at: .seq(seq), sources: sources)
     }
 
     /// The first recording of `target` after `seq` (a replay's next answer).
     package func recording(target: String, host: String?, after seq: UInt64) async throws -> RecordingLookup {
-        try await recordings.recording(target: target, host: host, after: seq)
+        try await recordings.recording(target: target, host: host, after: seq, sources: sources)
     }
 
     /// The end of the next fetch run after `seq`, if any.

@@ -8,10 +8,12 @@ package import StrataJSON
 package struct WriteItems: Sendable {
     let writes: any WriteRepository
     let sources: any SourceRepository
+    let lease: LeaseSourceForWrite
 
-    package init(writes: any WriteRepository, sources: any SourceRepository) {
+    package init(writes: any WriteRepository, sources: any SourceRepository, lease: LeaseSourceForWrite = .none) {
         self.writes = writes
         self.sources = sources
+        self.lease = lease
     }
 
     /// The local user (`config set user NAME`). Throws `invalidQuery` saying how to set it.
@@ -45,6 +47,7 @@ package struct WriteItems: Sendable {
             doc = try ItemEdit(sets: [(owner, .string(user))]).applied(to: doc)
         }
         let id = WriteEvents.localKey()
+        try await lease(name)
         return (try await writes.create(source: name, id: id, document: doc, user: user), id)
     }
 
@@ -68,6 +71,7 @@ package struct WriteItems: Sendable {
         guard case .object = target else { throw RepositoryError(.invalidQuery, "an item must stay a JSON object") }
         let changes = base.document.diff(to: target).map(Change.init(patch:))
         guard !changes.isEmpty else { return (nil, []) }
+        try await lease(name)
         if let session {
             return (try await writes.stage(session: session, source: name, id: id, changes: changes, base: base, user: user), changes)
         }
@@ -85,6 +89,7 @@ package struct WriteItems: Sendable {
             }
             items.append((id, base))
         }
+        try await lease(name)
         return try await writes.delete(source: name, items: items, user: user)
     }
 
@@ -134,6 +139,7 @@ package struct WriteItems: Sendable {
                     WriteBase(document: item.base, version: first.baseVersion ?? 0, etag: first.baseETag)
                 ))
         }
+        for source in Set(patches.map(\.source)).sorted() { try await lease(source) }
         return try await writes.accept(session: name, patches: patches, user: user)
     }
 
