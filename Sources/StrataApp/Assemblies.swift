@@ -203,7 +203,8 @@ package struct DomainAssembly: Assembly {
                 watch: r.resolve(WatchSources.self)!, feed: r.resolve(ReadChangeFeed.self)!, alerts: r.resolve(ManageAlerts.self)!,
                 notify: r.resolve(QueueNotifications.self)!, deliver: r.resolve(DeliverNotifications.self)!, schema: r.resolve(ReadSchema.self)!,
                 recordTraffic: r.resolve(RecordTraffic.self)!, importTraffic: r.resolve(ImportTraffic.self)!, exportTraffic: r.resolve(ExportTraffic.self)!,
-                bisect: r.resolve(BisectHistory.self)!, forget: r.resolve(ForgetItems.self)!, erasures: r.resolve((any ErasureRepository).self)!)
+                bisect: r.resolve(BisectHistory.self)!, forget: r.resolve(ForgetItems.self)!, erasures: r.resolve((any ErasureRepository).self)!,
+                redactionKey: ManageRedactionKey(keys: LedgerRedactionKeyRepository(store: r.resolve(EventStore.self)!)))
         }
     }
 }

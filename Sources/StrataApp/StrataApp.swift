@@ -80,4 +80,6 @@ package struct UseCases: Sendable {
     /// Items erased from every stored version (`strata forget`), and erasures to finish.
     package let forget: ForgetItems
     package let erasures: any ErasureRepository
+    /// The team's redaction key (``ManageRedactionKey``).
+    package let redactionKey: ManageRedactionKey
 }

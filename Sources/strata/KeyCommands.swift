@@ -69,9 +69,112 @@ func createKeyFile(_ path: String, _ files: ManageStoreFiles) throws {
 struct KeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "key",
-        abstract: "Make key files for encrypted stores.",
-        subcommands: [Generate.self]
+        abstract: "Make key files for encrypted stores; share the team's redaction key.",
+        subcommands: [Generate.self, Redaction.self]
     )
+
+    /// `strata key redaction`: the key placeholders are made with.
+    struct Redaction: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "redaction",
+            abstract: "Show, share, install or rotate the key redacted values' placeholders are made with.",
+            discussion: reflowed(
+                """
+                A redacted value is stored as a placeholder keyed by the store's redaction key, so
+                every node of a team must hold the same key for equal values to give equal
+                placeholders. The history records which key it is redacted with (a check from
+                which the key cannot be had); a fetch, import or push of a node holding another
+                key is refused (exit 4) instead of recording every redacted value as changed. Hand
+                the key around as a file, like the encryption key: never in the log or any output.
+
+                Examples:
+                  strata key redaction                                # this store's key and the history's
+                  strata key redaction export ~/team/redaction.key    # on the node that has the team's key
+                  strata key redaction install ~/team/redaction.key   # on every other node, before fetching
+                  strata key redaction rotate                         # a new key for everyone from here on
+                """),
+            subcommands: [Show.self, Export.self, Install.self, Rotate.self],
+            defaultSubcommand: Show.self
+        )
+
+        struct Show: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(commandName: "show", abstract: "This store's key and the key the history records (checks only).")
+            @OptionGroup var location: StoreLocation
+
+            func run() async throws {
+                try await reportingErrors {
+                    let status = try await useCase { try await location.app().useCases.redactionKey.status() }
+                    var lines = ["this store's redaction key: check \(status.check)"]
+                    if let r = status.recorded {
+                        lines.append("the history is redacted with: check \(r.check) (\(r.reason), seq \(r.seq))")
+                        if !status.matches {
+                            lines.append(
+                                "they differ: redacted sources are not fetched here until the team's key is installed (`strata key redaction install FILE`)")
+                        }
+                    } else {
+                        lines.append("the history records no key yet: the first redaction records this one")
+                    }
+                    emit(lines.joined(separator: "\n"))
+                }
+            }
+        }
+
+        struct Export: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "export", abstract: "Write this store's redaction key to a new file (mode 0600) for the other nodes.")
+            @OptionGroup var location: StoreLocation
+            @Argument(help: "The key file to create (never over an existing file).") var file: String
+
+            func run() async throws {
+                try await reportingErrors {
+                    let check = try await useCase { try await location.app().useCases.redactionKey.export(toFile: file) }
+                    emit(
+                        "wrote the redaction key (check \(check)) to \(file) (mode 0600); install it on every node with `strata key redaction install \(file)`")
+                }
+            }
+        }
+
+        struct Install: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "install", abstract: "Make the key in a file this store's redaction key (the team's, before a redacted source is fetched).")
+            @OptionGroup var location: StoreLocation
+            @Argument(help: "The team's key file (32 bytes, mode 0600).") var file: String
+
+            func run() async throws {
+                try await reportingErrors {
+                    let r = try await useCase { try await location.app().useCases.redactionKey.install(fromFile: file) }
+                    emit(
+                        r.recorded
+                            ? "installed the redaction key (check \(r.record.check)); recorded at seq \(r.record.seq) as the key this history is redacted with"
+                            : "installed the redaction key (check \(r.record.check)): the one this history is redacted with (seq \(r.record.seq))")
+                }
+            }
+        }
+
+        struct Rotate: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "rotate",
+                abstract: "Change the redaction key from here on (a new one, or the key in --key-file); recorded in the history.",
+                discussion: reflowed(
+                    """
+                    The next fetch of each redacted source stores its values again under the new
+                    key; that is not a change of the API's data, and is reported as values
+                    re-stored, not as changes, and raises no alert. Other nodes refuse to fetch
+                    until they install the new key: export it with `strata key redaction export`.
+                    """)
+            )
+            @OptionGroup var location: StoreLocation
+            @Option(help: ArgumentHelp("The new key (32 bytes, mode 0600); a random one when not given.", valueName: "file")) var keyFile: String?
+
+            func run() async throws {
+                try await reportingErrors {
+                    let r = try await useCase { try await location.app().useCases.redactionKey.rotate(toFile: keyFile) }
+                    emit(
+                        "rotated the redaction key (check \(r.check)) at seq \(r.seq); hand it to the other nodes with `strata key redaction export FILE`")
+                }
+            }
+        }
+    }
 
     struct Generate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

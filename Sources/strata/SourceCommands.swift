@@ -455,6 +455,10 @@ struct FetchCommand: AsyncParsableCommand {
                     // Leased to another node: not fetched, nothing appended.
                     line.clear()
                     throw CLIError("source \(s) not fetched: \(e.message)", exit: ExitCodes.fenced)
+                } catch let e as RepositoryError where e.code == .key {
+                    // Redacted under another key than the history's: not fetched, nothing appended.
+                    line.clear()
+                    throw CLIError("source \(s) not fetched: \(e.message)", exit: ExitCodes.keyProblem)
                 }
             }
             if failed { throw ExitCode.failure }

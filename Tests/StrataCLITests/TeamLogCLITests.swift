@@ -236,6 +236,73 @@ import Testing
         _ = pg
     }
 
+    /// Redaction is a team property: the key is handed around as a file and the history records
+    /// which one it is redacted with. A node with another key is refused (exit 4, nothing
+    /// appended) instead of recording every redacted value as changed; with the team's key, a
+    /// refetch of unchanged data changes nothing and the nodes fold identical projections. A
+    /// store that redacted alone under its own key cannot push into the team's history.
+    @Test func nodesShareOneRedactionKey() async throws {
+        let pg = try await offPoolThread { try PostgresServer() }
+        try await withFixtureServer { server in
+            let (a, b, c) = (makeStoreDir(), makeStoreDir(), makeStoreDir())
+            let key = makeStoreDir() + ".redaction.key"
+            func run(_ args: [String], _ store: String) async throws -> String {
+                let r = try await strata(args, store: store)
+                #expect(r.status == 0, "\(args): \(r.stdout)\(r.stderr)")
+                return r.stdout + r.stderr
+            }
+            func events(_ store: String) async throws -> Int {
+                try await strata(["log", "--limit", "100000", "--format", "ndjson"], store: store).stdout.split(separator: "\n").count
+            }
+            let add = [
+                "source", "add", "cars", "--url", server.baseURL + "/cars/offers", "--items", "results", "--title", "model",
+                "--page-param", "page", "--page-size", "10", "--redact", "description"
+            ]
+            _ = try await run(add, a)
+            for store in [a, b] { _ = try await run(["remote", "add", "team", pg.url], store) }
+            _ = try await run(["fetch", "cars"], a)
+            _ = try await run(["remote", "push"], a)
+            _ = try await run(["remote", "release", "cars"], a)
+            _ = try await run(["remote", "pull"], b)
+            // B's own key is not the history's: refused, nothing appended.
+            let before = try await events(b)
+            let refused = try await strata(["fetch", "cars"], store: b)
+            #expect(
+                refused.status == 4 && refused.stderr.contains("is not the one its history is redacted with")
+                    && refused.stderr.contains("strata key redaction install"), "\(refused.stderr)")
+            #expect(try await events(b) == before)
+            // With the team's key, B sees A's data unchanged.
+            let exported = try await run(["key", "redaction", "export", key], a)
+            #expect(exported.contains("wrote the redaction key (check "), "\(exported)")
+            let keyHex = try #require(FileManager.default.contents(atPath: key)).map { String(format: "%02x", $0) }.joined()
+            #expect(keyHex.count == 64 && !exported.contains(String(keyHex.prefix(16))), "the key itself is never printed")
+            _ = try await run(["key", "redaction", "install", key], b)
+            let shown = try await run(["key", "redaction"], b)
+            #expect(shown.contains("the history is redacted with: check") && !shown.contains("they differ"), "\(shown)")
+            let refetched = try await run(["fetch", "cars"], b)
+            #expect(refetched.contains("+0 added, ~0 changed, -0 removed"), "\(refetched)")
+            _ = try await run(["remote", "push"], b)
+            _ = try await run(["remote", "release", "cars"], b)
+            _ = try await run(["remote", "pull"], a)
+            var digests: [[String]] = []
+            for store in [a, b] {
+                let v = try await strata(["verify", "--format", "json"], store: store)
+                #expect(v.status == 0, "\(v.stdout)\(v.stderr)")
+                digests.append(Self.digests(v.stdout))
+            }
+            #expect(!digests[0].isEmpty && digests[0] == digests[1], "\(digests)")
+            // C redacted alone, under its own key: its push is refused, the team log unchanged.
+            _ = try await run(add, c)
+            _ = try await run(["fetch", "cars"], c)
+            _ = try await run(["remote", "add", "team", pg.url], c)
+            let pushed = try await strata(["remote", "push"], store: c)
+            #expect(pushed.status == 4 && pushed.stderr.contains("redacted with another key"), "\(pushed.stdout)\(pushed.stderr)")
+            let status = try await run(["remote", "status"], a)
+            #expect(status.contains("behind: 0 event(s)"), "\(status)")
+        }
+        _ = pg
+    }
+
     static func idsBySeq(_ ndjson: String) -> [String] {
         ndjson.split(separator: "\n").compactMap { line in
             guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }

@@ -57,3 +57,25 @@ extension LogWriter {
         }
     }
 }
+
+extension EventStore {
+    /// Makes `key` (32 bytes) the store's redaction key, replacing the one there: how a node takes
+    /// its team's key, or a rotation its new one. What was redacted under the old key keeps its
+    /// placeholders.
+    public func replaceRedactionKey(_ key: [UInt8]) async throws {
+        guard key.count == 32 else { throw EventStoreError(code: .invalidArgument, message: "a redaction key is 32 bytes; this one has \(key.count)") }
+        try await writer.replaceRedactionKey(key)
+    }
+}
+
+extension LogWriter {
+    func replaceRedactionKey(_ key: [UInt8]) throws {
+        try environment.write { txn in
+            let stored =
+                schema.cipher.map { c in
+                    key.withUnsafeBytes { p in LogSchema.redactionKeyName.withUnsafeBytes { c.sealed(p, domain: schema.meta.domain, key: $0) } }
+                } ?? key
+            try txn.put(schema.meta, key: LogSchema.redactionKeyName, value: stored)
+        }
+    }
+}

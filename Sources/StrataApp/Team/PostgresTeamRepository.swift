@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import Logging
+import StrataData
 import StrataDomain
 import TeamLog
 
@@ -206,6 +207,11 @@ struct PostgresTeamRepository: TeamRepository {
 
     private func push(_ store: EventStore, _ log: PostgresTeamLog, _ registry: RemoteRegistry, _ name: String, batch: Int) async throws -> TeamPush {
         let started = ContinuousClock.now
+        let teamKey = try await log.events(EventQuery(type: RedactionKeyLedger.eventType, limit: 1, descending: true)).first.flatMap(
+            RedactionKeyLedger.Record.init)
+        do { try await RedactionKeyLedger(store: store).confirmPush(after: teamKey) } catch let e as RedactionKeyError {
+            throw RepositoryError(.key, "team log \(name): \(e.message)", cause: e)
+        }
         let r = try await log.push(from: store, node: registry.node, leases: registry.remotes[name]?.leases ?? [:], batch: batch)
         var push = TeamPush(
             remote: name, appended: r.appended, alreadyThere: r.alreadyThere, bodiesUploaded: r.bodiesUploaded, bodyBytesUploaded: r.bodyBytesUploaded,

@@ -14,6 +14,7 @@
 /// | `FetchFailed` | source | `source`, `run`, `url`, `stage` (list/detail/image), `error`, `status`?, `attempt`, `willRetry` | none |
 /// | `ItemForgotten` | source | `source`, `items` (how many), `by` | JSON: `source`, `reason`, `by`, `items` (each a keyed digest of an id, never the id), `erased` (details and images erased whole), `rewrites` (`[original SHA-256, new SHA-256]` of every body it rewrote: ``ItemErasure``) |
 /// | `RetentionApplied` | source | `source`, `horizon` (the first seq kept), `bodies`, `bytes` | JSON: `source`, `horizon`, `policy`, `bodies`, `bytes`, `rewrites` (as `ItemForgotten`'s: ``SourceRetention``) |
+/// | `RedactionKeyRecorded` | `redaction` | `check` (16 hex digits of HMAC-SHA256(key, a fixed text)), `reason` (`first use`, `installed`, `rotated`): the key the history is redacted with from here on (``RedactionKeyLedger``) | none |
 /// | `ReadAheadDiscarded` | source | `source`, `run`, `url`, `status` and `durationMs` (a response) or `error` and `message` (none): a list page asked for ahead that the pass did not reach; its items are not applied | the body of a 2xx |
 public enum DataEvents {
     public static let sourceDefined = "SourceDefined"
@@ -30,4 +31,5 @@ public enum DataEvents {
     public static let readAheadDiscarded = "ReadAheadDiscarded"
     public static let itemForgotten = "ItemForgotten"
     public static let retentionApplied = "RetentionApplied"
+    public static let redactionKeyRecorded = "RedactionKeyRecorded"
 }

@@ -7,8 +7,9 @@ import Foundation
 /// a body is hashed or stored (the value as canonical JSON: `"ann@example.com"` with its quotes), and
 /// its `redactHeaders` join the credentials ``CredentialMask`` masks in recorded traffic. Equal
 /// values give equal placeholders and a changed value a changed one, so history, dedupe and
-/// `verify` work on the redacted bodies as they would on the originals; only the key's holder
-/// could test a guess, and the key never leaves the store.
+/// `verify` work on the redacted bodies as they would on the originals; only the key's holders
+/// could test a guess. The key is the team's (``RedactionKeyLedger``): every node redacting one
+/// history holds the same, so equal values give equal placeholders on every node.
 public struct Redactor: Sendable {
     private let key: [UInt8]
     public let json: JSONRedaction
@@ -24,13 +25,13 @@ public struct Redactor: Sendable {
     /// names, if any, are for recorded traffic: ``CredentialMask``).
     public static func forSource(_ source: SourceDefinition, store: EventStore) async throws -> Redactor? {
         guard let paths = source.redact, !paths.isEmpty else { return nil }
-        return Redactor(key: try await store.redactionKey(), paths: paths, headers: source.redactHeaders ?? [])
+        return Redactor(key: try await RedactionKeyLedger(store: store).confirmedKey(), paths: paths, headers: source.redactHeaders ?? [])
     }
 
     /// What recorded traffic of `source` (nil: not defined yet) is stored through: the
     /// credentials always masked, the source's headers and `extra` ones, and its paths.
     public static func forTraffic(_ source: SourceDefinition?, extra: [String], store: EventStore) async throws -> Redactor {
-        Redactor(key: try await store.redactionKey(), paths: source?.redact ?? [], headers: (source?.redactHeaders ?? []) + extra)
+        Redactor(key: try await RedactionKeyLedger(store: store).confirmedKey(), paths: source?.redact ?? [], headers: (source?.redactHeaders ?? []) + extra)
     }
 
     /// The paths, as 16 hex digits (FNV-1a over them sorted): a body stored under other paths is

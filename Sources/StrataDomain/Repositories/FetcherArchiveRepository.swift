@@ -44,6 +44,8 @@ package struct FetcherArchiveRepository: ArchiveRepository {
                 source: name, imported: summary.imported, alreadyImported: summary.alreadyImported, failed: summary.failed,
                 failures: summary.failures, bytes: summary.bytes, backfilled: summary.backfilled, added: summary.added,
                 changed: summary.changed, removed: summary.removed, seconds: summary.seconds)
+        } catch let e as RedactionKeyError {
+            throw RepositoryError(.key, e.message, cause: e)
         } catch let e as FetchError {
             throw RepositoryError(.invalidQuery, "source \(name): \(e.message) (\(e.url))", cause: e)
         }

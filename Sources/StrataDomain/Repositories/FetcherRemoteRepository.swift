@@ -25,6 +25,8 @@ package struct FetcherRemoteRepository: RemoteRepository {
         options.pageLimit = request.pageLimit ?? options.pageLimit
         do {
             return RefreshResult(summary: try await fetcher.fetch(definition, options: options))
+        } catch let e as RedactionKeyError {
+            throw RepositoryError(.key, e.message, cause: e)
         } catch let e as FetchError {
             throw RepositoryError(.network, e.description, cause: e, retryAfter: e.retryAfter)
         }
@@ -33,7 +35,9 @@ package struct FetcherRemoteRepository: RemoteRepository {
     package func loadDetail(source name: String, id: String) async throws {
         let definition = try await catalog.required(name)
         let summary: FetchSummary
-        do { summary = try await fetcher.fetchDetail(definition, key: id, options: options) } catch let e as FetchError {
+        do { summary = try await fetcher.fetchDetail(definition, key: id, options: options) } catch let e as RedactionKeyError {
+            throw RepositoryError(.key, e.message, cause: e)
+        } catch let e as FetchError {
             throw RepositoryError(.network, e.description, cause: e)
         }
         if let failure = summary.failures.first { throw RepositoryError(.network, failure) }

@@ -172,7 +172,9 @@ package struct LMDBItemRepository: ItemRepository {
 
 /// Runs a storage read, wrapping its failures as ``RepositoryError`` `storage`.
 package func storage<T>(_ body: () async throws -> T) async throws -> T {
-    do { return try await body() } catch let e as RepositoryError { throw e } catch {
+    do { return try await body() } catch let e as RepositoryError { throw e } catch let e as RedactionKeyError {
+        throw RepositoryError(.key, e.message, cause: e)
+    } catch {
         throw RepositoryError(.storage, "could not read the store: \(error)", cause: error)
     }
 }

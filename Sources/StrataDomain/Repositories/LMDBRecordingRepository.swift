@@ -66,7 +66,9 @@ package struct LMDBRecordingRepository: RecordingRepository {
         let headers = headers.map { HeaderLine($0.name, $0.value) }
         var out: [[UInt8]] = []
         for source in try await catalog.all() where !(source.redact ?? []).isEmpty {
-            let redacted = try await Redactor.forTraffic(source, extra: [], store: store).recorded(body, headers: headers).body
+            // A lookup, not a write: the store's key as it is, confirmed or not.
+            let redactor = Redactor(key: try await store.redactionKey(), paths: source.redact ?? [], headers: source.redactHeaders ?? [])
+            let redacted = redactor.recorded(body, headers: headers).body
             if redacted != body && !out.contains(redacted) { out.append(redacted) }
         }
         return out

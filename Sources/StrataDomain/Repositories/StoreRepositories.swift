@@ -37,3 +37,14 @@ package protocol StoreFilesRepository: Sendable {
     /// Writes a new key to `file` (mode 0600, never over an existing file).
     func createKey(at file: String) throws
 }
+
+/// The store's redaction key and the history's record of it (``ManageRedactionKey``).
+package protocol RedactionKeyRepository: Sendable {
+    func status() async throws -> RedactionKeyStatus
+    /// Throws ``RepositoryError`` `key` when the history records another key or the file is no key.
+    func install(fromFile file: String) async throws -> (record: RedactionKeyRecord, recorded: Bool)
+    /// Writes the key to a new file, mode 0600 (never over an existing one); returns its check.
+    func export(toFile file: String) async throws -> String
+    /// A new key (from `file`, or random) for the history from here on, recorded.
+    func rotate(toFile file: String?) async throws -> RedactionKeyRecord
+}
