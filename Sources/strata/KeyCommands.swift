@@ -154,7 +154,7 @@ struct KeyCommand: AsyncParsableCommand {
         struct Rotate: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "rotate",
-                abstract: "Change the redaction key from here on (a new one, or the key in --key-file); recorded in the history.",
+                abstract: "Change the redaction key from here on (a new one, or the key in --new-key-file); recorded in the history.",
                 discussion: reflowed(
                     """
                     The next fetch of each redacted source stores its values again under the new
@@ -164,11 +164,11 @@ struct KeyCommand: AsyncParsableCommand {
                     """)
             )
             @OptionGroup var location: StoreLocation
-            @Option(help: ArgumentHelp("The new key (32 bytes, mode 0600); a random one when not given.", valueName: "file")) var keyFile: String?
+            @Option(help: ArgumentHelp("The new key (32 bytes, mode 0600); a random one when not given.", valueName: "file")) var newKeyFile: String?
 
             func run() async throws {
                 try await reportingErrors {
-                    let r = try await useCase { try await location.app().useCases.redactionKey.rotate(toFile: keyFile) }
+                    let r = try await useCase { try await location.app().useCases.redactionKey.rotate(toFile: newKeyFile) }
                     emit(
                         "rotated the redaction key (check \(r.check)) at seq \(r.seq); hand it to the other nodes with `strata key redaction export FILE`")
                 }

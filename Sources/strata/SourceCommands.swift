@@ -649,6 +649,7 @@ extension RefreshResult {
         var parts = ["\(source): \(pages) page\(pages == 1 ? "" : "s")"]
         if pagesNotModified > 0 { parts[0] += " (\(pagesNotModified) not modified)" }
         parts.append("+\(added) added, ~\(changed - reappeared) changed, -\(removed) removed" + (reappeared > 0 ? ", \(reappeared) reappeared" : ""))
+        for (why, n) in restored.sorted(by: { $0.key < $1.key }) { parts.append("\(n) item\(n == 1 ? "" : "s") re-stored \(why)") }
         if details + detailsNotModified > 0 { parts.append("\(details) details" + (detailsNotModified > 0 ? " (\(detailsNotModified) not modified)" : "")) }
         if images > 0 { parts.append("\(images) images") }
         for (reason, n) in retried.sorted(by: { $0.key < $1.key }) {

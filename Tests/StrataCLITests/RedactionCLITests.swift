@@ -106,14 +106,63 @@ import Testing
             #expect(add.status == 0)
             #expect(try await strata(["fetch", "cars", "--details"], store: store).status == 0)
             #expect(try await strata(["show", "cars", "3", "--format", "json"], store: store).stdout.contains(email))
+            let before = try await strata(["log", "--limit", "1", "--format", "ndjson"], store: store).stdout
+            let beforeSeq = try #require((try JSONSerialization.jsonObject(with: Data(before.utf8)) as? [String: Any])?["seq"] as? Int)
+            #expect(try await strata(["alert", "add", "cars", "any", "--on", "changed", "--exec", "true"], store: store).status == 0)
             #expect(try await strata(["source", "change", "cars", "--redact", "contact.email"], store: store).status == 0)
             let fetch = try await strata(["fetch", "cars", "--details"], store: store)
             #expect(fetch.status == 0, "\(fetch.stderr)")
+            // Re-storing the values redacted is no change of the API's data: counted apart, no
+            // diff entry, no alert, and history says what happened.
+            #expect(fetch.stdout.contains("~0 changed") && fetch.stdout.contains("item re-stored with contact.email redacted"), "\(fetch.stdout)")
+            let diff = try await strata(["diff", "cars", "--from", "\(beforeSeq)", "--format", "json"], store: store).stdout
+            #expect(!diff.contains("\"id\": \"3\""), "\(diff)")
+            let alerts = try await strata(["alert", "list", "--format", "json"], store: store).stdout
+            let listed = try #require(try JSONSerialization.jsonObject(with: Data(alerts.utf8)) as? [[String: Any]])
+            #expect(listed.count == 1 && listed.allSatisfy { ($0["pending"] as? Int) == 0 }, "\(alerts)")
+            let history = try await strata(["history", "cars", "3"], store: store).stdout
+            #expect(history.contains("(values re-stored with contact.email redacted)"), "\(history)")
+            let verified = try await strata(["verify"], store: store)
+            #expect(verified.status == 0, "\(verified.stdout)")
             let show = try await strata(["show", "cars", "3", "--format", "json"], store: store).stdout
             #expect(!show.contains(email) && show.contains("[redacted:"), "\(show.prefix(400))")
             // Unchanged since: conditional requests again, nothing new stored.
             let again = try await strata(["fetch", "cars", "--details"], store: store)
             #expect(again.stdout.contains("~0 changed"), "\(again.stdout)")
+        }
+    }
+
+    /// Rotating the redaction key is a recorded step: the next fetch stores every redacted value
+    /// again under the new key, reported as re-stored, not changed; a real change after it is a
+    /// change again, and the store still matches its own rebuild.
+    @Test func aRotatedKeyReStoresValuesWithoutChanges() async throws {
+        try await withFixtureServer { fixture in
+            let store = makeStoreDir()
+            let add = try await strata(
+                [
+                    "source", "add", "cars", "--url", fixture.baseURL + "/cars/offers", "--items", "results", "--page-param", "page",
+                    "--page-size", "10", "--redact", "description"
+                ], store: store)
+            #expect(add.status == 0)
+            #expect(try await strata(["fetch", "cars"], store: store).status == 0)
+            let placeholder = try await strata(["show", "cars", "3", "--offline", "--format", "json"], store: store).stdout
+            let rotated = try await strata(["key", "redaction", "rotate"], store: store)
+            #expect(rotated.status == 0 && rotated.stdout.contains("rotated the redaction key (check "), "\(rotated.stdout)\(rotated.stderr)")
+            let again = try await strata(["fetch", "cars"], store: store)
+            #expect(
+                again.stdout.contains("+0 added, ~0 changed, -0 removed") && again.stdout.contains("re-stored under the rotated redaction key"),
+                "\(again.stdout)")
+            let now = try await strata(["show", "cars", "3", "--offline", "--format", "json"], store: store).stdout
+            #expect(now != placeholder && now.contains("[redacted:"), "the value is stored under the new key")
+            let third = try await strata(["fetch", "cars"], store: store)
+            #expect(third.stdout.contains("~0 changed") && !third.stdout.contains("re-stored"), "\(third.stdout)")
+            fixture.version = 2
+            let changed = try await strata(["fetch", "cars"], store: store)
+            #expect(!changed.stdout.contains("~0 changed") && !changed.stdout.contains("re-stored"), "\(changed.stdout)")
+            let shown = try await strata(["key", "redaction"], store: store)
+            #expect(shown.stdout.contains("(rotated, seq"), "\(shown.stdout)")
+            let verified = try await strata(["verify"], store: store)
+            #expect(verified.status == 0, "\(verified.stdout)")
         }
     }
 

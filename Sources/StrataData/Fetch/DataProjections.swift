@@ -30,10 +30,13 @@ public enum DataProjections {
     /// Local writes are overlaid on the fetched documents (``PendingOverlay``): an item with open
     /// writes shows them, through fetches, until the server answers.
     public static let items = KeyedDocumentProjection(
-        name: "items", version: 19,
-        eventTypes: Set([DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted])
-            .union(WriteEvents.writes).union(WriteEvents.outcomes),
-        extraTables: PendingOverlay.tables + [IgnoredFields.table]
+        name: "items", version: 20,
+        eventTypes: Set([
+            DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted,
+            DataEvents.redactionKeyRecorded
+        ])
+        .union(WriteEvents.writes).union(WriteEvents.outcomes),
+        extraTables: PendingOverlay.tables + [IgnoredFields.table] + RedactionRestore.tables
     ) { event, ctx in
         switch event.type {
         case DataEvents.sourceDefined, DataEvents.sourceChanged:
@@ -42,6 +45,7 @@ public enum DataProjections {
             }
             let definition = try JSONValue(parsing: body)
             try IgnoredFields.set(definition.value(atPath: "ignore"), source: name, ctx)
+            try RedactionRestore.defined(definition, source: name, seq: event.seq, ctx)
             guard case .array(let paths)? = definition.value(atPath: "index") else { return [.index(collection: name, paths: [])] }
             return [.index(collection: name, paths: paths.compactMap { if case .string(let p) = $0 { p } else { nil } })]
         case DataEvents.pageFetched, DataEvents.pageNotModified:
@@ -52,13 +56,15 @@ public enum DataProjections {
             }
             let url = event[metadata: "url"] ?? ""
             let ignored = try IgnoredFields(source: source, ctx)
+            let restore = try RedactionRestore(source: source, ctx)
             let overlay = PendingOverlay(context: ctx, source: source)
             // The usual page: each item's canonical text, with no tree (shared with the schema).
-            if ignored == nil, try overlay.isEmpty() {
+            if ignored == nil, restore == nil, try overlay.isEmpty() {
                 return try ItemExtraction.pageItems(event, body: body, ctx).map { .putJSON(collection: source, key: $0.key, json: $0.canonical) }
             }
             var (_, items) = try ItemExtraction(metadataOf: event).items(in: body, url: url)
             try ignored?.keepUnchanged(&items)
+            try restore?.mark(items, seq: event.seq)
             if try overlay.isEmpty() { return items.map { .put(collection: source, key: $0.key, document: $0.item) } }
             return try items.map { try overlay.serverPut($0.key, $0.item) ?? .put(collection: source, key: $0.key, document: $0.item) }
         case DataEvents.fetchCompleted:
@@ -68,10 +74,14 @@ public enum DataProjections {
                 let pages = event[metadata: "pages"].flatMap(UInt64.init), pages < event.seq
             else { return [] }
             let since = event.seq - pages
+            try RedactionRestore.passCompleted(source: source, since: since, ctx)
             let overlay = PendingOverlay(context: ctx, source: source)
             let kept =
                 try overlay.isEmpty() ? [] : try overlay.completePass(since: since, reader: DocumentReader(transaction: ctx.transaction, tables: ctx.tables))
             return kept + [.sweep(collection: source, since: since)]
+        case DataEvents.redactionKeyRecorded:
+            if event[metadata: "reason"] == "rotated" { try RedactionRestore.keyRotated(seq: event.seq, ctx) }
+            return []
         case let t where WriteEvents.writes.contains(t) || WriteEvents.outcomes.contains(t):
             return try LocalWriteFold.items(event, ctx)
         default:

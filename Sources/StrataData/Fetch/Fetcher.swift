@@ -77,6 +77,9 @@ public struct FetchSummary: Sendable, Equatable {
     public var changed = 0
     public var removed = 0
     public var reappeared = 0
+    /// Changed items whose only change was values stored again redacted anew, by why
+    /// (``RedactionRestore``): not counted in `changed`.
+    public var restored: [String: Int] = [:]
     public var details = 0
     public var detailsNotModified = 0
     public var images = 0
@@ -188,14 +191,19 @@ public final class Fetcher: Sendable {
     /// version since `since` counts (an import of many snapshots: the sum of what each did), not
     /// only each item's newest.
     func countChanges(_ summary: inout FetchSummary, source: String, since: UInt64, everyVersion: Bool = false) async throws {
-        let kinds: [ChangeKind] = try await store.documents(projection: "items") { reader in
+        let kinds: [(ChangeKind, restored: String?)] = try await store.documents(projection: "items") { reader in
             // Bookkeeping and history headers only: no document is parsed.
             let touched = try reader.summaries(collection: source).filter { $0.summary.changedSeq >= since }
-            if everyVersion { return try touched.flatMap { try reader.changeKinds(collection: source, key: $0.key, since: since) } }
-            return try touched.compactMap { try reader.changeKind(collection: source, key: $0.key, at: $0.summary.changedSeq) }
+            if everyVersion { return try touched.flatMap { try reader.changeKinds(collection: source, key: $0.key, since: since).map { ($0, nil) } } }
+            return try touched.compactMap { t in
+                try reader.changeKind(collection: source, key: t.key, at: t.summary.changedSeq).map { kind in
+                    (kind, kind == .changed ? try RedactionRestore.reason(source: source, id: t.key, seq: t.summary.changedSeq, reader) : nil)
+                }
+            }
         }
-        for k in kinds {
+        for (k, restored) in kinds {
             switch k {
+            case .changed where restored != nil: summary.restored[restored!, default: 0] += 1
             case .added: summary.added += 1
             case .changed: summary.changed += 1
             case .removed: summary.removed += 1

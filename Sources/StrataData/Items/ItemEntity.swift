@@ -69,6 +69,9 @@ public struct ItemVersionEntity: Sendable, Hashable {
     /// Imported with a date of its own (`import --recorded-at`, `import --git`): observed
     /// before it reached the log.
     public var backfilled: Bool
+    /// Why this version only stored values again redacted anew (``RedactionRestore``); nil for
+    /// a change of the API's data.
+    public var restored: String?
     /// A local version: who wrote it, and the write it belongs to as the outbox has it now.
     public var user: String?
     public var write: OutboxWrite?

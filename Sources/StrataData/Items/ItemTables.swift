@@ -142,14 +142,14 @@ public struct ItemTables: Sendable {
     /// a newest observation after a backfill shows as no version: kinds and field changes are
     /// worked out again in observed order, per origin, and versions numbered per origin.
     public func history(source: String, id: String, upTo seq: UInt64 = .max, observedBy time: Timestamp? = nil) async throws -> [ItemVersionEntity] {
-        let (list, detail) = try await store.read { [store] txn in
+        let (list, detail, restored) = try await store.read { [store] txn in
             let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
             let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
             // Changes are worked out below, in observed order.
-            return (
-                try items.history(collection: source, key: id, upTo: seq, derivingChanges: false),
-                try details.history(collection: source, key: id, upTo: seq, derivingChanges: false)
-            )
+            let list = try items.history(collection: source, key: id, upTo: seq, derivingChanges: false)
+            var restored: [UInt64: String] = [:]
+            for v in list { restored[v.seq] = try RedactionRestore.reason(source: source, id: id, seq: v.seq, items) }
+            return (list, try details.history(collection: source, key: id, upTo: seq, derivingChanges: false), restored)
         }
         var out: [ItemVersionEntity] = []
         var writeOf: [Int: UInt64] = [:]  // index in `out` → the seq of the local write it shows
@@ -176,6 +176,7 @@ public struct ItemTables: Sendable {
                     document: kind == .removed ? (lastPresent ?? previous!.document) : v.document, run: event?[metadata: "run"],
                     eventType: event?.type, origin: local ? .local : origin,
                     backfilled: event?[metadata: "backfill"] == "true")
+                if origin == .list, kind == .changed { entity.restored = restored[v.seq] }
                 if local, let event {
                     entity.user = event[metadata: "user"]
                     writeOf[out.count] = WriteEvents.writes.contains(event.type) ? event.seq : event[metadata: "write"].flatMap(UInt64.init)
@@ -206,9 +207,19 @@ public struct ItemTables: Sendable {
             var out = try items.diff(collection: source, from: from, to: to).map {
                 ItemDiffEntity(id: $0.key, kind: $0.kind, before: $0.before, after: $0.after, changes: $0.changes)
             }
+            // Values stored again redacted anew are no change of the API's data.
+            var restoredIDs = Set<String>()
+            for i in out.indices where out[i].kind == .changed {
+                guard try RedactionRestore.any(source: source, id: out[i].id, after: from, upTo: to, items) else { continue }
+                restoredIDs.insert(out[i].id)
+                out[i].changes.removeAll(where: RedactionRestore.isRestore)
+            }
+            out.removeAll { $0.kind == .changed && $0.changes.isEmpty }
             var index = Dictionary(uniqueKeysWithValues: out.enumerated().map { ($1.id, $0) })
             for d in try details.diff(collection: source, from: from, to: to) where d.kind == .changed || d.kind == .reappeared {
-                let changes = d.changes.map { c in
+                let kept = restoredIDs.contains(d.key) ? d.changes.filter { !RedactionRestore.isRestore($0) } : d.changes
+                if kept.isEmpty && !d.changes.isEmpty { continue }
+                let changes = kept.map { c in
                     var c = c; c.path = "detail:" + c.path; return c
                 }
                 if let i = index[d.key] {

@@ -131,7 +131,7 @@ public struct RedactionKeyError: Error, Sendable, CustomStringConvertible {
         RedactionKeyError(
             kind: .otherKeyRecorded,
             message:
-                "this history is redacted with another key (check \(history.check), recorded at seq \(history.seq)) than the file's (check \(installing)); install the team's key, or change keys for everyone with `strata key redaction rotate --key-file FILE`"
+                "this history is redacted with another key (check \(history.check), recorded at seq \(history.seq)) than the file's (check \(installing)); install the team's key, or change keys for everyone with `strata key redaction rotate --new-key-file FILE`"
         )
     }
 

@@ -34,11 +34,13 @@ public struct Redactor: Sendable {
         Redactor(key: try await RedactionKeyLedger(store: store).confirmedKey(), paths: source?.redact ?? [], headers: (source?.redactHeaders ?? []) + extra)
     }
 
-    /// The paths, as 16 hex digits (FNV-1a over them sorted): a body stored under other paths is
-    /// asked for again whole rather than confirmed by a 304 (``Fetcher``'s conditional requests).
+    /// The paths and the key, as 16 hex digits (FNV-1a over the paths sorted and the key's
+    /// check): a body stored under other paths, or before the key rotated, is asked for again
+    /// whole rather than confirmed by a 304 (``Fetcher``'s conditional requests), so its values
+    /// are stored again as they are redacted now.
     public var fingerprint: String {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        let text = json.paths.map({ $0.joined(separator: ".") }).sorted().joined(separator: "\u{1}")
+        let text = json.paths.map({ $0.joined(separator: ".") }).sorted().joined(separator: "\u{1}") + "\u{2}" + RedactionKeyLedger.check(key)
         for byte in text.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return String(h, radix: 16)
     }

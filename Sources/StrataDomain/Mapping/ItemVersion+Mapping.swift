@@ -55,6 +55,7 @@ extension ItemVersion {
             changes: e.changes.map(Change.init(patch:)), document: e.document,
             origin: ItemVersion.Origin(rawValue: e.origin.rawValue) ?? .list,
             backfilled: e.backfilled)
+        restored = e.restored
         local = e.write.map(LocalWrite.init(entity:))
         if var l = local, let user = e.user { l.user = user; local = l }
     }

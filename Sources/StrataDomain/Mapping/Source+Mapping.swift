@@ -45,6 +45,7 @@ extension RefreshResult {
             changed: s.changed + s.reappeared, reappeared: s.reappeared, removed: s.removed, details: s.details,
             detailsNotModified: s.detailsNotModified, images: s.images, bytes: s.bytes, failures: s.failures, seconds: s.seconds)
         retried = s.retried
+        restored = s.restored
     }
 }
 

@@ -75,6 +75,9 @@ package struct RefreshResult: Sendable, Hashable {
     package var seconds: Double
     /// Requests that failed and were tried again, by why (`429`, `503`, `timeout`, …).
     package var retried: [String: Int] = [:]
+    /// Items stored again because their values are redacted anew (a path added, the key
+    /// rotated), by why: not changes of the API's data, not in `changed`.
+    package var restored: [String: Int] = [:]
     /// The source's lease in the team log the store shares, taken or renewed before the fetch
     /// (nil when it shares none).
     package var lease: SourceLease?

@@ -24,6 +24,9 @@ package struct ItemVersion: Sendable, Hashable {
     package var origin: Origin
     /// Imported with a date of its own: observed at `recordedAt`, stored later.
     package var backfilled: Bool
+    /// Why this version only stored values again, redacted anew (a path added, the key rotated):
+    /// no change of the API's data. Nil for every other version.
+    package var restored: String?
 
     /// A local version (written here): who wrote it and what became of the write.
     package var local: LocalWrite?

@@ -92,6 +92,7 @@ extension JSONValue {
             "changes": .array(v.changes.map(JSONValue.init(change:))), "document": v.document,
             "origin": .string(v.origin.rawValue), "backfilled": .bool(v.backfilled)
         ]
+        if let why = v.restored { o["restored"] = .string(why) }
         // A local version: who wrote it and what the server said.
         if let l = v.local {
             o["local"] = .object([

@@ -126,7 +126,7 @@ extension VersionViewData {
             version: v.version, seq: v.seq, time: TimeText.format(v.recordedAt), kind: v.kind.rawValue,
             run: v.run.map { String($0.prefix(8)) } ?? "-", changes: v.changes.map(ChangeViewData.init(change:)),
             origin: v.origin.rawValue, backfilled: v.backfilled,
-            local: v.local.map { "by \($0.user) · \($0.kind.rawValue) · \($0.answer)" })
+            local: v.local.map { "by \($0.user) · \($0.kind.rawValue) · \($0.answer)" }, restored: v.restored)
     }
 }
 

@@ -11,14 +11,16 @@ package struct HistoryRenderer: Sendable {
         let seqWidth = h.versions.map { "seq \($0.seq)".count }.max() ?? 5
         for v in h.versions {
             let number = TextCell.pad("v\(v.version)", versionWidth), seq = TextCell.pad("seq \(v.seq)", seqWidth)
-            let note = (v.backfilled ? "  (backfilled)" : "") + (v.local.map { "  (\($0))" } ?? "")
+            let note =
+                (v.backfilled ? "  (backfilled)" : "") + (v.local.map { "  (\($0))" } ?? "") + (v.restored.map { "  (values re-stored \($0))" } ?? "")
             let head =
                 options.isNarrow
                 ? "\(number)  \(seq)  \(v.kind)  \(v.origin)\n    \(v.time)\(note)"
                 : "\(number)  \(seq)  \(v.time)  \(TextCell.pad(v.kind, 10))  \(TextCell.pad(v.origin, 6))  run \(v.run)\(note)"
             let colored = v.kind == "removed" ? options.red(head) : (v.kind == "added" || v.kind == "reappeared" ? options.green(head) : head)
             lines.append(TableLayout.trimTrailing(colored))
-            for c in v.changes {
+            // A re-store changed no data: its placeholders are not listed as changes.
+            for c in v.changes where v.restored == nil {
                 lines.append(options.changeLine(c))
             }
         }

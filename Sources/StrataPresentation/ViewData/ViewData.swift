@@ -131,13 +131,15 @@ package struct VersionViewData: Sendable, Hashable {
     package var backfilled: Bool
     /// A local version: "by alice · acknowledged 200" (who wrote it and the server's answer).
     package var local: String?
+    /// Values stored again redacted anew: "with description redacted" (no change of the data).
+    package var restored: String?
 
     package init(
         version: Int, seq: UInt64, time: String, kind: String, run: String, changes: [ChangeViewData], origin: String = "list",
-        backfilled: Bool = false, local: String? = nil
+        backfilled: Bool = false, local: String? = nil, restored: String? = nil
     ) {
         self.version = version; self.seq = seq; self.time = time; self.kind = kind; self.run = run; self.changes = changes
-        self.origin = origin; self.backfilled = backfilled; self.local = local
+        self.origin = origin; self.backfilled = backfilled; self.local = local; self.restored = restored
     }
 }
 
