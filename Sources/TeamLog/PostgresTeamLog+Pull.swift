@@ -44,26 +44,32 @@ extension PostgresTeamLog {
                     let e = r.event
                     var payload: [UInt8]?
                     var reference: PayloadReference?
+                    var erasedForm: ErasedForm?
                     if let h = e.bodyHash {
                         if let body = batchNow.bodies[h] {
                             // A body that no longer hashes to its digest was erased (`strata forget`,
                             // retention) on the node that pushed it before it was pushed: what the
-                            // log holds is the erased form, and this node stores that, under its own
-                            // digest. Anything else changed in the database is refused.
+                            // log holds is the erased form, and this node stores it as that node
+                            // does, under the original's digest with the erasure's `rewritten` row,
+                            // so both fold the same projections. Anything else changed in the
+                            // database is refused.
                             let digest = Hashing.sha256(body)
-                            let erased = digest != h ? try await erasures.lists(h, digest, stream: e.stream) : false
-                            guard digest == h || erased else {
-                                throw TeamLogError(.corrupted, "the team log's body \(h.prefix(8)) does not match its hash")
+                            if digest != h {
+                                guard let by = try await erasures.erasure(h, digest, stream: e.stream) else {
+                                    throw TeamLogError(.corrupted, "the team log's body \(h.prefix(8)) does not match its hash")
+                                }
+                                erasedForm = ErasedForm(original: h, erasureSeq: by)
                             }
                             payload = body
                         } else {
                             reference = PayloadReference(hash: h, size: e.bodySize ?? 0)
                         }
                     }
-                    batchEvents.append(
-                        NewEvent(
-                            id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: e.recordedAt, stream: e.stream,
-                            metadata: e.metadata.map { ($0.key, $0.value) }, payload: payload, payloadReference: reference))
+                    var event = NewEvent(
+                        id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: e.recordedAt, stream: e.stream,
+                        metadata: e.metadata.map { ($0.key, $0.value) }, payload: payload, payloadReference: reference)
+                    event.erasedForm = erasedForm
+                    batchEvents.append(event)
                 }
                 let outcomes = try await store.append(batchEvents)
                 let appended = outcomes.filter(\.appended).count
@@ -113,28 +119,30 @@ extension PostgresTeamLog {
     /// has `rewrites`: ``EventStore/rewriteRecord(_:)``), by stream, read once per stream.
     final class ErasureListings {
         let log: PostgresTeamLog
-        private var byStream: [String: Set<[UInt8]>] = [:]
+        private var byStream: [String: [[UInt8]: UInt64]] = [:]
         init(log: PostgresTeamLog) { self.log = log }
 
-        func lists(_ original: [UInt8], _ now: [UInt8], stream: String) async throws -> Bool {
+        /// The seq of the erasure that lists the pair; nil when none does.
+        func erasure(_ original: [UInt8], _ now: [UInt8], stream: String) async throws -> UInt64? {
             if byStream[stream] == nil { byStream[stream] = try await log.erasurePairs(stream: stream) }
-            return byStream[stream]!.contains(original + now)
+            return byStream[stream]![original + now]
         }
     }
 
-    /// Every pair the stream's erasure events list, each as original ++ now.
-    func erasurePairs(stream: String) async throws -> Set<[UInt8]> {
+    /// Every pair the stream's erasure events list, each as original ++ now, with the seq of the
+    /// (first) event that lists it.
+    func erasurePairs(stream: String) async throws -> [[UInt8]: UInt64] {
         try await run("read the team log's erasures") { [self] in
-            var pairs = Set<[UInt8]>()
+            var pairs: [[UInt8]: UInt64] = [:]
             let query: PostgresQuery =
-                #"SELECT b.stored FROM strata_events e JOIN strata_bodies b ON b.hash = e.body_hash WHERE e.stream = \#(stream) AND e.metadata @> '[["rewrites"]]'::jsonb"#
-            for try await stored in try await client.query(query, logger: logger).decode(ByteBuffer.self) {
+                #"SELECT e.seq, b.stored FROM strata_events e JOIN strata_bodies b ON b.hash = e.body_hash WHERE e.stream = \#(stream) AND e.metadata @> '[["rewrites"]]'::jsonb ORDER BY e.seq"#
+            for try await (seq, stored) in try await client.query(query, logger: logger).decode((Int64, ByteBuffer).self) {
                 let body = try PortableBody.decode(Array(stored.readableBytesView))
                 guard case .array(let list)? = try JSONValue(parsing: body).value(atPath: "rewrites") else { continue }
                 for case .array(let pair) in list {
                     guard pair.count == 2, case .string(let o) = pair[0], case .string(let n) = pair[1], let a = [UInt8](hex: o), let b = [UInt8](hex: n)
                     else { continue }
-                    pairs.insert(a + b)
+                    if pairs[a + b] == nil { pairs[a + b] = UInt64(seq) }
                 }
             }
             return pairs

@@ -266,6 +266,19 @@ import Testing
             #expect(x.stdout == y.stdout)
             let events = try await strata(["export", "--events", "--payloads"], store: c).stdout
             for mark in marks { #expect(!events.contains(mark), "\(mark) on the new node") }
+            // The new node holds the erased bodies as the erasing node does (under the originals'
+            // digests, with the erasure's rows): the same projections, the HTTP cache included,
+            // and verify names the same rewrites.
+            var digests: [[String]] = []
+            var rewritten: [String] = []
+            for store in [a, c] {
+                let v = try await strata(["verify", "--format", "json"], store: store)
+                #expect(v.status == 0, "\(v.stdout)\(v.stderr)")
+                digests.append(TeamLogCLITests.digests(v.stdout))
+                rewritten.append(try await strata(["verify"], store: store).stdout.split(separator: "\n").filter { $0.contains("rewritten") }.joined())
+            }
+            #expect(!digests[0].isEmpty && digests[0] == digests[1], "\(digests)")
+            #expect(!rewritten[0].isEmpty && rewritten[0] == rewritten[1], "\(rewritten)")
         }
         _ = pg
     }

@@ -225,13 +225,7 @@ import Testing
             #expect(refused.status == 5 && refused.stderr.contains("the lease on cars is held by node"), "\(refused.stderr)")
             _ = try await run(["remote", "sync"], b)
             _ = try await run(["remote", "pull"], a)
-            var digests: [[String]] = []
-            for store in [a, b] {
-                let v = try await strata(["verify", "--format", "json"], store: store)
-                #expect(v.status == 0, "\(v.stdout)\(v.stderr)")
-                digests.append(Self.digests(v.stdout))
-            }
-            #expect(!digests[0].isEmpty && digests[0] == digests[1], "\(digests)")
+            try await Self.expectSameProjections([a, b])
         }
         _ = pg
     }
@@ -284,13 +278,7 @@ import Testing
             _ = try await run(["remote", "push"], b)
             _ = try await run(["remote", "release", "cars"], b)
             _ = try await run(["remote", "pull"], a)
-            var digests: [[String]] = []
-            for store in [a, b] {
-                let v = try await strata(["verify", "--format", "json"], store: store)
-                #expect(v.status == 0, "\(v.stdout)\(v.stderr)")
-                digests.append(Self.digests(v.stdout))
-            }
-            #expect(!digests[0].isEmpty && digests[0] == digests[1], "\(digests)")
+            try await Self.expectSameProjections([a, b])
             // C redacted alone, under its own key: its push is refused, the team log unchanged.
             _ = try await run(add, c)
             _ = try await run(["fetch", "cars"], c)
@@ -308,6 +296,18 @@ import Testing
             guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
             return "\(o["seq"] ?? "")/\(o["id"] ?? "")"
         }
+    }
+
+    /// The cross-node oracle: every store verifies against its own rebuild, and all of them hold
+    /// the same digest for every projection (two nodes that pulled the same log fold the same).
+    static func expectSameProjections(_ stores: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        var digests: [[String]] = []
+        for store in stores {
+            let v = try await strata(["verify", "--format", "json"], store: store)
+            #expect(v.status == 0, "\(store): \(v.stdout)\(v.stderr)", sourceLocation: sourceLocation)
+            digests.append(Self.digests(v.stdout))
+        }
+        #expect(!digests[0].isEmpty && digests.allSatisfy { $0 == digests[0] }, "\(digests)", sourceLocation: sourceLocation)
     }
 
     static func digests(_ verifyJSON: String) -> [String] {

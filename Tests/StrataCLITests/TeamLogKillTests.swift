@@ -57,7 +57,7 @@ import Testing
         }
         let (ia, ib) = (try ids(ea.stdout), try ids(eb.stdout))
         #expect(ia == ib && ia.count == total)
-        #expect(try await strata(["verify"], store: b).status == 0)
+        try await TeamLogCLITests.expectSameProjections([a, b])
         print("team log kills: \(interrupted) pushes killed, \(total) events")
     }
 
@@ -122,6 +122,10 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: b + ".replica"))
         let verified = try await strata(["verify"], store: b)
         #expect(verified.status == 0, "\(verified.stdout)")
+        // B's outbox pushed and pulled by A: both fold the same projections.
+        #expect(try await strata(["remote", "sync"], store: b).status == 0)
+        #expect(try await strata(["remote", "pull"], store: a).status == 0)
+        try await TeamLogCLITests.expectSameProjections([a, b])
         // Some kills landed while the copy was being written (it was left behind, then removed).
         #expect(midCopy > 0)
         print("reorder kills: \(interrupted) pulls killed (\(midCopy) while copying), \(finished) finished, \(mine.count) events")

@@ -126,7 +126,9 @@ import Testing
         let ids = try local.stdout.split(separator: "\n").map { try #require((try jsonObject(String($0)) as? [String: Any])?["id"] as? String) }
         #expect(ids == global)
         #expect(Set(global.prefix(1500).map { $0.prefix(1) }).count == 2, "the two pushes did not overlap")
-        #expect(try await strata(["verify"], store: c).status == 0)
+        // The pushers pull (each put in the log's order): all three fold the same projections.
+        for store in [a, b] { #expect(try await strata(["remote", "pull"], store: store).status == 0) }
+        try await TeamLogCLITests.expectSameProjections([a, b, c])
         print("team log race: \(pulls) pulls while two nodes pushed")
     }
 

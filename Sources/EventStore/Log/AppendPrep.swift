@@ -73,7 +73,7 @@ final class AppendPrep: @unchecked Sendable {
                 }
                 guard let i = claim(), let payload = batch[i].payload else { break }
                 sinceRenewal += 1
-                let hash = BlobCodec.hash(payload)
+                let hash = batch[i].erasedForm?.original ?? BlobCodec.hash(payload)
                 let stored = snapshot.map { (try? bodyIndex.contains(hash, in: $0)) ?? false } ?? false
                 // An event already in the log is not appended again: nothing to prepare.
                 var id = batch[i].id
@@ -155,7 +155,10 @@ final class AppendPrep: @unchecked Sendable {
         let e = batch[i]
         guard let payload = e.payload else { return nil }
         return speculate(
-            i, PreparedBody(payload, canonical: e.canonicalPayload, type: e.type, documentTypes: documentTypes, zstd: zstd, isStored: isStored),
+            i,
+            PreparedBody(
+                payload, declaredHash: e.erasedForm?.original, canonical: e.canonicalPayload, type: e.type, documentTypes: documentTypes, zstd: zstd,
+                isStored: isStored),
             zstd: zstd)
     }
 

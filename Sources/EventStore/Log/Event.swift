@@ -22,6 +22,10 @@ public struct NewEvent: Sendable {
     /// already worked it out while checking the body (the fetch path does): a projection storing
     /// the body as a document then uses it instead of canonicalizing again.
     package var canonicalPayload: [UInt8]?
+    /// The payload is what an erasure left of a body this store never held: it is stored under
+    /// the original's digest, as the node that erased it holds it, with its `rewritten` row
+    /// (``ErasedForm``), so both nodes hold the same envelope and fold the same projections.
+    public var erasedForm: ErasedForm?
 
     public init(
         id: String? = nil, type: String, schemaVersion: Int = 1, recordedAt: Timestamp? = nil,
@@ -36,6 +40,17 @@ public struct NewEvent: Sendable {
         self.metadata = metadata
         self.payload = payload
         self.payloadReference = payloadReference
+    }
+}
+
+/// The original of an erased body, and the seq of the erasure that rewrote it
+/// (``NewEvent/erasedForm``).
+public struct ErasedForm: Sendable, Hashable {
+    public var original: [UInt8]
+    public var erasureSeq: UInt64
+    public init(original: [UInt8], erasureSeq: UInt64) {
+        self.original = original
+        self.erasureSeq = erasureSeq
     }
 }
 

@@ -169,6 +169,12 @@ actor LogWriter {
             let ref = PayloadReference(hash: body.hash, size: body.staged.body.count)
             guard try Self.claimBody(body.hash, seq: seq, schema, txn) else { return (ref, nil) }
             let whole = body.encoded ?? BlobCodec.encode(body.staged.body, context: zstd)
+            if let erased = e.erasedForm {
+                // Stored whole, outside every delta chain, with the row an erasure writes.
+                let row = erased.erasureSeq.bigEndianBytes + Hashing.sha256(body.staged.body) + erased.original
+                _ = try txn.put(schema.rewritten, key: erased.original, value: row)
+                return (ref, whole)
+            }
             guard body.staged.body.count >= DeltaChains.minimum else { return (ref, whole) }
             let row = try deltas.row(
                 for: body.staged.body, hash: body.hash, whole: whole, seq: seq, lineage: DeltaChains.lineage(of: e),
@@ -590,10 +596,10 @@ struct PreparedBody: Sendable {
 
     /// `canonical`: the body's canonical form, when the caller already has it.
     init(
-        _ body: [UInt8], canonical: [UInt8]? = nil, type: String, documentTypes: Set<String>, zstd: ZstdContext,
+        _ body: [UInt8], declaredHash: [UInt8]? = nil, canonical: [UInt8]? = nil, type: String, documentTypes: Set<String>, zstd: ZstdContext,
         isStored: ([UInt8]) -> Bool = { _ in false }
     ) {
-        let hash = BlobCodec.hash(body)
+        let hash = declaredHash ?? BlobCodec.hash(body)
         self.init(body, hash: hash, stored: isStored(hash), canonical: canonical, type: type, documentTypes: documentTypes, zstd: zstd)
     }
 
