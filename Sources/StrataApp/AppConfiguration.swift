@@ -20,7 +20,8 @@ package struct AppConfiguration: Sendable {
     package var thumbnailRows = 4
     package var logger: Logger
     /// Seconds a source's lease in a team log lasts when a fetch takes it.
-    package var leaseSeconds: Double = 600
+    package var leaseSeconds: Double = Self.defaultLeaseSeconds
+    package static let defaultLeaseSeconds: Double = 600
     /// How long the lease step before a fetch waits for a team log before it fetches anyway.
     package var teamTimeout: Duration = .seconds(10)
     /// Told what the lease step before a write (not a fetch, which returns its lease) did: a

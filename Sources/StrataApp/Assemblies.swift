@@ -181,9 +181,13 @@ package struct DomainAssembly: Assembly {
         }
         container.register((any UpstreamClient).self) { r in CurlUpstreamClient(http: r.resolve((any HTTPClient).self)!) }
         container.register(RecordTraffic.self) { r in
-            RecordTraffic(traffic: r.resolve((any TrafficRepository).self)!, upstream: r.resolve((any UpstreamClient).self)!)
+            RecordTraffic(
+                traffic: r.resolve((any TrafficRepository).self)!, upstream: r.resolve((any UpstreamClient).self)!,
+                lease: r.resolve(LeaseSourceForWrite.self)!)
         }
-        container.register(ImportTraffic.self) { r in ImportTraffic(traffic: r.resolve((any TrafficRepository).self)!) }
+        container.register(ImportTraffic.self) { r in
+            ImportTraffic(traffic: r.resolve((any TrafficRepository).self)!, lease: r.resolve(LeaseSourceForWrite.self)!)
+        }
         container.register(ExportTraffic.self) { r in
             ExportTraffic(traffic: r.resolve((any TrafficRepository).self)!, log: r.resolve((any EventLogRepository).self)!)
         }

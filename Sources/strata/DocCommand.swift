@@ -113,7 +113,7 @@ struct DocCommand: AsyncParsableCommand {
                 case .table:
                     var lines: [String] = []
                     for v in versions {
-                        lines.append("v\(v.version)  seq \(v.seq)  \(v.recordedAt.iso8601)  \(v.kind.rawValue)")
+                        lines.append("v\(v.version)  seq \(v.seq)  \(TimeText.format(v.recordedAt.date))  \(v.kind.rawValue)")
                         for c in v.changes { lines.append("    \(c.summary)") }
                     }
                     emit(lines.joined(separator: "\n"))

@@ -36,6 +36,7 @@ struct ListCommand: AsyncParsableCommand {
     @Option(name: .customLong("where"), help: ArgumentHelp("Only items whose field equals a value (repeatable).", valueName: "path=value"))
     var wheres: [String] = []
     @Option(help: "Only items whose id, title, subtitle or fields contain this text (any case).") var search: String?
+    @Flag(help: "Draw no thumbnails in the terminal's table (one line per item).") var noThumbnails = false
     @Option(parsing: .unconditional, help: ArgumentHelp("Order by a field; prefix - for descending (`--sort -price`).", valueName: "path")) var sort: String?
     @Option(help: "At most this many items.") var limit: Int?
     @Option(help: "Skip this many items first.") var offset = 0
@@ -54,7 +55,7 @@ struct ListCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let screen = Screen()
-            let app = try await location.app(screen: screen) { if format != .table { $0.thumbnails = nil } }
+            let app = try await location.app(screen: screen) { if format != .table || noThumbnails { $0.thumbnails = nil } }
             var wheres = wheres
             if mine {
                 let source = try await useCase { try await app.useCases.sources.source(named: name) }
@@ -71,7 +72,9 @@ struct ListCommand: AsyncParsableCommand {
                 let result: QueryItems.Result
                 do { result = try await app.useCases.query(try ItemQuery(source: name, filter: filter)) } catch { throw PresentableError(error).cli }
                 emit(result.page.items.map(JSONValue.init(item:)), as: format == .json ? .json : .ndjson)
-                if let note = filter.scanNote(
+                if result.page.total == 0, let note = await unknownFields(app, wheres) {
+                    warn(note)
+                } else if let note = filter.scanNote(
                     source: name, indexed: result.source.indexPaths, sortedIndex: !app.storeIsEncrypted, usedIndex: result.page.usedIndex)
                 {
                     warn(note)
@@ -86,13 +89,34 @@ struct ListCommand: AsyncParsableCommand {
             guard case .loaded(let list) = state.content else {
                 throw (state.content.error ?? PresentableError(kind: .storage, message: "the list did not load")).cli
             }
+            let unknown = list.total == 0 ? await unknownFields(app, wheres) : nil
             defer {
-                if let note = filter.scanNote(source: name, indexed: list.columns, sortedIndex: !app.storeIsEncrypted, usedIndex: list.usedIndex) { warn(note) }
+                if let unknown {
+                    warn(unknown)
+                } else if let note = filter.scanNote(source: name, indexed: list.columns, sortedIndex: !app.storeIsEncrypted, usedIndex: list.usedIndex) {
+                    warn(note)
+                }
             }
             if format == .csv { FileHandle.standardOutput.write(Data(CSVRenderer().render(list).utf8)); return }
             screen.page(ItemListRenderer(options: screen.options).render(list, refreshMessage: state.refreshMessage))
             if let m = state.refreshMessage, m.contains("failed") { warn("Error: \(m)"); throw ExitCode.failure }
         }
+    }
+
+    /// Why a filter found nothing when it names a field no stored item has (`--where mkae=…`):
+    /// the field, and the known fields closest to it. Nil when every field exists, or the
+    /// source's shape is unknown.
+    private func unknownFields(_ app: StrataApp, _ wheres: [String]) async -> String? {
+        guard !wheres.isEmpty, let schema = try? await app.useCases.schema(source: name, at: asOf.flatMap { PointInTime(text: $0.text) } ?? .now),
+            !schema.fields.isEmpty
+        else { return nil }
+        let known = Set(schema.fields.map { $0.path.replacingOccurrences(of: "[]", with: "") })
+        let paths = wheres.compactMap { w in w.firstIndex(of: "=").map { String(w[..<$0]) } }
+        guard let missing = paths.first(where: { !known.contains($0) }) else { return nil }
+        let close = known.map { ($0, Strata.editDistance(missing, $0)) }.filter { $0.1 <= max(1, min(3, missing.count / 2)) }
+            .sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(3).map { "`\($0.0)`" }
+        let hint = close.isEmpty ? "see its fields with `strata schema \(name)`" : "did you mean \(close.joined(separator: " or "))?"
+        return "note: no item of \(name) has a field `\(missing)`; \(hint)"
     }
 
     @MainActor

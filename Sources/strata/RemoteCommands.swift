@@ -167,7 +167,7 @@ struct RemoteCommand: AsyncParsableCommand {
                     try await team.follow(remote: name, poll: .milliseconds(Int(poll * 1000))) { event in
                         switch event {
                         case .pulled(let remote, let appended, let bodies, let position):
-                            emit("\(remote): pulled \(appended) event(s), \(bodies) bodies; at seq \(position) of the log")
+                            emit("\(remote): pulled \(appended) event(s), \(RemoteCommand.bodies(bodies)) this store lacked; at seq \(position) of the log")
                         case .ordering(let remote, let ordering):
                             if let line = RemoteCommand.line(ordering) { emit("\(remote): \(line)") }
                         }
@@ -234,10 +234,13 @@ struct RemoteCommand: AsyncParsableCommand {
         }
     }
 
+    /// "1 body", "3 bodies".
+    static func bodies(_ n: Int) -> String { n == 1 ? "1 body" : "\(n) bodies" }
+
     static func line(_ r: TeamPush) -> String {
         let seconds = Double(r.duration.components.attoseconds) / 1e18 + Double(r.duration.components.seconds)
         return
-            "\(r.remote): pushed \(r.appended) event(s) (\(r.alreadyThere) already there), \(r.bodiesUploaded) bodies, \(formatBytes(r.bodyBytesUploaded))"
+            "\(r.remote): pushed \(r.appended) event(s) (\(r.alreadyThere) already there), \(Self.bodies(r.bodiesUploaded)) the log lacked (\(formatBytes(r.bodyBytesUploaded)) compressed)"
             + (r.bodiesErased > 0 ? ", \(r.bodiesErased) erased \(r.bodiesErased == 1 ? "body" : "bodies") replaced in the log" : "")
             + "; the log is at seq \(r.headSeq) (\(String(format: "%.2f", seconds)) s)"
     }
@@ -245,7 +248,7 @@ struct RemoteCommand: AsyncParsableCommand {
     /// A pull's lines; a reordering deferred by another process is said on stderr.
     static func lines(_ r: TeamPull) -> [String] {
         var lines = [
-            "\(r.remote): pulled \(r.appended) event(s) (\(r.alreadyHere) already here), \(r.bodiesDownloaded) bodies, \(formatBytes(r.bodyBytesDownloaded)); at seq \(r.position) of the log"
+            "\(r.remote): pulled \(r.appended) event(s) (\(r.alreadyHere) already here), \(Self.bodies(r.bodiesDownloaded)) this store lacked (\(formatBytes(r.bodyBytesDownloaded)) compressed); at seq \(r.position) of the log"
         ]
         if let line = line(r.ordering) { lines.append(line) }
         return lines

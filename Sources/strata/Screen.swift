@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import StrataApp
 import StrataPresentation
 import TerminalImages
@@ -101,8 +102,15 @@ extension StoreLocation {
         return try await openApp(configuration)
     }
 
-    /// Opens the store through the app, showing catch-up progress on a TTY.
+    /// Opens the store through the app, showing catch-up progress on a TTY. A command that only
+    /// reads never creates a store: a store that is not there is named, with how to make one.
     private func openApp(_ configuration: AppConfiguration) async throws -> StrataApp {
+        if isDefaultPath { StoreNote.defaultPath.withLock { $0 = path } }
+        if !FileManager.default.fileExists(atPath: path), !Strata.commandCreatesStores {
+            throw CLIError(
+                "no store at \(path)\(isDefaultPath ? " (the default: STRATA_STORE and --store are not set)" : ""); `strata source add` makes one there, or point STRATA_STORE at yours",
+                exit: ExitCodes.notFound)
+        }
         let progress = Progress(label: "catching up")
         defer { progress.finish() }
         do { return try await access.open(configuration: configuration) { progress.update($0) } } catch { throw CLIError(error) }

@@ -312,16 +312,39 @@ struct SourceCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show a source's definition.")
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "Show a source's definition: a table of its settings, or with --format json the definition as stored.")
         @OptionGroup var location: StoreLocation
         @Argument var name: String
+        @Option(help: "table or json.") var format: OutputFormat = .table
 
         func run() async throws {
             try await reportingErrors {
-                do { emit(try await location.app().useCases.manageSources.definition(name).masked.json.prettyString) } catch let e as RepositoryError {
+                let json: JSONValue
+                do { json = try await location.app().useCases.manageSources.definition(name).masked.json } catch let e as RepositoryError {
                     throw CLIError(e.message, exit: ExitCodes.notFound)
                 }
+                switch format {
+                case .json, .ndjson: emit(json.prettyString)
+                case .table: emit(Self.table(name, json))
+                }
             }
+        }
+
+        /// One setting a line, in key order: texts as they are, lists joined, objects as JSON.
+        static func table(_ name: String, _ json: JSONValue) -> String {
+            guard case .object(let o) = json else { return json.prettyString }
+            let rows = o.keys.sorted().filter { $0 != "name" }.compactMap { key -> (String, String)? in
+                switch o[key]! {
+                case .null: nil
+                case .string(let s): (key, s)
+                case .array(let a) where a.isEmpty: nil
+                case .array(let a): (key, a.map { if case .string(let s) = $0 { s } else { $0.canonicalString } }.joined(separator: ", "))
+                case let v: (key, v.canonicalString)
+                }
+            }
+            let width = rows.map(\.0.count).max() ?? 0
+            return ([name] + rows.map { "  " + $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1.displayLine }).joined(separator: "\n")
         }
     }
 

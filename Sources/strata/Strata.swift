@@ -5,6 +5,7 @@ import Logging
 import StrataApp
 import StrataDomain
 import StrataPresentation
+import Synchronization
 
 @main
 struct Strata: AsyncParsableCommand {
@@ -139,6 +140,29 @@ struct Strata: AsyncParsableCommand {
         return d[x.count][y.count]
     }
 
+    /// Whether the command line's command may create the store it names: one that defines or
+    /// records something, or pulls a team's history; every other command only reads a store
+    /// that exists.
+    static var commandCreatesStores: Bool {
+        let args = hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst()))
+        var names: [String] = []
+        var command: any ParsableCommand.Type = Strata.self
+        for word in args {
+            guard let sub = command.configuration.subcommands.first(where: { $0._commandName == word || $0.configuration.aliases.contains(word) }) else {
+                break
+            }
+            names.append(sub._commandName)
+            command = sub
+        }
+        let line = names.joined(separator: " ")
+        let creating: Set<String> = [
+            "source add", "init", "record", "remote add", "remote pull", "remote sync", "import", "proxy", "demo", "bench", "config set",
+            "key redaction install"
+        ]
+        // A server that captures what it never recorded (`serve --on-miss`) records into a source.
+        return creating.contains(line) || (line == "serve" && args.contains { $0.hasPrefix("--on-miss") }) || names.first?.hasPrefix("_") == true
+    }
+
     static func commandPath(_ args: [String]) -> (command: any ParsableCommand.Type, depth: Int) {
         var command: any ParsableCommand.Type = Strata.self
         var depth = 0
@@ -220,6 +244,11 @@ struct StoreLocation: ParsableArguments {
         return nil
     }
 
+    /// Whether ``path`` is the default one (neither `--store` nor `$STRATA_STORE` given).
+    var isDefaultPath: Bool {
+        (store ?? "").isEmpty && (environmentValue("STRATA_STORE") ?? "").isEmpty
+    }
+
     /// `--store`, else `$STRATA_STORE`, else `$XDG_DATA_HOME/strata`, else `~/.local/share/strata`.
     var path: String {
         if let store, !store.isEmpty { return store }
@@ -264,12 +293,25 @@ struct CLIError: Error, CustomStringConvertible {
     }
 }
 
+/// The store a command opened when it was the default one, so that what it did not find names
+/// where it looked.
+enum StoreNote {
+    static let defaultPath = Mutex<String?>(nil)
+
+    /// `e`'s message, naming the default store when something was not found in it.
+    static func message(_ e: CLIError) -> String {
+        guard e.exit == ExitCodes.notFound, let path = defaultPath.withLock({ $0 }), !e.description.contains(path) else { return e.description }
+        return e.description + " (in the store at \(path); set STRATA_STORE or --store for another)"
+    }
+}
+
 /// Runs a command body, printing errors as `Error: …` on stderr with a meaningful exit code.
+/// Something not found in the default store says which store that was.
 func reportingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let e as CLIError {
-        FileHandle.standardError.write(Data("Error: \(e.description)\n".utf8))
+        FileHandle.standardError.write(Data("Error: \(StoreNote.message(e))\n".utf8))
         throw e.exit
     } catch let e as ExitCode {
         throw e
@@ -277,7 +319,7 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
         throw e
     } catch {
         let e = CLIError(error)
-        FileHandle.standardError.write(Data("Error: \(e.description)\n".utf8))
+        FileHandle.standardError.write(Data("Error: \(StoreNote.message(e))\n".utf8))
         throw e.exit
     }
 }

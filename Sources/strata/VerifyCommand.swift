@@ -120,10 +120,12 @@ struct StatsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
         abstract: "Events, bytes, bodies, deduplication, projections and map size.",
-        discussion: "Examples:\n  strata stats\n  strata stats --format json"
+        discussion:
+            "A short summary; --details adds every projection and its tables.\n\nExamples:\n  strata stats\n  strata stats --details\n  strata stats --format json"
     )
 
     @OptionGroup var location: StoreLocation
+    @Flag(help: "Every projection with its tables (the JSON always has them).") var details = false
     @Option(help: "table or json.") var format: OutputFormat = .table
 
     func run() async throws {
@@ -146,9 +148,18 @@ struct StatsCommand: AsyncParsableCommand {
             for r in s.retention {
                 lines.append("retention    \(r.source): \(r.bodies) bodies (\(byteCount(r.bytes))) dropped from before seq \(r.horizon)")
             }
-            for p in s.projections {
-                lines.append("projection   \(p.name) v\(p.version) at seq \(p.checkpoint) (lag \(p.lag), quarantined \(p.quarantined))")
-                for t in p.tables { lines.append("  \(t.name): \(t.entries) entries, \(byteCount(t.bytes))") }
+            if details {
+                for p in s.projections {
+                    lines.append("projection   \(p.name) v\(p.version) at seq \(p.checkpoint) (lag \(p.lag), quarantined \(p.quarantined))")
+                    for t in p.tables { lines.append("  \(t.name): \(t.entries) entries, \(byteCount(t.bytes))") }
+                }
+            } else {
+                let behind = s.projections.filter { $0.lag > 0 }, quarantined = s.projections.reduce(0) { $0 + $1.quarantined }
+                let bytes = s.projections.reduce(0) { $0 + $1.tables.reduce(0) { $0 + $1.bytes } }
+                lines.append(
+                    "projections  \(s.projections.count), \(byteCount(bytes)); "
+                        + (behind.isEmpty ? "all at the head" : "\(behind.count) behind (\(behind.map(\.name).joined(separator: ", ")))")
+                        + (quarantined > 0 ? ", \(quarantined) event(s) quarantined" : "") + " (--details lists them)")
             }
             emit(lines.joined(separator: "\n"))
         }

@@ -114,8 +114,12 @@ import Testing
         #expect(badDate.status == 64)
         let badFile = try await strata(["record", "--stream", "s", "--type", "T", "--payload", "/nonexistent/file"], store: store)
         #expect(badFile.status == 1 && badFile.stderr.contains("cannot read the payload file"))
+        // A read never creates a store: one that is not there is named, exit 3.
         let notAStore = try await strata(["log"], store: "/proc/strata-cannot-exist")
-        #expect(notAStore.status == 1 && notAStore.stderr.hasPrefix("Error: could not open the store"))
+        #expect(notAStore.status == 3 && notAStore.stderr.hasPrefix("Error: no store at /proc/strata-cannot-exist;"), "\(notAStore.stderr)")
+        let cannotCreate = try await strata(
+            ["record", "--stream", "s", "--type", "T", "--payload", "-"], store: "/proc/strata-cannot-exist", stdin: Data("{}".utf8))
+        #expect(cannotCreate.status == 1 && cannotCreate.stderr.hasPrefix("Error: could not open the store"), "\(cannotCreate.stderr)")
     }
 
     @Test func statsVerifyAndRebuildReport() async throws {

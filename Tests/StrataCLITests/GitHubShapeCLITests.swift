@@ -117,7 +117,7 @@ import Testing
             ], store: store)
         #expect(kept.status == 0, "\(kept.stderr)")
         #expect(try await strata(["fetch", "kept"], store: store).status == 0)
-        let show = try await strata(["source", "show", "kept"], store: store)
+        let show = try await strata(["source", "show", "kept", "--format", "json"], store: store)
         #expect(show.stdout.contains("${secret:Authorization}") && !show.stdout.contains(Self.token))
         let mode = try FileManager.default.attributesOfItem(atPath: store + "/secrets.json")[.posixPermissions] as? Int
         #expect(mode == 0o600)
@@ -142,7 +142,7 @@ import Testing
             #"{"name":"old","url":"\#(url)","id":["number"],"subtitle":[],"index":[],"sizeParam":"size","headers":["Authorization: Bearer \#(Self.token)"]}"#)
         let recorded = try await strata(["record", "--stream", "old", "--type", "SourceDefined", "--meta", "source=old", "--payload", legacy], store: store)
         #expect(recorded.status == 0, "\(recorded.stderr)")
-        let old = try await strata(["source", "show", "old"], store: store)
+        let old = try await strata(["source", "show", "old", "--format", "json"], store: store)
         #expect(old.status == 0 && old.stdout.contains("Authorization: [hidden]") && !old.stdout.contains(Self.token), "\(old.stdout) \(old.stderr)")
         for args in [["source", "list", "--format", "json"], ["export", "--events", "--payloads"]] {
             let r = try await strata(args, store: store)

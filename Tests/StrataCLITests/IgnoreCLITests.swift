@@ -21,7 +21,7 @@ import Testing
             #expect(
                 try await strata(["source", "add", "cars", "--url", url, "--items", "results", "--title", "model", "--ignore", "price"], store: store).status
                     == 0)
-            #expect(try await strata(["source", "show", "cars"], store: store).stdout.contains("\"ignore\""))
+            #expect(try await strata(["source", "show", "cars", "--format", "json"], store: store).stdout.contains("\"ignore\""))
             #expect(try await strata(["fetch", "cars"], store: store).status == 0)
             #expect(try await strata(["alert", "add", "cars", "all", "--webhook", receiver.url], store: store).status == 0)
             server.version = 2
@@ -45,7 +45,7 @@ import Testing
             #expect(!items.contains("3") && items.contains("5"), "\(items)")
             // Cleared with '': the price counts again.
             #expect(try await strata(["source", "change", "cars", "--ignore", ""], store: store).status == 0)
-            #expect(!(try await strata(["source", "show", "cars"], store: store).stdout.contains("\"ignore\"")))
+            #expect(!(try await strata(["source", "show", "cars", "--format", "json"], store: store).stdout.contains("\"ignore\"")))
             #expect(try await strata(["fetch", "cars"], store: store).status == 0)
             #expect(try await versions(store, "3") == 2, "the stored price was behind the API's: now it is a version")
             #expect(try await strata(["verify"], store: store).status == 0)

@@ -160,6 +160,31 @@ import Testing
         let unknown = try await strata(["show", "cars", "999"], store: store)
         #expect(unknown.status == 3 && unknown.stderr.contains("no item 999 in cars: the store never held it"), "\(unknown.stderr)")
         #expect(try await strata(["log", "--limit", "100000", "--format", "ndjson"], store: store).stdout == events, "nothing was recorded")
+        // A filter on a field no item has names the field and the closest ones, not an index.
+        let typoField = try await strata(["list", "cars", "--where", "mkae=Toyota"], store: store)
+        #expect(
+            typoField.status == 0 && typoField.stderr.contains("no item of cars has a field `mkae`; did you mean `make`?")
+                && !typoField.stderr.contains("--index"), "\(typoField.stderr)")
+        // Settings as a table like every other show; the definition as JSON on request.
+        let shown = try await strata(["source", "show", "cars"], store: store).stdout
+        #expect(shown.hasPrefix("cars\n") && shown.contains("  url ") && !shown.contains("\"url\":"), "\(shown)")
+        #expect(try await strata(["source", "show", "cars", "--format", "json"], store: store).stdout.contains("\"url\""))
+        // A short summary by default, every table with --details.
+        let stats = try await strata(["stats"], store: store).stdout
+        let detailed = try await strata(["stats", "--details"], store: store).stdout
+        #expect(stats.split(separator: "\n").count <= 10 && stats.contains("projections  ") && detailed.contains("projection   items v"), "\(stats)")
+        // A read of a store that is not there creates nothing and says where it looked; in the
+        // default store, what is not found names that store.
+        let home = makeStoreDir()
+        let env = ["STRATA_STORE": "", "XDG_DATA_HOME": home]
+        let missing = try await strata(["list", "cars"], store: "", env: env)
+        #expect(
+            missing.status == 3 && missing.stderr.contains("no store at \(home)/strata (the default: STRATA_STORE and --store are not set)"),
+            "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home + "/strata"))
+        #expect(try await strata(["source", "add", "boats", "--url", "http://127.0.0.1:9/boats"], store: "", env: env).status == 0)
+        let noSource = try await strata(["list", "cars"], store: "", env: env)
+        #expect(noSource.status == 3 && noSource.stderr.contains("(in the store at \(home)/strata;"), "\(noSource.stderr)")
     }
 
     @Test func errorsAndExitCodes() async throws {

@@ -145,6 +145,8 @@ import Testing
 
     @Test func usageErrorsAndAQuietDefaultHost() async throws {
         let store = makeStoreDir()
+        // A store with one event: `serve` reads a store, it never creates one.
+        #expect(try await strata(["record", "--stream", "s", "--type", "T", "--payload", "-"], store: store, stdin: Data("{}".utf8)).status == 0)
         let badPort = try await strata(["serve", "--port", "70000"], store: store)
         #expect(badPort.status == 64 && badPort.stderr.contains("--port"))
         let badPoint = try await strata(["serve", "--as-of", "99", "--port", "0"], store: store)

@@ -17,7 +17,7 @@ import Testing
                 )
                 .status == 0)
             #expect(try await strata(["source", "add", "manual", "--url", url, "--items", "results"], store: store).status == 0)
-            let show = try await strata(["source", "show", "cars"], store: store)
+            let show = try await strata(["source", "show", "cars", "--format", "json"], store: store)
             #expect(show.stdout.contains("\"every\": 3600") && show.stdout.contains("\"jitter\": 10"), "\(show.stdout)")
 
             // Due at once (never fetched); `manual` has no schedule and is left alone.

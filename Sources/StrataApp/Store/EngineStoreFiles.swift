@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Logging
 import Synchronization
 import StrataData
 import StrataDomain
@@ -28,7 +29,14 @@ struct EngineStoreFiles: StoreFilesRepository {
         let dropped = Mutex<[RetentionDrop]>([])
         let head = try await replacement.run(open: { try await access.openStore() }) { store, _ in
             // Sources' retention first: what it drops is then left out of the copy.
-            let applied = try await engine { try await SourceRetention(store: store).apply() }
+            // Each source whose retention writes takes its lease first, as every write does.
+            let leases = TeamLogLeases(storePath: path, ttl: AppConfiguration.defaultLeaseSeconds, timeout: .seconds(10), logger: access.logger)
+            let retention = SourceRetention(store: store) { source in
+                if let lease = try await leases.lease(source: source, force: false), let why = lease.unreachable {
+                    access.logger.warning("could not lease \(source) in team log \(lease.remote) (\(why)); its retention is applied anyway")
+                }
+            }
+            let applied = try await engine { try await retention.apply() }
             dropped.withLock { $0 = applied.map(RetentionDrop.init) }
             return try await engine { try await store.compactedCopy(into: replacement.copyPath) }
         }

@@ -30,8 +30,14 @@ public struct SourceRetention: Sendable {
     ]
 
     let store: EventStore
+    /// Called with a source's name right before its retention writes (the source's lease in a
+    /// team store); what it throws stops the retention before anything is appended.
+    let beforeWriting: @Sendable (String) async throws -> Void
 
-    public init(store: EventStore) { self.store = store }
+    public init(store: EventStore, beforeWriting: @escaping @Sendable (String) async throws -> Void = { _ in }) {
+        self.store = store
+        self.beforeWriting = beforeWriting
+    }
 
     /// Applies the retention of every source that has one, as of `now`.
     public func apply(now: Date = Date()) async throws -> [RetentionSummary] {
@@ -119,6 +125,7 @@ public struct SourceRetention: Sendable {
                 ("rewrites", String(rewrites.count))
             ],
             payload: payload.canonicalBytes)
+        try await beforeWriting(source.name)
         let seq = try await store.append(event).seq
         try await store.rewriteBodies(rewrites, by: seq)
         return RetentionSummary(source: source.name, seq: seq, horizon: horizon, bodies: rewrites.count, bytes: bytes)

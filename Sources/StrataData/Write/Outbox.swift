@@ -263,12 +263,13 @@ public struct OutboxTables: Sendable {
         }
     }
 
-    /// Every write (settled ones too), newest first, at most `limit`.
+    /// Every write (settled ones too): the newest `limit`, oldest first (as the open ones are
+    /// listed).
     public func all(source: String? = nil, limit: Int = 200) async throws -> [OutboxWrite] {
         try await store.documents(projection: "outbox") { r in
             Array(
                 try r.states(collection: "writes").compactMap { OutboxWrite($0.document) }
-                    .filter { source == nil || $0.source == source }.sorted { $0.seq > $1.seq }.prefix(limit))
+                    .filter { source == nil || $0.source == source }.sorted { $0.seq > $1.seq }.prefix(limit).reversed())
         }
     }
 

@@ -6,10 +6,12 @@ import Foundation
 package struct RecordTraffic: Sendable {
     let traffic: any TrafficRepository
     let upstream: any UpstreamClient
+    let lease: LeaseSourceForWrite
 
-    package init(traffic: any TrafficRepository, upstream: any UpstreamClient) {
+    package init(traffic: any TrafficRepository, upstream: any UpstreamClient, lease: LeaseSourceForWrite = .none) {
         self.traffic = traffic
         self.upstream = upstream
+        self.lease = lease
     }
 
     /// Starts recording into `source` (made a recorded source if new) what is forwarded to
@@ -17,6 +19,7 @@ package struct RecordTraffic: Sendable {
     /// - Throws: ``RepositoryError`` `invalidQuery` when `source` is a list source.
     /// `timeout`: seconds an upstream exchange may take (nil: 60).
     package func start(source: String, upstream base: String, redacting: [String], timeout: Double? = nil) async throws -> TrafficRecorder {
+        try await lease(source)
         try await traffic.prepareRecordedSource(source, upstream: base)
         return TrafficRecorder(traffic: traffic, upstream: upstream, source: source, base: base, redacting: redacting, timeout: timeout)
     }
@@ -83,8 +86,12 @@ package actor TrafficRecorder {
 /// HAR and WARC files into recorded sources.
 package struct ImportTraffic: Sendable {
     let traffic: any TrafficRepository
+    let lease: LeaseSourceForWrite
 
-    package init(traffic: any TrafficRepository) { self.traffic = traffic }
+    package init(traffic: any TrafficRepository, lease: LeaseSourceForWrite = .none) {
+        self.traffic = traffic
+        self.lease = lease
+    }
 
     /// Imports `path` into `source` (made a recorded source if new); `progress` gets the bytes
     /// of the file read so far.
@@ -96,6 +103,7 @@ package struct ImportTraffic: Sendable {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw RepositoryError(.notFound, "cannot read \(path); check the path")
         }
+        try await lease(source)
         try await traffic.prepareRecordedSource(source, upstream: nil)
         return try await traffic.importFile(format, path: path, source: source, redacting: redacting, progress: progress)
     }

@@ -3,7 +3,7 @@
 extension String {
     /// For one line (a table cell, a title): a line break as `↵`, a tab as a space, any other
     /// control character as `�`.
-    var displayLine: String { replacingControls(lineBreak: "↵") }
+    package var displayLine: String { replacingControls(lineBreak: "↵") }
 
     /// For a value shown across lines (`show`): line breaks kept (`\r\n` and `\r` as `\n`), a tab
     /// as a space, any other control character as `�`.

@@ -1,14 +1,14 @@
-import Foundation
+package import Foundation
 package import StrataDomain
 import StrataJSON
 
 /// Times as people read them in a terminal: `2026-11-22 10:04:05Z`, always UTC so output is
 /// the same everywhere.
-enum TimeText {
+package enum TimeText {
     /// `2026-11-22 10:04:05Z`: UTC, the second the time falls in. With `gmtime_r`, because
     /// Foundation's first Calendar and `String(format:)` are a measurable part of a command's
     /// start.
-    static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let c = ISOTime.utc(Int64(date.timeIntervalSince1970.rounded(.down)))
         let pad = ISOTime.pad
         return "\(pad(Int(c.tm_year) + 1900, 4))-\(pad(Int(c.tm_mon) + 1, 2))-\(pad(Int(c.tm_mday), 2)) "
