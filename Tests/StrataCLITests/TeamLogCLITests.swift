@@ -226,6 +226,19 @@ import Testing
             _ = try await run(["remote", "sync"], b)
             _ = try await run(["remote", "pull"], a)
             try await Self.expectSameProjections([a, b])
+            // Retention applied by one node (its compact takes the lease): pushed, pulled, and
+            // the nodes still fold the same projections; a third node that pulls everything
+            // afterwards receives the dropped bodies as dropped, and agrees too.
+            _ = try await run(["remote", "release", "cars"], b)
+            _ = try await run(["source", "change", "cars", "--keep-versions", "1"], a)
+            let compacted = try await run(["compact"], a)
+            #expect(compacted.contains("retention: cars dropped"), "\(compacted)")
+            _ = try await run(["remote", "push"], a)
+            _ = try await run(["remote", "pull"], b)
+            let c = makeStoreDir()
+            _ = try await run(["remote", "add", "team", pg.url], c)
+            _ = try await run(["remote", "pull"], c)
+            try await Self.expectSameProjections([a, b, c])
         }
         _ = pg
     }

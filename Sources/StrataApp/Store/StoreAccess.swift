@@ -58,7 +58,10 @@ package struct StoreAccess: Sendable {
         }
         // An erasure recorded but not applied (a `forget` killed part-way, one pulled from a team
         // log) is finished before anything reads the store.
-        do { try await ItemErasure(store: store).applyPending() } catch {
+        do {
+            try await ItemErasure(store: store).applyPending()
+            try await SourceRetention(store: store).applyPending()
+        } catch {
             options.logger.warning("an erasure in the log could not be finished: \(error); run `strata verify`")
         }
         return store

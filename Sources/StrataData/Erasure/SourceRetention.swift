@@ -39,6 +39,39 @@ public struct SourceRetention: Sendable {
         self.beforeWriting = beforeWriting
     }
 
+    /// Applies the `RetentionApplied` events of the log whose bodies this store still holds as
+    /// they were: one pulled from a team log after this node had pulled the originals, or one
+    /// whose rewrite a killed process did not finish. Each listed body this store holds, not
+    /// rewritten by that event yet, becomes ``droppedBody``, as on the node that applied it.
+    /// Returns how many events it applied.
+    @discardableResult
+    public func applyPending() async throws -> Int {
+        let events = try await store.events(EventQuery(type: DataEvents.retentionApplied))
+        guard !events.isEmpty else { return 0 }
+        let dropped = Hashing.sha256(Self.droppedBody)
+        var applied = 0
+        for e in events {
+            guard let body = try await store.payload(of: e), case .array(let pairs)? = try JSONValue(parsing: body).value(atPath: "rewrites") else { continue }
+            // An event's rewrite is one transaction: when its first body is rewritten by it, all are.
+            if case .array(let first)? = pairs.first, case .string(let o)? = first.first, let original = [UInt8](hex: o),
+                try await store.rewrittenBy(original) == e.seq
+            {
+                continue
+            }
+            var plan: [BodyRewrite] = []
+            for case .array(let pair) in pairs {
+                guard pair.count == 2, case .string(let o) = pair[0], case .string(let n) = pair[1], let original = [UInt8](hex: o), [UInt8](hex: n) == dropped
+                else { continue }
+                guard try await store.rewrittenBy(original) != e.seq, try await !store.storedBodies([original]).isEmpty else { continue }
+                plan.append(BodyRewrite(original: original, content: Self.droppedBody))
+            }
+            guard !plan.isEmpty else { continue }
+            try await store.rewriteBodies(plan, by: e.seq)
+            applied += 1
+        }
+        return applied
+    }
+
     /// Applies the retention of every source that has one, as of `now`.
     public func apply(now: Date = Date()) async throws -> [RetentionSummary] {
         var out: [RetentionSummary] = []
