@@ -94,6 +94,8 @@ import Testing
         #expect((old[0]["document"] as? [String: Any])?["price"] as? Int == 1000)
         let h = try await strata(["doc", "history", "cars", "1"], store: store)
         #expect(h.stdout.contains("~ /price: 1000 → 900"))
+        // Times as `log` prints them.
+        #expect(h.stdout.range(of: #"v1  seq \d+  \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z  added"#, options: .regularExpression) != nil, "\(h.stdout)")
         let hj = try await strata(["doc", "history", "cars", "2", "--format", "json"], store: store)
         let versions = try #require(try jsonObject(hj.stdout) as? [[String: Any]])
         #expect(versions.map { $0["kind"] as? String } == ["added", "removed"])

@@ -75,6 +75,9 @@ import Testing
             #expect(history.stdout.contains("local") && history.stdout.contains("by alice · patch · acknowledged 200"), "\(history.stdout)")
             let all = try Self.objects(try await strata(["outbox", "--all", "--format", "json"], store: store))
             #expect(all.count == 4 && all.allSatisfy { $0["state"] as? String == "acknowledged" })
+            // Oldest first, as the open writes are listed.
+            let seqs = all.compactMap { $0["seq"] as? Int }
+            #expect(seqs.count == 4 && seqs == seqs.sorted(), "\(seqs)")
             #expect(try await strata(["outbox"], store: store).stdout.contains("the outbox is empty"))
             #expect(try await strata(["verify"], store: store).status == 0)
         }
