@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
     ],
     targets: [
         // C system libraries (Debian -dev packages).
@@ -76,10 +77,15 @@ let package = Package(
 
         // Data layer: the libcurl HTTP client, source definitions, the fetch pipeline and the
         // projections that fold fetched pages into items.
+        // Every child process (git, `--exec` alerts, bisect's command, $EDITOR, the pager, the
+        // demo), through swift-subprocess.
+        .target(
+            name: "ChildProcess", dependencies: [.product(name: "Subprocess", package: "swift-subprocess")], swiftSettings: strictSettings),
+
         .target(
             name: "StrataData",
             dependencies: [
-                "EventStore", "LMDB", "CCurl", "CSQLite", "CZlib", "CZstd", "CBrotli",
+                "EventStore", "LMDB", "CCurl", "CSQLite", "CZlib", "CZstd", "CBrotli", "ChildProcess",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -129,7 +135,7 @@ let package = Package(
         .target(
             name: "StrataApp",
             dependencies: [
-                "StrataData", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "LMDB", "TeamLog", "FixtureServer",
+                "StrataData", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "LMDB", "TeamLog", "FixtureServer", "ChildProcess",
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -159,7 +165,7 @@ let package = Package(
             name: "strata",
             dependencies: [
                 "CLibraryLoader", "StrataJSON", "StrataDomain", "StrataPresentation", "StrataApp", "FixtureServer",
-                "StrataBrowser", "TerminalUI", "TerminalImages", "StrataServer",
+                "StrataBrowser", "TerminalUI", "TerminalImages", "StrataServer", "ChildProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -184,6 +190,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"], swiftSettings: strictSettings),
+        .testTarget(name: "ChildProcessTests", dependencies: ["ChildProcess"], swiftSettings: strictSettings),
         .testTarget(name: "StrataJSONTests", dependencies: ["StrataJSON", "EventStore"], swiftSettings: strictSettings),
         .testTarget(name: "StrataBrowserTests", dependencies: ["TestScratch", "StrataBrowser", "TerminalUI", "StrataPresentation", "StrataDomain", "StrataJSON"],
                     exclude: ["Goldens"], swiftSettings: strictSettings),

@@ -1,4 +1,5 @@
 package import EventStore
+import ChildProcess
 import Foundation
 import Logging
 import StrataData
@@ -20,6 +21,8 @@ package struct DataAssembly: Assembly {
     package func assemble(container: Container) {
         let (store, configuration) = (store, configuration)
         container.register(EventStore.self) { _ in store }.inObjectScope(.container)
+        // The one way child processes are started.
+        container.register(ChildProcessRunner.self) { _ in ChildProcessRunner() }.inObjectScope(.container)
         container.register((any HTTPClient).self) { _ in
             var config = CurlHTTPClient.Configuration(userAgent: configuration.userAgent)
             config.insecureSkipTLSVerify = configuration.insecureSkipTLSVerify
@@ -59,7 +62,8 @@ package struct DomainAssembly: Assembly {
             FetcherRemoteRepository(fetcher: r.resolve(Fetcher.self)!, catalog: r.resolve(SourceCatalog.self)!, options: fetchOptions)
         }
         container.register((any ArchiveRepository).self) { r in
-            FetcherArchiveRepository(fetcher: r.resolve(Fetcher.self)!, catalog: r.resolve(SourceCatalog.self)!)
+            FetcherArchiveRepository(
+                fetcher: r.resolve(Fetcher.self)!, catalog: r.resolve(SourceCatalog.self)!, runner: r.resolve(ChildProcessRunner.self)!)
         }
         let (leaseSeconds, teamTimeout, logger, leaseReport) = (
             configuration.leaseSeconds, configuration.teamTimeout, configuration.logger, configuration.leaseReport
@@ -118,7 +122,9 @@ package struct DomainAssembly: Assembly {
         container.register((any AlertRepository).self) { r in EventAlertRepository(tables: r.resolve(AlertTables.self)!) }
         let userAgent = configuration.userAgent
         container.register((any NotificationSender).self) { r in
-            ProcessNotificationSender(webhook: WebhookSender(client: r.resolve((any HTTPClient).self)!, userAgent: userAgent), exec: ExecSender())
+            ProcessNotificationSender(
+                webhook: WebhookSender(client: r.resolve((any HTTPClient).self)!, userAgent: userAgent),
+                exec: ExecSender(runner: r.resolve(ChildProcessRunner.self)!))
         }
         container.register(QueueNotifications.self) { r in
             QueueNotifications(

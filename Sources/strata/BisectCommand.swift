@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChildProcess
 import Foundation
 import Logging
 import StrataApp
@@ -114,39 +115,17 @@ struct ServedPointProbe: PointProbe {
         return try await run(url: "http://127.0.0.1:\(serving.port)")
     }
 
-    /// Runs the command with STRATA_URL; its output goes to stderr.
+    /// Runs the command with STRATA_URL; its output goes to stderr. A command that hangs is
+    /// stopped at the timeout: it then counts as killed (a signal aborts).
     private func run(url: String) async throws -> ProbeVerdict {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        var environment = ProcessInfo.processInfo.environment
-        environment["STRATA_URL"] = url
-        process.environment = environment
-        process.standardOutput = FileHandle.standardError
-        process.standardError = FileHandle.standardError
-        let timeout = self.timeout
-        let status: Int32 = try await withCheckedThrowingContinuation { c in
-            process.terminationHandler = { p in
-                c.resume(returning: p.terminationReason == .uncaughtSignal ? 128 + p.terminationStatus : p.terminationStatus)
-            }
-            do {
-                try process.run()
-                // A command that hangs is stopped: it then counts as killed (a signal aborts).
-                let pid = process.processIdentifier
-                Thread.detachNewThread {
-                    var left = timeout
-                    while left > 0 {
-                        usleep(100_000)
-                        left -= 0.1
-                        if kill(pid, 0) != 0 { return }
-                    }
-                    kill(pid, SIGTERM)
-                }
-            } catch {
-                process.terminationHandler = nil
-                c.resume(throwing: CLIError("cannot run \(command[0]): \(error)"))
-            }
+        let exit: ChildProcessRunner.Exit
+        do {
+            exit = try await ChildProcessRunner().interactive(
+                .command(command[0]), arguments: Array(command.dropFirst()), environment: ["STRATA_URL": url], output: .standardError,
+                timeout: .milliseconds(Int(timeout * 1000)))
+        } catch {
+            throw CLIError("cannot run \(command[0]): \(error)")
         }
-        return ProbeVerdict(exitStatus: status)
+        return ProbeVerdict(exitStatus: exit.status)
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FixtureServer
+import ChildProcess
 import Foundation
 
 /// The end-to-end story on the bundled fixture API: define, fetch, list, show, change the API
@@ -79,37 +80,41 @@ struct DemoCommand: AsyncParsableCommand {
     private func past(store: String, first: UInt64) async throws {
         say("\n# The past over HTTP: the store holds three versions; serve the first (seq \(first)) and point a client at it.")
         say("$ strata serve --port 0 --as-of \(first) &")
-        let serve = Process()
-        serve.executableURL = Self.executable
-        serve.arguments = ["--store", store, "serve", "--port", "0", "--as-of", String(first)]
-        let out = Pipe()
-        serve.standardOutput = out
-        try serve.run()
-        defer { serve.terminate(); serve.waitUntilExit() }
-        let line = try await withCheckedThrowingContinuation { (c: CheckedContinuation<String, any Error>) in
-            Thread {
+        // The server runs while its first line (the address) is read and the client's steps run
+        // against it; then it is stopped (SIGTERM).
+        let (_, _, errors) = try await ChildProcessRunner().stream(
+            .path(Self.executable.path), arguments: ["--store", store, "serve", "--port", "0", "--as-of", String(first)],
+            body: { output in
                 var bytes: [UInt8] = []
-                while !bytes.contains(10) {
-                    let d = out.fileHandleForReading.availableData
-                    if d.isEmpty { break }
-                    bytes += d
+                try await output.read { chunk in
+                    bytes += chunk
+                    return !bytes.contains(10)
                 }
-                c.resume(returning: String(decoding: bytes, as: UTF8.self))
-            }.start()
-        }
-        say(line.trimmingCharacters(in: .whitespacesAndNewlines))
-        guard let base = line.split(separator: " ").first(where: { $0.hasPrefix("http://") }) else {
-            throw CLIError("the demo could not start `strata serve`: \(line)")
-        }
+                defer { output.terminate() }
+                let line = String(decoding: bytes, as: UTF8.self)
+                Self.say(line.trimmingCharacters(in: .whitespacesAndNewlines))
+                guard let base = line.split(separator: " ").first(where: { $0.hasPrefix("http://") }) else {
+                    throw CLIError("the demo could not start `strata serve`: \(line)")
+                }
+                try await Self.client(of: String(base), store: store)
+            })
+        _ = errors
+    }
+
+    /// A second store (the client) that mirrors the served API.
+    private static func client(of base: String, store: String) async throws {
         let client = store + "-client"
         defer { try? FileManager.default.removeItem(atPath: client) }
         say("# A second store (the client) mirrors the served API: one page, as version 1 had it.")
         try await step(
-            client, "source", "add", "cars", "--url", base + "/cars/offers", "--items", "results", "--title", "model",
-            "--subtitle", "make", "--subtitle", "price", "--page-param", "page", "--page-size", "10")
-        try await step(client, "fetch", "cars", "--limit", "1")
-        try await step(client, "list", "cars", "--limit", "5")
-        try await step(client, "log", "--type", "CollectionPageFetched", "--limit", "1")
+            client,
+            [
+                "source", "add", "cars", "--url", base + "/cars/offers", "--items", "results", "--title", "model",
+                "--subtitle", "make", "--subtitle", "price", "--page-param", "page", "--page-size", "10"
+            ])
+        try await step(client, ["fetch", "cars", "--limit", "1"])
+        try await step(client, ["list", "cars", "--limit", "5"])
+        try await step(client, ["log", "--type", "CollectionPageFetched", "--limit", "1"])
     }
 
     /// The write side on the notes dataset (a Firebase-style map): a named user writes two notes,
@@ -141,39 +146,30 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     /// Prints `$ strata ARGS` and runs it against the demo store; a failing step stops the demo.
-    private func step(_ store: String, _ args: String...) async throws {
+    private func step(_ store: String, _ args: String...) async throws { try await Self.step(store, args) }
+
+    private static func step(_ store: String, _ args: [String]) async throws {
         say("\n$ strata " + args.map { $0.contains(" ") || $0.contains("{") ? "'\($0)'" : $0 }.joined(separator: " "))
-        let status = try await run(args, store: store, capture: false).status
+        let status = try await Self.run(args, store: store, capture: false).status
         guard status == 0 else { throw CLIError("the demo step `strata \(args.joined(separator: " "))` exited with \(status)") }
     }
 
     /// The seq of the latest `FetchCompleted`.
     private func lastFetch(_ store: String) async throws -> UInt64 {
-        let out = try await run(["log", "--type", "FetchCompleted", "--limit", "1", "--format", "ndjson"], store: store, capture: true).output
+        let out = try await Self.run(["log", "--type", "FetchCompleted", "--limit", "1", "--format", "ndjson"], store: store, capture: true).output
         guard let range = out.range(of: #""seq":(\d+)"#, options: .regularExpression),
             let seq = UInt64(out[range].dropFirst(6))
         else { throw CLIError("the demo could not read the last fetch's seq") }
         return seq
     }
 
-    private func run(_ args: [String], store: String, capture: Bool) async throws -> (status: Int32, output: String) {
-        let p = Process()
-        p.executableURL = Self.executable
-        p.arguments = ["--store", store] + args
-        var env = ProcessInfo.processInfo.environment
-        env["STRATA_NO_PAGER"] = "1"
-        p.environment = env
-        let pipe = Pipe()
-        if capture { p.standardOutput = pipe }
-        try p.run()
-        // Wait on a thread of its own, never on the cooperative pool (the server runs there).
-        return try await withCheckedThrowingContinuation { c in
-            Thread {
-                let data = capture ? pipe.fileHandleForReading.readDataToEndOfFile() : Data()
-                p.waitUntilExit()
-                c.resume(returning: (p.terminationStatus, String(decoding: data, as: UTF8.self)))
-            }.start()
+    private static func run(_ args: [String], store: String, capture: Bool) async throws -> (status: Int32, output: String) {
+        let runner = ChildProcessRunner(), env = ["STRATA_NO_PAGER": "1"]
+        guard capture else {
+            return (try await runner.interactive(.path(executable.path), arguments: ["--store", store] + args, environment: env).status, "")
         }
+        let r = try await runner.collect(.path(executable.path), arguments: ["--store", store] + args, environment: env)
+        return (r.exit.status, String(decoding: r.output, as: UTF8.self))
     }
 
     /// This binary, to run the demo's steps exactly as a user would.
@@ -182,5 +178,6 @@ struct DemoCommand: AsyncParsableCommand {
         return FileManager.default.isExecutableFile(atPath: url.path) ? url : URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     }
 
-    private func say(_ text: String) { emit(text) }
+    private func say(_ text: String) { Self.say(text) }
+    private static func say(_ text: String) { emit(text) }
 }

@@ -98,7 +98,7 @@ struct ListCommand: AsyncParsableCommand {
                 }
             }
             if format == .csv { FileHandle.standardOutput.write(Data(CSVRenderer().render(list).utf8)); return }
-            screen.page(ItemListRenderer(options: screen.options).render(list, refreshMessage: state.refreshMessage))
+            await screen.page(ItemListRenderer(options: screen.options).render(list, refreshMessage: state.refreshMessage))
             if let m = state.refreshMessage, m.contains("failed") { warn("Error: \(m)"); throw ExitCode.failure }
         }
     }
@@ -198,7 +198,7 @@ struct ShowCommand: AsyncParsableCommand {
             // The failure is said once, on stderr; the page shows the item alone.
             var shown = detail
             shown.refreshError = nil
-            screen.page(ItemDetailRenderer(options: screen.options).render(shown))
+            await screen.page(ItemDetailRenderer(options: screen.options).render(shown))
             if let e = detail.refreshError { try downloadFailed(e) }
         }
     }
@@ -260,7 +260,7 @@ struct HistoryCommand: AsyncParsableCommand {
             guard case .loaded(let history) = state.content else {
                 throw (state.content.error ?? PresentableError(kind: .storage, message: "the history did not load")).cli
             }
-            screen.page(HistoryRenderer(options: screen.options).render(history))
+            await screen.page(HistoryRenderer(options: screen.options).render(history))
         }
     }
 
@@ -316,7 +316,7 @@ struct DiffCommand: AsyncParsableCommand {
             guard case .loaded(let diff) = state.content else {
                 throw (state.content.error ?? PresentableError(kind: .storage, message: "the diff did not load")).cli
             }
-            screen.page(DiffRenderer(options: screen.options).render(diff))
+            await screen.page(DiffRenderer(options: screen.options).render(diff))
         }
     }
 

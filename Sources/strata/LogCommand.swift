@@ -55,7 +55,7 @@ struct LogCommand: AsyncParsableCommand {
             guard case .loaded(let rows) = state.content else {
                 throw (state.content.error ?? PresentableError(kind: .storage, message: "the log did not load")).cli
             }
-            screen.page(EventLogRenderer(options: screen.options).render(rows))
+            await screen.page(EventLogRenderer(options: screen.options).render(rows))
         }
     }
 

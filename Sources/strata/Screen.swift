@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChildProcess
 import Foundation
 import Synchronization
 import StrataApp
@@ -26,22 +27,14 @@ struct Screen {
 
     /// Writes `text` to stdout, through the user's pager (`$PAGER`, else `less -FRX`) when on a
     /// terminal and taller than it.
-    func page(_ text: String) {
+    func page(_ text: String) async {
         var ws = winsize()
         let rows = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &ws) == 0 && ws.ws_row > 0 ? Int(ws.ws_row) : 0
         let lines = text.reduce(0) { $1 == "\n" ? $0 + 1 : $0 }
         guard isTTY, rows > 0, lines >= rows, environment["STRATA_NO_PAGER"] == nil else { emit(text); return }
         let pager = (environment["PAGER"].flatMap { $0.isEmpty ? nil : $0 }) ?? "less -FRX"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", pager]
-        let pipe = Pipe()
-        process.standardInput = pipe
         do {
-            try process.run()
-            pipe.fileHandleForWriting.write(Data(text.utf8))
-            try? pipe.fileHandleForWriting.close()
-            process.waitUntilExit()
+            _ = try await ChildProcessRunner().interactive(.shell(pager), input: Array(text.utf8))
         } catch {
             emit(text)
         }

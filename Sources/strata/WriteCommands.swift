@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChildProcess
 import Foundation
 import StrataApp
 import StrataDomain
@@ -179,12 +180,12 @@ struct EditCommand: AsyncParsableCommand {
         try Data(before.utf8).write(to: URL(fileURLWithPath: path))
         let env = ProcessInfo.processInfo.environment
         let editor = env["VISUAL"].flatMap { $0.isEmpty ? nil : $0 } ?? env["EDITOR"].flatMap { $0.isEmpty ? nil : $0 } ?? "vi"
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", "\(editor) \"$1\"", "strata-edit", path]
-        try p.run()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw CLIError("the editor (\(editor)) exited with \(p.terminationStatus); nothing was changed") }
+        // `sh -c 'EDITOR "$1"' strata PATH`: the editor setting may carry its own arguments.
+        let exit: ChildProcessRunner.Exit
+        do { exit = try await ChildProcessRunner().interactive(.shell("\(editor) \"$1\""), arguments: [path]) } catch {
+            throw CLIError("cannot start the editor (\(editor)): \(error); set VISUAL or EDITOR")
+        }
+        guard exit.succeeded else { throw CLIError("the editor (\(editor)) \(exit); nothing was changed") }
         return try readJSON(path, flag: "the edited item")
     }
 }

@@ -143,7 +143,7 @@ import Testing
             }
             try await change(3)
             let first = try await strata(["alert", "deliver"], store: store)
-            #expect(first.stdout.contains("delivered 1") && first.stdout.contains("pending 0"), "\(first.stdout)")
+            #expect(first.stdout.contains("delivered 1") && first.stdout.contains("pending 0"), "\(first.stdout)\(first.stderr)")
             try await change(4)
             #expect(try await figures() == [1, 1, 0])
 

@@ -1,3 +1,4 @@
+package import ChildProcess
 import Foundation
 import Synchronization
 
@@ -46,57 +47,25 @@ public struct WebhookSender: Sendable {
 /// notification's facts in the environment. Exit 0 is delivered.
 public struct ExecSender: Sendable {
     let timeout: Double
+    let runner: ChildProcessRunner
 
-    public init(timeout: Double = 60) { self.timeout = timeout }
+    package init(timeout: Double = 60, runner: ChildProcessRunner) {
+        self.timeout = timeout
+        self.runner = runner
+    }
 
     public func send(_ body: [UInt8], command: String, environment: [String: String]) async -> SendOutcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let input = Pipe()
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
-        let exited = AsyncStream<Int32>.makeStream()
-        process.terminationHandler = { p in
-            exited.continuation.yield(p.terminationStatus)
-            exited.continuation.finish()
-        }
-        do { try process.run() } catch {
+        // Its output is read and dropped as it comes, its stderr's first 500 bytes say what went
+        // wrong; one that runs past the timeout is stopped.
+        let run: ChildProcessRunner.Collected
+        do {
+            run = try await runner.collect(
+                .shell(command), environment: environment, input: body, outputLimit: 0, errorLimit: 500, timeout: .milliseconds(Int(timeout * 1000)))
+        } catch {
             return .refused("cannot run `\(command)`: \(error)", status: nil)
         }
-        // Written from a thread of its own: a command that does not read its input must not block us.
-        let writer = Thread {
-            try? input.fileHandleForWriting.write(contentsOf: Data(body))
-            try? input.fileHandleForWriting.close()
-        }
-        writer.start()
-        // Its stderr is drained as it comes (a command that writes more than a pipe holds would
-        // otherwise block until the timeout); the first 500 bytes say what went wrong.
-        let stderrHead = Mutex<(bytes: [UInt8], done: Bool)>(([], false))
-        let reader = Thread {
-            let handle = errors.fileHandleForReading
-            while let chunk = try? handle.read(upToCount: 65_536), !chunk.isEmpty {
-                stderrHead.withLock { if $0.bytes.count < 500 { $0.bytes += chunk.prefix(500 - $0.bytes.count) } }
-            }
-            stderrHead.withLock { $0.done = true }
-        }
-        reader.start()
-        let watchdog = Task {
-            try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-            if process.isRunning { process.terminate() }
-        }
-        var status: Int32 = -1
-        for await s in exited.stream { status = s }
-        watchdog.cancel()
-        // A child the command left running may hold the pipe open: wait for the end a moment only.
-        for _ in 0..<25 where !stderrHead.withLock({ $0.done }) { try? await Task.sleep(for: .milliseconds(20)) }
-        let message = String(decoding: stderrHead.withLock { $0.bytes }, as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        if status == 0 { return .delivered(status: nil) }
-        let reason = process.terminationReason == .uncaughtSignal ? "was stopped by signal \(status)" : "exited \(status)"
-        return .retry("`\(command)` \(reason)" + (message.isEmpty ? "" : ": \(message)"), status: nil)
+        if run.exit.succeeded { return .delivered(status: nil) }
+        let message = run.errorText
+        return .retry("`\(command)` \(run.exit)" + (message.isEmpty ? "" : ": \(message)"), status: nil)
     }
 }

@@ -1,3 +1,4 @@
+package import ChildProcess
 public import EventStore
 import Foundation
 
@@ -29,17 +30,22 @@ public struct GitHistory: Sendable {
     public var date: DateKind
     /// The git executable.
     public var git: String
+    let runner: ChildProcessRunner
 
-    public init(repository: String, path: String, since: String? = nil, until: String? = nil, date: DateKind = .author, git: String = "git") {
+    package init(
+        repository: String, path: String, since: String? = nil, until: String? = nil, date: DateKind = .author, git: String = "git",
+        runner: ChildProcessRunner
+    ) {
         self.repository = repository; self.path = path; self.since = since; self.until = until; self.date = date; self.git = git
+        self.runner = runner
     }
 
     /// Every commit that touched the file, oldest first (first-parent order broken by date
     /// ties as git lists them).
-    public func commits() throws(FetchError) -> [Commit] {
+    public func commits() async throws(FetchError) -> [Commit] {
         let range = (since.map { "\($0).." } ?? "") + (until ?? "HEAD")
         let format = date == .author ? "%H %at" : "%H %ct"
-        let out = try run(["log", "--reverse", "--format=\(format)", range, "--", path])
+        let out = try await run(["log", "--reverse", "--format=\(format)", range, "--", path])
         return String(decoding: out, as: UTF8.self).split(separator: "\n").compactMap { line in
             let parts = line.split(separator: " ")
             guard parts.count == 2, let seconds = Int64(parts[1]) else { return nil }
@@ -53,121 +59,111 @@ public struct GitHistory: Sendable {
     public func snapshots(_ commits: [Commit]) -> AsyncThrowingStream<Snapshot, any Error> {
         let (stream, continuation) = AsyncThrowingStream<Snapshot, any Error>.makeStream(bufferingPolicy: .bufferingOldest(16))
         let this = self
-        let thread = Thread {
+        let task = Task {
             do {
-                try this.catFile(commits) { commit, body in
+                try await this.catFile(commits) { commit, body in
                     let snapshot = Snapshot(
                         url: "git:\(this.repository):\(this.path)", body: body ?? [], recordedAt: commit.date,
                         idempotencyKey: "git:\(commit.id):\(this.path)", metadata: [("commit", commit.id)])
                     // Back-pressure: wait while the importer is 16 snapshots behind.
-                    while case .dropped = continuation.yield(snapshot) { Thread.sleep(forTimeInterval: 0.002) }
+                    while case .dropped = continuation.yield(snapshot) { try await Task.sleep(for: .milliseconds(2)) }
                 }
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)
             }
         }
-        thread.start()
+        continuation.onTermination = { _ in task.cancel() }
         return stream
     }
 
-    /// Streams `commit:path` blobs through one `git cat-file --batch`.
-    private func catFile(_ commits: [Commit], _ body: (Commit, [UInt8]?) throws -> Void) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [git, "-C", repository, "cat-file", "--batch"]
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        do { try process.run() } catch {
-            throw FetchError(code: .source, message: "cannot run git (\(error)); install it with `apt-get install -y git`", url: repository)
+    /// Streams `commit:path` blobs through one `git cat-file --batch`: the requests (a line per
+    /// commit) are its input, the answers are read as they come.
+    private func catFile(_ commits: [Commit], _ body: @escaping @Sendable (Commit, [UInt8]?) async throws -> Void) async throws {
+        let path = self.path
+        let (delivered, exit, errors): (Bool, ChildProcessRunner.Exit, [UInt8])
+        do {
+            (delivered, exit, errors) = try await runner.stream(
+                .name(git), arguments: ["-C", repository, "cat-file", "--batch"],
+                input: commits.flatMap { Array("\($0.id):\(path)\n".utf8) },
+                body: { output in
+                    var answers = CatFileAnswers(commits)
+                    try await output.read { chunk in
+                        try await answers.take(chunk, body)
+                        return !answers.isDone
+                    }
+                    return answers.isDone
+                })
+        } catch let e as ChildProcessRunner.StartError {
+            throw FetchError(code: .source, message: "\(e); install git with `apt-get install -y git`", url: repository)
         }
-        // Requests are written from another thread so a full pipe never deadlocks the reader.
-        let writer = Thread { [path] in
-            for c in commits {
-                try? input.fileHandleForWriting.write(contentsOf: Data("\(c.id):\(path)\n".utf8))
-            }
-            try? input.fileHandleForWriting.close()
-        }
-        writer.start()
-        var reader = LineReader(output.fileHandleForReading)
-        defer {
-            try? output.fileHandleForReading.close()
-            process.waitUntilExit()
-        }
-        for c in commits {
-            guard let header = try reader.line() else {
-                throw FetchError(code: .source, message: "git cat-file stopped early", url: repository)
-            }
-            let parts = header.split(separator: " ")
-            if parts.count == 3, parts[1] == "blob", let size = Int(parts[2]) {
-                let blob = try reader.bytes(size)
-                _ = try reader.bytes(1)  // the newline after the content
-                try body(c, blob)
-            } else {
-                try body(c, nil)  // "missing": the commit deleted the file
-            }
+        guard delivered else {
+            let why = String(decoding: errors, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw FetchError(code: .truncated, message: "git cat-file stopped early (\(exit)\(why.isEmpty ? "" : ": " + why))", url: repository)
         }
     }
 
     /// Runs git in the repository; its output, or a ``FetchError`` with git's message.
-    private func run(_ arguments: [String]) throws(FetchError) -> [UInt8] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [git, "-C", repository] + arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        do { try process.run() } catch {
-            throw FetchError(code: .source, message: "cannot run git (\(error)); install it with `apt-get install -y git`", url: repository)
+    private func run(_ arguments: [String]) async throws(FetchError) -> [UInt8] {
+        let result: ChildProcessRunner.Collected
+        do {
+            result = try await runner.collect(.name(git), arguments: ["-C", repository] + arguments, outputLimit: 1 << 30)
+        } catch {
+            throw FetchError(code: .source, message: "\(error); install git with `apt-get install -y git`", url: repository)
         }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let first = message.split(separator: "\n").first.map(String.init) ?? "exit \(process.terminationStatus)"
+        guard result.exit.succeeded else {
+            let first = result.errorText.split(separator: "\n").first.map(String.init) ?? "\(result.exit)"
             throw FetchError(
                 code: .source, message: "git \(arguments.first ?? ""): \(first) (is \(repository) a git repository, and are --since/--until revisions in it?)",
                 url: repository)
         }
-        return [UInt8](data)
+        return result.output
     }
 }
 
-/// Buffered reads of lines and counted bytes from a pipe.
-struct LineReader {
-    let handle: FileHandle
-    var buffer: [UInt8] = []
-    var start = 0
+/// `git cat-file --batch`'s answers, parsed from chunks as they arrive: for each request a
+/// header line (`ID blob SIZE`, or `… missing`), then for a blob its bytes and a newline.
+struct CatFileAnswers {
+    private let commits: [GitHistory.Commit]
+    private var next = 0
+    private var buffer: [UInt8] = []
+    private var start = 0
+    /// The blob being read: its commit and size.
+    private var pending: (commit: GitHistory.Commit, size: Int)?
 
-    init(_ handle: FileHandle) { self.handle = handle }
+    init(_ commits: [GitHistory.Commit]) { self.commits = commits }
 
-    private mutating func fill() throws -> Bool {
-        let chunk = handle.availableData
-        guard !chunk.isEmpty else { return false }
-        if start > 0 { buffer.removeFirst(start); start = 0 }
+    var isDone: Bool { next == commits.count && pending == nil }
+
+    mutating func take(_ chunk: [UInt8], _ deliver: (GitHistory.Commit, [UInt8]?) async throws -> Void) async throws {
+        if start > 0, start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        } else if start > 1 << 20 {
+            buffer.removeFirst(start)
+            start = 0
+        }
         buffer += chunk
-        return true
-    }
-
-    mutating func line() throws -> String? {
         while true {
-            if let nl = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[start..<nl], as: UTF8.self)
-                start = nl + 1
-                return line
+            if let (commit, size) = pending {
+                guard buffer.count - start >= size + 1 else { return }
+                let blob = Array(buffer[start..<(start + size)])
+                start += size + 1  // the newline after the content
+                pending = nil
+                try await deliver(commit, blob)
+                continue
             }
-            guard try fill() else { return nil }
+            guard next < commits.count, let nl = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) else { return }
+            let header = String(decoding: buffer[start..<nl], as: UTF8.self)
+            start = nl + 1
+            let commit = commits[next]
+            next += 1
+            let parts = header.split(separator: " ")
+            if parts.count == 3, parts[1] == "blob", let size = Int(parts[2]) {
+                pending = (commit, size)
+            } else {
+                try await deliver(commit, nil)  // "missing": the commit deleted the file
+            }
         }
-    }
-
-    mutating func bytes(_ n: Int) throws -> [UInt8] {
-        while buffer.count - start < n {
-            guard try fill() else { throw FetchError(code: .truncated, message: "git cat-file output ended early", url: "") }
-        }
-        let out = Array(buffer[start..<(start + n)])
-        start += n
-        return out
     }
 }

@@ -1,3 +1,4 @@
+package import ChildProcess
 import EventStore
 import Foundation
 package import StrataData
@@ -7,10 +8,12 @@ package import StrataData
 package struct FetcherArchiveRepository: ArchiveRepository {
     let fetcher: Fetcher
     let catalog: SourceCatalog
+    let runner: ChildProcessRunner
 
-    package init(fetcher: Fetcher, catalog: SourceCatalog) {
+    package init(fetcher: Fetcher, catalog: SourceCatalog, runner: ChildProcessRunner) {
         self.fetcher = fetcher
         self.catalog = catalog
+        self.runner = runner
     }
 
     package func importHistory(
@@ -33,8 +36,9 @@ package struct FetcherArchiveRepository: ArchiveRepository {
                 }
                 summary = try await fetcher.importSnapshots(definition, files: files, recordedAt: observedAt.map(Timestamp.init))
             case let .git(repository, path, since, until, committerDate):
-                let git = GitHistory(repository: repository, path: path, since: since, until: until, date: committerDate ? .committer : .author)
-                let commits = try git.commits()
+                let git = GitHistory(
+                    repository: repository, path: path, since: since, until: until, date: committerDate ? .committer : .author, runner: runner)
+                let commits = try await git.commits()
                 guard !commits.isEmpty else {
                     throw RepositoryError(.notFound, "no commit of \(repository) touches \(path); check --path (relative to the repository) and the range")
                 }
