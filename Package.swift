@@ -209,7 +209,7 @@ let package = Package(
         .testTarget(
             name: "StrataAppTests",
             dependencies: [
-                "StrataTestSupport", "StrataApp", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "StrataData", "FixtureServer",
+                "StrataTestSupport", "StrataApp", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "StrataData", "FixtureServer", "ChildProcess",
                 .product(name: "Swinject", package: "Swinject")
             ],
             swiftSettings: strictSettings

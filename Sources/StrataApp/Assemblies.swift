@@ -30,15 +30,15 @@ package struct DataAssembly: Assembly {
             return CurlHTTPClient(configuration: config)
         }.inObjectScope(.container)
         container.register(Fetcher.self) { r in
-            Fetcher(store: r.resolve(EventStore.self)!, client: r.resolve((any HTTPClient).self)!, logger: configuration.logger)
+            Fetcher(store: r.required(EventStore.self), client: r.required((any HTTPClient).self), logger: configuration.logger)
         }.inObjectScope(.container)
-        container.register(SourceCatalog.self) { r in SourceCatalog(store: r.resolve(EventStore.self)!) }
-        container.register(ItemTables.self) { r in ItemTables(store: r.resolve(EventStore.self)!) }
-        container.register(LocalWrites.self) { r in LocalWrites(store: r.resolve(EventStore.self)!) }
-        container.register(OutboxTables.self) { r in OutboxTables(store: r.resolve(EventStore.self)!) }
-        container.register(AlertTables.self) { r in AlertTables(store: r.resolve(EventStore.self)!) }
+        container.register(SourceCatalog.self) { r in SourceCatalog(store: r.required(EventStore.self)) }
+        container.register(ItemTables.self) { r in ItemTables(store: r.required(EventStore.self)) }
+        container.register(LocalWrites.self) { r in LocalWrites(store: r.required(EventStore.self)) }
+        container.register(OutboxTables.self) { r in OutboxTables(store: r.required(EventStore.self)) }
+        container.register(AlertTables.self) { r in AlertTables(store: r.required(EventStore.self)) }
         container.register(Pusher.self) { r in
-            Pusher(store: r.resolve(EventStore.self)!, client: r.resolve((any HTTPClient).self)!, logger: configuration.logger)
+            Pusher(store: r.required(EventStore.self), client: r.required((any HTTPClient).self), logger: configuration.logger)
         }.inObjectScope(.container)
     }
 }
@@ -51,170 +51,170 @@ package struct DomainAssembly: Assembly {
 
     package func assemble(container: Container) {
         let fetchOptions = FetchOptions(configuration.fetch)
-        container.register((any EventLogRepository).self) { r in EngineEventLogRepository(store: r.resolve(EventStore.self)!) }
-        container.register((any SourceRepository).self) { r in LMDBSourceRepository(tables: r.resolve(ItemTables.self)!) }
+        container.register((any EventLogRepository).self) { r in EngineEventLogRepository(store: r.required(EventStore.self)) }
+        container.register((any SourceRepository).self) { r in LMDBSourceRepository(tables: r.required(ItemTables.self)) }
         container.register((any ItemRepository).self) { r in
             LMDBItemRepository(
-                tables: r.resolve(ItemTables.self)!, sources: r.resolve((any SourceRepository).self)!,
-                log: r.resolve((any EventLogRepository).self)!)
+                tables: r.required(ItemTables.self), sources: r.required((any SourceRepository).self),
+                log: r.required((any EventLogRepository).self))
         }
         container.register((any RemoteRepository).self) { r in
-            FetcherRemoteRepository(fetcher: r.resolve(Fetcher.self)!, catalog: r.resolve(SourceCatalog.self)!, options: fetchOptions)
+            FetcherRemoteRepository(fetcher: r.required(Fetcher.self), catalog: r.required(SourceCatalog.self), options: fetchOptions)
         }
         container.register((any ArchiveRepository).self) { r in
             FetcherArchiveRepository(
-                fetcher: r.resolve(Fetcher.self)!, catalog: r.resolve(SourceCatalog.self)!, runner: r.resolve(ChildProcessRunner.self)!)
+                fetcher: r.required(Fetcher.self), catalog: r.required(SourceCatalog.self), runner: r.required(ChildProcessRunner.self))
         }
         let (leaseSeconds, teamTimeout, logger, leaseReport) = (
             configuration.leaseSeconds, configuration.teamTimeout, configuration.logger, configuration.leaseReport
         )
         container.register((any SourceLeaseRepository).self) { r in
-            TeamLogLeases(storePath: r.resolve(EventStore.self)!.path, ttl: leaseSeconds, timeout: teamTimeout, logger: logger)
+            TeamLogLeases(storePath: r.required(EventStore.self).path, ttl: leaseSeconds, timeout: teamTimeout, logger: logger)
         }
         container.register(LeaseSourceForWrite.self) { r in
-            LeaseSourceForWrite(leases: r.resolve((any SourceLeaseRepository).self)!, report: leaseReport)
+            LeaseSourceForWrite(leases: r.required((any SourceLeaseRepository).self), report: leaseReport)
         }
         container.register(ImportHistory.self) { r in
             ImportHistory(
-                archive: r.resolve((any ArchiveRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                lease: r.resolve(LeaseSourceForWrite.self)!)
+                archive: r.required((any ArchiveRepository).self), sources: r.required((any SourceRepository).self),
+                lease: r.required(LeaseSourceForWrite.self))
         }
-        container.register((any SourceCatalogRepository).self) { r in EventSourceCatalogRepository(catalog: r.resolve(SourceCatalog.self)!) }
+        container.register((any SourceCatalogRepository).self) { r in EventSourceCatalogRepository(catalog: r.required(SourceCatalog.self)) }
         container.register(ManageSources.self) { r in
-            ManageSources(catalog: r.resolve((any SourceCatalogRepository).self)!, lease: r.resolve(LeaseSourceForWrite.self)!)
+            ManageSources(catalog: r.required((any SourceCatalogRepository).self), lease: r.required(LeaseSourceForWrite.self))
         }
         container.register((any ExportRepository).self) { _ in SQLiteExportRepository() }
         container.register(ExportSource.self) { r in
             ExportSource(
-                items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                log: r.resolve((any EventLogRepository).self)!, exporter: r.resolve((any ExportRepository).self)!)
+                items: r.required((any ItemRepository).self), sources: r.required((any SourceRepository).self),
+                log: r.required((any EventLogRepository).self), exporter: r.required((any ExportRepository).self))
         }
         container.register((any RecordingRepository).self) { r in
-            LMDBRecordingRepository(store: r.resolve(EventStore.self)!, catalog: r.resolve(SourceCatalog.self)!)
+            LMDBRecordingRepository(store: r.required(EventStore.self), catalog: r.required(SourceCatalog.self))
         }
         container.register(ServeRecordings.self) { r in
-            ServeRecordings(recordings: r.resolve((any RecordingRepository).self)!, log: r.resolve((any EventLogRepository).self)!)
+            ServeRecordings(recordings: r.required((any RecordingRepository).self), log: r.required((any EventLogRepository).self))
         }
         container.register((any WriteRepository).self) { r in
-            EventWriteRepository(writes: r.resolve(LocalWrites.self)!, outbox: r.resolve(OutboxTables.self)!, catalog: r.resolve(SourceCatalog.self)!)
+            EventWriteRepository(writes: r.required(LocalWrites.self), outbox: r.required(OutboxTables.self), catalog: r.required(SourceCatalog.self))
         }
         let pushOptions = PushOptions(configuration.push)
         container.register((any PushRepository).self) { r in
-            PusherPushRepository(pusher: r.resolve(Pusher.self)!, catalog: r.resolve(SourceCatalog.self)!, options: pushOptions)
+            PusherPushRepository(pusher: r.required(Pusher.self), catalog: r.required(SourceCatalog.self), options: pushOptions)
         }
         container.register(WriteItems.self) { r in
             WriteItems(
-                writes: r.resolve((any WriteRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                lease: r.resolve(LeaseSourceForWrite.self)!)
+                writes: r.required((any WriteRepository).self), sources: r.required((any SourceRepository).self),
+                lease: r.required(LeaseSourceForWrite.self))
         }
         container.register(PushOutbox.self) { r in
             PushOutbox(
-                writes: r.resolve((any WriteRepository).self)!, push: r.resolve((any PushRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
+                writes: r.required((any WriteRepository).self), push: r.required((any PushRepository).self), sources: r.required((any SourceRepository).self))
         }
-        container.register(ManageConfig.self) { r in ManageConfig(writes: r.resolve((any WriteRepository).self)!) }
-        container.register(QueryItems.self) { r in QueryItems(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!) }
-        container.register((any SchemaRepository).self) { r in EngineSchemaRepository(tables: SchemaTables(store: r.resolve(EventStore.self)!)) }
+        container.register(ManageConfig.self) { r in ManageConfig(writes: r.required((any WriteRepository).self)) }
+        container.register(QueryItems.self) { r in QueryItems(items: r.required((any ItemRepository).self), sources: r.required((any SourceRepository).self)) }
+        container.register((any SchemaRepository).self) { r in EngineSchemaRepository(tables: SchemaTables(store: r.required(EventStore.self))) }
         container.register(ReadSchema.self) { r in
             ReadSchema(
-                schema: r.resolve((any SchemaRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                log: r.resolve((any EventLogRepository).self)!)
+                schema: r.required((any SchemaRepository).self), sources: r.required((any SourceRepository).self),
+                log: r.required((any EventLogRepository).self))
         }
-        container.register((any AlertRepository).self) { r in EventAlertRepository(tables: r.resolve(AlertTables.self)!) }
+        container.register((any AlertRepository).self) { r in EventAlertRepository(tables: r.required(AlertTables.self)) }
         let userAgent = configuration.userAgent
         container.register((any NotificationSender).self) { r in
             ProcessNotificationSender(
-                webhook: WebhookSender(client: r.resolve((any HTTPClient).self)!, userAgent: userAgent),
-                exec: ExecSender(runner: r.resolve(ChildProcessRunner.self)!))
+                webhook: WebhookSender(client: r.required((any HTTPClient).self), userAgent: userAgent),
+                exec: ExecSender(runner: r.required(ChildProcessRunner.self)))
         }
         container.register(QueueNotifications.self) { r in
             QueueNotifications(
-                alerts: r.resolve((any AlertRepository).self)!, log: r.resolve((any EventLogRepository).self)!, items: r.resolve((any ItemRepository).self)!,
-                config: r.resolve(ManageConfig.self)!, schema: r.resolve((any SchemaRepository).self)!)
+                alerts: r.required((any AlertRepository).self), log: r.required((any EventLogRepository).self), items: r.required((any ItemRepository).self),
+                config: r.required(ManageConfig.self), schema: r.required((any SchemaRepository).self))
         }
         container.register(ManageAlerts.self) { r in
             ManageAlerts(
-                alerts: r.resolve((any AlertRepository).self)!, sources: r.resolve((any SourceRepository).self)!, items: r.resolve((any ItemRepository).self)!,
-                sender: r.resolve((any NotificationSender).self)!)
+                alerts: r.required((any AlertRepository).self), sources: r.required((any SourceRepository).self), items: r.required((any ItemRepository).self),
+                sender: r.required((any NotificationSender).self))
         }
         container.register(DeliverNotifications.self) { r in
-            DeliverNotifications(alerts: r.resolve((any AlertRepository).self)!, sender: r.resolve((any NotificationSender).self)!)
+            DeliverNotifications(alerts: r.required((any AlertRepository).self), sender: r.required((any NotificationSender).self))
         }
         container.register(RefreshSource.self) { r in
             RefreshSource(
-                remote: r.resolve((any RemoteRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                leases: r.resolve((any SourceLeaseRepository).self)!,
-                notifications: r.resolve(QueueNotifications.self)!)
+                remote: r.required((any RemoteRepository).self), sources: r.required((any SourceRepository).self),
+                leases: r.required((any SourceLeaseRepository).self),
+                notifications: r.required(QueueNotifications.self))
         }
         container.register((any ErasureRepository).self) { r in
-            LMDBErasureRepository(store: r.resolve(EventStore.self)!, catalog: r.resolve(SourceCatalog.self)!)
+            LMDBErasureRepository(store: r.required(EventStore.self), catalog: r.required(SourceCatalog.self))
         }
         container.register(ForgetItems.self) { r in
             ForgetItems(
-                erasures: r.resolve((any ErasureRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                lease: r.resolve(LeaseSourceForWrite.self)!)
+                erasures: r.required((any ErasureRepository).self), sources: r.required((any SourceRepository).self),
+                lease: r.required(LeaseSourceForWrite.self))
         }
         container.register(LoadItemDetail.self) { r in
             LoadItemDetail(
-                items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                remote: r.resolve((any RemoteRepository).self)!, erasures: r.resolve((any ErasureRepository).self)!)
+                items: r.required((any ItemRepository).self), sources: r.required((any SourceRepository).self),
+                remote: r.required((any RemoteRepository).self), erasures: r.required((any ErasureRepository).self))
         }
         container.register(GetItemHistory.self) { r in
             GetItemHistory(
-                items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                erasures: r.resolve((any ErasureRepository).self)!)
+                items: r.required((any ItemRepository).self), sources: r.required((any SourceRepository).self),
+                erasures: r.required((any ErasureRepository).self))
         }
         container.register(DiffCollection.self) { r in
-            DiffCollection(items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
+            DiffCollection(items: r.required((any ItemRepository).self), sources: r.required((any SourceRepository).self))
         }
-        container.register(ReplayLog.self) { r in ReplayLog(log: r.resolve((any EventLogRepository).self)!) }
-        container.register(EngineStoreMaintenance.self) { r in EngineStoreMaintenance(store: r.resolve(EventStore.self)!) }
-        container.register(MaintainStore.self) { r in MaintainStore(store: r.resolve(EngineStoreMaintenance.self)!) }
+        container.register(ReplayLog.self) { r in ReplayLog(log: r.required((any EventLogRepository).self)) }
+        container.register(EngineStoreMaintenance.self) { r in EngineStoreMaintenance(store: r.required(EventStore.self)) }
+        container.register(MaintainStore.self) { r in MaintainStore(store: r.required(EngineStoreMaintenance.self)) }
         container.register(ReadDocuments.self) { r in
-            ReadDocuments(documents: r.resolve(EngineStoreMaintenance.self)!, store: r.resolve(EngineStoreMaintenance.self)!)
+            ReadDocuments(documents: r.required(EngineStoreMaintenance.self), store: r.required(EngineStoreMaintenance.self))
         }
         container.register(WatchSources.self) { r in
             WatchSources(
-                sources: r.resolve((any SourceRepository).self)!, catalog: r.resolve(ManageSources.self)!, refresh: r.resolve(RefreshSource.self)!,
-                erasures: r.resolve((any ErasureRepository).self)!)
+                sources: r.required((any SourceRepository).self), catalog: r.required(ManageSources.self), refresh: r.required(RefreshSource.self),
+                erasures: r.required((any ErasureRepository).self))
         }
         container.register(ReadChangeFeed.self) { r in
             ReadChangeFeed(
-                log: r.resolve((any EventLogRepository).self)!, items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!)
+                log: r.required((any EventLogRepository).self), items: r.required((any ItemRepository).self), sources: r.required((any SourceRepository).self))
         }
         container.register((any TrafficRepository).self) { r in
             let version = configuration.userAgent.split(separator: "/").last.map(String.init) ?? "0"
-            return LMDBTrafficRepository(store: r.resolve(EventStore.self)!, catalog: r.resolve(SourceCatalog.self)!, software: version)
+            return LMDBTrafficRepository(store: r.required(EventStore.self), catalog: r.required(SourceCatalog.self), software: version)
         }
-        container.register((any UpstreamClient).self) { r in CurlUpstreamClient(http: r.resolve((any HTTPClient).self)!) }
+        container.register((any UpstreamClient).self) { r in CurlUpstreamClient(http: r.required((any HTTPClient).self)) }
         container.register(RecordTraffic.self) { r in
             RecordTraffic(
-                traffic: r.resolve((any TrafficRepository).self)!, upstream: r.resolve((any UpstreamClient).self)!,
-                lease: r.resolve(LeaseSourceForWrite.self)!)
+                traffic: r.required((any TrafficRepository).self), upstream: r.required((any UpstreamClient).self),
+                lease: r.required(LeaseSourceForWrite.self))
         }
         container.register(ImportTraffic.self) { r in
-            ImportTraffic(traffic: r.resolve((any TrafficRepository).self)!, lease: r.resolve(LeaseSourceForWrite.self)!)
+            ImportTraffic(traffic: r.required((any TrafficRepository).self), lease: r.required(LeaseSourceForWrite.self))
         }
         container.register(ExportTraffic.self) { r in
-            ExportTraffic(traffic: r.resolve((any TrafficRepository).self)!, log: r.resolve((any EventLogRepository).self)!)
+            ExportTraffic(traffic: r.required((any TrafficRepository).self), log: r.required((any EventLogRepository).self))
         }
         container.register(BisectHistory.self) { r in
             BisectHistory(
-                traffic: r.resolve((any TrafficRepository).self)!, log: r.resolve((any EventLogRepository).self)!,
-                sources: r.resolve((any SourceRepository).self)!, diff: r.resolve(DiffCollection.self)!)
+                traffic: r.required((any TrafficRepository).self), log: r.required((any EventLogRepository).self),
+                sources: r.required((any SourceRepository).self), diff: r.required(DiffCollection.self))
         }
         container.register(UseCases.self) { r in
             UseCases(
-                query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
-                history: r.resolve(GetItemHistory.self)!, diff: r.resolve(DiffCollection.self)!, replay: r.resolve(ReplayLog.self)!,
-                importHistory: r.resolve(ImportHistory.self)!, export: r.resolve(ExportSource.self)!, manageSources: r.resolve(ManageSources.self)!,
-                sources: r.resolve((any SourceRepository).self)!,
-                write: r.resolve(WriteItems.self)!, push: r.resolve(PushOutbox.self)!, config: r.resolve(ManageConfig.self)!,
-                serve: r.resolve(ServeRecordings.self)!, maintenance: r.resolve(MaintainStore.self)!, documents: r.resolve(ReadDocuments.self)!,
-                watch: r.resolve(WatchSources.self)!, feed: r.resolve(ReadChangeFeed.self)!, alerts: r.resolve(ManageAlerts.self)!,
-                notify: r.resolve(QueueNotifications.self)!, deliver: r.resolve(DeliverNotifications.self)!, schema: r.resolve(ReadSchema.self)!,
-                recordTraffic: r.resolve(RecordTraffic.self)!, importTraffic: r.resolve(ImportTraffic.self)!, exportTraffic: r.resolve(ExportTraffic.self)!,
-                bisect: r.resolve(BisectHistory.self)!, forget: r.resolve(ForgetItems.self)!, erasures: r.resolve((any ErasureRepository).self)!,
-                redactionKey: ManageRedactionKey(keys: LedgerRedactionKeyRepository(store: r.resolve(EventStore.self)!)))
+                query: r.required(QueryItems.self), refresh: r.required(RefreshSource.self), loadDetail: r.required(LoadItemDetail.self),
+                history: r.required(GetItemHistory.self), diff: r.required(DiffCollection.self), replay: r.required(ReplayLog.self),
+                importHistory: r.required(ImportHistory.self), export: r.required(ExportSource.self), manageSources: r.required(ManageSources.self),
+                sources: r.required((any SourceRepository).self),
+                write: r.required(WriteItems.self), push: r.required(PushOutbox.self), config: r.required(ManageConfig.self),
+                serve: r.required(ServeRecordings.self), maintenance: r.required(MaintainStore.self), documents: r.required(ReadDocuments.self),
+                watch: r.required(WatchSources.self), feed: r.required(ReadChangeFeed.self), alerts: r.required(ManageAlerts.self),
+                notify: r.required(QueueNotifications.self), deliver: r.required(DeliverNotifications.self), schema: r.required(ReadSchema.self),
+                recordTraffic: r.required(RecordTraffic.self), importTraffic: r.required(ImportTraffic.self), exportTraffic: r.required(ExportTraffic.self),
+                bisect: r.required(BisectHistory.self), forget: r.required(ForgetItems.self), erasures: r.required((any ErasureRepository).self),
+                redactionKey: ManageRedactionKey(keys: LedgerRedactionKeyRepository(store: r.required(EventStore.self))))
         }
     }
 }
@@ -234,13 +234,23 @@ package struct PresentationAssembly: Assembly {
         }
         container.register(ViewModelFactory.self) { r in
             ViewModelFactory(
-                query: r.resolve(QueryItems.self)!, refresh: r.resolve(RefreshSource.self)!, loadDetail: r.resolve(LoadItemDetail.self)!,
-                history: r.resolve(GetItemHistory.self)!, diff: r.resolve(DiffCollection.self)!, replay: r.resolve(ReplayLog.self)!,
-                items: r.resolve((any ItemRepository).self)!, sources: r.resolve((any SourceRepository).self)!,
-                thumbnails: r.resolve(ThumbnailSettings?.self)!, write: r.resolve(WriteItems.self)!, push: r.resolve(PushOutbox.self)!
+                query: r.required(QueryItems.self), refresh: r.required(RefreshSource.self), loadDetail: r.required(LoadItemDetail.self),
+                history: r.required(GetItemHistory.self), diff: r.required(DiffCollection.self), replay: r.required(ReplayLog.self),
+                items: r.required((any ItemRepository).self), sources: r.required((any SourceRepository).self),
+                thumbnails: r.required(ThumbnailSettings?.self), write: r.required(WriteItems.self), push: r.required(PushOutbox.self)
             )
         }
     }
 }
 
 extension Thumbnailer: ImageRenderer {}
+
+extension Resolver {
+    /// The registered `T`. A registration missing from the composition root is a programming
+    /// error, not a user's: `AppAssemblyTests.everyRegistrationResolves` resolves every use case
+    /// (and so every registration they need) against a real store, and this names the type.
+    func required<T>(_ type: T.Type) -> T {
+        guard let value = resolve(type) else { preconditionFailure("the composition root has no registration for \(T.self)") }
+        return value
+    }
+}

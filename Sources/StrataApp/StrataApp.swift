@@ -18,8 +18,8 @@ package struct StrataApp: Sendable {
     package init(store: EventStore, configuration: AppConfiguration) {
         storeIsEncrypted = store.isEncrypted
         let assembler = Self.assembler(store: store, configuration: configuration)
-        viewModels = assembler.resolver.resolve(ViewModelFactory.self)!
-        useCases = assembler.resolver.resolve(UseCases.self)!
+        viewModels = assembler.resolver.required(ViewModelFactory.self)
+        useCases = assembler.resolver.required(UseCases.self)
     }
 
     /// The assembler with every registration (also used by the test that resolves them all).

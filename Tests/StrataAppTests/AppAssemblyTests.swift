@@ -1,4 +1,5 @@
 import EventStore
+import ChildProcess
 import Foundation
 import Logging
 import StrataApp
@@ -34,6 +35,8 @@ import Testing
         #expect(resolver.resolve(DiffCollection.self) != nil)
         #expect(resolver.resolve(ReplayLog.self) != nil)
         #expect(resolver.resolve(UseCases.self) != nil)
+        #expect(resolver.resolve(LeaseSourceForWrite.self) != nil && resolver.resolve((any SourceLeaseRepository).self) != nil)
+        #expect(resolver.resolve(ChildProcessRunner.self) != nil)
         let thumbs = try #require(resolver.resolve(ThumbnailSettings?.self))
         #expect(thumbs?.renderer is Thumbnailer && thumbs?.columns == 8)
         #expect(resolver.resolve(ViewModelFactory.self) != nil)
