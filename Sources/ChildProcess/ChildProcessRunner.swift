@@ -89,17 +89,21 @@ package struct ChildProcessRunner: Sendable {
         let out: FileDescriptorOutput = output == .standardOutput ? .currentStandardOutput : .currentStandardError
         return try await Self.bounded(program, timeout) { options in
             if let input {
-                try await run(
-                    executable, arguments: args, environment: env, platformOptions: options, input: try Self.file(holding: input), output: out,
-                    error: .currentStandardError
-                ).terminationStatus
+                (
+                    try await run(
+                        executable, arguments: args, environment: env, platformOptions: options, input: try Self.file(holding: input), output: out,
+                        error: .currentStandardError
+                    ).terminationStatus, ()
+                )
             } else {
-                try await run(
-                    executable, arguments: args, environment: env, platformOptions: options, input: .currentStandardInput, output: out,
-                    error: .currentStandardError
-                ).terminationStatus
+                (
+                    try await run(
+                        executable, arguments: args, environment: env, platformOptions: options, input: .currentStandardInput, output: out,
+                        error: .currentStandardError
+                    ).terminationStatus, ()
+                )
             }
-        }
+        }.exit
     }
 
     /// What a collected child printed.
@@ -122,20 +126,18 @@ package struct ChildProcessRunner: Sendable {
     ) async throws -> Collected {
         let (executable, args) = Self.command(program, arguments)
         let env = Self.environment(environment)
-        let kept = Kept()
-        let exit = try await Self.bounded(program, timeout) { options in
-            try await run(
+        let (exit, kept) = try await Self.bounded(program, timeout) { options in
+            let result = try await run(
                 executable, arguments: args, environment: env, platformOptions: options, input: try Self.file(holding: input), output: .sequence,
                 error: .sequence
-            ) {
-                execution in
+            ) { execution in
                 async let errors: [UInt8] = Self.head(execution.standardError, limit: errorLimit)
                 let output = try await Self.head(execution.standardOutput, limit: outputLimit)
-                kept.set(output, try await errors)
-            }.terminationStatus
+                return (output, try await errors)
+            }
+            return (result.terminationStatus, result.closureResult)
         }
-        let (output, errors) = kept.get()
-        return Collected(exit: exit, output: output, errorOutput: errors)
+        return Collected(exit: exit, output: kept?.0 ?? [], errorOutput: kept?.1 ?? [])
     }
 
     /// A conversation: `input` on standard input, `body` reads standard output as it comes;
@@ -213,13 +215,6 @@ package struct ChildProcessRunner: Sendable {
         return .fileDescriptor(fd, closeAfterSpawningProcess: true)
     }
 
-    private final class Kept: @unchecked Sendable {
-        // Written once by the closure before `run` returns, read after: no overlap.
-        private var output: [UInt8] = [], errors: [UInt8] = []
-        func set(_ o: [UInt8], _ e: [UInt8]) { output = o; errors = e }
-        func get() -> ([UInt8], [UInt8]) { (output, errors) }
-    }
-
     private static func head(_ sequence: SubprocessOutputSequence, limit: Int) async throws -> [UInt8] {
         var out: [UInt8] = []
         for try await buffer in sequence where out.count < limit {
@@ -250,18 +245,24 @@ package struct ChildProcessRunner: Sendable {
 
     private struct TimedOut: Error {}
 
-    /// Runs `start` (which runs the child with the platform options it is given), stopping the
-    /// child when it runs past `timeout`: cancelled, swift-subprocess sends SIGTERM, then SIGKILL
-    /// after 5 s.
-    private static func bounded(
-        _ program: Program, _ timeout: Duration?, _ start: @escaping @Sendable (PlatformOptions) async throws -> TerminationStatus
-    ) async throws -> Exit {
+    /// Runs `start` (which runs the child with the platform options it is given and returns how
+    /// it ended and what it kept), stopping the child when it runs past `timeout`: cancelled,
+    /// swift-subprocess sends SIGTERM, then SIGKILL after 5 s (nothing kept then).
+    private static func bounded<T: Sendable>(
+        _ program: Program, _ timeout: Duration?, _ start: @escaping @Sendable (PlatformOptions) async throws -> (TerminationStatus, T)
+    ) async throws -> (exit: Exit, kept: T?) {
         var options = PlatformOptions()
         options.teardownSequence = [.gracefulShutDown(allowedDurationToNextStep: .seconds(5))]
         do {
-            guard let timeout else { return exit(try await start(options)) }
-            return try await withThrowingTaskGroup(of: Exit.self) { group in
-                group.addTask { [options] in exit(try await start(options)) }
+            guard let timeout else {
+                let (status, kept) = try await start(options)
+                return (exit(status), kept)
+            }
+            return try await withThrowingTaskGroup(of: (exit: Exit, kept: T?).self) { group in
+                group.addTask { [options] in
+                    let (status, kept) = try await start(options)
+                    return (exit(status), kept)
+                }
                 group.addTask {
                     try await Task.sleep(for: timeout)
                     throw TimedOut()
@@ -270,7 +271,7 @@ package struct ChildProcessRunner: Sendable {
                 return try await group.next()!
             }
         } catch is TimedOut {
-            return .timedOut
+            return (.timedOut, nil)
         } catch let e as SubprocessError {
             throw StartError(program: program.description, reason: "\(e)")
         }

@@ -18,6 +18,7 @@ public import StrataJSON
 ///
 /// Writes change what the server serves: later list and item reads include them, whatever the
 /// dataset version. The route fault switches apply to writes as to reads.
+// Unchecked: it is only reached under the server's state lock (`FixtureServer.withWrites(_:)`).
 final class FixtureWrites: @unchecked Sendable {
     struct Answer: Sendable {
         var status: HTTPResponse.Status

@@ -34,6 +34,8 @@ public enum Fault: String, Sendable, CaseIterable {
 ///
 /// A request for `/D/rest` is answered from `ROOT/D/v<version>/rest` (or `rest.json`), else from
 /// `ROOT/D/rest` (version-independent files such as images).
+// Unchecked: the version, faults and hooks are in a `Mutex`; `task`, `port` and the settings
+// (`slowSeconds`, `wraps`, `hugeBytes`) are set by its owner before and after it serves.
 public final class FixtureServer: @unchecked Sendable {
     public let root: String
     /// What requests and tests change while the server runs.

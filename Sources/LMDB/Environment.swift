@@ -34,6 +34,8 @@ public struct EnvironmentOptions: Sendable {
 ///
 /// The map is grown in place when it fills (see ``growMap(minimum:)``); an in-process
 /// reader/writer gate makes sure no transaction is live while the map is resized.
+// Unchecked: a raw `MDB_env` pointer (LMDB environments are thread-safe with MDB_NOTLS) and a
+// map size changed only under the reader/writer gate.
 public final class Environment: @unchecked Sendable {
     let env: OpaquePointer
     public let path: String
@@ -227,6 +229,7 @@ public struct DatabaseStat: Sendable {
 }
 
 /// A pthread reader/writer lock.
+// Unchecked: a `pthread_rwlock_t`, which is made to be shared between threads.
 final class RWLock: @unchecked Sendable {
     private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
     init() { pthread_rwlock_init(lock, nil) }

@@ -9,6 +9,8 @@ import Glibc
 /// the previous handler runs). ``suspend()`` handles Ctrl-Z: restore, stop, re-enter on `fg`.
 ///
 /// The only type of the toolkit that touches termios and signals. One per process.
+// Unchecked: it owns the process's termios state and signal handlers, which are global; one
+// per process, its methods called from the screen's own task.
 package final class TerminalSession: @unchecked Sendable {
     /// Signals the app should act on.
     package enum Signal: Sendable, Hashable { case resize, terminate, hangup }

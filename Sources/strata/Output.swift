@@ -101,7 +101,7 @@ func reflowed(_ text: String) -> String {
 
 /// A duration as people read it: `840 ms`, `3.21 s`, `2 min 05 s`.
 func durationText(_ d: Duration) -> String {
-    let seconds = Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    let seconds = d.inSeconds
     switch seconds {
     case ..<1: return "\(Int((seconds * 1000).rounded())) ms"
     case ..<60: return String(format: "%.2f s", seconds)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StrataJSON
 import StrataApp
 import StrataDomain
 
@@ -238,9 +239,9 @@ struct RemoteCommand: AsyncParsableCommand {
     static func bodies(_ n: Int) -> String { n == 1 ? "1 body" : "\(n) bodies" }
 
     static func line(_ r: TeamPush) -> String {
-        let seconds = Double(r.duration.components.attoseconds) / 1e18 + Double(r.duration.components.seconds)
+        let seconds = r.duration.inSeconds
         return
-            "\(r.remote): pushed \(r.appended) event(s) (\(r.alreadyThere) already there), \(Self.bodies(r.bodiesUploaded)) the log lacked (\(formatBytes(r.bodyBytesUploaded)) compressed)"
+            "\(r.remote): pushed \(r.appended) event(s) (\(r.alreadyThere) already there), \(Self.bodies(r.bodiesUploaded)) the log lacked (\(byteCount(r.bodyBytesUploaded)) compressed)"
             + (r.bodiesErased > 0 ? ", \(r.bodiesErased) erased \(r.bodiesErased == 1 ? "body" : "bodies") replaced in the log" : "")
             + "; the log is at seq \(r.headSeq) (\(String(format: "%.2f", seconds)) s)"
     }
@@ -248,7 +249,7 @@ struct RemoteCommand: AsyncParsableCommand {
     /// A pull's lines; a reordering deferred by another process is said on stderr.
     static func lines(_ r: TeamPull) -> [String] {
         var lines = [
-            "\(r.remote): pulled \(r.appended) event(s) (\(r.alreadyHere) already here), \(Self.bodies(r.bodiesDownloaded)) this store lacked (\(formatBytes(r.bodyBytesDownloaded)) compressed); at seq \(r.position) of the log"
+            "\(r.remote): pulled \(r.appended) event(s) (\(r.alreadyHere) already here), \(Self.bodies(r.bodiesDownloaded)) this store lacked (\(byteCount(r.bodyBytesDownloaded)) compressed); at seq \(r.position) of the log"
         ]
         if let line = line(r.ordering) { lines.append(line) }
         return lines
@@ -273,10 +274,6 @@ struct RemoteCommand: AsyncParsableCommand {
 
 /// A node's id as people read it: its last 12 characters.
 func shortNode(_ id: String) -> String { String(id.suffix(12)) }
-
-private func formatBytes(_ n: Int) -> String {
-    n < 1024 ? "\(n) B" : n < 1 << 20 ? String(format: "%.1f KiB", Double(n) / 1024) : String(format: "%.1f MiB", Double(n) / 1_048_576)
-}
 
 /// Runs `handler` once on SIGINT or SIGTERM (instead of the default exit) until cancelled.
 final class StopSignals {

@@ -42,31 +42,37 @@ struct Screen {
 }
 
 /// A spinner on stderr while something downloads (only when stderr is a terminal).
-final class Spinner: @unchecked Sendable {
+final class Spinner: Sendable {
     private let label: String
-    private var task: Task<Void, Never>?
+    private let task = Mutex<Task<Void, Never>?>(nil)
     private let enabled = isatty(STDERR_FILENO) == 1
 
     init(_ label: String) { self.label = label }
 
     func start() {
-        guard enabled, task == nil else { return }
+        guard enabled else { return }
         let label = label
-        task = Task.detached {
-            let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
-            var i = 0
-            while !Task.isCancelled {
-                FileHandle.standardError.write(Data("\r\(frames[i % frames.count]) \(label)\u{1B}[K".utf8))
-                i += 1
-                try? await Task.sleep(for: .milliseconds(80))
+        task.withLock { task in
+            guard task == nil else { return }
+            task = Task.detached {
+                let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+                var i = 0
+                while !Task.isCancelled {
+                    FileHandle.standardError.write(Data("\r\(frames[i % frames.count]) \(label)\u{1B}[K".utf8))
+                    i += 1
+                    try? await Task.sleep(for: .milliseconds(80))
+                }
             }
         }
     }
 
     func stop() {
-        guard let task else { return }
-        task.cancel()
-        self.task = nil
+        guard
+            let running = task.withLock({ t -> Task<Void, Never>? in
+                defer { t = nil }; return t
+            })
+        else { return }
+        running.cancel()
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
 }

@@ -306,6 +306,7 @@ final class DeltaBases {
 
 /// Reusable zstd compression and decompression contexts. Not thread-safe: one per writer or per
 /// read batch.
+// Unchecked: raw zstd context pointers, used by one thread at a time (one per writer or batch).
 final class ZstdContext: @unchecked Sendable {
     let cctx: OpaquePointer
     let dctx: OpaquePointer

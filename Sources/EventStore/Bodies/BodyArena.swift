@@ -16,6 +16,7 @@ import Synchronization
 /// One thread fills an arena; another reads it only once it is handed over whole (a read-ahead's
 /// result, a published ``BodyPrep`` part). Offsets are 32-bit: an arena holds at most 2 GiB, and
 /// what does not fit is left to be read on demand (the callers' budgets stay far below).
+// Unchecked: raw memory filled by one thread and handed over whole before another reads it.
 final class BodyArena: @unchecked Sendable {
     struct Slot {
         var body: Int32 = -1, bodyCount: Int32 = 0

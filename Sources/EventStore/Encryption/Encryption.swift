@@ -66,6 +66,7 @@ public struct StoreKey: Sendable {
 /// - keyed digests (HMAC-SHA256) of the keys of `ids`, `body-index`, `blobs` and `lineage`, and
 ///   of the item ids, index values and URLs inside projection keys (``TableSet/text(_:)``).
 /// Subkeys are derived with HKDF-SHA256; the key itself is used for nothing else.
+// Unchecked: immutable keys and contexts after init, and a nonce buffer under its own lock.
 final class StoreCipher: ValueSealer, @unchecked Sendable {
     static let nonceBytes = 12
     static let tagBytes = 16

@@ -10,6 +10,7 @@ import CCryptoBoringSSL
 
 /// AES-256-GCM with one key schedule for the life of the store. `EVP_AEAD_CTX_seal`/`_open`
 /// take the context as `const`, so concurrent transactions may share it.
+// Unchecked: a raw `EVP_AEAD_CTX`; seal and open take it `const`, so sharing is safe.
 final class AESGCMKey: @unchecked Sendable {
     private let context: UnsafeMutablePointer<EVP_AEAD_CTX>
     static let nonceBytes = 12

@@ -19,6 +19,8 @@ import LMDB
 /// time); the writer's transaction checks both again. It never waits for a
 /// snapshot while holding a claimed event, so the writer never waits on a helper that waits on
 /// the map's gate.
+// Unchecked: its slots are guarded by its condition lock; each prepared body is handed over
+// whole, once.
 final class AppendPrep: @unchecked Sendable {
     let batch: [NewEvent]
     private let documentTypes: Set<String>

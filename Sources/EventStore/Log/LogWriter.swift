@@ -620,6 +620,8 @@ struct PreparedBody: Sendable {
 
 /// One event of a replay chunk: the decoded envelope, its stored bytes, and its blob if the
 /// target store does not have it yet.
+// Unchecked: `RecordedEvent` holds raw buffers of the reading transaction; an entry crosses
+// from the reading thread to the writer once, whole, and is not read there again.
 struct RecordedChunkEntry: @unchecked Sendable {
     var event: RecordedEvent
     var envelope: [UInt8]

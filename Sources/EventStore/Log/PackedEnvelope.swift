@@ -84,6 +84,7 @@ extension Envelope {
 /// A store's envelope dictionary (``Envelope/packedMark``), ready for decompression: shared by
 /// every reader (a zstd `DDict` is read-only once made). `meta/envelope-dictionary` holds the
 /// SHA-256 of the dictionary, then the dictionary.
+// Unchecked: a raw zstd `DDict` pointer, read-only once made.
 final class EnvelopeDictionary: @unchecked Sendable {
     static let metaKey = Array("envelope-dictionary".utf8)
     let bytes: [UInt8]

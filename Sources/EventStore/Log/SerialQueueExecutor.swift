@@ -7,6 +7,7 @@ import Foundation
 /// run on libdispatch's pool: on Linux Swift's cooperative executor is built on that pool, so a
 /// writer blocked there (waiting for another process's write lock, say) would starve every task.
 /// A write transaction also begins and ends on this one thread without suspending.
+// Unchecked: its queue is guarded by a condition lock; only its own thread runs the jobs.
 final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
     /// A job of an actor on this executor, or plain work handed to the thread with ``run(_:)``.
     private enum Work {

@@ -115,6 +115,7 @@ struct FoldInput: Sendable {
 /// folds the current chunk: reading, decoding and decompressing then overlap the projections'
 /// work on a second core. The log below the head never changes, so what it reads is what the
 /// writer would read; the writer still checks that the plan it gets matches its own.
+// Unchecked: a read transaction and arenas owned by its helper thread until handed over whole.
 final class FoldReadAhead: @unchecked Sendable {
     let plan: FoldPlan
     private let finished = DispatchSemaphore(value: 0)
@@ -158,6 +159,7 @@ final class FoldReadAhead: @unchecked Sendable {
 /// the writer copies what it needs out of a part on its own thread. No per-event object crosses
 /// threads, so neither allocator sees frees of the other's small blocks (an earlier split that
 /// handed over per-event arrays cost more CPU than it saved).
+// Unchecked: parts are filled by its helper thread and published whole under its lock.
 final class BodyPrep: @unchecked Sendable {
     static let partSize: UInt64 = 2_048
 

@@ -320,7 +320,7 @@ package struct StoreBenchmark: Sendable {
 }
 
 func seconds(_ d: Duration) -> Double {
-    Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    d.inSeconds
 }
 
 /// The value at fraction `p` of the sorted values (0 for none).

@@ -64,5 +64,5 @@ enum TeamLogBenchmark {
         await floor.close()
     }
 
-    static func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+    static func seconds(_ d: Duration) -> Double { d.inSeconds }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StrataJSON
 
 /// Resolves a possibly relative URL against `base`. A result must stay http(s) when the base is
 /// http(s): a server cannot point Strata at `file://` (or any other scheme).
@@ -162,6 +163,4 @@ private extension UInt8 {
     var isHexDigit: Bool { (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self) }
 }
 
-func seconds(_ d: Duration) -> Double {
-    Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-}
+func seconds(_ d: Duration) -> Double { d.inSeconds }

@@ -62,6 +62,8 @@ public final class CurlHTTPClient: HTTPClient, Sendable {
 /// Drives a batch the way the engine does, failing every request it may start with one error:
 /// the batch of a client that could not load libcurl. Each wake-up (a free slot, a consumed
 /// backlog, a retry) fails what may start next, so the consumer sees every request end.
+// Unchecked: `batch` is set once, right after init and before the batch can wake it; failing
+// requests goes through the batch's own synchronization.
 private final class FailingProducer: @unchecked Sendable {
     private weak var batch: HTTPTransfers?
     private let error: FetchError
@@ -98,11 +100,15 @@ private final class FailingProducer: @unchecked Sendable {
 /// Options: redirects followed (at most 5) only to http/https; automatic decompression of every
 /// encoding libcurl supports; TLS peer and host verification on unless `insecureSkipTLSVerify`;
 /// connect and total timeouts; a body limit enforced while receiving; `NOSIGNAL`.
+// Unchecked: the libcurl multi handle is driven by its one loop thread; callers reach it only
+// through the shared state under its lock.
 final class CurlEngine: @unchecked Sendable {
     typealias Configuration = CurlHTTPClient.Configuration
 
     /// One request in flight: made by a caller, handed to the loop thread through the shared
     /// state, and owned by that thread from then on.
+    // Unchecked: a raw easy handle, owned by the caller until handed to the loop thread, then
+    // by that thread alone.
     final class Transfer: @unchecked Sendable {
         /// Who learns the outcome: a suspended `send`, or a batch's request number.
         enum Delivery {

@@ -1,4 +1,5 @@
 package import StrataData
+import StrataJSON
 
 extension LocalWrite {
     package init(entity w: OutboxWrite) {
@@ -30,6 +31,6 @@ extension PushReport {
                 return Outcome(
                     write: $0.write, kind: kind, itemID: $0.key, result: Outcome.Result(rawValue: $0.result.rawValue) ?? .failed,
                     status: $0.status, message: $0.message, rebased: $0.rebased)
-            }, offline: s.offline, left: s.left, seconds: Double(s.duration.components.seconds) + Double(s.duration.components.attoseconds) / 1e18)
+            }, offline: s.offline, left: s.left, seconds: s.duration.inSeconds)
     }
 }

@@ -1,5 +1,6 @@
 package import EventStore
 import Foundation
+import StrataJSON
 package import StrataData
 
 /// ``TrafficRepository`` over the log (``TrafficLog``) and the source catalog.
@@ -66,7 +67,7 @@ package struct LMDBTrafficRepository: TrafficRepository {
         return TrafficImport(
             source: source, format: format, exchanges: s.exchanges, appended: s.appended, records: s.records, skipped: s.skipped,
             unresolvedRevisits: s.unresolvedRevisits, bytes: s.bytes,
-            seconds: Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)
+            seconds: d.inSeconds)
     }
 
     package func exportFile(_ format: TrafficFormat, path: String, source: String, through seq: UInt64) async throws -> TrafficExport {
