@@ -138,11 +138,8 @@ extension PostgresTeamLog {
                 #"SELECT e.seq, b.stored FROM strata_events e JOIN strata_bodies b ON b.hash = e.body_hash WHERE e.stream = \#(stream) AND e.metadata @> '[["rewrites"]]'::jsonb ORDER BY e.seq"#
             for try await (seq, stored) in try await client.query(query, logger: logger).decode((Int64, ByteBuffer).self) {
                 let body = try PortableBody.decode(Array(stored.readableBytesView))
-                guard case .array(let list)? = try JSONValue(parsing: body).value(atPath: "rewrites") else { continue }
-                for case .array(let pair) in list {
-                    guard pair.count == 2, case .string(let o) = pair[0], case .string(let n) = pair[1], let a = [UInt8](hex: o), let b = [UInt8](hex: n)
-                    else { continue }
-                    if pairs[a + b] == nil { pairs[a + b] = UInt64(seq) }
+                for pair in RewritePair.listed(in: body) ?? [] where pairs[pair.original + pair.now] == nil {
+                    pairs[pair.original + pair.now] = UInt64(seq)
                 }
             }
             return pairs

@@ -72,15 +72,10 @@ extension PostgresTeamLog {
     func erasedBodies(listedBy events: [RecordedEvent], from store: EventStore) async throws -> ErasedBodies {
         var out = ErasedBodies()
         for e in events where e[metadata: "rewrites"] != nil {
-            guard let payload = try await store.payload(of: e), case .array(let pairs)? = try? JSONValue(parsing: payload).value(atPath: "rewrites") else {
-                continue
-            }
+            guard let payload = try await store.payload(of: e), let pairs = RewritePair.listed(in: payload) else { continue }
             for pair in pairs {
-                guard case .array(let p) = pair, p.count == 2, case .string(let original) = p[0], case .string(let now) = p[1],
-                    let hash = [UInt8](hex: original), hash.count == 32,
-                    let body = try await store.body(sha256: original), Hashing.sha256(body).hex == now
-                else { continue }
-                out.keys.append(ByteBuffer(bytes: hash))
+                guard let body = try await store.body(sha256: pair.original.hex), Hashing.sha256(body) == pair.now else { continue }
+                out.keys.append(ByteBuffer(bytes: pair.original))
                 out.sizes.append(Int64(body.count))
                 out.stored.append(ByteBuffer(bytes: PortableBody.encode(body)))
             }

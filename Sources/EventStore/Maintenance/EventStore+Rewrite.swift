@@ -24,6 +24,32 @@ public struct BodyRewrite: Sendable, Hashable {
 /// digest — and `verify` accepts a body whose content hashes to the new digest only when
 /// `rewritten` says so and the chained event at that seq lists the pair: an erasure is itself in
 /// the log, and nothing else can change a body unseen.
+/// One body an erasure (a forget, a retention) replaced, as its event lists it: the digest the
+/// events name, and the digest of what the row holds now.
+public struct RewritePair: Sendable, Hashable {
+    public var original: [UInt8]
+    public var now: [UInt8]
+
+    public init(original: [UInt8], now: [UInt8]) {
+        self.original = original
+        self.now = now
+    }
+
+    /// The pairs an erasure event's payload lists in its `rewrites` member
+    /// (``EventStore/rewriteRecord(_:)``), in order; nil when the payload is no such record. The
+    /// one place that reads the member: the engine's verify, the erasures' re-application, and
+    /// the team log's push and pull all go through here.
+    public static func listed(in payload: [UInt8]) -> [RewritePair]? {
+        guard let doc = try? JSONValue(parsing: payload), case .array(let pairs)? = doc.value(atPath: "rewrites") else { return nil }
+        return pairs.compactMap { pair in
+            guard case .array(let p) = pair, p.count == 2, case .string(let o) = p[0], case .string(let n) = p[1],
+                let original = [UInt8](hex: o), let now = [UInt8](hex: n), original.count == 32, now.count == 32
+            else { return nil }
+            return RewritePair(original: original, now: now)
+        }
+    }
+}
+
 extension EventStore {
     /// The `rewrites` member of the event that asks for `rewrites`.
     public static func rewriteRecord(_ rewrites: [BodyRewrite]) -> JSONValue {

@@ -187,11 +187,8 @@ extension EventStore {
             else { return nil }
             guard let ref = event.payload, let row = try ref.hash.withUnsafeBytes({ try schema.bodyIndex.stored(hash: $0, in: txn) }) else { return nil }
             let body = try DeltaBases(bodies: schema.bodies, txn: txn).decode(row, seq: 0, context: nil, checkSeal: true)
-            guard Hashing.sha256(body) == ref.hash, case .array(let pairs)? = try JSONValue(parsing: body).value(atPath: "rewrites") else {
-                return nil
-            }
-            let pair = JSONValue.array([.string(original.hex), .string(now.hex)])
-            return pairs.contains(pair) ? (record.by, event.type) : nil
+            guard Hashing.sha256(body) == ref.hash, let pairs = RewritePair.listed(in: body) else { return nil }
+            return pairs.contains(RewritePair(original: original, now: now)) ? (record.by, event.type) : nil
         }
         let index = try txn.cursor(schema.bodyIndex.index)
         var row = try index.first()

@@ -77,15 +77,13 @@ public struct ItemErasure: Sendable {
         for e in events {
             guard let body = try await store.payload(of: e), let source = e[metadata: "source"] else { continue }
             let doc = try JSONValue(parsing: body)
-            guard case .array(let pairs)? = doc.value(atPath: "rewrites"), case .array(let digests)? = doc.value(atPath: "items") else { continue }
+            guard let pairs = RewritePair.listed(in: body), case .array(let digests)? = doc.value(atPath: "items") else { continue }
             var listed: [[UInt8]: [UInt8]] = [:]
-            for case .array(let pair) in pairs {
-                guard pair.count == 2, case .string(let o) = pair[0], case .string(let n) = pair[1], let original = [UInt8](hex: o), let now = [UInt8](hex: n)
-                else { continue }
-                // A body this store never held as it was (pulled from a team log already in its
-                // erased form, under that form's own digest) has nothing left to rewrite.
-                guard try await store.rewrittenBy(original) != e.seq, try await !store.storedBodies([original]).isEmpty else { continue }
-                listed[original] = now
+            for pair in pairs {
+                // A body this store never held as it was (pulled from a team log in its erased
+                // form, with the erasure's row) has nothing left to rewrite.
+                guard try await store.rewrittenBy(pair.original) != e.seq, try await !store.storedBodies([pair.original]).isEmpty else { continue }
+                listed[pair.original] = pair.now
             }
             guard !listed.isEmpty else { continue }
             // The event names its items by digest only: they are found again among the

@@ -51,19 +51,13 @@ public struct SourceRetention: Sendable {
         let dropped = Hashing.sha256(Self.droppedBody)
         var applied = 0
         for e in events {
-            guard let body = try await store.payload(of: e), case .array(let pairs)? = try JSONValue(parsing: body).value(atPath: "rewrites") else { continue }
+            guard let body = try await store.payload(of: e), let pairs = RewritePair.listed(in: body) else { continue }
             // An event's rewrite is one transaction: when its first body is rewritten by it, all are.
-            if case .array(let first)? = pairs.first, case .string(let o)? = first.first, let original = [UInt8](hex: o),
-                try await store.rewrittenBy(original) == e.seq
-            {
-                continue
-            }
+            if let first = pairs.first, try await store.rewrittenBy(first.original) == e.seq { continue }
             var plan: [BodyRewrite] = []
-            for case .array(let pair) in pairs {
-                guard pair.count == 2, case .string(let o) = pair[0], case .string(let n) = pair[1], let original = [UInt8](hex: o), [UInt8](hex: n) == dropped
-                else { continue }
-                guard try await store.rewrittenBy(original) != e.seq, try await !store.storedBodies([original]).isEmpty else { continue }
-                plan.append(BodyRewrite(original: original, content: Self.droppedBody))
+            for pair in pairs where pair.now == dropped {
+                guard try await store.rewrittenBy(pair.original) != e.seq, try await !store.storedBodies([pair.original]).isEmpty else { continue }
+                plan.append(BodyRewrite(original: pair.original, content: Self.droppedBody))
             }
             guard !plan.isEmpty else { continue }
             try await store.rewriteBodies(plan, by: e.seq)
