@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import StrataApp
 import StrataDomain
+import StrataJSON
 import StrataServer
 
 /// `strata proxy`: a recording reverse proxy in front of an API.
@@ -42,7 +43,7 @@ struct ProxyCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0–65535") }
         guard !host.isEmpty else { throw ValidationError("--host must name an address, e.g. 127.0.0.1") }
         guard timeout > 0 else { throw ValidationError("--timeout must be more than 0 seconds") }
-        for h in redactHeader where h.isEmpty || h.contains(":") || h.contains(" ") {
+        for h in redactHeader where !HeaderName.isValid(h) {
             throw ValidationError("--redact-header takes a header name like X-Session, got '\(h)'")
         }
     }

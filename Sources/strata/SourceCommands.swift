@@ -577,6 +577,9 @@ struct ImportCommand: AsyncParsableCommand {
             guard files.isEmpty, git == nil, recordedAt == nil, path == nil, since == nil, until == nil else {
                 throw ValidationError("--har and --warc import traffic: no files, --git, --path, --since, --until or --recorded-at")
             }
+            for h in redactHeader where !HeaderName.isValid(h) {
+                throw ValidationError("--redact-header takes a header name like X-Session, got '\(h)'")
+            }
             return
         }
         guard redactHeader.isEmpty else { throw ValidationError("--redact-header goes with --har or --warc") }

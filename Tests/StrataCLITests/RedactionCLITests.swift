@@ -233,5 +233,18 @@ import Testing
         #expect(r.status == 64 && r.stderr.contains("--redact"), "\(r.stderr)")
         let h = try await strata(["source", "add", "x", "--url", "http://127.0.0.1:1/x", "--redact-header", "Bad Name"], store: store)
         #expect(h.status == 64 && h.stderr.contains("--redact-header"), "\(h.stderr)")
+        // One rule for a header name everywhere one is named: an RFC 9110 token.
+        for bad in ["X:Token", "Bad Name", "Über", "X(1)"] {
+            for args in [
+                ["source", "add", "x", "--url", "http://127.0.0.1:1/x", "--redact-header", bad],
+                ["proxy", "x", "--upstream", "http://127.0.0.1:1", "--redact-header", bad],
+                ["import", "x", "--har", fixturesRoot + "/har/mitmproxy-11.har", "--redact-header", bad]
+            ] {
+                let r = try await strata(args, store: store)
+                #expect(r.status == 64 && r.stderr.contains("--redact-header"), "\(args): \(r.stderr)")
+            }
+        }
+        let fine = try await strata(["source", "add", "y", "--url", "http://127.0.0.1:1/y", "--redact-header", "X-Session_Id.v2"], store: store)
+        #expect(fine.status == 0, "\(fine.stderr)")
     }
 }

@@ -1,5 +1,6 @@
 public import EventStore
 import Foundation
+import StrataJSON
 
 /// How to mirror one JSON collection API: where the list is, how to find the items and their ids
 /// in it, how to page, and where each item's detail and image are. Stored as the payload of
@@ -124,7 +125,7 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
             throw bad("NAME", "must be 1–64 letters, digits, '-', '_' or '.'")
         }
         for p in redact ?? [] where !Self.isPath(p) { throw bad("--redact", "'\(p)' is not a dotted path like email or contact.phone") }
-        for h in redactHeaders ?? [] where h.isEmpty || h.contains(where: { $0 == ":" || $0.isWhitespace || !$0.isASCII }) {
+        for h in redactHeaders ?? [] where !HeaderName.isValid(h) {
             throw bad("--redact-header", "'\(h)' is not a header name like X-Session")
         }
         if keep != nil && keepVersions != nil { throw bad("--keep", "and --keep-versions are two retentions; pick one") }
