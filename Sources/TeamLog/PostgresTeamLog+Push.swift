@@ -28,13 +28,18 @@ extension PostgresTeamLog {
     /// - Throws: ``TeamLogError`` `.fenced` when a new event's source is leased to another node,
     ///   or under a newer token than this node's: that batch is not appended (the ones before
     ///   it stay), so a node paused past its lease cannot interleave its late events.
-    package func push(from store: EventStore, node: String, leases: [String: UInt64] = [:], batch: Int = 1_000) async throws -> PushReport {
+    /// `inOrder`: the store's events up to this seq are the log's own, at the log's seqs (a pull
+    /// put them there), so the push starts after them: a node that pulled a long history and
+    /// never pushed does not walk it again.
+    package func push(
+        from store: EventStore, node: String, leases: [String: UInt64] = [:], batch: Int = 1_000, inOrder: UInt64 = 0
+    ) async throws -> PushReport {
         try await migrate()
         var report = PushReport()
         // Pipelined: while one batch's append transaction runs, the next batch is read from the
         // store and its missing bodies compressed and uploaded (bodies before the events that
         // reference them, as ever; a body uploaded for a batch that is then refused is harmless).
-        var current = try await prepareBatch(from: try await lastOriginSeq(node: node) + 1, store, batch)
+        var current = try await prepareBatch(from: max(try await lastOriginSeq(node: node), inOrder) + 1, store, batch)
         while let batchNow = current {
             async let following = prepareBatch(from: batchNow.events.last!.seq + 1, store, batch)
             let appended: Int, head: UInt64

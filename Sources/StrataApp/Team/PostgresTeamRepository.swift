@@ -212,7 +212,8 @@ struct PostgresTeamRepository: TeamRepository {
         do { try await RedactionKeyLedger(store: store).confirmPush(after: teamKey) } catch let e as RedactionKeyError {
             throw RepositoryError(.key, "team log \(name): \(e.message)", cause: e)
         }
-        let r = try await log.push(from: store, node: registry.node, leases: registry.remotes[name]?.leases ?? [:], batch: batch)
+        let r = try await log.push(
+            from: store, node: registry.node, leases: registry.remotes[name]?.leases ?? [:], batch: batch, inOrder: registry.remotes[name]?.inOrder ?? 0)
         var push = TeamPush(
             remote: name, appended: r.appended, alreadyThere: r.alreadyThere, bodiesUploaded: r.bodiesUploaded, bodyBytesUploaded: r.bodyBytesUploaded,
             headSeq: r.headSeq, duration: ContinuousClock.now - started)
