@@ -113,7 +113,8 @@ struct Strata: AsyncParsableCommand {
     static func unknownCommand(_ args: [String]) -> String? {
         let path = commandPath(args)
         let subcommands = path.command.configuration.subcommands
-        guard path.depth < args.count, !subcommands.isEmpty else { return nil }
+        // A command with a default subcommand takes that one's arguments (`strata outbox notes`).
+        guard path.depth < args.count, !subcommands.isEmpty, path.command.configuration.defaultSubcommand == nil else { return nil }
         let word = args[path.depth]
         guard !word.hasPrefix("-"), word != "help" else { return nil }
         let prefix = (["strata"] + args.prefix(path.depth)).joined(separator: " ")

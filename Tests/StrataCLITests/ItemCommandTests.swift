@@ -154,6 +154,9 @@ import Testing
         #expect(typo.status == 64 && typo.stderr == "Error: `strata lsit` is not a command; did you mean `strata list`?\n", "\(typo.stderr)")
         let nested = try await strata(["source", "shwo", "cars"], store: store)
         #expect(nested.status == 64 && nested.stderr.contains("did you mean `strata source show`?"), "\(nested.stderr)")
+        // A word after a command with a default subcommand is that one's argument.
+        let outbox = try await strata(["outbox", "cars"], store: store)
+        #expect(outbox.status == 0, "\(outbox.stderr)")
         let nothing = try await strata(["frobnicate"], store: store)
         #expect(nothing.status == 64 && nothing.stderr.contains("see `strata --help` for the list"), "\(nothing.stderr)")
         let events = try await strata(["log", "--limit", "100000", "--format", "ndjson"], store: store).stdout
