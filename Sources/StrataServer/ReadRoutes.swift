@@ -21,7 +21,7 @@ extension StrataServer {
                     wheres: q.getAll("where").map { String($0) }, search: q.get("search"), sort: q.get("sort"),
                     limit: try Self.int(q.get("limit"), "limit", min: 1), offset: try Self.int(q.get("offset"), "offset", min: 0) ?? 0,
                     asOf: q.get("as_of"))
-                var query = try ItemQuery(source: name, filter: filter)
+                var query = try ItemQuery(source: name, filter: filter, naming: .queryParameters)
                 if filter.asOf == nil { query.at = self.defaultPoint }
                 return .array(try await self.useCases.query(query).page.items.map(JSONValue.init(item:)))
             }

@@ -262,6 +262,12 @@ import Testing
                 #expect(try await s.get(base, "/_strata/sources").jsonArray.map { $0["name"] as? String } == ["cars"])
                 let toyotas = try await s.get(base, "/_strata/sources/cars/items?where=make=Toyota&limit=50")
                 #expect(toyotas.status == 200 && !toyotas.jsonArray.isEmpty)
+                // A bad filter is worded in the API's own terms: its parameters, not the CLI's flags.
+                for (query, words) in [("where=make", "where=make must look like PATH=VALUE"), ("sort=-", "sort= needs a path")] {
+                    let bad = try await s.get(base, "/_strata/sources/cars/items?" + query)
+                    let message = bad.json["message"] as? String ?? ""
+                    #expect(bad.status == 400 && message.hasPrefix(words) && !message.contains("--"), "\(bad.text)")
+                }
                 #expect(toyotas.jsonArray.allSatisfy { ($0["document"] as? [String: Any])?["make"] as? String == "Toyota" })
                 let old = try await s.get(base, "/_strata/sources/cars/items?limit=2&offset=1&as_of=\(s.passes[0])")
                 #expect(old.jsonArray.map { $0["id"] as? String } == ["2", "3"])

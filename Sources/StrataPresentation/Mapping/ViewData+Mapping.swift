@@ -228,10 +228,12 @@ extension PointInTime {
 
     /// Parses an option's text; nil text is now.
     /// - Throws: ``PresentableError`` `invalidInput` naming the option.
-    static func parse(_ text: String?, option: String) throws(PresentableError) -> PointInTime {
+    static func parse(
+        _ text: String?, option: String, quoting: (String, String) -> String = FilterInputNames.flags.quoting
+    ) throws(PresentableError) -> PointInTime {
         guard let text else { return .now }
         guard let point = PointInTime(text: text) else {
-            throw PresentableError(kind: .invalidInput, message: "\(option) '\(text)' is neither a seq nor an ISO 8601 date like 2026-01-31T10:00:00Z")
+            throw PresentableError(kind: .invalidInput, message: "\(quoting(option, text)) is neither a seq nor an ISO 8601 date like 2026-01-31T10:00:00Z")
         }
         return point
     }
@@ -252,22 +254,24 @@ extension PointInTime {
 extension ItemQuery {
     /// The query a filter's text describes.
     /// - Throws: ``PresentableError`` `invalidInput` naming the bad part.
-    package init(source: String, filter f: FilterViewData) throws(PresentableError) {
+    /// `naming` words the problems as the front end names its inputs: the CLI's flags, the
+    /// server's query parameters.
+    package init(source: String, filter f: FilterViewData, naming: FilterInputNames = .flags) throws(PresentableError) {
         var filters: [FieldFilter] = []
         for w in f.wheres {
             guard let eq = w.firstIndex(of: "="), eq != w.startIndex else {
-                throw PresentableError(kind: .invalidInput, message: "--where '\(w)' must look like PATH=VALUE, e.g. make=Toyota")
+                throw PresentableError(kind: .invalidInput, message: "\(naming.quoting(naming.where_, w)) must look like PATH=VALUE, e.g. make=Toyota")
             }
             filters.append(FieldFilter(path: String(w[..<eq]), value: String(w[w.index(after: eq)...])))
         }
         var sort: ItemSort?
         if let s = f.sort, !s.isEmpty {
             sort = s.hasPrefix("-") ? ItemSort(path: String(s.dropFirst()), descending: true) : ItemSort(path: s)
-            if sort!.path.isEmpty { throw PresentableError(kind: .invalidInput, message: "--sort needs a path, e.g. price or -price") }
+            if sort!.path.isEmpty { throw PresentableError(kind: .invalidInput, message: "\(naming.sort) needs a path, e.g. price or -price") }
         }
-        if let l = f.limit, l < 1 { throw PresentableError(kind: .invalidInput, message: "--limit must be at least 1") }
-        guard f.offset >= 0 else { throw PresentableError(kind: .invalidInput, message: "--offset must not be negative") }
-        let at = try PointInTime.parse(f.asOf, option: "--as-of")
+        if let l = f.limit, l < 1 { throw PresentableError(kind: .invalidInput, message: "\(naming.limit) must be at least 1") }
+        guard f.offset >= 0 else { throw PresentableError(kind: .invalidInput, message: "\(naming.offset) must not be negative") }
+        let at = try PointInTime.parse(f.asOf, option: naming.asOf, quoting: naming.quoting)
         self.init(source: source, filters: filters, search: f.search, sort: sort, limit: f.limit, offset: f.offset, at: at)
     }
 }
@@ -326,4 +330,23 @@ extension FilterViewData {
         return "note: \(fields) \(missing.count == 1 ? "is" : "are") not indexed, so \(read); "
             + "`strata source change \(source) --index \((indexed + missing).joined(separator: ","))` would use an index"
     }
+}
+
+/// How a front end names the inputs of a filter, so that a problem with one is worded in the
+/// front end's own terms: the CLI's `--where 'x'`, the server's `where=x`.
+package struct FilterInputNames: Sendable {
+    package var where_: String
+    package var sort: String
+    package var limit: String
+    package var offset: String
+    package var asOf: String
+    /// An input with the value given for it.
+    package var quoting: @Sendable (_ name: String, _ value: String) -> String
+
+    /// The command line's flags.
+    package static let flags = FilterInputNames(
+        where_: "--where", sort: "--sort", limit: "--limit", offset: "--offset", asOf: "--as-of", quoting: { "\($0) '\($1)'" })
+    /// The HTTP API's query parameters.
+    package static let queryParameters = FilterInputNames(
+        where_: "where", sort: "sort=", limit: "limit=", offset: "offset=", asOf: "as_of", quoting: { "\($0)=\($1)" })
 }
