@@ -22,7 +22,7 @@ extension BrowserViewModel {
     var pointInTime: PointInTime { state.point.map { .seq($0) } ?? .now }
 
     func query(limit: Int, after: String? = nil, offset: Int = 0) throws -> ItemQuery {
-        var q = try ItemQuery(source: state.source ?? "", filter: state.filter)
+        var q = try ItemQuery(source: state.source ?? "", filter: state.filter, naming: .browser)
         q.limit = limit
         q.after = after
         q.offset = offset

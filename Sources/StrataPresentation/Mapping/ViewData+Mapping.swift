@@ -346,6 +346,9 @@ package struct FilterInputNames: Sendable {
     /// The command line's flags.
     package static let flags = FilterInputNames(
         where_: "--where", sort: "--sort", limit: "--limit", offset: "--offset", asOf: "--as-of", quoting: { "\($0) '\($1)'" })
+    /// The terminal browser's prompts: its `/` filter and `s` sort.
+    package static let browser = FilterInputNames(
+        where_: "filter", sort: "sort", limit: "limit", offset: "offset", asOf: "time", quoting: { "\($0) '\($1)'" })
     /// The HTTP API's query parameters.
     package static let queryParameters = FilterInputNames(
         where_: "where", sort: "sort=", limit: "limit=", offset: "offset=", asOf: "as_of", quoting: { "\($0)=\($1)" })
