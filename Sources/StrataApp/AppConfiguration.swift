@@ -23,7 +23,8 @@ package struct AppConfiguration: Sendable {
     package var leaseSeconds: Double = Self.defaultLeaseSeconds
     package static let defaultLeaseSeconds: Double = 600
     /// How long the lease step before a fetch waits for a team log before it fetches anyway.
-    package var teamTimeout: Duration = .seconds(10)
+    package var teamTimeout: Duration = Self.defaultTeamTimeout
+    package static let defaultTeamTimeout: Duration = .seconds(10)
     /// Told what the lease step before a write (not a fetch, which returns its lease) did: a
     /// front end says when a team log was out of reach and the write went on.
     package var leaseReport: @Sendable (_ source: String, _ lease: SourceLease) -> Void = { _, _ in }

@@ -490,20 +490,14 @@ struct FetchCommand: AsyncParsableCommand {
 
     /// What the lease step before another write did, when it is worth a line: not taken because
     /// the team log was out of reach.
-    static func reportWrite(_ lease: SourceLease, source: String) {
-        if let why = lease.unreachable {
-            warn(
-                "warning: could not lease \(source) in team log \(lease.remote) (\(why)); written anyway: if another node leases \(source) meanwhile, a push of this write is refused"
-            )
-        }
-    }
+    static func reportWrite(_ lease: SourceLease, source: String) { report(lease, source: source, done: ("written", "this write")) }
 
-    /// What the lease step before a fetch did, when it is worth a line: taken over from another
-    /// node, or not taken because the team log was out of reach.
-    static func report(_ lease: SourceLease, source: String) {
+    /// What the lease step before a fetch (or, with `done`, another write) did, when it is worth
+    /// a line: taken over from another node, or not taken because the team log was out of reach.
+    static func report(_ lease: SourceLease, source: String, done: (verb: String, what: String) = ("fetched", "these events")) {
         if let why = lease.unreachable {
             warn(
-                "warning: could not lease \(source) in team log \(lease.remote) (\(why)); fetched anyway: if another node leases \(source) meanwhile, a push of these events is refused"
+                "warning: could not lease \(source) in team log \(lease.remote) (\(why)); \(done.verb) anyway: if another node leases \(source) meanwhile, a push of \(done.what) is refused"
             )
         } else if lease.forced, let from = lease.takenFrom {
             warn("took the lease on \(source) from node \(from) before it expired; that node's pushes of \(source) are refused from now on")

@@ -146,15 +146,7 @@ struct Strata: AsyncParsableCommand {
     /// that exists.
     static var commandCreatesStores: Bool {
         let args = hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst()))
-        var names: [String] = []
-        var command: any ParsableCommand.Type = Strata.self
-        for word in args {
-            guard let sub = command.configuration.subcommands.first(where: { $0._commandName == word || $0.configuration.aliases.contains(word) }) else {
-                break
-            }
-            names.append(sub._commandName)
-            command = sub
-        }
+        let names = args.prefix(commandPath(args).depth)
         let line = names.joined(separator: " ")
         let creating: Set<String> = [
             "source add", "init", "record", "remote add", "remote pull", "remote sync", "import", "proxy", "demo", "bench", "config set",

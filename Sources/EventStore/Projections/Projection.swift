@@ -142,8 +142,8 @@ public struct ProjectionContext {
     /// (``EventStore/rewriteBodies(_:by:)``): a projection that must keep nothing of what was
     /// erased skips such an event. One lookup, and none while the store has rewritten nothing.
     public func payloadWasRewritten(_ event: RecordedEvent) throws -> Bool {
-        guard let ref = event.payload, try transaction.stat(payloads.rewritten).entries > 0 else { return false }
-        return try transaction.get(payloads.rewritten, key: ref.hash) != nil
+        guard let ref = event.payload else { return false }
+        return try payloads.isRewritten(ref.hash, in: transaction)
     }
 
     /// What the projection keeps across the events of this context — cursors opened once, rows
@@ -289,13 +289,19 @@ final class PayloadSource {
         return try body(of: event, in: txn) == json
     }
 
+    /// Whether an erasure rewrote the body `hash` names: one lookup, none while the store has
+    /// rewritten nothing.
+    func isRewritten(_ hash: [UInt8], in txn: Transaction) throws -> Bool {
+        try txn.stat(rewritten).entries > 0 && txn.get(rewritten, key: hash) != nil
+    }
+
     func body(of event: RecordedEvent, in txn: Transaction) throws -> [UInt8]? {
         guard let ref = event.payload else { return nil }
         if let b = pending[event.seq]?.body ?? ahead?.body(event.seq) ?? prep?.body(event.seq) {
             // A body equal to one an erasure rewrote is stored as that row, which holds what the
             // erasure left: the fold reads what the log holds, as a rebuild (or another node)
             // will, not the bytes that just arrived.
-            guard try txn.stat(rewritten).entries > 0, try txn.get(rewritten, key: ref.hash) != nil else { return b }
+            guard try isRewritten(ref.hash, in: txn) else { return b }
         }
         return try storedRow(of: event, in: txn).map { try BlobCodec.decode($0, context: zstd, bases: DeltaBases(bodies: bodies, txn: txn)) }
     }

@@ -30,7 +30,8 @@ struct EngineStoreFiles: StoreFilesRepository {
         let head = try await replacement.run(open: { try await access.openStore() }) { store, _ in
             // Sources' retention first: what it drops is then left out of the copy.
             // Each source whose retention writes takes its lease first, as every write does.
-            let leases = TeamLogLeases(storePath: path, ttl: AppConfiguration.defaultLeaseSeconds, timeout: .seconds(10), logger: access.logger)
+            let leases = TeamLogLeases(
+                storePath: path, ttl: AppConfiguration.defaultLeaseSeconds, timeout: AppConfiguration.defaultTeamTimeout, logger: access.logger)
             let retention = SourceRetention(store: store) { source in
                 if let lease = try await leases.lease(source: source, force: false), let why = lease.unreachable {
                     access.logger.warning("could not lease \(source) in team log \(lease.remote) (\(why)); its retention is applied anyway")
