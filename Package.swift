@@ -91,9 +91,21 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // Domain: Item, ItemVersion, Change, Source, FetchRun; repository protocols and their LMDB
-        // and network implementations; use cases; Dto/Entity → Domain mappers.
-        .target(name: "StrataDomain", dependencies: ["StrataData", "StrataJSON"], swiftSettings: strictSettings),
+        // Domain: Item, ItemVersion, Change, Source, FetchRun; the ports (repository protocols) its
+        // use cases need, in its own terms; typed problems. It knows JSON values and nothing else.
+        .target(name: "StrataDomain", dependencies: ["StrataJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
+
+        // Adapters: the Domain's ports over what backs them, one folder per backing (LMDB for the
+        // store, Curl for the network, Postgres for the team log, SQLite for exports, Subprocess
+        // for child processes, Files for snapshot imports), and the Entity → Domain mappers.
+        .target(
+            name: "StrataAdapters",
+            dependencies: [
+                "StrataDomain", "StrataData", "StrataJSON", "EventStore", "LMDB", "TeamLog", "ChildProcess",
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
 
         // Presentation: ViewData, MVVM view models, terminal renderers (text measured in terminal
         // cells by TerminalUI). No storage, no CLI parsing.
@@ -135,7 +147,7 @@ let package = Package(
         .target(
             name: "StrataApp",
             dependencies: [
-                "StrataData", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "LMDB", "TeamLog", "FixtureServer", "ChildProcess",
+                "StrataData", "StrataDomain", "StrataAdapters", "StrataPresentation", "TerminalImages", "EventStore", "LMDB", "TeamLog", "FixtureServer", "ChildProcess",
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -203,13 +215,13 @@ let package = Package(
             dependencies: ["StrataTestSupport", "TestScratch", "StrataData", "EventStore", "FixtureServer", "CLibraryLoader", "CZstd"],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "StrataDomainTests", dependencies: ["StrataTestSupport", "StrataDomain", "StrataData", "EventStore", "FixtureServer"], swiftSettings: strictSettings),
+        .testTarget(name: "StrataDomainTests", dependencies: ["StrataTestSupport", "StrataDomain", "StrataAdapters", "StrataData", "EventStore", "FixtureServer"], swiftSettings: strictSettings),
         .testTarget(name: "StrataPresentationTests", dependencies: ["TestScratch", "StrataPresentation", "StrataDomain", "StrataData", "StrataJSON"],
                     exclude: ["Goldens"], swiftSettings: strictSettings),  // read at run time by path
         .testTarget(
             name: "StrataAppTests",
             dependencies: [
-                "StrataTestSupport", "StrataApp", "StrataDomain", "StrataPresentation", "TerminalImages", "EventStore", "StrataData", "FixtureServer", "ChildProcess",
+                "StrataTestSupport", "StrataApp", "StrataDomain", "StrataAdapters", "StrataPresentation", "TerminalImages", "EventStore", "StrataData", "FixtureServer", "ChildProcess",
                 .product(name: "Swinject", package: "Swinject")
             ],
             swiftSettings: strictSettings

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import StrataData
 import StrataDomain
+import StrataAdapters
 import StrataPresentation
 package import Swinject
 import TerminalImages
@@ -51,7 +52,7 @@ package struct DomainAssembly: Assembly {
 
     package func assemble(container: Container) {
         let fetchOptions = FetchOptions(configuration.fetch)
-        container.register((any EventLogRepository).self) { r in EngineEventLogRepository(store: r.required(EventStore.self)) }
+        container.register((any EventLogRepository).self) { r in LMDBEventLogRepository(store: r.required(EventStore.self)) }
         container.register((any SourceRepository).self) { r in LMDBSourceRepository(tables: r.required(ItemTables.self)) }
         container.register((any ItemRepository).self) { r in
             LMDBItemRepository(
@@ -59,17 +60,17 @@ package struct DomainAssembly: Assembly {
                 log: r.required((any EventLogRepository).self))
         }
         container.register((any RemoteRepository).self) { r in
-            FetcherRemoteRepository(fetcher: r.required(Fetcher.self), catalog: r.required(SourceCatalog.self), options: fetchOptions)
+            CurlRemoteRepository(fetcher: r.required(Fetcher.self), catalog: r.required(SourceCatalog.self), options: fetchOptions)
         }
         container.register((any ArchiveRepository).self) { r in
-            FetcherArchiveRepository(
+            GitAndFilesArchiveRepository(
                 fetcher: r.required(Fetcher.self), catalog: r.required(SourceCatalog.self), runner: r.required(ChildProcessRunner.self))
         }
         let (leaseSeconds, teamTimeout, logger, leaseReport) = (
             configuration.leaseSeconds, configuration.teamTimeout, configuration.logger, configuration.leaseReport
         )
         container.register((any SourceLeaseRepository).self) { r in
-            TeamLogLeases(storePath: r.required(EventStore.self).path, ttl: leaseSeconds, timeout: teamTimeout, logger: logger)
+            PostgresSourceLeaseRepository(storePath: r.required(EventStore.self).path, ttl: leaseSeconds, timeout: teamTimeout, logger: logger)
         }
         container.register(LeaseSourceForWrite.self) { r in
             LeaseSourceForWrite(leases: r.required((any SourceLeaseRepository).self), report: leaseReport)
@@ -79,7 +80,7 @@ package struct DomainAssembly: Assembly {
                 archive: r.required((any ArchiveRepository).self), sources: r.required((any SourceRepository).self),
                 lease: r.required(LeaseSourceForWrite.self))
         }
-        container.register((any SourceCatalogRepository).self) { r in EventSourceCatalogRepository(catalog: r.required(SourceCatalog.self)) }
+        container.register((any SourceCatalogRepository).self) { r in LMDBSourceCatalogRepository(catalog: r.required(SourceCatalog.self)) }
         container.register(ManageSources.self) { r in
             ManageSources(catalog: r.required((any SourceCatalogRepository).self), lease: r.required(LeaseSourceForWrite.self))
         }
@@ -96,7 +97,7 @@ package struct DomainAssembly: Assembly {
             ServeRecordings(recordings: r.required((any RecordingRepository).self), log: r.required((any EventLogRepository).self))
         }
         container.register((any WriteRepository).self) { r in
-            EventWriteRepository(writes: r.required(LocalWrites.self), outbox: r.required(OutboxTables.self), catalog: r.required(SourceCatalog.self))
+            LMDBWriteRepository(writes: r.required(LocalWrites.self), outbox: r.required(OutboxTables.self), catalog: r.required(SourceCatalog.self))
         }
         let pushOptions = PushOptions(configuration.push)
         container.register((any PushRepository).self) { r in
@@ -113,16 +114,16 @@ package struct DomainAssembly: Assembly {
         }
         container.register(ManageConfig.self) { r in ManageConfig(writes: r.required((any WriteRepository).self)) }
         container.register(QueryItems.self) { r in QueryItems(items: r.required((any ItemRepository).self), sources: r.required((any SourceRepository).self)) }
-        container.register((any SchemaRepository).self) { r in EngineSchemaRepository(tables: SchemaTables(store: r.required(EventStore.self))) }
+        container.register((any SchemaRepository).self) { r in LMDBSchemaRepository(tables: SchemaTables(store: r.required(EventStore.self))) }
         container.register(ReadSchema.self) { r in
             ReadSchema(
                 schema: r.required((any SchemaRepository).self), sources: r.required((any SourceRepository).self),
                 log: r.required((any EventLogRepository).self))
         }
-        container.register((any AlertRepository).self) { r in EventAlertRepository(tables: r.required(AlertTables.self)) }
+        container.register((any AlertRepository).self) { r in LMDBAlertRepository(tables: r.required(AlertTables.self)) }
         let userAgent = configuration.userAgent
         container.register((any NotificationSender).self) { r in
-            ProcessNotificationSender(
+            SubprocessNotificationSender(
                 webhook: WebhookSender(client: r.required((any HTTPClient).self), userAgent: userAgent),
                 exec: ExecSender(runner: r.required(ChildProcessRunner.self)))
         }
@@ -167,10 +168,10 @@ package struct DomainAssembly: Assembly {
             DiffCollection(items: r.required((any ItemRepository).self), sources: r.required((any SourceRepository).self))
         }
         container.register(ReplayLog.self) { r in ReplayLog(log: r.required((any EventLogRepository).self)) }
-        container.register(EngineStoreMaintenance.self) { r in EngineStoreMaintenance(store: r.required(EventStore.self)) }
-        container.register(MaintainStore.self) { r in MaintainStore(store: r.required(EngineStoreMaintenance.self)) }
+        container.register(LMDBStoreMaintenance.self) { r in LMDBStoreMaintenance(store: r.required(EventStore.self)) }
+        container.register(MaintainStore.self) { r in MaintainStore(store: r.required(LMDBStoreMaintenance.self)) }
         container.register(ReadDocuments.self) { r in
-            ReadDocuments(documents: r.required(EngineStoreMaintenance.self), store: r.required(EngineStoreMaintenance.self))
+            ReadDocuments(documents: r.required(LMDBStoreMaintenance.self), store: r.required(LMDBStoreMaintenance.self))
         }
         container.register(WatchSources.self) { r in
             WatchSources(
@@ -214,7 +215,7 @@ package struct DomainAssembly: Assembly {
                 notify: r.required(QueueNotifications.self), deliver: r.required(DeliverNotifications.self), schema: r.required(ReadSchema.self),
                 recordTraffic: r.required(RecordTraffic.self), importTraffic: r.required(ImportTraffic.self), exportTraffic: r.required(ExportTraffic.self),
                 bisect: r.required(BisectHistory.self), forget: r.required(ForgetItems.self), erasures: r.required((any ErasureRepository).self),
-                redactionKey: ManageRedactionKey(keys: LedgerRedactionKeyRepository(store: r.required(EventStore.self))))
+                redactionKey: ManageRedactionKey(keys: LMDBRedactionKeyRepository(store: r.required(EventStore.self))))
         }
     }
 }

@@ -1,5 +1,6 @@
 package import EventStore
 import StrataData
+import StrataAdapters
 package import StrataDomain
 import StrataPresentation
 package import Swinject
@@ -82,4 +83,13 @@ package struct UseCases: Sendable {
     package let erasures: any ErasureRepository
     /// The team's redaction key (``ManageRedactionKey``).
     package let redactionKey: ManageRedactionKey
+}
+
+extension StrataApp {
+    /// Checks a source spec as defining it will, before any store is opened (a spec that cannot
+    /// be defined creates no store).
+    /// - Throws: ``RepositoryError`` `invalidQuery` naming the field at fault.
+    package static func validate(_ spec: SourceSpec, keepingLiteralSecrets: Bool) throws {
+        try spec.validate(keepingLiteralSecrets: keepingLiteralSecrets)
+    }
 }

@@ -11,7 +11,10 @@ import StrataPresentation
 extension StrataServer {
     func addReadRoutes(to router: Router<BasicRequestContext>) {
         router.get("/_strata/sources") { _, _ in
-            await self.answer { .array(try await self.useCases.sources.all().filter { self.allows($0.name) }.map(\.json)) }
+            await self.answer {
+                let sources = self.useCases.sources
+                return .array(try await sources.all().filter { self.allows($0.name) }.map(sources.storedForm))
+            }
         }
         router.get("/_strata/sources/:name/items") { request, context in
             await self.answer {

@@ -278,7 +278,7 @@ struct SourceCommand: AsyncParsableCommand {
                 def.ignore = ignore.flatMap { $0.split(separator: ",").map(String.init) }
                 keeping.apply(to: &def)
                 let keep = headerOptions.allowLiteralSecret
-                do { try def.validate(keepingLiteralSecrets: keep) } catch let e as RepositoryError { throw ValidationError(e.message) }
+                do { try StrataApp.validate(def, keepingLiteralSecrets: keep) } catch let e as RepositoryError { throw ValidationError(e.message) }
                 let app = try await location.app()
                 let seq: UInt64
                 do { seq = try await app.useCases.manageSources.define(def, replace: replace, keepingLiteralSecrets: keep) } catch let e as RepositoryError {
@@ -296,9 +296,10 @@ struct SourceCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let sources = try await location.app().useCases.manageSources.all()
+                let manage = try await location.app().useCases.manageSources
+                let sources = try await manage.all()
                 switch format {
-                case .json, .ndjson: emit(sources.map(\.masked.json), as: format)
+                case .json, .ndjson: emit(sources.map(manage.storedForm), as: format)
                 case .table:
                     if sources.isEmpty { emit("no sources; add one with `strata source add`"); return }
                     var t = TextTable(headers: ["NAME", "URL", "ITEMS", "ID", "DETAIL", "IMAGE"])
@@ -321,7 +322,10 @@ struct SourceCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 let json: JSONValue
-                do { json = try await location.app().useCases.manageSources.definition(name).masked.json } catch let e as RepositoryError {
+                do {
+                    let manage = try await location.app().useCases.manageSources
+                    json = manage.storedForm(try await manage.definition(name))
+                } catch let e as RepositoryError {
                     throw CLIError(e.message, exit: ExitCodes.notFound)
                 }
                 switch format {

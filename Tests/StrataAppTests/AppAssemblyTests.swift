@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import StrataApp
 import StrataData
+import StrataAdapters
 import StrataDomain
 import StrataPresentation
 import Swinject
@@ -24,10 +25,10 @@ import Testing
         #expect(resolver.resolve(Fetcher.self) === resolver.resolve(Fetcher.self))
         #expect(resolver.resolve(SourceCatalog.self) != nil)
         #expect(resolver.resolve(ItemTables.self) != nil)
-        #expect(resolver.resolve((any EventLogRepository).self) is EngineEventLogRepository)
+        #expect(resolver.resolve((any EventLogRepository).self) is LMDBEventLogRepository)
         #expect(resolver.resolve((any SourceRepository).self) is LMDBSourceRepository)
         #expect(resolver.resolve((any ItemRepository).self) is LMDBItemRepository)
-        #expect(resolver.resolve((any RemoteRepository).self) is FetcherRemoteRepository)
+        #expect(resolver.resolve((any RemoteRepository).self) is CurlRemoteRepository)
         #expect(resolver.resolve(QueryItems.self) != nil)
         #expect(resolver.resolve(RefreshSource.self) != nil)
         #expect(resolver.resolve(LoadItemDetail.self) != nil)

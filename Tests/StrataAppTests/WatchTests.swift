@@ -2,6 +2,7 @@ import EventStore
 import FixtureServer
 import Foundation
 import StrataApp
+import StrataAdapters
 import StrataDomain
 import StrataTestSupport
 import Synchronization

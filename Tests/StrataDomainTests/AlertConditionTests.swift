@@ -1,3 +1,4 @@
+import StrataAdapters
 import StrataDomain
 import StrataJSON
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import StrataAdapters
 import StrataDomain
 import StrataJSON
 import Synchronization

@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import StrataData
+import StrataAdapters
 import StrataDomain
 import Testing
 

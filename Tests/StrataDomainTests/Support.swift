@@ -3,6 +3,7 @@ import FixtureServer
 import Foundation
 import Logging
 import StrataData
+import StrataAdapters
 import StrataDomain
 
 @_exported import StrataTestSupport
@@ -20,14 +21,14 @@ let carsDefinition = SourceDefinition(
 struct Repositories {
     let store: EventStore
     let tables: ItemTables
-    let log: EngineEventLogRepository
+    let log: LMDBEventLogRepository
     let sources: LMDBSourceRepository
     let items: LMDBItemRepository
 
     init(store: EventStore) {
         self.store = store
         tables = ItemTables(store: store)
-        log = EngineEventLogRepository(store: store)
+        log = LMDBEventLogRepository(store: store)
         sources = LMDBSourceRepository(tables: tables)
         items = LMDBItemRepository(tables: tables, sources: sources, log: log)
     }

@@ -2,18 +2,19 @@ import EventStore
 import FixtureServer
 import Foundation
 import StrataData
+import StrataAdapters
 import StrataDomain
 import Testing
 
 /// Use cases over the real repositories, with the fixture server on loopback for the network.
 @Suite struct UseCaseTests {
-    func wired(_ store: EventStore, retries: Int = 0) -> (Repositories, FetcherRemoteRepository) {
+    func wired(_ store: EventStore, retries: Int = 0) -> (Repositories, CurlRemoteRepository) {
         let r = Repositories(store: store)
         var options = FetchOptions()
         options.retries = retries
         options.timeout = 30  // a healthy answer on two cores shared with the whole suite can take over 5 s
         options.environment = [:]
-        let remote = FetcherRemoteRepository(
+        let remote = CurlRemoteRepository(
             fetcher: Fetcher(store: store, client: CurlHTTPClient(), logger: quiet()),
             catalog: SourceCatalog(store: store), options: options)
         return (r, remote)

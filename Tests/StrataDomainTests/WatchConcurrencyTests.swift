@@ -1,6 +1,8 @@
 import Foundation
 import StrataData
+import StrataAdapters
 import StrataDomain
+import StrataJSON
 import Synchronization
 import Testing
 
@@ -18,15 +20,17 @@ import Testing
     }
 
     struct Catalog: SourceCatalogRepository {
-        func define(_ definition: SourceDefinition, replace: Bool, keepingLiteralSecrets: Bool) async throws -> UInt64 { 1 }
-        func definitions() async throws -> [SourceDefinition] {
+        func validate(_ spec: SourceSpec, keepingLiteralSecrets: Bool) throws {}
+        func define(_ spec: SourceSpec, replace: Bool, keepingLiteralSecrets: Bool) async throws -> UInt64 { 1 }
+        func definitions() async throws -> [SourceSpec] {
             WatchConcurrencyTests.names.map { n in
-                var d = SourceDefinition(name: n, url: "http://\(WatchConcurrencyTests.host(n))/\(n)")
-                d.schedule = FetchSchedule(every: 3_600)
+                var d = SourceSpec(name: n, url: "http://\(WatchConcurrencyTests.host(n))/\(n)")
+                d.schedule = SourceSchedule(every: 3_600)
                 return d
             }
         }
-        func definition(_ name: String) async throws -> SourceDefinition? { try await definitions().first { $0.name == name } }
+        func definition(_ name: String) async throws -> SourceSpec? { try await definitions().first { $0.name == name } }
+        func storedForm(_ spec: SourceSpec) -> JSONValue { .null }
         func remove(_ name: String) async throws {}
     }
 

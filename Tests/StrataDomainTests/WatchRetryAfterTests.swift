@@ -1,6 +1,8 @@
 import Foundation
 import StrataData
+import StrataAdapters
 import StrataDomain
+import StrataJSON
 import Synchronization
 import Testing
 
@@ -21,13 +23,15 @@ import Testing
     }
 
     struct Catalog: SourceCatalogRepository {
-        func define(_ definition: SourceDefinition, replace: Bool, keepingLiteralSecrets: Bool) async throws -> UInt64 { 1 }
-        func definitions() async throws -> [SourceDefinition] {
-            var d = SourceDefinition(name: "api", url: "http://127.0.0.1:1/items")
-            d.schedule = FetchSchedule(every: 60)
+        func validate(_ spec: SourceSpec, keepingLiteralSecrets: Bool) throws {}
+        func define(_ spec: SourceSpec, replace: Bool, keepingLiteralSecrets: Bool) async throws -> UInt64 { 1 }
+        func definitions() async throws -> [SourceSpec] {
+            var d = SourceSpec(name: "api", url: "http://127.0.0.1:1/items")
+            d.schedule = SourceSchedule(every: 60)
             return [d]
         }
-        func definition(_ name: String) async throws -> SourceDefinition? { try await definitions().first { $0.name == name } }
+        func definition(_ name: String) async throws -> SourceSpec? { try await definitions().first { $0.name == name } }
+        func storedForm(_ spec: SourceSpec) -> JSONValue { .null }
         func remove(_ name: String) async throws {}
     }
 

@@ -114,6 +114,7 @@ final class MemoryRepositories: ItemRepository, SourceRepository, RemoteReposito
 
     func resolve(_ point: PointInTime) async throws -> UInt64 { try resolveSync(point) }
     func body(sha256: String) async throws -> [UInt8]? { nil }
+    func shownPayload(of entry: LogEntry) async throws -> [UInt8]? { nil }
 }
 
 /// A fixed, deterministic scene: a cars source fetched twice.

@@ -1,5 +1,4 @@
 import Foundation
-import StrataData
 import StrataDomain
 import StrataJSON
 
@@ -14,7 +13,7 @@ final class MemoryWrites: WriteRepository, PushRepository, @unchecked Sendable {
     private(set) var patched: [(id: String, changes: [Change])] = []
     private(set) var deleted: [String] = []
     private(set) var pushes = 0
-    private var sessionsByName: [String: EditSessionEntity] = [:]
+    private var sessionsByName: [String: SessionRecord] = [:]
     private var open: [LocalWrite] = []
 
     init(items: MemoryRepositories) { self.items = items }
@@ -36,9 +35,10 @@ final class MemoryWrites: WriteRepository, PushRepository, @unchecked Sendable {
         return s
     }
 
-    func create(source: String, id: String, document: JSONValue, user: String) async throws -> UInt64 {
-        lock.withLock {
-            created.append((source, document)); return write(.create, source, id, document: document)
+    func create(source: String, document: JSONValue, user: String) async throws -> (seq: UInt64, id: String) {
+        let id = "local-" + UUID().uuidString.prefix(13).lowercased()
+        return lock.withLock {
+            created.append((source, document)); return (write(.create, source, id, document: document), id)
         }
     }
 
@@ -58,16 +58,17 @@ final class MemoryWrites: WriteRepository, PushRepository, @unchecked Sendable {
 
     func stage(session: String, source: String, id: String, changes: [Change], base: WriteBase, user: String) async throws -> UInt64 {
         lock.withLock {
-            var s = sessionsByName[session].flatMap { $0.state == .open ? $0 : nil } ?? EditSessionEntity(name: session, state: .open, edits: [])
+            var s = sessionsByName[session].flatMap { $0.state == .open ? $0 : nil } ?? SessionRecord(name: session, state: .open, edits: [])
             let n = next()
-            s.edits.append(StagedEdit(seq: n, source: source, key: id, ops: changes.map(PatchOperation.init), base: base.document, baseVersion: base.version))
+            s.edits.append(
+                SessionEdit(seq: n, source: source, itemID: id, ops: changes.map(PatchOperation.init), base: base.document, baseVersion: base.version))
             sessionsByName[session] = s
             return n
         }
     }
 
-    func session(_ name: String) async throws -> EditSessionEntity? { lock.withLock { sessionsByName[name] } }
-    func sessions() async throws -> [EditSessionEntity] { lock.withLock { Array(sessionsByName.values) } }
+    func session(_ name: String) async throws -> SessionRecord? { lock.withLock { sessionsByName[name] } }
+    func sessions() async throws -> [SessionRecord] { lock.withLock { Array(sessionsByName.values) } }
 
     func accept(session: String, patches: [(source: String, id: String, changes: [Change], base: WriteBase)], user: String) async throws -> [UInt64] {
         lock.withLock {

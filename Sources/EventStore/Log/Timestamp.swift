@@ -1,5 +1,6 @@
 public import Foundation
 import Synchronization
+import StrataJSON
 
 /// A point in time with microsecond resolution, stored as microseconds since 1970-01-01 UTC.
 public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
@@ -7,14 +8,10 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     public init(microseconds: Int64) { self.microseconds = microseconds }
 
-    /// A date far outside the range of microseconds since 1970 (about ±292,000 years), which
-    /// only a computed date like "now minus 10^300 seconds" reaches, is clamped to its ends.
-    public init(_ date: Date) {
-        let us = (date.timeIntervalSince1970 * 1_000_000).rounded()
-        microseconds = us.isNaN ? 0 : us >= 9.2e18 ? .max : us <= -9.2e18 ? .min : Int64(us)
-    }
+    /// A date far outside the range of microseconds since 1970 is clamped to its ends.
+    public init(_ date: Date) { microseconds = UTCMicroseconds.of(date) }
 
-    public var date: Date { Date(timeIntervalSince1970: Double(microseconds) / 1_000_000) }
+    public var date: Date { UTCMicroseconds.date(microseconds) }
 
     public static func < (a: Timestamp, b: Timestamp) -> Bool { a.microseconds < b.microseconds }
 
@@ -25,27 +22,15 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     public init(sortableBits bits: UInt64) { microseconds = Int64(bitPattern: bits ^ (1 << 63)) }
 
     /// ISO 8601 in UTC with milliseconds, e.g. `2026-11-22T08:00:00.000Z`.
-    public var iso8601: String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
-    }
+    public var iso8601: String { UTCMicroseconds.iso8601(microseconds) }
 
     public var description: String { iso8601 }
 
     /// Parses ISO 8601 date-times (`2026-11-22T08:00:00Z`, with fractional seconds or an offset)
     /// and plain dates (`2026-11-22`, taken as the end of that day in UTC).
     public init?(iso8601 text: String) {
-        let s = text.trimmingCharacters(in: .whitespaces)
-        if let d = try? Date(s, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)) {
-            self.init(d); return
-        }
-        if let d = try? Date(s, strategy: .iso8601) {
-            self.init(d); return
-        }
-        if let d = try? Date(s, strategy: .iso8601.year().month().day().dateSeparator(.dash)) {
-            // A bare date means "as of the end of that day".
-            self.init(microseconds: Timestamp(d).microseconds + 86_400_000_000 - 1); return
-        }
-        return nil
+        guard let us = UTCMicroseconds.parse(iso8601: text) else { return nil }
+        microseconds = us
     }
 }
 

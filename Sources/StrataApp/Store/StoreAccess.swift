@@ -2,11 +2,12 @@ package import EventStore
 import Foundation
 package import Logging
 import StrataData
+import StrataAdapters
 package import StrataDomain
 
 /// Where the store is and how it is opened: the one place that opens a store, with the one list
 /// of projections Strata keeps.
-package struct StoreAccess: Sendable {
+package struct StoreAccess: StoreOpening {
     /// The store's directory.
     package var path: String
     /// The encrypted store's key file; nil for a store without encryption.
@@ -67,8 +68,14 @@ package struct StoreAccess: Sendable {
         return store
     }
 
+    package func opened() async throws -> EventStore { try await openStore() }
+
     /// The store's files, whether or not it is open: the chain check without a key, compaction, rekey.
-    package var files: ManageStoreFiles { ManageStoreFiles(files: EngineStoreFiles(access: self)) }
+    package var files: ManageStoreFiles {
+        let leases = PostgresSourceLeaseRepository(
+            storePath: path, ttl: AppConfiguration.defaultLeaseSeconds, timeout: AppConfiguration.defaultTeamTimeout, logger: logger)
+        return ManageStoreFiles(files: LMDBStoreFiles(access: self, leases: leases))
+    }
 
     /// The team logs this store shares its history through; `operationTimeout` bounds each
     /// database step.
@@ -78,18 +85,4 @@ package struct StoreAccess: Sendable {
 
     /// Key files, which belong to no store until one is created or rekeyed under them.
     package static var keyFiles: ManageStoreFiles { StoreAccess(path: "").files }
-}
-
-/// Runs an engine call, its errors as repository errors with the engine's words: a missing or
-/// wrong key is `key`, anything else `storage`.
-func engine<T>(_ body: () async throws -> T) async throws -> T {
-    do { return try await body() } catch let e as EventStoreError {
-        throw RepositoryError(e.code == .encryption ? .key : .storage, "\(e)", cause: e)
-    }
-}
-
-func engine<T>(_ body: () throws -> T) throws -> T {
-    do { return try body() } catch let e as EventStoreError {
-        throw RepositoryError(e.code == .encryption ? .key : .storage, "\(e)", cause: e)
-    }
 }

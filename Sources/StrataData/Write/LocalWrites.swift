@@ -3,7 +3,7 @@ import Foundation
 
 /// The base of a write: the item's document as the user saw it, its version and the ETag of the
 /// server's version under it, if known.
-public struct WriteBase: Sendable, Hashable {
+public struct WriteBaseEntity: Sendable, Hashable {
     public var document: JSONValue
     public var version: Int
     public var etag: String?
@@ -27,7 +27,7 @@ public struct LocalWrites: Sendable {
         return NewEvent(type: type, stream: source, metadata: meta, payload: payload?.canonicalBytes)
     }
 
-    private static func baseMeta(_ base: WriteBase?, session: String?) -> [(String, String)] {
+    private static func baseMeta(_ base: WriteBaseEntity?, session: String?) -> [(String, String)] {
         var m: [(String, String)] = []
         if let session { m.append(("session", session)) }
         if let base {
@@ -51,19 +51,19 @@ public struct LocalWrites: Sendable {
         ).map(\.seq)
     }
 
-    public func patchEvent(source: String, key: String, ops: [PatchOperation], base: WriteBase, user: String, session: String? = nil) -> NewEvent {
+    public func patchEvent(source: String, key: String, ops: [PatchOperation], base: WriteBaseEntity, user: String, session: String? = nil) -> NewEvent {
         event(
             WriteEvents.patched, source: source, key: key, user: user, Self.baseMeta(base, session: session),
             payload: .object(["ops": .array(ops.map(\.json)), "base": base.document]))
     }
 
     @discardableResult
-    public func patch(source: String, key: String, ops: [PatchOperation], base: WriteBase, user: String) async throws -> UInt64 {
+    public func patch(source: String, key: String, ops: [PatchOperation], base: WriteBaseEntity, user: String) async throws -> UInt64 {
         try await store.append(patchEvent(source: source, key: key, ops: ops, base: base, user: user)).seq
     }
 
     /// Deletes of several items, in one append; returns their seqs.
-    public func delete(source: String, items: [(key: String, base: WriteBase)], user: String) async throws -> [UInt64] {
+    public func delete(source: String, items: [(key: String, base: WriteBaseEntity)], user: String) async throws -> [UInt64] {
         try await store.append(
             items.map {
                 event(
@@ -74,7 +74,7 @@ public struct LocalWrites: Sendable {
     }
 
     @discardableResult
-    public func stage(session: String, source: String, key: String, ops: [PatchOperation], base: WriteBase, user: String) async throws -> UInt64 {
+    public func stage(session: String, source: String, key: String, ops: [PatchOperation], base: WriteBaseEntity, user: String) async throws -> UInt64 {
         try await store.append(
             event(
                 WriteEvents.staged, source: source, key: key, user: user, Self.baseMeta(base, session: session),
@@ -83,7 +83,8 @@ public struct LocalWrites: Sendable {
     }
 
     /// The session's acceptance and one patch per item, in one append.
-    public func accept(session: String, patches: [(source: String, key: String, ops: [PatchOperation], base: WriteBase)], user: String) async throws -> [UInt64]
+    public func accept(session: String, patches: [(source: String, key: String, ops: [PatchOperation], base: WriteBaseEntity)], user: String) async throws
+        -> [UInt64]
     {
         var batch = patches.map { patchEvent(source: $0.source, key: $0.key, ops: $0.ops, base: $0.base, user: user, session: session) }
         batch.append(
@@ -137,7 +138,7 @@ public struct LocalWrites: Sendable {
 
     /// The base a new write on `key` has now: the item's document as reads show it (local writes
     /// included), its version, and the ETag of the server's last answer or of its stored detail.
-    public func base(source: SourceDefinition, key: String) async throws -> WriteBase? {
+    public func base(source: SourceDefinition, key: String) async throws -> WriteBaseEntity? {
         let detailURL = source.detailURL?.replacingOccurrences(of: "{id}", with: key)
         return try await store.read { [store] txn in
             let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
@@ -147,7 +148,7 @@ public struct LocalWrites: Sendable {
                 let cache = DocumentReader(transaction: txn, tables: try store.tables(of: "http-cache"))
                 if case .string(let e)? = try cache.state(collection: "http", key: detailURL)?.document.value(atPath: "etag") { etag = e }
             }
-            return WriteBase(document: s.document, version: s.version, etag: etag)
+            return WriteBaseEntity(document: s.document, version: s.version, etag: etag)
         }
     }
 }

@@ -84,3 +84,16 @@ package struct ItemImage: Sendable, Hashable {
         self.url = url; self.sha256 = sha256; self.size = size; self.contentType = contentType
     }
 }
+
+extension Item {
+    /// The order people expect ids in: numeric ids by value (2 before 10) and before other ids,
+    /// which compare by their UTF-8 bytes.
+    package static func idPrecedes(_ a: String, _ b: String) -> Bool {
+        switch (UInt64(a), UInt64(b)) {
+        case let (x?, y?): return x != y ? x < y : a.utf8.lexicographicallyPrecedes(b.utf8)
+        case (.some, nil): return true
+        case (nil, .some): return false
+        case (nil, nil): return a.utf8.lexicographicallyPrecedes(b.utf8)
+        }
+    }
+}

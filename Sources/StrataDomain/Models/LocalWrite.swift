@@ -67,6 +67,42 @@ package struct LocalWrite: Sendable, Hashable, Identifiable {
     }
 }
 
+/// The base of a write: the item's document as the user saw it, its version and the ETag of the
+/// server's version under it, if known.
+package struct WriteBase: Sendable, Hashable {
+    package var document: JSONValue
+    package var version: Int
+    package var etag: String?
+
+    package init(document: JSONValue, version: Int, etag: String?) {
+        self.document = document; self.version = version; self.etag = etag
+    }
+}
+
+/// A session as recorded: its state and each staged edit, in the order they were staged.
+package struct SessionRecord: Sendable, Hashable {
+    package var name: String
+    package var state: EditSession.State
+    package var edits: [SessionEdit]
+
+    package init(name: String, state: EditSession.State, edits: [SessionEdit]) { self.name = name; self.state = state; self.edits = edits }
+}
+
+/// One staged edit of a session: its operations and the base it was staged on.
+package struct SessionEdit: Sendable, Hashable {
+    package var seq: UInt64
+    package var source: String
+    package var itemID: String
+    package var ops: [PatchOperation]
+    package var base: JSONValue?
+    package var baseETag: String?
+    package var baseVersion: Int?
+
+    package init(seq: UInt64, source: String, itemID: String, ops: [PatchOperation], base: JSONValue?, baseETag: String? = nil, baseVersion: Int? = nil) {
+        self.seq = seq; self.source = source; self.itemID = itemID; self.ops = ops; self.base = base; self.baseETag = baseETag; self.baseVersion = baseVersion
+    }
+}
+
 /// Edits staged across items, accepted (one batch of patches) or cancelled as one.
 package struct EditSession: Sendable, Hashable {
     package enum State: String, Sendable, Hashable { case open, accepted, cancelled }

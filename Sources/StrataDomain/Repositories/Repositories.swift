@@ -1,4 +1,3 @@
-package import StrataData
 package import StrataJSON
 
 /// The stored items of every source: lists, filters, single items, history and diffs, now or as
@@ -50,6 +49,9 @@ package protocol EventLogRepository: Sendable {
     func resolve(_ point: PointInTime) async throws -> UInt64
     /// A stored body (an event's payload) by SHA-256; nil when not stored.
     func body(sha256: String) async throws -> [UInt8]?
+    /// An event's payload as it is shown outside the store (exports): the stored body, except
+    /// that a source definition stored before literal credentials were refused has them hidden.
+    func shownPayload(of entry: LogEntry) async throws -> [UInt8]?
 }
 
 extension RemoteRepository {
@@ -74,12 +76,18 @@ package protocol ExportRepository: Sendable {
 
 /// The source definitions themselves (what `source add` writes), as events.
 package protocol SourceCatalogRepository: Sendable {
+    /// Checks a spec as ``define(_:replace:keepingLiteralSecrets:)`` will, before anything is
+    /// taken or written. Throws ``RepositoryError`` `invalidQuery` naming the field at fault.
+    func validate(_ spec: SourceSpec, keepingLiteralSecrets: Bool) throws
     /// Appends the definition (or its change); returns its seq. With `keepingLiteralSecrets`,
     /// literal credentials in its headers are kept outside the log and referred to.
-    func define(_ definition: SourceDefinition, replace: Bool, keepingLiteralSecrets: Bool) async throws -> UInt64
-    func definitions() async throws -> [SourceDefinition]
-    func definition(_ name: String) async throws -> SourceDefinition?
+    func define(_ spec: SourceSpec, replace: Bool, keepingLiteralSecrets: Bool) async throws -> UInt64
+    func definitions() async throws -> [SourceSpec]
+    func definition(_ name: String) async throws -> SourceSpec?
     func remove(_ name: String) async throws
+    /// The definition as the log stores it, keys sorted, a literal credential (from a store
+    /// defined before literals were refused) shown as `[hidden]`.
+    func storedForm(_ spec: SourceSpec) -> JSONValue
 }
 
 /// Local writes as events: creates, patches, deletes, staged edits and sessions, settings, and
@@ -92,13 +100,14 @@ package protocol WriteRepository: Sendable {
     /// What a write on the item would be based on now (reads show it; local writes included);
     /// nil when the item is not there.
     func base(source: String, id: String) async throws -> WriteBase?
-    func create(source: String, id: String, document: JSONValue, user: String) async throws -> UInt64
+    /// Creates an item under a new local id; returns the write's seq and that id.
+    func create(source: String, document: JSONValue, user: String) async throws -> (seq: UInt64, id: String)
     func patch(source: String, id: String, changes: [Change], base: WriteBase, user: String) async throws -> UInt64
     func delete(source: String, items: [(id: String, base: WriteBase)], user: String) async throws -> [UInt64]
     func stage(session: String, source: String, id: String, changes: [Change], base: WriteBase, user: String) async throws -> UInt64
     /// A session's staged edits, or nil when it never existed.
-    func session(_ name: String) async throws -> EditSessionEntity?
-    func sessions() async throws -> [EditSessionEntity]
+    func session(_ name: String) async throws -> SessionRecord?
+    func sessions() async throws -> [SessionRecord]
     /// The session's acceptance and one patch per item, appended as one batch.
     func accept(session: String, patches: [(source: String, id: String, changes: [Change], base: WriteBase)], user: String) async throws -> [UInt64]
     func cancel(session: String, edits: Int, user: String) async throws
@@ -131,4 +140,9 @@ package protocol RecordingRepository: Sendable {
     /// The distinct bodies a request body may have been recorded as, besides itself: as each
     /// source that redacts JSON paths stored it (its digest is part of the request's key).
     func redactedRequestBodies(_ body: [UInt8], headers: [(name: String, value: String)]) async throws -> [[UInt8]]
+    /// What a request is recorded under: its target for a GET without a body, else the method,
+    /// the target and the body's digest.
+    func requestKey(method: String, target: String, body: [UInt8]?) -> String
+    /// A request body's SHA-256, lower-case hex.
+    func bodyDigest(_ body: [UInt8]) -> String
 }

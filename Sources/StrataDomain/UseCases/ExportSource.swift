@@ -1,5 +1,4 @@
 import Foundation
-import StrataData
 import StrataJSON
 
 /// Exports a source into SQLite (for Datasette and sqlite-utils), and the event log as a stream
@@ -47,15 +46,6 @@ package struct ExportSource: Sendable {
         try await log.body(sha256: sha256)
     }
 
-    /// An event's payload as an export gives it: the stored body, except that a source definition
-    /// stored before literal credentials were refused has them as `[hidden]` (its digest then no
-    /// longer matches; the log itself keeps it until the source is forgotten).
-    package func payload(of entry: LogEntry) async throws -> [UInt8]? {
-        guard let sha = entry.payloadSHA256, let body = try await log.body(sha256: sha) else { return nil }
-        guard entry.type == DataEvents.sourceDefined || entry.type == DataEvents.sourceChanged,
-            let definition = try? JSONDecoder().decode(SourceDefinition.self, from: Data(body)),
-            !definition.literalSecretHeaders.isEmpty
-        else { return body }
-        return definition.masked.json.canonicalBytes
-    }
+    /// An event's payload as an export gives it (``EventLogRepository/shownPayload(of:)``).
+    package func payload(of entry: LogEntry) async throws -> [UInt8]? { try await log.shownPayload(of: entry) }
 }

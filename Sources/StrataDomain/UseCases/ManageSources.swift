@@ -1,3 +1,5 @@
+package import StrataJSON
+
 /// Defines, changes, lists and removes sources (each change an event in the log).
 package struct ManageSources: Sendable {
     let catalog: any SourceCatalogRepository
@@ -14,19 +16,23 @@ package struct ManageSources: Sendable {
     /// - Throws: ``RepositoryError`` `invalidQuery` naming the flag at fault, or when the source
     ///   exists and `replace` is false.
     package func define(_ spec: SourceSpec, replace: Bool = false, keepingLiteralSecrets: Bool = false) async throws -> UInt64 {
-        try spec.validate(keepingLiteralSecrets: keepingLiteralSecrets)
+        try catalog.validate(spec, keepingLiteralSecrets: keepingLiteralSecrets)
         try await lease(spec.name)
-        return try await catalog.define(spec.definition, replace: replace, keepingLiteralSecrets: keepingLiteralSecrets)
+        return try await catalog.define(spec, replace: replace, keepingLiteralSecrets: keepingLiteralSecrets)
     }
 
-    package func all() async throws -> [SourceSpec] { try await catalog.definitions().map(SourceSpec.init) }
+    package func all() async throws -> [SourceSpec] { try await catalog.definitions() }
+
+    /// The definition as stored (``SourceCatalogRepository/storedForm(_:)``): what `source show`
+    /// and `GET /sources` give.
+    package func storedForm(_ spec: SourceSpec) -> JSONValue { catalog.storedForm(spec) }
 
     /// - Throws: ``RepositoryError`` `notFound`.
     package func definition(_ name: String) async throws -> SourceSpec {
         guard let d = try await catalog.definition(name) else {
             throw RepositoryError(.notFound, "no source named \(name); see `strata source list`")
         }
-        return SourceSpec(d)
+        return d
     }
 
     /// - Throws: ``RepositoryError`` `notFound`.

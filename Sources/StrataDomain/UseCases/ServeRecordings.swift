@@ -1,4 +1,3 @@
-import StrataData
 /// The API as Strata recorded it, URL by URL, at any point of the log: what `strata serve`
 /// answers a client with.
 package struct ServeRecordings: Sendable {
@@ -40,9 +39,9 @@ package struct ServeRecordings: Sendable {
     package func nextRun(after seq: UInt64) async throws -> UInt64? { try await recordings.runEnd(after: seq) }
 
     /// What a request is recorded under: its target for a GET without a body, else the method,
-    /// the target and the body's digest (``RequestKey``).
+    /// the target and the body's digest.
     package func requestKey(method: String, target: String, body: [UInt8]?) -> String {
-        RequestKey.make(method: method, target: target, body: body)
+        recordings.requestKey(method: method, target: target, body: body)
     }
 
     /// The keys of a request whose body was recorded redacted: its body as each source that
@@ -54,7 +53,7 @@ package struct ServeRecordings: Sendable {
     }
 
     /// A request body's SHA-256, lower-case hex.
-    package func bodyDigest(_ body: [UInt8]) -> String { RequestKey.bodyDigest(body) }
+    package func bodyDigest(_ body: [UInt8]) -> String { recordings.bodyDigest(body) }
 
     /// The seq a point stands for.
     package func resolve(_ point: PointInTime) async throws -> UInt64 { try await log.resolve(point) }

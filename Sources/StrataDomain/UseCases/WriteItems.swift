@@ -1,4 +1,3 @@
-import StrataData
 import Foundation
 package import StrataJSON
 
@@ -46,9 +45,8 @@ package struct WriteItems: Sendable {
         if let owner = source.ownerField, doc.value(atPath: owner) == nil {
             doc = try ItemEdit(sets: [(owner, .string(user))]).applied(to: doc)
         }
-        let id = WriteEvents.localKey()
         try await lease(name)
-        return (try await writes.create(source: name, id: id, document: doc, user: user), id)
+        return try await writes.create(source: name, document: doc, user: user)
     }
 
     /// Edits an item: the difference between its document now and after `edit` becomes the
@@ -64,7 +62,7 @@ package struct WriteItems: Sendable {
         if let session {
             // Staged edits build on the session's earlier edits of the same item.
             if let s = try await writes.session(session), s.state == .open {
-                for e in s.edits where e.source == name && e.key == id { base.document = (try? base.document.applying(e.ops)) ?? base.document }
+                for e in s.edits where e.source == name && e.itemID == id { base.document = (try? base.document.applying(e.ops)) ?? base.document }
             }
         }
         let target = try edit.applied(to: base.document)
@@ -105,11 +103,11 @@ package struct WriteItems: Sendable {
 
     package func sessions() async throws -> [EditSession] { try await writes.sessions().map(Self.combined) }
 
-    static func combined(_ s: EditSessionEntity) -> EditSession {
+    static func combined(_ s: SessionRecord) -> EditSession {
         var order: [String] = [], byItem: [String: (source: String, id: String, base: JSONValue, result: JSONValue, edits: Int)] = [:]
         for e in s.edits {
-            let k = e.source + "\u{1F}" + e.key
-            var entry = byItem[k] ?? (e.source, e.key, e.base ?? .object([:]), e.base ?? .object([:]), 0)
+            let k = e.source + "\u{1F}" + e.itemID
+            var entry = byItem[k] ?? (e.source, e.itemID, e.base ?? .object([:]), e.base ?? .object([:]), 0)
             if byItem[k] == nil { order.append(k) }
             entry.result = (try? entry.result.applying(e.ops)) ?? entry.result
             entry.edits += 1
@@ -120,7 +118,7 @@ package struct WriteItems: Sendable {
             return StagedItem(
                 source: e.source, itemID: e.id, changes: e.base.diff(to: e.result).map(Change.init(patch:)), base: e.base, result: e.result, edits: e.edits)
         }
-        return EditSession(name: s.name, state: EditSession.State(rawValue: s.state.rawValue) ?? .open, items: items)
+        return EditSession(name: s.name, state: s.state, items: items)
     }
 
     /// Accepts an open session: one patch per item, appended together with the acceptance in
@@ -132,7 +130,7 @@ package struct WriteItems: Sendable {
         let combined = Self.combined(s)
         var patches: [(source: String, id: String, changes: [Change], base: WriteBase)] = []
         for item in combined.items where !item.changes.isEmpty {
-            let first = s.edits.first { $0.source == item.source && $0.key == item.itemID }!
+            let first = s.edits.first { $0.source == item.source && $0.itemID == item.itemID }!
             patches.append(
                 (
                     item.source, item.itemID, item.changes,

@@ -1,5 +1,5 @@
 package import Foundation
-import EventStore
+import StrataJSON
 
 /// A moment as the log keeps it: microseconds since 1970 in UTC.
 package struct LogTime: Sendable, Hashable, Comparable {
@@ -7,19 +7,19 @@ package struct LogTime: Sendable, Hashable, Comparable {
 
     package init(microseconds: Int64) { self.microseconds = microseconds }
 
-    package init(_ date: Date) { microseconds = Timestamp(date).microseconds }
+    package init(_ date: Date) { microseconds = UTCMicroseconds.of(date) }
 
     /// Parses ISO 8601 date-times (with fractional seconds or an offset) and plain dates, which
     /// stand for the end of that day in UTC.
     package init?(iso8601 text: String) {
-        guard let t = Timestamp(iso8601: text) else { return nil }
-        microseconds = t.microseconds
+        guard let us = UTCMicroseconds.parse(iso8601: text) else { return nil }
+        microseconds = us
     }
 
-    package var date: Date { Timestamp(microseconds: microseconds).date }
+    package var date: Date { UTCMicroseconds.date(microseconds) }
 
     /// ISO 8601 in UTC with milliseconds, e.g. `2026-11-22T08:00:00.000Z`.
-    package var iso8601: String { Timestamp(microseconds: microseconds).iso8601 }
+    package var iso8601: String { UTCMicroseconds.iso8601(microseconds) }
 
     package static func < (a: LogTime, b: LogTime) -> Bool { a.microseconds < b.microseconds }
 }
