@@ -202,8 +202,8 @@ bench-start: release
 TEAMLOG_RUNS ?= 5
 bench-teamlog: deps
 	@command -v /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
-	$(SWIFT) build -c release --product strata
-	Benchmarks/scripts/teamlog-bench.sh .build/release/strata $(TEAMLOG_RUNS)
+	$(SWIFT) build -c release --product strata-lab
+	Benchmarks/scripts/teamlog-bench.sh .build/release/strata-lab $(TEAMLOG_RUNS)
 
 clean:
 	rm -rf .build

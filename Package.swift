@@ -93,7 +93,7 @@ let package = Package(
 
         // Domain: Item, ItemVersion, Change, Source, FetchRun; the ports (repository protocols) its
         // use cases need, in its own terms; typed problems. It knows JSON values and nothing else.
-        .target(name: "StrataDomain", dependencies: ["StrataJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
+        .target(name: "StrataDomain", dependencies: ["StrataJSON"], swiftSettings: strictSettings),
 
         // Adapters: the Domain's ports over what backs them, one folder per backing (LMDB for the
         // store, Curl for the network, Postgres for the team log, SQLite for exports, Subprocess
@@ -101,8 +101,7 @@ let package = Package(
         .target(
             name: "StrataAdapters",
             dependencies: [
-                "StrataDomain", "StrataData", "StrataJSON", "EventStore", "LMDB", "TeamLog", "ChildProcess",
-                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+                "StrataDomain", "StrataData", "StrataJSON", "EventStore", "TeamLog", "ChildProcess", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
@@ -147,7 +146,7 @@ let package = Package(
         .target(
             name: "StrataApp",
             dependencies: [
-                "StrataData", "StrataDomain", "StrataAdapters", "StrataPresentation", "TerminalImages", "EventStore", "LMDB", "TeamLog", "FixtureServer", "ChildProcess",
+                "StrataData", "StrataDomain", "StrataAdapters", "StrataPresentation", "TerminalImages", "EventStore", "LMDB", "TeamLog", "ChildProcess",
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -163,6 +162,17 @@ let package = Package(
                 "StrataJSON",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The lab: benchmarks that need the fixture server in-process, the browser's view driven
+        // without a terminal, or a scratch PostgreSQL database whose tables it drops.
+        .executableTarget(
+            name: "strata-lab",
+            dependencies: [
+                "StrataApp", "StrataData", "StrataPresentation", "StrataBrowser", "TerminalUI", "EventStore", "TeamLog", "FixtureServer", "StrataJSON",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
@@ -235,6 +245,7 @@ let package = Package(
             name: "StrataCLITests",
             dependencies: [
                 "StrataTestSupport", "TestScratch", "CTestSpawn", "strata", "strata-test-aid", "EventStore", "LMDB", "FixtureServer", "StrataJSON",
+                "StrataDomain", "StrataPresentation", "StrataServer",
                 // The WARC reader written to the spec in the tests: gzip members and SHA-1 payload digests.
                 "CZlib", .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Team log push and pull against their floors (docs/benchmarks.md): starts a PostgreSQL 15 of its
 # own (initdb in a temporary directory as the unprivileged `postgres` user, a unix socket, fsync
-# on, no TCP), runs `strata bench teamlog` RUNS times against a new database each, prints every
+# on, no TCP), runs `strata-lab bench teamlog` RUNS times against a new database each, prints every
 # run's ratios and their medians, and stops the server.
 #
-# usage: teamlog-bench.sh STRATA [RUNS=5] [EVENTS=20000]
+# usage: teamlog-bench.sh STRATA_LAB [RUNS=5] [EVENTS=20000]
 set -euo pipefail
-strata=$(realpath "$1"); runs=${2:-5}; events=${3:-20000}
+lab=$(realpath "$1"); runs=${2:-5}; events=${3:-20000}
 bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 work=$(mktemp -d /tmp/strata-teamlog-bench.XXXXXX)
 chown postgres:postgres "$work"
@@ -20,7 +20,7 @@ echo "|---|---|---|---|---|---|---|"
 : > "$work/push"; : > "$work/pull"
 for i in $(seq "$runs"); do
   as_pg "$bin/createdb" -h "$work" -U strata "bench$i"
-  "$strata" bench teamlog --events "$events" --batch 1000 --objects 2000 \
+  "$lab" bench teamlog --events "$events" --batch 1000 --objects 2000 \
     --pg-url "postgres://strata@/bench$i?host=$work" --format json > "$work/run.json"
   python3 - "$work/run.json" "$i" "$work/push" "$work/pull" <<'PY'
 import json, sys

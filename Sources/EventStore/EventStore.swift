@@ -411,8 +411,8 @@ extension EventStoreError {
         switch error {
         case let e as EventStoreError: return e
         case let e as StorageError: return EventStoreError(code: .storage, message: context, cause: e)
-        case is Envelope.Malformed: return .corrupted("\(context): a stored event does not decode; run `strata verify`")
-        case is ByteReader.Truncated: return .corrupted("\(context): stored bytes are truncated; run `strata verify`")
+        case is Envelope.Malformed: return .corrupted("\(context): a stored event does not decode")
+        case is ByteReader.Truncated: return .corrupted("\(context): stored bytes are truncated")
         default: return EventStoreError(code: .invalidArgument, message: "\(context): \(error)")
         }
     }

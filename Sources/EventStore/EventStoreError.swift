@@ -25,11 +25,25 @@ public struct EventStoreError: Error, Sendable, CustomStringConvertible {
     public var code: Code
     public var message: String
     public var cause: StorageError?
+    /// For an `encryption` error: what is wrong with the key, for the layers above to word the
+    /// way out.
+    public var keyProblem: KeyProblem?
 
-    public init(code: Code, message: String, cause: StorageError? = nil) {
+    /// What is wrong with a store's key.
+    public enum KeyProblem: Sendable, Hashable {
+        /// The store is encrypted and no key was given.
+        case missing
+        /// The store is not encrypted, and a key was given.
+        case unexpected
+        /// The key file (when known) cannot be read or is not a key.
+        case unusableFile(String?)
+    }
+
+    public init(code: Code, message: String, cause: StorageError? = nil, keyProblem: KeyProblem? = nil) {
         self.code = code
         self.message = message
         self.cause = cause
+        self.keyProblem = keyProblem
     }
 
     public var description: String {

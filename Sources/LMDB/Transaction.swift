@@ -290,7 +290,7 @@ public final class Transaction {
     func plain(_ db: Database, _ p: Protection, _ key: UnsafeRawBufferPointer, _ stored: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
         guard p.sealsValues, stored.count > 0 else { return stored }
         guard stored.count >= p.sealer.overhead else {
-            throw StorageError(code: .corrupted, message: "a sealed value in \(db.name) is \(stored.count) bytes, shorter than its seal; run `strata verify`")
+            throw StorageError(code: .corrupted, message: "a sealed value in \(db.name) is \(stored.count) bytes, shorter than its seal")
         }
         let out = arena.allocate(stored.count - p.sealer.overhead)
         try p.sealer.open(stored, domain: db.domain, key: key, into: out)

@@ -101,7 +101,7 @@ package struct DomainAssembly: Assembly {
         }
         let pushOptions = PushOptions(configuration.push)
         container.register((any PushRepository).self) { r in
-            PusherPushRepository(pusher: r.required(Pusher.self), catalog: r.required(SourceCatalog.self), options: pushOptions)
+            CurlPushRepository(pusher: r.required(Pusher.self), catalog: r.required(SourceCatalog.self), options: pushOptions)
         }
         container.register(WriteItems.self) { r in
             WriteItems(

@@ -88,8 +88,8 @@ package struct UseCases: Sendable {
 extension StrataApp {
     /// Checks a source spec as defining it will, before any store is opened (a spec that cannot
     /// be defined creates no store).
-    /// - Throws: ``RepositoryError`` `invalidQuery` naming the field at fault.
+    /// - Throws: ``SpecProblem`` naming the field at fault, or ``RepositoryError`` `invalidQuery`.
     package static func validate(_ spec: SourceSpec, keepingLiteralSecrets: Bool) throws {
-        try spec.validate(keepingLiteralSecrets: keepingLiteralSecrets)
+        try spec.validateForDefinition(keepingLiteralSecrets: keepingLiteralSecrets)
     }
 }

@@ -16,20 +16,22 @@ package struct ViewModelFactory: Sendable {
     let write: WriteItems
     let push: PushOutbox
 
-    @MainActor package func itemList(source: String, filter: FilterViewData) -> ItemListViewModel {
-        ItemListViewModel(source: source, filter: filter, query: query, refresh: refresh, items: items, thumbnails: thumbnails)
+    // `inputs`: how the front end names its inputs, for problems with them.
+
+    @MainActor package func itemList(source: String, filter: FilterViewData, inputs: FilterInputNames) -> ItemListViewModel {
+        ItemListViewModel(source: source, filter: filter, query: query, refresh: refresh, items: items, thumbnails: thumbnails, inputs: inputs)
     }
 
-    @MainActor package func itemDetail(source: String) -> ItemDetailViewModel {
-        ItemDetailViewModel(source: source, loadDetail: loadDetail, items: items, thumbnails: thumbnails)
+    @MainActor package func itemDetail(source: String, inputs: FilterInputNames) -> ItemDetailViewModel {
+        ItemDetailViewModel(source: source, loadDetail: loadDetail, items: items, thumbnails: thumbnails, inputs: inputs)
     }
 
-    @MainActor package func itemHistory(source: String) -> ItemHistoryViewModel {
-        ItemHistoryViewModel(source: source, history: history)
+    @MainActor package func itemHistory(source: String, inputs: FilterInputNames) -> ItemHistoryViewModel {
+        ItemHistoryViewModel(source: source, history: history, inputs: inputs)
     }
 
-    @MainActor package func collectionDiff(source: String) -> CollectionDiffViewModel {
-        CollectionDiffViewModel(source: source, diff: diff, sources: sources)
+    @MainActor package func collectionDiff(source: String, inputs: FilterInputNames) -> CollectionDiffViewModel {
+        CollectionDiffViewModel(source: source, diff: diff, sources: sources, inputs: inputs)
     }
 
     /// The browser's view model: every screen through the same use cases as the commands, list
@@ -37,14 +39,14 @@ package struct ViewModelFactory: Sendable {
     /// `session`.
     @MainActor package func browser(
         listThumbnail: (columns: Int, rows: Int), detailThumbnail: (columns: Int, rows: Int),
-        session: String = "browse"
+        session: String = "browse", wording: FrontEndWording = .plain
     ) -> BrowserViewModel {
         BrowserViewModel(
             dependencies: .init(
                 query: query, refresh: refresh, loadDetail: loadDetail, history: history, replay: replay, sources: sources, items: items,
                 listThumbnails: thumbnails.map { ThumbnailSettings(renderer: $0.renderer, columns: listThumbnail.columns, rows: listThumbnail.rows) },
                 detailThumbnails: thumbnails.map { ThumbnailSettings(renderer: $0.renderer, columns: detailThumbnail.columns, rows: detailThumbnail.rows) },
-                write: write, push: push, session: session
+                write: write, push: push, session: session, wording: wording
             ))
     }
 

@@ -179,7 +179,7 @@ package struct BrowserView: Sendable {
     private func sources(_ b: inout CellBuffer, _ s: BrowserState, _ r: Rect) {
         guard !s.sources.isEmpty else {
             b.write(
-                "No sources yet. Add one with `strata source add NAME --url URL`, then `strata fetch NAME`.", x: r.x + 1, y: r.y + 1,
+                s.noSourcesText, x: r.x + 1, y: r.y + 1,
                 width: r.width - 2, role: .dim)
             return
         }

@@ -12,7 +12,7 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             let message: String
             switch e.status {
             case .notFound where request.method != .get && request.method != .head:
-                message = "\(request.method) \(request.uri.path) is not served: strata serve is read-only (GET and HEAD), besides POST /_strata/sessions"
+                message = "\(request.method) \(request.uri.path) is not served: this server is read-only (GET and HEAD), besides POST /_strata/sessions"
             case .notFound:
                 message = "nothing is served at \(request.uri.path); see /_strata/sources"
             default:

@@ -25,12 +25,13 @@ extension StrataServer {
     /// A use case's error as the status its kind means.
     static func error(_ error: any Error) -> Response {
         let e = PresentableError(error)
+        let message = FrontEndWording.http.message(e)
         switch e.kind {
-        case .notFound: return Self.error(.notFound, "not found", e.message)
-        case .invalidInput: return Self.error(.badRequest, "bad request", e.message)
-        case .network: return Self.error(.badGateway, "network", e.message)
-        case .storage: return Self.error(.internalServerError, "storage", e.message)
-        case .conflict: return Self.error(.conflict, "conflict", e.message)
+        case .notFound: return Self.error(.notFound, "not found", message)
+        case .invalidInput: return Self.error(.badRequest, "bad request", message)
+        case .network: return Self.error(.badGateway, "network", message)
+        case .storage: return Self.error(.internalServerError, "storage", message)
+        case .conflict: return Self.error(.conflict, "conflict", message)
         }
     }
 }

@@ -103,7 +103,8 @@ extension StrataServer {
                 let since = try Self.int(q.get("since"), "since", min: 0).map(UInt64.init) ?? 0
                 let limit = try Self.int(q.get("limit"), "limit", min: 1) ?? 100
                 let upTo = try await self.recordings.resolve(try self.point(q.get("as_of"), "as_of"))
-                let entries = try await self.useCases.replay(LogQuery(fromSeq: since + 1, toSeq: upTo, limit: min(limit, 10_000), newestFirst: false))
+                let query = LogQuery(type: q.get("type"), fromSeq: since + 1, toSeq: upTo, limit: min(limit, 10_000), newestFirst: false)
+                let entries = try await self.useCases.replay(query)
                 return .array(entries.filter { self.allowsStream($0.stream) }.map(JSONValue.init(entry:)))
             }
         }

@@ -143,7 +143,7 @@ extension StrataServer {
         if case .notFetched(_, _, nil) = lookup, request.method != .get && request.method != .head {
             let what = body.map { " with this body (sha256 \(String(serve.bodyDigest($0).prefix(16))))" } ?? " without a body"
             return Self.error(
-                .notFound, "not recorded", "\(request.method.rawValue) \(t.target)\(what) was never recorded; see `strata log --type ExchangeRecorded`",
+                .notFound, "not recorded", "\(request.method.rawValue) \(t.target)\(what) was never recorded; see /_strata/log?type=ExchangeRecorded",
                 extra: ["target": .string(t.target), "method": .string(request.method.rawValue)])
         }
         if case .notFetched(_, let host, let first) = lookup {
@@ -173,7 +173,7 @@ extension StrataServer {
         let message =
             note
             ?? (first.map { "\(t.target) was not fetched yet at that point; it first was at seq \($0.seq) (\(ISOTime.format($0.recordedAt)))" }
-                ?? "\(t.target) was never fetched; see `strata log` for what was")
+                ?? "\(t.target) was never fetched; see /_strata/log for what was")
         return Self.error(.notFound, "not recorded", message, extra: extra)
     }
 

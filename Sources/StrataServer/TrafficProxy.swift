@@ -67,7 +67,7 @@ package final class TrafficProxy: Sendable {
             let buffer = try await request.body.collect(upTo: limit)
             if buffer.readableBytes > 0 { body = [UInt8](buffer: buffer) }
         } catch {
-            return StrataServer.error(.contentTooLarge, "request too large", "the request body is larger than \(limit) bytes; strata proxy does not forward it")
+            return StrataServer.error(.contentTooLarge, "request too large", "the request body is larger than \(limit) bytes; the proxy does not forward it")
         }
         let headers = request.headers.map { HeaderField($0.name.rawName, $0.value) }
         let forwarded = ForwardRequest(method: request.method.rawValue, target: request.uri.description, headers: headers, body: body)

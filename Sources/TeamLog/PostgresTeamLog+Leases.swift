@@ -63,7 +63,7 @@ extension PostgresTeamLog {
                     if live && !force {
                         throw TeamLogError(
                             .fenced,
-                            "the lease on \(stream) is held by node \(TeamLogNode.short(holder)) (token \(token)) and has not expired; wait for it to expire, or take it over with --force"
+                            "the lease on \(stream) is held by node \(TeamLogNode.short(holder)) (token \(token)) and has not expired"
                         )
                     }
                     grant = LeaseGrant(token: UInt64(token + 1), takenFrom: holder.isEmpty ? nil : holder, forced: live)

@@ -1,7 +1,7 @@
 package import EventStore
 import Foundation
 import Logging
-import PostgresNIO
+package import PostgresNIO
 import Synchronization
 
 // Push: a store's own events the log lacks, bodies first, then the events under the head row's lock.
@@ -167,7 +167,7 @@ extension PostgresTeamLog {
     func uploadBodies(of events: [RecordedEvent], from store: EventStore) async throws -> (Int, Int) {
         try await uploadBodies(of: events) { event in
             guard let body = try await store.payload(of: event) else {
-                throw TeamLogError(.corrupted, "the body of event \(event.seq) is missing from the store; run `strata verify`")
+                throw TeamLogError(.corrupted, "the body of event \(event.seq) is missing from the store")
             }
             return body
         }
@@ -282,13 +282,14 @@ extension PostgresTeamLog {
         }
     }
 
-    /// Array binds for one insert.
-    struct Columns {
-        var seqs: [Int64] = [], ids: [String] = [], types: [String] = [], versions: [Int32] = [], times: [Int64] = []
-        var streams: [String] = [], metadata: [String] = [], bodyHashes: [ByteBuffer] = [], bodySizes: [Int64] = []
-        var originSeqs: [Int64] = [], hashes: [ByteBuffer] = [], leaseTokens: [Int64] = []
+    /// Array binds for one insert (the lab's floor binds the same).
+    package struct Columns {
+        package init() {}
+        package var seqs: [Int64] = [], ids: [String] = [], types: [String] = [], versions: [Int32] = [], times: [Int64] = []
+        package var streams: [String] = [], metadata: [String] = [], bodyHashes: [ByteBuffer] = [], bodySizes: [Int64] = []
+        package var originSeqs: [Int64] = [], hashes: [ByteBuffer] = [], leaseTokens: [Int64] = []
 
-        mutating func add(seq: UInt64, _ e: TeamEvent, node: String, originSeq: UInt64, hash: [UInt8], leaseToken: UInt64? = nil) {
+        package mutating func add(seq: UInt64, _ e: TeamEvent, node: String, originSeq: UInt64, hash: [UInt8], leaseToken: UInt64? = nil) {
             seqs.append(Int64(seq)); ids.append(e.id); types.append(e.type); versions.append(Int32(e.schemaVersion))
             times.append(e.recordedAt.microseconds); streams.append(e.stream)
             metadata.append(TeamLogJSON.encode(e.metadata))

@@ -111,7 +111,7 @@ extension PostgresTeamLog {
     /// A stored event to append again elsewhere: the same id, type, times, metadata and body.
     static func again(_ e: RecordedEvent, body: [UInt8]?) throws -> NewEvent {
         if e.payload != nil, body == nil {
-            throw TeamLogError(.corrupted, "the body of event \(e.seq) is missing from the store; run `strata verify`")
+            throw TeamLogError(.corrupted, "the body of event \(e.seq) is missing from the store")
         }
         return NewEvent(
             id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: e.recordedAt, stream: e.stream,

@@ -1,5 +1,5 @@
 import Foundation
-import PostgresNIO
+package import PostgresNIO
 
 /// Where a team log lives, from a `postgres://` URL as libpq reads one:
 /// `postgres://USER@HOST[:PORT]/DB`, or `postgres://USER@/DB?host=/SOCKET/DIR` for a unix socket.
@@ -99,6 +99,12 @@ package struct TeamLogLocation: Sendable, Hashable {
         }
         config.options.connectTimeout = .seconds(10)
         return config
+    }
+
+    /// The pool configuration for this location, its password read from the environment (or
+    /// its password file) now: for a tool that talks to the database beside the team log.
+    package func clientConfiguration(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresClient.Configuration {
+        configuration(password: try password(environment: environment))
     }
 
     func configuration(password: String?) -> PostgresClient.Configuration {

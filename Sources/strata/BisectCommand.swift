@@ -82,7 +82,7 @@ struct BisectCommand: AsyncParsableCommand {
             }
             let reproduce = reproduceCommand(result.firstBad.seq)
             if table {
-                emit(BisectRenderer().render(result, reproduce: reproduce))
+                emit(BisectRenderer(wording: .cli).render(result, reproduce: reproduce))
             } else {
                 emit(JSONValue(bisect: result, reproduce: reproduce).prettyString)
             }

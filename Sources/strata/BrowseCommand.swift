@@ -65,7 +65,7 @@ struct BrowseCommand: AsyncParsableCommand {
 
     @MainActor
     static func browse(app: StrataApp, configuration: BrowserApp.Configuration, source: String?, asOf: String?, session: String) async throws {
-        let viewModel = app.viewModels.browser(listThumbnail: (columns: 4, rows: 2), detailThumbnail: (columns: 24, rows: 12), session: session)
+        let viewModel = app.viewModels.browser(listThumbnail: (columns: 4, rows: 2), detailThumbnail: (columns: 24, rows: 12), session: session, wording: .cli)
         let replay = app.useCases.replay
         let browser = BrowserApp(viewModel: viewModel, configuration: configuration, head: { try? await replay.resolve(.now) })
         try await browser.run(source: source, asOf: asOf)

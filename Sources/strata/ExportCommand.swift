@@ -81,7 +81,7 @@ struct ExportCommand: AsyncParsableCommand {
                 let r = try await app.useCases.export.sqlite(name, to: sqlite, at: point)
                 emit("\(name): \(r.items) items, \(r.versions) versions, \(r.changes) field changes, \(r.columns) field columns → \(sqlite)")
             } catch let e as RepositoryError {
-                throw CLIError(e.message, exit: e.code == .notFound ? ExitCodes.notFound : .failure)
+                throw CLIError(e.cliMessage, exit: e.code == .notFound ? ExitCodes.notFound : .failure)
             }
         }
     }

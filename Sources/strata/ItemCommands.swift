@@ -70,12 +70,14 @@ struct ListCommand: AsyncParsableCommand {
             if format == .json || format == .ndjson {
                 if refresh { _ = try? await app.useCases.refresh(name) }
                 let result: QueryItems.Result
-                do { result = try await app.useCases.query(try ItemQuery(source: name, filter: filter)) } catch { throw PresentableError(error).cli }
+                do { result = try await app.useCases.query(try ItemQuery(source: name, filter: filter, naming: .flags)) } catch {
+                    throw PresentableError(error).cli
+                }
                 emit(result.page.items.map(JSONValue.init(item:)), as: format == .json ? .json : .ndjson)
                 if result.page.total == 0, let note = await unknownFields(app, wheres) {
                     warn(note)
                 } else if let note = filter.scanNote(
-                    source: name, indexed: result.source.indexPaths, sortedIndex: !app.storeIsEncrypted, usedIndex: result.page.usedIndex)
+                    source: name, indexed: result.source.indexPaths, sortedIndex: !app.storeIsEncrypted, usedIndex: result.page.usedIndex, wording: .cli)
                 {
                     warn(note)
                 }
@@ -93,7 +95,9 @@ struct ListCommand: AsyncParsableCommand {
             defer {
                 if let unknown {
                     warn(unknown)
-                } else if let note = filter.scanNote(source: name, indexed: list.columns, sortedIndex: !app.storeIsEncrypted, usedIndex: list.usedIndex) {
+                } else if let note = filter.scanNote(
+                    source: name, indexed: list.columns, sortedIndex: !app.storeIsEncrypted, usedIndex: list.usedIndex, wording: .cli)
+                {
                     warn(note)
                 }
             }
@@ -121,7 +125,7 @@ struct ListCommand: AsyncParsableCommand {
 
     @MainActor
     private func loadList(app: StrataApp, filter: FilterViewData) async -> ItemListViewModel.State {
-        let vm = app.viewModels.itemList(source: name, filter: filter)
+        let vm = app.viewModels.itemList(source: name, filter: filter, inputs: .flags)
         if refresh {
             let spinner = Spinner("fetching \(name)")
             spinner.start()
@@ -185,9 +189,9 @@ struct ShowCommand: AsyncParsableCommand {
                         source: name, id: id, at: asOf.flatMap { PointInTime(text: $0.text) } ?? .now, offline: offline, fresh: fresh)
                 } catch { spinner.stop(); throw PresentableError(error).cli }
                 spinner.stop()
-                if fresh, let e = result.refreshError { try downloadFailed(e.message) }
+                if fresh, let e = result.refreshError { try downloadFailed(e.cliMessage) }
                 emit(JSONValue(item: result.item).prettyString)
-                if let e = result.refreshError { try downloadFailed(e.message) }
+                if let e = result.refreshError { try downloadFailed(e.cliMessage) }
                 return
             }
             let state = await open(app: app)
@@ -205,7 +209,7 @@ struct ShowCommand: AsyncParsableCommand {
 
     @MainActor
     private func open(app: StrataApp) async -> ItemDetailViewModel.State {
-        let vm = app.viewModels.itemDetail(source: name)
+        let vm = app.viewModels.itemDetail(source: name, inputs: .flags)
         let spinner = Spinner("downloading \(id)")
         let watcher = Task { @MainActor in
             for await s in vm.updates() {
@@ -266,7 +270,7 @@ struct HistoryCommand: AsyncParsableCommand {
 
     @MainActor
     private func load(app: StrataApp) async -> ItemHistoryViewModel.State {
-        let vm = app.viewModels.itemHistory(source: name)
+        let vm = app.viewModels.itemHistory(source: name, inputs: .flags)
         await vm.send(.load(id: id, upTo: asOf?.text, ignoring: ignore))
         return vm.state
     }
@@ -322,7 +326,7 @@ struct DiffCommand: AsyncParsableCommand {
 
     @MainActor
     private func load(app: StrataApp) async -> CollectionDiffViewModel.State {
-        let vm = app.viewModels.collectionDiff(source: name)
+        let vm = app.viewModels.collectionDiff(source: name, inputs: .flags)
         await vm.send(.compare(from: from.text, to: to?.text, ignoring: ignore))
         return vm.state
     }

@@ -18,7 +18,7 @@ struct Screen {
 
     var width: Int { Terminal.width }
 
-    var options: RenderOptions { RenderOptions(width: width, color: color) }
+    var options: RenderOptions { RenderOptions(width: width, color: color, wording: .cli) }
 
     /// Thumbnails where colour is on (the same rules), in the terminal's colour depth.
     var thumbnailMode: Thumbnailer.ColorMode? {
@@ -119,7 +119,8 @@ extension StoreLocation {
 extension PresentableError {
     /// The error as the CLI reports it: one line, with an exit code by kind.
     var cli: CLIError {
-        switch kind {
+        let message = FrontEndWording.cli.message(self)
+        return switch kind {
         case .notFound: CLIError(message, exit: ExitCodes.notFound)
         case .invalidInput: CLIError(message, exit: ExitCode.validationFailure)
         case .network, .storage: CLIError(message)

@@ -278,11 +278,13 @@ struct SourceCommand: AsyncParsableCommand {
                 def.ignore = ignore.flatMap { $0.split(separator: ",").map(String.init) }
                 keeping.apply(to: &def)
                 let keep = headerOptions.allowLiteralSecret
-                do { try StrataApp.validate(def, keepingLiteralSecrets: keep) } catch let e as RepositoryError { throw ValidationError(e.message) }
+                do { try StrataApp.validate(def, keepingLiteralSecrets: keep) } catch let e as RepositoryError {
+                    throw ValidationError(e.cliMessage)
+                } catch let e as SpecProblem { throw ValidationError(e.worded(\.flag)) }
                 let app = try await location.app()
                 let seq: UInt64
                 do { seq = try await app.useCases.manageSources.define(def, replace: replace, keepingLiteralSecrets: keep) } catch let e as RepositoryError {
-                    throw CLIError(e.message)
+                    throw CLIError(e.cliMessage)
                 }
                 emit("\(replace ? "changed" : "defined") source \(name) (seq \(seq))")
             }
@@ -326,7 +328,7 @@ struct SourceCommand: AsyncParsableCommand {
                     let manage = try await location.app().useCases.manageSources
                     json = manage.storedForm(try await manage.definition(name))
                 } catch let e as RepositoryError {
-                    throw CLIError(e.message, exit: ExitCodes.notFound)
+                    throw CLIError(e.cliMessage, exit: ExitCodes.notFound)
                 }
                 switch format {
                 case .json, .ndjson: emit(json.prettyString)
@@ -360,7 +362,7 @@ struct SourceCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 do { try await location.app().useCases.manageSources.remove(name) } catch let e as RepositoryError {
-                    throw CLIError(e.message, exit: ExitCodes.notFound)
+                    throw CLIError(e.cliMessage, exit: ExitCodes.notFound)
                 }
                 emit("removed source \(name)")
             }
@@ -476,16 +478,16 @@ struct FetchCommand: AsyncParsableCommand {
                     if !r.failures.isEmpty { failed = true }
                 } catch let e as RepositoryError where e.code == .network {
                     line.clear()
-                    warn("Error: source \(s): \(e.message)")
+                    warn("Error: source \(s): \(e.cliMessage)")
                     failed = true
                 } catch let e as RepositoryError where e.code == .conflict {
                     // Leased to another node: not fetched, nothing appended.
                     line.clear()
-                    throw CLIError("source \(s) not fetched: \(e.message)", exit: ExitCodes.fenced)
+                    throw CLIError("source \(s) not fetched: \(e.cliMessage)", exit: ExitCodes.fenced)
                 } catch let e as RepositoryError where e.code == .key {
                     // Redacted under another key than the history's: not fetched, nothing appended.
                     line.clear()
-                    throw CLIError("source \(s) not fetched: \(e.message)", exit: ExitCodes.keyProblem)
+                    throw CLIError("source \(s) not fetched: \(e.cliMessage)", exit: ExitCodes.keyProblem)
                 }
             }
             if failed { throw ExitCode.failure }
@@ -625,7 +627,7 @@ struct ImportCommand: AsyncParsableCommand {
                 if r.failures.count > 10 { warn("skipped \(r.failures.count - 10) more; see `strata log --type FetchFailed --stream \(name)`") }
             } catch let e as RepositoryError {
                 bar.clear()
-                throw CLIError(e.message, exit: e.code == .notFound ? ExitCodes.notFound : .failure)
+                throw CLIError(e.cliMessage, exit: e.code == .notFound ? ExitCodes.notFound : .failure)
             }
         }
     }

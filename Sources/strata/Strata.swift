@@ -279,8 +279,9 @@ struct CLIError: Error, CustomStringConvertible {
         switch error {
         case let e as CLIError: self = e
         case let e as PresentableError: self = e.cli
-        case let e as RepositoryError where e.code == .key: self = CLIError(e.message, exit: ExitCodes.keyProblem)
+        case let e as RepositoryError where e.code == .key: self = CLIError(e.cliMessage, exit: ExitCodes.keyProblem)
         case let e as RepositoryError: self = PresentableError(e).cli
+        case let e as SpecProblem: self = PresentableError(e).cli
         default: self = CLIError("\(error)")
         }
     }

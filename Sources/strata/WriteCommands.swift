@@ -13,7 +13,7 @@ func useCase<T>(_ body: () async throws -> T) async throws -> T {
 
 /// `PATH=VALUE` (``ItemEdit/assignment(_:what:)``), a usage error when it is not.
 func parseAssignment(_ text: String, flag: String) throws -> (path: String, value: JSONValue) {
-    do { return try ItemEdit.assignment(text, what: flag) } catch let e as RepositoryError { throw ValidationError(e.message) }
+    do { return try ItemEdit.assignment(text, what: flag) } catch let e as RepositoryError { throw ValidationError(e.cliMessage) }
 }
 
 /// Reads a JSON file, or stdin for `-`.
@@ -166,7 +166,7 @@ struct EditCommand: AsyncParsableCommand {
             }
             let what = session.map { "staged in session \($0)" } ?? "pending; `strata push \(name)` sends it"
             emit("edited \(name)/\(id) (seq \(seq), \(what))")
-            let options = RenderOptions(width: 100, color: false)
+            let options = RenderOptions(width: 100, color: false, wording: .cli)
             for c in changes { emit(options.changeLine(ChangeViewData(change: c))) }
         }
     }
@@ -236,7 +236,7 @@ struct SessionCommand: AsyncParsableCommand {
                 emit(
                     "session \(s.name) · \(s.state.rawValue) · \(changes) change\(changes == 1 ? "" : "s") in \(s.items.count) item\(s.items.count == 1 ? "" : "s")"
                 )
-                let options = RenderOptions(width: 100, color: false)
+                let options = RenderOptions(width: 100, color: false, wording: .cli)
                 for i in s.items {
                     emit("\(i.source)/\(i.itemID)  (\(i.edits) edit\(i.edits == 1 ? "" : "s"))")
                     for c in i.changes { emit(options.changeLine(ChangeViewData(change: c))) }

@@ -112,7 +112,7 @@ final class VirtualTime: Sendable {
         _ = try await app.useCases.manageSources.define(SourceSpec(name: "cars", url: "http://127.0.0.1:1/cars"))
         await #expect(throws: RepositoryError.self) { _ = try await app.useCases.watch.plan([]) }
         do { _ = try await app.useCases.watch.plan(["cars"]) } catch let e as RepositoryError {
-            #expect(e.code == .invalidQuery && e.message.contains("strata source change cars --every"))
+            #expect(e.code == .invalidQuery && e.next == .changeSource(source: "cars", field: .every))
         }
         do { _ = try await app.useCases.watch.plan(["nope"]) } catch let e as RepositoryError { #expect(e.code == .notFound) }
     }

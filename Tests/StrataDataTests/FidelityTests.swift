@@ -80,7 +80,6 @@ import Testing
             let fetcher = Fetcher(store: store, client: CurlHTTPClient(), sleeper: RecordingSleeper(), logger: quietLogger())
             var source = template
             source.url = server.baseURL + template.url
-            try source.validate()
             let r = try await fetcher.fetch(source, options: fetchOptions())
             #expect(r.complete && r.added == 24, "\(style): \(r)")
             // 24 items: whole pages and a short last one; an empty page only where nothing else
@@ -140,21 +139,6 @@ import Testing
             let failed = try await store.events(EventQuery(type: DataEvents.fetchFailed))
             #expect(failed.count == 1)
         }
-    }
-
-    @Test(arguments: [
-        (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5, cursorPath: "meta.next"), "--cursor-param"),
-        (SourceDefinition(name: "s", url: "http://x/a", cursorParam: "c"), "--cursor-path"),
-        (SourceDefinition(name: "s", url: "http://x/a", offsetParam: "offset"), "--offset-param"),
-        (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5, totalPath: "total"), "--total-path"),
-        (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5, hasMorePath: "has_more"), "--has-more-path"),
-        (SourceDefinition(name: "s", url: "http://x/a", next: "next", pageSize: 5, afterParam: "after"), "--after-param"),
-        (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5), "--page-size"),
-        (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5, cursorPath: "a..b", cursorParam: "c"), "--cursor-path"),
-        (SourceDefinition(name: "s", url: "http://x/a", pageSize: 5, offsetParam: "off set"), "--offset-param")
-    ])
-    func pagingValidationNamesTheFlag(_ source: SourceDefinition, _ flag: String) {
-        #expect { try source.validate() } throws: { ($0 as? FetchError)?.message.contains(flag) == true }
     }
 
     /// Snapshots imported in every order answer date reads as an oracle that folds them by date.

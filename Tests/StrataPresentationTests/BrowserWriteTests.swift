@@ -28,9 +28,22 @@ import Testing
                 query: QueryItems(items: r, sources: r), refresh: RefreshSource(remote: r, sources: r),
                 loadDetail: LoadItemDetail(items: r, sources: r, remote: r), history: GetItemHistory(items: r, sources: r),
                 replay: ReplayLog(log: r), sources: r, items: r, now: { Scene.t0 },
-                write: WriteItems(writes: w, sources: r), push: PushOutbox(writes: w, push: w, sources: r), session: "browse"))
+                write: WriteItems(writes: w, sources: r), push: PushOutbox(writes: w, push: w, sources: r), session: "browse",
+                wording: Self.wording))
         return (vm, w, r)
     }
+
+    /// The ways out as a front end would offer them, marked so the tests see which was offered.
+    static let wording = FrontEndWording(
+        inputs: .browser, field: \.rawValue,
+        next: { step in
+            switch step {
+            case .setUser: "SET USER"
+            case .settleWrite(let source, let write): "SETTLE \(source) \(write)"
+            case .changeSource(let source, let field): "GIVE \(source ?? "any") \(field.rawValue)"
+            default: nil
+            }
+        })
 
     static func open(_ vm: BrowserViewModel) async {
         vm.send(.start(source: "cars", asOf: nil))
@@ -147,13 +160,13 @@ import Testing
         vm.send(.refresh)  // the source is read again on the next list read
         await vm.settle()
         vm.send(.beginDelete)
-        #expect(vm.state.popup == nil && vm.state.status == "cars takes no deletes: `strata source change cars --delete-url URL`")
+        #expect(vm.state.popup == nil && vm.state.status == "cars takes no deletes; GIVE cars deleteURL")
         w.user = nil
         vm.send(.beginCreate)
         vm.send(.editPrompt("model=Golf"))
         vm.send(.submitPrompt)
         await vm.settle()
-        #expect(vm.state.popup?.message.contains("strata config set user") == true && w.created.isEmpty)
+        #expect(vm.state.popup?.message.contains("SET USER") == true && w.created.isEmpty)
     }
 
     @Test func aConflictOnPushRaisesAPopupAndKeepsTheWrite() async {
@@ -170,7 +183,7 @@ import Testing
         await vm.settle()
         #expect(vm.state.popup?.title == "A write conflicts")
         #expect(vm.state.popup?.message == "patch 2: /price changed on the server too")
-        #expect(vm.state.popup?.hint.contains("strata outbox cars") == true)
+        #expect(vm.state.popup?.hint.contains("SETTLE cars ") == true, "\(vm.state.popup?.hint ?? "")")
         #expect(vm.state.outbox == 1 && vm.state.status == "pushed: 1 conflicted; 1 left")
     }
 }

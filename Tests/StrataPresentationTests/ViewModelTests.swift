@@ -216,14 +216,14 @@ import Testing
 @Suite struct PresentationMappingTests {
     @Test func filterTextAndQueryRoundTrip() throws {
         let f = FilterViewData(wheres: ["make=Toyota", "specs.fuel=a=b"], search: "yaris", sort: "-price", limit: 10, offset: 5, asOf: "42")
-        let q = try ItemQuery(source: "cars", filter: f)
+        let q = try ItemQuery(source: "cars", filter: f, naming: .browser)
         #expect(q.filters == [FieldFilter(path: "make", value: "Toyota"), FieldFilter(path: "specs.fuel", value: "a=b")])
         #expect(q.sort == ItemSort(path: "price", descending: true) && q.at == .seq(42))
         #expect(FilterViewData(query: q) == f)
         for bad in [
             FilterViewData(wheres: ["=x"]), FilterViewData(sort: "-"), FilterViewData(limit: 0), FilterViewData(offset: -1), FilterViewData(asOf: "soon")
         ] {
-            #expect(throws: PresentableError.self) { try ItemQuery(source: "cars", filter: bad) }
+            #expect(throws: PresentableError.self) { try ItemQuery(source: "cars", filter: bad, naming: .browser) }
         }
     }
 
@@ -253,15 +253,17 @@ import Testing
 
     @Test func stalenessSaysWhatHappened() {
         var s = Scene.source
-        #expect(SourceViewData(source: s).stalenessText == "cars: last fetched 2026-01-01 01:00:00Z (seq 12)")
+        #expect(SourceViewData(source: s).stalenessText(.plain) == "cars: last fetched 2026-01-01 01:00:00Z (seq 12)")
         s.lastRun = FetchRun(id: "r3", seq: 20, at: Scene.t0.addingTimeInterval(7200), outcome: .failed("HTTP 500 for the list"))
         #expect(
-            SourceViewData(source: s).stalenessText
+            SourceViewData(source: s).stalenessText(.plain)
                 == "cars: last fetch failed 2026-01-01 02:00:00Z: HTTP 500 for the list; showing data fetched 2026-01-01 01:00:00Z")
         s.lastSuccess = nil
-        #expect(SourceViewData(source: s).stalenessText.hasSuffix("nothing stored yet"))
+        #expect(SourceViewData(source: s).stalenessText(.plain).hasSuffix("nothing stored yet"))
         s.lastRun = nil
-        #expect(SourceViewData(source: s).stalenessText == "cars: never fetched; run `strata fetch cars`")
+        #expect(SourceViewData(source: s).stalenessText(.plain) == "cars: never fetched")
+        let marked = FrontEndWording(inputs: .browser, field: \.rawValue, next: { "<\($0)>" })
+        #expect(SourceViewData(source: s).stalenessText(marked) == "cars: never fetched; <fetch(source: \"cars\")>")
     }
 
     @Test func errorsMapToKinds() {
@@ -292,28 +294,6 @@ import Testing
         #expect(JSONValue(source: Scene.source).value(atPath: "lastRun.complete") == .bool(true))
         #expect(JSONValue(entry: Scene.repositories().entries[2]).value(atPath: "metadata.stage") == .string("detail"))
         #expect(JSONValue(diff: ItemDiff(id: "1", title: "t", kind: .removed, changes: [])).value(atPath: "kind") == .string("removed"))
-    }
-}
-
-@Suite struct ScanNoteTests {
-    @Test func namesTheFieldsThatAreNotIndexedAndTheIndexThatWouldServe() {
-        #expect(FilterViewData(wheres: ["make=Kia"]).scanNote(source: "cars", indexed: ["make"]) == nil)
-        #expect(FilterViewData(wheres: ["make=Kia"], sort: "make").scanNote(source: "cars", indexed: ["make", "model"]) == nil)
-        #expect(FilterViewData(search: "golf").scanNote(source: "cars", indexed: []) == nil)
-        #expect(
-            FilterViewData(wheres: ["make=Kia", "fuel=ev"], sort: "-price").scanNote(source: "cars", indexed: ["make"])
-                == "note: `fuel`, `price` are not indexed, so every item of cars was read; `strata source change cars --index make,fuel,price` would use an index"
-        )
-        #expect(FilterViewData(wheres: ["fuel=ev", "fuel=petrol"]).scanNote(source: "cars", indexed: [])?.contains("--index fuel` would") == true)
-        // An index answered `make`: only the items it found were read, and the note says so.
-        #expect(
-            FilterViewData(wheres: ["make=Kia", "fuel=ev"], sort: "-price").scanNote(source: "cars", indexed: ["make"], usedIndex: true)
-                == "note: `fuel`, `price` are not indexed, so each item the index found was read to check and sort it; `strata source change cars --index make,fuel,price` would use an index"
-        )
-        #expect(
-            FilterViewData(wheres: ["make=Kia"], sort: "price").scanNote(source: "cars", indexed: ["make"], usedIndex: true)
-                == "note: `price` is not indexed, so each item the index found was read to sort it; `strata source change cars --index make,price` would use an index"
-        )
     }
 }
 

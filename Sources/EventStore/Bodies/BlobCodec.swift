@@ -245,7 +245,7 @@ final class DeltaBases {
             let link = links[links.count - 1]
             if let hit = recent.last(where: { $0.seq == link.base }) { start = hit.body; break }
             guard let row = try BlobCodec.stored(seq: link.base, bodies: bodies, in: txn) else {
-                throw EventStoreError.corrupted("the base (seq \(link.base)) of a delta-encoded body is missing; run `strata verify`")
+                throw EventStoreError.corrupted("the base (seq \(link.base)) of a delta-encoded body is missing")
             }
             // Each step down is shallower and earlier in the log: a damaged depth or base is an
             // error, never a loop. (Usually exactly one shallower; a row written on a base that a

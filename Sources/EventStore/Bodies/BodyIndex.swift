@@ -81,7 +81,7 @@ struct BodyIndex: Sendable {
     }
 
     static func seq(_ row: UnsafeRawBufferPointer) throws -> UInt64 {
-        guard row.count == 8 else { throw EventStoreError.corrupted("a body-index row of \(row.count) bytes is not a seq; run `strata verify`") }
+        guard row.count == 8 else { throw EventStoreError.corrupted("a body-index row of \(row.count) bytes is not a seq") }
         return UInt64(bigEndianBytes: row)
     }
 

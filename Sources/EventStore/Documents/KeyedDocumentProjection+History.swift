@@ -75,7 +75,7 @@ extension KeyedDocumentProjection {
                 rowKey.storeBytes(of: group.bigEndian, toByteOffset: hk.count - 8, as: UInt64.self)
                 let key = UnsafeRawBufferPointer(rowKey)
                 guard let existing = try txn.get(history, key: key), existing.first != HistoryRow.packedMark else {
-                    throw EventStoreError.corrupted("the keyframe row at seq \(group) is missing from history; run `strata verify`")
+                    throw EventStoreError.corrupted("the keyframe row at seq \(group) is missing from history")
                 }
                 // Copied first: the put may move the page the old value is on.
                 let old = [UInt8](existing)

@@ -85,7 +85,7 @@ extension KeyedDocumentProjection {
             return try DocumentSource(reading: &r)
         }
         guard let source else {
-            throw EventStoreError.corrupted("the version at seq \(seq) of \(collection)/\(key.prefix(64)) is missing from history; run `strata verify`")
+            throw EventStoreError.corrupted("the version at seq \(seq) of \(collection)/\(key.prefix(64)) is missing from history")
         }
         return source
     }
@@ -164,7 +164,7 @@ extension KeyedDocumentProjection {
             case let .delta(keyframe, _, size, frame):
                 let base = try storedDocument(collection, key, at: keyframe, txn, tables, memo)
                 if case .delta = base {
-                    throw EventStoreError.corrupted("the keyframe at seq \(keyframe) of \(collection)/\(key.prefix(64)) is itself a delta; run `strata verify`")
+                    throw EventStoreError.corrupted("the keyframe at seq \(keyframe) of \(collection)/\(key.prefix(64)) is itself a delta")
                 }
                 let prefix = try base.text(collection, key, txn, tables, memo)
                 return try frame.withUnsafeBytes { f in try ZstdContext.pooled { try $0.decompress(f, prefix: prefix, size: size) } }
@@ -271,7 +271,7 @@ extension KeyedDocumentProjection {
             seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...]))
             guard value.first == Self.packedMark else { bytes = value; owner = nil; return }
             guard value.count == 9, let row = try txn.get(tables["history-packed"], key: UnsafeRawBufferPointer(rebasing: value[1...])) else {
-                throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing; run `strata verify`")
+                throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing")
             }
             guard row.first == Self.solidMark || row.first == Self.anchoredMark else { bytes = row; owner = nil; return }
             do {
@@ -279,7 +279,7 @@ extension KeyedDocumentProjection {
                 owner = solid
                 bytes = UnsafeRawBufferPointer(solid.buffer)
             } catch {
-                throw EventStoreError.corrupted("the packed history row of seq \(seq) does not decompress; run `strata verify`")
+                throw EventStoreError.corrupted("the packed history row of seq \(seq) does not decompress")
             }
         }
 

@@ -80,7 +80,7 @@ extension KeyedDocumentProjection.HistoryRow {
     static func anchorPrefix(_ number: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> [UInt8] {
         let key = number.bigEndianBytes
         guard let row = try key.withUnsafeBytes({ try txn.get(tables["history-packed"], key: $0) }), row.first == solidMark else {
-            throw EventStoreError.corrupted("the packed history row \(number), an anchor, is missing or not solid; run `strata verify`")
+            throw EventStoreError.corrupted("the packed history row \(number), an anchor, is missing or not solid")
         }
         return try decompressSolid(row, prefix: [])
     }

@@ -12,7 +12,7 @@ public struct StoreKey: Sendable {
     /// - Throws: ``EventStoreError`` (`.encryption`) unless `bytes` is 32 bytes.
     public init(bytes: [UInt8]) throws {
         guard bytes.count == 32 else {
-            throw EventStoreError(code: .encryption, message: "a store key is 32 bytes, this one is \(bytes.count); make one with `strata key generate FILE`")
+            throw EventStoreError(code: .encryption, message: "a store key is 32 bytes, this one is \(bytes.count)", keyProblem: .unusableFile(nil))
         }
         self.bytes = bytes
     }
@@ -31,8 +31,7 @@ public struct StoreKey: Sendable {
         var st = stat()
         guard stat(path, &st) == 0 else {
             throw EventStoreError(
-                code: .encryption, message: "cannot read the key file \(path): \(String(cString: strerror(errno))); make one with `strata key generate \(path)`"
-            )
+                code: .encryption, message: "cannot read the key file \(path): \(String(cString: strerror(errno)))", keyProblem: .unusableFile(path))
         }
         guard st.st_mode & 0o077 == 0 else {
             throw EventStoreError(
@@ -158,7 +157,7 @@ final class StoreCipher: ValueSealer, @unchecked Sendable {
                     aad: aad, into: out)
             }
         guard opened else {
-            throw StorageError(code: .corrupted, message: "a sealed value does not open under the store's key (changed, moved or damaged); run `strata verify`")
+            throw StorageError(code: .corrupted, message: "a sealed value does not open under the store's key (changed, moved or damaged)")
         }
     }
 

@@ -15,7 +15,7 @@ enum SealedChain {
     private static func previous(_ seq: UInt64, chain: Database, _ txn: Transaction) throws -> [UInt8] {
         guard seq > 1 else { return Envelope.zeroHash }
         let p = try withUnsafeBytes(of: (seq - 1).bigEndian) { try txn.getRaw(chain, key: $0).map { [UInt8]($0) } }
-        guard let p, p.count == 32 else { throw EventStoreError.corrupted("the sealed chain has no link for seq \(seq - 1); run `strata verify`") }
+        guard let p, p.count == 32 else { throw EventStoreError.corrupted("the sealed chain has no link for seq \(seq - 1)") }
         return p
     }
 

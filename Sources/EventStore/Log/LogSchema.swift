@@ -124,7 +124,7 @@ struct LogSchema: Sendable {
                 }
                 if let p = try txn.get(meta, key: prefixKey) {
                     let n = p.count == 8 ? p.withUnsafeBytes { UInt64(bigEndianBytes: $0) } : 0
-                    guard (1...32).contains(n) else { throw EventStoreError.corrupted("the store's body-index prefix length is damaged; run `strata verify`") }
+                    guard (1...32).contains(n) else { throw EventStoreError.corrupted("the store's body-index prefix length is damaged") }
                     prefix = Int(n)
                 } else {
                     // A store older than format 3: the default from now on.
@@ -149,7 +149,7 @@ struct LogSchema: Sendable {
                     } ?? d
                 guard let loaded = EnvelopeDictionary(stored: opened) else {
                     throw EventStoreError.corrupted(
-                        "the store's envelope dictionary (meta/envelope-dictionary) does not match its digest: it is damaged, and the envelopes `strata compact` packed cannot be read; restore the store from a copy"
+                        "the store's envelope dictionary (meta/envelope-dictionary) does not match its digest: it is damaged, and the envelopes compaction packed cannot be read; restore the store from a copy"
                     )
                 }
                 dictionary = loaded
@@ -199,7 +199,7 @@ struct LogSchema: Sendable {
         case (.some, .none):
             throw EventStoreError(
                 code: .encryption,
-                message: "the store at \(path) is encrypted: give its key file with STRATA_KEY_FILE=FILE or --key-file FILE (nothing was read or changed)")
+                message: "the store at \(path) is encrypted, and no key was given (nothing was read or changed)", keyProblem: .missing)
         case (let r?, .key(let key)):
             let c = StoreCipher(key: key, salt: r.salt, version: r.version)
             guard c.check == r.check else {
@@ -217,9 +217,7 @@ struct LogSchema: Sendable {
             guard isNew else {
                 throw EventStoreError(
                     code: .encryption,
-                    message:
-                        "the store at \(path) is not encrypted, and a key was given; unset STRATA_KEY_FILE, or encrypt the store with `strata rekey --new-key-file FILE` (with STRATA_KEY_FILE unset)"
-                )
+                    message: "the store at \(path) is not encrypted, and a key was given (nothing was read or changed)", keyProblem: .unexpected)
             }
             var salt = [UInt8](repeating: 0, count: 16)
             salt.withUnsafeMutableBytes { RandomID.fill($0) }

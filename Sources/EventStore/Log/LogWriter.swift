@@ -654,7 +654,7 @@ struct LogHead {
         }
         let seq = UInt64(bigEndianBytes: last.key)
         let envelope = try s.envelope(last.value, txn)
-        guard envelope.count >= 32 else { throw EventStoreError.corrupted("the last event (\(seq)) is truncated; run `strata verify`") }
+        guard envelope.count >= 32 else { throw EventStoreError.corrupted("the last event (\(seq)) is truncated") }
         let hash = [UInt8](envelope[(envelope.count - 32)...])
         let tc = try txn.cursor(s.byTime)
         let time = try tc.last().map { LogSchema.time(fromKey: $0.key) } ?? Timestamp(microseconds: .min)

@@ -50,7 +50,7 @@ extension Envelope {
         allocate: (Int) -> UnsafeMutableRawBufferPointer
     ) throws -> UnsafeRawBufferPointer {
         guard let dictionary else {
-            throw EventStoreError.corrupted("a packed event envelope, and the store has no envelope dictionary; run `strata verify`")
+            throw EventStoreError.corrupted("a packed event envelope, and the store has no envelope dictionary")
         }
         var r = ByteReader(stored)
         do {
@@ -74,7 +74,7 @@ extension Envelope {
             Hashing.sha256(UnsafeRawBufferPointer(body), into: UnsafeMutableRawBufferPointer(rebasing: out[n...]))
             return UnsafeRawBufferPointer(out)
         } catch {
-            throw EventStoreError.corrupted("a packed event envelope does not match its seal or does not decompress (damaged); run `strata verify`")
+            throw EventStoreError.corrupted("a packed event envelope does not match its seal or does not decompress (damaged)")
         }
     }
 
@@ -219,7 +219,7 @@ final class EnvelopeRepack {
         guard let cipher else { return try repack(stored) }
         let seq = key.count == 8 ? UInt64(bigEndianBytes: key) : 0
         guard seq == UInt64(links.count) + 1 else {
-            throw EventStoreError.corrupted("the log is not a run of seqs from 1 at seq \(seq); run `strata verify`")
+            throw EventStoreError.corrupted("the log is not a run of seqs from 1 at seq \(seq)")
         }
         let opened = try cipher.opened(stored, domain: events.domain, key: key)
         let new = try opened.withUnsafeBytes { try repack($0) }.map { $0.withUnsafeBytes { cipher.sealed($0, domain: events.domain, key: key) } }
@@ -234,7 +234,7 @@ final class EnvelopeRepack {
     func link(_ key: UnsafeRawBufferPointer, _ stored: UnsafeRawBufferPointer, _ snapshot: Environment.PackSnapshot) throws -> [UInt8]? {
         let seq = key.count == 8 ? UInt64(bigEndianBytes: key) : 0
         guard seq >= 1, seq <= UInt64(links.count) else {
-            throw EventStoreError.corrupted("the sealed chain has a link for seq \(seq), which the log does not hold; run `strata verify`")
+            throw EventStoreError.corrupted("the sealed chain has a link for seq \(seq), which the log does not hold")
         }
         return links[Int(seq - 1)]
     }

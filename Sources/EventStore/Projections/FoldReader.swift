@@ -75,13 +75,13 @@ struct FoldInput: Sendable {
             if seq > to { break }
             let envelope = try schema.envelope(e.value, txn)
             guard let type = Envelope.type(in: envelope) else {
-                throw EventStoreError.corrupted("event \(seq) does not decode; run `strata verify`")
+                throw EventStoreError.corrupted("event \(seq) does not decode")
             }
             var event: RecordedEvent?
             for (i, r) in readers.enumerated() where seq > r.applied && r.filter.accepts(type) {
                 if event == nil {
                     do { event = try Envelope.decode(envelope) } catch {
-                        throw EventStoreError.corrupted("event \(seq) does not decode; run `strata verify`")
+                        throw EventStoreError.corrupted("event \(seq) does not decode")
                     }
                 }
                 out[i].append(event!)

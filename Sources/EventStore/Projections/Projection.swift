@@ -110,7 +110,7 @@ public struct TableSet: Sendable {
     public func reveal(_ bytes: UnsafeRawBufferPointer, in txn: Transaction) throws -> String {
         guard let names else { return String(decoding: bytes, as: UTF8.self) }
         guard let raw = try txn.get(names, key: bytes) else {
-            throw EventStoreError.corrupted("a key's text is missing from the encrypted store's names; run `strata rebuild`")
+            throw EventStoreError.corrupted("a key's text is missing from the encrypted store's names")
         }
         return String(decoding: raw, as: UTF8.self)
     }
@@ -312,7 +312,7 @@ final class PayloadSource {
         guard let ref = event.payload else { return nil }
         let own = try BlobCodec.stored(seq: event.seq, bodies: bodies, in: txn)
         guard let stored = try own ?? ref.hash.withUnsafeBytes({ try bodyIndex.stored(hash: $0, in: txn) }) else {
-            throw EventStoreError.corrupted("the body \(ref.hashHex.prefix(16)) of event \(event.seq) is missing from the blob store; run `strata verify`")
+            throw EventStoreError.corrupted("the body \(ref.hashHex.prefix(16)) of event \(event.seq) is missing from the blob store")
         }
         return stored
     }

@@ -27,9 +27,9 @@ package struct CurlRemoteRepository: RemoteRepository {
         do {
             return RefreshResult(summary: try await fetcher.fetch(definition, options: options))
         } catch let e as RedactionKeyError {
-            throw RepositoryError(.key, e.message, cause: e)
+            throw e.repositoryError()
         } catch let e as FetchError {
-            throw RepositoryError(.network, e.description, cause: e, retryAfter: e.retryAfter)
+            throw RepositoryError(.network, e.description, next: e.nextStep(source: name), cause: e, retryAfter: e.retryAfter)
         }
     }
 
@@ -37,9 +37,9 @@ package struct CurlRemoteRepository: RemoteRepository {
         let definition = try await catalog.required(name)
         let summary: FetchSummary
         do { summary = try await fetcher.fetchDetail(definition, key: id, options: options) } catch let e as RedactionKeyError {
-            throw RepositoryError(.key, e.message, cause: e)
+            throw e.repositoryError()
         } catch let e as FetchError {
-            throw RepositoryError(.network, e.description, cause: e)
+            throw RepositoryError(.network, e.description, next: e.nextStep(source: name), cause: e)
         }
         if let failure = summary.failures.first { throw RepositoryError(.network, failure) }
     }
@@ -50,12 +50,11 @@ extension SourceCatalog {
     /// The definition of `name`. Throws ``RepositoryError`` `notFound` (or `storage`).
     func required(_ name: String) async throws -> SourceDefinition {
         guard let d = try await storage({ try await get(name) }) else {
-            throw RepositoryError(.notFound, "no source named \(name); see `strata source list`")
+            throw SourceCatalogError.unknown(name).repositoryError
         }
         if d.recorded == true {
             throw RepositoryError(
-                .invalidQuery,
-                "\(name) is a recorded source (strata proxy, HAR and WARC imports): it has no list to fetch; read it with strata serve or strata log")
+                .invalidQuery, "\(name) is a recorded source (recorded traffic, HAR and WARC imports): it has no list to fetch", next: .readRecorded)
         }
         return d
     }

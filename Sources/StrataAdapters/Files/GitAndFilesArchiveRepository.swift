@@ -41,7 +41,7 @@ package struct GitAndFilesArchiveRepository: ArchiveRepository {
                     repository: repository, path: path, since: since, until: until, date: committerDate ? .committer : .author, runner: runner)
                 let commits = try await git.commits()
                 guard !commits.isEmpty else {
-                    throw RepositoryError(.notFound, "no commit of \(repository) touches \(path); check --path (relative to the repository) and the range")
+                    throw RepositoryError(.notFound, "no commit of \(repository) touches \(path)", next: .checkGitImport)
                 }
                 summary = try await fetcher.importSnapshots(definition, snapshots: git.snapshots(commits), skipInvalid: true, progress: report)
             }
@@ -50,9 +50,9 @@ package struct GitAndFilesArchiveRepository: ArchiveRepository {
                 failures: summary.failures, bytes: summary.bytes, backfilled: summary.backfilled, added: summary.added,
                 changed: summary.changed, removed: summary.removed, seconds: summary.seconds)
         } catch let e as RedactionKeyError {
-            throw RepositoryError(.key, e.message, cause: e)
+            throw e.repositoryError()
         } catch let e as FetchError {
-            throw RepositoryError(.invalidQuery, "source \(name): \(e.message) (\(e.url))", cause: e)
+            throw RepositoryError(.invalidQuery, "source \(name): \(e.message) (\(e.url))", next: e.nextStep(source: name), cause: e)
         }
     }
 }

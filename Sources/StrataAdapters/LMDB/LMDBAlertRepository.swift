@@ -1,4 +1,4 @@
-package import EventStore
+import EventStore
 import Foundation
 package import StrataData
 package import StrataDomain
@@ -25,14 +25,14 @@ package struct LMDBAlertRepository: AlertRepository {
     package func add(_ alert: Alert) async throws {
         if try await storage({ try await tables.alert(source: alert.source, name: alert.name) }) != nil {
             throw RepositoryError(
-                .conflict, "\(alert.source) already has an alert named \(alert.name); remove it first with `strata alert remove \(alert.source) \(alert.name)`")
+                .conflict, "\(alert.source) already has an alert named \(alert.name)", next: .removeAlert(source: alert.source, name: alert.name))
         }
         try await storage { try await tables.add(source: alert.source, name: alert.name, definition: alert.definition) }
     }
 
     package func remove(source: String, name: String) async throws {
         guard try await storage({ try await tables.alert(source: source, name: name) }) != nil else {
-            throw RepositoryError(.notFound, "no alert \(name) on \(source); see `strata alert list`")
+            throw RepositoryError(.notFound, "no alert \(name) on \(source)", next: .listAlerts)
         }
         try await storage { try await tables.remove(source: source, name: name) }
     }
@@ -70,7 +70,7 @@ package struct LMDBAlertRepository: AlertRepository {
 
     package func body(of notification: PendingNotification) async throws -> [UInt8] {
         guard let body = try await storage({ try await tables.body(queuedAt: notification.queuedSeq) }) else {
-            throw RepositoryError(.storage, "notification \(notification.id) has no stored body; run `strata verify`")
+            throw RepositoryError(.storage, "notification \(notification.id) has no stored body", next: .verifyStore)
         }
         return body
     }

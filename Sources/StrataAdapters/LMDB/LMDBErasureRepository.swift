@@ -18,7 +18,7 @@ package struct LMDBErasureRepository: ErasureRepository {
     package func forget(source: String, ids: [String], reason: String, by actor: String) async throws -> ForgetResult {
         try await storage {
             guard let definition = try await catalog.get(source) else {
-                throw RepositoryError(.notFound, "no source named \(source); see `strata source list`")
+                throw SourceCatalogError.unknown(source).repositoryError
             }
             do {
                 let s = try await erasure.forget(definition, keys: ids, reason: reason, by: actor)
@@ -30,7 +30,7 @@ package struct LMDBErasureRepository: ErasureRepository {
                         throw RepositoryError(.notFound, "\(id) in \(source) was already erased at seq \(erased.seq): \(erased.reason)", cause: e)
                     }
                 }
-                throw RepositoryError(.notFound, e.message, cause: e)
+                throw RepositoryError(.notFound, e.message, next: .listItems(source: source), cause: e)
             }
         }
     }

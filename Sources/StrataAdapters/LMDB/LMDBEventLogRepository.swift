@@ -28,7 +28,7 @@ package struct LMDBEventLogRepository: EventLogRepository {
         case .now:
             return head
         case .seq(let s):
-            guard s <= head else { throw RepositoryError(.invalidQuery, "seq \(s) is after the newest event (\(head)); see `strata log`") }
+            guard s <= head else { throw RepositoryError(.invalidQuery, "seq \(s) is after the newest event (\(head))", next: .readLog) }
             return s
         case .date(let d):
             return try await storage { try await store.seq(asOf: Timestamp(d)) }

@@ -136,9 +136,8 @@ package struct LMDBItemRepository: ItemRepository {
 
     package static func beforeHorizon(_ seq: UInt64, _ horizon: UInt64, _ source: String) -> RepositoryError {
         RepositoryError(
-            .notFound,
-            "seq \(seq) is before the retention horizon (seq \(horizon)) of \(source): nothing before it is kept; read from seq \(horizon) on, or change the retention with `strata source change \(source) --keep`"
-        )
+            .notFound, "seq \(seq) is before the retention horizon (seq \(horizon)) of \(source): nothing before it is kept",
+            next: .changeRetention(source: source, from: horizon))
     }
 
     package func diff(source name: String, from: PointInTime, to: PointInTime) async throws -> CollectionDiff {
@@ -168,15 +167,6 @@ package struct LMDBItemRepository: ItemRepository {
             throw Self.beforeHorizon(seq, horizon, source)
         }
         return seq
-    }
-}
-
-/// Runs a storage read, wrapping its failures as ``RepositoryError`` `storage`.
-package func storage<T>(_ body: () async throws -> T) async throws -> T {
-    do { return try await body() } catch let e as RepositoryError { throw e } catch let e as RedactionKeyError {
-        throw RepositoryError(.key, e.message, cause: e)
-    } catch {
-        throw RepositoryError(.storage, "could not read the store: \(error)", cause: error)
     }
 }
 

@@ -96,7 +96,7 @@ package struct LMDBRecordingRepository: RecordingRepository {
         let answer: Answer = try await storage { try await self.answer(target: target, host: host, direction, sources: sources) }
         switch answer {
         case .lookup(let l): return l
-        case .afterHead(let seq, let head): throw RepositoryError(.invalidQuery, "seq \(seq) is after the newest event (\(head)); see `strata log`")
+        case .afterHead(let seq, let head): throw RepositoryError(.invalidQuery, "seq \(seq) is after the newest event (\(head))", next: .readLog)
         }
     }
 

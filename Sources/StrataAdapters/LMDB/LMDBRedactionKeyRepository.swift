@@ -1,6 +1,6 @@
 package import EventStore
 import Foundation
-package import StrataData
+import StrataData
 package import StrataDomain
 
 /// ``RedactionKeyRepository`` over the store's `meta/redaction-key` and the log's
@@ -48,9 +48,11 @@ package struct LMDBRedactionKeyRepository: RedactionKeyRepository {
 
     private func mapped<T>(_ body: () async throws -> T) async throws -> T {
         do { return try await body() } catch let e as RedactionKeyError {
-            throw RepositoryError(e.kind == .sameKey ? .invalidQuery : .key, e.message, cause: e)
+            var r = e.repositoryError()
+            if e.kind == .sameKey { r.code = .invalidQuery }
+            throw r
         } catch let e as EventStoreError where e.code == .encryption {
-            throw RepositoryError(.key, e.message, cause: e)
+            throw RepositoryError(.key, e.message, next: e.nextStep, cause: e)
         } catch let e as RepositoryError {
             throw e
         } catch {

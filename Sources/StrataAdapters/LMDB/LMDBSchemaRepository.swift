@@ -1,4 +1,4 @@
-package import EventStore
+import EventStore
 package import StrataData
 package import StrataDomain
 

@@ -10,13 +10,11 @@ package struct LMDBSourceCatalogRepository: SourceCatalogRepository {
     package init(catalog: SourceCatalog) { self.catalog = catalog }
 
     package func validate(_ spec: SourceSpec, keepingLiteralSecrets: Bool) throws {
-        try spec.validate(keepingLiteralSecrets: keepingLiteralSecrets)
+        try spec.validateForDefinition(keepingLiteralSecrets: keepingLiteralSecrets)
     }
 
     package func define(_ spec: SourceSpec, replace: Bool, keepingLiteralSecrets: Bool) async throws -> UInt64 {
-        do { return try await catalog.define(spec.definition, replace: replace, keepingLiteralSecrets: keepingLiteralSecrets).seq } catch let e as FetchError {
-            throw RepositoryError(.invalidQuery, e.message, cause: e)
-        }
+        try await storage { try await catalog.define(spec.definition, replace: replace, keepingLiteralSecrets: keepingLiteralSecrets).seq }
     }
 
     package func definitions() async throws -> [SourceSpec] { try await storage { try await catalog.all() }.map(SourceSpec.init) }
@@ -26,6 +24,6 @@ package struct LMDBSourceCatalogRepository: SourceCatalogRepository {
     package func storedForm(_ spec: SourceSpec) -> JSONValue { spec.masked.json }
 
     package func remove(_ name: String) async throws {
-        do { try await catalog.remove(name) } catch let e as FetchError { throw RepositoryError(.notFound, e.message, cause: e) }
+        try await storage { try await catalog.remove(name) }
     }
 }

@@ -14,8 +14,8 @@ package struct LMDBSourceRepository: SourceRepository {
     package func source(named name: String) async throws -> Source {
         guard let entity = try await storage({ try await tables.source(named: name) }) else {
             let known = try await sources().map(\.name)
-            let hint = known.isEmpty ? "define one with `strata source add`" : "known: \(known.joined(separator: ", "))"
-            throw RepositoryError(.notFound, "no source named \(name); \(hint)")
+            if known.isEmpty { throw RepositoryError(.notFound, "no source named \(name)", next: .defineSource) }
+            throw RepositoryError(.notFound, "no source named \(name); known: \(known.joined(separator: ", "))")
         }
         return Source(entity: entity)
     }

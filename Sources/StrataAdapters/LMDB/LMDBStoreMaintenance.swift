@@ -1,5 +1,5 @@
 package import EventStore
-package import StrataData
+import StrataData
 package import StrataDomain
 import StrataJSON
 

@@ -38,8 +38,8 @@ package struct LMDBTrafficRepository: TrafficRepository {
             }
             var d = SourceDefinition(name: source, url: upstream ?? "")
             d.recorded = true
-            do throws(FetchError) { try d.validate() } catch { throw RepositoryError(.invalidQuery, error.message, cause: error) }
-            do { try await catalog.define(d) } catch let e as FetchError where e.message.contains("already exists") {
+            try SourceSpec(d).validate()
+            do { try await catalog.define(d) } catch SourceCatalogError.exists {
                 // Another process made it a moment ago.
             }
         }

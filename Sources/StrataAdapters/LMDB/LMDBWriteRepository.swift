@@ -68,7 +68,7 @@ package struct LMDBWriteRepository: WriteRepository {
 
     private func entity(_ w: LocalWrite) async throws -> OutboxWrite {
         guard let e = try await storage({ try await outboxTables.write(seq: w.seq) }) else {
-            throw RepositoryError(.notFound, "no write \(w.seq); see `strata outbox --all`")
+            throw RepositoryError(.notFound, "no write \(w.seq)", next: .listWrites)
         }
         return e
     }
@@ -89,29 +89,5 @@ package struct LMDBWriteRepository: WriteRepository {
         let e = try await entity(write)
         let key = try await currentKey(e)
         _ = try await storage { try await writes.drop(e, key: key, user: user) }
-    }
-}
-
-/// ``PushRepository`` through the data layer's ``Pusher`` (libcurl).
-package struct PusherPushRepository: PushRepository {
-    let pusher: Pusher
-    let catalog: SourceCatalog
-    let options: PushOptions
-
-    package init(pusher: Pusher, catalog: SourceCatalog, options: PushOptions = PushOptions()) {
-        self.pusher = pusher
-        self.catalog = catalog
-        self.options = options
-    }
-
-    package func push(source: String, concurrency: Int) async throws -> PushReport {
-        let definition = try await catalog.required(source)
-        var options = self.options
-        options.concurrency = concurrency
-        do {
-            return PushReport(source: source, summary: try await pusher.push(definition, options: options))
-        } catch let e as FetchError {
-            throw RepositoryError(.network, e.message, cause: e)
-        }
     }
 }

@@ -1,6 +1,6 @@
 package import EventStore
 package import Logging
-package import StrataDomain
+import StrataDomain
 
 /// A store opened on demand: what adapters over a store that is closed most of the time (its
 /// files, the team log's pulls and pushes) are given by the composition root, which alone
@@ -16,13 +16,9 @@ package protocol StoreOpening: Sendable {
 /// Runs an engine call, its errors as repository errors with the engine's words: a missing or
 /// wrong key is `key`, anything else `storage`.
 package func engine<T>(_ body: () async throws -> T) async throws -> T {
-    do { return try await body() } catch let e as EventStoreError {
-        throw RepositoryError(e.code == .encryption ? .key : .storage, "\(e)", cause: e)
-    }
+    do { return try await body() } catch let e as EventStoreError { throw e.repositoryError }
 }
 
 package func engine<T>(_ body: () throws -> T) throws -> T {
-    do { return try body() } catch let e as EventStoreError {
-        throw RepositoryError(e.code == .encryption ? .key : .storage, "\(e)", cause: e)
-    }
+    do { return try body() } catch let e as EventStoreError { throw e.repositoryError }
 }

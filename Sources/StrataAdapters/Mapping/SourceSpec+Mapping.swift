@@ -54,11 +54,16 @@ extension SourceSpec {
     /// The spec as JSON, keys sorted (`source show`, `GET /sources`).
     package var json: JSONValue { definition.json }
 
-    /// Checks the spec as ``ManageSources/define(_:replace:keepingLiteralSecrets:)`` will.
-    /// - Throws: ``RepositoryError`` `invalidQuery` saying what is wrong.
-    package func validate(keepingLiteralSecrets: Bool = false) throws {
-        let d = keepingLiteralSecrets ? definition.takingLiteralSecrets().definition : definition
-        do throws(FetchError) { try d.validate() } catch { throw RepositoryError(.invalidQuery, error.message, cause: error) }
+    /// Checks the spec as ``ManageSources/define(_:replace:keepingLiteralSecrets:)`` will: the
+    /// Domain's rules, then no literal credential in a header unless it is kept out of the log.
+    /// - Throws: ``SpecProblem``, or ``RepositoryError`` `invalidQuery` for a literal credential.
+    package func validateForDefinition(keepingLiteralSecrets: Bool) throws {
+        try validate()
+        guard !keepingLiteralSecrets, let header = definition.literalSecretHeaders.first else { return }
+        throw RepositoryError(
+            .invalidQuery,
+            "source \(name): header \(header) holds a literal credential, which would be stored in the log and shown with the definition and in exports",
+            next: .keepSecretOut(header: header))
     }
 }
 

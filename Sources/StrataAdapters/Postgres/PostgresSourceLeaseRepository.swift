@@ -46,7 +46,7 @@ package struct PostgresSourceLeaseRepository: SourceLeaseRepository {
                 await log.close()
                 // The leases taken in the remotes before this one are kept.
                 try? registry.save(store: storePath)
-                throw RepositoryError(.conflict, "team log \(name): \(e.message)")
+                throw e.repositoryError("team log \(name)")
             } catch let e as TeamLogError {
                 await log.close()
                 unreachable = SourceLease(remote: name, token: nil, unreachable: e.message)

@@ -37,7 +37,7 @@ package struct PostgresTeamRepository: TeamRepository {
         _ = try await access.opened()  // the store exists, under its key if it has one
         var registry = try loadRegistry()
         if registry.remotes[name] != nil {
-            throw RepositoryError(.storage, "a remote named \(name) exists; remove it first with `strata remote remove \(name)`")
+            throw RepositoryError(.storage, "a remote named \(name) exists", next: .removeRemote(name: name))
         }
         registry.remotes[name] = .init(url: parsed.url)
         try save(registry, at: path)
@@ -164,16 +164,13 @@ package struct PostgresTeamRepository: TeamRepository {
     private func resolve(_ name: String?, in registry: RemoteRegistry) throws -> (name: String, remote: RemoteRegistry.Remote) {
         if let name {
             guard let r = registry.remotes[name] else {
-                throw RepositoryError(.notFound, "no remote named \(name); add one with `strata remote add \(name) postgres://USER@HOST/DB`")
+                throw RepositoryError(.notFound, "no remote named \(name)", next: .addRemote(name: name))
             }
             return (name, r)
         }
         guard registry.remotes.count == 1, let only = registry.remotes.first else {
-            throw RepositoryError(
-                .invalidQuery,
-                registry.remotes.isEmpty
-                    ? "no remote yet; add one with `strata remote add NAME postgres://USER@HOST/DB`"
-                    : "name the remote: \(registry.remotes.keys.sorted().joined(separator: ", "))")
+            if registry.remotes.isEmpty { throw RepositoryError(.invalidQuery, "no remote yet", next: .addRemote(name: nil)) }
+            throw RepositoryError(.invalidQuery, "name the remote: \(registry.remotes.keys.sorted().joined(separator: ", "))")
         }
         return (only.key, only.value)
     }
@@ -205,7 +202,7 @@ package struct PostgresTeamRepository: TeamRepository {
             return value
         } catch let e as TeamLogError {
             await log.close()
-            throw RepositoryError(e.code == .fenced ? .conflict : .storage, e.message, cause: e)
+            throw e.repositoryError()
         } catch {
             await log.close()
             throw error
@@ -217,7 +214,7 @@ package struct PostgresTeamRepository: TeamRepository {
         let teamKey = try await log.events(EventQuery(type: RedactionKeyLedger.eventType, limit: 1, descending: true)).first.flatMap(
             RedactionKeyLedger.Record.init)
         do { try await RedactionKeyLedger(store: store).confirmPush(after: teamKey) } catch let e as RedactionKeyError {
-            throw RepositoryError(.key, "team log \(name): \(e.message)", cause: e)
+            throw e.repositoryError("team log \(name)")
         }
         let r = try await log.push(
             from: store, node: registry.node, leases: registry.remotes[name]?.leases ?? [:], batch: batch, inOrder: registry.remotes[name]?.inOrder ?? 0)

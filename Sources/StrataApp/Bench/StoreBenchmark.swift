@@ -1,29 +1,27 @@
-import EventStore
-import FixtureServer
+package import EventStore
 import Foundation
 import LMDB
 import Logging
 import StrataData
 package import StrataJSON
 
-/// What `strata bench` measures (docs/benchmarks.md names each).
-package enum BenchmarkWorkload: String, Sendable, CaseIterable { case ingest, rebuild, asof, fetch, browse, push, bodies, teamlog, watch, alerts }
+/// What `strata bench` measures on the user's own machine, with nothing but a scratch store
+/// (docs/benchmarks.md names each; the fixture-server workloads are the lab's, `strata-lab bench`).
+package enum BenchmarkWorkload: String, Sendable, CaseIterable { case ingest, rebuild, asof, bodies }
 
 /// A benchmark that could not run, or whose workload failed.
 package struct BenchmarkError: Error, CustomStringConvertible {
     package var description: String
-    init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }
 
-/// The engine's and the fetch path's speed, measured on a scratch store (or `store`) through the
-/// real code: the appends, projections, libcurl client, fetcher and pusher the commands use.
+/// The engine's speed, measured on a scratch store (or `store`) through the real code: the
+/// appends, projections and reads the commands use.
 package struct StoreBenchmark: Sendable {
     /// What fills the bodies: one letter repeated, or each object's own random letters.
     package enum BodyFill: String, Sendable, CaseIterable { case filler, text }
 
     package var events = 100_000
-    package var concurrency = 8
-    package var serverLatencyMs = 0
     package var noGrowth = false
     package var payloadBytes = 256
     package var objects = 10_000
@@ -34,18 +32,28 @@ package struct StoreBenchmark: Sendable {
     /// A store directory to use instead of a temporary one.
     package var store: String?
     package var encrypt = false
-    /// The scratch PostgreSQL database of the teamlog workload.
-    package var pgURL: String?
 
     package init() {}
 
     /// Whether `name` is a durability a store can be opened with.
     package static func isDurability(_ name: String) -> Bool { StoreOptions.Durability(rawValue: name) != nil }
 
-    /// Runs `workload` and returns its figures. `browse` measures the browser over the app of a
-    /// store holding a fetched source (the browse workload only).
-    package func run(
-        _ workload: BenchmarkWorkload, browse: @escaping @MainActor @Sendable (StrataApp) async throws -> [String: JSONValue] = { _ in [:] }
+    /// Runs `workload` and returns its figures.
+    package func run(_ workload: BenchmarkWorkload) async throws -> [String: JSONValue] {
+        try await withScratchStore(workload.rawValue) { s, result in
+            switch workload {
+            case .ingest: try await measureIngest(s, &result)
+            case .rebuild: try await measureRebuild(s, &result)
+            case .asof: try await measureAsOf(s, &result)
+            case .bodies: try await measureBodies(s, &result)
+            }
+        }
+    }
+
+    /// Opens the scratch store (or ``store``), hands it to `body` with the figures every run
+    /// reports, adds the store's size, and removes a scratch store after.
+    package func withScratchStore(
+        _ workload: String, _ body: (EventStore, inout [String: JSONValue]) async throws -> Void
     ) async throws -> [String: JSONValue] {
         let dir = store ?? FileManager.default.temporaryDirectory.appendingPathComponent("strata-bench-\(UUID().uuidString)").path
         defer { if store == nil { try? FileManager.default.removeItem(atPath: dir) } }
@@ -55,97 +63,61 @@ package struct StoreBenchmark: Sendable {
         if encrypt { options.key = StoreKey.generate() }
         let s = try await EventStore.open(at: dir, projections: StoreAccess.projections, options: options)
         var result: [String: JSONValue] = [
-            "workload": .string(workload.rawValue), "events": .int(events), "payloadBytes": .int(payloadBytes),
+            "workload": .string(workload), "events": .int(events), "payloadBytes": .int(payloadBytes),
             "objects": .int(objects), "batch": .int(batch), "durability": .string(durability), "encrypted": .bool(encrypt),
             "machine": .string("\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB")
         ]
-        switch workload {
-        case .ingest:
-            let (elapsed, latencies, bytes) = try await ingest(into: s)
-            result["seconds"] = .double(elapsed)
-            result["eventsPerSecond"] = .int(Int(Double(events) / elapsed))
-            result["bytesPerSecond"] = .int(Int(Double(bytes) / elapsed))
-            result["batchP50Micros"] = .int(percentile(latencies, 0.50))
-            result["batchP95Micros"] = .int(percentile(latencies, 0.95))
-            result["batchP99Micros"] = .int(percentile(latencies, 0.99))
-        case .rebuild:
-            _ = try await ingest(into: s)
-            let clock = ContinuousClock()
-            let start = clock.now
-            try await s.rebuild()
-            let elapsed = seconds(clock.now - start)
-            result["seconds"] = .double(elapsed)
-            result["eventsPerSecond"] = .int(Int(Double(events) / elapsed))
-        case .asof:
-            _ = try await ingest(into: s)
-            let nanos = try await asOfLatencies(s)
-            result["samples"] = .int(samples)
-            result["p50Micros"] = .double(Double(percentile(nanos, 0.50)) / 1000)
-            result["p95Micros"] = .double(Double(percentile(nanos, 0.95)) / 1000)
-            result["p99Micros"] = .double(Double(percentile(nanos, 0.99)) / 1000)
-            if !noGrowth {
-                // Nine more logs' worth of events over the same objects: 10× the history.
-                for round in 1...9 { _ = try await ingest(into: s, idPrefix: "bench\(round)-") }
-                let grown = try await asOfLatencies(s)
-                result["events10x"] = .int(events * 10)
-                result["p50Micros10x"] = .double(Double(percentile(grown, 0.50)) / 1000)
-                result["p99Micros10x"] = .double(Double(percentile(grown, 0.99)) / 1000)
-                result["p99Growth10x"] = .double(Double(percentile(grown, 0.99)) / Double(max(1, percentile(nanos, 0.99))))
-            }
-        case .fetch:
-            try await fetch(into: s, result: &result)
-        case .teamlog:
-            guard let pgURL else { throw BenchmarkError("teamlog needs the URL of a scratch PostgreSQL database") }
-            _ = try await ingest(into: s)
-            try await TeamLogBenchmark.run(store: s, url: pgURL, batch: batch, result: &result)
-        case .push:
-            try await PushBenchmark.run(store: s, writes: events, concurrency: concurrency, result: &result)
-        case .watch:
-            try await WatchBenchmark.watch(store: s, sources: objects, polls: events, concurrency: concurrency, result: &result)
-        case .alerts:
-            try await WatchBenchmark.alerts(directory: dir, passes: events, items: objects, result: &result)
-        case .browse:
-            let app = try await browseApp(over: s)
-            for (k, v) in try await browse(app) { result[k] = v }
-            result["items"] = .int(events)
-        case .bodies:
-            guard store != nil else { throw BenchmarkError("bodies reads the bodies of an existing store") }
-            let nanos = try await bodyReadLatencies(s)
-            result["samples"] = .int(nanos.count)
-            result["p50Micros"] = .double(Double(percentile(nanos, 0.50)) / 1000)
-            result["p99Micros"] = .double(Double(percentile(nanos, 0.99)) / 1000)
-            result["maxMicros"] = .double(Double(nanos.max() ?? 0) / 1000)
-        }
+        try await body(s, &result)
         let stats = try await s.stats()
         result["storeBytes"] = .int(stats.fileBytes)
         return result
     }
 
-    /// The app over `s` once a source of `events` items was fetched into it twice, from the
-    /// fixture server's synthetic list in pages of 100 (two runs, so the slider has history to
-    /// step through). Set-up, not timed.
-    private func browseApp(over s: EventStore) async throws -> StrataApp {
-        let server = FixtureServer(root: FileManager.default.currentDirectoryPath)
-        try await server.start()
-        do {
-            let source = SourceDefinition(
-                name: "bench", url: server.baseURL + "/synthetic/items?n=\(events)&bytes=64",
-                items: "results", title: "title", pageParam: "page", pageSize: 100)
-            try await SourceCatalog(store: s).define(source)
-            var quiet = Logger(label: "bench")
-            quiet.logLevel = .critical
-            let fetcher = Fetcher(store: s, client: CurlHTTPClient(), logger: quiet)
-            var options = FetchOptions()
-            options.retries = 0
-            for _ in 0..<2 { _ = try await fetcher.fetch(source, options: options) }
-            await server.stop()
-        } catch {
-            await server.stop()
-            throw error
+    private func measureIngest(_ s: EventStore, _ result: inout [String: JSONValue]) async throws {
+        let (elapsed, latencies, bytes) = try await ingest(into: s)
+        result["seconds"] = .double(elapsed)
+        result["eventsPerSecond"] = .int(Int(Double(events) / elapsed))
+        result["bytesPerSecond"] = .int(Int(Double(bytes) / elapsed))
+        result["batchP50Micros"] = .int(percentile(latencies, 0.50))
+        result["batchP95Micros"] = .int(percentile(latencies, 0.95))
+        result["batchP99Micros"] = .int(percentile(latencies, 0.99))
+    }
+
+    private func measureRebuild(_ s: EventStore, _ result: inout [String: JSONValue]) async throws {
+        _ = try await ingest(into: s)
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await s.rebuild()
+        let elapsed = seconds(clock.now - start)
+        result["seconds"] = .double(elapsed)
+        result["eventsPerSecond"] = .int(Int(Double(events) / elapsed))
+    }
+
+    private func measureAsOf(_ s: EventStore, _ result: inout [String: JSONValue]) async throws {
+        _ = try await ingest(into: s)
+        let nanos = try await asOfLatencies(s)
+        result["samples"] = .int(samples)
+        result["p50Micros"] = .double(Double(percentile(nanos, 0.50)) / 1000)
+        result["p95Micros"] = .double(Double(percentile(nanos, 0.95)) / 1000)
+        result["p99Micros"] = .double(Double(percentile(nanos, 0.99)) / 1000)
+        if !noGrowth {
+            // Nine more logs' worth of events over the same objects: 10× the history.
+            for round in 1...9 { _ = try await ingest(into: s, idPrefix: "bench\(round)-") }
+            let grown = try await asOfLatencies(s)
+            result["events10x"] = .int(events * 10)
+            result["p50Micros10x"] = .double(Double(percentile(grown, 0.50)) / 1000)
+            result["p99Micros10x"] = .double(Double(percentile(grown, 0.99)) / 1000)
+            result["p99Growth10x"] = .double(Double(percentile(grown, 0.99)) / Double(max(1, percentile(nanos, 0.99))))
         }
-        var configuration = AppConfiguration(userAgent: "Strata-bench")
-        configuration.logger.logLevel = .critical
-        return StrataApp(store: s, configuration: configuration)
+    }
+
+    private func measureBodies(_ s: EventStore, _ result: inout [String: JSONValue]) async throws {
+        guard store != nil else { throw BenchmarkError("bodies reads the bodies of an existing store") }
+        let nanos = try await bodyReadLatencies(s)
+        result["samples"] = .int(nanos.count)
+        result["p50Micros"] = .double(Double(percentile(nanos, 0.50)) / 1000)
+        result["p99Micros"] = .double(Double(percentile(nanos, 0.99)) / 1000)
+        result["maxMicros"] = .double(Double(nanos.max() ?? 0) / 1000)
     }
 
     /// Every body of the log (up to --samples) read in random order, one snapshot, nanoseconds
@@ -212,64 +184,9 @@ package struct StoreBenchmark: Sendable {
         }
     }
 
-    /// The fetch workload: list + details from the in-process fixture server, then an unchanged
-    /// re-fetch.
-    private func fetch(into s: EventStore, result: inout [String: JSONValue]) async throws {
-        let server = FixtureServer(root: FileManager.default.currentDirectoryPath)
-        try await server.start()
-        do {
-            let n = events
-            // Pages of 100 items, like a typical paged list API.
-            let query = FixtureServer.syntheticQuery(bytes: payloadBytes, latencyMs: serverLatencyMs)
-            let source = SourceDefinition(
-                name: "bench", url: server.baseURL + "/synthetic/items?n=\(n)&\(query)",
-                items: "results", title: "title", detailURLField: "url", pageParam: "page", pageSize: 100)
-            try await SourceCatalog(store: s).define(source)
-            var quiet = Logger(label: "bench")
-            quiet.logLevel = .critical
-            let fetcher = Fetcher(store: s, client: CurlHTTPClient(), logger: quiet)
-            var options = FetchOptions()
-            options.details = true
-            options.concurrency = concurrency
-            options.retries = 0
-            let clock = ContinuousClock()
-            let start = clock.now
-            let first = try await fetcher.fetch(source, options: options)
-            let elapsed = seconds(clock.now - start)
-            guard first.failures.isEmpty, first.details == n else {
-                throw BenchmarkError("the fetch benchmark failed: \(first.failures.first ?? "\(first.details) of \(n) details")")
-            }
-            let details = try await s.events(EventQuery(type: DataEvents.detailFetched))
-            let millis = details.compactMap { $0[metadata: "durationMs"].flatMap(Int.init) }
-            result["concurrency"] = .int(concurrency)
-            result["serverLatencyMs"] = .int(serverLatencyMs)
-            result["details"] = .int(first.details)
-            result["seconds"] = .double(elapsed)
-            result["eventsPerSecond"] = .int(Int(Double(first.details + first.pages) / elapsed))
-            result["detailsPerSecond"] = .int(Int(Double(first.details) / elapsed))
-            result["bytesPerSecond"] = .int(Int(Double(first.bytes) / elapsed))
-            result["requestP50Micros"] = .int(percentile(millis, 0.50) * 1000)
-            result["requestP95Micros"] = .int(percentile(millis, 0.95) * 1000)
-            result["requestP99Micros"] = .int(percentile(millis, 0.99) * 1000)
-            // Unchanged re-fetches: every page answers 304, recorded as one ListNotModified each.
-            // Fifty of them, so LMDB's 4 KiB page granularity averages out.
-            let before = try await s.stats()
-            var pages = 0
-            for _ in 0..<50 { pages += try await fetcher.fetch(source, options: options).pages }
-            let after = try await s.stats()
-            result["refetchPages"] = .int(pages)
-            result["refetchLogBytesPerPage"] = .int((after.logBytes + after.indexBytes - before.logBytes - before.indexBytes) / max(1, pages))
-            result["refetchStoreBytesPerPage"] = .int((after.usedBytes - before.usedBytes) / max(1, pages))
-            await server.stop()
-        } catch {
-            await server.stop()
-            throw error
-        }
-    }
-
     /// Appends `events` synthetic DocumentRecorded events in batches; returns the elapsed seconds,
     /// per-batch latencies in µs and the body bytes written. Bodies are generated before timing.
-    private func ingest(into store: EventStore, idPrefix: String = "bench-") async throws -> (Double, [Int], Int) {
+    package func ingest(into store: EventStore, idPrefix: String = "bench-") async throws -> (Double, [Int], Int) {
         var rng = SystemRandomNumberGenerator()
         let filler = String(repeating: "x", count: max(0, payloadBytes - 60))
         // `text`: each object's own letters (seeded by the object), so versions differ in `n`
@@ -319,7 +236,7 @@ package struct StoreBenchmark: Sendable {
     }
 }
 
-func seconds(_ d: Duration) -> Double {
+package func seconds(_ d: Duration) -> Double {
     d.inSeconds
 }
 

@@ -24,7 +24,7 @@ package struct StoreAccess: StoreOpening {
     }
 
     /// The projections Strata keeps, registered in one place.
-    static var projections: [any Projection] { [KeyedDocumentProjection()] + DataProjections.all }
+    package static var projections: [any Projection] { [KeyedDocumentProjection()] + DataProjections.all }
 
     /// The key in ``keyFile``, read (never printed).
     /// - Throws: ``RepositoryError`` `key` when the file is not a key.
@@ -63,7 +63,7 @@ package struct StoreAccess: StoreOpening {
             try await ItemErasure(store: store).applyPending()
             try await SourceRetention(store: store).applyPending()
         } catch {
-            options.logger.warning("an erasure in the log could not be finished: \(error); run `strata verify`")
+            options.logger.warning("an erasure in the log could not be finished: \(error); the store should be verified")
         }
         return store
     }

@@ -48,7 +48,7 @@ public struct ItemErasure: Sendable {
         guard !plan.rewrites.isEmpty else {
             throw FetchError(
                 code: .source,
-                message: "\(source.name) has no stored version of \(keys.joined(separator: ", ")); check the ids with `strata list \(source.name)`",
+                message: "\(source.name) has no stored version of \(keys.joined(separator: ", "))",
                 url: source.url)
         }
         var payload: [String: JSONValue] = [
@@ -101,10 +101,8 @@ public struct ItemErasure: Sendable {
             let definition = try await SourceCatalog(store: store).get(source) ?? SourceDefinition(name: source, url: "")
             let plan = try await rewrites(definition, keys: keys).rewrites.filter { listed[$0.original] != nil }
             guard plan.count == listed.count, plan.allSatisfy({ listed[$0.original] == $0.rewritten }) else {
-                throw FetchError(
-                    code: .other,
-                    message: "the erasure at seq \(e.seq) (\(source)) names bodies this store cannot rewrite to the same digests; run `strata verify`",
-                    url: "")
+                throw EventStoreError(
+                    code: .corrupted, message: "the erasure at seq \(e.seq) (\(source)) names bodies this store cannot rewrite to the same digests")
             }
             try await store.rewriteBodies(plan, by: e.seq)
             applied += 1

@@ -287,13 +287,13 @@ extension Fetcher {
         let context = runContext
         guard source.detailURL != nil || source.detailURLField != nil else {
             throw FetchError(
-                code: .source, message: "source \(source.name) has no detail URL; add one with `strata source add --replace --detail-url`", url: source.url)
+                code: .source, message: "source \(source.name) has no detail URL", url: source.url, subject: .field("detailURL"))
         }
         let name = source.name
         let item = try await store.documents(projection: "items") { try $0.state(collection: name, key: key)?.document }
         guard let job = detailJob(source, key: key, field: source.detailURLField.flatMap { item?.value(atPath: $0) }) else {
             throw FetchError(
-                code: .source, message: "no stored item \(key) in \(name) to read its detail URL from; run `strata fetch \(name)` first", url: source.url)
+                code: .source, message: "no stored item \(key) in \(name) to read its detail URL from", url: source.url, subject: .notFetchedYet)
         }
         let headers: [(name: String, value: String)]
         do { headers = try source.resolvedHeaders(environment: options.environment, secrets: SourceSecrets(storePath: store.path)) } catch {

@@ -118,7 +118,7 @@ extension Fetcher {
     static func listStatusMessage(_ status: Int) -> String {
         switch status {
         case 401, 403:
-            "HTTP \(status) for the list: the API refused the credentials; check the source's auth header (`strata source show`) and that its variables are set"
+            "HTTP \(status) for the list: the API refused the credentials; check the source's auth header and that its variables are set"
         case 404, 410: "HTTP \(status) for the list: no such resource; check the source's URL"
         default: "HTTP \(status) for the list; check the URL and any auth header"
         }

@@ -37,7 +37,7 @@ public struct ItemExtraction: Sendable {
                 } else {
                     throw FetchError(code: .wrongType, message: "expected a JSON object holding '\(itemsPath)', got \(doc.kindName)", url: url)
                 }
-                throw FetchError(code: .itemsPath, message: "the response has no '\(itemsPath)'; check --items", url: url)
+                throw FetchError(code: .itemsPath, message: "the response has no '\(itemsPath)'", url: url, subject: .field("items"))
             }
             container = v
         } else {
@@ -48,12 +48,14 @@ public struct ItemExtraction: Sendable {
         switch container {
         case .array(let list):
             guard idPaths != ["@key"] else {
-                throw FetchError(code: .wrongType, message: "--id @key needs the items to be an object keyed by id, but they are an array", url: url)
+                throw FetchError(
+                    code: .wrongType, message: "an id of @key needs the items to be an object keyed by id, but they are an array", url: url,
+                    subject: .field("id"))
             }
             for (i, item) in list.enumerated() {
                 let key = try id(of: item, index: i, url: url)
                 guard seen.insert(key).inserted else {
-                    throw FetchError(code: .duplicateIds, message: "two items have the id '\(key.prefix(80))'; check --id", url: url)
+                    throw FetchError(code: .duplicateIds, message: "two items have the id '\(key.prefix(80))'", url: url, subject: .field("id"))
                 }
                 out.append((key, item))
             }
@@ -61,7 +63,9 @@ public struct ItemExtraction: Sendable {
             for m in JSONValue.sortedMembers(map) { out.append((m.key, m.value)) }
         case .object:
             throw FetchError(
-                code: .wrongType, message: "the items are an object, not an array; use --id @key for object maps or point --items at the array", url: url)
+                code: .wrongType, message: "the items are an object, not an array: an object map takes the id @key, or the items path points at the array",
+                url: url,
+                subject: .field("id"))
         default:
             throw FetchError(
                 code: .wrongType, message: "expected an array of items\(itemsPath.map { " at '\($0)'" } ?? ""), got \(container.kindName)", url: url)
@@ -147,7 +151,7 @@ public struct ItemExtraction: Sendable {
             case .string(let s)? where !s.isEmpty: parts.append(s)
             case .number(let n)?: parts.append(n)
             default:
-                throw FetchError(code: .missingId, message: "item \(index) has no usable id at '\(p)'; check --id", url: url)
+                throw FetchError(code: .missingId, message: "item \(index) has no usable id at '\(p)'", url: url, subject: .field("id"))
             }
         }
         let key = parts.joined(separator: ":")

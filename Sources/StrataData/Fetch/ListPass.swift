@@ -73,8 +73,8 @@ extension Fetcher {
         guard pass.visited.insert(url).inserted else {
             let e = FetchError(
                 code: .redirects,
-                message: source.cursorPath.map { "the cursor at \($0) repeats one already followed (a loop); check --cursor-path" }
-                    ?? "the next-page links loop back to a page already fetched", url: url)
+                message: source.cursorPath.map { "the cursor at \($0) repeats one already followed (a loop)" }
+                    ?? "the next-page links loop back to a page already fetched", url: url, subject: source.cursorPath.map { _ in .field("cursorPath") })
             try await failPass(pass, url: url, error: e)
         }
         pass.passURLs.append(url)

@@ -400,15 +400,15 @@ final class CurlEngine: @unchecked Sendable {
         switch rc {
         case CURLE_OPERATION_TIMEDOUT:
             return FetchError(
-                code: .timeout, message: "no complete response within \(formatSeconds(request.timeout)) s; retry later or raise --timeout", url: url)
+                code: .timeout, message: "no complete response within \(formatSeconds(request.timeout)) s", url: url)
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_SEND_ERROR:
             return FetchError(code: .connection, message: "could not connect (\(detail)); check the URL and that the server is up", url: url)
         case CURLE_TOO_MANY_REDIRECTS:
             return FetchError(code: .redirects, message: "more than 5 redirects (a redirect loop?); fix the source URL", url: url)
         case CURLE_FILESIZE_EXCEEDED:
-            return FetchError(code: .tooLarge, message: "the body is larger than \(request.maxBytes) bytes; raise --max-bytes if that is expected", url: url)
+            return FetchError(code: .tooLarge, message: "the body is larger than \(request.maxBytes) bytes", url: url)
         case CURLE_WRITE_ERROR where sink.overflowed:
-            return FetchError(code: .tooLarge, message: "the body is larger than \(request.maxBytes) bytes; raise --max-bytes if that is expected", url: url)
+            return FetchError(code: .tooLarge, message: "the body is larger than \(request.maxBytes) bytes", url: url)
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_BAD_CONTENT_ENCODING:
             return FetchError(code: .truncated, message: "the connection was cut before the whole body arrived (\(detail)); retry", url: url)
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CACERT_BADFILE:

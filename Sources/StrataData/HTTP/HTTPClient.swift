@@ -77,7 +77,7 @@ public protocol HTTPClient: Sendable {
     func transfers(_ requests: [HTTPRequest], concurrency: Int) -> HTTPTransfers
 }
 
-/// The one error of the fetch path: what went wrong, where, and what to do.
+/// The one error of the fetch path: what went wrong, where, and what it is about.
 public struct FetchError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: String, Hashable, Sendable {
@@ -112,15 +112,30 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
     public var status: Int?
     /// Seconds the server asked us to wait (429/503 `Retry-After`).
     public var retryAfter: Double?
+    /// What the error is about, for the layers above to word a way out.
+    public var subject: Subject?
     /// Set once a `FetchFailed` event for this error is in the log.
     var recorded = false
 
-    public init(code: Code, message: String, url: String, status: Int? = nil, retryAfter: Double? = nil) {
+    /// What a fetch error is about, in the definition's terms.
+    public enum Subject: Sendable, Hashable {
+        /// The definition's field (by its key) that the API's answer does not fit.
+        case field(String)
+        /// A header's kept secret is missing from the store.
+        case keptSecret(header: String)
+        /// The item is not stored yet: the list must be fetched first.
+        case notFetchedYet
+        /// The API refused the credentials the definition sends.
+        case credentials
+    }
+
+    public init(code: Code, message: String, url: String, status: Int? = nil, retryAfter: Double? = nil, subject: Subject? = nil) {
         self.code = code
         self.message = message
         self.url = url
         self.status = status
         self.retryAfter = retryAfter
+        self.subject = subject
     }
 
     public var description: String { "\(message) (\(url))" }

@@ -114,7 +114,8 @@ public struct GitHistory: Sendable {
         guard result.exit.succeeded else {
             let first = result.errorText.split(separator: "\n").first.map(String.init) ?? "\(result.exit)"
             throw FetchError(
-                code: .source, message: "git \(arguments.first ?? ""): \(first) (is \(repository) a git repository, and are --since/--until revisions in it?)",
+                code: .source,
+                message: "git \(arguments.first ?? ""): \(first) (is \(repository) a git repository, and are the since and until revisions in it?)",
                 url: repository)
         }
         return result.output

@@ -114,7 +114,7 @@ public struct RedactionKeyLedger: Sendable {
 /// The store's redaction key is not the one its history was redacted with, or an install or
 /// rotation does not fit the history.
 public struct RedactionKeyError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable, Hashable { case mismatch, otherKeyRecorded, sameKey }
+    public enum Kind: Sendable, Hashable { case mismatch, otherKeyRecorded, pushRefused, sameKey }
     public var kind: Kind
     public var message: String
     public var description: String { message }
@@ -123,7 +123,7 @@ public struct RedactionKeyError: Error, Sendable, CustomStringConvertible {
         RedactionKeyError(
             kind: .mismatch,
             message:
-                "this store's redaction key (check \(held)) is not the one its history is redacted with (check \(history.check), recorded at seq \(history.seq)); nothing was stored. Install the team's key with `strata key redaction install FILE` (a node that has it writes it with `strata key redaction export FILE`)"
+                "this store's redaction key (check \(held)) is not the one its history is redacted with (check \(history.check), recorded at seq \(history.seq)); nothing was stored"
         )
     }
 
@@ -131,15 +131,15 @@ public struct RedactionKeyError: Error, Sendable, CustomStringConvertible {
         RedactionKeyError(
             kind: .otherKeyRecorded,
             message:
-                "this history is redacted with another key (check \(history.check), recorded at seq \(history.seq)) than the file's (check \(installing)); install the team's key, or change keys for everyone with `strata key redaction rotate --new-key-file FILE`"
+                "this history is redacted with another key (check \(history.check), recorded at seq \(history.seq)) than the file's (check \(installing))"
         )
     }
 
     static func pushRefused(mine: RedactionKeyLedger.Record, team: RedactionKeyLedger.Record) -> RedactionKeyError {
         RedactionKeyError(
-            kind: .mismatch,
+            kind: .pushRefused,
             message:
-                "this store redacted with another key (check \(mine.check), seq \(mine.seq)) than the team log's (check \(team.check), its seq \(team.seq)); nothing was pushed: its placeholders would not match the team's. Install the team's key with `strata key redaction install FILE` before fetching redacted sources"
+                "this store redacted with another key (check \(mine.check), seq \(mine.seq)) than the team log's (check \(team.check), its seq \(team.seq)); nothing was pushed: its placeholders would not match the team's"
         )
     }
 

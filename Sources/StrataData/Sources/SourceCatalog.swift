@@ -50,19 +50,16 @@ public struct SourceCatalog: Sendable {
         return d
     }
 
-    /// Validates and records a new definition (or a change with `replace`). A literal credential
-    /// in a header is refused, unless `keepingLiteralSecrets`: then it is kept in
-    /// ``SourceSecrets`` and the definition in the log refers to it.
+    /// Records a new definition (or a change with `replace`), checked by the caller (the Domain
+    /// checks every spec before it is defined). With `keepingLiteralSecrets`, a literal credential
+    /// in a header is kept in ``SourceSecrets`` and the definition in the log refers to it.
     @discardableResult
     public func define(_ source: SourceDefinition, replace: Bool = false, keepingLiteralSecrets: Bool = false) async throws -> AppendOutcome {
         var source = source
         var taken: [String: String] = [:]
         if keepingLiteralSecrets { (source, taken) = source.takingLiteralSecrets() }
-        try source.validate()
         let exists = try await get(source.name) != nil
-        if exists && !replace {
-            throw FetchError(code: .source, message: "source \(source.name) already exists; use --replace to change it", url: source.url)
-        }
+        if exists && !replace { throw SourceCatalogError.exists(source.name) }
         // Secrets kept before stay while a header still refers to them; new ones replace them.
         let secrets = SourceSecrets(storePath: store.path)
         var kept: [String: String] = [:]
@@ -79,13 +76,26 @@ public struct SourceCatalog: Sendable {
     }
 
     public func remove(_ name: String) async throws {
-        guard try await get(name) != nil else {
-            throw FetchError(code: .source, message: "no source named \(name); see `strata source list`", url: "")
-        }
+        guard try await get(name) != nil else { throw SourceCatalogError.unknown(name) }
         try await store.append(NewEvent(type: DataEvents.sourceRemoved, stream: name, metadata: [("source", name)]))
     }
 
     static func decode(_ doc: JSONValue) throws -> SourceDefinition {
         try JSONDecoder().decode(SourceDefinition.self, from: Data(doc.canonicalBytes))
+    }
+}
+
+/// A definition that cannot be recorded as asked.
+public enum SourceCatalogError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A source of that name exists, and no replacement was asked for.
+    case exists(String)
+    /// No source has that name.
+    case unknown(String)
+
+    public var description: String {
+        switch self {
+        case .exists(let name): "source \(name) already exists"
+        case .unknown(let name): "no source named \(name)"
+        }
     }
 }

@@ -62,14 +62,6 @@ extension SourceDefinition {
         }
         return out
     }
-
-    /// The message for a definition that holds literal credentials: what to do instead.
-    static func literalSecretMessage(_ names: [String]) -> String {
-        let name = names[0]
-        return "header \(name) holds a literal credential, which would be stored in the log and shown by `source show` and `export`; "
-            + "pass a template in single quotes so the shell leaves it alone, e.g. --header '\(name): Bearer $TOKEN' (read from the environment at each fetch), "
-            + "or read it from a file with --header-from-file '\(name)=PATH', or keep the literal outside the log with --allow-literal-secret"
-    }
 }
 
 /// Literal credentials kept outside the log: `secrets.json` in the store's directory, mode 0600,

@@ -114,107 +114,11 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
         }
     }
 
-    /// Checks the definition; the error names the flag at fault and why.
-    public func validate() throws(FetchError) {
-        func bad(_ flag: String, _ why: String) -> FetchError {
-            FetchError(code: .source, message: "source \(name): \(flag) \(why)", url: url)
-        }
-        guard !name.isEmpty, name.utf8.count <= 64,
-            name.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" || $0 == "." })
-        else {
-            throw bad("NAME", "must be 1–64 letters, digits, '-', '_' or '.'")
-        }
-        for p in redact ?? [] where !Self.isPath(p) { throw bad("--redact", "'\(p)' is not a dotted path like email or contact.phone") }
-        for h in redactHeaders ?? [] where !HeaderName.isValid(h) {
-            throw bad("--redact-header", "'\(h)' is not a header name like X-Session")
-        }
-        if keep != nil && keepVersions != nil { throw bad("--keep", "and --keep-versions are two retentions; pick one") }
-        if let k = keep, !(60...(100 * 366 * 86_400)).contains(k) { throw bad("--keep", "must be a duration from 1m to 100 years, like 30d") }
-        if let n = keepVersions, n < 1 { throw bad("--keep-versions", "must be at least 1") }
-        if recorded == true && url.isEmpty { return }
-        guard let u = URL(string: url), let scheme = u.scheme?.lowercased(), ["http", "https", "file"].contains(scheme),
-            scheme == "file" || u.host != nil
-        else {
-            throw bad("--url", "must be an absolute http, https or file URL, e.g. https://api.example.com/items")
-        }
-        for (flag, path) in [("--items", items), ("--title", title), ("--image", image), ("--detail-url-field", detailURLField), ("--next", next)] {
-            if let path, !Self.isPath(path) { throw bad(flag, "'\(path)' is not a dotted path like results or data.items") }
-        }
-        for p in subtitle + index where !Self.isPath(p) { throw bad("--subtitle/--index", "'\(p)' is not a dotted path") }
-        for p in ignore ?? [] where !Self.isPath(p) { throw bad("--ignore", "'\(p)' is not a dotted path like updated_at or meta.request_id") }
-        guard !id.isEmpty else { throw bad("--id", "needs at least one path") }
-        for p in id where !(p == "@key" || Self.isPath(p)) { throw bad("--id", "'\(p)' is not a dotted path or @key") }
-        if id.contains("@key") && id.count > 1 { throw bad("--id", "@key cannot be combined with other paths") }
-        if detailURL != nil && detailURLField != nil { throw bad("--detail-url", "and --detail-url-field cannot both be given") }
-        if let problem = schedule?.problem { throw FetchError(code: .source, message: "source \(name): \(problem)", url: url) }
-        if let t = detailURL {
-            guard t.contains("{id}") else { throw bad("--detail-url", "must contain {id}, e.g. https://api.example.com/items/{id}") }
-            let detailScheme = URL(string: t.replacingOccurrences(of: "{id}", with: "1"))?.scheme?.lowercased()
-            guard let detailScheme, ["http", "https", "file"].contains(detailScheme) else { throw bad("--detail-url", "must be an absolute http(s) URL") }
-            guard detailScheme != "file" || scheme == "file" else { throw bad("--detail-url", "cannot be a file URL for an http(s) source") }
-        }
-        for (flag, path) in [("--cursor-path", cursorPath), ("--total-path", totalPath), ("--has-more-path", hasMorePath)] {
-            if let path, !Self.isPath(path) { throw bad(flag, "'\(path)' is not a dotted path like meta.next_cursor") }
-        }
-        for (flag, param) in [
-            ("--cursor-param", cursorParam), ("--offset-param", offsetParam), ("--limit-param", limitParam),
-            ("--after-param", afterParam), ("--page-param", pageParam), ("--size-param", sizeParam)
-        ] {
-            if let param, param.isEmpty || param.contains(where: { "&=?# ".contains($0) }) {
-                throw bad(flag, "'\(param)' is not a query parameter name")
-            }
-        }
-        let styles = [
-            ("--next", next != nil), ("--page-param", pageParam != nil), ("--cursor-path", cursorPath != nil || cursorParam != nil),
-            ("--offset-param", offsetParam != nil), ("--after-param", afterParam != nil)
-        ].filter(\.1).map(\.0)
-        if styles.count > 1 { throw bad(styles[1], "and \(styles[0]) are two paging styles; pick one") }
-        if (cursorPath == nil) != (cursorParam == nil) {
-            throw bad(
-                cursorPath == nil ? "--cursor-param" : "--cursor-path",
-                "needs \(cursorPath == nil ? "--cursor-path (where the next cursor is in the body)" : "--cursor-param (the parameter it is sent back in)")")
-        }
-        if pageParam != nil && pageSize == nil { throw bad("--page-param", "needs --page-size") }
-        if offsetParam != nil && pageSize == nil { throw bad("--offset-param", "needs --page-size (the limit sent with each page)") }
-        if totalPath != nil && offsetParam == nil { throw bad("--total-path", "goes with --offset-param") }
-        if hasMorePath != nil && afterParam == nil { throw bad("--has-more-path", "goes with --after-param") }
-        if limitParam != nil && pageSize == nil { throw bad("--limit-param", "needs --page-size (its value)") }
-        if limitParam != nil && pageParam != nil { throw bad("--limit-param", "is for cursor, offset and after-id paging; page numbers use --size-param") }
-        if pageSize != nil && styles.isEmpty {
-            throw bad(
-                "--page-size",
-                "needs a paging style: --page-param, --cursor-path, --offset-param or --after-param; an API paged by Link headers (like GitHub's) is followed without one and takes its page size in --url, e.g. --url 'https://api.github.com/repos/OWNER/REPO/issues?per_page=100'"
-            )
-        }
-        if let n = pageSize, !(1...10_000).contains(n) { throw bad("--page-size", "must be 1–10000") }
-        for (flag, template, needsId) in [("--create-url", createURL, false), ("--update-url", updateURL, true), ("--delete-url", deleteURL, true)] {
-            guard let template else { continue }
-            let scheme = URL(string: template.replacingOccurrences(of: "{id}", with: "1"))?.scheme?.lowercased()
-            guard scheme == "http" || scheme == "https" else { throw bad(flag, "must be an absolute http(s) URL") }
-            if needsId && !template.contains("{id}") { throw bad(flag, "must contain {id}, e.g. https://api.example.com/items/{id}") }
-        }
-        if let m = updateMethod, !["PATCH", "PUT"].contains(m) { throw bad("--update-method", "must be PATCH or PUT") }
-        if let f = patchFormat, !["json-patch", "merge-patch"].contains(f) { throw bad("--patch-format", "must be json-patch or merge-patch") }
-        if (updateMethod != nil || patchFormat != nil) && updateURL == nil { throw bad("--update-method/--patch-format", "need --update-url") }
-        if let o = ownerField, !Self.isPath(o) { throw bad("--owner-field", "'\(o)' is not a dotted path") }
-        for h in headers {
-            guard let colon = h.firstIndex(of: ":"), !h[..<colon].trimmingCharacters(in: .whitespaces).isEmpty else {
-                throw bad("--header", "'\(h)' must look like 'Name: value'")
-            }
-        }
-        let literal = literalSecretHeaders
-        if !literal.isEmpty { throw FetchError(code: .source, message: Self.literalSecretMessage(literal), url: url) }
-    }
-
     /// The limit parameter and its value, for cursor, offset and after-id paging (`limit`
     /// unless `limitParam` names another); empty when no page size is set or pages are numbered.
     var limitQuery: [(String, String)] {
         guard let size = pageSize, pageParam == nil else { return [] }
         return [(limitParam ?? "limit", String(size))]
-    }
-
-    static func isPath(_ p: String) -> Bool {
-        !p.isEmpty && !p.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty)
     }
 
     /// Resolves header templates: `$VAR` and `${VAR}` from `environment`, `${file:PATH}` from a
@@ -227,8 +131,7 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
             // team log: a header without a name is an error here too, not a trap.
             guard let (name, written) = Self.split(header: h) else {
                 throw FetchError(
-                    code: .source, message: "header '\(h.prefix(40))' must look like 'Name: value'; fix it with `strata source change \(self.name) --header`",
-                    url: url)
+                    code: .source, message: "header '\(h.prefix(40))' must look like 'Name: value'", url: url, subject: .field("header"))
             }
             var value = written
             var resolved = ""
@@ -260,9 +163,8 @@ public struct SourceDefinition: Codable, Sendable, Hashable {
                     guard let v = secrets?.value(source: self.name, header: String(variable.dropFirst(7))) else {
                         throw FetchError(
                             code: .source,
-                            message:
-                                "header \(name)'s kept secret is not in this store's \(SourceSecrets.fileName); give it again with `strata source change \(self.name) --header ... --allow-literal-secret`",
-                            url: url)
+                            message: "header \(name)'s kept secret is not in this store's \(SourceSecrets.fileName)", url: url,
+                            subject: .keptSecret(header: name))
                     }
                     resolved += v
                     value = String(rest)
@@ -307,13 +209,5 @@ public struct FetchSchedule: Codable, Sendable, Hashable {
         self.jitter = jitter
         self.details = details
         self.images = images
-    }
-
-    /// The schedule's problem, if any, naming the flag at fault.
-    public var problem: String? {
-        guard every.isFinite, every >= 1, every <= 366 * 86_400 else { return "--every must be 1s to 366d" }
-        guard (0...50).contains(jitter) else { return "--jitter must be 0 to 50 (percent)" }
-        if let details, !["all", "changed"].contains(details) { return "--watch-details takes all or changed" }
-        return nil
     }
 }

@@ -102,7 +102,7 @@ public final class Pusher: Sendable {
                 }
                 guard source.accepts(w.kind) else {
                     let reason =
-                        "source \(source.name) has no \(w.kind == .create ? "--create-url" : w.kind == .patch ? "--update-url" : "--delete-url"); add it with `strata source change`"
+                        "source \(source.name) has no \(w.kind == .create ? "create" : w.kind == .patch ? "update" : "delete") URL to send this write to"
                     outcomes.append(
                         (
                             [event(WriteEvents.failed, source.name, key, w, [("attempt", String(w.attempts)), ("error", reason)])],

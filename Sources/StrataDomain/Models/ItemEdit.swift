@@ -26,7 +26,7 @@ package struct ItemEdit: Sendable, Hashable {
 
     /// `PATH=VALUE`: the value as JSON when it is JSON (`12`, `true`, `"12"`, `{"a":1}`), else
     /// text. Throws ``RepositoryError`` `invalidQuery` naming `what` (a flag, a prompt).
-    package static func assignment(_ text: String, what: String = "--set") throws -> (path: String, value: JSONValue) {
+    package static func assignment(_ text: String, what: String = "the assignment") throws -> (path: String, value: JSONValue) {
         guard let eq = text.firstIndex(of: "="), eq != text.startIndex else {
             throw RepositoryError(.invalidQuery, "\(what) '\(text)' must look like PATH=VALUE, e.g. content=hello or price=12")
         }

@@ -122,3 +122,14 @@ package struct SourceSchedule: Sendable, Hashable {
 
     package var request: RefreshRequest { RefreshRequest(details: details, images: images) }
 }
+
+extension SourceSpec {
+    /// A field of a spec, by the definition's key: what a problem names and each front end words
+    /// (the CLI as its flag).
+    package enum Field: String, Sendable, Hashable, CaseIterable {
+        case name, url, items, id, title, subtitle, image, detailURL, detailURLField, next, pageParam, sizeParam, pageSize, index, header
+        case cursorPath, cursorParam, offsetParam, totalPath, limitParam, afterParam, hasMorePath
+        case createURL, updateURL, updateMethod, patchFormat, deleteURL, ownerField
+        case every, jitter, details, ignore, redact, redactHeader, keep, keepVersions
+    }
+}

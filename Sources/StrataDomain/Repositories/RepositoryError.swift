@@ -1,4 +1,6 @@
-/// A failure of a repository: a code to branch on, a message that says what to do, and the cause.
+/// A failure of a repository or a use case: a code to branch on, a message that says what went
+/// wrong in the Domain's terms, what the person can do next (each front end words it), and the
+/// cause.
 package struct RepositoryError: Error, Sendable, CustomStringConvertible, Equatable {
     package struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Raw: String { case notFound, invalidQuery, storage, network, conflict, key }
@@ -21,14 +23,17 @@ package struct RepositoryError: Error, Sendable, CustomStringConvertible, Equata
 
     package var code: Code
     package var message: String
+    /// The way out, typed; nil when the message says it all.
+    package var next: NextStep?
     package var cause: String?
     /// Seconds the API asked to be left alone (`Retry-After` on its last answer), for a
     /// `network` failure.
     package var retryAfter: Double?
 
-    package init(_ code: Code, _ message: String, cause: (any Error)? = nil, retryAfter: Double? = nil) {
+    package init(_ code: Code, _ message: String, next: NextStep? = nil, cause: (any Error)? = nil, retryAfter: Double? = nil) {
         self.code = code
         self.message = message
+        self.next = next
         self.cause = cause.map { "\($0)" }
         self.retryAfter = retryAfter
     }

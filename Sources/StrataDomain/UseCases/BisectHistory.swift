@@ -107,15 +107,15 @@ package struct BisectHistory: Sendable {
         switch try await check(g) {
         case .good: break
         case .bad(let code):
-            throw Failure(description: "the good point (seq \(g)) is already bad: the command exited \(code) there; give an earlier --good")
+            throw Failure(description: "the good point (seq \(g)) is already bad: the command exited \(code) there; give an earlier good point")
         case .skip, .abort:
-            throw Failure(description: "the good point (seq \(g)) cannot be tested (the command exited 125 there); give another --good")
+            throw Failure(description: "the good point (seq \(g)) cannot be tested (the command exited 125 there); give another good point")
         }
         switch try await check(b) {
         case .bad: break
-        case .good: throw Failure(description: "the bad point (seq \(b)) is good: the command exited 0 there; give a later --bad, or check the command")
+        case .good: throw Failure(description: "the bad point (seq \(b)) is good: the command exited 0 there; give a later bad point, or check the command")
         case .skip, .abort:
-            throw Failure(description: "the bad point (seq \(b)) cannot be tested (the command exited 125 there); give another --bad")
+            throw Failure(description: "the bad point (seq \(b)) cannot be tested (the command exited 125 there); give another bad point")
         }
         let candidates = try await traffic.changePoints(sources: names, after: g, through: b)
         guard !candidates.isEmpty else {

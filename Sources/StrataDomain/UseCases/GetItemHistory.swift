@@ -24,7 +24,7 @@ package struct GetItemHistory: Sendable {
         let versions = try await items.history(source: name, id: id, upTo: point)
         guard !versions.isEmpty else {
             if let erased = try await erasures?.erasure(source: name, id: id) { throw RepositoryError(.notFound, "\(id) in \(name) was \(erased.message)") }
-            throw RepositoryError(.notFound, "no history for \(id) in \(name); list ids with `strata list \(name)`")
+            throw RepositoryError(.notFound, "no history for \(id) in \(name)", next: .listItems(source: name))
         }
         return Result(source: source, id: id, versions: versions.ignoring(ignoring))
     }

@@ -38,7 +38,7 @@ package struct LoadItemDetail: Sendable {
         if online && !fresh, try await items.item(source: name, id: id, at: .now) == nil,
             try await items.history(source: name, id: id, upTo: .now).isEmpty
         {
-            throw RepositoryError(.notFound, "no item \(id) in \(name): the store never held it; list ids with `strata list \(name)`")
+            throw RepositoryError(.notFound, "no item \(id) in \(name): the store never held it", next: .listItems(source: name))
         }
         if online {
             do { try await remote.loadDetail(source: name, id: id) } catch let e as RepositoryError {
@@ -50,7 +50,7 @@ package struct LoadItemDetail: Sendable {
         guard let item = try await items.item(source: name, id: id, at: point) else {
             if let refreshError, refreshError.code != .network { throw refreshError }
             let when = point == .now ? "" : " at that point"
-            throw RepositoryError(.notFound, "no item \(id) in \(name)\(when); list ids with `strata list \(name)`")
+            throw RepositoryError(.notFound, "no item \(id) in \(name)\(when)", next: .listItems(source: name))
         }
         return Result(source: source, item: item, refreshError: refreshError, refreshed: online)
     }

@@ -87,7 +87,7 @@ package struct ManageAlerts: Sendable {
     package func notifications(source: String, name: String, limit: Int = 50) async throws -> [AlertNotification] {
         guard limit > 0 else { throw RepositoryError(.invalidQuery, "the limit must be at least 1") }
         guard try await alerts.alerts().contains(where: { $0.alert.source == source && $0.alert.name == name }) else {
-            throw RepositoryError(.notFound, "no alert \(name) on \(source); see `strata alert list`")
+            throw RepositoryError(.notFound, "no alert \(name) on \(source)", next: .listAlerts)
         }
         return try await alerts.notifications(alert: source + "/" + name, limit: limit)
     }
@@ -101,7 +101,7 @@ package struct ManageAlerts: Sendable {
     /// (nothing is queued or recorded; its id starts with `test-`), and says how it went.
     package func test(source: String, name: String) async throws -> (notification: AlertNotification, outcome: DeliveryOutcome) {
         guard let summary = try await alerts.alerts().first(where: { $0.alert.source == source && $0.alert.name == name }) else {
-            throw RepositoryError(.notFound, "no alert \(name) on \(source); see `strata alert list`")
+            throw RepositoryError(.notFound, "no alert \(name) on \(source)", next: .listAlerts)
         }
         let spec = try await sources.source(named: source)
         let first = try await items.items(ItemQuery(source: source, limit: 1)).items.first

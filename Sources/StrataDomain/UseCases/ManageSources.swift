@@ -30,7 +30,7 @@ package struct ManageSources: Sendable {
     /// - Throws: ``RepositoryError`` `notFound`.
     package func definition(_ name: String) async throws -> SourceSpec {
         guard let d = try await catalog.definition(name) else {
-            throw RepositoryError(.notFound, "no source named \(name); see `strata source list`")
+            throw RepositoryError(.notFound, "no source named \(name)", next: .listSources)
         }
         return d
     }

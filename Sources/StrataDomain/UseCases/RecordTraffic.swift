@@ -122,7 +122,7 @@ package struct ExportTraffic: Sendable {
     /// - Throws: ``RepositoryError`` `notFound` for a source with no events.
     package func callAsFunction(_ source: String, format: TrafficFormat, to path: String, at point: PointInTime = .now) async throws -> TrafficExport {
         guard try await traffic.hasEvents(source: source) else {
-            throw RepositoryError(.notFound, "no source named \(source) has anything recorded; see `strata source list`")
+            throw RepositoryError(.notFound, "no source named \(source) has anything recorded", next: .listSources)
         }
         let seq = try await log.resolve(point)
         return try await traffic.exportFile(format, path: path, source: source, through: seq)

@@ -42,13 +42,13 @@ package struct WatchSources: Sendable {
     package func plan(_ names: [String], failures: [String: Int] = [:], notBefore: [String: Date] = [:]) async throws -> [WatchedSource] {
         let specs = try await catalog.all()
         for n in names where !specs.contains(where: { $0.name == n }) {
-            throw RepositoryError(.notFound, "no source named \(n); see `strata source list`")
+            throw RepositoryError(.notFound, "no source named \(n)", next: .listSources)
         }
         var out: [WatchedSource] = []
         for spec in specs where names.isEmpty || names.contains(spec.name) {
             guard let schedule = spec.schedule else {
                 if names.isEmpty { continue }
-                throw RepositoryError(.invalidQuery, "source \(spec.name) has no schedule; give it one with `strata source change \(spec.name) --every 15m`")
+                throw RepositoryError(.invalidQuery, "source \(spec.name) has no schedule", next: .changeSource(source: spec.name, field: .every))
             }
             let last = try await sources.source(named: spec.name).lastRun
             let failed = last.map { $0.succeeded ? 0 : 1 } ?? 0
@@ -63,7 +63,7 @@ package struct WatchSources: Sendable {
             out.append(source)
         }
         guard !out.isEmpty else {
-            throw RepositoryError(.invalidQuery, "no source has a schedule; give one with `strata source change NAME --every 15m`")
+            throw RepositoryError(.invalidQuery, "no source has a schedule", next: .changeSource(source: nil, field: .every))
         }
         return out.sorted { ($0.nextDue, $0.name) < ($1.nextDue, $1.name) }
     }

@@ -20,17 +20,16 @@ package struct WriteItems: Sendable {
 
     private func writable(_ name: String, _ kind: LocalWrite.Kind) async throws -> Source {
         let source = try await sources.source(named: name)
-        let (has, flag) =
+        let (has, field): (Bool, SourceSpec.Field) =
             switch kind {
-            case .create: (source.createURL != nil, "--create-url")
-            case .patch: (source.updateURL != nil, "--update-url")
-            case .delete: (source.deleteURL != nil, "--delete-url")
+            case .create: (source.createURL != nil, .createURL)
+            case .patch: (source.updateURL != nil, .updateURL)
+            case .delete: (source.deleteURL != nil, .deleteURL)
             }
         guard has else {
             throw RepositoryError(
-                .invalidQuery,
-                "source \(name) takes no \(kind == .create ? "creates" : kind == .patch ? "edits" : "deletes"); give it \(flag) with `strata source change \(name) \(flag) URL`"
-            )
+                .invalidQuery, "source \(name) takes no \(kind == .create ? "creates" : kind == .patch ? "edits" : "deletes")",
+                next: .changeSource(source: name, field: field))
         }
         return source
     }
@@ -57,7 +56,7 @@ package struct WriteItems: Sendable {
         _ = try await writable(name, .patch)
         let user = try await user()
         guard var base = try await writes.base(source: name, id: id) else {
-            throw RepositoryError(.notFound, "no item \(id) in \(name) (now); see `strata list \(name)`")
+            throw RepositoryError(.notFound, "no item \(id) in \(name) (now)", next: .listItems(source: name))
         }
         if let session {
             // Staged edits build on the session's earlier edits of the same item.
@@ -96,7 +95,7 @@ package struct WriteItems: Sendable {
     /// The session with its combined patch per item.
     package func session(_ name: String) async throws -> EditSession {
         guard let s = try await writes.session(name) else {
-            throw RepositoryError(.notFound, "no session \(name); stage an edit with `strata edit SOURCE ID --session \(name) --set …`")
+            throw RepositoryError(.notFound, "no session \(name)", next: .stageEdit(session: name))
         }
         return Self.combined(s)
     }
@@ -186,7 +185,7 @@ package struct PushOutbox: Sendable {
     }
 
     private func write(_ seq: UInt64) async throws -> LocalWrite {
-        guard let w = try await writes.write(seq: seq) else { throw RepositoryError(.notFound, "no write \(seq); see `strata outbox --all`") }
+        guard let w = try await writes.write(seq: seq) else { throw RepositoryError(.notFound, "no write \(seq)", next: .listWrites) }
         return w
     }
 
@@ -216,7 +215,7 @@ extension WriteRepository {
     /// The user writes are signed by. Throws `invalidQuery` saying how to set one.
     func requiredUser() async throws -> String {
         guard case .string(let u)? = try await setting("user"), !u.isEmpty else {
-            throw RepositoryError(.invalidQuery, "writes are signed by a user: set yours first with `strata config set user NAME`")
+            throw RepositoryError(.invalidQuery, "writes are signed by a user, and none is set", next: .setUser)
         }
         return u
     }
@@ -235,7 +234,7 @@ package struct ManageConfig: Sendable {
         guard !v.isEmpty, v.count <= 128 else { throw RepositoryError(.invalidQuery, "\(key) must be 1–128 characters") }
         if key == "serve.url" {
             guard let url = URL(string: v), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-                throw RepositoryError(.invalidQuery, "serve.url is where `strata serve` is reached, an http:// or https:// URL: \(v)")
+                throw RepositoryError(.invalidQuery, "serve.url is the address the server is reached at, an http:// or https:// URL: \(v)")
             }
         }
         try await writes.setSetting(key, .string(v))

@@ -95,6 +95,8 @@ package struct BrowserState: Sendable, Equatable {
 
     package var screen: Screen = .sources
     package var sources: [SourceRow] = []
+    /// What the sources screen says while there is none: how to add one, as the front end words it.
+    package var noSourcesText = "No sources yet."
     package var sourceCursor = 0
     package var source: String?
     package var sourceData: SourceViewData?

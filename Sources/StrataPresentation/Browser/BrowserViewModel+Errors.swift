@@ -6,6 +6,7 @@ import StrataJSON
 extension BrowserViewModel {
     func show(_ error: any Error, title: String, hint: String = "Enter closes this.") {
         let e = PresentableError(error)
-        update { $0.popup = BrowserState.Popup(title: title, message: e.message, hint: hint) }
+        let message = deps.wording.message(e)
+        update { $0.popup = BrowserState.Popup(title: title, message: message, hint: hint) }
     }
 }

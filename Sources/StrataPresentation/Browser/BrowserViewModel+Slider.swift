@@ -19,7 +19,7 @@ extension BrowserViewModel {
         let deps = deps
         run(.point) { [weak self] _ in
             do {
-                let parsed = try PointInTime.parse(text, option: "the point")
+                let parsed = try PointInTime.parse(text, option: "the point", quoting: FilterInputNames.browser.quoting)
                 let seq = try await deps.replay.resolve(parsed)
                 self?.move(to: seq)
             } catch {

@@ -6,14 +6,15 @@ import StrataJSON
 extension BrowserViewModel {
     /// The source's name when writes can be made now: live (the past is read-only), with the
     /// source taking `what` (else the status says which flag would make it do so).
-    func writableSource(_ allowed: Bool, _ what: String, flag: String) -> String? {
+    func writableSource(_ allowed: Bool, _ what: String, field: SourceSpec.Field) -> String? {
         guard deps.write != nil, let source = state.source, state.screen != .sources else { return nil }
         guard state.isLive else {
             update { $0.status = "the past is read-only: L returns to live, then \(what)" }
             return nil
         }
         guard allowed else {
-            update { $0.status = "\(source) takes no \(what): `strata source change \(source) \(flag) URL`" }
+            let status = deps.wording.sentence("\(source) takes no \(what)", .changeSource(source: source, field: field))
+            update { $0.status = status }
             return nil
         }
         return source
@@ -23,12 +24,12 @@ extension BrowserViewModel {
     var selectedID: String? { state.screen == .detail ? state.detailID : state.selectedRow?.item.id }
 
     func beginCreate() {
-        guard writableSource(state.writes.create, "new items", flag: "--create-url") != nil else { return }
+        guard writableSource(state.writes.create, "new items", field: .createURL) != nil else { return }
         update { $0.prompt = BrowserState.Prompt(kind: .create, text: "") }
     }
 
     func beginEdit() {
-        guard writableSource(state.writes.edit, "edits", flag: "--update-url") != nil, let id = selectedID else { return }
+        guard writableSource(state.writes.edit, "edits", field: .updateURL) != nil, let id = selectedID else { return }
         let item = loaded.first { $0.id == id }
         let document = stagedDocuments[id] ?? item?.document ?? .object([:])
         let choices = Self.editChoices(document, source: sourceModel)
@@ -82,7 +83,7 @@ extension BrowserViewModel {
     }
 
     func beginDelete() {
-        guard writableSource(state.writes.delete, "deletes", flag: "--delete-url") != nil, let id = selectedID else { return }
+        guard writableSource(state.writes.delete, "deletes", field: .deleteURL) != nil, let id = selectedID else { return }
         let title = loaded.first { $0.id == id }?.title ?? id
         update {
             $0.popup = BrowserState.Popup(
@@ -169,7 +170,8 @@ extension BrowserViewModel {
                         $0.popup = BrowserState.Popup(
                             title: bad.result == .conflicted ? "A write conflicts" : "A write was rejected",
                             message: "\(bad.kind.rawValue) \(bad.itemID): \(bad.message)",
-                            hint: "It is kept. `strata outbox \(source)` shows both sides; `strata outbox retry|drop \(bad.write)` decides. Enter closes this.")
+                            hint: "It is kept. " + (self.deps.wording.next(.settleWrite(source: source, write: bad.write)).map { "\($0). " } ?? "")
+                                + "Enter closes this.")
                     }
                 }
             } catch {

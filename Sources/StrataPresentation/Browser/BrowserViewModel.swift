@@ -70,13 +70,16 @@ package final class BrowserViewModel {
         package var push: PushOutbox?
         /// The edit session `e` stages in.
         package var session: String
+        /// How the ways out of problems are offered (the terminal's commands, from the CLI).
+        package var wording: FrontEndWording
 
         package init(
             query: QueryItems, refresh: RefreshSource, loadDetail: LoadItemDetail, history: GetItemHistory, replay: ReplayLog,
             sources: any SourceRepository, items: any ItemRepository, listThumbnails: ThumbnailSettings? = nil,
             detailThumbnails: ThumbnailSettings? = nil, now: @escaping @Sendable () -> Date = { Date() },
-            write: WriteItems? = nil, push: PushOutbox? = nil, session: String = "browse"
+            write: WriteItems? = nil, push: PushOutbox? = nil, session: String = "browse", wording: FrontEndWording = .plain
         ) {
+            self.wording = wording
             self.query = query; self.refresh = refresh; self.loadDetail = loadDetail; self.history = history; self.replay = replay
             self.sources = sources; self.items = items; self.listThumbnails = listThumbnails; self.detailThumbnails = detailThumbnails
             self.now = now; self.write = write; self.push = push; self.session = session
@@ -107,7 +110,9 @@ package final class BrowserViewModel {
 
     package init(dependencies: Dependencies) {
         deps = dependencies
-        store = StateStore(BrowserState())
+        var initial = BrowserState()
+        if let way = dependencies.wording.next(.defineSource) { initial.noSourcesText = "No sources yet: \(way)." }
+        store = StateStore(initial)
     }
 
     package var state: BrowserState { store.value }

@@ -32,10 +32,11 @@ extension SourceViewData {
         self.init(name: s.name, url: s.url, freshness: freshness, indexedFields: s.indexPaths)
     }
 
-    /// "last fetched 2026-11-22 10:04:05Z (seq 42)", or what failed and what is shown instead.
-    package var stalenessText: String {
+    /// "last fetched 2026-11-22 10:04:05Z (seq 42)", or what failed and what is shown instead;
+    /// the way to a first fetch as `wording` offers it.
+    package func stalenessText(_ wording: FrontEndWording) -> String {
         switch freshness {
-        case .never: "\(name): never fetched; run `strata fetch \(name)`"
+        case .never: wording.sentence("\(name): never fetched", .fetch(source: name))
         case .fetched(let at, let seq): "\(name): last fetched \(at) (seq \(seq))"
         case .failed(let at, let error, let good):
             "\(name): last fetch failed \(at): \(error); " + (good.map { "showing data fetched \($0)" } ?? "nothing stored yet")
@@ -75,7 +76,7 @@ extension ItemDetailViewData {
     package init(source: Source, item: Item, asOf: UInt64?, refreshError: String?) {
         var status = "v\(item.version) · first seen seq \(item.firstSeq) · changed seq \(item.changedSeq)"
         if item.isRemoved { status += " · removed" }
-        if let m = item.pending.marker { status += " · \(m) (local writes not confirmed by the server; see `strata outbox`)" }
+        if let m = item.pending.marker { status += " · \(m) (local writes the server has not confirmed yet; they wait in the outbox)" }
         var fields = (item.detail ?? item.document).flattened()
         if item.detail != nil {
             // List fields the detail lacks still matter (e.g. the list's price).
@@ -229,7 +230,7 @@ extension PointInTime {
     /// Parses an option's text; nil text is now.
     /// - Throws: ``PresentableError`` `invalidInput` naming the option.
     static func parse(
-        _ text: String?, option: String, quoting: (String, String) -> String = FilterInputNames.flags.quoting
+        _ text: String?, option: String, quoting: (String, String) -> String
     ) throws(PresentableError) -> PointInTime {
         guard let text else { return .now }
         guard let point = PointInTime(text: text) else {
@@ -256,7 +257,7 @@ extension ItemQuery {
     /// - Throws: ``PresentableError`` `invalidInput` naming the bad part.
     /// `naming` words the problems as the front end names its inputs: the CLI's flags, the
     /// server's query parameters.
-    package init(source: String, filter f: FilterViewData, naming: FilterInputNames = .flags) throws(PresentableError) {
+    package init(source: String, filter f: FilterViewData, naming: FilterInputNames) throws(PresentableError) {
         var filters: [FieldFilter] = []
         for w in f.wheres {
             guard let eq = w.firstIndex(of: "="), eq != w.startIndex else {
@@ -298,6 +299,12 @@ extension PresentableError {
                 default: .storage
                 }
             self.init(kind: kind, message: e.message)
+            next = e.next
+            return
+        }
+        if let e = error as? SpecProblem {
+            self.init(kind: .invalidInput, message: e.description)
+            spec = e
             return
         }
         self.init(kind: .storage, message: "\(error)")
@@ -312,7 +319,9 @@ extension FilterViewData {
     /// `sortedIndex` false (an encrypted store): a sort on an indexed field scans too, and the
     /// note says why.
     /// `usedIndex`: an index answered one filter, so only the items it found were read.
-    package func scanNote(source: String, indexed: [String], sortedIndex: Bool = true, usedIndex: Bool = false) -> String? {
+    package func scanNote(
+        source: String, indexed: [String], sortedIndex: Bool = true, usedIndex: Bool = false, wording: FrontEndWording
+    ) -> String? {
         var paths = wheres.compactMap { w in w.firstIndex(of: "=").map { String(w[..<$0]) } }
         let sortPath = sort.map { $0.hasPrefix("-") ? String($0.dropFirst()) : $0 }
         if let sortPath { paths.append(sortPath) }
@@ -327,29 +336,7 @@ extension FilterViewData {
             usedIndex
             ? "each item the index found was read to \(sortPath.map(missing.contains) == true ? (missing.count == 1 ? "sort it" : "check and sort it") : "check it")"
             : "every item of \(source) was read"
-        return "note: \(fields) \(missing.count == 1 ? "is" : "are") not indexed, so \(read); "
-            + "`strata source change \(source) --index \((indexed + missing).joined(separator: ","))` would use an index"
+        return wording.sentence(
+            "note: \(fields) \(missing.count == 1 ? "is" : "are") not indexed, so \(read)", .indexFields(source: source, fields: indexed + missing))
     }
-}
-
-/// How a front end names the inputs of a filter, so that a problem with one is worded in the
-/// front end's own terms: the CLI's `--where 'x'`, the server's `where=x`.
-package struct FilterInputNames: Sendable {
-    package var where_: String
-    package var sort: String
-    package var limit: String
-    package var offset: String
-    package var asOf: String
-    /// An input with the value given for it.
-    package var quoting: @Sendable (_ name: String, _ value: String) -> String
-
-    /// The command line's flags.
-    package static let flags = FilterInputNames(
-        where_: "--where", sort: "--sort", limit: "--limit", offset: "--offset", asOf: "--as-of", quoting: { "\($0) '\($1)'" })
-    /// The terminal browser's prompts: its `/` filter and `s` sort.
-    package static let browser = FilterInputNames(
-        where_: "filter", sort: "sort", limit: "limit", offset: "offset", asOf: "time", quoting: { "\($0) '\($1)'" })
-    /// The HTTP API's query parameters.
-    package static let queryParameters = FilterInputNames(
-        where_: "where", sort: "sort=", limit: "limit=", offset: "offset=", asOf: "as_of", quoting: { "\($0)=\($1)" })
 }

@@ -4,7 +4,10 @@ package import StrataJSON
 /// What `strata bisect` prints: where the check starts failing, what changed there, and how to
 /// reproduce it.
 package struct BisectRenderer: Sendable {
-    package init() {}
+    /// How the front end offers the next step (the whole diff).
+    let wording: FrontEndWording
+
+    package init(wording: FrontEndWording) { self.wording = wording }
 
     package static func word(_ v: ProbeVerdict) -> String {
         switch v {
@@ -46,7 +49,10 @@ package struct BisectRenderer: Sendable {
                     lines.append("      \(c.path): \(c.old?.canonicalString ?? "∅") → \(c.new?.canonicalString ?? "∅")")
                 }
             }
-            if d.items.count > 20 { lines.append("  … \(d.items.count - 20) more (strata diff \(d.source) --from \(d.fromSeq) --to \(d.toSeq))") }
+            if d.items.count > 20 {
+                let whole = wording.next(.showDiff(source: d.source, from: d.fromSeq, to: d.toSeq))
+                lines.append("  … \(d.items.count - 20) more" + (whole.map { " (\($0))" } ?? ""))
+            }
         }
         if !r.responseChanges.isEmpty { lines.append("recorded answers that changed:") }
         for c in r.responseChanges.prefix(30) {

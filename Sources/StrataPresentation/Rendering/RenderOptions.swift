@@ -1,14 +1,24 @@
 import TerminalUI
 
-/// How to draw: the terminal's width and whether colour is on. Below 80 columns the narrow
-/// (card) layouts are used, at 80 and above the wide (table) ones.
+/// How to draw: the terminal's width, whether colour is on, and how the front end words the
+/// way out of a problem. Below 80 columns the narrow (card) layouts are used, at 80 and above the
+/// wide (table) ones.
 package struct RenderOptions: Sendable, Hashable {
     package var width: Int
     package var color: Bool
+    package var wording: FrontEndWording
 
-    package init(width: Int, color: Bool) {
+    package init(width: Int, color: Bool, wording: FrontEndWording = .plain) {
         self.width = max(20, width)
         self.color = color
+        self.wording = wording
+    }
+
+    // The wording is the front end's, the same for every draw: options compare by their layout.
+    package static func == (a: RenderOptions, b: RenderOptions) -> Bool { a.width == b.width && a.color == b.color }
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(width)
+        hasher.combine(color)
     }
 
     package var isNarrow: Bool { width < 80 }
@@ -41,7 +51,7 @@ package struct RenderOptions: Sendable, Hashable {
 
     /// The staleness line(s), wrapped to the width: dim when fresh, red when the last fetch failed.
     func staleness(_ s: SourceViewData) -> String {
-        let lines = TextCell.wrap(s.stalenessText, width)
+        let lines = TextCell.wrap(s.stalenessText(wording), width)
         if case .failed = s.freshness { return lines.map(red).joined(separator: "\n") }
         return lines.map(dim).joined(separator: "\n")
     }

@@ -1,3 +1,5 @@
+package import StrataDomain
+
 /// A source and how fresh its data is, for the staleness line under every read.
 package struct SourceViewData: Sendable, Hashable {
     package enum Freshness: Sendable, Hashable {
@@ -225,7 +227,12 @@ package struct PresentableError: Error, Sendable, Hashable, CustomStringConverti
         case conflict
     }
     package var kind: Kind
+    /// What went wrong, in the Domain's terms (fields by the definition's keys).
     package var message: String
-    package init(kind: Kind, message: String) { self.kind = kind; self.message = message }
+    /// The way out, typed: each front end words it (``FrontEndWording``).
+    package var next: NextStep?
+    /// A source spec's problem, whose fields each front end names.
+    package var spec: SpecProblem?
+    package init(kind: Kind, message: String, next: NextStep? = nil) { self.kind = kind; self.message = message; self.next = next }
     package var description: String { message }
 }

@@ -18,9 +18,12 @@ package final class CollectionDiffViewModel {
 
     private let diff: DiffCollection
     private let sources: any SourceRepository
+    /// How the front end names its inputs, for problems with them.
+    private let inputs: FilterInputNames
     private let store: StateStore<State>
 
-    package init(source: String, diff: DiffCollection, sources: any SourceRepository) {
+    package init(source: String, diff: DiffCollection, sources: any SourceRepository, inputs: FilterInputNames = .browser) {
+        self.inputs = inputs
         self.diff = diff
         self.sources = sources
         store = StateStore(State(source: source, content: .idle))
@@ -37,8 +40,8 @@ package final class CollectionDiffViewModel {
         s.content = .loading(previous: previous)
         store.set(s)
         do {
-            let a = try PointInTime.parse(from, option: "--from")
-            let b = try PointInTime.parse(to, option: "--to")
+            let a = try PointInTime.parse(from, option: inputs.from, quoting: inputs.quoting)
+            let b = try PointInTime.parse(to, option: inputs.to, quoting: inputs.quoting)
             let result = try await diff(source: s.source, from: a, to: b, ignoring: ignoring)
             let source = try await sources.source(named: s.source)
             s = state

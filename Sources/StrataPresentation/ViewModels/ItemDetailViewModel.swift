@@ -22,9 +22,14 @@ package final class ItemDetailViewModel {
     private let loadDetail: LoadItemDetail
     private let items: any ItemRepository
     private let thumbnails: ThumbnailSettings?
+    /// How the front end names its inputs, for problems with them.
+    private let inputs: FilterInputNames
     private let store: StateStore<State>
 
-    package init(source: String, loadDetail: LoadItemDetail, items: any ItemRepository, thumbnails: ThumbnailSettings? = nil) {
+    package init(
+        source: String, loadDetail: LoadItemDetail, items: any ItemRepository, thumbnails: ThumbnailSettings? = nil, inputs: FilterInputNames = .browser
+    ) {
+        self.inputs = inputs
         self.loadDetail = loadDetail
         self.items = items
         self.thumbnails = thumbnails
@@ -45,7 +50,7 @@ package final class ItemDetailViewModel {
         guard let id = s.id else { return }
         let previous = s.content.value
         let point: PointInTime
-        do { point = try PointInTime.parse(s.asOf, option: "--as-of") } catch {
+        do { point = try PointInTime.parse(s.asOf, option: inputs.asOf, quoting: inputs.quoting) } catch {
             s.content = .failed(error, previous: previous)
             store.set(s)
             return

@@ -18,9 +18,12 @@ package final class ItemHistoryViewModel {
     }
 
     private let history: GetItemHistory
+    /// How the front end names its inputs, for problems with them.
+    private let inputs: FilterInputNames
     private let store: StateStore<State>
 
-    package init(source: String, history: GetItemHistory) {
+    package init(source: String, history: GetItemHistory, inputs: FilterInputNames = .browser) {
+        self.inputs = inputs
         self.history = history
         store = StateStore(State(source: source, content: .idle))
     }
@@ -39,7 +42,7 @@ package final class ItemHistoryViewModel {
         s.content = .loading(previous: previous)
         store.set(s)
         do {
-            let point = try PointInTime.parse(s.upTo, option: "--as-of")
+            let point = try PointInTime.parse(s.upTo, option: inputs.asOf, quoting: inputs.quoting)
             let r = try await history(source: s.source, id: id, upTo: point, ignoring: s.ignoring)
             s = state
             s.content = .loaded(HistoryViewData(source: r.source, id: id, versions: r.versions))

@@ -31,12 +31,15 @@ package final class ItemListViewModel {
     private let refreshSource: RefreshSource
     private let items: any ItemRepository
     private let thumbnails: ThumbnailSettings?
+    /// How the front end names its inputs, for problems with them.
+    private let inputs: FilterInputNames
     private let store: StateStore<State>
 
     package init(
         source: String, filter: FilterViewData = FilterViewData(), query: QueryItems, refresh: RefreshSource,
-        items: any ItemRepository, thumbnails: ThumbnailSettings? = nil
+        items: any ItemRepository, thumbnails: ThumbnailSettings? = nil, inputs: FilterInputNames = .browser
     ) {
+        self.inputs = inputs
         self.query = query
         self.refreshSource = refresh
         self.items = items
@@ -94,7 +97,7 @@ package final class ItemListViewModel {
         s.content = .loading(previous: previous)
         store.set(s)
         do {
-            let q = try ItemQuery(source: s.source, filter: s.filter)
+            let q = try ItemQuery(source: s.source, filter: s.filter, naming: inputs)
             let result = try await query(q)
             var data = ItemListViewData(source: result.source, page: result.page, offset: q.offset)
             if thumbnails != nil {

@@ -1,13 +1,14 @@
 import EventStore
 import FixtureServer
 import Foundation
+import StrataApp
 import Logging
 import StrataData
 import StrataDomain
 import StrataJSON
 import Synchronization
 
-/// `strata bench watch` and `strata bench alerts`, through the app's composition root against the
+/// `strata-lab bench watch` and `strata-lab bench alerts`, through the app's composition root against the
 /// fixture server in this process on 127.0.0.1.
 enum WatchBenchmark {
     /// `watch`: `sources` sources due every second, polled by the real watcher (its planning,

@@ -2,10 +2,11 @@ import EventStore
 import Foundation
 import Logging
 import PostgresNIO
+import StrataApp
 import StrataJSON
 import TeamLog
 
-/// `strata bench teamlog`: the store's events pushed to a team log (`--pg-url`, emptied first) in
+/// `strata-lab bench teamlog`: the store's events pushed to a team log (`--pg-url`, emptied first) in
 /// batches of `--batch`, and pulled into a new store, beside the floor: the same rows written by
 /// plain `INSERT … SELECT * FROM unnest(…)` with postgres-nio (bodies already compressed, seqs
 /// and hashes already computed, no Strata logic), and read back by one `SELECT` in seq order.
@@ -15,9 +16,8 @@ enum TeamLogBenchmark {
         var quiet = Logger(label: "bench")
         quiet.logLevel = .critical
         let location = try TeamLogLocation(url: url)
-        let log = try PostgresTeamLog(location: location, logger: quiet)
-        defer { Task { await log.close() } }
-        let floor = try PostgresTeamLog(location: location, logger: quiet)  // its client, for the floor's statements
+        let floor = try TeamLogFloor(url: url, logger: quiet)
+        defer { floor.close() }
         let events = try await s.events(EventQuery())
         var bodies: [[UInt8]: [UInt8]] = [:]
         for e in events { if let p = e.payload, bodies[p.hash] == nil { bodies[p.hash] = PortableBody.encode(try await s.payload(of: e) ?? []) } }
@@ -25,7 +25,9 @@ enum TeamLogBenchmark {
         let clock = ContinuousClock()
         var push: [Double] = [], pull: [Double] = [], floorPush: [Double] = [], floorPull: [Double] = []
         for _ in 0..<5 {
-            try await log.benchReset()
+            try await floor.reset()
+            // A new team log each run: it makes its tables anew on the emptied database.
+            let log = try PostgresTeamLog(location: location, logger: quiet)
             var start = clock.now
             let pushed = try await log.push(from: s, node: "bench", batch: batch)
             push.append(seconds(clock.now - start))
@@ -39,13 +41,14 @@ enum TeamLogBenchmark {
             let pulled = try await log.pull(into: into, after: 0, batch: batch)
             pull.append(seconds(clock.now - start))
             precondition(pulled.appended == events.count)
+            await log.close()
             // The floor: the same rows, no Strata logic.
-            try await floor.benchReset(floorOnly: true)
+            try await floor.reset(floorOnly: true)
             start = clock.now
-            try await floor.benchFloorInsert(events, bodies: bodies, batch: batch)
+            try await floor.insert(events, bodies: bodies, batch: batch)
             floorPush.append(seconds(clock.now - start))
             start = clock.now
-            let read = try await floor.benchFloorRead()
+            let read = try await floor.read()
             floorPull.append(seconds(clock.now - start))
             precondition(read == events.count)
         }
@@ -61,8 +64,6 @@ enum TeamLogBenchmark {
         result["pullFloorEventsPerSecond"] = .int(Int(Double(events.count) / g))
         result["pullRatio"] = .double(g / q)
         result["pullBodyMBPerSecond"] = .double(Double(bodyBytes) / q / 1e6)
-        await floor.close()
     }
 
-    static func seconds(_ d: Duration) -> Double { d.inSeconds }
 }

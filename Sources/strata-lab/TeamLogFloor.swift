@@ -1,18 +1,30 @@
-package import EventStore
+import EventStore
 import Foundation
 import Logging
 import PostgresNIO
-import Synchronization
+import TeamLog
 
-// Benchmark support (`strata bench teamlog`): the scratch database emptied, and the floor's plain
-// inserts and reads beside the push and the pull.
+/// The floor of the team-log benchmark, on a scratch database: the team log's tables dropped
+/// before each run, and the same rows as a push written and read back by plain statements (no
+/// Strata logic). Its own connection pool: the team-log library has no hook that drops tables.
+final class TeamLogFloor: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+    private let running: Task<Void, Never>
 
-extension PostgresTeamLog {
-    /// Empties the team log (or only the floor's table). For benchmarks on a scratch database.
-    package func benchReset(floorOnly: Bool = false) async throws {
+    init(url: String, logger: Logger) throws {
+        let client = PostgresClient(configuration: try TeamLogLocation(url: url).clientConfiguration(), backgroundLogger: logger)
+        self.client = client
+        self.logger = logger
+        running = Task { await client.run() }
+    }
+
+    func close() { running.cancel() }
+
+    /// Drops the team log's tables (or only the floor's) and makes the floor's tables anew.
+    func reset(floorOnly: Bool = false) async throws {
         if !floorOnly {
             try await client.query("DROP TABLE IF EXISTS strata_events, strata_bodies, strata_head, strata_leases, strata_schema", logger: logger)
-            migrated.withLock { $0 = false }
         }
         try await client.query("DROP TABLE IF EXISTS strata_floor_events, strata_floor_bodies", logger: logger)
         try await client.query("CREATE TABLE strata_floor_bodies (hash bytea PRIMARY KEY, size bigint NOT NULL, stored bytea NOT NULL)", logger: logger)
@@ -27,13 +39,13 @@ extension PostgresTeamLog {
 
     /// The floor of a push: the same rows (bodies compressed, hashes computed beforehand) by plain
     /// `INSERT … SELECT * FROM unnest(…)`, one transaction per `batch`.
-    package func benchFloorInsert(_ events: [RecordedEvent], bodies: [[UInt8]: [UInt8]], batch: Int) async throws {
-        var cols: [Columns] = []
+    func insert(_ events: [RecordedEvent], bodies: [[UInt8]: [UInt8]], batch: Int) async throws {
+        var cols: [PostgresTeamLog.Columns] = []
         var batchBodies: [(keys: [ByteBuffer], sizes: [Int64], stored: [ByteBuffer])] = []
         var seen = Set<[UInt8]>()
         var hash = TeamChain.zero
         for (i, e) in events.enumerated() {
-            if i % batch == 0 { cols.append(Columns()); batchBodies.append(([], [], [])) }
+            if i % batch == 0 { cols.append(PostgresTeamLog.Columns()); batchBodies.append(([], [], [])) }
             let t = TeamEvent(e)
             hash = TeamChain.hash(previous: hash, seq: UInt64(i + 1), event: t)
             cols[cols.count - 1].add(seq: UInt64(i + 1), t, node: "floor", originSeq: e.seq, hash: hash)
@@ -63,7 +75,7 @@ extension PostgresTeamLog {
 
     /// The floor of a pull: every event row and every body read in seq order, decoded to Swift
     /// values, nothing appended anywhere.
-    package func benchFloorRead() async throws -> Int {
+    func read() async throws -> Int {
         var n = 0
         let rows = try await client.query(
             """

@@ -5,7 +5,7 @@ import StrataJSON
 import StrataPresentation
 import TerminalUI
 
-/// `strata bench browse`: the browser's speed on a source of N items (fetched by
+/// `strata-lab bench browse`: the browser's speed on a source of N items (fetched by
 /// ``StoreBenchmark``), through the app's composition root and the real view model, view and frame encoder (no terminal: frames are
 /// encoded, not written). First frame, keypress to encoded frame while scrolling and while
 /// stepping the slider, and the bytes each frame takes against the cells it changed.
@@ -33,7 +33,7 @@ enum BrowseBenchmark {
         await vm.settle()
         let firstBytes = frame(vm)
         let first = clock.now - start
-        guard vm.state.rows.count > 0 else { throw CLIError("the browse benchmark read no rows") }
+        guard vm.state.rows.count > 0 else { throw BenchmarkError("the browse benchmark read no rows") }
 
         func latencies(_ command: BrowserViewModel.Command, count: Int) async -> [Int] {
             var out: [Int] = []

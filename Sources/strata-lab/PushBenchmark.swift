@@ -1,11 +1,12 @@
 import EventStore
 import FixtureServer
 import Foundation
+import StrataApp
 import Logging
 import StrataData
 import StrataJSON
 
-/// `strata bench push`: N local creates pushed to the fixture API (in this process, on
+/// `strata-lab bench push`: N local creates pushed to the fixture API (in this process, on
 /// 127.0.0.1) through the real push path (events before and after every round, libcurl,
 /// idempotency keys), at concurrency 1 and at `concurrency`; beside the floor: the same N POSTs
 /// sent by the same HTTP client with nothing recorded.
