@@ -105,7 +105,7 @@ extension StrataServer {
                 let upTo = try await self.recordings.resolve(try self.point(q.get("as_of"), "as_of"))
                 let query = LogQuery(type: q.get("type"), fromSeq: since + 1, toSeq: upTo, limit: min(limit, 10_000), newestFirst: false)
                 let entries = try await self.useCases.replay(query)
-                return .array(entries.filter { self.allowsStream($0.stream) }.map(JSONValue.init(entry:)))
+                return .array(entries.filter { self.allowsStream($0.stream) }.map { JSONValue(entry: $0) })
             }
         }
     }

@@ -99,9 +99,7 @@ struct ExportCommand: AsyncParsableCommand {
                 let value: JSONValue
                 switch format {
                 case .ndjson:
-                    guard case .object(var fields) = JSONValue(entry: e) else { continue }
-                    if let body { fields["payload"] = (try? JSONValue(parsing: body)) ?? .string(Data(body).base64EncodedString()) }
-                    value = .object(fields)
+                    value = JSONValue(entry: e, body: body)
                 case .cloudevents:
                     value = JSONValue(cloudEvent: e, store: location.path, payload: body)
                 }

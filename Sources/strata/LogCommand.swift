@@ -1,6 +1,7 @@
 import ArgumentParser
 import StrataApp
 import StrataDomain
+import StrataJSON
 import StrataPresentation
 
 struct LogCommand: AsyncParsableCommand {
@@ -48,7 +49,7 @@ struct LogCommand: AsyncParsableCommand {
         switch format {
         case .json, .ndjson:
             let replay = if let remote { remote } else { try await location.app().useCases.replay }
-            emit(try await replay(query).map(\.json), as: format)
+            emit(try await replay(query).map { JSONValue(entry: $0) }, as: format)
         case .table:
             let app = try await location.app(screen: screen) { $0.thumbnails = nil }
             let state = await table(app: app, replay: remote, query: query)

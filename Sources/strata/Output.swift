@@ -21,20 +21,6 @@ func emit(_ values: [JSONValue], as format: OutputFormat) {
     }
 }
 
-extension LogEntry {
-    /// The stable JSON shape of an event (docs/cli.md).
-    var json: JSONValue {
-        var meta: [String: JSONValue] = [:]
-        for m in metadata { meta[m.path] = .string(m.value) }
-        return .object([
-            "seq": .int(seq), "id": .string(id), "type": .string(type), "schemaVersion": .int(schemaVersion),
-            "recordedAt": .string(LogTime(recordedAt).iso8601), "stream": .string(stream), "metadata": .object(meta),
-            "payload": payloadSHA256.map { .object(["sha256": .string($0), "size": .int(payloadSize ?? 0)]) } ?? .null,
-            "previousHash": .string(previousHash), "hash": .string(hash)
-        ])
-    }
-}
-
 extension TextTable {
     /// The table cut to the terminal's width.
     func render() -> String { render(maxWidth: Terminal.width) }

@@ -136,15 +136,23 @@ extension JSONValue {
     }
 
     /// An event as `export --events --format ndjson` writes it (and `serve`'s `/_strata/log`).
-    package init(entry e: LogEntry) {
-        var o: [String: JSONValue] = [
-            "seq": .number(String(e.seq)), "recordedAt": .string(ISOTime.format(e.recordedAt)), "type": .string(e.type),
-            "stream": .string(e.stream), "metadata": Self.metadata(of: e),
-            "payloadSize": e.payloadSize.map { .number(String($0)) } ?? .null, "hash": .string(e.hash)
-        ]
-        if !e.id.isEmpty { o["id"] = .string(e.id) }
-        if let sha = e.payloadSHA256 { o["payloadSha256"] = .string(sha) }
-        self = .object(o)
+    /// The one JSON shape of an event (docs/cli.md, "Event"): `log --format json`, the lines of
+    /// `export --events`, `/_strata/log` and the server's event stream. `payload` is null for an
+    /// event without a body; `body`, when given, goes in it (JSON as it is, else `base64`).
+    package init(entry e: LogEntry, body: [UInt8]? = nil) {
+        var payload: JSONValue = .null
+        if let sha = e.payloadSHA256 {
+            var p: [String: JSONValue] = ["sha256": .string(sha), "size": .number(String(e.payloadSize ?? 0))]
+            if let body {
+                if let json = try? JSONValue(parsing: body) { p["body"] = json } else { p["base64"] = .string(Data(body).base64EncodedString()) }
+            }
+            payload = .object(p)
+        }
+        self = .object([
+            "seq": .number(String(e.seq)), "id": .string(e.id), "type": .string(e.type), "schemaVersion": .number(String(e.schemaVersion)),
+            "recordedAt": .string(ISOTime.format(e.recordedAt)), "stream": .string(e.stream), "metadata": Self.metadata(of: e),
+            "payload": payload, "previousHash": .string(e.previousHash), "hash": .string(e.hash)
+        ])
     }
 
     /// An event's metadata as an object of strings.
