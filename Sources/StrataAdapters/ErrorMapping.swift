@@ -79,6 +79,8 @@ package func storage<T>(_ body: () async throws -> T) async throws -> T {
         throw e.repositoryError()
     } catch let e as SourceCatalogError {
         throw e.repositoryError
+    } catch let e as IngestGate.Refusal {
+        throw RepositoryError(.invalidQuery, e.description, cause: e)
     } catch let e as EventStoreError {
         throw RepositoryError(.storage, "could not read the store: \(e)", next: e.nextStep, cause: e)
     } catch {

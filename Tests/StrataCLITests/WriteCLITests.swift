@@ -222,6 +222,33 @@ import Testing
             }
         }
     }
+
+    /// Writes pass the ingest gate as fetched bodies do: a write that would store a value at a
+    /// redacted path is refused with nothing appended, and the server's answers to writes that
+    /// were sent are stored redacted.
+    @Test func writesPassTheIngestGate() async throws {
+        try await withFixtureServer { server in
+            let store = makeStoreDir()
+            try await Self.addNotes(server, store: store, extra: ["--redact", "owner_id"])
+            #expect(try await strata(["fetch", "notes"], store: store).status == 0)
+            #expect(try await strata(["config", "set", "user", "erin"], store: store).status == 0)
+            let head = { try await strata(["log", "--format", "json", "--limit", "1"], store: store).stdout }
+            let before = try await head()
+            let create = try await strata(["create", "notes", "--set", "content=x", "--set", "owner_id=u-private-77"], store: store)
+            #expect(create.status != 0 && create.stderr.contains("notes redacts owner_id"), "\(create.stderr)")
+            let edit = try await strata(["edit", "notes", "-N6JWiv7KXjw8LYkx9MZ", "--set", "owner_id=u-private-77"], store: store)
+            #expect(edit.status != 0 && edit.stderr.contains("notes redacts owner_id"), "\(edit.stderr)")
+            #expect(try await head() == before, "a refused write appends nothing")
+            // An edit of another field goes, and the server's answer (the whole item) is stored redacted.
+            #expect(try await strata(["edit", "notes", "-N6JWiv7KXjw8LYkx9MZ", "--set", "content=edited"], store: store).status == 0)
+            let push = try await strata(["push"], store: store)
+            #expect(push.status == 0 && push.stdout.contains("1 acknowledged"), "\(push.stdout) \(push.stderr)")
+            let real = try #require(server.item(list: "/notes/notes", key: "-N6JWiv7KXjw8LYkx9MZ")?.value(atPath: "owner_id")?.canonicalString)
+            let events = try await strata(["export", "--events", "--payloads"], store: store).stdout
+            #expect(events.contains("WriteAcknowledged") && !events.contains("u-private-77"))
+            #expect(!events.contains("\"owner_id\":\(real)"), "the item's real owner_id is in the log")
+        }
+    }
 }
 
 @Suite(.serialized) struct PushCrashTests {

@@ -22,8 +22,8 @@ package struct LMDBTrafficRepository: TrafficRepository {
     /// What a source's traffic is stored through: the credentials always masked, the source's
     /// own redactions (read from its definition each time, so a change applies to the next
     /// exchange) and the `extra` headers named for this recording.
-    private func redactor(_ source: String, extra: [String]) async throws -> Redactor {
-        try await storage { try await Redactor.forTraffic(try await catalog.get(source), extra: extra, store: store) }
+    private func gate(_ source: String, extra: [String]) async throws -> IngestGate {
+        try await storage { try await IngestGate.traffic(try await catalog.get(source), named: source, extraHeaders: extra, store: store) }
     }
 
     package func prepareRecordedSource(_ source: String, upstream: String?) async throws {
@@ -46,20 +46,20 @@ package struct LMDBTrafficRepository: TrafficRepository {
     }
 
     package func record(_ exchanges: [Exchange], source: String, redacting: [String]) async throws -> Int {
-        let redactor = try await redactor(source, extra: redacting)
-        return try await storage { try await traffic.record(exchanges.map { $0.entity(source: source, origin: "proxy") }, redactor: redactor) }
+        let gate = try await gate(source, extra: redacting)
+        return try await storage { try await traffic.record(exchanges.map { $0.entity(source: source, origin: "proxy") }, gate: gate) }
     }
 
     package func importFile(
         _ format: TrafficFormat, path: String, source: String, redacting: [String], progress: (@Sendable (Int64) -> Void)?
     ) async throws -> TrafficImport {
-        let redactor = try await redactor(source, extra: redacting)
+        let gate = try await gate(source, extra: redacting)
         let started = ContinuousClock.now
         let s: TrafficImportSummary
         do {
             switch format {
-            case .har: s = try await traffic.importHAR(path: path, source: source, redactor: redactor)
-            case .warc: s = try await traffic.importWARC(path: path, source: source, redactor: redactor, progress: progress)
+            case .har: s = try await traffic.importHAR(path: path, source: source, gate: gate)
+            case .warc: s = try await traffic.importWARC(path: path, source: source, gate: gate, progress: progress)
             }
         } catch let e as FetchError {
             throw RepositoryError(e.code == .other ? .notFound : .invalidQuery, e.message, cause: e)

@@ -36,8 +36,11 @@ public enum DataProjections {
             DataEvents.redactionKeyRecorded
         ])
         .union(WriteEvents.writes).union(WriteEvents.outcomes),
-        extraTables: PendingOverlay.tables + [IgnoredFields.table] + RedactionRestore.tables
-    ) { event, ctx in
+        extraTables: PendingOverlay.tables + [IgnoredFields.table] + RedactionRestore.tables,
+        // A page retention dropped keeps none of its items; a write of a forgotten item shows
+        // nothing (the item is gone). A page a forget cut is folded as it is now.
+        skipping: EventFate.gone
+    ) { event, _, ctx in
         switch event.type {
         case DataEvents.sourceDefined, DataEvents.sourceChanged:
             guard let name = event[metadata: "source"], let body = try ctx.payload(of: event) else {
@@ -49,8 +52,6 @@ public enum DataProjections {
             guard case .array(let paths)? = definition.value(atPath: "index") else { return [.index(collection: name, paths: [])] }
             return [.index(collection: name, paths: paths.compactMap { if case .string(let p) = $0 { p } else { nil } })]
         case DataEvents.pageFetched, DataEvents.pageNotModified:
-            // A page before the source's retention horizon: its items are not kept.
-            if try ctx.wasDroppedByRetention(event) { return [] }
             guard let source = event[metadata: "source"], let body = try ctx.payload(of: event) else {
                 throw DocumentError("page event without a source or body")
             }
@@ -92,11 +93,10 @@ public enum DataProjections {
     /// Detail documents: collection = source name, key = item id.
     public static let details = KeyedDocumentProjection(
         name: "details", version: 12, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
-        documentTypes: [DataEvents.detailFetched, DataEvents.detailNotModified]
-    ) { event, ctx in
+        documentTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
+        skipping: EventFate.gone  // an erased or dropped detail leaves no document
+    ) { event, _, ctx in
         guard event.type == DataEvents.detailFetched || event.type == DataEvents.detailNotModified else { return nil }
-        // An erased detail (`strata forget`) leaves no document.
-        if try ctx.payloadWasRewritten(event) { return [] }
         guard let source = event[metadata: "source"], let key = event[metadata: "key"], let body = try ctx.payload(of: event) else {
             throw DocumentError("detail event without source, key or body")
         }
@@ -104,9 +104,9 @@ public enum DataProjections {
     }
 
     /// Stored images: collection = source name, key = item id; document = url, sha256, size, type.
-    public static let images = KeyedDocumentProjection(name: "images", version: 12, eventTypes: [DataEvents.imageFetched]) { event, ctx in
+    public static let images = KeyedDocumentProjection(name: "images", version: 12, eventTypes: [DataEvents.imageFetched], skipping: EventFate.gone) {
+        event, _, ctx in
         guard event.type == DataEvents.imageFetched else { return nil }
-        if try ctx.payloadWasRewritten(event) { return [] }
         guard let source = event[metadata: "source"], let key = event[metadata: "key"], let ref = event.payload else {
             throw DocumentError("image event without source, key or body")
         }
@@ -125,13 +125,14 @@ public enum DataProjections {
     /// redaction then (`redaction`), and for a list page where it leads (`next`, `paging`).
     public static let httpCache = KeyedDocumentProjection(
         name: "http-cache", version: 13,
-        eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched, DataEvents.imageFetched]
-    ) { event, ctx in
+        eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched, DataEvents.imageFetched],
+        skipping: []
+    ) { event, fate, ctx in
         switch event.type {
         case DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched, DataEvents.imageFetched:
             guard let url = event[metadata: "url"], let ref = event.payload, event[metadata: "import"] == nil else { return [] }
-            // A page whose entries were cut out validates another body than the API's now.
-            if try ctx.payloadWasRewritten(event) { return [.remove(collection: "http", key: url)] }
+            // A body cut, erased or dropped validates another body than the API's now.
+            if fate != .kept { return [.remove(collection: "http", key: url)] }
             let etag = event[metadata: "etag"], modified = event[metadata: "lastModified"]
             guard etag != nil || modified != nil else { return [.remove(collection: "http", key: url)] }
             var doc: [String: JSONValue] = ["sha256": .string(ref.hashHex), "size": .number(String(ref.size))]

@@ -282,9 +282,7 @@ extension Fetcher {
         let started = clock.now
         let run = UUID().uuidString.lowercased()
         var summary = FetchSummary(source: source.name, run: run)
-        var runContext = RunContext(source: source, run: run, options: options)
-        runContext.redactor = try await Redactor.forSource(source, store: store)
-        let context = runContext
+        let context = RunContext(source: source, run: run, options: options, gate: try await IngestGate.of(source, store: store))
         guard source.detailURL != nil || source.detailURLField != nil else {
             throw FetchError(
                 code: .source, message: "source \(source.name) has no detail URL", url: source.url, subject: .field("detailURL"))
@@ -337,14 +335,14 @@ extension Fetcher {
             var meta = self.common(context) + [("key", job.key), ("url", job.url), ("status", String(r.status)), ("durationMs", self.milliseconds(r.duration))]
             if let etag = r.headers["etag"] { meta.append(("etag", etag)) }
             if let lm = r.headers["last-modified"] { meta.append(("lastModified", lm)) }
-            if let fingerprint = context.redactor?.fingerprint { meta.append(("redaction", fingerprint)) }
+            if let fingerprint = context.gate.fingerprint { meta.append(("redaction", fingerprint)) }
             if r.status == 304, let cached, let ref = PayloadReference(hashHex: cached.sha256, size: cached.size) {
                 return .notModified(NewEvent(type: DataEvents.detailNotModified, stream: source.name, metadata: meta, payloadReference: ref))
             }
             guard (200..<300).contains(r.status) else {
                 throw FetchError(code: .http, message: "HTTP \(r.status) for the detail of \(job.key)", url: job.url, status: r.status)
             }
-            let body = try context.redactor.map { redactor in try redactor.document(r.body, url: job.url) } ?? r.body
+            let body = try context.gate.document(r.body, url: job.url)
             // Checking the body and canonicalizing it are one pass; the store reuses the result.
             var event = NewEvent(type: DataEvents.detailFetched, stream: source.name, metadata: meta, payload: body)
             event.canonicalPayload = try ItemDetailDto.canonicalize(id: job.key, body: body, url: job.url)

@@ -101,7 +101,7 @@ extension Fetcher {
             }
             if case .success(let r) = ahead.result, (200..<300).contains(r.status), !r.body.isEmpty {
                 // Kept only as the source's redaction leaves it; a body it cannot read is dropped.
-                let body = context.redactor.map { try? $0.list(r.body, items: context.source.items, url: url) } ?? r.body
+                let body = try? context.gate.list(r.body, items: context.source.items, url: url)
                 if let body { return NewEvent(type: DataEvents.readAheadDiscarded, stream: context.source.name, metadata: meta, payload: body) }
             }
             return NewEvent(type: DataEvents.readAheadDiscarded, stream: context.source.name, metadata: meta)
@@ -155,7 +155,7 @@ extension Fetcher {
     /// redaction than the source's now: a 304 would keep a body the source no longer wants kept
     /// (a value stored before it was named), so the API is asked for the whole body again.
     func conditionalHeaders(_ v: Validators?, context: RunContext) -> [(name: String, value: String)] {
-        guard v?.redaction == context.redactor?.fingerprint else { return [] }
+        guard v?.redaction == context.gate.fingerprint else { return [] }
         var out: [(String, String)] = []
         if let e = v?.etag { out.append(("If-None-Match", e)) }
         if let m = v?.lastModified { out.append(("If-Modified-Since", m)) }

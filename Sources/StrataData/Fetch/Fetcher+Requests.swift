@@ -10,9 +10,8 @@ extension Fetcher {
         var source: SourceDefinition
         var run: String
         var options: FetchOptions
-        /// The source's redaction (nil: it redacts nothing): every body is passed through it
-        /// before it becomes an event.
-        var redactor: Redactor? = nil
+        /// The source's ingest gate: every body is passed through it before it becomes an event.
+        var gate: IngestGate
         /// Retried attempts by reason, counted from every task of the run.
         let retries = RetryTally()
     }

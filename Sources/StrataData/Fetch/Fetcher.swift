@@ -118,13 +118,12 @@ public final class Fetcher: Sendable {
         let clock = ContinuousClock()
         let started = clock.now
         let run = UUID().uuidString.lowercased()
-        var context = RunContext(source: source, run: run, options: options)
+        let context = RunContext(source: source, run: run, options: options, gate: try await IngestGate.of(source, store: store))
         let headers: [(name: String, value: String)]
         do { headers = try source.resolvedHeaders(environment: options.environment, secrets: SourceSecrets(storePath: store.path)) } catch {
             try await recordFailure(context, url: source.url, stage: "list", error: error, attempt: 1, willRetry: false)
             throw error
         }
-        context.redactor = try await Redactor.forSource(source, store: store)
         // Details start downloading while the list pages; they are appended after it.
         let details = try await startDetails(source, headers: headers, context: context)
         var finished = false

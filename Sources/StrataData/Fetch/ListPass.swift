@@ -151,7 +151,7 @@ extension Fetcher {
             ] + pass.extraction.metadata
         if let etag = response.headers["etag"] { meta.append(("etag", etag)) }
         if let lm = response.headers["last-modified"] { meta.append(("lastModified", lm)) }
-        if let fingerprint = pass.context.redactor?.fingerprint { meta.append(("redaction", fingerprint)) }
+        if let fingerprint = pass.context.gate.fingerprint { meta.append(("redaction", fingerprint)) }
         return meta
     }
 
@@ -173,10 +173,8 @@ extension Fetcher {
             try await failPass(pass, url: url, error: e, status: response.status)
         }
         var body = response.body
-        if let redactor = pass.context.redactor {
-            do { body = try redactor.list(body, items: source.items, url: url) } catch {
-                try await failPass(pass, url: url, error: error, status: response.status)
-            }
+        do { body = try pass.context.gate.list(body, items: source.items, url: url) } catch {
+            try await failPass(pass, url: url, error: error, status: response.status)
         }
         pass.events.append(NewEvent(type: DataEvents.pageFetched, stream: source.name, metadata: meta, payload: body))
         pass.summary.bytes += response.body.count

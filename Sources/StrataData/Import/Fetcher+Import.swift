@@ -64,8 +64,7 @@ extension Fetcher {
         let clock = ContinuousClock()
         let started = clock.now
         let run = UUID().uuidString.lowercased()
-        var context = RunContext(source: source, run: run, options: FetchOptions())
-        context.redactor = try await Redactor.forSource(source, store: store)
+        let context = RunContext(source: source, run: run, options: FetchOptions(), gate: try await IngestGate.of(source, store: store))
         var summary = ImportSummary(source: source.name, run: run)
         let extraction = ItemExtraction(source)
         var firstSeq: UInt64?
@@ -98,7 +97,7 @@ extension Fetcher {
                 guard !snapshot.body.isEmpty else {
                     throw FetchError(code: .malformedJSON, message: "the snapshot is empty", url: snapshot.url)
                 }
-                if let redactor = context.redactor { snapshot.body = try redactor.list(snapshot.body, items: source.items, url: snapshot.url) }
+                snapshot.body = try context.gate.list(snapshot.body, items: source.items, url: snapshot.url)
                 try extraction.check(snapshot.body, url: snapshot.url)
             } catch {
                 try await recordFailure(
@@ -169,7 +168,7 @@ extension Fetcher {
                     && ($0.type == DataEvents.pageFetched || $0.type == DataEvents.pageNotModified)
             })
         else { return false }
-        let context = RunContext(source: source, run: run, options: FetchOptions())
+        let context = RunContext(source: source, run: run, options: FetchOptions(), gate: .restating(source))
         var events: [NewEvent] = pages.map { page in
             var meta = common(context) + page.metadata.filter { $0.key != "source" && $0.key != "run" && $0.key != "restates" }.map { ($0.key, $0.value) }
             meta.append(("restates", String(page.seq)))

@@ -21,19 +21,6 @@ public struct Redactor: Sendable {
         self.headers = CredentialMask(key: key, extra: headers)
     }
 
-    /// The source's redactor, keyed by the store's key; nil when it redacts no path (its header
-    /// names, if any, are for recorded traffic: ``CredentialMask``).
-    public static func forSource(_ source: SourceDefinition, store: EventStore) async throws -> Redactor? {
-        guard let paths = source.redact, !paths.isEmpty else { return nil }
-        return Redactor(key: try await RedactionKeyLedger(store: store).confirmedKey(), paths: paths, headers: source.redactHeaders ?? [])
-    }
-
-    /// What recorded traffic of `source` (nil: not defined yet) is stored through: the
-    /// credentials always masked, the source's headers and `extra` ones, and its paths.
-    public static func forTraffic(_ source: SourceDefinition?, extra: [String], store: EventStore) async throws -> Redactor {
-        Redactor(key: try await RedactionKeyLedger(store: store).confirmedKey(), paths: source?.redact ?? [], headers: (source?.redactHeaders ?? []) + extra)
-    }
-
     /// The paths and the key, as 16 hex digits (FNV-1a over the paths sorted and the key's
     /// check): a body stored under other paths, or before the key rotated, is asked for again
     /// whole rather than confirmed by a 304 (``Fetcher``'s conditional requests), so its values

@@ -31,7 +31,7 @@ extension TrafficLog {
     /// Imports the entries of a HAR 1.2 file as `source`'s exchanges, each observed at its
     /// `startedDateTime`. Ids come from the file's content and each entry's place in it, so a
     /// re-import appends nothing.
-    public func importHAR(path: String, source: String, redactor: Redactor) async throws -> TrafficImportSummary {
+    public func importHAR(path: String, source: String, gate: IngestGate) async throws -> TrafficImportSummary {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw FetchError(code: .other, message: "cannot read the HAR file \(path); check the path", url: path)
         }
@@ -47,11 +47,11 @@ extension TrafficLog {
             x.id = "har-" + RequestKey.bodyDigest(Array("\(i) \(entry.startedDateTime) \(x.method) \(x.url) \(Self.fingerprint(x))".utf8)).prefix(40)
             batch.append(x)
             if batch.count == 256 {
-                summary.appended += try await record(batch, redactor: redactor)
+                summary.appended += try await record(batch, gate: gate)
                 batch.removeAll(keepingCapacity: true)
             }
         }
-        summary.appended += try await record(batch, redactor: redactor)
+        summary.appended += try await record(batch, gate: gate)
         summary.exchanges = har.log.entries.count
         return summary
     }
@@ -78,7 +78,7 @@ extension TrafficLog {
     /// records with the payload they refer to), reading one record at a time. Record ids make a
     /// re-import append nothing.
     public func importWARC(
-        path: String, source: String, redactor: Redactor, progress: (@Sendable (Int64) -> Void)? = nil
+        path: String, source: String, gate: IngestGate, progress: (@Sendable (Int64) -> Void)? = nil
     ) async throws -> TrafficImportSummary {
         let reader = try WARCReader(path: path)
         var summary = TrafficImportSummary()
@@ -91,7 +91,7 @@ extension TrafficLog {
 
         func flush() async throws {
             guard !batch.isEmpty else { return }
-            summary.appended += try await record(batch, redactor: redactor)
+            summary.appended += try await record(batch, gate: gate)
             batch.removeAll(keepingCapacity: true)
             batchBytes = 0
             progress?(reader.fileBytesRead)

@@ -9,27 +9,15 @@ public struct TrafficLog: Sendable {
 
     public init(store: EventStore) { self.store = store }
 
-    /// Appends `exchanges` in one transaction, redacted by `redactor` (credentials and the
+    /// Appends `exchanges` in one transaction, through the source's `gate` (credentials and the
     /// source's headers masked, its paths redacted in JSON bodies). Events whose id is already in
     /// the log (a re-import) are skipped; returns how many were appended.
     @discardableResult
-    public func record(_ exchanges: [ExchangeEntity], redactor: Redactor) async throws -> Int {
+    public func record(_ exchanges: [ExchangeEntity], gate: IngestGate) async throws -> Int {
         guard !exchanges.isEmpty else { return 0 }
         var events: [NewEvent] = []
         events.reserveCapacity(exchanges.count)
-        for var x in exchanges {
-            x.requestHeaders = redactor.headers.mask(x.requestHeaders)
-            if let body = x.requestBody {
-                (x.requestBody, x.requestHeaders) = redactor.recorded(body, headers: x.requestHeaders)
-            }
-            if case let .response(status, text, headers, body) = x.outcome {
-                var masked = redactor.headers.mask(headers)
-                var stored = body
-                if let body { (stored, masked) = redactor.recorded(body, headers: masked) }
-                x.outcome = .response(status: status, statusText: text, headers: masked, body: stored)
-            }
-            events += TrafficEvents.events(x)
-        }
+        for x in exchanges { events += TrafficEvents.events(gate.exchange(x)) }
         let outcomes = try await store.append(events)
         return zip(events, outcomes).filter { $0.0.type != TrafficEvents.requestBodyRecorded && $0.1.appended }.count
     }

@@ -37,14 +37,24 @@ public struct LocalWrites: Sendable {
         return m
     }
 
+    /// Passes a write through its source's gate (``IngestGate/admit(_:document:ops:)``): a value
+    /// at a redacted path never enters the log.
+    /// - Throws: ``IngestGate/Refusal``.
+    private func admit(_ source: String, document: JSONValue? = nil, ops: [PatchOperation] = []) async throws {
+        guard let definition = try await SourceCatalog(store: store).get(source) else { return }
+        try IngestGate.admit(definition, document: document, ops: ops)
+    }
+
     @discardableResult
     public func create(source: String, key: String, document: JSONValue, user: String) async throws -> UInt64 {
-        try await store.append(event(WriteEvents.created, source: source, key: key, user: user, payload: .object(["document": document]))).seq
+        try await admit(source, document: document)
+        return try await store.append(event(WriteEvents.created, source: source, key: key, user: user, payload: .object(["document": document]))).seq
     }
 
     /// Creates of several items in one append (local ids made here); returns their seqs.
     public func create(source: String, documents: [JSONValue], user: String) async throws -> [UInt64] {
-        try await store.append(
+        for d in documents { try await admit(source, document: d) }
+        return try await store.append(
             documents.map {
                 event(WriteEvents.created, source: source, key: WriteEvents.localKey(), user: user, payload: .object(["document": $0]))
             }
@@ -59,7 +69,8 @@ public struct LocalWrites: Sendable {
 
     @discardableResult
     public func patch(source: String, key: String, ops: [PatchOperation], base: WriteBaseEntity, user: String) async throws -> UInt64 {
-        try await store.append(patchEvent(source: source, key: key, ops: ops, base: base, user: user)).seq
+        try await admit(source, ops: ops)
+        return try await store.append(patchEvent(source: source, key: key, ops: ops, base: base, user: user)).seq
     }
 
     /// Deletes of several items, in one append; returns their seqs.
@@ -75,7 +86,8 @@ public struct LocalWrites: Sendable {
 
     @discardableResult
     public func stage(session: String, source: String, key: String, ops: [PatchOperation], base: WriteBaseEntity, user: String) async throws -> UInt64 {
-        try await store.append(
+        try await admit(source, ops: ops)
+        return try await store.append(
             event(
                 WriteEvents.staged, source: source, key: key, user: user, Self.baseMeta(base, session: session),
                 payload: .object(["ops": .array(ops.map(\.json)), "base": base.document]))
@@ -86,6 +98,7 @@ public struct LocalWrites: Sendable {
     public func accept(session: String, patches: [(source: String, key: String, ops: [PatchOperation], base: WriteBaseEntity)], user: String) async throws
         -> [UInt64]
     {
+        for p in patches { try await admit(p.source, ops: p.ops) }
         var batch = patches.map { patchEvent(source: $0.source, key: $0.key, ops: $0.ops, base: $0.base, user: user, session: session) }
         batch.append(
             NewEvent(

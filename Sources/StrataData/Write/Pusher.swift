@@ -67,6 +67,8 @@ public final class Pusher: Sendable {
         let outbox = OutboxTables(store: store)
         var summary = PushSummary()
         let headers = try source.resolvedHeaders(environment: options.environment, secrets: SourceSecrets(storePath: store.path))
+        // The server's answers are stored through the source's gate, as fetched bodies are.
+        let gate = try await IngestGate.of(source, store: store)
         var settledThisPush = Set<UInt64>()  // failed ones are not sent again in this push
         // The open writes are read once; each round's answers update this copy (reading them
         // again every round would parse every open write once per round).
@@ -126,7 +128,7 @@ public final class Pusher: Sendable {
                 let delivered = await withTaskGroup(of: (Int, [NewEvent], PushOutcome).self) { group in
                     for (i, t) in targets.enumerated() {
                         group.addTask { [self] in
-                            let (events, outcome) = await self.deliver(t.write, key: t.key, source: source, headers: headers, options: options)
+                            let (events, outcome) = await self.deliver(t.write, key: t.key, source: source, gate: gate, headers: headers, options: options)
                             return (i, events, outcome)
                         }
                     }
@@ -183,7 +185,7 @@ public final class Pusher: Sendable {
     /// Sends one write until it is answered: retried after 429/5xx, rebased after a 412 that
     /// touched nothing it changes. Returns the events to record and what happened.
     private func deliver(
-        _ w: OutboxWrite, key: String, source: SourceDefinition, headers: [(name: String, value: String)],
+        _ w: OutboxWrite, key: String, source: SourceDefinition, gate: IngestGate, headers: [(name: String, value: String)],
         options: PushOptions
     ) async -> ([NewEvent], PushOutcome) {
         var events: [NewEvent] = []
@@ -216,7 +218,7 @@ public final class Pusher: Sendable {
                 var meta = [("status", String(status))]
                 if let e = response.headers["etag"] { meta.append(("etag", e)) }
                 if w.kind == .create, let id = serverId(answer, response, source) { meta.append(("serverId", id)) }
-                events.append(event(WriteEvents.acknowledged, source.name, key, w, meta, payload: response.body.isEmpty ? nil : response.body))
+                events.append(event(WriteEvents.acknowledged, source.name, key, w, meta, payload: gate.answer(response.body, url: request.url)))
                 return (events, outcome(.acknowledged, status, status == 404 ? "already gone" : "ok"))
             case let s where s == 409 || s == 412 || (s == 422 && guarded):  // 422 only when the patch carried tests
                 // The server's version is not the one the write was made on.
@@ -249,7 +251,7 @@ public final class Pusher: Sendable {
                 }
                 var meta = [("status", String(status))]
                 if let currentETag { meta.append(("etag", currentETag)) }
-                let payload = JSONValue.object(["server": current, "paths": .array((changed.isEmpty ? paths : changed).map(JSONValue.string))])
+                let payload = JSONValue.object(["server": gate.document(current), "paths": .array((changed.isEmpty ? paths : changed).map(JSONValue.string))])
                 events.append(event(WriteEvents.conflicted, source.name, key, w, meta, payload: payload.canonicalBytes))
                 return (
                     events,
@@ -274,13 +276,13 @@ public final class Pusher: Sendable {
                 var reason = "the server refused the write (\(status))"
                 if case .string(let e)? = answer?.value(atPath: "error") {
                     reason += ": " + e
-                } else if !response.body.isEmpty {
+                } else if !response.body.isEmpty, !gate.redacts {
                     reason += ": " + String(decoding: response.body.prefix(200), as: UTF8.self)
                 }
                 events.append(
                     event(
                         WriteEvents.rejected, source.name, key, w, [("status", String(status)), ("reason", reason)],
-                        payload: response.body.isEmpty ? nil : response.body))
+                        payload: gate.answer(response.body, url: request.url)))
                 return (events, outcome(.rejected, status, reason))
             }
         }
