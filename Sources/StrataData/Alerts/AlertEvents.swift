@@ -55,8 +55,8 @@ public enum NotificationEntityState: String, Sendable {
 ///   so delivery reads what is left in order, not every notification ever queued;
 /// - `evaluated`, key = source: `{"through": seq}`, the last pass whose changes were matched.
 public enum AlertProjection {
-    public static let projection = KeyedDocumentProjection(name: "alerts", version: 2, eventTypes: AlertEvents.all) { event, ctx in
-        try fold(event, ctx)
+    public static let projection = KeyedDocumentProjection(name: "alerts", version: 2, eventTypes: AlertEvents.all, skipping: []) { event, fate, ctx in
+        try fold(event, fate, ctx)
     }
 
     static func pendingKey(alert: String, seq: UInt64) -> String {
@@ -69,7 +69,7 @@ public enum AlertProjection {
         return v
     }
 
-    static func fold(_ event: RecordedEvent, _ ctx: ProjectionContext) throws -> [DocumentOperation] {
+    static func fold(_ event: RecordedEvent, _ fate: EventFate, _ ctx: ProjectionContext) throws -> [DocumentOperation] {
         let reader = DocumentReader(transaction: ctx.transaction, tables: ctx.tables)
         // A removed document still has its last version: only present ones count.
         func present(_ collection: String, _ key: String) throws -> JSONValue? {
@@ -111,7 +111,7 @@ public enum AlertProjection {
                 "state": .string(NotificationEntityState.pending.rawValue), "attempts": .number("0")
             ]
             // About a forgotten item: kept as erased, out of the counts, never delivered (again).
-            if ItemErasure.isErased(try ctx.payload(of: event)) {
+            if fate == .erased {
                 var erased = n
                 erased["state"] = .string(NotificationEntityState.erased.rawValue)
                 return [.put(collection: "notifications", key: event.id, document: .object(erased))]

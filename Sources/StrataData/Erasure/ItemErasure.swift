@@ -34,7 +34,6 @@ public struct ItemErasure: Sendable {
     public static let erasedBody = Array(#"{"strata.erased":true}"#.utf8)
 
     /// Whether `body` is an erased one (what a fold finds in place of an erased payload).
-    static func isErased(_ body: [UInt8]?) -> Bool { body == erasedBody }
 
     let store: EventStore
 

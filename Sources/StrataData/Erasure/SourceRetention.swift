@@ -158,11 +158,3 @@ public struct SourceRetention: Sendable {
         return RetentionSummary(source: source.name, seq: seq, horizon: horizon, bodies: rewrites.count, bytes: bytes)
     }
 }
-
-extension ProjectionContext {
-    /// Whether the event's body was dropped by a source's retention (not erased by a forget,
-    /// whose rewritten pages still hold the other items).
-    func wasDroppedByRetention(_ event: RecordedEvent) throws -> Bool {
-        try payloadWasRewritten(event) && payload(of: event) == SourceRetention.droppedBody
-    }
-}

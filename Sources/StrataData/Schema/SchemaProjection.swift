@@ -20,8 +20,10 @@ public enum SchemaProjection {
     public static let projection = KeyedDocumentProjection(
         name: "schema", version: 3,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted, DataEvents.detailFetched],
-        extraTables: [digests]
-    ) { event, ctx in
+        extraTables: [digests],
+        // A dropped page has no items; an erased or dropped detail has no shape.
+        skipping: EventFate.gone
+    ) { event, _, ctx in
         try fold(event, ctx)
     }
 
@@ -37,7 +39,6 @@ public enum SchemaProjection {
         var ops: [DocumentOperation] = []
         switch event.type {
         case DataEvents.pageFetched, DataEvents.pageNotModified:
-            if try ctx.wasDroppedByRetention(event) { return [] }
             guard let body = try ctx.payload(of: event) else { throw DocumentError("page event without a body") }
             let seen = ctx.tables[digests]
             for (key, canonical) in try ItemExtraction.pageItems(event, body: body, ctx) {
@@ -63,8 +64,6 @@ public enum SchemaProjection {
                 _ = try ctx.transaction.delete(ctx.tables[digests], key: ctx.tables.text(source + "\u{0}" + key))
             }
         case DataEvents.detailFetched:
-            // An erased detail (`strata forget`) has no shape.
-            if try ctx.payloadWasRewritten(event) { return [] }
             guard let key = event[metadata: "key"], let body = try ctx.payload(of: event) else { throw DocumentError("detail event without a key or body") }
             guard let detail = try? JSONValue(parsing: body) else { return [] }
             let shape = Shape(of: detail, prefix: "detail:")

@@ -44,9 +44,7 @@ public struct RecordingIndex: Projection {
         // In an encrypted store the target and host are digests (``TableSet/text(_:)``).
         let tables = context.tables
         let prefix = tables.text(target) + [0] + (try tables.text(host, remembering: context.transaction))
-        let erased =
-            try event.type != DataEvents.pageFetched && event.type != DataEvents.pageNotModified
-            ? context.payloadWasRewritten(event) : context.wasDroppedByRetention(event)
+        let erased = EventFate.gone.contains(try context.fate(of: event))
         let kind: UInt8 = erased ? 2 : event.type == DataEvents.fetchFailed || event.type == TrafficEvents.exchangeFailed ? 1 : 0
         try context.transaction.put(
             context.tables["by-url"], key: prefix + [0] + event.seq.bigEndianBytes,

@@ -27,8 +27,6 @@ enum LocalWriteFold {
             guard let s = try reader.state(collection: source, key: key), !s.removed else { return nil }
             return s.document
         }
-        // A write of a forgotten item (its payload erased) shows nothing: the item is gone.
-        if ItemErasure.isErased(try ctx.payload(of: event)) { return [] }
         let payload = try json(event, ctx)
         switch event.type {
         case WriteEvents.created:

@@ -12,18 +12,19 @@ public import EventStore
 public enum Outbox {
     public static let projection = KeyedDocumentProjection(
         name: "outbox", version: 6,
-        eventTypes: WriteEvents.all.subtracting([WriteEvents.configChanged])
-    ) { event, ctx in
-        try fold(event, ctx)
+        eventTypes: WriteEvents.all.subtracting([WriteEvents.configChanged]),
+        skipping: []
+    ) { event, fate, ctx in
+        try fold(event, fate, ctx)
     }
 
-    static func fold(_ event: RecordedEvent, _ ctx: ProjectionContext) throws -> [DocumentOperation] {
+    static func fold(_ event: RecordedEvent, _ fate: EventFate, _ ctx: ProjectionContext) throws -> [DocumentOperation] {
         let reader = DocumentReader(transaction: ctx.transaction, tables: ctx.tables)
         let payload = try LocalWriteFold.json(event, ctx)
         switch event.type {
         case WriteEvents.created, WriteEvents.patched, WriteEvents.deleted:
             // A write of a forgotten item: its content is gone, so it is never sent (again).
-            let erased = ItemErasure.isErased(try ctx.payload(of: event))
+            let erased = fate == .erased
             var o: [String: JSONValue] = [
                 "seq": .number(String(event.seq)), "id": .string(event.id), "kind": .string(WriteKind(eventType: event.type)!.rawValue),
                 "source": .string(try LocalWriteFold.required(event, "source")), "key": .string(try LocalWriteFold.required(event, "key")),
