@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import StrataApp
 import StrataDomain
+import StrataPresentation
 import StrataServer
 
 struct WatchCommand: AsyncParsableCommand {
@@ -62,72 +63,23 @@ struct WatchCommand: AsyncParsableCommand {
                 stop.cancel()
                 reload.cancel()
             }
-            var watcher = app.useCases.watch
-            watcher.concurrency = concurrency
-            watcher.perHost = perHost
-            let watching = try await watcher.plan(names)
             let metrics = StrataMetrics()
             let metricsServer = try await serveMetrics(metrics, app: app, logger: logger)
             defer { metricsServer?.cancel() }
-            logger.info(
-                "watching", metadata: ["sources": .string(watching.map(\.name).joined(separator: ",")), "once": .stringConvertible(once)])
-            // Passes a crash left unmatched against the alerts are matched first.
-            do { try await app.useCases.notify() } catch { logger.warning("could not match changes against the alerts", metadata: ["error": "\(error)"]) }
-            let deliver = app.useCases.deliver
-            let reportAttempt: @Sendable (DeliverNotifications.Attempt) -> Void = { a in
-                metrics.notified(alert: a.notification.alert, outcome: a.outcome, willRetry: a.willRetry)
-                a.log(logger)
+            var observer = WatchService.Observer()
+            observer.planned = { watching in
+                logger.info("watching", metadata: ["sources": .string(watching.map(\.name).joined(separator: ",")), "once": .stringConvertible(once)])
             }
-            // Delivery runs beside the fetches: a slow or dead receiver never delays a poll.
-            let delivering =
-                once
-                ? nil
-                : Task {
-                    await deliver.run(control: control, report: reportAttempt) { error in
-                        logger.warning("delivery round failed", metadata: ["error": "\(error)"])
-                    }
-                }
-            defer { delivering?.cancel() }
-            try await watcher.watch(names, once: once, control: control) { r in
-                var meta: Logger.Metadata = ["source": .string(r.source), "next": .string(LogTime(r.nextDue).iso8601)]
+            observer.fetched = { r in
                 metrics.record(r)
-                switch r.outcome {
-                case .fetched(let f):
-                    meta["outcome"] = "ok"
-                    meta["pages"] = .stringConvertible(f.pages)
-                    meta["notModified"] = .stringConvertible(f.pagesNotModified)
-                    meta["added"] = .stringConvertible(f.added)
-                    meta["changed"] = .stringConvertible(f.changed)
-                    meta["removed"] = .stringConvertible(f.removed)
-                    meta["seconds"] = .string(String(format: "%.3f", f.seconds))
-                    if f.notificationsQueued > 0 { meta["notifications"] = .stringConvertible(f.notificationsQueued) }
-                    if !f.failures.isEmpty { meta["itemFailures"] = .stringConvertible(f.failures.count) }
-                    logger.info("fetched", metadata: meta)
-                    if let d = r.retention {
-                        logger.info(
-                            "retention",
-                            metadata: [
-                                "source": .string(d.source), "horizon": .stringConvertible(d.horizon), "bodies": .stringConvertible(d.bodies),
-                                "bytes": .stringConvertible(d.bytes), "seq": .stringConvertible(d.seq)
-                            ])
-                    }
-                    if let why = r.retentionError { logger.warning("retention failed", metadata: ["source": .string(r.source), "error": .string(why)]) }
-                case .failed(let why):
-                    meta["outcome"] = "failed"
-                    meta["error"] = .string(why)
-                    logger.warning("fetch failed", metadata: meta)
-                case .leasedElsewhere(let why):
-                    meta["outcome"] = "leased-elsewhere"
-                    meta["reason"] = .string(why)
-                    logger.info("not fetched", metadata: meta)
-                }
+                for line in WatchLogRenderer.lines(r) { logger.log(line) }
             }
-            if once {
-                _ = try await deliver.round(report: reportAttempt)
-            } else {
-                control.stop()
-                await delivering?.value
+            observer.delivered = { a in
+                metrics.notified(alert: a.notification.alert, outcome: a.outcome, willRetry: a.willRetry)
+                logger.log(WatchLogRenderer.line(a))
             }
+            observer.warning = { what, error in logger.warning("\(what)", metadata: ["error": "\(error)"]) }
+            try await app.watchService.run(names, once: once, concurrency: concurrency, perHost: perHost, control: control, observer: observer)
             logger.info("stopped")
         }
     }
@@ -163,21 +115,13 @@ extension StrataMetrics {
     }
 }
 
-extension DeliverNotifications.Attempt {
-    func log(_ logger: Logger) {
-        var meta: Logger.Metadata = [
-            "alert": .string(notification.alert), "notification": .string(notification.id), "item": .string(notification.item),
-            "attempt": .stringConvertible(number)
-        ]
-        switch outcome {
-        case .delivered(let status):
-            meta["outcome"] = "delivered"
-            if let status { meta["status"] = .stringConvertible(status) }
-            logger.info("notified", metadata: meta)
-        case .retry(let why, _), .refused(let why, _):
-            meta["outcome"] = willRetry ? "retry" : "failed"
-            meta["error"] = .string(why)
-            logger.warning("notification not delivered", metadata: meta)
+extension Logger {
+    /// A watcher's line (``WatchLogRenderer``) at its level, its fields as metadata.
+    func log(_ line: WatchLogRenderer.Line) {
+        let metadata = line.fields.mapValues { Logger.MetadataValue.string($0) }
+        switch line.level {
+        case .info: info("\(line.message)", metadata: metadata)
+        case .warning: warning("\(line.message)", metadata: metadata)
         }
     }
 }
