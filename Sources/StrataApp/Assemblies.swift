@@ -51,6 +51,15 @@ package struct DomainAssembly: Assembly {
     package init(configuration: AppConfiguration) { self.configuration = configuration }
 
     package func assemble(container: Container) {
+        registerReadsAndFetches(container)
+        registerSourcesAndWrites(container)
+        registerSchemaAndAlerts(container)
+        registerItemReads(container)
+        registerTrafficAndUseCases(container)
+    }
+
+    /// The log, sources, items, the network and leases.
+    private func registerReadsAndFetches(_ container: Container) {
         let fetchOptions = FetchOptions(configuration.fetch)
         container.register((any EventLogRepository).self) { r in LMDBEventLogRepository(store: r.required(EventStore.self)) }
         container.register((any SourceRepository).self) { r in LMDBSourceRepository(tables: r.required(ItemTables.self)) }
@@ -80,6 +89,10 @@ package struct DomainAssembly: Assembly {
                 archive: r.required((any ArchiveRepository).self), sources: r.required((any SourceRepository).self),
                 lease: r.required(LeaseSourceForWrite.self))
         }
+    }
+
+    /// The source catalog, exports, recordings, local writes and the outbox.
+    private func registerSourcesAndWrites(_ container: Container) {
         container.register((any SourceCatalogRepository).self) { r in LMDBSourceCatalogRepository(catalog: r.required(SourceCatalog.self)) }
         container.register(ManageSources.self) { r in
             ManageSources(catalog: r.required((any SourceCatalogRepository).self), lease: r.required(LeaseSourceForWrite.self))
@@ -114,6 +127,10 @@ package struct DomainAssembly: Assembly {
         }
         container.register(ManageConfig.self) { r in ManageConfig(writes: r.required((any WriteRepository).self)) }
         container.register(QueryItems.self) { r in QueryItems(items: r.required((any ItemRepository).self), sources: r.required((any SourceRepository).self)) }
+    }
+
+    /// The schema, alerts and the delivery of their notifications.
+    private func registerSchemaAndAlerts(_ container: Container) {
         container.register((any SchemaRepository).self) { r in LMDBSchemaRepository(tables: SchemaTables(store: r.required(EventStore.self))) }
         container.register(ReadSchema.self) { r in
             ReadSchema(
@@ -140,6 +157,10 @@ package struct DomainAssembly: Assembly {
         container.register(DeliverNotifications.self) { r in
             DeliverNotifications(alerts: r.required((any AlertRepository).self), sender: r.required((any NotificationSender).self))
         }
+    }
+
+    /// Refreshes, forgetting, item details, history and diffs, replay, the store tools, watching.
+    private func registerItemReads(_ container: Container) {
         container.register(RefreshSource.self) { r in
             RefreshSource(
                 remote: r.required((any RemoteRepository).self), sources: r.required((any SourceRepository).self),
@@ -182,6 +203,10 @@ package struct DomainAssembly: Assembly {
             ReadChangeFeed(
                 log: r.required((any EventLogRepository).self), items: r.required((any ItemRepository).self), sources: r.required((any SourceRepository).self))
         }
+    }
+
+    /// Recorded traffic, bisect, and the use cases as one value.
+    private func registerTrafficAndUseCases(_ container: Container) {
         container.register((any TrafficRepository).self) { r in
             let version = configuration.userAgent.split(separator: "/").last.map(String.init) ?? "0"
             return LMDBTrafficRepository(store: r.required(EventStore.self), catalog: r.required(SourceCatalog.self), software: version)

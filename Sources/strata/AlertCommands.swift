@@ -179,16 +179,3 @@ struct AlertCommand: AsyncParsableCommand {
         return parts.joined(separator: " ")
     }
 }
-
-extension AlertSummary {
-    var json: JSONValue {
-        guard case .object(var o) = alert.definition else { return .null }
-        o["source"] = .string(alert.source)
-        o["name"] = .string(alert.name)
-        o["addedSeq"] = .number(String(addedSeq))
-        o["pending"] = .number(String(pending))
-        o["delivered"] = .number(String(delivered))
-        o["failed"] = .number(String(failed))
-        return .object(o)
-    }
-}

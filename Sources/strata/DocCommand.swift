@@ -171,15 +171,6 @@ extension DocCommand {
     }
 }
 
-extension KeyedDocumentDiff {
-    var json: JSONValue {
-        .object([
-            "key": .string(key), "kind": .string(kind.rawValue), "before": before ?? .null, "after": after ?? .null,
-            "changes": .array(changes.map(\.json))
-        ])
-    }
-}
-
 extension PatchOperation {
     /// `~ /price: 1000 → 900`, `+ /km: 5`, `- /tags: [...]`.
     var summary: String {
@@ -196,25 +187,4 @@ struct DocumentSelection: ParsableArguments {
     @Option(help: "documents, items, details, images, sources or http-cache.") var projection = "documents"
     @Argument(help: "The collection (for items, details and images: the source name).") var collection: String
     @Argument(help: "The document's key.") var key: String
-}
-
-extension KeyedDocument {
-    var json: JSONValue {
-        var o: [String: JSONValue] = [
-            "collection": .string(collection), "key": .string(key), "version": .int(version),
-            "firstSeq": .int(firstSeq), "changedSeq": .int(changedSeq), "removed": .bool(removed), "document": document
-        ]
-        if let lastSeenSeq { o["lastSeenSeq"] = .int(lastSeenSeq) }
-        return .object(o)
-    }
-}
-
-extension KeyedDocumentVersion {
-    var json: JSONValue {
-        .object([
-            "collection": .string(collection), "key": .string(key), "version": .int(version), "seq": .int(seq),
-            "recordedAt": .string(recordedAt.iso8601), "kind": .string(kind.rawValue), "document": document,
-            "changes": .array(changes.map(\.json))
-        ])
-    }
 }

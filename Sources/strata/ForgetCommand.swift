@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StrataApp
 import StrataDomain
+import StrataPresentation
 import StrataJSON
 
 struct ForgetCommand: AsyncParsableCommand {
@@ -44,11 +45,7 @@ struct ForgetCommand: AsyncParsableCommand {
             let r = try await useCase { try await app.useCases.forget(source: source, ids: ids, reason: reason, by: user) }
             switch format {
             case .json, .ndjson:
-                emit(
-                    JSONValue.object([
-                        "source": .string(r.source), "seq": .int(r.seq), "items": .int(UInt64(r.items)),
-                        "bodiesRewritten": .int(UInt64(r.bodiesRewritten)), "bodiesErased": .int(UInt64(r.bodiesErased))
-                    ]).prettyString)
+                emit(r.json.prettyString)
             case .table:
                 emit(
                     "forgot \(r.items) item(s) of \(r.source) at seq \(r.seq): \(r.bodiesRewritten) list bodies rewritten, \(r.bodiesErased) details/images erased; run `strata compact` to drop the old bytes from the file"

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StrataApp
 import StrataDomain
+import StrataPresentation
 import StrataJSON
 
 struct RecordCommand: AsyncParsableCommand {
@@ -67,7 +68,7 @@ struct RecordCommand: AsyncParsableCommand {
                     outcome.appended
                         ? "recorded seq \(outcome.seq) (id \(outcome.id))" : "already recorded as seq \(outcome.seq) (id \(outcome.id)); nothing changed")
             } else {
-                emit(JSONValue.object(["seq": .int(outcome.seq), "id": .string(outcome.id), "appended": .bool(outcome.appended)]).prettyString)
+                emit(outcome.json.prettyString)
             }
         }
     }

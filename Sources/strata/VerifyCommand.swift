@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StrataApp
 import StrataDomain
+import StrataPresentation
 import StrataJSON
 
 struct VerifyCommand: AsyncParsableCommand {
@@ -58,32 +59,11 @@ struct VerifyCommand: AsyncParsableCommand {
                 emit(lines.joined(separator: "\n"))
             } else {
                 emit(
-                    JSONValue.object([
-                        "ok": .bool(ok), "headSeq": .int(r.headSeq), "eventsChecked": .int(r.eventsChecked),
-                        "blobsChecked": .int(r.bodiesChecked), "problemCount": .int(r.problemCount),
-                        "problems": .array(r.problems.map { .string($0) }),
-                        "projections": .array(
-                            r.projections.map {
-                                .object([
-                                    "name": .string($0.name), "checkpoint": .int($0.checkpoint), "matchesRebuild": .bool($0.matchesRebuild),
-                                    "digest": .string($0.digest),
-                                    "differences": .array($0.differences.map { .string($0) })
-                                ])
-                            }),
-                        "quarantined": .array(r.quarantined.map(\.json)),
-                        "rewrites": .array(
-                            r.rewrites.map {
-                                .object(["seq": .int($0.seq), "eventType": .string($0.eventType), "bodies": .int($0.bodies), "summary": .string($0.summary)])
-                            })
-                    ]).prettyString)
+                    r.json(ok: ok).prettyString)
             }
             if !ok { throw ExitCodes.verificationFailed }
         }
     }
-}
-
-extension QuarantinedEntry {
-    var json: JSONValue { .object(["projection": .string(projection), "seq": .int(seq), "reason": .string(reason)]) }
 }
 
 struct RebuildCommand: AsyncParsableCommand {
@@ -166,30 +146,6 @@ struct StatsCommand: AsyncParsableCommand {
     }
 }
 
-extension StoreStatistics {
-    var json: JSONValue {
-        .object([
-            "path": .string(path), "events": .int(events), "headSeq": .int(headSeq), "headHash": .string(headHash),
-            "logBytes": .int(logBytes), "indexBytes": .int(indexBytes), "blobs": .int(bodies),
-            "blobRawBytes": .int(bodyRawBytes), "blobStoredBytes": .int(bodyStoredBytes),
-            "payloadBytes": .int(payloadBytes), "payloadCount": .int(payloadCount),
-            "dedupeRatio": .double(dedupeRatio), "compressionRatio": .double(compressionRatio),
-            "mapSize": .int(mapSize), "usedBytes": .int(usedBytes), "fileBytes": .int(fileBytes), "freeBytes": .int(freeBytes),
-            "staleReadersCleared": .int(staleReadersCleared),
-            "retention": .array(
-                retention.map { .object(["source": .string($0.source), "horizon": .int($0.horizon), "bodies": .int($0.bodies), "bytes": .int($0.bytes)]) }),
-            "projections": .array(
-                projections.map { p in
-                    .object([
-                        "name": .string(p.name), "version": .int(p.version), "checkpoint": .int(p.checkpoint),
-                        "lag": .int(p.lag), "quarantined": .int(p.quarantined),
-                        "tables": .array(p.tables.map { .object(["name": .string($0.name), "entries": .int($0.entries), "bytes": .int($0.bytes)]) })
-                    ])
-                })
-        ])
-    }
-}
-
 struct CompactCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compact",
@@ -225,18 +181,7 @@ struct CompactCommand: AsyncParsableCommand {
             }
             let (path, head, before, after) = (c.path, c.events, c.bytesBefore, c.bytesAfter)
             if format != .table {
-                emit(
-                    JSONValue.object([
-                        "path": .string(path), "events": .int(Int(head)), "bytesBefore": .int(before), "bytesAfter": .int(after),
-                        "retention": .array(
-                            c.retention.map {
-                                .object([
-                                    "source": .string($0.source), "seq": .int($0.seq), "horizon": .int($0.horizon), "bodies": .int($0.bodies),
-                                    "bytes": .int($0.bytes)
-                                ])
-                            })
-                    ])
-                    .prettyString)
+                emit(c.json.prettyString)
             } else {
                 for r in c.retention {
                     emit("retention: \(r.source) dropped \(r.bodies) bodies (\(byteCount(r.bytes))) from before seq \(r.horizon) (seq \(r.seq))")

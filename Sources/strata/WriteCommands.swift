@@ -106,7 +106,7 @@ struct CreateCommand: AsyncParsableCommand {
             doc = try await useCase { try ItemEdit(sets: try sets.map { try parseAssignment($0, flag: "--set") }).applied(to: doc) }
             let document = doc
             let (seq, id) = try await useCase { try await app.useCases.write.create(source: name, document: document) }
-            if format == .json { emit([.object(["seq": .number(String(seq)), "id": .string(id), "pending": .bool(true)])], as: .json); return }
+            if format == .json { emit([JSONValue(created: id, seq: seq)], as: .json); return }
             emit("created \(name)/\(id) (seq \(seq), pending; `strata push \(name)` sends it)")
         }
     }
@@ -154,10 +154,7 @@ struct EditCommand: AsyncParsableCommand {
             let change = edit
             let (seq, changes) = try await useCase { try await app.useCases.write.edit(source: name, id: id, change, session: session) }
             if format == .json {
-                let seqValue: JSONValue = seq.map { .number(String($0)) } ?? .null
-                emit(
-                    [.object(["seq": seqValue, "staged": .bool(session != nil && seq != nil), "changes": .array(changes.map(JSONValue.init(change:)))])],
-                    as: .json)
+                emit([JSONValue(edit: seq, staged: session != nil && seq != nil, changes: changes)], as: .json)
                 return
             }
             guard let seq else {
