@@ -240,7 +240,10 @@ package struct DomainAssembly: Assembly {
                 notify: r.required(QueueNotifications.self), deliver: r.required(DeliverNotifications.self), schema: r.required(ReadSchema.self),
                 recordTraffic: r.required(RecordTraffic.self), importTraffic: r.required(ImportTraffic.self), exportTraffic: r.required(ExportTraffic.self),
                 bisect: r.required(BisectHistory.self), forget: r.required(ForgetItems.self), erasures: r.required((any ErasureRepository).self),
-                redactionKey: ManageRedactionKey(keys: LMDBRedactionKeyRepository(store: r.required(EventStore.self))))
+                redactionKey: ManageRedactionKey(keys: LMDBRedactionKeyRepository(store: r.required(EventStore.self))),
+                changes: ReadChanges(
+                    items: r.required((any ItemRepository).self), sources: r.required((any SourceRepository).self),
+                    log: r.required((any EventLogRepository).self)))
         }
     }
 }

@@ -83,6 +83,8 @@ package struct UseCases: Sendable {
     package let erasures: any ErasureRepository
     /// The team's redaction key (``ManageRedactionKey``).
     package let redactionKey: ManageRedactionKey
+    /// Every item change in a span, and the fields that churn (`changes`, `schema --changes`).
+    package let changes: ReadChanges
 }
 
 extension StrataApp {

@@ -23,13 +23,15 @@ package final class StrataServer: Sendable {
         package var feed: ReadChangeFeed
         /// The alerts' feeds (none when nil).
         package var alerts: ManageAlerts?
+        /// `/_strata/sources/NAME/changes` (none when nil).
+        package var changes: ReadChanges?
 
         package init(
             recordings: ServeRecordings, query: QueryItems, loadDetail: LoadItemDetail, history: GetItemHistory, diff: DiffCollection,
-            replay: ReplayLog, sources: ManageSources, feed: ReadChangeFeed, alerts: ManageAlerts? = nil
+            replay: ReplayLog, sources: ManageSources, feed: ReadChangeFeed, alerts: ManageAlerts? = nil, changes: ReadChanges? = nil
         ) {
             self.recordings = recordings; self.query = query; self.loadDetail = loadDetail; self.history = history; self.diff = diff
-            self.replay = replay; self.sources = sources; self.feed = feed; self.alerts = alerts
+            self.replay = replay; self.sources = sources; self.feed = feed; self.alerts = alerts; self.changes = changes
         }
     }
 

@@ -52,7 +52,7 @@ struct AlertCommand: AsyncParsableCommand {
                 }
             }
             if let when {
-                do { _ = try AlertCondition(parsing: when) } catch { throw ValidationError("--when \(when.debugDescription) is not valid \(error)") }
+                do { _ = try ItemExpression(parsing: when) } catch { throw ValidationError("--when \(when.debugDescription) is not valid \(error)") }
             }
         }
 

@@ -21,19 +21,25 @@ struct ListCommand: AsyncParsableCommand {
         abstract: "List a source's items from the store (never the network).",
         discussion: reflowed(
             """
-            --where on a field declared with `source add --index` uses the index (current reads);
-            other filters, --search and --sort scan the source. Values compare as text.
+            --where takes PATH=VALUE (the value compared as text) or an expression (docs/cli.md,
+            "Expressions"): price < 10000, make in ("Kia", "Toyota"), rating >= 4 and not
+            sold, seller.email = null. Several --where are and-ed. An equality or `in` on a field
+            declared with `source add --index` uses its index, now or --as-of; a number range on
+            one uses the sorted index (now); the rest, --search and --sort scan the source, and a
+            note on stderr says which --index would avoid it.
 
             Examples:
               strata list cars
               strata list cars --where make=Toyota --sort -price --limit 10
+              strata list cars --where 'price >= 5000 and price < 10000'
+              strata list cars --where 'make in ("Kia", "Škoda")' --as-of 2026-01-31
               strata list cars --search corolla --format csv
               strata list cars --as-of 2026-01-31T00:00:00Z --format json
             """)
     )
     @OptionGroup var location: StoreLocation
     @Argument(help: "The source name.") var name: String
-    @Option(name: .customLong("where"), help: ArgumentHelp("Only items whose field equals a value (repeatable).", valueName: "path=value"))
+    @Option(name: .customLong("where"), help: ArgumentHelp("Only items that meet PATH=VALUE or an expression (repeatable: and-ed).", valueName: "expr"))
     var wheres: [String] = []
     @Option(help: "Only items whose id, title, subtitle or fields contain this text (any case).") var search: String?
     @Flag(help: "Draw no thumbnails in the terminal's table (one line per item).") var noThumbnails = false
@@ -48,7 +54,7 @@ struct ListCommand: AsyncParsableCommand {
     func validate() throws {
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
         guard offset >= 0 else { throw ValidationError("--offset must not be negative") }
-        for w in wheres where !w.contains("=") || w.hasPrefix("=") { throw ValidationError("--where '\(w)' must look like PATH=VALUE, e.g. make=Toyota") }
+        try Self.checkWheres(wheres)
         if refresh && asOf != nil { throw ValidationError("--refresh and --as-of do not go together") }
     }
 
@@ -242,16 +248,34 @@ struct HistoryCommand: AsyncParsableCommand {
     @Argument(help: "The item's id.") var id: String
     @Option(help: ArgumentHelp("Hide changes to this field (repeatable).", valueName: "path")) var ignore: [String] = []
     @Option(help: "Only versions up to this seq or ISO 8601 date.") var asOf: PointArgument?
-    @Option(help: "table, json or ndjson.") var format: ViewFormat = .table
+    @Option(help: ArgumentHelp("The value at this path at each version (with a sparkline of numbers).", valueName: "path")) var field: String?
+    @Option(help: "table, json or ndjson (with --field: csv too).") var format: ViewFormat = .table
 
     func validate() throws {
-        guard format != .csv else { throw ValidationError("--format must be table, json or ndjson for history") }
+        guard format != .csv || field != nil else { throw ValidationError("--format must be table, json or ndjson for history (csv with --field)") }
+        if let field, field.isEmpty || field.hasPrefix(".") || field.hasSuffix(".") || field.contains("..") {
+            throw ValidationError("--field '\(field)' is not a dotted path like price or specs.fuel")
+        }
     }
 
     func run() async throws {
         try await reportingErrors {
             let screen = Screen()
             let app = try await location.app(screen: screen) { $0.thumbnails = nil }
+            if let field {
+                let result: GetItemHistory.Result
+                do {
+                    result = try await app.useCases.history(source: name, id: id, upTo: asOf.flatMap { PointInTime(text: $0.text) } ?? .now)
+                } catch { throw PresentableError(error).cli }
+                let series = SeriesRenderer(path: field)
+                switch format {
+                case .json: emit(JSONValue.array(series.json(result.versions)).prettyString)
+                case .ndjson: emit(series.json(result.versions), as: .ndjson)
+                case .csv: emit(series.csv(result.versions))
+                case .table: emit(series.table(result.versions, item: id, options: screen.options))
+                }
+                return
+            }
             if format != .table {
                 let result: GetItemHistory.Result
                 do {
@@ -282,9 +306,14 @@ struct DiffCommand: AsyncParsableCommand {
         abstract: "Items added, removed and changed between two points.",
         discussion: reflowed(
             """
+            --when keeps the items whose difference meets an expression (docs/cli.md, "Expressions"):
+            the item at --to is read as the item, at --from as `old.` (an added item's `old.`
+            fields are null, a removed one's fields are).
+
             Examples:
               strata diff cars --from 5 --to 40
               strata diff cars --from 2026-01-01 --format json
+              strata diff cars --from 5 --when 'price < old.price - 1000'
             """)
     )
     @OptionGroup var location: StoreLocation
@@ -292,24 +321,30 @@ struct DiffCommand: AsyncParsableCommand {
     @Option(help: "The earlier point: a seq or an ISO 8601 date.") var from: PointArgument
     @Option(help: "The later point (default: now).") var to: PointArgument?
     @Option(help: ArgumentHelp("Hide changes to this field (repeatable).", valueName: "path")) var ignore: [String] = []
+    @Option(help: ArgumentHelp("Only items whose difference meets an expression (repeatable: and-ed).", valueName: "expr")) var when: [String] = []
     @Option(help: "table, json or ndjson.") var format: ViewFormat = .table
 
     func validate() throws {
         guard format != .csv else { throw ValidationError("--format must be table, json or ndjson for diff") }
+        try Self.checkExpressions(when, input: "--when")
     }
 
     func run() async throws {
         try await reportingErrors {
             let screen = Screen()
             let app = try await location.app(screen: screen) { $0.thumbnails = nil }
-            if format != .table {
+            if format != .table || !when.isEmpty {
                 let diff: CollectionDiff
                 do {
                     diff = try await app.useCases.diff(
                         source: name, from: PointInTime(text: from.text)!,
-                        to: to.flatMap { PointInTime(text: $0.text) } ?? .now, ignoring: ignore)
+                        to: to.flatMap { PointInTime(text: $0.text) } ?? .now, ignoring: ignore,
+                        when: try when.map { try ItemExpression.filter($0, naming: .flags, input: "--when") })
                 } catch { throw PresentableError(error).cli }
-                if format == .json {
+                if format == .table {
+                    let source = try await useCase { try await app.useCases.sources.source(named: name) }
+                    await screen.page(DiffRenderer(options: screen.options).render(DiffViewData(source: source, diff: diff)))
+                } else if format == .json {
                     emit(JSONValue(collectionDiff: diff).prettyString)
                 } else {
                     emit(diff.items.map(JSONValue.init(diff:)), as: .ndjson)
@@ -329,5 +364,137 @@ struct DiffCommand: AsyncParsableCommand {
         let vm = app.viewModels.collectionDiff(source: name, inputs: .flags)
         await vm.send(.compare(from: from.text, to: to?.text, ignoring: ignore))
         return vm.state
+    }
+}
+
+extension AsyncParsableCommand {
+    /// Each `--where` is `PATH=VALUE` or an expression that parses: a usage error (exit 64) with
+    /// the position and what was expected, before any store is opened.
+    static func checkWheres(_ wheres: [String]) throws {
+        try checkExpressions(wheres.filter { FieldFilter(legacy: $0) == nil }, input: "--where")
+    }
+
+    /// Each expression parses (one parser, one set of messages for every command).
+    static func checkExpressions(_ texts: [String], input: String) throws {
+        for t in texts {
+            do { _ = try ItemExpression.filter(t, naming: .flags, input: input) } catch { throw ValidationError(error.message) }
+        }
+    }
+}
+
+struct CountCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "count",
+        abstract: "Count a source's items that match, by the values of fields (facets).",
+        discussion: reflowed(
+            """
+            The items are chosen as `list` chooses them (--where, --search, --as-of), and counted
+            by the value at each --by path: an item counts once for each value a path reaches (an
+            array: each element), `(none)` where it has none; most first. JSON: one object per
+            group, each --by path with its value and `count`.
+
+            Examples:
+              strata count cars
+              strata count cars --by make
+              strata count cars --where 'price < 10000' --by make --by fuel --format json
+            """)
+    )
+    @OptionGroup var location: StoreLocation
+    @Argument(help: "The source name.") var name: String
+    @Option(name: .customLong("where"), help: ArgumentHelp("Only items that meet PATH=VALUE or an expression (repeatable: and-ed).", valueName: "expr"))
+    var wheres: [String] = []
+    @Option(name: .customLong("by"), help: ArgumentHelp("Count by the value at this path (repeatable).", valueName: "path")) var by: [String] = []
+    @Option(help: "Only items whose id, title, subtitle or fields contain this text (any case).") var search: String?
+    @Option(help: "Count as of a seq or an ISO 8601 date.") var asOf: PointArgument?
+    @Option(help: "table, json or csv.") var format: ViewFormat = .table
+
+    func validate() throws {
+        try Self.checkWheres(wheres)
+        guard format != .ndjson else { throw ValidationError("--format must be table, json or csv for count") }
+        for p in by where p.isEmpty || p.hasPrefix(".") || p.hasSuffix(".") || p.contains("..") {
+            throw ValidationError("--by '\(p)' is not a dotted path like make or specs.fuel")
+        }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let app = try await location.app()
+            let filter = FilterViewData(wheres: wheres, search: search, asOf: asOf?.text)
+            let result: (source: Source, counts: [ItemCount], usedIndex: Bool)
+            do { result = try await app.useCases.query.count(try ItemQuery(source: name, filter: filter, naming: .flags), by: by) } catch {
+                throw PresentableError(error).cli
+            }
+            let renderer = CountRenderer(by: by)
+            switch format {
+            case .json, .ndjson: emit(JSONValue.array(renderer.json(result.counts)).prettyString)
+            case .csv: emit(renderer.csv(result.counts))
+            case .table: emit(renderer.table(result.counts, maxWidth: Terminal.width))
+            }
+        }
+    }
+}
+
+struct ChangesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "changes",
+        abstract: "Every item change between two points: which items changed, how, and when.",
+        discussion: reflowed(
+            """
+            Each change of each item after --from (default: the start) up to --to (default: now),
+            oldest first in observed order, with its seq, observed time, kind and the field changes
+            (path, old, new). --when keeps the changes that meet an expression (docs/cli.md,
+            "Expressions"): the item after the change is read as the item, before it as `old.` (an
+            addition's `old.` fields are null, a removal's fields are). --field keeps the changes
+            that touch one of the paths; --kind the kinds named.
+
+            Examples:
+              strata changes cars --from 2026-03-01
+              strata changes cars --when 'price < old.price * 0.9' --field price
+              strata changes countries --when 'name != old.name' --kind changed
+              strata changes cars --kind added,removed --format csv
+            """)
+    )
+    @OptionGroup var location: StoreLocation
+    @Argument(help: "The source name.") var name: String
+    @Option(help: "After this seq or ISO 8601 date (default: the start).") var from: PointArgument?
+    @Option(help: "Up to this seq or ISO 8601 date (default: now).") var to: PointArgument?
+    @Option(help: ArgumentHelp("Only changes that meet an expression (repeatable: and-ed).", valueName: "expr")) var when: [String] = []
+    @Option(help: ArgumentHelp("Only changes that touch this field (repeatable: any).", valueName: "path")) var field: [String] = []
+    @Option(help: ArgumentHelp("Only these kinds: added, changed, removed, reappeared (comma-separated).", valueName: "kinds")) var kind: String?
+    @Option(help: "At most this many changes.") var limit: Int?
+    @Option(help: "table, json, ndjson or csv.") var format: ViewFormat = .table
+
+    var kinds: Set<ChangeKind>? {
+        kind.map { Set($0.split(separator: ",").compactMap { ChangeKind(rawValue: $0.trimmingCharacters(in: .whitespaces)) }) }
+    }
+
+    func validate() throws {
+        try Self.checkExpressions(when, input: "--when")
+        if let kind, kinds?.count != kind.split(separator: ",").count {
+            throw ValidationError("--kind takes added, changed, removed and reappeared, comma-separated: \(kind)")
+        }
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let app = try await location.app()
+            var filter = ReadChanges.Filter()
+            filter.when = try when.map { try ItemExpression.filter($0, naming: .flags, input: "--when") }
+            filter.fields = field
+            if let kinds { filter.kinds = kinds }
+            filter.limit = limit
+            let (_, changes) = try await useCase {
+                try await app.useCases.changes(
+                    source: name, from: from.flatMap { PointInTime(text: $0.text) }, to: to.flatMap { PointInTime(text: $0.text) } ?? .now, filter: filter)
+            }
+            let renderer = ChangesRenderer()
+            switch format {
+            case .json: emit(JSONValue.array(changes.map(renderer.json)).prettyString)
+            case .ndjson: emit(changes.map(renderer.json), as: .ndjson)
+            case .csv: emit(renderer.csv(changes))
+            case .table: emit(renderer.table(changes, options: Screen().options))
+            }
+        }
     }
 }

@@ -27,7 +27,7 @@ struct Strata: AsyncParsableCommand {
         subcommands: [
             SourceCommand.self, FetchCommand.self, ImportCommand.self,
             ExportCommand.self, BrowseCommand.self, ServeCommand.self, ProxyCommand.self, BisectCommand.self, WatchCommand.self, AlertCommand.self,
-            ListCommand.self, ShowCommand.self,
+            ListCommand.self, CountCommand.self, ChangesCommand.self, ShowCommand.self,
             HistoryCommand.self,
             DiffCommand.self, SchemaCommand.self,
             DemoCommand.self

@@ -22,9 +22,12 @@ import Testing
 
     @Test func eachFrontEndNamesItsOwnInputs() {
         let badWhere = FilterViewData(wheres: ["make"])
-        #expect(message(badWhere, .flags) == "--where 'make' must look like PATH=VALUE, e.g. make=Toyota")
-        #expect(message(badWhere, .queryParameters) == "where=make must look like PATH=VALUE, e.g. make=Toyota")
-        #expect(message(badWhere, .browser) == "filter 'make' must look like PATH=VALUE, e.g. make=Toyota")
+        #expect(message(badWhere, .flags).hasPrefix("--where 'make' names a field but no condition on it"))
+        #expect(message(badWhere, .queryParameters).hasPrefix("where=make names a field but no condition on it"))
+        #expect(message(badWhere, .browser).hasPrefix("filter 'make' names a field but no condition on it"))
+        let badExpression = FilterViewData(wheres: ["price < \"cheap\""])
+        #expect(message(badExpression, .flags) == "--where 'price < \"cheap\"' is not valid at 7: < compares numbers, not a text")
+        #expect(message(badExpression, .queryParameters) == "where=price < \"cheap\" is not valid at 7: < compares numbers, not a text")
         let badSort = FilterViewData(sort: "-")
         #expect(message(badSort, .flags) == "--sort needs a path, e.g. price or -price")
         #expect(message(badSort, .queryParameters) == "sort= needs a path, e.g. price or -price")

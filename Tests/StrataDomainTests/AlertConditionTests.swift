@@ -23,14 +23,14 @@ import Testing
     ]
 
     @Test(arguments: cases) func evaluates(_ text: String, _ expected: Bool) throws {
-        let c = try AlertCondition(parsing: text)
+        let c = try ItemExpression(parsing: text)
         #expect(c.matches(new: Self.new, old: Self.old) == expected, "\(text)")
     }
 
     @Test func anAddedOrRemovedItemHasNullOnItsAbsentSide() throws {
-        #expect(try AlertCondition(parsing: "old.price = null and price < 20000").matches(new: Self.new, old: nil))
-        #expect(try AlertCondition(parsing: "price = null").matches(new: nil, old: Self.old))
-        #expect(try !AlertCondition(parsing: "price < 20000").matches(new: nil, old: Self.old))
+        #expect(try ItemExpression(parsing: "old.price = null and price < 20000").matches(new: Self.new, old: nil))
+        #expect(try ItemExpression(parsing: "price = null").matches(new: nil, old: Self.old))
+        #expect(try !ItemExpression(parsing: "price < 20000").matches(new: nil, old: Self.old))
     }
 
     /// Refused at `alert add` with the position and what was expected.
@@ -57,7 +57,7 @@ import Testing
 
     @Test(arguments: errors) func refusesClearly(_ text: String, _ message: String) {
         do {
-            _ = try AlertCondition(parsing: text)
+            _ = try ItemExpression(parsing: text)
             #expect(message.isEmpty, "\(text) was accepted")
         } catch {
             #expect("\(error)" == message, "\(text)")

@@ -23,7 +23,7 @@ import Testing
     static let hook = AlertTarget.webhook(URL(string: "http://127.0.0.1:9/hook")!)
 
     static func alert(_ kinds: Set<ChangeKind> = Set(ChangeKind.allCases), fields: [String] = [], when: String? = nil) -> Alert {
-        Alert(source: "cars", name: "a", kinds: kinds, fields: fields, condition: when.map { try! AlertCondition(parsing: $0) }, target: hook)
+        Alert(source: "cars", name: "a", kinds: kinds, fields: fields, condition: when.map { try! ItemExpression(parsing: $0) }, target: hook)
     }
 
     /// (alert, diff, fires)
@@ -67,7 +67,7 @@ import Testing
         #expect(Set(o.keys) == ["id", "alert", "source", "item", "kind", "seq", "observedAt", "title", "changes", "url"])
         #expect(AlertNotification(json: try JSONValue(parsing: n.body)) == n)
         let stored = Alert(
-            source: "cars", name: "a", kinds: [.changed, .added], fields: ["price"], condition: try AlertCondition(parsing: "price < 1"), target: Self.hook)
+            source: "cars", name: "a", kinds: [.changed, .added], fields: ["price"], condition: try ItemExpression(parsing: "price < 1"), target: Self.hook)
         #expect(Alert(source: "cars", name: "a", definition: stored.definition) == stored)
     }
 

@@ -81,6 +81,21 @@ import Testing
                         query.filters.append(FieldFilter(path: String(w[..<eq]), value: String(w[w.index(after: eq)...])))
                     }
                     if let sort { query.sort = sort.hasPrefix("-") ? ItemSort(path: String(sort.dropFirst()), descending: true) : ItemSort(path: sort) }
+                    // An expression made of the grammar's pieces in any order: it parses or is
+                    // refused with a position, and what parses runs as a filter and a count.
+                    if rng.chance(50) {
+                        let pieces = [
+                            "price", "make", "tags", "old.price", "<", ">=", "=", "!=", "~", "in", "(", ")", ",", "*", "/", "-", "+", "and", "or",
+                            "not", "contains", "null", "true", "1", "2.5", "1e400", "NaN", "\"Kia\"", "'x", "\u{0}", "((((("
+                        ]
+                        let text = (0..<rng.below(9)).map { _ in rng.pick(pieces) }.joined(separator: rng.chance(70) ? " " : "")
+                        do {
+                            query.expressions.append(try ItemExpression(parsing: text))
+                            _ = try await repos.items.count(query, by: rng.chance(50) ? [rng.text(Self.paths)] : [])
+                        } catch let e as ExpressionError {
+                            #expect(e.position >= 1 && !e.message.isEmpty, "\(context): \(text)")
+                        }
+                    }
                     if let asOf { query.at = UInt64(asOf).map(PointInTime.seq) ?? .date(Date(timeIntervalSince1970: Double(rng.below(2_000_000_000)))) }
                     let page = try await repos.items.items(query)
                     #expect(page.items.count <= page.total, "\(context)")

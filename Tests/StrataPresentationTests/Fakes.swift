@@ -46,11 +46,20 @@ final class MemoryRepositories: ItemRepository, SourceRepository, RemoteReposito
         guard query.source == source.name else { throw RepositoryError(.notFound, "no source named \(query.source)") }
         var list = try lock.withLock { try items(at: query.at) }
         list = list.filter { item in query.filters.allSatisfy { f in item.fields.contains { $0.path == f.path && $0.value == f.value } } }
+        list = list.filter { item in query.expressions.allSatisfy { $0.matches(item.merged) } }
         if let s = query.search?.lowercased() { list = list.filter { $0.title.lowercased().contains(s) } }
         let total = list.count
         if let after = query.after, let i = list.firstIndex(where: { $0.id == after }) { list = Array(list[(i + 1)...]) }
         let page = Array(list.dropFirst(query.after == nil ? query.offset : 0).prefix(query.limit ?? .max))
         return ItemPage(items: page, total: total, seq: query.at == .now ? nil : try resolveSync(query.at), usedIndex: !query.filters.isEmpty)
+    }
+
+    func count(_ query: ItemQuery, by paths: [String]) async throws -> (counts: [ItemCount], usedIndex: Bool) {
+        var q = query
+        q.limit = nil
+        q.offset = 0
+        let page = try await items(q)
+        return ([ItemCount(values: [], count: page.total)], page.usedIndex)
     }
 
     func item(source: String, id: String, at point: PointInTime) async throws -> Item? {

@@ -263,7 +263,10 @@ import Testing
                 let toyotas = try await s.get(base, "/_strata/sources/cars/items?where=make=Toyota&limit=50")
                 #expect(toyotas.status == 200 && !toyotas.jsonArray.isEmpty)
                 // A bad filter is worded in the API's own terms: its parameters, not the CLI's flags.
-                for (query, words) in [("where=make", "where=make must look like PATH=VALUE"), ("sort=-", "sort= needs a path")] {
+                for (query, words) in [
+                    ("where=make", "where=make names a field but no condition on it"), ("sort=-", "sort= needs a path"),
+                    ("where=price%20%3C%20%22cheap%22", "where=price < \"cheap\" is not valid at 7: < compares numbers")
+                ] {
                     let bad = try await s.get(base, "/_strata/sources/cars/items?" + query)
                     let message = bad.json["message"] as? String ?? ""
                     #expect(bad.status == 400 && message.hasPrefix(words) && !message.contains("--"), "\(bad.text)")

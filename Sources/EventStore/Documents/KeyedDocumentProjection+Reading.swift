@@ -445,6 +445,81 @@ public struct DocumentReader {
         return out
     }
 
+    /// The present documents' keys whose number at the indexed `path` lies between `lower` and
+    /// `upper` (nil: unbounded; each inclusive unless said), now, in the value's order; then the
+    /// keys of the documents with no scalar there (absent, or an array or object: a path may reach
+    /// a number inside one), which a caller checks itself. Reads only the index entries it walks.
+    /// nil when `path` is not indexed (or the store is encrypted: it keeps no sorted index).
+    public func keysInRange(
+        collection: String, path: String, lower: Double?, upper: Double?, lowerInclusive: Bool = true, upperInclusive: Bool = true
+    ) throws -> (inRange: [String], unsorted: [String])? {
+        guard !tables.isEncrypted, let ordinal = try indexedPaths(collection: collection).firstIndex(of: path), ordinal < 256 else { return nil }
+        let prefix = Array(collection.utf8) + [0, UInt8(ordinal)]
+        let numbers = prefix + [0]
+        let c = try transaction.cursor(tables["sorted"])
+        var inRange: [String] = []
+        var e = try c.seek(atLeast: numbers + (lower.map { KeyedDocumentProjection.orderedBits($0).bigEndianBytes } ?? []))
+        let bottom = lower.map { KeyedDocumentProjection.orderedBits($0) }
+        let top = upper.map { KeyedDocumentProjection.orderedBits($0) }
+        while let entry = e, entry.key.hasPrefix(numbers), entry.key.count >= numbers.count + 8 {
+            let bits = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: entry.key[numbers.count..<(numbers.count + 8)]))
+            if let top, bits > top || (bits == top && !upperInclusive) { break }
+            if bits != bottom || lowerInclusive {
+                inRange.append(try KeyedDocumentProjection.key(fromSorted: entry.key, prefixCount: prefix.count, tables, transaction))
+            }
+            e = try c.next()
+        }
+        return (inRange, try unsortedKeys(prefix))
+    }
+
+    /// The present documents whose value at the indexed `path` is no scalar (absent, an array or
+    /// an object), from the sorted index; nil when it keeps none for `path`.
+    public func unsortedKeys(collection: String, path: String) throws -> [String]? {
+        guard !tables.isEncrypted, let ordinal = try indexedPaths(collection: collection).firstIndex(of: path), ordinal < 256 else { return nil }
+        return try unsortedKeys(Array(collection.utf8) + [0, UInt8(ordinal)])
+    }
+
+    private func unsortedKeys(_ prefix: [UInt8]) throws -> [String] {
+        let c = try transaction.cursor(tables["sorted"])
+        var unsorted: [String] = []
+        let missing = prefix + [2]
+        var e = try c.seek(atLeast: missing)
+        while let entry = e, entry.key.hasPrefix(missing) {
+            unsorted.append(try KeyedDocumentProjection.key(fromSorted: entry.key, prefixCount: prefix.count, tables, transaction))
+            e = try c.next()
+        }
+        return unsorted
+    }
+
+    /// Each value the present documents hold at the indexed `path` (an array: each element), with
+    /// how many documents hold it and one of them, now, from the value index's counters: a facet
+    /// without reading the documents. nil when `path` is not indexed or the store is encrypted
+    /// (its index keys are digests of the values).
+    public func valueCounts(collection: String, path: String) throws -> [(text: String, count: Int, example: String)]? {
+        guard !tables.isEncrypted, try indexedPaths(collection: collection).contains(path) else { return nil }
+        let base = Array(collection.utf8) + [0] + Array(path.utf8) + [0]
+        let c = try transaction.cursor(tables["index"])
+        var out: [(text: String, count: Int, example: String)] = []
+        var e = try c.seek(atLeast: base)
+        while let entry = e, entry.key.hasPrefix(base) {
+            let key = [UInt8](entry.key)
+            // A value's counter sits at its prefix (`… value 0x00`), before its members.
+            guard key.last == 0, entry.value.count == 8 else {
+                e = try c.next()
+                continue
+            }
+            let count = Int(UInt64(bigEndianBytes: entry.value))
+            let first = try c.next()
+            if count > 0, let member = first, member.key.hasPrefix(key), member.key.count > key.count {
+                let example = try KeyedDocumentProjection.key(fromNatural: UnsafeRawBufferPointer(rebasing: member.key[key.count...]), tables, transaction)
+                out.append((String(decoding: key[base.count..<(key.count - 1)], as: UTF8.self), count, example))
+            }
+            // Past this value's members: the next key that does not start with its prefix.
+            e = try c.seek(atLeast: Array(key.dropLast()) + [1])
+        }
+        return out
+    }
+
     /// The names of the collections that have documents.
     public func collections() throws -> [String] {
         let c = try transaction.cursor(tables["current"])

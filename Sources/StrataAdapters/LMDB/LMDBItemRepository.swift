@@ -38,7 +38,8 @@ package struct LMDBItemRepository: ItemRepository {
                 }
             return ItemPage(items: entities.map { Item(entity: $0, source: source) }, total: total, seq: seq)
         }
-        if !query.includeRemoved, query.filters.count == 1, query.search == nil, query.sort == nil, let f = query.filters.first,
+        if !query.includeRemoved, query.filters.count == 1, query.expressions.isEmpty, query.search == nil, query.sort == nil,
+            let f = query.filters.first,
             let (total, entities) = try await storage({
                 try await tables.page(
                     source: source.name, path: f.path, equals: f.value, asOf: seq, after: query.after,
@@ -49,7 +50,23 @@ package struct LMDBItemRepository: ItemRepository {
             // order give the page and the total; only the page's items are read.
             return ItemPage(items: entities.map { Item(entity: $0, source: source) }, total: total, seq: seq, usedIndex: true)
         }
-        if !query.includeRemoved, query.filters.isEmpty, (query.search ?? "").isEmpty, seq == nil, let sort = query.sort,
+        if !query.includeRemoved, query.filters.isEmpty, query.expressions.count == 1, (query.search ?? "").isEmpty, query.sort == nil, seq == nil,
+            case .range(let path, let lower, let upper)? = query.expressions[0].exactRange
+        {
+            // Number bounds on one indexed field and nothing else: the sorted index's keys give the
+            // total and the page; only the page's items (and those with no number there) are read.
+            let e = query.expressions[0]
+            if let (total, entities) = try await storage({
+                try await tables.page(
+                    source: source.name, path: path, lower: lower?.value, lowerInclusive: lower?.inclusive ?? true, upper: upper?.value,
+                    upperInclusive: upper?.inclusive ?? true, after: query.after, offset: query.after == nil ? query.offset : 0, limit: query.limit ?? .max,
+                    holds: { e.matches($0) })
+            }) {
+                return ItemPage(items: entities.map { Item(entity: $0, source: source) }, total: total, seq: seq, usedIndex: true)
+            }
+        }
+        if !query.includeRemoved, query.filters.isEmpty, query.expressions.isEmpty, (query.search ?? "").isEmpty, seq == nil,
+            let sort = query.sort,
             let entities = try await storage({
                 try await tables.sortedPage(
                     source: source.name, path: sort.path, descending: sort.descending, after: query.after,
@@ -64,24 +81,8 @@ package struct LMDBItemRepository: ItemRepository {
             let total = try await storage { try await tables.count(source: source.name, asOf: nil) }
             return ItemPage(items: entities.map { Item(entity: $0, source: source) }, total: total, seq: seq, usedIndex: true)
         }
-        var usedIndex = false
-        var entities: [ItemEntity]?
-        if !query.includeRemoved {
-            // The first filter an index can answer narrows the read; the rest are checked below.
-            for f in query.filters where entities == nil {
-                entities = try await storage { try await tables.items(source: source.name, path: f.path, equals: f.value, asOf: seq) }
-            }
-            usedIndex = entities != nil
-        }
-        let all: [ItemEntity]
-        if let entities {
-            all = entities
-        } else {
-            all = try await storage { try await tables.items(source: source.name, asOf: seq, includeRemoved: query.includeRemoved) }
-        }
-        var items = all.map { Item(entity: $0, source: source) }.filter { item in
-            query.filters.allSatisfy { f in item.matches(f) }
-        }
+        let (matched, usedIndex) = try await matching(query, source: source, seq: seq)
+        var items = matched
         if let text = query.search?.lowercased(), !text.isEmpty {
             items = items.filter { $0.searchText.contains(text) }
         }
@@ -95,6 +96,89 @@ package struct LMDBItemRepository: ItemRepository {
         if let after = query.after, let at = items.firstIndex(where: { $0.id == after }) { items.removeFirst(at + 1) }
         let page = items.dropFirst(query.after == nil ? query.offset : 0).prefix(query.limit ?? .max)
         return ItemPage(items: Array(page), total: total, seq: seq, usedIndex: usedIndex)
+    }
+
+    /// The items that meet the query's filters and expressions (search, sort and page aside):
+    /// the first filter or expression constraint an index can answer narrows the read (an
+    /// equality or `in` through the value index, now or as of a seq; a number range through the
+    /// sorted index, now), and everything is checked on what it gives.
+    func matching(_ query: ItemQuery, source: Source, seq: UInt64?) async throws -> (items: [Item], usedIndex: Bool) {
+        var entities: [ItemEntity]?
+        if !query.includeRemoved {
+            for f in query.filters where entities == nil {
+                entities = try await storage { try await tables.items(source: source.name, path: f.path, equals: f.value, asOf: seq) }
+            }
+            for c in query.expressions.flatMap(\.indexConstraints) where entities == nil {
+                entities = try await candidates(c, source: source.name, seq: seq)
+            }
+        }
+        let all: [ItemEntity]
+        if let entities {
+            all = entities
+        } else {
+            all = try await storage { try await tables.items(source: source.name, asOf: seq, includeRemoved: query.includeRemoved) }
+        }
+        let items = all.map { Item(entity: $0, source: source) }.filter { item in
+            guard query.filters.allSatisfy({ item.matches($0) }) else { return false }
+            if query.expressions.isEmpty { return true }
+            let document = item.merged
+            return query.expressions.allSatisfy { $0.matches(document) }
+        }
+        return (items, entities != nil)
+    }
+
+    /// What an index gives for one constraint; nil when none can answer it.
+    private func candidates(_ c: ItemExpression.IndexConstraint, source: String, seq: UInt64?) async throws -> [ItemEntity]? {
+        switch c {
+        case .equals(let path, let values):
+            var out: [ItemEntity] = []
+            var seen = Set<String>()
+            for v in values {
+                guard let found = try await storage({ try await tables.items(source: source, path: path, equals: v.filterText, asOf: seq) }) else { return nil }
+                for e in found where seen.insert(e.id).inserted { out.append(e) }
+            }
+            return out
+        case .range(let path, let lower, let upper):
+            // The sorted index holds the present only: a range as of a seq is a scan.
+            guard seq == nil else { return nil }
+            return try await storage { try await tables.items(source: source, path: path, between: lower?.value, and: upper?.value) }
+        }
+    }
+
+    package func count(_ query: ItemQuery, by paths: [String]) async throws -> (counts: [ItemCount], usedIndex: Bool) {
+        let source = try await sources.source(named: query.source)
+        let seq = try await seq(of: query.at, source: source.name)
+        if query.filters.isEmpty, query.expressions.isEmpty, (query.search ?? "").isEmpty, seq == nil, !query.includeRemoved, paths.count == 1,
+            let facet = try await storage({ try await tables.facet(source: source.name, path: paths[0]) })
+        {
+            // A facet of an indexed field: the value index's counters, no item read.
+            var counts = facet.values.map { ItemCount(values: [$0.value], count: $0.count) }
+            if facet.none > 0 { counts.append(ItemCount(values: [nil], count: facet.none)) }
+            return (Self.ordered(counts), true)
+        }
+        var (items, usedIndex) = try await matching(query, source: source, seq: seq)
+        if let text = query.search?.lowercased(), !text.isEmpty { items = items.filter { $0.searchText.contains(text) } }
+        guard !paths.isEmpty else { return ([ItemCount(values: [], count: items.count)], usedIndex) }
+        var counts: [[JSONValue?]: Int] = [:]
+        for item in items {
+            // Each combination of the values the paths reach (an array: each element).
+            var combos: [[JSONValue?]] = [[]]
+            for path in paths {
+                let values = item.values(atPath: path)
+                let choices: [JSONValue?] = values.isEmpty ? [nil] : Array(Set(values)).map { $0 }
+                combos = combos.flatMap { c in choices.map { c + [$0] } }
+            }
+            for c in combos { counts[c, default: 0] += 1 }
+        }
+        return (Self.ordered(counts.map { ItemCount(values: $0.key, count: $0.value) }), usedIndex)
+    }
+
+    /// Most first; equal counts by their values' JSON text.
+    static func ordered(_ counts: [ItemCount]) -> [ItemCount] {
+        counts.sorted { a, b in
+            if a.count != b.count { return a.count > b.count }
+            return a.values.map { $0?.canonicalString ?? "" }.lexicographicallyPrecedes(b.values.map { $0?.canonicalString ?? "" })
+        }
     }
 
     /// Throws when the sort's path reaches into an array in one of `items`: it has several

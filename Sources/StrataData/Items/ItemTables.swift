@@ -86,6 +86,73 @@ public struct ItemTables: Sendable {
         }
     }
 
+    /// The present items whose number at the indexed `path` lies between `lower` and `upper`
+    /// (inclusive; nil: unbounded), now, from the sorted index, with the items that have no number
+    /// there to check (a path may reach one inside an array); nil when the path is not indexed or
+    /// the store keeps no sorted index (encrypted), so the caller must scan.
+    public func items(source: String, path: String, between lower: Double?, and upper: Double?) async throws -> [ItemEntity]? {
+        try await store.read { [store] txn in
+            let rows = try Rows(txn, store, source: source, asOf: nil)
+            guard let keys = try rows.items.keysInRange(collection: source, path: path, lower: lower, upper: upper) else { return nil }
+            return try (keys.inRange + keys.unsorted).compactMap(rows.present)
+        }
+    }
+
+    /// How many present items hold each value at the indexed `path` (an array: each element), and
+    /// how many hold none, now, from the value index's counters: only one item per value and the
+    /// items with no scalar there are read. nil when the path is not indexed or the store is
+    /// encrypted, so the caller must scan.
+    public func facet(source: String, path: String) async throws -> (values: [(value: JSONValue, count: Int)], none: Int)? {
+        try await store.read { [store] txn in
+            let rows = try Rows(txn, store, source: source, asOf: nil)
+            guard let counts = try rows.items.valueCounts(collection: source, path: path),
+                let unsorted = try rows.items.unsortedKeys(collection: source, path: path)
+            else { return nil }
+            var values: [(value: JSONValue, count: Int)] = []
+            for c in counts {
+                // The value as the items hold it (the index keeps its text: 5 and "5" alike).
+                let held = try rows.items.state(collection: source, key: c.example)?.document.values(atPath: path) ?? []
+                let value = held.first { Self.indexText($0) == c.text } ?? .string(c.text)
+                values.append((value, c.count))
+            }
+            var none = 0
+            for key in unsorted where try rows.items.state(collection: source, key: key)?.document.values(atPath: path).isEmpty ?? false { none += 1 }
+            return (values, none)
+        }
+    }
+
+    /// The present items whose number at the indexed `path` is within the bounds, and how many
+    /// there are, a page in natural id order; nil when no sorted index serves the path. The
+    /// items with no scalar there (a path may reach numbers inside an array) are read and kept
+    /// when `holds` says so; the others are answered by the index's keys alone.
+    public func page(
+        source: String, path: String, lower: Double?, lowerInclusive: Bool, upper: Double?, upperInclusive: Bool, after: String? = nil, offset: Int = 0,
+        limit: Int, holds: @escaping @Sendable (JSONValue) -> Bool
+    ) async throws -> (total: Int, items: [ItemEntity])? {
+        try await store.read { [store] txn in
+            let rows = try Rows(txn, store, source: source, asOf: nil)
+            guard
+                let keys = try rows.items.keysInRange(
+                    collection: source, path: path, lower: lower, upper: upper, lowerInclusive: lowerInclusive, upperInclusive: upperInclusive)
+            else { return nil }
+            var matching = keys.inRange
+            for key in keys.unsorted where try rows.items.state(collection: source, key: key).map({ holds($0.document) }) ?? false { matching.append(key) }
+            let page = KeyedDocumentProjection.naturalPage(of: matching, after: after, offset: offset, limit: limit)
+            return (matching.count, try page.compactMap { try rows.present($0) })
+        }
+    }
+
+    /// The text the value index keeps for a scalar (nil for a container).
+    static func indexText(_ v: JSONValue) -> String? {
+        switch v {
+        case .string(let s): s
+        case .number(let n): n
+        case .bool(let b): b ? "true" : "false"
+        case .null: "null"
+        default: nil
+        }
+    }
+
     /// The paths indexed for a source's items.
     public func indexedPaths(source: String) async throws -> [String] {
         try await store.documents(projection: "items") { try $0.indexedPaths(collection: source) }

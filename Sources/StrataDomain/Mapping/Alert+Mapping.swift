@@ -68,9 +68,9 @@ extension Alert {
         } else {
             return nil
         }
-        var condition: AlertCondition?
+        var condition: ItemExpression?
         if case .string(let text)? = definition.value(atPath: "when") {
-            guard let c = try? AlertCondition(parsing: text) else { return nil }
+            guard let c = try? ItemExpression(parsing: text) else { return nil }
             condition = c
         }
         let on = strings("on")

@@ -18,13 +18,13 @@ package struct Alert: Sendable, Hashable {
     /// Fires only for changes touching one of these fields (JSON Pointers or dotted paths);
     /// every change when empty.
     package var fields: [String]
-    package var condition: AlertCondition?
+    package var condition: ItemExpression?
     package var target: AlertTarget
     /// Fires on drift of the source's shape too (a field added or gone, a type changed).
     package var onDrift: Bool
 
     package init(
-        source: String, name: String, kinds: Set<ChangeKind> = Set(ChangeKind.allCases), fields: [String] = [], condition: AlertCondition? = nil,
+        source: String, name: String, kinds: Set<ChangeKind> = Set(ChangeKind.allCases), fields: [String] = [], condition: ItemExpression? = nil,
         target: AlertTarget, onDrift: Bool = false
     ) {
         self.source = source

@@ -41,6 +41,14 @@ package struct Item: Sendable, Hashable, Identifiable {
     }
 
     /// The value at a dotted path, looked up in the detail first, then the list entry.
+    /// The list entry with the detail's fields over it: what an expression reads.
+    package var merged: JSONValue {
+        guard let detail else { return document }
+        guard case .object(var o) = document, case .object(let d) = detail else { return detail }
+        for (k, v) in d { o[k] = v }
+        return .object(o)
+    }
+
     package func value(atPath path: String) -> JSONValue? {
         detail?.value(atPath: path) ?? document.value(atPath: path)
     }

@@ -1,4 +1,5 @@
 package import Foundation
+package import StrataJSON
 
 /// A point of the log to read at: now, an event's seq, or a moment (the last event at or before it).
 package enum PointInTime: Sendable, Hashable {
@@ -7,11 +8,27 @@ package enum PointInTime: Sendable, Hashable {
     case date(Date)
 }
 
-/// An exact-match filter on a field: `make=Toyota`.
+/// An exact-match filter on a field: `make=Toyota` (the value compared as text, as the first
+/// `--where` did).
 package struct FieldFilter: Sendable, Hashable {
     package var path: String
     package var value: String
     package init(path: String, value: String) { self.path = path; self.value = value }
+
+    /// `PATH=VALUE` written the first way: a plain dotted path, `=` with no space before it, and a
+    /// value that is not quoted and holds no operator or `and`/`or`/`in` word (`model=Yaris Cross`
+    /// is one; `price < 10000`, `make = "Kia"` and `make=Kia and price<5` are expressions).
+    package init?(legacy text: String) {
+        guard let eq = text.firstIndex(of: "="), eq != text.startIndex else { return nil }
+        let path = text[..<eq], value = text[text.index(after: eq)...]
+        guard path.allSatisfy({ $0.isLetter || $0.isNumber || "_-$.".contains($0) }), !path.hasPrefix("."), !path.hasSuffix("."),
+            !path.contains(".."), value.first.map({ !"=\"' ".contains($0) }) ?? true,
+            !value.contains(where: { "<>!~()".contains($0) })
+        else { return nil }
+        let words = value.lowercased().split(separator: " ")
+        guard !words.contains(where: { ["and", "or", "in", "not", "contains"].contains($0) }) || words.count == 1 else { return nil }
+        self.init(path: String(path), value: String(value))
+    }
 }
 
 /// Ordering by a field's value; numbers compare as numbers.
@@ -36,6 +53,8 @@ package struct ItemQuery: Sendable, Hashable {
     package var at: PointInTime
     /// Also return items removed at that point (marked `isRemoved`), where they stood.
     package var includeRemoved: Bool
+    /// Conditions every item must meet (``ItemExpression``), besides `filters`.
+    package var expressions: [ItemExpression] = []
 
     package init(
         source: String, filters: [FieldFilter] = [], search: String? = nil, sort: ItemSort? = nil, limit: Int? = nil,
@@ -48,8 +67,17 @@ package struct ItemQuery: Sendable, Hashable {
     /// Whether the query reads items in natural id order with nothing to match: a page read,
     /// whatever the source's size.
     package var isPlainPage: Bool {
-        filters.isEmpty && (search ?? "").isEmpty && sort == nil
+        filters.isEmpty && expressions.isEmpty && (search ?? "").isEmpty && sort == nil
     }
+}
+
+/// How many items have a combination of values at the paths counted by (`count --by`).
+package struct ItemCount: Sendable, Hashable {
+    /// The value at each path, in the order the paths were given; nil where an item has none.
+    package var values: [JSONValue?]
+    package var count: Int
+
+    package init(values: [JSONValue?], count: Int) { self.values = values; self.count = count }
 }
 
 /// One page of a query's items.

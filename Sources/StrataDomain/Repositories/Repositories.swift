@@ -5,6 +5,9 @@ package import StrataJSON
 package protocol ItemRepository: Sendable {
     /// The items matching `query`. Throws `notFound` for an unknown source.
     func items(_ query: ItemQuery) async throws -> ItemPage
+    /// How many items match `query` (its limit, offset and sort aside), by the values at `paths`
+    /// (an array counts each of its elements), most first; one total when `paths` is empty.
+    func count(_ query: ItemQuery, by paths: [String]) async throws -> (counts: [ItemCount], usedIndex: Bool)
     /// One item (with its detail and image) at a point; nil if it did not exist there.
     func item(source: String, id: String, at point: PointInTime) async throws -> Item?
     /// Every version of an item, oldest first, up to a point.

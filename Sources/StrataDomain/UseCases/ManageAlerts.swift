@@ -55,9 +55,9 @@ package struct ManageAlerts: Sendable {
         for f in draft.fields where f.isEmpty || f.contains(" ") {
             throw RepositoryError(.invalidQuery, "a field is a path like price or owner.name or /owner/name: \(f.debugDescription)")
         }
-        var condition: AlertCondition?
+        var condition: ItemExpression?
         if let text = draft.condition {
-            do { condition = try AlertCondition(parsing: text) } catch {
+            do { condition = try ItemExpression(parsing: text) } catch {
                 throw RepositoryError(.invalidQuery, "the condition \(text.debugDescription) is not valid \(error)")
             }
         }

@@ -20,4 +20,12 @@ package struct QueryItems: Sendable {
         let source = try await sources.source(named: query.source)
         return Result(source: source, page: try await items.items(query))
     }
+
+    /// How many items match, grouped by the values at `paths` (`count --by`), with the source.
+    /// - Throws: ``RepositoryError`` `notFound` for an unknown source.
+    package func count(_ query: ItemQuery, by paths: [String]) async throws -> (source: Source, counts: [ItemCount], usedIndex: Bool) {
+        let source = try await sources.source(named: query.source)
+        let (counts, usedIndex) = try await items.count(query, by: paths)
+        return (source, counts, usedIndex)
+    }
 }

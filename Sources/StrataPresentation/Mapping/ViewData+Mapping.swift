@@ -259,11 +259,14 @@ extension ItemQuery {
     /// server's query parameters.
     package init(source: String, filter f: FilterViewData, naming: FilterInputNames) throws(PresentableError) {
         var filters: [FieldFilter] = []
+        var expressions: [ItemExpression] = []
         for w in f.wheres {
-            guard let eq = w.firstIndex(of: "="), eq != w.startIndex else {
-                throw PresentableError(kind: .invalidInput, message: "\(naming.quoting(naming.where_, w)) must look like PATH=VALUE, e.g. make=Toyota")
+            // `PATH=VALUE` as it always was; anything else is an expression.
+            if let legacy = FieldFilter(legacy: w) {
+                filters.append(legacy)
+                continue
             }
-            filters.append(FieldFilter(path: String(w[..<eq]), value: String(w[w.index(after: eq)...])))
+            expressions.append(try ItemExpression.filter(w, naming: naming, input: naming.where_))
         }
         var sort: ItemSort?
         if let s = f.sort, !s.isEmpty {
@@ -274,6 +277,27 @@ extension ItemQuery {
         guard f.offset >= 0 else { throw PresentableError(kind: .invalidInput, message: "\(naming.offset) must not be negative") }
         let at = try PointInTime.parse(f.asOf, option: naming.asOf, quoting: naming.quoting)
         self.init(source: source, filters: filters, search: f.search, sort: sort, limit: f.limit, offset: f.offset, at: at)
+        self.expressions = expressions
+    }
+}
+
+extension ItemExpression {
+    /// A filter's expression (`--where`, `--when`), its problems worded with the input's name:
+    /// the position and what was expected, as every command that takes one says them.
+    /// - Throws: ``PresentableError`` `invalidInput`.
+    package static func filter(_ text: String, naming: FilterInputNames, input: String) throws(PresentableError) -> ItemExpression {
+        let e: ItemExpression
+        do { e = try ItemExpression(parsing: text) } catch {
+            throw PresentableError(
+                kind: .invalidInput, message: "\(naming.quoting(input, String(text.prefix(200)))) is not valid at \(error.position): \(error.message)")
+        }
+        guard !e.isBarePath else {
+            throw PresentableError(
+                kind: .invalidInput,
+                message:
+                    "\(naming.quoting(input, text)) names a field but no condition on it: compare it, e.g. make = \"Toyota\", price < 10000 or \(text) = true")
+        }
+        return e
     }
 }
 
@@ -281,7 +305,7 @@ extension FilterViewData {
     /// The text form of a query.
     package init(query q: ItemQuery) {
         self.init(
-            wheres: q.filters.map { "\($0.path)=\($0.value)" }, search: q.search,
+            wheres: q.filters.map { "\($0.path)=\($0.value)" } + q.expressions.map(\.text), search: q.search,
             sort: q.sort.map { ($0.descending ? "-" : "") + $0.path }, limit: q.limit, offset: q.offset, asOf: q.at.text)
     }
 }
@@ -322,7 +346,10 @@ extension FilterViewData {
     package func scanNote(
         source: String, indexed: [String], sortedIndex: Bool = true, usedIndex: Bool = false, wording: FrontEndWording
     ) -> String? {
-        var paths = wheres.compactMap { w in w.firstIndex(of: "=").map { String(w[..<$0]) } }
+        var paths = wheres.flatMap { w -> [String] in
+            if let legacy = FieldFilter(legacy: w) { return [legacy.path] }
+            return (try? ItemExpression(parsing: w))?.paths ?? []
+        }
         let sortPath = sort.map { $0.hasPrefix("-") ? String($0.dropFirst()) : $0 }
         if let sortPath { paths.append(sortPath) }
         var seen = Set(indexed)

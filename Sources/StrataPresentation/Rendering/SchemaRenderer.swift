@@ -111,4 +111,16 @@ package enum SchemaRenderer {
         }
         return t
     }
+
+    /// `schema --changes --format json`: `[{"path": "price", "changes": 812}, …]`, most first.
+    package static func json(churn: [(path: String, changes: Int)]) -> JSONValue {
+        .array(churn.map { .object(["path": .string($0.path), "changes": .number(String($0.changes))]) })
+    }
+
+    /// `schema --changes`: a row per field, most changed first.
+    package static func table(churn: [(path: String, changes: Int)]) -> TextTable {
+        var t = TextTable(headers: ["FIELD", "CHANGES"])
+        for c in churn { t.rows.append([c.path.displayLine, String(c.changes)]) }
+        return t
+    }
 }
