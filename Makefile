@@ -4,7 +4,7 @@ APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev zlib1g-de
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
-.PHONY: deps build release format test demo bench bench-package bench-targets bench-serve bench-traffic bench-history bench-start bench-teamlog stress coverage clean
+.PHONY: deps build release format test demo bench bench-package bench-targets bench-serve bench-traffic bench-history bench-start bench-teamlog bench-expressions stress coverage clean
 
 ## Install missing Debian packages (as root), or print the command to run.
 deps:
@@ -185,6 +185,13 @@ bench-history: deps
 	@command -v bc >/dev/null && python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc python3-venv >/dev/null; }
 	$(SWIFT) build -c release --product strata
 	for shape in $(HISTORY_SHAPES); do Benchmarks/scripts/history-size.sh .build/release/strata $(HISTORY_RUNS) $(HISTORY_VERSIONS) $$shape || exit 1; done
+
+## The expression language (docs/benchmarks.md): a range and a facet through the indexes on 1,000
+## and 200,000 items, a scan beside them, and `changes --when` over 1,000,000 item versions.
+EXPRESSION_RUNS ?= 5
+bench-expressions: deps
+	$(SWIFT) build -c release --product strata
+	Benchmarks/scripts/expression-bench.sh .build/release/strata $(EXPRESSION_RUNS) 4
 
 ## Process start: `strata list NAME --limit 10` on a warm 1,000-item store against a C program
 ## that opens the same LMDB environment and reads the same 10 rows (Benchmarks/scripts/start-floor.c),
