@@ -10,6 +10,7 @@ import StrataPresentation
 /// lines of `export --events --format ndjson`.
 extension StrataServer {
     func addReadRoutes(to router: Router<BasicRequestContext>) {
+        addQuestionRoutes(to: router)
         router.get("/_strata/sources") { _, _ in
             await self.answer {
                 let sources = self.useCases.sources
@@ -27,39 +28,6 @@ extension StrataServer {
                 var query = try ItemQuery(source: name, filter: filter, naming: .queryParameters)
                 if filter.asOf == nil { query.at = self.defaultPoint }
                 return .array(try await self.useCases.query(query).page.items.map(JSONValue.init(item:)))
-            }
-        }
-        router.get("/_strata/sources/:name/count") { request, context in
-            await self.answer {
-                let name = try self.source(context)
-                let q = request.uri.queryParameters
-                let filter = FilterViewData(wheres: q.getAll("where").map { String($0) }, search: q.get("search"), asOf: q.get("as_of"))
-                var query = try ItemQuery(source: name, filter: filter, naming: .queryParameters)
-                if filter.asOf == nil { query.at = self.defaultPoint }
-                let by = q.getAll("by").map { String($0) }
-                return .array(CountRenderer(by: by).json(try await self.useCases.query.count(query, by: by).counts))
-            }
-        }
-        router.get("/_strata/sources/:name/changes") { request, context in
-            await self.answer {
-                let name = try self.source(context)
-                guard let changes = self.useCases.changes else { throw PresentableError(kind: .notFound, message: "this server does not serve changes") }
-                let q = request.uri.queryParameters
-                var filter = ReadChanges.Filter()
-                filter.when = try q.getAll("when").map { try ItemExpression.filter(String($0), naming: .queryParameters, input: "when") }
-                filter.fields = q.getAll("field").map { String($0) }
-                if let kinds = q.get("kind") {
-                    let parsed = kinds.split(separator: ",").compactMap { ChangeKind(rawValue: String($0)) }
-                    guard parsed.count == kinds.split(separator: ",").count else {
-                        throw PresentableError(kind: .invalidInput, message: "kind= takes added, changed, removed and reappeared, comma-separated")
-                    }
-                    filter.kinds = Set(parsed)
-                }
-                filter.limit = try Self.int(q.get("limit"), "limit", min: 1) ?? 1_000
-                var from: PointInTime?
-                if let text = q.get("from") { from = try Self.point(text, "from") }
-                let result = try await changes(source: name, from: from, to: try self.point(q.get("to"), "to"), filter: filter)
-                return .array(result.changes.map(ChangesRenderer().json))
             }
         }
         router.get("/_strata/sources/:name/items/:id") { request, context in
@@ -141,6 +109,44 @@ extension StrataServer {
                 let query = LogQuery(type: q.get("type"), fromSeq: since + 1, toSeq: upTo, limit: min(limit, 10_000), newestFirst: false)
                 let entries = try await self.useCases.replay(query)
                 return .array(entries.filter { self.allowsStream($0.stream) }.map { JSONValue(entry: $0) })
+            }
+        }
+    }
+
+    /// The questions asked of a source's items and history: `count` and `changes`, in the CLI's
+    /// shapes, with the same expressions (`where=`, `when=`).
+    func addQuestionRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/_strata/sources/:name/count") { request, context in
+            await self.answer {
+                let name = try self.source(context)
+                let q = request.uri.queryParameters
+                let filter = FilterViewData(wheres: q.getAll("where").map { String($0) }, search: q.get("search"), asOf: q.get("as_of"))
+                var query = try ItemQuery(source: name, filter: filter, naming: .queryParameters)
+                if filter.asOf == nil { query.at = self.defaultPoint }
+                let by = q.getAll("by").map { String($0) }
+                return .array(CountRenderer(by: by).json(try await self.useCases.query.count(query, by: by).counts))
+            }
+        }
+        router.get("/_strata/sources/:name/changes") { request, context in
+            await self.answer {
+                let name = try self.source(context)
+                guard let changes = self.useCases.changes else { throw PresentableError(kind: .notFound, message: "this server does not serve changes") }
+                let q = request.uri.queryParameters
+                var filter = ReadChanges.Filter()
+                filter.when = try q.getAll("when").map { try ItemExpression.filter(String($0), naming: .queryParameters, input: "when") }
+                filter.fields = q.getAll("field").map { String($0) }
+                if let kinds = q.get("kind") {
+                    let parsed = kinds.split(separator: ",").compactMap { ChangeKind(rawValue: String($0)) }
+                    guard parsed.count == kinds.split(separator: ",").count else {
+                        throw PresentableError(kind: .invalidInput, message: "kind= takes added, changed, removed and reappeared, comma-separated")
+                    }
+                    filter.kinds = Set(parsed)
+                }
+                filter.limit = try Self.int(q.get("limit"), "limit", min: 1) ?? 1_000
+                var from: PointInTime?
+                if let text = q.get("from") { from = try Self.point(text, "from") }
+                let result = try await changes(source: name, from: from, to: try self.point(q.get("to"), "to"), filter: filter)
+                return .array(result.changes.map(ChangesRenderer().json))
             }
         }
     }
