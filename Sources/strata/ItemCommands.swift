@@ -253,7 +253,7 @@ struct HistoryCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard format != .csv || field != nil else { throw ValidationError("--format must be table, json or ndjson for history (csv with --field)") }
-        if let field, field.isEmpty || field.hasPrefix(".") || field.hasSuffix(".") || field.contains("..") {
+        if let field, !SourceSpec.isPath(field) {
             throw ValidationError("--field '\(field)' is not a dotted path like price or specs.fuel")
         }
     }
@@ -411,7 +411,7 @@ struct CountCommand: AsyncParsableCommand {
     func validate() throws {
         try Self.checkWheres(wheres)
         guard format != .ndjson else { throw ValidationError("--format must be table, json or csv for count") }
-        for p in by where p.isEmpty || p.hasPrefix(".") || p.hasSuffix(".") || p.contains("..") {
+        for p in by where !SourceSpec.isPath(p) {
             throw ValidationError("--by '\(p)' is not a dotted path like make or specs.fuel")
         }
     }

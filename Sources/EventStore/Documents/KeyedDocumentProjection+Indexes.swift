@@ -125,7 +125,7 @@ extension KeyedDocumentProjection {
 
     /// The index text of a value: strings as they are, other scalars as JSON text; containers,
     /// absent values and values too long or holding NUL are not indexed.
-    static func indexText(_ value: JSONValue?) -> String? {
+    public static func indexText(_ value: JSONValue?) -> String? {
         let text: String
         switch value {
         case .string(let s)?: text = s

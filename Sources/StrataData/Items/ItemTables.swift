@@ -112,7 +112,7 @@ public struct ItemTables: Sendable {
             for c in counts {
                 // The value as the items hold it (the index keeps its text: 5 and "5" alike).
                 let held = try rows.items.state(collection: source, key: c.example)?.document.values(atPath: path) ?? []
-                let value = held.first { Self.indexText($0) == c.text } ?? .string(c.text)
+                let value = held.first { KeyedDocumentProjection.indexText($0) == c.text } ?? .string(c.text)
                 values.append((value, c.count))
             }
             var none = 0
@@ -139,17 +139,6 @@ public struct ItemTables: Sendable {
             for key in keys.unsorted where try rows.items.state(collection: source, key: key).map({ holds($0.document) }) ?? false { matching.append(key) }
             let page = KeyedDocumentProjection.naturalPage(of: matching, after: after, offset: offset, limit: limit)
             return (matching.count, try page.compactMap { try rows.present($0) })
-        }
-    }
-
-    /// The text the value index keeps for a scalar (nil for a container).
-    static func indexText(_ v: JSONValue) -> String? {
-        switch v {
-        case .string(let s): s
-        case .number(let n): n
-        case .bool(let b): b ? "true" : "false"
-        case .null: "null"
-        default: nil
         }
     }
 

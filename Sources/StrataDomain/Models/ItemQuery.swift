@@ -21,8 +21,8 @@ package struct FieldFilter: Sendable, Hashable {
     package init?(legacy text: String) {
         guard let eq = text.firstIndex(of: "="), eq != text.startIndex else { return nil }
         let path = text[..<eq], value = text[text.index(after: eq)...]
-        guard path.allSatisfy({ $0.isLetter || $0.isNumber || "_-$.".contains($0) }), !path.hasPrefix("."), !path.hasSuffix("."),
-            !path.contains(".."), value.first.map({ !"=\"' ".contains($0) }) ?? true,
+        guard path.allSatisfy({ $0.isLetter || $0.isNumber || "_-$.".contains($0) }), SourceSpec.isPath(String(path)),
+            value.first.map({ !"=\"' ".contains($0) }) ?? true,
             !value.contains(where: { "<>!~()".contains($0) })
         else { return nil }
         let words = value.lowercased().split(separator: " ")

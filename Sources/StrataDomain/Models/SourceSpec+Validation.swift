@@ -95,8 +95,8 @@ extension SourceSpec {
         if let n = pageSize, !(1...10_000).contains(n) { throw bad(.pageSize, "must be 1–10000") }
     }
 
-    /// A dotted path: no empty segment.
-    static func isPath(_ p: String) -> Bool {
+    /// A dotted path: no empty segment (what `--by`, `--field` and a spec's paths take).
+    package static func isPath(_ p: String) -> Bool {
         !p.isEmpty && !p.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty)
     }
 }

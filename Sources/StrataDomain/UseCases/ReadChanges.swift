@@ -94,9 +94,6 @@ extension Change {
     /// The dotted field path the change is at, array positions left out (`/specs/0/fuel` is
     /// `specs.fuel`): what `schema --changes` counts by.
     package var fieldPath: String {
-        path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-            .map { $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~") }
-            .filter { !$0.isEmpty && !$0.allSatisfy(\.isNumber) }
-            .joined(separator: ".")
+        ((try? JSONPointer(path))?.tokens ?? []).filter { !$0.isEmpty && !$0.allSatisfy(\.isNumber) }.joined(separator: ".")
     }
 }

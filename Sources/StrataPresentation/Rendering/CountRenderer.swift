@@ -31,10 +31,6 @@ package struct CountRenderer: Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// A value as a cell: text as it is, anything else as JSON; `(none)` where an item has none.
-    static func text(_ v: JSONValue?) -> String {
-        guard let v else { return "(none)" }
-        if case .string(let s) = v { return s.displayLine }
-        return v.canonicalString.displayLine
-    }
+    /// A value as a cell (``JSONValue/displayText``); `(none)` where an item has none.
+    static func text(_ v: JSONValue?) -> String { v?.displayText.displayLine ?? "(none)" }
 }

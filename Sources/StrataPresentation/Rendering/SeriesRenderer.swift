@@ -34,7 +34,7 @@ package struct SeriesRenderer: Sendable {
     package func csv(_ versions: [ItemVersion]) -> String {
         (["seq,observedAt,value"]
             + points(versions).map { p in
-                [String(p.seq), ISOTime.format(p.observedAt), Self.cell(p.value)].map(CSVRenderer.escape).joined(separator: ",")
+                [String(p.seq), ISOTime.format(p.observedAt), p.value.displayText].map(CSVRenderer.escape).joined(separator: ",")
             }).joined(separator: "\n") + "\n"
     }
 
@@ -42,7 +42,7 @@ package struct SeriesRenderer: Sendable {
         let points = points(versions)
         guard !points.isEmpty else { return "no versions of \(item)" }
         var t = TextTable(headers: ["SEQ", "OBSERVED", path.uppercased()])
-        for p in points { t.rows.append([String(p.seq), TimeText.format(p.observedAt), Self.cell(p.value).displayLine]) }
+        for p in points { t.rows.append([String(p.seq), TimeText.format(p.observedAt), p.value.displayText.displayLine]) }
         var out = t.render(maxWidth: options.width)
         let numbers = points.compactMap { if case .number(let n) = $0.value { Double(n) } else { nil } }
         if numbers.count >= 2, numbers.count == points.filter({ $0.value != .null }).count {
@@ -60,8 +60,4 @@ package struct SeriesRenderer: Sendable {
 
     static func short(_ d: Double) -> String { d.rounded() == d && abs(d) < 1e15 ? String(Int64(d)) : String(d) }
 
-    static func cell(_ v: JSONValue) -> String {
-        if case .string(let s) = v { return s }
-        return v.canonicalString
-    }
 }
