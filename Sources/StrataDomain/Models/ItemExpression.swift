@@ -480,26 +480,23 @@ private struct Parser {
     }
 
     mutating func sum() throws(ExpressionError) -> (ItemExpression.Node, Kind) {
-        var (node, kind) = try product()
-        while case .symbol(let op) = token, op == "+" || op == "-" {
-            let at = tokenStart
-            try advance()
-            let (rhs, rk) = try product()
-            for k in [kind, rk] where k != .number && k != .unknown {
-                throw ExpressionError(position: at + 1, message: "\(op) takes numbers, not a \(name(k))")
-            }
-            node = .arithmetic(op, node, rhs)
-            kind = kind == .number && rk == .number ? .number : .unknown
-        }
-        return (node, kind)
+        try arithmetic(["+", "-"]) { p throws(ExpressionError) in try p.product() }
     }
 
     mutating func product() throws(ExpressionError) -> (ItemExpression.Node, Kind) {
-        var (node, kind) = try unary()
-        while case .symbol(let op) = token, op == "*" || op == "/" {
+        try arithmetic(["*", "/"]) { p throws(ExpressionError) in try p.unary() }
+    }
+
+    /// `operand (op operand)*` for one level of arithmetic: the operators of that level, left to
+    /// right, each taking numbers.
+    mutating func arithmetic(
+        _ ops: Set<String>, _ operand: (inout Parser) throws(ExpressionError) -> (ItemExpression.Node, Kind)
+    ) throws(ExpressionError) -> (ItemExpression.Node, Kind) {
+        var (node, kind) = try operand(&self)
+        while case .symbol(let op) = token, ops.contains(op) {
             let at = tokenStart
             try advance()
-            let (rhs, rk) = try unary()
+            let (rhs, rk) = try operand(&self)
             for k in [kind, rk] where k != .number && k != .unknown {
                 throw ExpressionError(position: at + 1, message: "\(op) takes numbers, not a \(name(k))")
             }
