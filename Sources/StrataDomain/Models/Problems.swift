@@ -34,8 +34,6 @@ package enum NextStep: Sendable, Hashable {
     case removeAlert(source: String, name: String)
     /// See every write, closed ones too.
     case listWrites
-    /// See the open writes (of one source, or all).
-    case openWrites(source: String?)
     /// Settle a write the server refused or conflicted with: see both sides, retry or drop it.
     case settleWrite(source: String, write: UInt64)
     /// Index a source's fields (the list replaces the set), so reads by them use the index.
@@ -50,8 +48,6 @@ package enum NextStep: Sendable, Hashable {
     case checkGitImport
     /// Check the store: something stored is damaged.
     case verifyStore
-    /// Rebuild the projections from the log.
-    case rebuildProjections
     /// Give the encrypted store's key.
     case giveStoreKey
     /// Stop giving a key to a store without encryption, or encrypt it.
