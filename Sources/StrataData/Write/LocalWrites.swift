@@ -41,8 +41,18 @@ public struct LocalWrites: Sendable {
     /// at a redacted path never enters the log.
     /// - Throws: ``IngestGate/Refusal``.
     private func admit(_ source: String, document: JSONValue? = nil, ops: [PatchOperation] = []) async throws {
-        guard let definition = try await SourceCatalog(store: store).get(source) else { return }
-        try IngestGate.admit(definition, document: document, ops: ops)
+        try await admit([(source, document, ops)])
+    }
+
+    /// The same for writes to several sources: each source's definition read once.
+    private func admit(_ writes: [(source: String, document: JSONValue?, ops: [PatchOperation])]) async throws {
+        let catalog = SourceCatalog(store: store)
+        var definitions: [String: SourceDefinition?] = [:]
+        for w in writes {
+            if definitions[w.source] == nil { definitions[w.source] = .some(try await catalog.get(w.source)) }
+            guard let definition = definitions[w.source] ?? nil else { continue }
+            try IngestGate.admit(definition, document: w.document, ops: w.ops)
+        }
     }
 
     @discardableResult
@@ -53,7 +63,7 @@ public struct LocalWrites: Sendable {
 
     /// Creates of several items in one append (local ids made here); returns their seqs.
     public func create(source: String, documents: [JSONValue], user: String) async throws -> [UInt64] {
-        for d in documents { try await admit(source, document: d) }
+        try await admit(documents.map { (source, $0, []) })
         return try await store.append(
             documents.map {
                 event(WriteEvents.created, source: source, key: WriteEvents.localKey(), user: user, payload: .object(["document": $0]))
@@ -98,7 +108,7 @@ public struct LocalWrites: Sendable {
     public func accept(session: String, patches: [(source: String, key: String, ops: [PatchOperation], base: WriteBaseEntity)], user: String) async throws
         -> [UInt64]
     {
-        for p in patches { try await admit(p.source, ops: p.ops) }
+        try await admit(patches.map { ($0.source, nil, $0.ops) })
         var batch = patches.map { patchEvent(source: $0.source, key: $0.key, ops: $0.ops, base: $0.base, user: user, session: session) }
         batch.append(
             NewEvent(
