@@ -333,25 +333,22 @@ struct DiffCommand: AsyncParsableCommand {
         try await reportingErrors {
             let screen = Screen()
             let app = try await location.app(screen: screen) { $0.thumbnails = nil }
-            if format != .table || !when.isEmpty {
+            let conditions = try when.map { text throws(PresentableError) in try ItemExpression.filter(text, naming: .flags, input: "--when") }
+            if format != .table {
                 let diff: CollectionDiff
                 do {
                     diff = try await app.useCases.diff(
                         source: name, from: PointInTime(text: from.text)!,
-                        to: to.flatMap { PointInTime(text: $0.text) } ?? .now, ignoring: ignore,
-                        when: try when.map { try ItemExpression.filter($0, naming: .flags, input: "--when") })
+                        to: to.flatMap { PointInTime(text: $0.text) } ?? .now, ignoring: ignore, when: conditions)
                 } catch { throw PresentableError(error).cli }
-                if format == .table {
-                    let source = try await useCase { try await app.useCases.sources.source(named: name) }
-                    await screen.page(DiffRenderer(options: screen.options).render(DiffViewData(source: source, diff: diff)))
-                } else if format == .json {
+                if format == .json {
                     emit(JSONValue(collectionDiff: diff).prettyString)
                 } else {
                     emit(diff.items.map(JSONValue.init(diff:)), as: .ndjson)
                 }
                 return
             }
-            let state = await load(app: app)
+            let state = await load(app: app, when: conditions)
             guard case .loaded(let diff) = state.content else {
                 throw (state.content.error ?? PresentableError(kind: .storage, message: "the diff did not load")).cli
             }
@@ -360,9 +357,9 @@ struct DiffCommand: AsyncParsableCommand {
     }
 
     @MainActor
-    private func load(app: StrataApp) async -> CollectionDiffViewModel.State {
+    private func load(app: StrataApp, when: [ItemExpression]) async -> CollectionDiffViewModel.State {
         let vm = app.viewModels.collectionDiff(source: name, inputs: .flags)
-        await vm.send(.compare(from: from.text, to: to?.text, ignoring: ignore))
+        await vm.send(.compare(from: from.text, to: to?.text, ignoring: ignore, when: when))
         return vm.state
     }
 }

@@ -13,7 +13,8 @@ package final class CollectionDiffViewModel {
 
     package enum Command: Sendable, Equatable {
         /// `to` nil: now.
-        case compare(from: String, to: String?, ignoring: [String])
+        /// `when`: only the items whose difference meets every expression (``DiffCollection``).
+        case compare(from: String, to: String?, ignoring: [String], when: [ItemExpression] = [])
     }
 
     private let diff: DiffCollection
@@ -34,7 +35,7 @@ package final class CollectionDiffViewModel {
 
     package func send(_ command: Command) async {
         var s = state
-        guard case let .compare(from, to, ignoring) = command else { return }
+        guard case let .compare(from, to, ignoring, when) = command else { return }
         s.from = from; s.to = to; s.ignoring = ignoring
         let previous = s.content.value
         s.content = .loading(previous: previous)
@@ -42,7 +43,7 @@ package final class CollectionDiffViewModel {
         do {
             let a = try PointInTime.parse(from, option: inputs.from, quoting: inputs.quoting)
             let b = try PointInTime.parse(to, option: inputs.to, quoting: inputs.quoting)
-            let result = try await diff(source: s.source, from: a, to: b, ignoring: ignoring)
+            let result = try await diff(source: s.source, from: a, to: b, ignoring: ignoring, when: when)
             let source = try await sources.source(named: s.source)
             s = state
             s.content = .loaded(DiffViewData(source: source, diff: result))
