@@ -83,7 +83,25 @@ import Testing
                 ("/_strata/sources/cars/items/3?as_of=\(p0)", ["show", "cars", "3", "--as-of", p0, "--offline", "--format", "json"]),
                 // The server was started `--as-of middle`: a read without `as_of` answers there.
                 ("/_strata/sources/cars/items/3/history", ["history", "cars", "3", "--as-of", middle, "--format", "json"]),
-                ("/_strata/sources/cars/diff?from=\(p0)&to=\(middle)", ["diff", "cars", "--from", p0, "--to", middle, "--format", "json"])
+                ("/_strata/sources/cars/diff?from=\(p0)&to=\(middle)", ["diff", "cars", "--from", p0, "--to", middle, "--format", "json"]),
+                // The questions: the same expressions, the same shapes.
+                (
+                    "/_strata/sources/cars/diff?from=\(p0)&to=\(middle)&when=price%20%3C%20old.price",
+                    ["diff", "cars", "--from", p0, "--to", middle, "--when", "price < old.price", "--format", "json"]
+                ),
+                ("/_strata/sources/cars/count?by=make", ["count", "cars", "--by", "make", "--as-of", middle, "--format", "json"]),
+                (
+                    "/_strata/sources/cars/count?where=price%20%3E%3D%2010000&by=make",
+                    ["count", "cars", "--where", "price >= 10000", "--by", "make", "--as-of", middle, "--format", "json"]
+                ),
+                (
+                    "/_strata/sources/cars/changes?when=price%20%3C%20old.price",
+                    ["changes", "cars", "--to", middle, "--when", "price < old.price", "--format", "json"]
+                ),
+                (
+                    "/_strata/sources/cars/items?where=make%20in%20(%22Toyota%22%2C%20%22Kia%22)&limit=50",
+                    ["list", "cars", "--where", "make in (\"Toyota\", \"Kia\")", "--limit", "50", "--as-of", middle, "--format", "json"]
+                )
             ]
             for (path, args) in pairs {
                 let http = try await RawHTTP.request(base, path)
