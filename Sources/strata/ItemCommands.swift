@@ -481,14 +481,21 @@ struct ChangesCommand: AsyncParsableCommand {
             filter.fields = field
             if let kinds { filter.kinds = kinds }
             filter.limit = limit
-            let (_, changes) = try await useCase {
-                try await app.useCases.changes(
-                    source: name, from: from.flatMap { PointInTime(text: $0.text) }, to: to.flatMap { PointInTime(text: $0.text) } ?? .now, filter: filter)
-            }
+            let (from, to) = (from.flatMap { PointInTime(text: $0.text) }, to.flatMap { PointInTime(text: $0.text) } ?? .now)
             let renderer = ChangesRenderer()
+            if format == .ndjson {
+                // A line as each change is read: the first long before a large span's last.
+                let out = LineStream()
+                _ = try await useCase {
+                    try await app.useCases.changes.each(source: name, from: from, to: to, filter: filter) { out.write(renderer.json($0).canonicalString) }
+                }
+                out.flush()
+                return
+            }
+            let (_, changes) = try await useCase { try await app.useCases.changes(source: name, from: from, to: to, filter: filter) }
             switch format {
             case .json: emit(JSONValue.array(changes.map(renderer.json)).prettyString)
-            case .ndjson: emit(changes.map(renderer.json), as: .ndjson)
+            case .ndjson: break
             case .csv: emit(renderer.csv(changes))
             case .table: emit(renderer.table(changes, options: Screen().options))
             }

@@ -13,6 +13,32 @@ func emit(_ text: String) {
     FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
 }
 
+/// Lines written to standard output as they come: the first at once, then in blocks of 64 KiB,
+/// or with the line that comes 100 ms after the last write, so a long stream costs few writes
+/// and a slow one still shows its lines soon.
+final class LineStream {
+    private var buffer: [UInt8] = []
+    private var flushed = ContinuousClock.now
+    private var first = true
+
+    func write(_ line: String) {
+        buffer.append(contentsOf: line.utf8)
+        buffer.append(0x0A)
+        let now = ContinuousClock.now
+        if first || buffer.count >= 1 << 16 || now - flushed > .milliseconds(100) {
+            first = false
+            flushed = now
+            flush()
+        }
+    }
+
+    func flush() {
+        guard !buffer.isEmpty else { return }
+        FileHandle.standardOutput.write(Data(buffer))
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
+
 /// Emits values as a pretty JSON array or as one canonical JSON object per line.
 func emit(_ values: [JSONValue], as format: OutputFormat) {
     switch format {

@@ -75,6 +75,30 @@ final class MemoryRepositories: ItemRepository, SourceRepository, RemoteReposito
         return (histories[id] ?? []).filter { $0.seq <= seq }
     }
 
+    func changes(
+        source: String, after: UInt64, upTo: UInt64, kinds: Set<ChangeKind>, matching: @escaping @Sendable (JSONValue?, JSONValue?) -> Bool
+    ) -> AsyncThrowingStream<[ItemChange], any Error> {
+        // Every item's versions in the span, in seq order: what a walk of the log gives.
+        var out: [ItemChange] = []
+        for (id, versions) in histories {
+            var previous: JSONValue?
+            for v in versions.sorted(by: { $0.seq < $1.seq }) where v.seq <= upTo {
+                let now: JSONValue? = v.kind == .removed ? nil : v.document
+                defer { previous = now ?? previous }
+                guard v.seq > after, kinds.contains(v.kind) else { continue }
+                let before = v.kind == .added || v.kind == .reappeared ? nil : previous
+                guard matching(now, before) else { continue }
+                out.append(
+                    ItemChange(
+                        item: id, title: id, seq: v.seq, observedAt: v.recordedAt, kind: v.kind, changes: v.changes, after: now, before: before))
+            }
+        }
+        out.sort { $0.seq != $1.seq ? $0.seq < $1.seq : $0.item < $1.item }
+        return AsyncThrowingStream {
+            $0.yield(out); $0.finish()
+        }
+    }
+
     func diff(source: String, from: PointInTime, to: PointInTime) async throws -> CollectionDiff {
         let a = try resolveSync(from), b = try resolveSync(to)
         let before = Dictionary(uniqueKeysWithValues: try items(at: from).map { ($0.id, $0) })

@@ -28,6 +28,9 @@ final class DocumentFold {
     /// Only the built-in documents projection holds rows: other extractors may read the tables
     /// through the context's transaction themselves.
     var holdsRows = false
+    /// The keys the event being applied wrote versions of, per collection (`varint n, n bytes`
+    /// each), when the projection keeps the change order (written at the event's end).
+    var changeOrder: [(collection: [UInt8], keys: [UInt8])] = []
 }
 
 extension ProjectionContext {

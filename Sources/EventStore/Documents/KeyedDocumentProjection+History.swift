@@ -25,6 +25,7 @@ extension KeyedDocumentProjection {
         }
         let history = ctx.tables["history"]
         let txn = ctx.transaction
+        if keepsChangeOrder { Self.noteChange(hk, kind, ctx.memo) }
         try withUnsafeTemporaryAllocation(byteCount: 48 + 20, alignment: 1) { header in
             var n = 0
             func emit(_ b: UInt8) { header[n] = b; n += 1 }

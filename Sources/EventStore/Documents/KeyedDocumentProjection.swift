@@ -21,6 +21,9 @@ import LMDB
 ///   number of keys ever seen after that event, written by every event that changed either; the
 ///   counts now or as of a seq are one seek (a page walk stops once it has met them all)
 ///
+/// - `changed` (when ``keepsChangeOrder``): `collection 0x00 seq(u64be)` → the keys the event
+///   wrote a version of (`varint n, n bytes` each): a span's changes walked in log order
+///
 /// Operations come from `extract` (by default the built-in ``DocumentEvents``); other events are
 /// ignored.
 public struct KeyedDocumentProjection: Projection {
@@ -28,7 +31,13 @@ public struct KeyedDocumentProjection: Projection {
 
     public let name: String
     public let version: Int
-    public var tables: [String] { ["current", "history", "history-packed", "index", "indexes", "order", "counts", "index-history", "sorted"] + extraTables }
+    public var tables: [String] {
+        ["current", "history", "history-packed", "index", "indexes", "order", "counts", "index-history", "sorted"] + (keepsChangeOrder ? ["changed"] : [])
+            + extraTables
+    }
+    /// Whether `changed` records, per event, the keys it wrote a version of
+    /// (``DocumentReader/changedKeys(collection:after:upTo:_:)``).
+    public let keepsChangeOrder: Bool
     /// Tables of the extractor's own (it reads and writes them through the context).
     public let extraTables: [String]
     public let eventTypes: Set<String>?
@@ -52,18 +61,19 @@ public struct KeyedDocumentProjection: Projection {
     /// `extraTables`: tables the extractor keeps state in besides the documents'.
     public init(
         name: String = "documents", version: Int = 8, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [],
-        extraTables: [String] = [], extract: @escaping Extractor
+        extraTables: [String] = [], keepsChangeOrder: Bool = false, extract: @escaping Extractor
     ) {
         self.init(
             name: name, version: version, eventTypes: eventTypes, documentTypes: documentTypes, extract: extract, builtIn: false,
-            extraTables: extraTables)
+            extraTables: extraTables, keepsChangeOrder: keepsChangeOrder)
     }
 
     init(
         name: String, version: Int, eventTypes: Set<String>?, documentTypes: Set<String>, extract: @escaping Extractor, builtIn: Bool,
-        extraTables: [String] = []
+        extraTables: [String] = [], keepsChangeOrder: Bool = false
     ) {
         self.extraTables = extraTables
+        self.keepsChangeOrder = keepsChangeOrder
         self.name = name
         self.version = version
         self.eventTypes = eventTypes
@@ -76,11 +86,13 @@ public struct KeyedDocumentProjection: Projection {
         // The index counters move once per event and value (a snapshot of 200,000 items moves
         // each make's counter once, not 10,000 times); what a failed event left is dropped here.
         if !context.memo.indexCounts.isEmpty { context.memo.indexCounts.removeAll(keepingCapacity: true) }
+        if !context.memo.changeOrder.isEmpty { context.memo.changeOrder.removeAll(keepingCapacity: true) }
         // Only the built-in extractor is known not to read the tables itself: other projections
         // write their rows through at once (``HeldRows``).
         context.memo.holdsRows = builtIn
         try applyOperations(event, context)
         try Self.flushIndexCounts(context)
+        if keepsChangeOrder { try Self.flushChangeOrder(event.seq, context) }
     }
 
     /// Writes the rows the fold held back (``DocumentFold/held``) once the context's events are

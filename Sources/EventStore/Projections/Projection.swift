@@ -121,6 +121,11 @@ public struct TableSet: Sendable {
         preconditionFailure("table \(name) was not declared by its projection")
     }
 
+    /// The table named `name`, nil when the projection did not declare it.
+    public func table(named name: String) -> Database? {
+        tableNames.firstIndex(of: name).map { tableList[$0] }
+    }
+
     static func databaseName(projection: String, table: String) -> String { "p/\(projection)/\(table)" }
 }
 

@@ -1,7 +1,9 @@
+package import StrataJSON
 package import StrataDomain
 package import StrataData
 import EventStore
 import Foundation
+import Synchronization
 
 /// ``ItemRepository`` over the LMDB tables: `--where` filters on indexed fields are index
 /// lookups, now or as of a seq (the index keeps its history); other filters, search and sort
@@ -218,6 +220,73 @@ package struct LMDBItemRepository: ItemRepository {
         return versions.filter { $0.seq >= horizon }
     }
 
+    package func changes(
+        source name: String, after: UInt64, upTo: UInt64, kinds: Set<StrataDomain.ChangeKind>,
+        matching: @escaping @Sendable (JSONValue?, JSONValue?) -> Bool
+    ) -> AsyncThrowingStream<[ItemChange], any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [ItemChange].self)
+        let stop = StopFlag()
+        continuation.onTermination = { _ in stop.set() }
+        let task = Task {
+            do {
+                try await storage { try await walkChanges(source: name, after: after, upTo: upTo, kinds: kinds, matching: matching, stop: stop, continuation) }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        _ = task
+        return stream
+    }
+
+    /// ``changes(source:after:upTo:kinds:)``'s walk: the log's order from the items' change
+    /// order, or, for a backfilled source, each item's history put in observed order.
+    private func walkChanges(
+        source name: String, after: UInt64, upTo: UInt64, kinds: Set<StrataDomain.ChangeKind>,
+        matching: @escaping @Sendable (JSONValue?, JSONValue?) -> Bool, stop: StopFlag,
+        _ continuation: AsyncThrowingStream<[ItemChange], any Error>.Continuation
+    ) async throws {
+        let source = try await sources.source(named: name)
+        var after = after
+        if let horizon = try await tables.retentionHorizon(source: name) {
+            if upTo < horizon { throw Self.beforeHorizon(upTo, horizon, name) }
+            after = max(after, horizon - 1)
+        }
+        let stored = Set(kinds.map(StoredChangeKind.init))
+        let walked = try await tables.changes(source: name, after: after, upTo: upTo, kinds: stored, keeping: matching) { batch in
+            guard !stop.isSet else { return false }
+            continuation.yield(batch.map { ItemChange(entity: $0, source: source) })
+            return !stop.isSet
+        }
+        guard !walked else { return }
+        // Backfilled: every item's versions, in the order they were observed.
+        var out: [ItemChange] = []
+        for item in try await items(ItemQuery(source: name, at: .seq(upTo), includeRemoved: true)).items {
+            guard !stop.isSet else { return }
+            // The last document present, of the list entry and of the detail apart.
+            var previous: [Bool: JSONValue] = [:]
+            for v in try await history(source: name, id: item.id, upTo: .seq(upTo)) {
+                let now: JSONValue? = v.kind == .removed ? nil : v.document
+                defer { previous[v.origin == .detail] = now ?? previous[v.origin == .detail] }
+                guard v.seq > after, kinds.contains(v.kind), v.restored == nil else { continue }
+                // Added or back after a removal: absent just before.
+                let before = v.kind == .added || v.kind == .reappeared ? nil : (v.kind == .removed ? v.document : previous[v.origin == .detail])
+                guard matching(now, before) else { continue }
+                let doc = now ?? before
+                out.append(
+                    ItemChange(
+                        item: item.id, title: source.titlePath.flatMap { doc?.value(atPath: $0) }.flatMap(\.scalarText) ?? item.id, seq: v.seq,
+                        observedAt: v.recordedAt, kind: v.kind, changes: v.changes, after: now, before: before))
+            }
+        }
+        out.sort { ($0.observedAt, $0.seq) != ($1.observedAt, $1.seq) ? ($0.observedAt, $0.seq) < ($1.observedAt, $1.seq) : Item.idPrecedes($0.item, $1.item) }
+        var i = 0
+        while i < out.count, !stop.isSet {
+            continuation.yield(Array(out[i..<min(i + 512, out.count)]))
+            i += 512
+        }
+    }
+
     package static func beforeHorizon(_ seq: UInt64, _ horizon: UInt64, _ source: String) -> RepositoryError {
         RepositoryError(
             .notFound, "seq \(seq) is before the retention horizon (seq \(horizon)) of \(source): nothing before it is kept",
@@ -320,4 +389,11 @@ extension JSONValue {
     }
 
     var numberValue: Double? { if case .number(let n) = self { Double(n) } else { nil } }
+}
+
+/// Set once the reader of a stream stops: the walk feeding it stops too.
+final class StopFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func set() { flag.store(true, ordering: .relaxed) }
+    var isSet: Bool { flag.load(ordering: .relaxed) }
 }

@@ -55,3 +55,14 @@ extension ItemDiff {
             after: e.kind == .removed ? nil : e.after)
     }
 }
+
+extension ItemChange {
+    /// A version met by a walk of the log, titled as the item was then.
+    package init(entity e: ItemChangeEntity, source: Source) {
+        let doc = e.after ?? e.before
+        self.init(
+            item: e.id, title: source.titlePath.flatMap { doc?.value(atPath: $0) }.flatMap(\.scalarText) ?? e.id, seq: e.seq,
+            observedAt: e.recordedAt.date, kind: ChangeKind(e.kind), changes: e.changes.map(Change.init(patch:)), after: e.after,
+            before: e.before)
+    }
+}

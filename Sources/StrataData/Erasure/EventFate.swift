@@ -36,9 +36,13 @@ extension KeyedDocumentProjection {
     /// an event whose fate is in `skipping` (folded as no operation).
     public init(
         name: String, version: Int, eventTypes: Set<String>? = nil, documentTypes: Set<String> = [], extraTables: [String] = [],
-        skipping: Set<EventFate>, fold: @escaping @Sendable (RecordedEvent, EventFate, ProjectionContext) throws -> [DocumentOperation]?
+        keepsChangeOrder: Bool = false, skipping: Set<EventFate>,
+        fold: @escaping @Sendable (RecordedEvent, EventFate, ProjectionContext) throws -> [DocumentOperation]?
     ) {
-        self.init(name: name, version: version, eventTypes: eventTypes, documentTypes: documentTypes, extraTables: extraTables) { event, ctx in
+        self.init(
+            name: name, version: version, eventTypes: eventTypes, documentTypes: documentTypes, extraTables: extraTables,
+            keepsChangeOrder: keepsChangeOrder
+        ) { event, ctx in
             let fate = try ctx.fate(of: event)
             return skipping.contains(fate) ? [] : try fold(event, fate, ctx)
         }

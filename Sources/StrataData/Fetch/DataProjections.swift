@@ -30,13 +30,15 @@ public enum DataProjections {
     /// Local writes are overlaid on the fetched documents (``PendingOverlay``): an item with open
     /// writes shows them, through fetches, until the server answers.
     public static let items = KeyedDocumentProjection(
-        name: "items", version: 20,
+        name: "items", version: 21,
         eventTypes: Set([
             DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted,
             DataEvents.redactionKeyRecorded
         ])
         .union(WriteEvents.writes).union(WriteEvents.outcomes),
         extraTables: PendingOverlay.tables + [IgnoredFields.table] + RedactionRestore.tables,
+        // `changes` walks a span in log order (``ItemTables/changes``).
+        keepsChangeOrder: true,
         // A page retention dropped keeps none of its items; a write of a forgotten item shows
         // nothing (the item is gone). A page a forget cut is folded as it is now.
         skipping: EventFate.gone
@@ -92,8 +94,8 @@ public enum DataProjections {
 
     /// Detail documents: collection = source name, key = item id.
     public static let details = KeyedDocumentProjection(
-        name: "details", version: 12, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
-        documentTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
+        name: "details", version: 13, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
+        documentTypes: [DataEvents.detailFetched, DataEvents.detailNotModified], keepsChangeOrder: true,
         skipping: EventFate.gone  // an erased or dropped detail leaves no document
     ) { event, _, ctx in
         guard event.type == DataEvents.detailFetched || event.type == DataEvents.detailNotModified else { return nil }

@@ -86,14 +86,47 @@ package struct ItemExpression: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The parts of the top-level `and`s: each must hold.
+    private var conjuncts: [Node] {
+        func split(_ n: Node) -> [Node] {
+            if case .and(let a, let b) = n { return split(a) + split(b) }
+            return [n]
+        }
+        return split(root)
+    }
+
+    /// Whether the expression can hold for a change whose item is absent before it (`old` is
+    /// nil: an addition, a return) or after it (`new` is nil: a removal), whatever the other side
+    /// holds. False only when one of its conjuncts cannot: an order (`<`, `>=`…), `~` or
+    /// `contains` on a value of the absent side (or arithmetic on one), or `=`/`in` of one with
+    /// non-null literals; `price < old.price` never holds for an addition. A walk of the history
+    /// passes such versions over without reading them.
+    package func canHold(absent old: Bool) -> Bool {
+        // The node is null whatever the present side holds.
+        func null(_ n: Node) -> Bool {
+            switch n {
+            case .path(let isOld, _): isOld == old
+            case .arithmetic(_, let a, let b): null(a) || null(b)
+            case .negate(let a): null(a)
+            default: false
+            }
+        }
+        func literal(_ n: Node) -> Bool { if case .literal(let v) = n { v != .null } else { false } }
+        return !conjuncts.contains { c in
+            switch c {
+            case .compare(let op, let a, let b) where ["<", "<=", ">", ">=", "~"].contains(op): null(a) || null(b)
+            case .compare("contains", let a, _): null(a)
+            case .compare("=", let a, let b): (null(a) && literal(b)) || (literal(a) && null(b))
+            case .within(let a, let list): null(a) && list.allSatisfy(literal)
+            default: false
+            }
+        }
+    }
+
     /// The constraints an index could answer, in the order they are written.
     package var indexConstraints: [IndexConstraint] {
         var out: [IndexConstraint] = []
-        func conjuncts(_ n: Node) -> [Node] {
-            if case .and(let a, let b) = n { return conjuncts(a) + conjuncts(b) }
-            return [n]
-        }
-        for c in conjuncts(root) {
+        for c in conjuncts {
             switch c {
             case .compare("=", .path(false, let p), .literal(let v)), .compare("=", .literal(let v), .path(false, let p)):
                 if v != .null, !p.isEmpty { out.append(.equals(path: p, values: [v])) }
@@ -195,6 +228,12 @@ package struct ItemExpression: Sendable, Hashable, CustomStringConvertible {
             case .path(let isOld, let path):
                 guard let item = isOld ? old : new else { return [.null] }
                 if path.isEmpty { return [item] }
+                // A top-level field (most paths): one lookup, the same values as the walk below.
+                if case .object(let o) = item, !path.utf8.contains(UInt8(ascii: ".")) {
+                    guard let v = o[path] else { return [.null] }
+                    if case .array(let a) = v { return [v] + a }
+                    return [v]
+                }
                 var out = item.values(atPath: path)
                 if let direct = item.value(atPath: path) {
                     if case .array = direct { out.insert(direct, at: 0) } else if out.isEmpty { out = [direct] }

@@ -12,6 +12,16 @@ package protocol ItemRepository: Sendable {
     func item(source: String, id: String, at point: PointInTime) async throws -> Item?
     /// Every version of an item, oldest first, up to a point.
     func history(source: String, id: String, upTo point: PointInTime) async throws -> [ItemVersion]
+    /// Every change of the source's items (list entries and details) after seq `after` up to seq
+    /// `upTo`, oldest first in observed order (a backfilled version where its date puts it), at
+    /// one seq by id in natural order; in batches, as they are read, so a reader that stops early
+    /// reads no further. Kinds outside `kinds` are left out unread, and changes `matching`
+    /// refuses (given the item after and before) before their field changes are worked out. A
+    /// version that only stored values again redacted anew is no change. Throws `notFound` for an
+    /// unknown source, and for a span ending before the source's retention horizon.
+    func changes(
+        source: String, after: UInt64, upTo: UInt64, kinds: Set<ChangeKind>, matching: @escaping @Sendable (JSONValue?, JSONValue?) -> Bool
+    ) -> AsyncThrowingStream<[ItemChange], any Error>
     /// Items added, removed, changed or back between two points.
     func diff(source: String, from: PointInTime, to: PointInTime) async throws -> CollectionDiff
     /// The bytes of a stored image.

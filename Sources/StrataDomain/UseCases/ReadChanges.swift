@@ -13,6 +13,13 @@ package struct ItemChange: Sendable, Hashable {
     /// The item after the change (nil once removed) and before it (nil before it was added).
     package var after: JSONValue?
     package var before: JSONValue?
+
+    package init(
+        item: String, title: String, seq: UInt64, observedAt: Date, kind: ChangeKind, changes: [Change], after: JSONValue?, before: JSONValue?
+    ) {
+        self.item = item; self.title = title; self.seq = seq; self.observedAt = observedAt; self.kind = kind; self.changes = changes
+        self.after = after; self.before = before
+    }
 }
 
 /// Questions about the history itself: every item change in a span, filtered by an expression
@@ -47,33 +54,42 @@ package struct ReadChanges: Sendable {
     package func callAsFunction(source name: String, from: PointInTime?, to: PointInTime = .now, filter: Filter = Filter()) async throws -> (
         source: Source, changes: [ItemChange]
     ) {
+        var out: [ItemChange] = []
+        let source = try await each(source: name, from: from, to: to, filter: filter) { out.append($0) }
+        return (source, out)
+    }
+
+    /// The same, each change handed to `body` as soon as it is read: the first comes after the
+    /// span's first match, not after the whole span. Returns the source.
+    @discardableResult
+    package func each(
+        source name: String, from: PointInTime?, to: PointInTime = .now, filter: Filter = Filter(), _ body: (ItemChange) async throws -> Void
+    ) async throws -> Source {
         let source = try await sources.source(named: name)
         var low: UInt64 = 0
         if let from { low = try await log.resolve(from) }
         let high = try await log.resolve(to)
         guard low <= high else { throw RepositoryError(.invalidQuery, "the span starts at seq \(low), after its end (seq \(high))") }
-        let page = try await items.items(ItemQuery(source: name, at: .seq(high), includeRemoved: true))
-        var out: [ItemChange] = []
-        for item in page.items {
-            let versions = try await items.history(source: name, id: item.id, upTo: .seq(high))
-            var previous: JSONValue?
-            for v in versions {
-                let after: JSONValue? = v.kind == .removed ? nil : v.document
-                defer { previous = after ?? previous }
-                guard v.seq > low, filter.kinds.contains(v.kind) else { continue }
-                if !filter.fields.isEmpty, !v.changes.contains(where: { c in filter.fields.contains { c.touches($0) } }) { continue }
-                // Added or back after a removal: absent just before, so every `old.` field is null.
-                let before = v.kind == .added || v.kind == .reappeared ? nil : previous
-                guard filter.when.allSatisfy({ $0.matches(new: after, old: before) }) else { continue }
-                out.append(
-                    ItemChange(
-                        item: item.id, title: item.title, seq: v.seq, observedAt: v.recordedAt, kind: v.kind, changes: v.changes, after: after,
-                        before: before))
+        if filter.limit == 0 { return source }
+        // Kinds the expressions cannot hold for are not even read: an addition has no `old.`.
+        var kinds = filter.kinds
+        if !filter.when.allSatisfy({ $0.canHold(absent: true) }) { kinds.subtract([.added, .reappeared]) }
+        if !filter.when.allSatisfy({ $0.canHold(absent: false) }) { kinds.remove(.removed) }
+        guard !kinds.isEmpty else { return source }
+        var count = 0
+        let when = filter.when
+        // The expressions are checked where the versions are read, before their field changes
+        // are worked out; the fields after.
+        let matching: @Sendable (JSONValue?, JSONValue?) -> Bool = { after, before in when.allSatisfy { $0.matches(new: after, old: before) } }
+        for try await batch in items.changes(source: name, after: low, upTo: high, kinds: kinds, matching: matching) {
+            for change in batch {
+                if !filter.fields.isEmpty, !change.changes.contains(where: { c in filter.fields.contains { c.touches($0) } }) { continue }
+                try await body(change)
+                count += 1
+                if let limit = filter.limit, count >= limit { return source }
             }
         }
-        out.sort { ($0.observedAt, $0.seq) != ($1.observedAt, $1.seq) ? ($0.observedAt, $0.seq) < ($1.observedAt, $1.seq) : Item.idPrecedes($0.item, $1.item) }
-        if let limit = filter.limit { out = Array(out.prefix(limit)) }
-        return (source, out)
+        return source
     }
 
     /// Per field path, how many changes of existing items touched it in the span (additions and

@@ -1,0 +1,77 @@
+import Foundation
+import LMDB
+
+// `changed`: which keys each event wrote a version of, and how, in the order of the log, for a
+// projection that keeps it (``KeyedDocumentProjection/keepsChangeOrder``): a walk of a span's
+// changes reads the span's rows, not every key's history, and knows each version's kind without
+// a seek.
+
+extension KeyedDocumentProjection {
+    /// Remembers that the version `hk` names (`collection 0x00 key 0x00 seq`) was written, and
+    /// its kind: the key part joins its collection's list for the event, written by
+    /// ``flushChangeOrder(_:_:)``.
+    static func noteChange(_ hk: UnsafeRawBufferPointer, _ kind: ChangeKind, _ memo: DocumentFold) {
+        guard let split = hk.firstIndex(of: 0) else { return }
+        let collection = UnsafeRawBufferPointer(rebasing: hk[..<split])
+        let key = UnsafeRawBufferPointer(rebasing: hk[(split + 1)..<(hk.count - 9)])
+        // An event almost always writes one collection: a short list, compared by bytes.
+        let i =
+            memo.changeOrder.firstIndex { $0.collection.elementsEqual(collection) }
+            ?? {
+                memo.changeOrder.append(([UInt8](collection), []))
+                return memo.changeOrder.count - 1
+            }()
+        memo.changeOrder[i].keys.append(kind.code)
+        ByteWriter.varint(UInt64(key.count)) { memo.changeOrder[i].keys.append($0) }
+        memo.changeOrder[i].keys.append(contentsOf: key)
+    }
+
+    /// Writes the event's `changed` rows: `collection 0x00 seq(u64be)` → `u8 kind, varint n,
+    /// n bytes` per version, in the order they were written (the key's stored part: its digest
+    /// in an encrypted store, as in `history`).
+    static func flushChangeOrder(_ seq: UInt64, _ ctx: ProjectionContext) throws {
+        for (collection, keys) in ctx.memo.changeOrder where !keys.isEmpty {
+            try ctx.transaction.put(ctx.tables["changed"], key: collection + [0] + seq.bigEndianBytes, value: keys)
+        }
+        ctx.memo.changeOrder.removeAll(keepingCapacity: true)
+    }
+}
+
+/// A walk of a collection's `changed` rows in seq order (``DocumentReader/changeOrder(collection:after:upTo:)``).
+public struct ChangeOrderWalk {
+    let reader: DocumentReader
+    let prefix: [UInt8]
+    let upTo: UInt64
+    let cursor: Cursor
+    var entry: Cursor.Entry?
+
+    /// The next seq that wrote versions, and each version's key and kind, in the order the event
+    /// wrote them; nil after the span's last.
+    public mutating func next() throws -> (seq: UInt64, versions: [(key: String, kind: ChangeKind)])? {
+        guard let e = entry, e.key.count == prefix.count + 8, e.key.hasPrefix(prefix) else { return nil }
+        let seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
+        guard seq <= upTo else { entry = nil; return nil }
+        var out: [(key: String, kind: ChangeKind)] = []
+        var r = ByteReader(e.value)
+        while !r.isAtEnd {
+            guard let kind = ChangeKind(code: try r.u8()) else { throw EventStoreError.corrupted("a change-order row at seq \(seq) has an unknown kind") }
+            let key = try r.slice(Int(try r.varint()))
+            out.append((try reader.tables.reveal(key, in: reader.transaction), kind))
+        }
+        entry = try cursor.next()
+        return (seq, out)
+    }
+}
+
+extension DocumentReader {
+    /// The versions of `collection` written after `after` up to `upTo`, seq by seq
+    /// (``ChangeOrderWalk``); nil when the projection does not keep the change order (the
+    /// caller walks the keys' histories instead).
+    public func changeOrder(collection: String, after: UInt64, upTo: UInt64) throws -> ChangeOrderWalk? {
+        guard let table = tables.table(named: "changed") else { return nil }
+        let prefix = Array(collection.utf8) + [0]
+        let c = try transaction.cursor(table)
+        let first = try after == .max ? nil : c.seek(atLeast: prefix + (after + 1).bigEndianBytes)
+        return ChangeOrderWalk(reader: self, prefix: prefix, upTo: upTo, cursor: c, entry: first)
+    }
+}
