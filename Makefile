@@ -1,6 +1,6 @@
 # Strata — `make demo` runs the main job end to end, `make test` runs the whole suite.
 SHELL := /bin/bash
-APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev zlib1g-dev libbrotli-dev openssl libchafa-dev libglib2.0-dev libpng-dev libjpeg-dev libsqlite3-dev tmux git sqlite3 postgresql wget curl
+APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev zlib1g-dev libbrotli-dev openssl libchafa-dev libglib2.0-dev libpng-dev libjpeg-dev libsqlite3-dev tmux git sqlite3 postgresql wget curl chromium chromium-driver
 SWIFT ?= swift
 STRATA := .build/debug/strata
 

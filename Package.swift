@@ -34,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: [
         // C system libraries (Debian -dev packages).
@@ -121,9 +122,16 @@ let package = Package(
 
         // `strata serve`: the mirrored API as it was at any point, over HTTP (Hummingbird), through
         // the app's use cases; read-only.
+        // The web UI's pages: the same domain models as HTML, through templates that escape by
+        // default, with its stylesheet and script. Knows no HTTP.
+        .target(
+            name: "StrataWeb",
+            dependencies: ["StrataDomain", "StrataPresentation", "StrataJSON", .product(name: "Mustache", package: "swift-mustache")],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "StrataServer",
-            dependencies: ["StrataDomain", "StrataPresentation", "StrataJSON",
+            dependencies: ["StrataDomain", "StrataPresentation", "StrataJSON", "StrataWeb",
                            .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
                            .product(name: "UnixSignals", package: "swift-service-lifecycle")],
             swiftSettings: strictSettings

@@ -33,7 +33,7 @@ extension StrataServer {
         router.get("/_strata/sources/:name/items/:id") { request, context in
             await self.answer {
                 let name = try self.source(context)
-                let id = context.parameters.get("id") ?? ""
+                let id = Self.parameter(context, "id") ?? ""
                 let at = try self.point(request.uri.queryParameters.get("as_of"), "as_of")
                 // Offline: the server never fetches (and so never writes).
                 return JSONValue(item: try await self.useCases.loadDetail(source: name, id: id, at: at, offline: true).item)
@@ -42,7 +42,7 @@ extension StrataServer {
         router.get("/_strata/sources/:name/items/:id/history") { request, context in
             await self.answer {
                 let name = try self.source(context)
-                let id = context.parameters.get("id") ?? ""
+                let id = Self.parameter(context, "id") ?? ""
                 let at = try self.point(request.uri.queryParameters.get("as_of"), "as_of")
                 return .array(try await self.useCases.history(source: name, id: id, upTo: at).versions.map(JSONValue.init(version:)))
             }
@@ -156,8 +156,14 @@ extension StrataServer {
         do { return Self.json(try await body()) } catch { return Self.error(error) }
     }
 
+    /// A path parameter as the client meant it: Hummingbird hands it over still percent-encoded
+    /// (an id `a b` arrives as `a%20b`).
+    static func parameter(_ context: BasicRequestContext, _ name: String) -> String? {
+        context.parameters.get(name).map { $0.removingPercentEncoding ?? $0 }
+    }
+
     func source(_ context: BasicRequestContext) throws -> String {
-        let name = context.parameters.get("name") ?? ""
+        let name = Self.parameter(context, "name") ?? ""
         guard allows(name) else { throw PresentableError(kind: .notFound, message: "this server does not serve source \(name); see /_strata/sources") }
         return name
     }

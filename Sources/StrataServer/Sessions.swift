@@ -79,11 +79,11 @@ extension StrataServer {
             return Self.json(Self.json(s), status: .created, headers: [.location: "/s/\(s.id)/"])
         }
         router.get("/_strata/sessions/:id") { _, context in
-            guard let id = context.parameters.get("id"), let s = await self.sessions.session(id) else { return Self.noSession() }
+            guard let id = Self.parameter(context, "id"), let s = await self.sessions.session(id) else { return Self.noSession() }
             return Self.json(Self.json(s))
         }
         router.post("/_strata/sessions/:id/step") { _, context in
-            guard let id = context.parameters.get("id"), let s = await self.sessions.session(id) else { return Self.noSession() }
+            guard let id = Self.parameter(context, "id"), let s = await self.sessions.session(id) else { return Self.noSession() }
             guard s.advance == .manual else { return Self.error(.conflict, "not manual", "session \(id) advances per request; only manual sessions step") }
             let next: UInt64?
             do { next = try await self.recordings.nextRun(after: s.point) } catch { return Self.error(error) }

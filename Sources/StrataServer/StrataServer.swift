@@ -25,13 +25,16 @@ package final class StrataServer: Sendable {
         package var alerts: ManageAlerts?
         /// `/_strata/sources/NAME/changes` (none when nil).
         package var changes: ReadChanges?
+        /// The sources with their last fetch (the web UI's front page).
+        package var catalog: any SourceRepository
 
         package init(
             recordings: ServeRecordings, query: QueryItems, loadDetail: LoadItemDetail, history: GetItemHistory, diff: DiffCollection,
-            replay: ReplayLog, sources: ManageSources, feed: ReadChangeFeed, alerts: ManageAlerts? = nil, changes: ReadChanges? = nil
+            replay: ReplayLog, sources: ManageSources, catalog: any SourceRepository, feed: ReadChangeFeed, alerts: ManageAlerts? = nil,
+            changes: ReadChanges? = nil
         ) {
             self.recordings = recordings; self.query = query; self.loadDetail = loadDetail; self.history = history; self.diff = diff
-            self.replay = replay; self.sources = sources; self.feed = feed; self.alerts = alerts; self.changes = changes
+            self.replay = replay; self.sources = sources; self.catalog = catalog; self.feed = feed; self.alerts = alerts; self.changes = changes
         }
     }
 
@@ -93,6 +96,7 @@ package final class StrataServer: Sendable {
             }
         }
         guard configuration.readSide else { return router }
+        addWebRoutes(to: router)
         addReadRoutes(to: router)
         addSessionRoutes(to: router)
         addEventRoutes(to: router)

@@ -41,7 +41,7 @@ struct ServedStore {
         let u = app.useCases
         return .init(
             recordings: u.serve, query: u.query, loadDetail: u.loadDetail, history: u.history, diff: u.diff, replay: u.replay,
-            sources: u.manageSources, feed: u.feed, alerts: u.alerts)
+            sources: u.manageSources, catalog: u.sources, feed: u.feed, alerts: u.alerts, changes: u.changes)
     }
 
     /// Runs `body` with a server over the store, then stops it.

@@ -58,7 +58,9 @@ public final class RawConnection: @unchecked Sendable {
     deinit { close(fd) }
 
     public func send(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []) throws {
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        // A request may name another host (a test of how the server treats one).
+        let host = headers.contains { $0.0.lowercased() == "host" } ? "" : "Host: 127.0.0.1\r\n"
+        var head = "\(method) \(path) HTTP/1.1\r\n\(host)Connection: close\r\n"
         for (k, v) in headers { head += "\(k): \(v)\r\n" }
         if !body.isEmpty || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
         let bytes = Array((head + "\r\n").utf8) + body

@@ -54,4 +54,12 @@ package struct LoadItemDetail: Sendable {
         }
         return Result(source: source, item: item, refreshError: refreshError, refreshed: online)
     }
+
+    /// The bytes of the item's stored image, with the item (nil bytes: none stored).
+    /// - Throws: as reading the item offline does.
+    package func image(source name: String, id: String, at point: PointInTime = .now) async throws -> (item: Item, bytes: [UInt8]?) {
+        let item = try await self(source: name, id: id, at: point, offline: true).item
+        guard let image = item.image else { return (item, nil) }
+        return (item, try await items.imageData(image))
+    }
 }

@@ -1,0 +1,296 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import StrataDomain
+import StrataJSON
+import StrataPresentation
+import StrataWeb
+
+/// The web UI under `/_strata/ui/`: server-rendered pages over the same use cases as the JSON
+/// read side (each page links its JSON twin), a stylesheet and a script. Read-only: no GET
+/// changes anything. Every answer carries a Content-Security-Policy allowing this origin's
+/// stylesheet, script and images only; a request whose `Host` is not the address the server is
+/// bound to (or `localhost`) is refused, so a page elsewhere cannot reach a loopback server by
+/// rebinding a name of its own to 127.0.0.1.
+extension StrataServer {
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+    func addWebRoutes(to router: Router<BasicRequestContext>) {
+        let pages: WebPages
+        do { pages = try WebPages() } catch {
+            configuration.logger.error("the web UI's templates do not parse: \(error)")
+            return
+        }
+        router.get("/_strata/ui/") { request, _ in
+            await self.page(request, pages, title: "Sources", json: "/_strata/sources") { chrome in
+                var rows: [WebPages.SourceRow] = []
+                for source in try await self.useCases.catalog.sources() where self.allows(source.name) {
+                    let q = ItemQuery(source: source.name, at: try self.uiPoint(request))
+                    rows.append(.init(source: source, items: try await self.useCases.query.count(q, by: []).counts.first?.count ?? 0))
+                }
+                return pages.sources(rows, chrome: chrome)
+            }
+        }
+        router.get("/_strata/ui/assets/strata.css") { _, _ in Self.asset(WebAssets.css, "text/css; charset=utf-8") }
+        router.get("/_strata/ui/assets/strata.js") { _, _ in Self.asset(WebAssets.js, "text/javascript; charset=utf-8") }
+        router.get("/_strata/ui/sources/:name") { request, context in
+            let name = Self.parameter(context, "name") ?? ""
+            let q = FormQuery(request)
+            return await self.page(request, pages, title: name, json: "/_strata/sources/\(Self.segment(name))/items") { chrome in
+                let name = try self.source(context)
+                let wheres = q.getAll("where").map { String($0) }.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+                let web = WebPages.ItemsRequest(
+                    search: q.get("search").flatMap { $0.isEmpty ? nil : $0 }, wheres: wheres, sort: q.get("sort").flatMap { $0.isEmpty ? nil : $0 },
+                    after: q.get("after"), asOf: try self.uiAsOf(request), limit: 50)
+                let point = try self.uiPoint(request)
+                let source = try await self.useCases.catalog.source(named: name)
+                var page: ItemPage?
+                var problem: String?
+                do {
+                    let filter = FilterViewData(wheres: wheres, search: web.search, sort: web.sort, limit: web.limit, asOf: nil)
+                    var query = try ItemQuery(source: name, filter: filter, naming: .queryParameters)
+                    query.at = point
+                    query.after = web.after
+                    page = try await self.useCases.query(query).page
+                } catch {
+                    // A filter that does not parse is said on the page, above what the source holds.
+                    let e = PresentableError(error)
+                    guard e.kind == .invalidInput else { throw error }
+                    problem = FrontEndWording.http.message(e)
+                    var query = ItemQuery(source: name, at: point)
+                    query.limit = web.limit
+                    page = try await self.useCases.query(query).page
+                }
+                var facets: [WebPages.Facet] = []
+                for path in source.indexPaths {
+                    var query = ItemQuery(source: name, at: point)
+                    query.limit = nil
+                    let counts = try await self.useCases.query.count(query, by: [path]).counts
+                    facets.append(
+                        .init(path: path, counts: counts.prefix(12).map { c in (c.values.first.map { $0?.displayText ?? "null" } ?? "", c.count) }))
+                }
+                let points = try await self.observationPoints(name)
+                let current = try await self.useCases.replay.resolve(point)
+                return pages.items(
+                    source: source, page: page, request: web, error: problem, facets: facets, points: points, current: current, chrome: chrome)
+            }
+        }
+        router.get("/_strata/ui/sources/:name/items/:id") { request, context in
+            let name = Self.parameter(context, "name") ?? "", id = Self.parameter(context, "id") ?? ""
+            let q = FormQuery(request)
+            return await self.page(
+                request, pages, title: id, json: "/_strata/sources/\(Self.segment(name))/items/\(Self.segment(id))/history"
+            ) { chrome in
+                let name = try self.source(context)
+                let point = try self.uiPoint(request)
+                let item = try await self.useCases.loadDetail(source: name, id: id, at: point, offline: true).item
+                let versions = try await self.useCases.history(source: name, id: id, upTo: point).versions
+                var compare: (UInt64, UInt64, [Change])?
+                if let f = q.get("from"), let t = q.get("to") {
+                    guard let a = UInt64(f), let b = UInt64(t) else {
+                        throw PresentableError(kind: .invalidInput, message: "from= and to= name versions by their seq")
+                    }
+                    let before = versions.last { $0.seq <= min(a, b) }, after = versions.last { $0.seq <= max(a, b) }
+                    compare = (min(a, b), max(a, b), (before?.document ?? .null).diff(to: after?.document ?? .null).map(Change.init(patch:)))
+                }
+                return pages.item(
+                    item: item, versions: versions, compare: compare, chart: q.get("chart"), asOf: try self.uiAsOf(request), chrome: chrome)
+            }
+        }
+        router.get("/_strata/ui/sources/:name/items/:id/image") { request, context in
+            do {
+                let name = try self.source(context), id = Self.parameter(context, "id") ?? ""
+                let (item, bytes) = try await self.useCases.loadDetail.image(source: name, id: id, at: try self.uiPoint(request))
+                guard let bytes, let image = item.image else { throw PresentableError(kind: .notFound, message: "\(name)/\(id) has no stored image") }
+                // The recorded type, never sniffed; an SVG is only ever an <img> (whose scripts
+                // never run) or a download, never a document of this origin.
+                var h = HTTPFields()
+                h[.contentType] = image.contentType
+                h[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+                h[.contentSecurityPolicy] = "default-src 'none'; sandbox"
+                if image.contentType.lowercased().contains("svg") { h[.contentDisposition] = "attachment" }
+                return Response(status: .ok, headers: h, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+            } catch {
+                return Self.error(error)
+            }
+        }
+        router.get("/_strata/ui/sources/:name/changes") { request, context in
+            let name = Self.parameter(context, "name") ?? ""
+            let q = FormQuery(request)
+            return await self.page(request, pages, title: "Changes in \(name)", json: "/_strata/sources/\(Self.segment(name))/changes") { chrome in
+                let name = try self.source(context)
+                guard let changes = self.useCases.changes else { throw PresentableError(kind: .notFound, message: "this server does not serve changes") }
+                let kinds = q.getAll("kind").flatMap { $0.split(separator: ",") }.compactMap { ChangeKind(rawValue: String($0)) }
+                let web = WebPages.ChangesRequest(
+                    from: q.get("from").flatMap { $0.isEmpty ? nil : $0 }, to: q.get("to").flatMap { $0.isEmpty ? nil : $0 },
+                    when: q.get("when").flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 },
+                    kinds: kinds.isEmpty ? Set(ChangeKind.allCases) : Set(kinds), limit: 500)
+                var found: [ItemChange] = []
+                var problem: String?
+                do {
+                    var filter = ReadChanges.Filter()
+                    filter.when = try web.when.map { [try ItemExpression.filter($0, naming: .queryParameters, input: "when")] } ?? []
+                    filter.kinds = web.kinds
+                    filter.limit = web.limit
+                    let from = try web.from.map { try Self.point($0, "from") }
+                    found = try await changes(source: name, from: from, to: try Self.point(web.to, "to"), filter: filter).changes
+                } catch {
+                    let e = PresentableError(error)
+                    guard e.kind == .invalidInput else { throw error }
+                    problem = FrontEndWording.http.message(e)
+                }
+                let head = try await self.useCases.replay.resolve(.now)
+                return pages.changes(source: name, changes: found, request: web, head: head, error: problem, chrome: chrome)
+            }
+        }
+        router.get("/_strata/ui/log") { request, _ in
+            let q = FormQuery(request)
+            return await self.page(request, pages, title: "Event log", json: "/_strata/log") { chrome in
+                let upTo = try await self.useCases.replay.resolve(try self.uiPoint(request))
+                let before = try Self.int(q.get("before"), "before", min: 1).map(UInt64.init) ?? (upTo == .max ? .max : upTo + 1)
+                let type = q.get("type").flatMap { $0.isEmpty ? nil : $0 }, stream = q.get("stream").flatMap { $0.isEmpty ? nil : $0 }
+                let query = LogQuery(stream: stream, type: type, fromSeq: 1, toSeq: min(upTo, before - 1), limit: 100, newestFirst: true)
+                let entries = try await self.useCases.replay(query).filter { self.allowsStream($0.stream) }
+                var event: LogEntry?
+                if let s = try Self.int(q.get("seq"), "seq", min: 1).map(UInt64.init) {
+                    event = try await self.useCases.replay(LogQuery(fromSeq: s, toSeq: s, limit: 1)).first.flatMap { self.allowsStream($0.stream) ? $0 : nil }
+                    if event == nil { throw PresentableError(kind: .notFound, message: "no event \(s) on this server") }
+                }
+                var older: String?
+                if entries.count == 100, let last = entries.last {
+                    var items = [("before", String(last.seq))]
+                    if let type { items.append(("type", type)) }
+                    if let stream { items.append(("stream", stream)) }
+                    older = "/_strata/ui/log?" + items.map { "\($0.0)=\(Self.segment($0.1))" }.joined(separator: "&")
+                }
+                return pages.log(entries: entries, type: type, stream: stream, event: event, older: older, chrome: chrome)
+            }
+        }
+    }
+
+    /// The seqs where a source's list was observed whole, oldest first: the slider's stops.
+    func observationPoints(_ source: String) async throws -> [WebPages.Point] {
+        var out: [WebPages.Point] = []
+        var from: UInt64 = 1
+        while true {
+            let batch = try await useCases.replay(LogQuery(stream: source, type: "FetchCompleted", fromSeq: from, limit: 1_000, newestFirst: false))
+            out += batch.map { .init(seq: $0.seq, at: $0.recordedAt) }
+            guard batch.count == 1_000, let last = batch.last else { break }
+            from = last.seq + 1
+        }
+        // Many passes: every n-th, the last kept, so the slider stays a few hundred stops.
+        if out.count > 500 {
+            let step = (out.count + 499) / 500
+            out = out.enumerated().filter { $0.offset % step == 0 || $0.offset == out.count - 1 }.map(\.element)
+        }
+        return out
+    }
+
+    /// The point a page shows: `as_of`, else a `date` (the slider's date field, read as UTC),
+    /// else the server's.
+    func uiPoint(_ request: Request) throws -> PointInTime {
+        guard let text = try uiAsOf(request) else { return defaultPoint }
+        return try Self.point(text, "as_of")
+    }
+
+    /// The point named by the request, as text: `as_of`, or a `date` field's value.
+    func uiAsOf(_ request: Request) throws -> String? {
+        let q = FormQuery(request)
+        if let a = q.get("as_of"), !a.isEmpty { return a }
+        if let d = q.get("date"), !d.isEmpty { return d.count == 16 ? d + ":00Z" : d.hasSuffix("Z") ? d : d + "Z" }
+        return nil
+    }
+
+    /// Answers a page: refuses a foreign `Host`, renders `body`, and words any error as a page
+    /// with the status its kind means.
+    func page(
+        _ request: Request, _ pages: WebPages, title: String, json: String, _ body: (WebPages.Chrome) async throws -> String
+    ) async -> Response {
+        guard hostIsOurs(request) else {
+            return Self.html(.misdirectedRequest, "this server answers only requests addressed to \(configuration.host) or localhost\n")
+        }
+        var asOf: String?
+        var nowLink = request.uri.path
+        do {
+            asOf = try uiAsOf(request)
+            let kept = FormQuery(request).pairs.filter { $0.key != "as_of" && $0.key != "date" }
+            if !kept.isEmpty { nowLink += "?" + kept.map { "\(Self.segment(String($0.key)))=\(Self.segment(String($0.value)))" }.joined(separator: "&") }
+            let chrome = WebPages.Chrome(title: title, asOf: asOf, nowLink: nowLink, json: json + (asOf.map { "?as_of=" + Self.segment($0) } ?? ""))
+            return Self.html(.ok, try await body(chrome))
+        } catch {
+            let e = PresentableError(error)
+            let status: HTTPResponse.Status =
+                switch e.kind {
+                case .notFound: .notFound
+                case .invalidInput: .badRequest
+                case .network: .badGateway
+                case .storage: .internalServerError
+                case .conflict: .conflict
+                }
+            let chrome = WebPages.Chrome(title: "Error", asOf: asOf, nowLink: nowLink, json: json)
+            return Self.html(status, pages.error(heading: status.reasonPhrase, message: FrontEndWording.http.message(e), chrome: chrome))
+        }
+    }
+
+    /// Whether the request names this server: its bound address, or localhost (any port).
+    func hostIsOurs(_ request: Request) -> Bool {
+        guard let authority = request.head.authority else { return false }
+        var host = authority
+        if host.hasPrefix("["), let end = host.firstIndex(of: "]") {
+            host = String(host[host.index(after: host.startIndex)..<end])
+        } else if let colon = host.lastIndex(of: ":") {
+            host = String(host[..<colon])
+        }
+        host = host.lowercased()
+        return host == "localhost" || host == configuration.host.lowercased() || (configuration.host == "0.0.0.0" || configuration.host == "::")
+    }
+
+    static func html(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        var h = HTTPFields()
+        h[.contentType] = status == .misdirectedRequest ? "text/plain; charset=utf-8" : "text/html; charset=utf-8"
+        h[.contentSecurityPolicy] = contentSecurityPolicy
+        h[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        h[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        h[.cacheControl] = "no-store"
+        return Response(status: status, headers: h, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func asset(_ text: String, _ type: String) -> Response {
+        var h = HTTPFields()
+        h[.contentType] = type
+        h[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        h[.cacheControl] = "max-age=300"
+        return Response(status: .ok, headers: h, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func segment(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+}
+
+/// A page's query as a browser's form sends it (`application/x-www-form-urlencoded`): `+` is a
+/// space, `%2B` a plus (Hummingbird's query parameters keep `+`, which would turn
+/// `make = "Kia"` typed in a form into `make+=+"Kia"`).
+struct FormQuery {
+    let pairs: [(key: String, value: String)]
+
+    init(_ request: Request) {
+        let raw = request.uri.query ?? ""
+        pairs = raw.split(separator: "&", omittingEmptySubsequences: true).map { part in
+            let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ s: Substring) -> String {
+                let spaced = s.replacingOccurrences(of: "+", with: " ")
+                return spaced.removingPercentEncoding ?? spaced
+            }
+            return (decode(kv[0]), kv.count > 1 ? decode(kv[1]) : "")
+        }
+    }
+
+    func get(_ key: String) -> String? { pairs.first { $0.key == key }?.value }
+    func getAll(_ key: String) -> [String] { pairs.filter { $0.key == key }.map(\.value) }
+}

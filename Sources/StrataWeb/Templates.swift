@@ -1,0 +1,203 @@
+// The pages' templates. Every `{{value}}` is HTML-escaped by the library; no template uses the
+// unescaped forms (`{{{…}}}`, `{{&…}}`): values from an API are text, never markup. Attributes
+// take values the same way, always quoted.
+
+enum Templates {
+    static let all: [String: String] = [
+        "layout": layout, "changeList": changeList, "sources": sources, "source": source, "item": item, "changes": changes, "log": log, "error": error
+    ]
+
+    static let layout = """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>{{title}} · Strata</title>
+        <link rel="stylesheet" href="/_strata/ui/assets/strata.css">
+        <script src="/_strata/ui/assets/strata.js" defer></script>
+        </head>
+        <body{{#live}} data-live="{{live}}"{{/live}}>
+        <a class="skip" href="#main">Skip to content</a>
+        <header class="top">
+        <nav aria-label="Main">
+        <a href="/_strata/ui/" class="brand">Strata</a>
+        <a href="/_strata/ui/">Sources</a>
+        <a href="/_strata/ui/log">Log</a>
+        </nav>
+        <button type="button" id="theme" aria-pressed="false">Dark</button>
+        </header>
+        {{#asOf}}<div class="banner" role="status">You are seeing the store as of <strong>{{asOf}}</strong>. <a href="{{nowLink}}">Back to now</a></div>{{/asOf}}
+        <div id="live-notice" class="banner" role="status" hidden>New events arrived. <a href="">Reload</a></div>
+        <main id="main">
+        {{$content}}{{/content}}
+        </main>
+        <footer><a href="{{json}}" rel="alternate" type="application/json">This page as JSON</a></footer>
+        </body>
+        </html>
+        """
+
+    static let sources = """
+        {{<layout}}{{$content}}
+        <h1>Sources</h1>
+        {{^rows}}<p>No source yet: add one with <code>strata source add</code>.</p>{{/rows}}
+        {{#hasRows}}
+        <div class="scroll" tabindex="0" role="region" aria-label="Sources">
+        <table class="rows">
+        <thead><tr><th scope="col">Source</th><th scope="col">Kind</th><th scope="col">Items</th><th scope="col">Last fetch</th><th scope="col">Outcome</th><th scope="col">Indexed</th></tr></thead>
+        <tbody>
+        {{#rows}}<tr><th scope="row"><a href="{{link}}">{{name}}</a></th><td>{{kind}}</td><td class="num">{{items}}</td><td>{{lastFetch}}</td><td class="{{outcomeClass}}">{{outcome}}</td><td>{{indexed}}</td></tr>
+        {{/rows}}
+        </tbody>
+        </table>
+        </div>
+        {{/hasRows}}
+        {{/content}}{{/layout}}
+        """
+
+    static let source = """
+        {{<layout}}{{$content}}
+        <h1>{{name}}</h1>
+        <p class="meta">{{total}} items{{#usedIndex}} (through an index){{/usedIndex}} · <a href="{{changesLink}}">Changes</a></p>
+        <form method="get" action="" class="filters" role="search" aria-label="Filter the items">
+        <label>Search <input type="search" name="search" value="{{search}}" id="filter"></label>
+        <label>Where <input type="text" name="where" value="{{where}}" placeholder="price &lt; 10000 and make = &quot;Kia&quot;" spellcheck="false"></label>
+        {{#sort}}<input type="hidden" name="sort" value="{{sort}}">{{/sort}}
+        {{#asOfValue}}<input type="hidden" name="as_of" value="{{asOfValue}}">{{/asOfValue}}
+        <button type="submit">Filter</button>
+        </form>
+        {{#error}}<p class="error" role="alert">{{error}}</p>{{/error}}
+        {{#slider}}
+        <form method="get" action="" class="slider" aria-label="Time">
+        <label for="slider">Point in time <output id="slider-label" for="slider">{{label}}</output></label>
+        <input type="range" id="slider" name="as_of" min="0" max="{{max}}" value="{{value}}" data-points="{{points}}" data-labels="{{labels}}">
+        <label>Date <input type="datetime-local" name="date" value="{{date}}" step="1"></label>
+        {{#search}}<input type="hidden" name="search" value="{{search}}">{{/search}}
+        <button type="submit">Go</button>
+        </form>
+        {{/slider}}
+        {{#hasFacets}}
+        <section aria-labelledby="facets-h" class="facets"><h2 id="facets-h">Facets</h2>
+        {{#facets}}<div class="facet"><h3>{{path}}</h3><ul>{{#values}}<li><a href="{{link}}">{{value}}</a> <span class="count">{{count}}</span></li>{{/values}}</ul></div>{{/facets}}
+        </section>
+        {{/hasFacets}}
+        <div class="scroll" tabindex="0" role="region" aria-label="Items">
+        <table class="rows">
+        <thead><tr>{{#columns}}<th scope="col">{{#link}}<a href="{{link}}">{{label}}{{mark}}</a>{{/link}}{{^link}}{{label}}{{/link}}</th>{{/columns}}</tr></thead>
+        <tbody>
+        {{#rows}}<tr{{#pending}} class="pending"{{/pending}}><td>{{#thumb}}<img src="{{thumb}}" alt="" width="48" height="48" loading="lazy">{{/thumb}}</td><th scope="row"><a href="{{link}}">{{id}}</a></th><td>{{title}}{{#pending}} <span class="label">pending</span>{{/pending}}</td><td>{{subtitle}}</td>{{#fields}}<td>{{.}}</td>{{/fields}}</tr>
+        {{/rows}}
+        </tbody>
+        </table>
+        </div>
+        {{^rows}}<p>No item matches.</p>{{/rows}}
+        <nav aria-label="Pages" class="pager">{{#first}}<a href="{{first}}">First page</a>{{/first}} {{#next}}<a href="{{next}}" rel="next">Next page</a>{{/next}}</nav>
+        {{/content}}{{/layout}}
+        """
+
+    static let item = """
+        {{<layout}}{{$content}}
+        <p class="crumbs"><a href="{{sourceLink}}">{{source}}</a></p>
+        <h1>{{title}}</h1>
+        <p class="meta">id {{id}} · version {{version}}{{#removed}} · <span class="label">removed</span>{{/removed}}</p>
+        {{#image}}<p><img class="picture" src="{{image}}" alt="The item's stored image"></p>{{/image}}
+        {{#link}}<p><a href="{{link}}" rel="noopener noreferrer nofollow">{{link}}</a></p>{{/link}}
+        <section aria-labelledby="fields-h"><h2 id="fields-h">Fields</h2>
+        <dl class="fields">{{#fields}}<dt>{{path}}</dt><dd>{{#url}}<a href="{{url}}" rel="noopener noreferrer nofollow">{{value}}</a>{{/url}}{{^url}}{{value}}{{/url}}</dd>{{/fields}}</dl>
+        </section>
+        {{#chart}}
+        <section aria-labelledby="chart-h"><h2 id="chart-h">{{path}} over time</h2>
+        <svg class="chart" viewBox="0 0 {{width}} {{height}}" role="img" aria-label="{{path}} from {{min}} to {{max}} across {{count}} versions"><polyline points="{{points}}" /></svg>
+        <p class="meta">min {{min}} · max {{max}} · {{count}} points</p>
+        </section>
+        {{/chart}}
+        {{#hasNumeric}}<p class="meta">Chart: {{#numeric}}<a href="{{link}}">{{path}}</a> {{/numeric}}</p>{{/hasNumeric}}
+        <section aria-labelledby="versions-h"><h2 id="versions-h">Versions</h2>
+        <form method="get" action="" class="compare" aria-label="Compare two versions">
+        <label>From <select name="from">{{#versions}}<option value="{{seq}}"{{#isFrom}} selected{{/isFrom}}>v{{version}} · seq {{seq}}</option>{{/versions}}</select></label>
+        <label>To <select name="to">{{#versions}}<option value="{{seq}}"{{#isTo}} selected{{/isTo}}>v{{version}} · seq {{seq}}</option>{{/versions}}</select></label>
+        <button type="submit">Compare</button>
+        </form>
+        {{#compare}}
+        <section aria-labelledby="compare-h" class="diff"><h3 id="compare-h">From seq {{from}} to seq {{to}}</h3>
+        {{> changeList}}
+        </section>
+        {{/compare}}
+        <ol class="timeline" reversed>
+        {{#timeline}}<li id="v{{seq}}"{{#current}} aria-current="true"{{/current}}>
+        <h3><a href="#v{{seq}}">v{{version}}</a> <span class="kind {{kind}}">{{kind}}</span> seq {{seq}} · <time datetime="{{iso}}">{{observed}}</time>{{#origin}} · {{origin}}{{/origin}}{{#backfilled}} <span class="label">backfilled</span>{{/backfilled}}{{#pending}} <span class="label">pending</span>{{/pending}}{{#restored}} <span class="label">re-stored</span>{{/restored}}</h3>
+        <p class="nav">{{#previous}}<a href="#v{{previous}}" rel="prev">Previous change</a>{{/previous}} {{#next}}<a href="#v{{next}}" rel="next">Next change</a>{{/next}} <a href="{{asOfLink}}">See the source then</a></p>
+        {{> changeList}}
+        </li>
+        {{/timeline}}
+        </ol>
+        </section>
+        {{/content}}{{/layout}}
+        """
+
+    static let changeList = """
+        {{#hasChanges}}<table class="changes"><thead><tr><th scope="col">Field</th><th scope="col">Before</th><th scope="col">After</th></tr></thead><tbody>
+        {{#changes}}<tr><th scope="row">{{path}}</th><td>{{#old}}<del>{{#parts}}{{#same}}{{text}}{{/same}}{{#gone}}<mark>{{text}}</mark>{{/gone}}{{/parts}}</del>{{/old}}</td><td>{{#new}}<ins>{{#parts}}{{#same}}{{text}}{{/same}}{{#added}}<mark>{{text}}</mark>{{/added}}{{/parts}}</ins>{{/new}}</td></tr>
+        {{/changes}}</tbody></table>{{/hasChanges}}
+        """
+
+    static let changes = """
+        {{<layout}}{{$content}}
+        <p class="crumbs"><a href="{{sourceLink}}">{{source}}</a></p>
+        <h1>Changes in {{source}}</h1>
+        <form method="get" action="" class="filters" role="search" aria-label="Which changes">
+        <label>From <input type="text" name="from" value="{{from}}" placeholder="seq or date" id="filter"></label>
+        <label>To <input type="text" name="to" value="{{to}}" placeholder="now"></label>
+        <label>When <input type="text" name="when" value="{{when}}" placeholder="price &lt; old.price" spellcheck="false"></label>
+        <fieldset><legend>Kinds</legend>{{#kinds}}<label><input type="checkbox" name="kind" value="{{name}}"{{#on}} checked{{/on}}> {{name}}</label> {{/kinds}}</fieldset>
+        <button type="submit">Show</button>
+        <a id="since" href="{{sinceLink}}" data-source="{{source}}" data-head="{{head}}">Since I last looked</a>
+        </form>
+        {{#error}}<p class="error" role="alert">{{error}}</p>{{/error}}
+        <p class="meta">{{count}} changes{{#more}} (the first {{count}}){{/more}}</p>
+        <div class="scroll" tabindex="0" role="region" aria-label="Changes">
+        <table class="rows">
+        <thead><tr><th scope="col">Seq</th><th scope="col">Observed</th><th scope="col">Kind</th><th scope="col">Item</th><th scope="col">Fields</th></tr></thead>
+        <tbody>
+        {{#rows}}<tr><td class="num">{{seq}}</td><td><time datetime="{{iso}}">{{observed}}</time></td><td><span class="kind {{kind}}">{{kind}}</span></td><th scope="row"><a href="{{link}}">{{title}}</a></th><td>{{fields}}</td></tr>
+        {{/rows}}
+        </tbody>
+        </table>
+        </div>
+        {{/content}}{{/layout}}
+        """
+
+    static let log = """
+        {{<layout}}{{$content}}
+        <h1>Event log</h1>
+        <form method="get" action="" class="filters" role="search" aria-label="Filter the log">
+        <label>Type <input type="text" name="type" value="{{type}}" id="filter"></label>
+        <label>Stream <input type="text" name="stream" value="{{stream}}"></label>
+        <button type="submit">Filter</button>
+        </form>
+        {{#event}}
+        <section aria-labelledby="event-h" class="envelope"><h2 id="event-h">Event {{seq}}</h2>
+        <dl class="fields">{{#fields}}<dt>{{path}}</dt><dd>{{value}}</dd>{{/fields}}</dl>
+        </section>
+        {{/event}}
+        <div class="scroll" tabindex="0" role="region" aria-label="Events">
+        <table class="rows">
+        <thead><tr><th scope="col">Seq</th><th scope="col">Recorded</th><th scope="col">Type</th><th scope="col">Stream</th><th scope="col">Size</th><th scope="col">Hash</th><th scope="col">Previous</th></tr></thead>
+        <tbody>
+        {{#rows}}<tr><th scope="row"><a href="{{link}}">{{seq}}</a></th><td><time datetime="{{iso}}">{{recorded}}</time></td><td>{{type}}</td><td>{{stream}}</td><td class="num">{{size}}</td><td><code>{{hash}}</code></td><td><code>{{previous}}</code></td></tr>
+        {{/rows}}
+        </tbody>
+        </table>
+        </div>
+        <nav aria-label="Pages" class="pager">{{#older}}<a href="{{older}}" rel="next">Older events</a>{{/older}}</nav>
+        {{/content}}{{/layout}}
+        """
+
+    static let error = """
+        {{<layout}}{{$content}}
+        <h1>{{heading}}</h1>
+        <p class="error" role="alert">{{message}}</p>
+        <p><a href="/_strata/ui/">All sources</a></p>
+        {{/content}}{{/layout}}
+        """
+}

@@ -1,0 +1,332 @@
+package import Foundation
+import Mustache
+package import StrataDomain
+import StrataJSON
+
+/// The web UI's pages (`/_strata/ui/`), rendered from the same domain models the CLI and the
+/// JSON API read, through templates that escape every value (``Templates``). Knows no HTTP:
+/// the server hands it what the use cases answered and the request's parameters, and sends the
+/// HTML back.
+package struct WebPages: Sendable {
+    let library: MustacheLibrary
+
+    package init() throws {
+        var library = MustacheLibrary()
+        for (name, text) in Templates.all { try library.register(text, named: name) }
+        self.library = library
+    }
+
+    /// What every page shows around its content: its title, the point it shows when that is not
+    /// now (a banner with a link back), its JSON twin, and the stream that tells it of new events.
+    package struct Chrome: Sendable {
+        package var title: String
+        /// The point the page shows, as the request named it; nil for now.
+        package var asOf: String?
+        /// The same page at now.
+        package var nowLink: String
+        /// The page's JSON twin in `/_strata/`.
+        package var json: String
+        /// Whether the page shows now and should say when new events land.
+        package var live: Bool
+
+        package init(title: String, asOf: String?, nowLink: String, json: String) {
+            self.title = title; self.asOf = asOf; self.nowLink = nowLink; self.json = json; live = asOf == nil
+        }
+
+        var context: [String: Any] {
+            var c: [String: Any] = ["title": title, "nowLink": nowLink, "json": json]
+            if let asOf { c["asOf"] = asOf }
+            if live { c["live"] = "/_strata/events" }
+            return c
+        }
+    }
+
+    func render(_ template: String, _ chrome: Chrome, _ content: [String: Any]) -> String {
+        library.render(chrome.context.merging(content) { _, new in new }, withTemplate: template) ?? ""
+    }
+
+    /// A page saying what went wrong, in the words the JSON API uses.
+    package func error(heading: String, message: String, chrome: Chrome) -> String {
+        render("error", chrome, ["heading": heading, "message": message])
+    }
+
+    // MARK: Sources
+
+    package struct SourceRow: Sendable {
+        package var source: Source
+        package var items: Int
+        package init(source: Source, items: Int) { self.source = source; self.items = items }
+    }
+
+    package func sources(_ rows: [SourceRow], chrome: Chrome) -> String {
+        let list: [[String: Any]] = rows.map { row in
+            let s = row.source
+            var outcome = "never fetched", outcomeClass = ""
+            switch s.lastRun?.outcome {
+            case .completed(let complete)?: outcome = complete ? "complete" : "partial"
+            case .failed(let why)?: (outcome, outcomeClass) = ("failed: " + why, "error")
+            case nil: if s.isRecorded { outcome = "recorded" }
+            }
+            return [
+                "name": s.name, "link": Links.source(s.name, asOf: chrome.asOf), "kind": s.isRecorded ? "recorded" : "fetched",
+                "items": row.items, "lastFetch": s.lastRun.map { Self.time($0.at) } ?? "—", "outcome": outcome, "outcomeClass": outcomeClass,
+                "indexed": s.indexPaths.joined(separator: ", ")
+            ]
+        }
+        return render("sources", chrome, ["rows": list, "hasRows": !list.isEmpty])
+    }
+
+    // MARK: A source's items
+
+    /// What the items page was asked for.
+    package struct ItemsRequest: Sendable {
+        package var search: String?
+        package var wheres: [String]
+        package var sort: String?
+        package var after: String?
+        package var asOf: String?
+        package var limit: Int
+        package init(search: String?, wheres: [String], sort: String?, after: String?, asOf: String?, limit: Int) {
+            self.search = search; self.wheres = wheres; self.sort = sort; self.after = after; self.asOf = asOf; self.limit = limit
+        }
+    }
+
+    /// One indexed field's values and their counts.
+    package struct Facet: Sendable {
+        package var path: String
+        package var counts: [(value: String, count: Int)]
+        package init(path: String, counts: [(value: String, count: Int)]) { self.path = path; self.counts = counts }
+    }
+
+    /// A point of the slider: a seq where the source was observed, and when.
+    package struct Point: Sendable {
+        package var seq: UInt64
+        package var at: Date
+        package init(seq: UInt64, at: Date) { self.seq = seq; self.at = at }
+    }
+
+    package func items(
+        source: Source, page: ItemPage?, request: ItemsRequest, error: String?, facets: [Facet], points: [Point], current: UInt64,
+        chrome: Chrome
+    ) -> String {
+        let name = source.name
+        func link(_ change: (inout [(String, String)]) -> Void) -> String {
+            var q: [(String, String)] = []
+            if let s = request.search, !s.isEmpty { q.append(("search", s)) }
+            for w in request.wheres where !w.isEmpty { q.append(("where", w)) }
+            if let s = request.sort { q.append(("sort", s)) }
+            if let a = request.asOf { q.append(("as_of", a)) }
+            change(&q)
+            return Links.query("/_strata/ui/sources/\(Links.segment(name))", q)
+        }
+        var columns: [[String: Any]] = [["label": "Image"], ["label": "Id"], ["label": "Title"], ["label": "Subtitle"]]
+        for path in source.indexPaths {
+            // Sorting by an indexed field: ascending first, then descending; the arrow says which.
+            let mark = request.sort == path ? " ▲" : request.sort == "-" + path ? " ▼" : ""
+            let next = request.sort == path ? "-" + path : path
+            columns.append([
+                "label": path, "mark": mark,
+                "link": link { q in
+                    q.removeAll { $0.0 == "sort" }; q.append(("sort", next))
+                }
+            ])
+        }
+        let items = page?.items ?? []
+        let rows: [[String: Any]] = items.map { item in
+            var row: [String: Any] = [
+                "id": item.id, "title": item.title, "subtitle": item.subtitle.joined(separator: " · "),
+                "link": Links.item(name, item.id, asOf: request.asOf), "fields": source.indexPaths.map { p in item.fields.first { $0.path == p }?.value ?? "" },
+                "pending": item.pending != .none
+            ]
+            if item.image != nil { row["thumb"] = Links.image(name, item.id, asOf: request.asOf) }
+            return row
+        }
+        var content: [String: Any] = [
+            "name": name, "total": page?.total ?? 0, "usedIndex": page?.usedIndex ?? false, "search": request.search ?? "",
+            "where": request.wheres.joined(separator: " and "), "columns": columns, "rows": rows, "hasRows": !rows.isEmpty,
+            "changesLink": Links.query("/_strata/ui/sources/\(Links.segment(name))/changes", [])
+        ]
+        if let sort = request.sort { content["sort"] = sort }
+        if let a = request.asOf { content["asOfValue"] = a }
+        if let error { content["error"] = error }
+        if request.after != nil { content["first"] = link { _ in } }
+        if let last = items.last, items.count == request.limit { content["next"] = link { $0.append(("after", last.id)) } }
+        content["facets"] = facets.map { f in
+            [
+                "path": f.path,
+                "values": f.counts.map { v in
+                    ["value": v.value, "count": v.count, "link": link { $0.append(("where", "\(f.path) = \(Self.literal(v.value))")) }] as [String: Any]
+                }
+            ] as [String: Any]
+        }
+        content["hasFacets"] = !facets.isEmpty
+        if !points.isEmpty {
+            let index = points.lastIndex { $0.seq <= current } ?? points.count - 1
+            content["slider"] =
+                [
+                    "max": points.count - 1, "value": index, "label": Self.pointLabel(points[index]),
+                    "points": points.map { String($0.seq) }.joined(separator: " "), "labels": points.map(Self.pointLabel).joined(separator: "|"),
+                    "date": Self.localDate(points[index].at)
+                ] as [String: Any]
+            if let search = request.search, var slider = content["slider"] as? [String: Any] {
+                slider["search"] = search
+                content["slider"] = slider
+            }
+        }
+        return render("source", chrome, content)
+    }
+
+    static func pointLabel(_ p: Point) -> String { "seq \(p.seq) · \(time(p.at))" }
+
+    /// A facet value as an expression literal: numbers and booleans as they are, text quoted.
+    static func literal(_ value: String) -> String {
+        if Double(value) != nil || value == "true" || value == "false" || value == "null" { return value }
+        return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+
+    // MARK: An item
+
+    package func item(
+        item: Item, versions: [ItemVersion], compare: (from: UInt64, to: UInt64, changes: [Change])?, chart: String?, asOf: String?,
+        chrome: Chrome
+    ) -> String {
+        let name = item.source
+        var content: [String: Any] = [
+            "source": name, "sourceLink": Links.source(name, asOf: asOf), "title": item.title, "id": item.id, "version": item.version,
+            "removed": item.isRemoved
+        ]
+        if item.image != nil { content["image"] = Links.image(name, item.id, asOf: asOf) }
+        if let url = item.imageURL, Links.isWeb(url) { content["link"] = url }
+        content["fields"] = Self.flatten(item.merged).map { path, value in
+            var f: [String: Any] = ["path": path, "value": value.displayText]
+            if case .string(let s) = value, Links.isWeb(s) { f["url"] = s }
+            return f
+        }
+        let ordered = versions.sorted { $0.seq < $1.seq }
+        let fromSeq = compare?.from ?? ordered.dropLast().last?.seq ?? 0, toSeq = compare?.to ?? ordered.last?.seq ?? 0
+        content["versions"] = ordered.map { v in ["seq": v.seq, "version": v.version, "isFrom": v.seq == fromSeq, "isTo": v.seq == toSeq] as [String: Any] }
+        content["timeline"] = ordered.enumerated().reversed().map { i, v in
+            var t: [String: Any] = [
+                "seq": v.seq, "version": v.version, "kind": v.kind.rawValue, "iso": Self.iso(v.recordedAt), "observed": Self.time(v.recordedAt),
+                "backfilled": v.backfilled, "pending": v.local.map { $0.state.isOpen } ?? false, "restored": v.restored != nil,
+                "changes": v.changes.map(Self.changeRow), "hasChanges": !v.changes.isEmpty,
+                "asOfLink": Links.source(name, asOf: String(v.seq)), "current": i == ordered.count - 1
+            ]
+            if v.origin != .list { t["origin"] = v.origin.rawValue }
+            if i > 0 { t["previous"] = ordered[i - 1].seq }
+            if i + 1 < ordered.count { t["next"] = ordered[i + 1].seq }
+            return t
+        }
+        if let compare {
+            content["compare"] =
+                [
+                    "from": compare.from, "to": compare.to, "changes": compare.changes.map(Self.changeRow), "hasChanges": !compare.changes.isEmpty
+                ] as [String: Any]
+        }
+        // The numeric fields of the newest version, each a chart away.
+        let numeric = Self.flatten(ordered.last?.document ?? item.document).filter { if case .number = $0.1 { true } else { false } }.map(\.0)
+        content["numeric"] = numeric.map { p in
+            ["path": p, "link": Links.query(Links.itemPath(name, item.id), [("chart", p)] + (asOf.map { [("as_of", $0)] } ?? []))]
+        }
+        content["hasNumeric"] = !numeric.isEmpty
+        if let chart, let svg = Chart(path: chart, versions: ordered) { content["chart"] = svg.context }
+        return render("item", chrome, content)
+    }
+
+    /// A field change as rows of the before and after cells: a long text's words marked where
+    /// they differ, anything else whole.
+    static func changeRow(_ c: Change) -> [String: Any] {
+        var row: [String: Any] = ["path": c.path]
+        let old = c.old.map(\.displayText), new = c.new.map(\.displayText)
+        if let old, let new, old.count + new.count > 40, case .string = c.old, case .string = c.new {
+            let (a, b) = WordDiff.parts(old, new)
+            row["old"] = ["parts": a]
+            row["new"] = ["parts": b]
+        } else {
+            if let old { row["old"] = ["parts": [["gone": true, "text": old]]] }
+            if let new { row["new"] = ["parts": [["added": true, "text": new]]] }
+        }
+        return row
+    }
+
+    /// Every scalar of a document with its dotted path (`specs.0.fuel`), containers walked
+    /// through; an empty container as its JSON.
+    static func flatten(_ value: JSONValue, prefix: String = "") -> [(String, JSONValue)] {
+        switch value {
+        case .object(let o) where !o.isEmpty:
+            return o.keys.sorted().flatMap { flatten(o[$0]!, prefix: prefix.isEmpty ? $0 : prefix + "." + $0) }
+        case .array(let a) where !a.isEmpty:
+            return a.enumerated().flatMap { flatten($1, prefix: prefix.isEmpty ? String($0) : prefix + "." + String($0)) }
+        default:
+            return [(prefix.isEmpty ? "(value)" : prefix, value)]
+        }
+    }
+
+    // MARK: Changes
+
+    package struct ChangesRequest: Sendable {
+        package var from: String?
+        package var to: String?
+        package var when: String?
+        package var kinds: Set<ChangeKind>
+        package var limit: Int
+        package init(from: String?, to: String?, when: String?, kinds: Set<ChangeKind>, limit: Int) {
+            self.from = from; self.to = to; self.when = when; self.kinds = kinds; self.limit = limit
+        }
+    }
+
+    package func changes(source: String, changes: [ItemChange], request: ChangesRequest, head: UInt64, error: String?, chrome: Chrome) -> String {
+        var content: [String: Any] = [
+            "source": source, "sourceLink": Links.source(source, asOf: nil), "from": request.from ?? "", "to": request.to ?? "",
+            "when": request.when ?? "", "head": head, "count": changes.count, "more": changes.count >= request.limit,
+            "kinds": ChangeKind.allCases.map { ["name": $0.rawValue, "on": request.kinds.contains($0)] as [String: Any] },
+            "sinceLink": Links.query("/_strata/ui/sources/\(Links.segment(source))/changes", [])
+        ]
+        if let error { content["error"] = error }
+        content["rows"] = changes.map { c in
+            [
+                "seq": c.seq, "iso": Self.iso(c.observedAt), "observed": Self.time(c.observedAt), "kind": c.kind.rawValue, "title": c.title,
+                "link": Links.item(source, c.item, asOf: nil) + "#v\(c.seq)", "fields": c.changes.map(\.path).joined(separator: ", ")
+            ] as [String: Any]
+        }
+        return render("changes", chrome, content)
+    }
+
+    // MARK: The log
+
+    package func log(entries: [LogEntry], type: String?, stream: String?, event: LogEntry?, older: String?, chrome: Chrome) -> String {
+        var content: [String: Any] = ["type": type ?? "", "stream": stream ?? ""]
+        content["rows"] = entries.map { e in
+            [
+                "seq": e.seq, "link": Links.query("/_strata/ui/log", [("seq", String(e.seq))]), "iso": Self.iso(e.recordedAt),
+                "recorded": Self.time(e.recordedAt),
+                "type": e.type, "stream": e.stream, "size": e.payloadSize.map(String.init) ?? "—", "hash": String(e.hash.prefix(12)),
+                "previous": String(e.previousHash.prefix(12))
+            ] as [String: Any]
+        }
+        if let event {
+            var fields: [(String, String)] = [
+                ("seq", String(event.seq)), ("recorded", Self.iso(event.recordedAt)), ("type", event.type), ("stream", event.stream), ("id", event.id),
+                ("schema version", String(event.schemaVersion)), ("hash", event.hash), ("previous hash", event.previousHash),
+                ("payload size", event.payloadSize.map(String.init) ?? "none"), ("payload SHA-256", event.payloadSHA256 ?? "none")
+            ]
+            fields += event.metadata.map { ("metadata: " + $0.path, $0.value) }
+            content["event"] = ["seq": event.seq, "fields": fields.map { ["path": $0.0, "value": $0.1] }] as [String: Any]
+        }
+        if let older { content["older"] = older }
+        return render("log", chrome, content)
+    }
+
+    // MARK: Text
+
+    static func time(_ d: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withSpaceBetweenDateAndTime]
+        return f.string(from: d) + " UTC"
+    }
+
+    static func iso(_ d: Date) -> String { ISO8601DateFormatter().string(from: d) }
+
+    /// The value of a `datetime-local` field: UTC, to the second.
+    static func localDate(_ d: Date) -> String { String(iso(d).dropLast()) }
+}
