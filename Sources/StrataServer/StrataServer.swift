@@ -27,12 +27,15 @@ package final class StrataServer: Sendable {
         package var changes: ReadChanges?
         /// The sources with their last fetch (the web UI's front page).
         package var catalog: any SourceRepository
+        /// A source's shape and drift (the web UI's schema page; none when nil).
+        package var schema: ReadSchema?
 
         package init(
             recordings: ServeRecordings, query: QueryItems, loadDetail: LoadItemDetail, history: GetItemHistory, diff: DiffCollection,
             replay: ReplayLog, sources: ManageSources, catalog: any SourceRepository, feed: ReadChangeFeed, alerts: ManageAlerts? = nil,
-            changes: ReadChanges? = nil
+            changes: ReadChanges? = nil, schema: ReadSchema? = nil
         ) {
+            self.schema = schema
             self.recordings = recordings; self.query = query; self.loadDetail = loadDetail; self.history = history; self.diff = diff
             self.replay = replay; self.sources = sources; self.catalog = catalog; self.feed = feed; self.alerts = alerts; self.changes = changes
         }

@@ -146,6 +146,29 @@ extension StrataServer {
                 return pages.changes(source: name, changes: found, request: web, head: head, error: problem, chrome: chrome)
             }
         }
+        router.get("/_strata/ui/sources/:name/schema") { request, context in
+            let name = Self.parameter(context, "name") ?? ""
+            return await self.page(request, pages, title: "Schema of \(name)", json: "/_strata/sources/\(Self.segment(name))/items") { chrome in
+                let name = try self.source(context)
+                guard let schema = self.useCases.schema else { throw PresentableError(kind: .notFound, message: "this server does not serve schemas") }
+                let point = try self.uiPoint(request)
+                return pages.schema(
+                    try await schema(source: name, at: point), drift: try await schema.history(source: name, upTo: point).reversed(),
+                    asOf: try self.uiAsOf(request), chrome: chrome)
+            }
+        }
+        router.get("/_strata/ui/alerts") { request, _ in
+            let q = FormQuery(request)
+            return await self.page(request, pages, title: "Alerts", json: "/_strata/sources") { chrome in
+                guard let alerts = self.useCases.alerts else { throw PresentableError(kind: .notFound, message: "this server does not serve alerts") }
+                let all = try await alerts.list().filter { self.allows($0.alert.source) }
+                var selected: (String, String, [AlertNotification])?
+                if let source = q.get("source"), let name = q.get("name"), self.allows(source) {
+                    selected = (name, source, try await alerts.notifications(source: source, name: name, limit: 100))
+                }
+                return pages.alerts(all, selected: selected, chrome: chrome)
+            }
+        }
         router.get("/_strata/ui/log") { request, _ in
             let q = FormQuery(request)
             return await self.page(request, pages, title: "Event log", json: "/_strata/log") { chrome in

@@ -4,7 +4,8 @@
 
 enum Templates {
     static let all: [String: String] = [
-        "layout": layout, "changeList": changeList, "sources": sources, "source": source, "item": item, "changes": changes, "log": log, "error": error
+        "layout": layout, "changeList": changeList, "sources": sources, "source": source, "item": item, "changes": changes, "log": log, "schema": schema,
+        "alerts": alerts, "error": error
     ]
 
     static let layout = """
@@ -23,6 +24,7 @@ enum Templates {
         <nav aria-label="Main">
         <a href="/_strata/ui/" class="brand">Strata</a>
         <a href="/_strata/ui/">Sources</a>
+        <a href="/_strata/ui/alerts">Alerts</a>
         <a href="/_strata/ui/log">Log</a>
         </nav>
         <button type="button" id="theme" aria-pressed="false">Dark</button>
@@ -58,7 +60,7 @@ enum Templates {
     static let source = """
         {{<layout}}{{$content}}
         <h1>{{name}}</h1>
-        <p class="meta">{{total}} items{{#usedIndex}} (through an index){{/usedIndex}} · <a href="{{changesLink}}">Changes</a></p>
+        <p class="meta">{{total}} items{{#usedIndex}} (through an index){{/usedIndex}} · <a href="{{changesLink}}">Changes</a> · <a href="{{schemaLink}}">Schema</a></p>
         <form method="get" action="" class="filters" role="search" aria-label="Filter the items">
         <label>Search <input type="search" name="search" value="{{search}}" id="filter"></label>
         <label>Where <input type="text" name="where" value="{{where}}" placeholder="price &lt; 10000 and make = &quot;Kia&quot;" spellcheck="false"></label>
@@ -190,6 +192,61 @@ enum Templates {
         </table>
         </div>
         <nav aria-label="Pages" class="pager">{{#older}}<a href="{{older}}" rel="next">Older events</a>{{/older}}</nav>
+        {{/content}}{{/layout}}
+        """
+
+    static let schema = """
+        {{<layout}}{{$content}}
+        <p class="crumbs"><a href="{{sourceLink}}">{{source}}</a></p>
+        <h1>Schema of {{source}}</h1>
+        <p class="meta">{{items}} items, {{details}} details, as of seq {{seq}}</p>
+        <div class="scroll" tabindex="0" role="region" aria-label="Fields">
+        <table class="rows">
+        <thead><tr><th scope="col">Field</th><th scope="col">Types</th><th scope="col">Items</th><th scope="col">First seen</th><th scope="col">Last changed</th><th scope="col">Example</th></tr></thead>
+        <tbody>
+        {{#fields}}<tr><th scope="row">{{path}}</th><td>{{types}}</td><td class="num">{{items}}</td><td class="num">{{first}}</td><td class="num">{{changed}}</td><td>{{example}}</td></tr>
+        {{/fields}}
+        </tbody>
+        </table>
+        </div>
+        <section aria-labelledby="drift-h"><h2 id="drift-h">Drift</h2>
+        {{^drift}}<p>No field appeared, went or changed type.</p>{{/drift}}
+        {{#hasDrift}}
+        <div class="scroll" tabindex="0" role="region" aria-label="Drift">
+        <table class="rows">
+        <thead><tr><th scope="col">Seq</th><th scope="col">Observed</th><th scope="col">Kind</th><th scope="col">Field</th><th scope="col">Before</th><th scope="col">After</th><th scope="col">Items</th></tr></thead>
+        <tbody>
+        {{#drift}}<tr><td class="num"><a href="{{link}}">{{seq}}</a></td><td><time datetime="{{iso}}">{{observed}}</time></td><td>{{kind}}</td><th scope="row">{{path}}</th><td>{{before}}</td><td>{{after}}</td><td class="num">{{items}}</td></tr>
+        {{/drift}}
+        </tbody>
+        </table>
+        </div>
+        {{/hasDrift}}
+        </section>
+        {{/content}}{{/layout}}
+        """
+
+    static let alerts = """
+        {{<layout}}{{$content}}
+        <h1>Alerts</h1>
+        {{^rows}}<p>No alert yet: add one with <code>strata alert add</code>.</p>{{/rows}}
+        {{#hasRows}}
+        <div class="scroll" tabindex="0" role="region" aria-label="Alerts">
+        <table class="rows">
+        <thead><tr><th scope="col">Alert</th><th scope="col">Source</th><th scope="col">On</th><th scope="col">To</th><th scope="col">Queued</th><th scope="col">Delivered</th><th scope="col">Pending</th><th scope="col">Failed</th></tr></thead>
+        <tbody>
+        {{#rows}}<tr><th scope="row"><a href="{{link}}">{{name}}</a></th><td><a href="{{sourceLink}}">{{source}}</a></td><td>{{on}}</td><td>{{target}}</td><td class="num">{{queued}}</td><td class="num">{{delivered}}</td><td class="num">{{pending}}</td><td class="num{{#failed}} error{{/failed}}">{{failed}}</td></tr>
+        {{/rows}}
+        </tbody>
+        </table>
+        </div>
+        {{/hasRows}}
+        {{#selected}}
+        <section aria-labelledby="notes-h"><h2 id="notes-h">Notifications of {{name}}</h2>
+        {{^notes}}<p>None yet.</p>{{/notes}}
+        <ol class="timeline" reversed>{{#notes}}<li><h3><span class="kind {{kind}}">{{kind}}</span> <a href="{{link}}">{{title}}</a> seq {{seq}} · <time datetime="{{iso}}">{{observed}}</time></h3><p class="meta">{{id}}</p></li>{{/notes}}</ol>
+        </section>
+        {{/selected}}
         {{/content}}{{/layout}}
         """
 

@@ -42,7 +42,29 @@ package struct WebPages: Sendable {
     }
 
     func render(_ template: String, _ chrome: Chrome, _ content: [String: Any]) -> String {
-        library.render(chrome.context.merging(content) { _, new in new }, withTemplate: template) ?? ""
+        Self.visible(library.render(chrome.context.merging(content) { _, new in new }, withTemplate: template) ?? "")
+    }
+
+    /// The page with every control character from the data shown as its symbol (`␛` for ESC,
+    /// `␇` for BEL; U+FFFD for DEL and C1): escaping keeps markup out, this keeps characters HTML
+    /// does not allow in text out. The templates hold none of their own but line ends.
+    static func visible(_ html: String) -> String {
+        guard html.unicodeScalars.contains(where: isControl) else { return html }
+        var out = String.UnicodeScalarView()
+        for u in html.unicodeScalars {
+            if !isControl(u) {
+                out.append(u)
+            } else if u.value < 0x20 {
+                out.append(Unicode.Scalar(0x2400 + u.value)!)
+            } else {
+                out.append("\u{FFFD}")
+            }
+        }
+        return String(out)
+    }
+
+    static func isControl(_ u: Unicode.Scalar) -> Bool {
+        (u.value < 0x20 && u != "\n" && u != "\t" && u != "\r") || (u.value >= 0x7F && u.value < 0xA0)
     }
 
     /// A page saying what went wrong, in the words the JSON API uses.
@@ -144,7 +166,8 @@ package struct WebPages: Sendable {
         var content: [String: Any] = [
             "name": name, "total": page?.total ?? 0, "usedIndex": page?.usedIndex ?? false, "search": request.search ?? "",
             "where": request.wheres.joined(separator: " and "), "columns": columns, "rows": rows, "hasRows": !rows.isEmpty,
-            "changesLink": Links.query("/_strata/ui/sources/\(Links.segment(name))/changes", [])
+            "changesLink": Links.query("/_strata/ui/sources/\(Links.segment(name))/changes", []),
+            "schemaLink": Links.query("/_strata/ui/sources/\(Links.segment(name))/schema", request.asOf.map { [("as_of", $0)] } ?? [])
         ]
         if let sort = request.sort { content["sort"] = sort }
         if let a = request.asOf { content["asOfValue"] = a }
@@ -315,6 +338,67 @@ package struct WebPages: Sendable {
         }
         if let older { content["older"] = older }
         return render("log", chrome, content)
+    }
+
+    // MARK: Schema
+
+    package func schema(_ schema: SourceSchema, drift: [SchemaDrift], asOf: String?, chrome: Chrome) -> String {
+        let name = schema.source
+        let fields: [[String: Any]] = schema.fields.map { f in
+            [
+                "path": f.path, "types": f.typeNames.map { "\($0) (\(f.types[$0] ?? 0))" }.joined(separator: ", "), "items": f.items, "first": f.firstSeq,
+                "changed": f.lastChangedSeq, "example": f.examples.sorted { $0.key < $1.key }.first.map { String($0.value.displayText.prefix(80)) } ?? ""
+            ]
+        }
+        let rows: [[String: Any]] = drift.map { d in
+            [
+                "seq": d.seq, "link": Links.source(name, asOf: String(d.seq)), "iso": Self.iso(d.observedAt), "observed": Self.time(d.observedAt),
+                "kind": d.kind.rawValue, "path": d.path, "before": d.before.joined(separator: "|"), "after": d.after.joined(separator: "|"), "items": d.items
+            ]
+        }
+        return render(
+            "schema", chrome,
+            [
+                "source": name, "sourceLink": Links.source(name, asOf: asOf), "items": schema.items, "details": schema.details, "seq": schema.seq,
+                "fields": fields, "drift": rows, "hasDrift": !rows.isEmpty
+            ])
+    }
+
+    // MARK: Alerts
+
+    package func alerts(_ summaries: [AlertSummary], selected: (name: String, source: String, notes: [AlertNotification])?, chrome: Chrome) -> String {
+        let rows: [[String: Any]] = summaries.map { s in
+            let a = s.alert
+            var on = a.kinds.map(\.rawValue).sorted().joined(separator: ", ")
+            if let c = a.condition { on += " when " + c.description }
+            if !a.fields.isEmpty { on += " touching " + a.fields.joined(separator: ", ") }
+            if a.onDrift { on += ", drift" }
+            // Where it goes, without what a URL's path or a command may hold (tokens).
+            let target: String =
+                switch a.target {
+                case .webhook(let url): "webhook to " + (url.host ?? "?")
+                case .exec: "a command"
+                }
+            return [
+                "name": a.name, "source": a.source, "sourceLink": Links.source(a.source, asOf: nil), "on": on, "target": target, "queued": s.queued,
+                "delivered": s.delivered, "pending": s.pending, "failed": s.failed,
+                "link": Links.query("/_strata/ui/alerts", [("source", a.source), ("name", a.name)])
+            ]
+        }
+        var content: [String: Any] = ["rows": rows, "hasRows": !rows.isEmpty]
+        if let selected {
+            content["selected"] =
+                [
+                    "name": selected.source + "/" + selected.name,
+                    "notes": selected.notes.map { n in
+                        [
+                            "kind": n.kind, "title": n.title, "seq": n.seq, "iso": Self.iso(n.observedAt), "observed": Self.time(n.observedAt), "id": n.id,
+                            "link": Links.item(n.source, n.item, asOf: nil) + "#v\(n.seq)"
+                        ] as [String: Any]
+                    }
+                ] as [String: Any]
+        }
+        return render("alerts", chrome, content)
     }
 
     // MARK: Text

@@ -44,6 +44,10 @@ import Testing
                 let r = try await strata(["import", "evil", "\(dir)/evil-\(i).json"], store: store)
                 #expect(r.status == 0, "\(r.stderr)")
             }
+            // An alert whose webhook's address holds a token the pages must not show.
+            let alert = try await strata(
+                ["alert", "add", "cars", "drops", "--when", "price < old.price", "--webhook", "http://127.0.0.1:9/hook?token=SECRET-TOKEN"], store: store)
+            #expect(alert.status == 0, "\(alert.stderr)")
             let served = try await ServeCLITests.serve(store)
             defer { Task { _ = try? await served.stop() } }
             try await body(store, served, passes)
@@ -58,7 +62,9 @@ import Testing
                 "/_strata/ui/sources/cars?search=a&as_of=\(passes[0])", "/_strata/ui/sources/cars/items/3", "/_strata/ui/sources/cars/items/3?chart=price",
                 "/_strata/ui/sources/cars/changes", "/_strata/ui/sources/cars/changes?kind=changed&when=price%20%3C%20old.price",
                 "/_strata/ui/log", "/_strata/ui/log?type=FetchCompleted", "/_strata/ui/log?seq=1", "/_strata/ui/sources/evil",
-                "/_strata/ui/sources/evil/items/x1", "/_strata/ui/sources/evil/items/x3", "/_strata/ui/sources/evil/changes"
+                "/_strata/ui/sources/evil/items/x1", "/_strata/ui/sources/evil/items/x2%22%27%3Cb%3E%26", "/_strata/ui/sources/evil/items/x3",
+                "/_strata/ui/sources/evil/changes",
+                "/_strata/ui/sources/cars/schema", "/_strata/ui/sources/evil/schema", "/_strata/ui/alerts", "/_strata/ui/alerts?source=cars&name=drops"
             ]
             for path in pages {
                 let r = try await RawHTTP.request(base, path)
@@ -71,12 +77,15 @@ import Testing
                 #expect(r.text.components(separatedBy: "<script").count == 2, "\(path) has a script besides strata.js")
                 #expect(!r.text.contains("onerror=\"") && !r.text.contains("onload=\"") && !r.text.lowercased().contains("href=\"javascript:"), "\(path)")
                 #expect(!r.text.contains("\u{1B}"), "\(path) passes a control character through")
+                #expect(!r.text.contains("SECRET-TOKEN"), "\(path) shows a webhook's token")
             }
             let evil = try await RawHTTP.request(base, "/_strata/ui/sources/evil/items/x1")
             #expect(evil.text.contains("&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;") || evil.text.contains("&lt;script&gt;document.title="))
             // A link from the data only when it is http(s).
             let x2 = try await RawHTTP.request(base, "/_strata/ui/sources/evil/items/" + "x2%22%27%3Cb%3E%26")
             #expect(x2.status == 200 && x2.text.contains("href=\"https://example.com/a?b=&lt;c&gt;\""), "\(x2.status) \(x2.text.suffix(600))")
+            // Control characters shown as their symbols.
+            #expect(x2.text.contains("\u{241B}[31mred\u{2407}"))
             // The JSON API takes the same encoded id.
             #expect(try await RawHTTP.request(base, "/_strata/sources/evil/items/x2%22%27%3Cb%3E%26").json["id"] as? String == "x2\"'<b>&")
             // A past point says so, with the way back.
@@ -110,6 +119,21 @@ import Testing
             defer { Task { await browser.quit() } }
             let shots = ProcessInfo.processInfo.environment["STRATA_SCREENSHOTS"]
             func noErrors(_ page: String) async throws {
+                // The manners axe-core checks first: one main landmark, a label for every field
+                // and a header for every table column, a language, a title.
+                let unlabelled =
+                    try await browser.run(
+                        """
+                        const bad = [];
+                        if (document.querySelectorAll('main').length !== 1) bad.push('main');
+                        if (!document.documentElement.lang || !document.title) bad.push('lang/title');
+                        for (const f of document.querySelectorAll('input:not([type=hidden]), select, button'))
+                          if (!(f.closest('label') || f.labels?.length || f.getAttribute('aria-label') || f.textContent.trim())) bad.push(f.outerHTML.slice(0, 80));
+                        for (const t of document.querySelectorAll('table')) if (!t.querySelector('thead th')) bad.push('table');
+                        for (const i of document.querySelectorAll('img')) if (!i.hasAttribute('alt')) bad.push('img');
+                        return bad.join(' | ');
+                        """) as? String ?? "?"
+                #expect(unlabelled.isEmpty, "\(page): \(unlabelled)")
                 let errors = try await browser.run("return document.documentElement.dataset.errors || ''") as? String ?? ""
                 #expect(errors.isEmpty, "\(page): \(errors)")
                 let severe = try await browser.severeLogs().filter { !$0.contains("favicon.ico") }
@@ -155,6 +179,10 @@ import Testing
             try await browser.click("table.rows tbody tr th a")
             #expect((try await browser.run("return document.querySelector('#event-h').textContent") as? String ?? "").hasPrefix("Event"))
             try await noErrors("log")
+            try await browser.go(served.base + "/_strata/ui/sources/cars/schema")
+            try await noErrors("schema")
+            try await browser.go(served.base + "/_strata/ui/alerts?source=cars&name=drops")
+            try await noErrors("alerts")
             // Hostile values stay text: the title is ours, no script of theirs, no handler ran.
             for path in ["/_strata/ui/sources/evil", "/_strata/ui/sources/evil/items/x1", "/_strata/ui/sources/evil/changes"] {
                 try await browser.go(served.base + path)
