@@ -4,7 +4,7 @@ APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev zlib1g-de
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
-.PHONY: deps build release format test demo bench bench-package bench-targets bench-serve bench-traffic bench-history bench-start bench-teamlog bench-expressions stress coverage clean
+.PHONY: deps build release format test demo bench bench-package bench-targets bench-serve bench-traffic bench-history bench-start bench-teamlog bench-expressions bench-ui stress coverage clean
 
 ## Install missing Debian packages (as root), or print the command to run.
 deps:
@@ -192,6 +192,11 @@ EXPRESSION_RUNS ?= 5
 bench-expressions: deps
 	$(SWIFT) build -c release --product strata
 	Benchmarks/scripts/expression-bench.sh .build/release/strata $(EXPRESSION_RUNS) 4
+
+## The web UI's pages: answer times on 1,000 and 200,000 items, an item with 1,000 versions, changes.
+bench-ui: deps
+	$(SWIFT) build -c release --product strata
+	Benchmarks/scripts/ui-bench.sh .build/release/strata 200
 
 ## Process start: `strata list NAME --limit 10` on a warm 1,000-item store against a C program
 ## that opens the same LMDB environment and reads the same 10 rows (Benchmarks/scripts/start-floor.c),

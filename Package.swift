@@ -222,6 +222,7 @@ let package = Package(
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"], swiftSettings: strictSettings),
         .testTarget(name: "ChildProcessTests", dependencies: ["ChildProcess"], swiftSettings: strictSettings),
         .testTarget(name: "StrataJSONTests", dependencies: ["StrataJSON", "EventStore"], swiftSettings: strictSettings),
+        .testTarget(name: "StrataWebTests", dependencies: ["StrataWeb", "StrataDomain", "StrataJSON"], swiftSettings: strictSettings),
         .testTarget(name: "StrataBrowserTests", dependencies: ["TestScratch", "StrataBrowser", "TerminalUI", "StrataPresentation", "StrataDomain", "StrataJSON"],
                     exclude: ["Goldens"], swiftSettings: strictSettings),
         .testTarget(name: "LMDBTests", dependencies: ["TestScratch", "LMDB"], swiftSettings: strictSettings),

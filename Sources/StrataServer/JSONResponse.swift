@@ -25,13 +25,18 @@ extension StrataServer {
     /// A use case's error as the status its kind means.
     static func error(_ error: any Error) -> Response {
         let e = PresentableError(error)
-        let message = FrontEndWording.http.message(e)
-        switch e.kind {
-        case .notFound: return Self.error(.notFound, "not found", message)
-        case .invalidInput: return Self.error(.badRequest, "bad request", message)
-        case .network: return Self.error(.badGateway, "network", message)
-        case .storage: return Self.error(.internalServerError, "storage", message)
-        case .conflict: return Self.error(.conflict, "conflict", message)
+        let (status, kind) = Self.status(of: e.kind)
+        return Self.error(status, kind, FrontEndWording.http.message(e))
+    }
+
+    /// The status a problem's kind means, and the word the JSON answer names it by.
+    static func status(of kind: PresentableError.Kind) -> (HTTPResponse.Status, String) {
+        switch kind {
+        case .notFound: (.notFound, "not found")
+        case .invalidInput: (.badRequest, "bad request")
+        case .network: (.badGateway, "network")
+        case .storage: (.internalServerError, "storage")
+        case .conflict: (.conflict, "conflict")
         }
     }
 }

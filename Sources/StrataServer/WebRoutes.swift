@@ -44,7 +44,7 @@ extension StrataServer {
                 let wheres = q.getAll("where").map { String($0) }.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
                 let web = WebPages.ItemsRequest(
                     search: q.get("search").flatMap { $0.isEmpty ? nil : $0 }, wheres: wheres, sort: q.get("sort").flatMap { $0.isEmpty ? nil : $0 },
-                    after: q.get("after"), asOf: try self.uiAsOf(request), limit: 50)
+                    after: q.get("after"), asOf: try self.uiAsOf(request), limit: 50, facets: q.getAll("facet"))
                 let point = try self.uiPoint(request)
                 let source = try await self.useCases.catalog.source(named: name)
                 var page: ItemPage?
@@ -64,8 +64,10 @@ extension StrataServer {
                     query.limit = web.limit
                     page = try await self.useCases.query(query).page
                 }
+                // Facets asked for (`facet=PATH`, an indexed field): a field of many values
+                // (prices) would read one item per value, so none is counted unasked.
                 var facets: [WebPages.Facet] = []
-                for path in source.indexPaths {
+                for path in q.getAll("facet") where source.indexPaths.contains(path) {
                     var query = ItemQuery(source: name, at: point)
                     query.limit = nil
                     let counts = try await self.useCases.query.count(query, by: [path]).counts
@@ -97,7 +99,8 @@ extension StrataServer {
                     compare = (min(a, b), max(a, b), (before?.document ?? .null).diff(to: after?.document ?? .null).map(Change.init(patch:)))
                 }
                 return pages.item(
-                    item: item, versions: versions, compare: compare, chart: q.get("chart"), asOf: try self.uiAsOf(request), chrome: chrome)
+                    item: item, versions: versions, compare: compare, chart: q.get("chart"), asOf: try self.uiAsOf(request),
+                    before: try Self.int(q.get("before"), "before", min: 1).map(UInt64.init), chrome: chrome)
             }
         }
         router.get("/_strata/ui/sources/:name/items/:id/image") { request, context in
@@ -245,14 +248,7 @@ extension StrataServer {
             return Self.html(.ok, try await body(chrome))
         } catch {
             let e = PresentableError(error)
-            let status: HTTPResponse.Status =
-                switch e.kind {
-                case .notFound: .notFound
-                case .invalidInput: .badRequest
-                case .network: .badGateway
-                case .storage: .internalServerError
-                case .conflict: .conflict
-                }
+            let (status, _) = Self.status(of: e.kind)
             let chrome = WebPages.Chrome(title: "Error", asOf: asOf, nowLink: nowLink, json: json)
             return Self.html(status, pages.error(heading: status.reasonPhrase, message: FrontEndWording.http.message(e), chrome: chrome))
         }
@@ -289,11 +285,7 @@ extension StrataServer {
         return Response(status: .ok, headers: h, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 
-    static func segment(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
-    }
+    static func segment(_ text: String) -> String { Links.segment(text) }
 }
 
 /// A page's query as a browser's form sends it (`application/x-www-form-urlencoded`): `+` is a

@@ -4,14 +4,14 @@ import StrataJSON
 
 /// The UI's addresses, built from names and ids that may hold anything: each path segment and
 /// query value percent-encoded, so a value never becomes part of another.
-enum Links {
+package enum Links {
     static let segmentAllowed: CharacterSet = {
         var s = CharacterSet.alphanumerics
         s.insert(charactersIn: "-._~")
         return s
     }()
 
-    static func segment(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: segmentAllowed) ?? "" }
+    package static func segment(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: segmentAllowed) ?? "" }
 
     static func query(_ path: String, _ items: [(String, String)]) -> String {
         guard !items.isEmpty else { return path }

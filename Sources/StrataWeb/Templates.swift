@@ -78,6 +78,7 @@ enum Templates {
         <button type="submit">Go</button>
         </form>
         {{/slider}}
+        {{#hasFacetLinks}}<p class="meta">Count by: {{#facetLinks}}<a href="{{link}}">{{path}}</a> {{/facetLinks}}</p>{{/hasFacetLinks}}
         {{#hasFacets}}
         <section aria-labelledby="facets-h" class="facets"><h2 id="facets-h">Facets</h2>
         {{#facets}}<div class="facet"><h3>{{path}}</h3><ul>{{#values}}<li><a href="{{link}}">{{value}}</a> <span class="count">{{count}}</span></li>{{/values}}</ul></div>{{/facets}}
@@ -133,6 +134,7 @@ enum Templates {
         </li>
         {{/timeline}}
         </ol>
+        {{#olderVersions}}<nav aria-label="Versions" class="pager"><a href="{{olderVersions}}">Older versions</a></nav>{{/olderVersions}}
         </section>
         {{/content}}{{/layout}}
         """

@@ -108,8 +108,11 @@ package struct WebPages: Sendable {
         package var after: String?
         package var asOf: String?
         package var limit: Int
-        package init(search: String?, wheres: [String], sort: String?, after: String?, asOf: String?, limit: Int) {
+        /// The indexed fields whose values are counted (`facet=`).
+        package var facets: [String]
+        package init(search: String?, wheres: [String], sort: String?, after: String?, asOf: String?, limit: Int, facets: [String] = []) {
             self.search = search; self.wheres = wheres; self.sort = sort; self.after = after; self.asOf = asOf; self.limit = limit
+            self.facets = facets
         }
     }
 
@@ -138,6 +141,7 @@ package struct WebPages: Sendable {
             for w in request.wheres where !w.isEmpty { q.append(("where", w)) }
             if let s = request.sort { q.append(("sort", s)) }
             if let a = request.asOf { q.append(("as_of", a)) }
+            for f in request.facets { q.append(("facet", f)) }
             change(&q)
             return Links.query("/_strata/ui/sources/\(Links.segment(name))", q)
         }
@@ -183,6 +187,11 @@ package struct WebPages: Sendable {
             ] as [String: Any]
         }
         content["hasFacets"] = !facets.isEmpty
+        let facetLinks = source.indexPaths.filter { p in !facets.contains { $0.path == p } }.map { p in
+            ["path": p, "link": link { q in q.append(("facet", p)) }] as [String: Any]
+        }
+        content["facetLinks"] = facetLinks
+        content["hasFacetLinks"] = !facetLinks.isEmpty
         if !points.isEmpty {
             let index = points.lastIndex { $0.seq <= current } ?? points.count - 1
             content["slider"] =
@@ -199,6 +208,9 @@ package struct WebPages: Sendable {
         return render("source", chrome, content)
     }
 
+    /// How many versions an item's page shows at once (older ones a link away).
+    static let versionsPerPage = 50
+
     static func pointLabel(_ p: Point) -> String { "seq \(p.seq) · \(time(p.at))" }
 
     /// A facet value as an expression literal: numbers and booleans as they are, text quoted.
@@ -211,7 +223,7 @@ package struct WebPages: Sendable {
 
     package func item(
         item: Item, versions: [ItemVersion], compare: (from: UInt64, to: UInt64, changes: [Change])?, chart: String?, asOf: String?,
-        chrome: Chrome
+        before: UInt64? = nil, chrome: Chrome
     ) -> String {
         let name = item.source
         var content: [String: Any] = [
@@ -227,8 +239,19 @@ package struct WebPages: Sendable {
         }
         let ordered = versions.sorted { $0.seq < $1.seq }
         let fromSeq = compare?.from ?? ordered.dropLast().last?.seq ?? 0, toSeq = compare?.to ?? ordered.last?.seq ?? 0
-        content["versions"] = ordered.map { v in ["seq": v.seq, "version": v.version, "isFrom": v.seq == fromSeq, "isTo": v.seq == toSeq] as [String: Any] }
-        content["timeline"] = ordered.enumerated().reversed().map { i, v in
+        // The newest 50 versions before `before` (all of them: the chart, the previous of each).
+        let end = before.map { b in ordered.firstIndex { $0.seq >= b } ?? ordered.count } ?? ordered.count
+        let start = max(0, end - Self.versionsPerPage)
+        let shown = Array(ordered.indices[start..<end])
+        content["versions"] = ordered.enumerated().filter { i, v in shown.contains(i) || v.seq == fromSeq || v.seq == toSeq }.map { _, v in
+            ["seq": v.seq, "version": v.version, "isFrom": v.seq == fromSeq, "isTo": v.seq == toSeq] as [String: Any]
+        }
+        if start > 0 {
+            content["olderVersions"] = Links.query(
+                Links.itemPath(name, item.id), [("before", String(ordered[start].seq))] + (asOf.map { [("as_of", $0)] } ?? []))
+        }
+        content["timeline"] = shown.reversed().map { i in
+            let v = ordered[i]
             var t: [String: Any] = [
                 "seq": v.seq, "version": v.version, "kind": v.kind.rawValue, "iso": Self.iso(v.recordedAt), "observed": Self.time(v.recordedAt),
                 "backfilled": v.backfilled, "pending": v.local.map { $0.state.isOpen } ?? false, "restored": v.restored != nil,

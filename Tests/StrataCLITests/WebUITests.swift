@@ -58,7 +58,8 @@ import Testing
         try await Self.world { _, served, passes in
             let base = served.base
             let pages = [
-                "/_strata/ui/", "/_strata/ui/sources/cars", "/_strata/ui/sources/cars?sort=-make", "/_strata/ui/sources/cars?where=make%20%3D%20%22Toyota%22",
+                "/_strata/ui/", "/_strata/ui/sources/cars", "/_strata/ui/sources/cars?sort=-make", "/_strata/ui/sources/cars?facet=make",
+                "/_strata/ui/sources/cars?where=make%20%3D%20%22Toyota%22",
                 "/_strata/ui/sources/cars?search=a&as_of=\(passes[0])", "/_strata/ui/sources/cars/items/3", "/_strata/ui/sources/cars/items/3?chart=price",
                 "/_strata/ui/sources/cars/changes", "/_strata/ui/sources/cars/changes?kind=changed&when=price%20%3C%20old.price",
                 "/_strata/ui/log", "/_strata/ui/log?type=FetchCompleted", "/_strata/ui/log?seq=1", "/_strata/ui/sources/evil",
@@ -88,6 +89,9 @@ import Testing
             #expect(x2.text.contains("\u{241B}[31mred\u{2407}"))
             // The JSON API takes the same encoded id.
             #expect(try await RawHTTP.request(base, "/_strata/sources/evil/items/x2%22%27%3Cb%3E%26").json["id"] as? String == "x2\"'<b>&")
+            // A facet counts an indexed field's values, each a filter.
+            let facet = try await RawHTTP.request(base, "/_strata/ui/sources/cars?facet=make")
+            #expect(facet.text.contains("<h3>make</h3>") && facet.text.contains("Toyota</a> <span class=\"count\">"), "\(facet.text.prefix(0))")
             // A past point says so, with the way back.
             let then = try await RawHTTP.request(base, "/_strata/ui/sources/cars?as_of=\(passes[0])")
             #expect(then.text.contains("You are seeing the store as of") && then.text.contains("Back to now"))

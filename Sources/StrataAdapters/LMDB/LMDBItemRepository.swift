@@ -40,8 +40,14 @@ package struct LMDBItemRepository: ItemRepository {
                 }
             return ItemPage(items: entities.map { Item(entity: $0, source: source) }, total: total, seq: seq)
         }
-        if !query.includeRemoved, query.filters.count == 1, query.expressions.isEmpty, query.search == nil, query.sort == nil,
-            let f = query.filters.first,
+        // `--where PATH=VALUE`, or an expression that is exactly `path = "text"`.
+        let equality: FieldFilter? =
+            query.expressions.isEmpty
+            ? (query.filters.count == 1 ? query.filters.first : nil)
+            : (query.filters.isEmpty && query.expressions.count == 1
+                ? query.expressions[0].exactTextEquality.map { FieldFilter(path: $0.path, value: $0.value) } : nil)
+        if !query.includeRemoved, (query.search ?? "").isEmpty, query.sort == nil,
+            let f = equality,
             let (total, entities) = try await storage({
                 try await tables.page(
                     source: source.name, path: f.path, equals: f.value, asOf: seq, after: query.after,

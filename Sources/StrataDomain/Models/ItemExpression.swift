@@ -86,6 +86,21 @@ package struct ItemExpression: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The expression when it is exactly `path = "text"` for a text that no number, boolean,
+    /// null or container has as its index text (`"Kia"`, not `"12"` or `"true"`): then an index
+    /// of the path answers it exactly, its counter is the total, and no item need be read to
+    /// check it.
+    package var exactTextEquality: (path: String, value: String)? {
+        guard case .compare("=", let a, let b) = root else { return nil }
+        let (p, v): (String, String)
+        switch (a, b) {
+        case (.path(false, let path), .literal(.string(let text))), (.literal(.string(let text)), .path(false, let path)): (p, v) = (path, text)
+        default: return nil
+        }
+        guard !p.isEmpty, Double(v) == nil, !["true", "false", "null"].contains(v), !v.hasPrefix("{"), !v.hasPrefix("[") else { return nil }
+        return (p, v)
+    }
+
     /// The parts of the top-level `and`s: each must hold.
     private var conjuncts: [Node] {
         func split(_ n: Node) -> [Node] {

@@ -1,0 +1,65 @@
+import Foundation
+import StrataDomain
+import StrataJSON
+import Testing
+
+@testable import StrataWeb
+
+/// The pages' rendering without a server: escaping, links from data, word diffs, the versions a
+/// page holds.
+@Suite struct WebPagesTests {
+    let pages = try! WebPages()
+    let chrome = WebPages.Chrome(title: "t", asOf: nil, nowLink: "/", json: "/j")
+
+    func item(_ doc: JSONValue, title: String = "x") -> Item {
+        Item(source: "s", id: "1", title: title, document: doc)
+    }
+
+    @Test func valuesAreTextNeverMarkup() throws {
+        let hostile = "<script>alert(1)</script>\"'&<img src=x onerror=alert(1)>"
+        let html = pages.item(
+            item: item(
+                .object(["name": .string(hostile), "link": .string("javascript:alert(1)"), "home": .string("https://example.com/?a=<b>")]), title: hostile),
+            versions: [], compare: nil, chart: nil, asOf: nil, chrome: chrome)
+        #expect(!html.contains("<script>alert") && !html.contains("<img src=x"))
+        #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+        #expect(!html.contains("href=\"javascript:"), "a javascript: value is never a link")
+        #expect(html.contains("href=\"https://example.com/?a=&lt;b&gt;\""), "an https value is a link, escaped")
+    }
+
+    @Test func linksFromDataAreOnlyWeb() {
+        for bad in [
+            "javascript:alert(1)", "JaVaScRiPt:alert(1)", "data:text/html,x", "vbscript:x", "http://", "https://exa mple.com", "//evil.example",
+            "http://a\u{0}b"
+        ] {
+            #expect(!Links.isWeb(bad), "\(bad)")
+        }
+        #expect(Links.isWeb("https://example.com/a?b=c") && Links.isWeb("HTTP://EXAMPLE.COM"))
+    }
+
+    @Test func controlCharactersBecomeSymbols() {
+        #expect(WebPages.visible("a\u{1B}[31mb\u{07}\u{85}\nc") == "a\u{241B}[31mb\u{2407}\u{FFFD}\nc")
+    }
+
+    @Test func longTextsAreMarkedWordByWord() {
+        let (old, new) = WordDiff.parts("the quick brown fox jumps over the lazy dog", "the quick red fox jumps over the dog")
+        let gone = old.filter { $0["gone"] as? Bool == true }.compactMap { $0["text"] as? String }
+        let added = new.filter { $0["added"] as? Bool == true }.compactMap { $0["text"] as? String }
+        #expect(gone == ["brown ", "lazy "] && added == ["red "])
+    }
+
+    @Test func anItemShowsItsNewestVersionsAndLinksTheOlder() {
+        let versions = (1...120).map { n in
+            ItemVersion(
+                version: n, seq: UInt64(n * 10), recordedAt: Date(timeIntervalSince1970: Double(n)), kind: n == 1 ? .added : .changed,
+                changes: n == 1 ? [] : [Change(kind: .replaced, path: "/n", old: .int(n - 1), new: .int(n))], document: .object(["n": .int(n)]))
+        }
+        let html = pages.item(item: item(.object(["n": .int(120)])), versions: versions, compare: nil, chart: "n", asOf: nil, chrome: chrome)
+        #expect(html.components(separatedBy: "<li id=\"v").count - 1 == 50)
+        #expect(html.contains("id=\"v1200\"") && html.contains("id=\"v710\"") && !html.contains("id=\"v700\""))
+        #expect(html.contains("href=\"/_strata/ui/sources/s/items/1?before=710\""))
+        #expect(html.contains("<polyline points=\""), "the chart of n")
+        let older = pages.item(item: item(.object(["n": .int(120)])), versions: versions, compare: nil, chart: nil, asOf: nil, before: 710, chrome: chrome)
+        #expect(older.contains("id=\"v700\"") && older.contains("id=\"v210\"") && !older.contains("id=\"v710\""))
+    }
+}
