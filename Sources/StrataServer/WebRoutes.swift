@@ -130,7 +130,7 @@ extension StrataServer {
                 let web = WebPages.ChangesRequest(
                     from: q.get("from").flatMap { $0.isEmpty ? nil : $0 }, to: q.get("to").flatMap { $0.isEmpty ? nil : $0 },
                     when: q.get("when").flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 },
-                    kinds: kinds.isEmpty ? Set(ChangeKind.allCases) : Set(kinds), limit: 500)
+                    kinds: kinds.isEmpty ? Set(ChangeKind.allCases) : Set(kinds), limit: 200)
                 var found: [ItemChange] = []
                 var problem: String?
                 do {

@@ -37,6 +37,15 @@ import Testing
         #expect(Links.isWeb("https://example.com/a?b=c") && Links.isWeb("HTTP://EXAMPLE.COM"))
     }
 
+    @Test func timesAreUTCToTheSecond() {
+        let f = ISO8601DateFormatter()
+        for t in [0.0, 951_782_400, 1_767_225_599.9, 4_102_444_800, -86_401, 1_709_251_199] {
+            let d = Date(timeIntervalSince1970: t)
+            #expect(WebPages.iso(d) == f.string(from: Date(timeIntervalSince1970: t.rounded(.down))), "\(t)")
+        }
+        #expect(WebPages.time(Date(timeIntervalSince1970: 1_772_355_600)) == "2026-03-01 09:00:00 UTC")
+    }
+
     @Test func controlCharactersBecomeSymbols() {
         #expect(WebPages.visible("a\u{1B}[31mb\u{07}\u{85}\nc") == "a\u{241B}[31mb\u{2407}\u{FFFD}\nc")
     }

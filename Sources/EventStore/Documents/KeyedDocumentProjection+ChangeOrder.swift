@@ -27,13 +27,35 @@ extension KeyedDocumentProjection {
     }
 
     /// Writes the event's `changed` rows: `collection 0x00 seq(u64be)` → `u8 kind, varint n,
-    /// n bytes` per version, in the order they were written (the key's stored part: its digest
+    /// n bytes` per version, by key in natural order (the key's stored part: its digest
     /// in an encrypted store, as in `history`).
     static func flushChangeOrder(_ seq: UInt64, _ ctx: ProjectionContext) throws {
         for (collection, keys) in ctx.memo.changeOrder where !keys.isEmpty {
-            try ctx.transaction.put(ctx.tables["changed"], key: collection + [0] + seq.bigEndianBytes, value: keys)
+            let value = ctx.tables.isEncrypted ? keys : try naturalOrder(keys)
+            try ctx.transaction.put(ctx.tables["changed"], key: collection + [0] + seq.bigEndianBytes, value: value)
         }
         ctx.memo.changeOrder.removeAll(keepingCapacity: true)
+    }
+
+    /// A row's entries in the keys' natural order (numbers by value, then text: as ids are
+    /// read), so a walk hands an event's changes on as it reads them, unsorted. (An encrypted
+    /// store's rows hold digests, in no order a reader can use: its walk sorts.)
+    static func naturalOrder(_ row: [UInt8]) throws -> [UInt8] {
+        var entries: [(natural: [UInt8], range: Range<Int>)] = []
+        try row.withUnsafeBytes { raw in
+            var r = ByteReader(raw)
+            while !r.isAtEnd {
+                let start = r.offset
+                _ = try r.u8()
+                let key = try r.slice(Int(try r.varint()))
+                entries.append((naturalKey(String(decoding: key, as: UTF8.self)), start..<r.offset))
+            }
+        }
+        entries.sort { $0.natural.lexicographicallyPrecedes($1.natural) }
+        var out: [UInt8] = []
+        out.reserveCapacity(row.count)
+        for e in entries { out.append(contentsOf: row[e.range]) }
+        return out
     }
 }
 
@@ -45,8 +67,8 @@ public struct ChangeOrderWalk {
     let cursor: Cursor
     var entry: Cursor.Entry?
 
-    /// The next seq that wrote versions, and each version's key and kind, in the order the event
-    /// wrote them; nil after the span's last.
+    /// The next seq that wrote versions, and each version's key and kind, by key in natural
+    /// order (in an encrypted store, by digest); nil after the span's last.
     public mutating func next() throws -> (seq: UInt64, versions: [(key: String, kind: ChangeKind)])? {
         guard let e = entry, e.key.count == prefix.count + 8, e.key.hasPrefix(prefix) else { return nil }
         let seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))

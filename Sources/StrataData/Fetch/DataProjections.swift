@@ -30,7 +30,7 @@ public enum DataProjections {
     /// Local writes are overlaid on the fetched documents (``PendingOverlay``): an item with open
     /// writes shows them, through fetches, until the server answers.
     public static let items = KeyedDocumentProjection(
-        name: "items", version: 21,
+        name: "items", version: 22,
         eventTypes: Set([
             DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted,
             DataEvents.redactionKeyRecorded
@@ -94,7 +94,7 @@ public enum DataProjections {
 
     /// Detail documents: collection = source name, key = item id.
     public static let details = KeyedDocumentProjection(
-        name: "details", version: 13, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
+        name: "details", version: 14, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
         documentTypes: [DataEvents.detailFetched, DataEvents.detailNotModified], keepsChangeOrder: true,
         skipping: EventFate.gone  // an erased or dropped detail leaves no document
     ) { event, _, ctx in

@@ -65,13 +65,17 @@ extension ItemTables {
                     guard let head = heads[i], head.seq == seq else { continue }
                     let (origin, reader) = readers[i]
                     // The wanted versions in natural id order; a key written twice by one event
-                    // once. A version passed over leaves the key's last read stale: forgotten.
+                    // once (its entries are next to each other). A version passed over leaves the
+                    // key's last read stale: forgotten.
                     var wanted: [(key: String, kind: ChangeKind)] = []
                     for v in head.versions {
                         if kinds.contains(v.kind) { wanted.append(v) } else if !last[i].isEmpty { last[i].removeValue(forKey: v.key) }
                     }
-                    let sorted = wanted.map { (KeyedDocumentProjection.naturalKey($0.key), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }
-                    for (n, (natural, (key, kind))) in sorted.enumerated() where n == 0 || sorted[n - 1].0 != natural {
+                    // Rows hold their keys in natural order, but for an encrypted store's digests.
+                    if reader.tables.isEncrypted {
+                        wanted = wanted.map { (KeyedDocumentProjection.naturalKey($0.key), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }.map(\.1)
+                    }
+                    for (n, (key, kind)) in wanted.enumerated() where n == 0 || wanted[n - 1].key != key {
                         if last[i].count >= 1 << 17 { last[i].removeAll(keepingCapacity: true) }
                         guard let change = try Self.change(source, key, kind, at: seq, origin, reader, &last[i], keep) else { continue }
                         if restores, origin == .list, change.kind == .changed,
