@@ -73,8 +73,8 @@ echo
 echo "| page | p50 | p99 |"
 echo "|---|---|---|"
 echo "| an item with 1,000 versions | $(times http://127.0.0.1:18183/_strata/ui/sources/one/items/1) |"
-echo "| its source's changes (1,000 events, 500 shown) | $(times http://127.0.0.1:18183/_strata/ui/sources/one/changes) |"
-echo "| changes of the 200,000 items, \`price < old.price\` (the first 500) | $(times 'http://127.0.0.1:18182/_strata/ui/sources/cars/changes?when=price+%3C+old.price') |"
+echo "| its source's changes (1,000 events, the first 200) | $(times http://127.0.0.1:18183/_strata/ui/sources/one/changes) |"
+echo "| changes of the 200,000 items, \`price < old.price\` (the first 200) | $(times 'http://127.0.0.1:18182/_strata/ui/sources/cars/changes?when=price+%3C+old.price') |"
 page=$(curl -s http://127.0.0.1:18182/_strata/ui/sources/cars | wc -c)
 css=$(curl -s http://127.0.0.1:18182/_strata/ui/assets/strata.css | wc -c)
 js=$(curl -s http://127.0.0.1:18182/_strata/ui/assets/strata.js | wc -c)
