@@ -29,13 +29,17 @@ package final class StrataServer: Sendable {
         package var catalog: any SourceRepository
         /// A source's shape and drift (the web UI's schema page; none when nil).
         package var schema: ReadSchema?
+        /// Events' bodies and recorded traffic as HAR or WARC (the web UI's exchanges pages;
+        /// none when nil).
+        package var export: ExportSource?
+        package var exportTraffic: ExportTraffic?
 
         package init(
             recordings: ServeRecordings, query: QueryItems, loadDetail: LoadItemDetail, history: GetItemHistory, diff: DiffCollection,
             replay: ReplayLog, sources: ManageSources, catalog: any SourceRepository, feed: ReadChangeFeed, alerts: ManageAlerts? = nil,
-            changes: ReadChanges? = nil, schema: ReadSchema? = nil
+            changes: ReadChanges? = nil, schema: ReadSchema? = nil, export: ExportSource? = nil, exportTraffic: ExportTraffic? = nil
         ) {
-            self.schema = schema
+            self.schema = schema; self.export = export; self.exportTraffic = exportTraffic
             self.recordings = recordings; self.query = query; self.loadDetail = loadDetail; self.history = history; self.diff = diff
             self.replay = replay; self.sources = sources; self.catalog = catalog; self.feed = feed; self.alerts = alerts; self.changes = changes
         }

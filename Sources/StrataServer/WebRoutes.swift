@@ -160,6 +160,51 @@ extension StrataServer {
                     asOf: try self.uiAsOf(request), chrome: chrome)
             }
         }
+        router.get("/_strata/ui/sources/:name/exchanges") { request, context in
+            let name = Self.parameter(context, "name") ?? ""
+            let q = FormQuery(request)
+            return await self.page(request, pages, title: "Exchanges of \(name)", json: "/_strata/log?type=ExchangeRecorded") { chrome in
+                let name = try self.source(context)
+                let upTo = try await self.useCases.replay.resolve(try self.uiPoint(request))
+                let before = try Self.int(q.get("before"), "before", min: 1).map(UInt64.init) ?? (upTo == .max ? .max : upTo + 1)
+                let entries = try await self.useCases.replay(
+                    LogQuery(stream: name, type: "ExchangeRecorded", fromSeq: 1, toSeq: min(upTo, before - 1), limit: 100, newestFirst: true))
+                var view: WebPages.ExchangeView?
+                if let seq = try Self.int(q.get("seq"), "seq", min: 1).map(UInt64.init) {
+                    view = try await self.exchange(name, seq, compare: try Self.int(q.get("compare"), "compare", min: 1).map(UInt64.init))
+                }
+                var older: String?
+                if entries.count == 100, let last = entries.last {
+                    older = "/_strata/ui/sources/\(Self.segment(name))/exchanges?before=\(last.seq)"
+                }
+                return pages.exchanges(source: name, entries: entries, exchange: view, older: older, chrome: chrome)
+            }
+        }
+        for format in ["har", "warc"] {
+            router.get("/_strata/ui/sources/:name/exchanges.\(format)") { request, context in
+                guard self.hostIsOurs(request) else {
+                    return Self.html(.misdirectedRequest, "this server answers only requests addressed to \(self.configuration.host) or localhost\n")
+                }
+                do {
+                    let name = try self.source(context)
+                    guard let export = self.useCases.exportTraffic else {
+                        throw PresentableError(kind: .notFound, message: "this server does not export traffic")
+                    }
+                    // Written to a scratch file by the export, read back, removed.
+                    let path = FileManager.default.temporaryDirectory.appendingPathComponent("strata-ui-\(UUID().uuidString).\(format)").path
+                    defer { try? FileManager.default.removeItem(atPath: path) }
+                    _ = try await export(name, format: format == "har" ? .har : .warc, to: path, at: try self.uiPoint(request))
+                    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+                    var h = HTTPFields()
+                    h[.contentType] = format == "har" ? "application/json" : "application/warc"
+                    h[.contentDisposition] = "attachment; filename=\"\(Self.segment(name)).\(format)\""
+                    h[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+                    return Response(status: .ok, headers: h, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+                } catch {
+                    return Self.error(error)
+                }
+            }
+        }
         router.get("/_strata/ui/alerts") { request, _ in
             let q = FormQuery(request)
             return await self.page(request, pages, title: "Alerts", json: "/_strata/sources") { chrome in
@@ -195,6 +240,32 @@ extension StrataServer {
                 return pages.log(entries: entries, type: type, stream: stream, event: event, older: older, chrome: chrome)
             }
         }
+    }
+
+    /// One recorded exchange of `source` with its body, the previous exchange of the same method
+    /// and URL (the last 2,000 exchanges before it are looked through), and its body's field
+    /// changes against `compare` when asked.
+    func exchange(_ source: String, _ seq: UInt64, compare: UInt64?) async throws -> WebPages.ExchangeView {
+        guard let export = useCases.export else { throw PresentableError(kind: .notFound, message: "this server does not show exchanges") }
+        func find(_ s: UInt64) async throws -> LogEntry {
+            guard let e = try await useCases.replay(LogQuery(fromSeq: s, toSeq: s, limit: 1)).first, e.stream == source,
+                e.type == "ExchangeRecorded" || e.type == "ExchangeFailed"
+            else { throw PresentableError(kind: .notFound, message: "no exchange \(s) in \(source)") }
+            return e
+        }
+        let entry = try await find(seq)
+        let body = try await export.payload(of: entry)
+        func key(_ e: LogEntry) -> [String?] { ["method", "url", "requestBody"].map { k in e.metadata.first { $0.path == k }?.value } }
+        let earlier = try await useCases.replay(
+            LogQuery(stream: source, type: "ExchangeRecorded", fromSeq: 1, toSeq: seq - 1, limit: 2_000, newestFirst: true))
+        let previous = earlier.first { key($0) == key(entry) }?.seq
+        var changes: (UInt64, [Change])?
+        if let compare {
+            let other = try await export.payload(of: try await find(compare))
+            let a = other.flatMap { try? JSONValue(parsing: $0) } ?? .null, b = body.flatMap { try? JSONValue(parsing: $0) } ?? .null
+            changes = (compare, a.diff(to: b).map(Change.init(patch:)))
+        }
+        return WebPages.ExchangeView(entry: entry, body: body, previous: previous, compare: changes)
     }
 
     /// The seqs where a source's list was observed whole, oldest first: the slider's stops.

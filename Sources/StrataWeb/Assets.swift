@@ -47,6 +47,8 @@ package enum WebAssets {
         .pager { margin: 1rem 0; display: flex; gap: 1rem; }
         footer { margin-top: 2rem; border-top: 1px solid var(--line); padding-top: .5rem; font-size: .9rem; }
         code { font-size: .85rem; }
+        .pair { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 22rem), 1fr)); gap: 1rem; }
+        pre.body { overflow: auto; max-height: 30rem; max-width: 100%; border: 1px solid var(--line); padding: .5rem; white-space: pre-wrap; }
         """#
 
     package static let js = #"""

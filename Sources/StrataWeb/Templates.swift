@@ -5,7 +5,7 @@
 enum Templates {
     static let all: [String: String] = [
         "layout": layout, "changeList": changeList, "sources": sources, "source": source, "item": item, "changes": changes, "log": log, "schema": schema,
-        "alerts": alerts, "error": error
+        "alerts": alerts, "exchanges": exchanges, "error": error
     ]
 
     static let layout = """
@@ -249,6 +249,41 @@ enum Templates {
         <ol class="timeline" reversed>{{#notes}}<li><h3><span class="kind {{kind}}">{{kind}}</span> <a href="{{link}}">{{title}}</a> seq {{seq}} · <time datetime="{{iso}}">{{observed}}</time></h3><p class="meta">{{id}}</p></li>{{/notes}}</ol>
         </section>
         {{/selected}}
+        {{/content}}{{/layout}}
+        """
+
+    static let exchanges = """
+        {{<layout}}{{$content}}
+        <p class="crumbs"><a href="{{sourceLink}}">{{source}}</a></p>
+        <h1>Exchanges recorded in {{source}}</h1>
+        <p class="meta">Download: <a href="{{har}}" download>HAR</a> · <a href="{{warc}}" download>WARC</a></p>
+        {{#exchange}}
+        <section aria-labelledby="exchange-h" class="envelope"><h2 id="exchange-h">{{method}} {{url}}</h2>
+        <p class="meta">seq {{seq}} · <time datetime="{{iso}}">{{observed}}</time> · status {{status}}{{#previous}} · <a href="{{previous}}">Compare with the previous answer to this request</a>{{/previous}}</p>
+        {{#compare}}<section aria-labelledby="cmp-h" class="diff"><h3 id="cmp-h">Against seq {{against}}</h3>{{^hasChanges}}<p>The same body.</p>{{/hasChanges}}{{> changeList}}</section>{{/compare}}
+        <div class="pair">
+        <section aria-labelledby="req-h"><h3 id="req-h">Request</h3>
+        <dl class="fields">{{#requestHeaders}}<dt>{{path}}</dt><dd>{{value}}</dd>{{/requestHeaders}}</dl>
+        {{#requestBody}}<p class="meta">Body: SHA-256 {{requestBody}}</p>{{/requestBody}}
+        </section>
+        <section aria-labelledby="res-h"><h3 id="res-h">Response</h3>
+        <dl class="fields">{{#responseHeaders}}<dt>{{path}}</dt><dd>{{value}}</dd>{{/responseHeaders}}</dl>
+        {{#body}}<pre class="body" tabindex="0">{{body}}</pre>{{/body}}{{#bodyNote}}<p class="meta">{{bodyNote}}</p>{{/bodyNote}}
+        </section>
+        </div>
+        </section>
+        {{/exchange}}
+        <div class="scroll" tabindex="0" role="region" aria-label="Exchanges">
+        <table class="rows">
+        <thead><tr><th scope="col">Seq</th><th scope="col">Recorded</th><th scope="col">Method</th><th scope="col">URL</th><th scope="col">Status</th></tr></thead>
+        <tbody>
+        {{#rows}}<tr><th scope="row"><a href="{{link}}">{{seq}}</a></th><td><time datetime="{{iso}}">{{observed}}</time></td><td>{{method}}</td><td>{{url}}</td><td class="num">{{status}}</td></tr>
+        {{/rows}}
+        </tbody>
+        </table>
+        </div>
+        {{^rows}}<p>Nothing recorded.</p>{{/rows}}
+        <nav aria-label="Pages" class="pager">{{#older}}<a href="{{older}}" rel="next">Older exchanges</a>{{/older}}</nav>
         {{/content}}{{/layout}}
         """
 

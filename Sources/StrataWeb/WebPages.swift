@@ -84,13 +84,15 @@ package struct WebPages: Sendable {
         let list: [[String: Any]] = rows.map { row in
             let s = row.source
             var outcome = "never fetched", outcomeClass = ""
+            var link = Links.source(s.name, asOf: chrome.asOf)
+            if s.isRecorded { link = "/_strata/ui/sources/\(Links.segment(s.name))/exchanges" }
             switch s.lastRun?.outcome {
             case .completed(let complete)?: outcome = complete ? "complete" : "partial"
             case .failed(let why)?: (outcome, outcomeClass) = ("failed: " + why, "error")
             case nil: if s.isRecorded { outcome = "recorded" }
             }
             return [
-                "name": s.name, "link": Links.source(s.name, asOf: chrome.asOf), "kind": s.isRecorded ? "recorded" : "fetched",
+                "name": s.name, "link": link, "kind": s.isRecorded ? "recorded" : "fetched",
                 "items": row.items, "lastFetch": s.lastRun.map { Self.time($0.at) } ?? "—", "outcome": outcome, "outcomeClass": outcomeClass,
                 "indexed": s.indexPaths.joined(separator: ", ")
             ]
@@ -422,6 +424,72 @@ package struct WebPages: Sendable {
                 ] as [String: Any]
         }
         return render("alerts", chrome, content)
+    }
+
+    // MARK: Recorded exchanges
+
+    /// One exchange as a page shows it: from its event's metadata (headers are stored masked)
+    /// and its body.
+    package struct ExchangeView: Sendable {
+        package var entry: LogEntry
+        package var body: [UInt8]?
+        /// The previous exchange of the same method and URL, when there is one.
+        package var previous: UInt64?
+        /// The field changes of its JSON body against another exchange's (`compare=`).
+        package var compare: (against: UInt64, changes: [Change])?
+        package init(entry: LogEntry, body: [UInt8]?, previous: UInt64?, compare: (against: UInt64, changes: [Change])?) {
+            self.entry = entry; self.body = body; self.previous = previous; self.compare = compare
+        }
+    }
+
+    package func exchanges(source: String, entries: [LogEntry], exchange: ExchangeView?, older: String?, chrome: Chrome) -> String {
+        let base = "/_strata/ui/sources/\(Links.segment(source))/exchanges"
+        func meta(_ e: LogEntry, _ key: String) -> String? { e.metadata.first { $0.path == key }?.value }
+        var content: [String: Any] = [
+            "source": source, "sourceLink": Links.source(source, asOf: nil), "har": base + ".har", "warc": base + ".warc"
+        ]
+        content["rows"] = entries.map { e in
+            [
+                "seq": e.seq, "link": Links.query(base, [("seq", String(e.seq))]), "iso": Self.iso(e.recordedAt), "observed": Self.time(e.recordedAt),
+                "method": meta(e, "method") ?? "", "url": meta(e, "url") ?? "", "status": meta(e, "status") ?? (e.type == "ExchangeFailed" ? "failed" : "")
+            ] as [String: Any]
+        }
+        if let x = exchange {
+            let e = x.entry
+            func headers(_ key: String) -> [[String: Any]] {
+                guard let text = meta(e, key), case .array(let list)? = try? JSONValue(parsing: Array(text.utf8)) else { return [] }
+                return list.compactMap { pair in
+                    guard case .array(let nv) = pair, nv.count == 2 else { return nil }
+                    return ["path": nv[0].displayText, "value": nv[1].displayText]
+                }
+            }
+            var view: [String: Any] = [
+                "seq": e.seq, "iso": Self.iso(e.recordedAt), "observed": Self.time(e.recordedAt), "method": meta(e, "method") ?? "",
+                "url": meta(e, "url") ?? "", "status": meta(e, "status") ?? "none", "requestHeaders": headers("requestHeaders"),
+                "responseHeaders": headers("responseHeaders")
+            ]
+            if let digest = meta(e, "requestBody") { view["requestBody"] = digest }
+            if let body = x.body {
+                // JSON pretty-printed, text as it is, anything else by its size; at most 256 KiB.
+                if let json = try? JSONValue(parsing: body) {
+                    let text = json.prettyString
+                    view["body"] = text.count > 262_144 ? String(text.prefix(262_144)) + "\n…" : text
+                } else if let text = String(validating: body.prefix(262_144), as: UTF8.self) {
+                    view["body"] = body.count > 262_144 ? text + "\n…" : text
+                } else {
+                    view["bodyNote"] = "\(body.count) bytes, not text"
+                }
+            } else {
+                view["bodyNote"] = "Recorded without a body."
+            }
+            if let p = x.previous { view["previous"] = Links.query(base, [("seq", String(e.seq)), ("compare", String(p))]) }
+            if let c = x.compare {
+                view["compare"] = ["against": c.against, "changes": c.changes.map(Self.changeRow), "hasChanges": !c.changes.isEmpty] as [String: Any]
+            }
+            content["exchange"] = view
+        }
+        if let older { content["older"] = older }
+        return render("exchanges", chrome, content)
     }
 
     // MARK: Text

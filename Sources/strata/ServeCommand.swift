@@ -118,6 +118,7 @@ extension StrataServer.UseCases {
     init(_ u: UseCases) {
         self.init(
             recordings: u.serve, query: u.query, loadDetail: u.loadDetail, history: u.history, diff: u.diff, replay: u.replay, sources: u.manageSources,
-            catalog: u.sources, feed: u.feed, alerts: u.alerts, changes: u.changes, schema: u.schema)
+            catalog: u.sources, feed: u.feed, alerts: u.alerts, changes: u.changes, schema: u.schema, export: u.export,
+            exportTraffic: u.exportTraffic)
     }
 }

@@ -44,6 +44,9 @@ import Testing
                 let r = try await strata(["import", "evil", "\(dir)/evil-\(i).json"], store: store)
                 #expect(r.status == 0, "\(r.stderr)")
             }
+            // Recorded traffic: mitmproxy's HAR (a repeated GET, a binary body, a 404, a bearer token).
+            let har = try await strata(["import", "shop", "--har", fixturesRoot + "/har/mitmproxy-11.har"], store: store)
+            #expect(har.status == 0, "\(har.stderr)")
             // An alert whose webhook's address holds a token the pages must not show.
             let alert = try await strata(
                 ["alert", "add", "cars", "drops", "--when", "price < old.price", "--webhook", "http://127.0.0.1:9/hook?token=SECRET-TOKEN"], store: store)
@@ -52,6 +55,12 @@ import Testing
             defer { Task { _ = try? await served.stop() } }
             try await body(store, served, passes)
         }
+    }
+
+    /// The seq of the newest exchange recorded in `shop`.
+    static func firstExchange(_ base: String) async throws -> Int {
+        let list = try await RawHTTP.request(base, "/_strata/ui/sources/shop/exchanges")
+        return list.text.components(separatedBy: "/exchanges?seq=").dropFirst().compactMap { Int($0.prefix { $0.isNumber }) }.first ?? 0
     }
 
     @Test func everyPageAnswersEscapedWithItsHeadersAndItsPoint() async throws {
@@ -65,7 +74,8 @@ import Testing
                 "/_strata/ui/log", "/_strata/ui/log?type=FetchCompleted", "/_strata/ui/log?seq=1", "/_strata/ui/sources/evil",
                 "/_strata/ui/sources/evil/items/x1", "/_strata/ui/sources/evil/items/x2%22%27%3Cb%3E%26", "/_strata/ui/sources/evil/items/x3",
                 "/_strata/ui/sources/evil/changes",
-                "/_strata/ui/sources/cars/schema", "/_strata/ui/sources/evil/schema", "/_strata/ui/alerts", "/_strata/ui/alerts?source=cars&name=drops"
+                "/_strata/ui/sources/cars/schema", "/_strata/ui/sources/evil/schema", "/_strata/ui/alerts", "/_strata/ui/alerts?source=cars&name=drops",
+                "/_strata/ui/sources/shop/exchanges"
             ]
             for path in pages {
                 let r = try await RawHTTP.request(base, path)
@@ -108,6 +118,27 @@ import Testing
             // The image, with its recorded type, never sniffed.
             let image = try await RawHTTP.request(base, "/_strata/ui/sources/cars/items/3/image")
             #expect(image.status == 200 && image.header("X-Content-Type-Options") == "nosniff" && !(image.header("Content-Type") ?? "").contains("html"))
+            // Recorded exchanges: one with its headers (the token masked) and body, compared with
+            // the previous answer to the same request; the archives to download.
+            let list = try await RawHTTP.request(base, "/_strata/ui/sources/shop/exchanges")
+            let seqs = list.text.components(separatedBy: "/exchanges?seq=").dropFirst().compactMap { Int($0.prefix { $0.isNumber }) }
+            #expect(seqs.count == 9, "\(seqs)")
+            var compared = false
+            for seq in seqs {
+                let one = try await RawHTTP.request(base, "/_strata/ui/sources/shop/exchanges?seq=\(seq)")
+                #expect(one.status == 200 && one.text.contains("<h3 id=\"res-h\">Response</h3>") && !one.text.contains("fixture-token"), "\(seq)")
+                if let range = one.text.range(of: "exchanges?seq=\(seq)&amp;compare=") {
+                    let other = one.text[range.upperBound...].prefix { $0.isNumber }
+                    let cmp = try await RawHTTP.request(base, "/_strata/ui/sources/shop/exchanges?seq=\(seq)&compare=\(other)")
+                    #expect(cmp.status == 200 && cmp.text.contains("Against seq \(other)") && cmp.text.contains("The same body."), "\(seq)")
+                    compared = true
+                }
+            }
+            #expect(compared, "the repeated GET links its previous answer")
+            let harFile = try await RawHTTP.request(base, "/_strata/ui/sources/shop/exchanges.har")
+            #expect(harFile.status == 200 && ((harFile.json["log"] as? [String: Any])?["entries"] as? [Any])?.count == 9)
+            let warc = try await RawHTTP.request(base, "/_strata/ui/sources/shop/exchanges.warc")
+            #expect(warc.status == 200 && warc.header("Content-Disposition")?.contains("attachment") == true && warc.body.count > 1000)
             // The assets.
             let js = try await RawHTTP.request(base, "/_strata/ui/assets/strata.js")
             #expect(js.status == 200 && js.header("Content-Type") == "text/javascript; charset=utf-8")
@@ -187,6 +218,22 @@ import Testing
             try await noErrors("schema")
             try await browser.go(served.base + "/_strata/ui/alerts?source=cars&name=drops")
             try await noErrors("alerts")
+            // Recorded traffic from the front page's link: an exchange, and its previous answer.
+            try await browser.go(served.base + "/_strata/ui/")
+            try await browser.click("a[href='/_strata/ui/sources/shop/exchanges']")
+            try await browser.click("table.rows tbody tr th a")
+            #expect((try await browser.run("return document.querySelector('#res-h').textContent") as? String) == "Response")
+            try await noErrors("exchange")
+            try await browser.go(served.base + "/_strata/ui/sources/shop/exchanges")
+            _ = try await browser.run(
+                "Array.from(document.querySelectorAll('table.rows a')).find(a => a.closest('tr').textContent.includes('/cars/offers/3')).click()")
+            try await Task.sleep(for: .milliseconds(300))
+            if (try await browser.run("return document.querySelector('a[href*=compare]') !== null") as? Bool) == true {
+                try await browser.click("a[href*=compare]")
+                #expect((try await browser.run("return document.querySelector('#cmp-h').textContent") as? String ?? "").hasPrefix("Against seq"))
+            }
+            if let shots { try await browser.screenshot(to: shots + "/ui-exchange.png") }
+            try await noErrors("exchange compared")
             // Hostile values stay text: the title is ours, no script of theirs, no handler ran.
             for path in ["/_strata/ui/sources/evil", "/_strata/ui/sources/evil/items/x1", "/_strata/ui/sources/evil/changes"] {
                 try await browser.go(served.base + path)

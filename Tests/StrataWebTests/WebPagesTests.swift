@@ -15,6 +15,14 @@ import Testing
         Item(source: "s", id: "1", title: title, document: doc)
     }
 
+    /// Every template is registered and renders its page.
+    @Test func everyTemplateRenders() {
+        for name in Templates.all.keys where name != "layout" && name != "changeList" {
+            #expect(pages.render(name, chrome, [:]).contains("<main id=\"main\">"), "\(name)")
+        }
+        #expect(Set(Templates.all.keys).isSuperset(of: ["sources", "source", "item", "changes", "log", "schema", "alerts", "exchanges", "error"]))
+    }
+
     @Test func valuesAreTextNeverMarkup() throws {
         let hostile = "<script>alert(1)</script>\"'&<img src=x onerror=alert(1)>"
         let html = pages.item(
