@@ -4,7 +4,7 @@ APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev zlib1g-de
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
-.PHONY: deps build release format test demo bench bench-package bench-targets bench-serve bench-traffic bench-history bench-start bench-teamlog bench-expressions bench-ui stress coverage clean
+.PHONY: deps build release format test demo bench bench-package bench-targets bench-serve bench-traffic bench-history bench-start bench-teamlog bench-expressions bench-ui bench-ui-peer stress coverage clean
 
 ## Install missing Debian packages (as root), or print the command to run.
 deps:
@@ -197,6 +197,14 @@ bench-expressions: deps
 bench-ui: deps
 	$(SWIFT) build -c release --product strata
 	Benchmarks/scripts/ui-bench.sh .build/release/strata 200
+
+## The web UI beside Datasette over git-history's database of the same scraping history (wrk;
+## git-history and Datasette from PyPI in Benchmarks/.venv).
+bench-ui-peer: deps
+	@python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }
+	@command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+	$(SWIFT) build -c release --product strata
+	Benchmarks/scripts/ui-peer.sh .build/release/strata 400 400 10
 
 ## Process start: `strata list NAME --limit 10` on a warm 1,000-item store against a C program
 ## that opens the same LMDB environment and reads the same 10 rows (Benchmarks/scripts/start-floor.c),

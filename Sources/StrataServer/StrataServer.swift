@@ -3,6 +3,8 @@ import HTTPTypes
 import Hummingbird
 package import Logging
 import NIOCore
+import StrataWeb
+import Synchronization
 import UnixSignals
 package import StrataDomain
 
@@ -77,6 +79,8 @@ package final class StrataServer: Sendable {
     let useCases: UseCases
     let configuration: Configuration
     let sessions = ReplaySessions()
+    /// The web UI's slider stops per source, and the head they were read at.
+    let observationCache = Mutex<[String: (head: UInt64, points: [WebPages.Point])]>([:])
     /// The recordings of the sources this server serves.
     let recordings: ServeRecordings
 

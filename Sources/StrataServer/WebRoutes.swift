@@ -7,6 +7,7 @@ import StrataDomain
 import StrataJSON
 import StrataPresentation
 import StrataWeb
+import Synchronization
 
 /// The web UI under `/_strata/ui/`: server-rendered pages over the same use cases as the JSON
 /// read side (each page links its JSON twin), a stylesheet and a script. Read-only: no GET
@@ -270,6 +271,10 @@ extension StrataServer {
 
     /// The seqs where a source's list was observed whole, oldest first: the slider's stops.
     func observationPoints(_ source: String) async throws -> [WebPages.Point] {
+        // The log only grows (a rewrite by forget or retention moves the head too): the points
+        // read at a head stand until it moves.
+        let head = try await useCases.replay.resolve(.now)
+        if let cached = observationCache.withLock({ $0[source] }), cached.head == head { return cached.points }
         var out: [WebPages.Point] = []
         var from: UInt64 = 1
         while true {
@@ -283,6 +288,7 @@ extension StrataServer {
             let step = (out.count + 499) / 500
             out = out.enumerated().filter { $0.offset % step == 0 || $0.offset == out.count - 1 }.map(\.element)
         }
+        observationCache.withLock { $0[source] = (head, out) }
         return out
     }
 

@@ -97,7 +97,8 @@ package enum WebAssets {
           // The slider: its label follows it, and letting go shows that point.
           const slider = document.getElementById("slider");
           if (slider) {
-            const points = slider.dataset.points.split(" "), labels = slider.dataset.labels.split("|");
+            const points = slider.dataset.points.split(" "), times = slider.dataset.times.split(" ");
+            const labels = points.map((seq, i) => "seq " + seq + " · " + new Date(Number(times[i]) * 1000).toISOString().replace("T", " ").slice(0, 19) + " UTC");
             const label = document.getElementById("slider-label");
             const form = slider.form;
             const hidden = document.createElement("input");

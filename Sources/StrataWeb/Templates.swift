@@ -72,7 +72,7 @@ enum Templates {
         {{#slider}}
         <form method="get" action="" class="slider" aria-label="Time">
         <label for="slider">Point in time <output id="slider-label" for="slider">{{label}}</output></label>
-        <input type="range" id="slider" name="as_of" min="0" max="{{max}}" value="{{value}}" data-points="{{points}}" data-labels="{{labels}}">
+        <input type="range" id="slider" name="as_of" min="0" max="{{max}}" value="{{value}}" data-points="{{points}}" data-times="{{times}}">
         <label>Date <input type="datetime-local" name="date" value="{{date}}" step="1"></label>
         {{#search}}<input type="hidden" name="search" value="{{search}}">{{/search}}
         <button type="submit">Go</button>

@@ -195,12 +195,18 @@ package struct WebPages: Sendable {
         content["facetLinks"] = facetLinks
         content["hasFacetLinks"] = !facetLinks.isEmpty
         if !points.isEmpty {
-            let index = points.lastIndex { $0.seq <= current } ?? points.count - 1
+            // At most 120 stops (the first, the last and the one shown among them): a slider is a
+            // few hundred pixels wide, and the date field reaches any point between.
+            let at = points.lastIndex { $0.seq <= current } ?? points.count - 1
+            let step = max(1, (points.count + 119) / 120)
+            let stops = points.indices.filter { $0 % step == 0 || $0 == points.count - 1 || $0 == at }.map { points[$0] }
+            let index = stops.lastIndex { $0.seq <= current } ?? stops.count - 1
+            // Labels are made by the script from the times (epoch seconds): numbers only here.
             content["slider"] =
                 [
-                    "max": points.count - 1, "value": index, "label": Self.pointLabel(points[index]),
-                    "points": points.map { String($0.seq) }.joined(separator: " "), "labels": points.map(Self.pointLabel).joined(separator: "|"),
-                    "date": Self.localDate(points[index].at)
+                    "max": stops.count - 1, "value": index, "label": Self.pointLabel(stops[index]),
+                    "points": stops.map { String($0.seq) }.joined(separator: " "),
+                    "times": stops.map { String(Int64($0.at.timeIntervalSince1970)) }.joined(separator: " "), "date": Self.localDate(stops[index].at)
                 ] as [String: Any]
             if let search = request.search, var slider = content["slider"] as? [String: Any] {
                 slider["search"] = search
