@@ -55,11 +55,17 @@ enum WordDiff {
         return out
     }
 
+    /// A part of a text: `same`, `gone` or `added`, the other two false (the template asks for
+    /// all three; a missing key is looked for in every enclosing context).
+    static func part(_ kind: String, _ text: String) -> [String: Any] {
+        ["same": kind == "same", "gone": kind == "gone", "added": kind == "added", "text": text]
+    }
+
     /// The parts of the old text (`same` or `gone`) and of the new one (`same` or `added`). Texts
     /// of more than 2,000 words each are marked whole: the table is quadratic.
     static func parts(_ old: String, _ new: String) -> ([[String: Any]], [[String: Any]]) {
         let a = words(old), b = words(new)
-        guard a.count <= 2_000, b.count <= 2_000 else { return ([["gone": true, "text": old]], [["added": true, "text": new]]) }
+        guard a.count <= 2_000, b.count <= 2_000 else { return ([part("gone", old)], [part("added", new)]) }
         // lcs[i][j]: the longest common subsequence of a[i...] and b[j...].
         var lcs = [[Int32]](repeating: [Int32](repeating: 0, count: b.count + 1), count: a.count + 1)
         for i in stride(from: a.count - 1, through: 0, by: -1) {
@@ -72,7 +78,7 @@ enum WordDiff {
             if let last = list.last, last[key] as? Bool == true, let t = last["text"] as? String {
                 list[list.count - 1]["text"] = t + text
             } else {
-                list.append([key: true, "text": text])
+                list.append(part(key, text))
             }
         }
         var i = 0, j = 0

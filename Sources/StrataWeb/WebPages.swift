@@ -266,9 +266,11 @@ package struct WebPages: Sendable {
                 "changes": v.changes.map(Self.changeRow), "hasChanges": !v.changes.isEmpty,
                 "asOfLink": Links.source(name, asOf: String(v.seq)), "current": i == ordered.count - 1
             ]
-            if v.origin != .list { t["origin"] = v.origin.rawValue }
-            if i > 0 { t["previous"] = ordered[i - 1].seq }
-            if i + 1 < ordered.count { t["next"] = ordered[i + 1].seq }
+            // Every key the template asks for is set, false when absent: a missing one is looked
+            // for in every enclosing context, which was most of a long page's time.
+            t["origin"] = v.origin != .list ? v.origin.rawValue : false
+            t["previous"] = i > 0 ? ordered[i - 1].seq : false
+            t["next"] = i + 1 < ordered.count ? ordered[i + 1].seq : false
             return t
         }
         if let compare {
@@ -290,15 +292,15 @@ package struct WebPages: Sendable {
     /// A field change as rows of the before and after cells: a long text's words marked where
     /// they differ, anything else whole.
     static func changeRow(_ c: Change) -> [String: Any] {
-        var row: [String: Any] = ["path": c.path]
+        var row: [String: Any] = ["path": c.path, "old": false, "new": false]
         let old = c.old.map(\.displayText), new = c.new.map(\.displayText)
         if let old, let new, old.count + new.count > 40, case .string = c.old, case .string = c.new {
             let (a, b) = WordDiff.parts(old, new)
             row["old"] = ["parts": a]
             row["new"] = ["parts": b]
         } else {
-            if let old { row["old"] = ["parts": [["gone": true, "text": old]]] }
-            if let new { row["new"] = ["parts": [["added": true, "text": new]]] }
+            if let old { row["old"] = ["parts": [WordDiff.part("gone", old)]] }
+            if let new { row["new"] = ["parts": [WordDiff.part("added", new)]] }
         }
         return row
     }

@@ -207,6 +207,13 @@ public struct ItemTables: Sendable {
             for v in list { restored[v.seq] = try RedactionRestore.reason(source: source, id: id, seq: v.seq, items) }
             return (list, try details.history(collection: source, key: id, upTo: seq, derivingChanges: false), restored)
         }
+        // The versions' events, in one snapshot (not one read each).
+        let seqs = Set(list.map(\.seq) + detail.map(\.seq))
+        let events: [UInt64: RecordedEvent] = try await store.snapshot { snap in
+            var out: [UInt64: RecordedEvent] = [:]
+            for seq in seqs { out[seq] = try snap.event(seq: seq) }
+            return out
+        }
         var out: [ItemVersionEntity] = []
         var writeOf: [Int: UInt64] = [:]  // index in `out` → the seq of the local write it shows
         for (origin, versions) in [(ItemVersionEntity.Origin.list, list), (.detail, detail)] {
@@ -225,7 +232,7 @@ public struct ItemTables: Sendable {
                 default: break
                 }
                 number += 1
-                let event = try await store.event(seq: v.seq)
+                let event = events[v.seq]
                 let local = event.map { WriteEvents.writes.contains($0.type) || WriteEvents.outcomes.contains($0.type) } ?? false
                 var entity = ItemVersionEntity(
                     version: number, seq: v.seq, recordedAt: v.recordedAt, kind: kind, changes: changes,
