@@ -14,27 +14,20 @@ import Testing
 /// scan, now and as of every pass; `count --by`; `changes --when`.
 @Suite struct ExpressionOracleTests {
     /// A small deterministic generator, so a failure names a seed that reproduces it.
-    struct Rng {
-        var base: SplitMix64
-        init(state: UInt64) { base = SplitMix64(seed: state) }
-        mutating func next() -> UInt64 { base.next() }
-        mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-        mutating func chance(_ percent: Int) -> Bool { int(100) < percent }
-        mutating func pick<T>(_ xs: [T]) -> T { xs[int(xs.count)] }
-    }
+    typealias Rng = SplitMix64
 
     static let words = ["red", "blue", "green", "Teal"]
 
     /// One item's document: `n` a number, null or absent; `s` a word, null or absent; `tags` a list
     /// of words; `obj.x` a number.
     static func document(_ id: Int, _ rng: inout Rng) -> [String: Any] {
-        var d: [String: Any] = ["id": id, "tags": (0..<rng.int(3)).map { _ in rng.pick(words) }, "obj": ["x": rng.int(20)]]
-        switch rng.int(10) {
+        var d: [String: Any] = ["id": id, "tags": (0..<rng.below(3)).map { _ in rng.pick(words) }, "obj": ["x": rng.below(20)]]
+        switch rng.below(10) {
         case 0: d["n"] = NSNull()
         case 1: break
-        default: d["n"] = rng.int(50)
+        default: d["n"] = rng.below(50)
         }
-        switch rng.int(10) {
+        switch rng.below(10) {
         case 0: d["s"] = NSNull()
         case 1: break
         default: d["s"] = rng.pick(words)
@@ -45,7 +38,7 @@ import Testing
     /// Snapshots of a list of up to 30 items over `passes` passes: each pass changes some items,
     /// drops some and brings some (back).
     static func history(seed: UInt64, passes: Int) -> [[Int: [String: Any]]] {
-        var rng = Rng(state: seed)
+        var rng = Rng(seed: seed)
         var current: [Int: [String: Any]] = [:]
         for id in 1...20 { current[id] = document(id, &rng) }
         var out = [current]
@@ -69,7 +62,7 @@ import Testing
     static func number(_ v: Any?) -> Int? { (v as? NSNumber).map(\.intValue) }
 
     static func atoms(_ rng: inout Rng, changes: Bool) -> Atom {
-        let k = rng.int(50), w = rng.pick(words), w2 = rng.pick(words)
+        let k = rng.below(50), w = rng.pick(words), w2 = rng.pick(words)
         let ops = ["<", "<=", ">", ">=", "=", "!="]
         func cmp(_ op: String, _ a: Int, _ b: Int) -> Bool {
             switch op {
@@ -118,9 +111,9 @@ import Testing
     /// An expression of one to three atoms joined by and, or and not.
     static func expression(_ rng: inout Rng, changes: Bool = false) -> Atom {
         var e = atoms(&rng, changes: changes)
-        for _ in 0..<rng.int(3) {
+        for _ in 0..<rng.below(3) {
             let other = atoms(&rng, changes: changes)
-            switch rng.int(3) {
+            switch rng.below(3) {
             case 0: e = Atom(text: "(\(e.text)) and (\(other.text))") { [e] in e.holds($0, $1) && other.holds($0, $1) }
             case 1: e = Atom(text: "(\(e.text)) or (\(other.text))") { [e] in e.holds($0, $1) || other.holds($0, $1) }
             default: e = Atom(text: "not (\(other.text))") { !other.holds($0, $1) }
@@ -172,12 +165,12 @@ import Testing
     func listAndCountAnswerAsTheOracleDoesThroughIndexesAndScans(seed: UInt64) async throws {
         let history = Self.history(seed: seed, passes: 12)
         let (app, passes) = try await Self.store(history)
-        var rng = Rng(state: seed &* 31)
+        var rng = Rng(seed: seed &* 31)
         for _ in 0..<40 {
             let e = Self.expression(&rng)
             let parsed = try ItemExpression(parsing: e.text)
             // Now, and as of a few passes.
-            for pass in [history.count - 1, rng.int(history.count), rng.int(history.count)] {
+            for pass in [history.count - 1, rng.below(history.count), rng.below(history.count)] {
                 let expected = history[pass].filter { e.holds($0.value, nil) }.keys.map(String.init).sorted()
                 var answers: [String: [String]] = [:]
                 for source in ["indexed", "plain"] {
@@ -235,7 +228,7 @@ import Testing
     func changesWhenAnswersAsTheOraclesComparisons(seed: UInt64, encrypted: Bool) async throws {
         let history = Self.history(seed: seed, passes: 10)
         let (app, passes) = try await Self.store(history, backfilled: true, encrypted: encrypted)
-        var rng = Rng(state: seed &* 17)
+        var rng = Rng(seed: seed &* 17)
         // The oracle: each pass's snapshot against the one before, item by item, in the order the
         // answer streams in: pass by pass, and within a pass by id, the removals last (a pass's
         // page is one event, the sweep that removes what it lacks the next).
@@ -256,7 +249,7 @@ import Testing
             let e = Self.expression(&rng, changes: true)
             var filter = ReadChanges.Filter()
             filter.when = [try ItemExpression(parsing: e.text)]
-            let from = round % 3 == 2 ? rng.int(history.count) : nil
+            let from = round % 3 == 2 ? rng.below(history.count) : nil
             // `plain` walks the log's change order; `late`, observed in another order than the
             // log's, each item's history (from the start: its passes are not in seq order).
             for (source, after) in [("plain", from), ("late", nil)] {

@@ -80,7 +80,7 @@ import Testing
     /// missing and empty ids. The tree-less reading answers as the tree does, item for item.
     @Test func theTreeLessReadingOfAPageAnswersAsTheTree() {
         var rng = SplitMix64(seed: 20_261_128)
-        func pick<T>(_ a: [T]) -> T { a[Int(rng.next() % UInt64(a.count))] }
+        func pick<T>(_ a: [T]) -> T { rng.pick(a) }
         let texts = [#""a""#, #""é\u00e9\n""#, #""\ud83d\ude00 ok""#, "\"\u{1F600}\"", "12", "-0.5e3", "true", "null", "\"\""]
         func scalar() -> String { pick(texts) }
         func value(_ depth: Int) -> String {

@@ -181,17 +181,10 @@ enum ReferencePatch {
     }
 }
 
-/// SplitMix64, and generators of documents, pointers and patches.
-struct FuzzRNG {
-    var base: SplitMix64
-    init(seed: UInt64) { base = SplitMix64(seed: seed) }
+typealias FuzzRNG = SplitMix64
 
-    mutating func next() -> UInt64 { base.next() }
-
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-    mutating func pick<T>(_ xs: [T]) -> T { xs[below(xs.count)] }
-
+/// Generators of documents, pointers and patches.
+extension SplitMix64 {
     static let keys = ["a", "b", "", "~", "/", "a/b", "m~n", "0", "-", "10"]
     static let numbers = ["0", "1", "-1", "1.0", "1e0", "10E-1", "2", "0.5", "12345678901234567890"]
 

@@ -304,7 +304,7 @@ import Testing
         let params = ["limit", "offset", "as_of", "where", "sort", "search", "from", "to", "since", "type", "stream"]
         let values = ["-1", "0", "1", "99999999999999999999", "1e3", "", "%00", "a=b", "make=", "=x", "2026-13-45", "labels.name", "-price", "%E2%82", "\u{1B}"]
         var rng = SplitMix64(seed: seed)
-        func next(_ bound: Int) -> Int { Int(rng.next() % UInt64(bound)) }
+        func next(_ bound: Int) -> Int { rng.below(bound) }
         try await withFixtureServer { fixture in
             let s = try await ServedStore.make(fixture)
             try await s.serving { (base: String) async throws in

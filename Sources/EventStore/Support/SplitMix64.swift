@@ -12,4 +12,13 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+
+    /// A number in `0..<n` (the remainder, so a seed names the same run it always did).
+    public mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+
+    /// True `percent` times in a hundred.
+    public mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
+
+    /// One of `xs` (not empty).
+    public mutating func pick<T>(_ xs: [T]) -> T { xs[below(xs.count)] }
 }
