@@ -1,6 +1,7 @@
 // The pages' templates. Every `{{value}}` is HTML-escaped by the library; no template uses the
-// unescaped forms (`{{{…}}}`, `{{&…}}`): values from an API are text, never markup. Attributes
-// take values the same way, always quoted.
+// library's forms that skip escaping (three braces, or an ampersand after the two): values from
+// an API are text, never markup (WebPagesTests checks). Attributes take values the same way,
+// always quoted.
 
 enum Templates {
     static let all: [String: String] = [

@@ -23,6 +23,13 @@ import Testing
         #expect(Set(Templates.all.keys).isSuperset(of: ["sources", "source", "item", "changes", "log", "schema", "alerts", "exchanges", "error"]))
     }
 
+    /// No template skips the library's escaping: every value goes through `{{…}}`.
+    @Test func noTemplateSkipsEscaping() {
+        for (name, text) in Templates.all {
+            #expect(!text.contains("{{{") && !text.contains("{{&") && !text.contains("{{ &"), "\(name)")
+        }
+    }
+
     @Test func valuesAreTextNeverMarkup() throws {
         let hostile = "<script>alert(1)</script>\"'&<img src=x onerror=alert(1)>"
         let html = pages.item(
