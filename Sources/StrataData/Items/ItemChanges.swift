@@ -76,13 +76,15 @@ extension ItemTables {
                         wanted = wanted.map { (KeyedDocumentProjection.naturalKey($0.key), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }.map(\.1)
                     }
                     for (n, (key, kind)) in wanted.enumerated() where n == 0 || wanted[n - 1].key != key {
-                        if last[i].count >= 1 << 17 { last[i].removeAll(keepingCapacity: true) }
-                        guard let change = try Self.change(source, key, kind, at: seq, origin, reader, &last[i], keep) else { continue }
-                        if restores, origin == .list, change.kind == .changed,
+                        if restores, origin == .list, kind == .changed,
                             try RedactionRestore.reason(source: source, id: key, seq: seq, reader) != nil
                         {
+                            // Not read: the key's last read is no longer the version before its next.
+                            last[i].removeValue(forKey: key)
                             continue
                         }
+                        if last[i].count >= 1 << 17 { last[i].removeAll(keepingCapacity: true) }
+                        guard let change = try Self.change(source, key, kind, at: seq, origin, reader, &last[i], keep) else { continue }
                         out.append(change)
                         if out.count >= batch || ContinuousClock.now - sent > .milliseconds(50) {
                             guard body(out) else { return true }
