@@ -64,6 +64,14 @@ public enum JSONValue: Hashable, Sendable {
         return current
     }
 
+    /// A scalar's text (strings unquoted); nil for containers and null.
+    public var scalarText: String? {
+        switch self {
+        case .null, .array, .object: nil
+        default: displayText
+        }
+    }
+
     /// A short text for a scalar (strings unquoted), or the canonical JSON of a container.
     public var displayText: String {
         switch self {

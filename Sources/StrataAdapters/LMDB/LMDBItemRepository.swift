@@ -233,7 +233,7 @@ package struct LMDBItemRepository: ItemRepository {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [ItemChange].self)
         let stop = StopFlag()
         continuation.onTermination = { _ in stop.set() }
-        let task = Task {
+        Task {
             do {
                 try await storage { try await walkChanges(source: name, after: after, upTo: upTo, kinds: kinds, matching: matching, stop: stop, continuation) }
                 continuation.finish()
@@ -241,7 +241,6 @@ package struct LMDBItemRepository: ItemRepository {
                 continuation.finish(throwing: error)
             }
         }
-        _ = task
         return stream
     }
 
@@ -278,10 +277,9 @@ package struct LMDBItemRepository: ItemRepository {
                 // Added or back after a removal: absent just before.
                 let before = v.kind == .added || v.kind == .reappeared ? nil : (v.kind == .removed ? v.document : previous[v.origin == .detail])
                 guard matching(now, before) else { continue }
-                let doc = now ?? before
                 out.append(
                     ItemChange(
-                        item: item.id, title: source.titlePath.flatMap { doc?.value(atPath: $0) }.flatMap(\.scalarText) ?? item.id, seq: v.seq,
+                        item: item.id, title: source.title(of: now ?? before, id: item.id), seq: v.seq,
                         observedAt: v.recordedAt, kind: v.kind, changes: v.changes, after: now, before: before))
             }
         }

@@ -67,15 +67,3 @@ extension ImageEntity {
         self.init(url: image.url, sha256: image.sha256, size: image.size, contentType: image.contentType)
     }
 }
-
-extension JSONValue {
-    /// A scalar's text (strings unquoted); nil for containers and null.
-    var scalarText: String? {
-        switch self {
-        case .string(let s): s
-        case .number(let n): n
-        case .bool(let b): b ? "true" : "false"
-        case .null, .array, .object: nil
-        }
-    }
-}

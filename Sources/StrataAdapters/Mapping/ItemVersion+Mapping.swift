@@ -49,7 +49,7 @@ extension ItemVersionEntity {
 extension ItemDiff {
     package init(entity e: ItemDiffEntity, source: Source) {
         let doc = e.after ?? e.before ?? .null
-        let title = source.titlePath.flatMap { doc.value(atPath: $0) }.flatMap(\.scalarText) ?? e.id
+        let title = source.title(of: doc, id: e.id)
         self.init(
             id: e.id, title: title, kind: ChangeKind(e.kind), changes: e.changes.map(Change.init(patch:)), before: e.before,
             after: e.kind == .removed ? nil : e.after)
@@ -61,7 +61,7 @@ extension ItemChange {
     package init(entity e: ItemChangeEntity, source: Source) {
         let doc = e.after ?? e.before
         self.init(
-            item: e.id, title: source.titlePath.flatMap { doc?.value(atPath: $0) }.flatMap(\.scalarText) ?? e.id, seq: e.seq,
+            item: e.id, title: source.title(of: doc, id: e.id), seq: e.seq,
             observedAt: e.recordedAt.date, kind: ChangeKind(e.kind), changes: e.changes.map(Change.init(patch:)), after: e.after,
             before: e.before)
     }

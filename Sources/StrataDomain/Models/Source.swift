@@ -1,3 +1,4 @@
+package import StrataJSON
 /// A mirrored collection API and how its items are shown.
 package struct Source: Sendable, Hashable {
     package var name: String
@@ -27,5 +28,13 @@ package struct Source: Sendable, Hashable {
     ) {
         self.name = name; self.url = url; self.titlePath = titlePath; self.subtitlePaths = subtitlePaths; self.imagePath = imagePath
         self.indexPaths = indexPaths; self.hasDetails = hasDetails; self.lastRun = lastRun; self.lastSuccess = lastSuccess
+    }
+}
+
+extension Source {
+    /// What an item of this source is called in `document` (a version of it): the scalar at the
+    /// title path, else its id.
+    package func title(of document: JSONValue?, id: String) -> String {
+        titlePath.flatMap { document?.value(atPath: $0) }.flatMap(\.scalarText) ?? id
     }
 }
