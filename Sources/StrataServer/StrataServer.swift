@@ -99,6 +99,7 @@ package final class StrataServer: Sendable {
     func router() -> Router<BasicRequestContext> {
         let router = Router()
         router.add(middleware: JSONErrorMiddleware())
+        router.add(middleware: HostCheck(server: self))
         if let metrics = configuration.metrics {
             router.get("/metrics") { _, _ in
                 var h = HTTPFields()

@@ -44,7 +44,7 @@ extension StrataServer {
                 let name = try self.source(context)
                 let wheres = q.getAll("where").map { String($0) }.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
                 let web = WebPages.ItemsRequest(
-                    search: q.get("search").flatMap { $0.isEmpty ? nil : $0 }, wheres: wheres, sort: q.get("sort").flatMap { $0.isEmpty ? nil : $0 },
+                    search: q.nonEmpty("search"), wheres: wheres, sort: q.nonEmpty("sort"),
                     after: q.get("after"), asOf: try self.uiAsOf(request), limit: 50, facets: q.getAll("facet"))
                 let point = try self.uiPoint(request)
                 let source = try await self.useCases.catalog.source(named: name)
@@ -129,7 +129,7 @@ extension StrataServer {
                 guard let changes = self.useCases.changes else { throw PresentableError(kind: .notFound, message: "this server does not serve changes") }
                 let kinds = q.getAll("kind").flatMap { $0.split(separator: ",") }.compactMap { ChangeKind(rawValue: String($0)) }
                 let web = WebPages.ChangesRequest(
-                    from: q.get("from").flatMap { $0.isEmpty ? nil : $0 }, to: q.get("to").flatMap { $0.isEmpty ? nil : $0 },
+                    from: q.nonEmpty("from"), to: q.nonEmpty("to"),
                     when: q.get("when").flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 },
                     kinds: kinds.isEmpty ? Set(ChangeKind.allCases) : Set(kinds), limit: 200)
                 var found: [ItemChange] = []
@@ -183,9 +183,6 @@ extension StrataServer {
         }
         for format in ["har", "warc"] {
             router.get("/_strata/ui/sources/:name/exchanges.\(format)") { request, context in
-                guard self.hostIsOurs(request) else {
-                    return Self.html(.misdirectedRequest, "this server answers only requests addressed to \(self.configuration.host) or localhost\n")
-                }
                 do {
                     let name = try self.source(context)
                     guard let export = self.useCases.exportTraffic else {
@@ -223,7 +220,7 @@ extension StrataServer {
             return await self.page(request, pages, title: "Event log", json: "/_strata/log") { chrome in
                 let upTo = try await self.useCases.replay.resolve(try self.uiPoint(request))
                 let before = try Self.int(q.get("before"), "before", min: 1).map(UInt64.init) ?? (upTo == .max ? .max : upTo + 1)
-                let type = q.get("type").flatMap { $0.isEmpty ? nil : $0 }, stream = q.get("stream").flatMap { $0.isEmpty ? nil : $0 }
+                let type = q.nonEmpty("type"), stream = q.nonEmpty("stream")
                 let query = LogQuery(stream: stream, type: type, fromSeq: 1, toSeq: min(upTo, before - 1), limit: 100, newestFirst: true)
                 let entries = try await self.useCases.replay(query).filter { self.allowsStream($0.stream) }
                 var event: LogEntry?
@@ -236,7 +233,7 @@ extension StrataServer {
                     var items = [("before", String(last.seq))]
                     if let type { items.append(("type", type)) }
                     if let stream { items.append(("stream", stream)) }
-                    older = "/_strata/ui/log?" + items.map { "\($0.0)=\(Self.segment($0.1))" }.joined(separator: "&")
+                    older = Links.query("/_strata/ui/log", items)
                 }
                 return pages.log(entries: entries, type: type, stream: stream, event: event, older: older, chrome: chrome)
             }
@@ -307,20 +304,17 @@ extension StrataServer {
         return nil
     }
 
-    /// Answers a page: refuses a foreign `Host`, renders `body`, and words any error as a page
+    /// Answers a page: renders `body`, and words any error as a page
     /// with the status its kind means.
     func page(
         _ request: Request, _ pages: WebPages, title: String, json: String, _ body: (WebPages.Chrome) async throws -> String
     ) async -> Response {
-        guard hostIsOurs(request) else {
-            return Self.html(.misdirectedRequest, "this server answers only requests addressed to \(configuration.host) or localhost\n")
-        }
         var asOf: String?
         var nowLink = request.uri.path
         do {
             asOf = try uiAsOf(request)
             let kept = FormQuery(request).pairs.filter { $0.key != "as_of" && $0.key != "date" }
-            if !kept.isEmpty { nowLink += "?" + kept.map { "\(Self.segment(String($0.key)))=\(Self.segment(String($0.value)))" }.joined(separator: "&") }
+            nowLink = Links.query(nowLink, kept.map { ($0.key, $0.value) })
             let chrome = WebPages.Chrome(title: title, asOf: asOf, nowLink: nowLink, json: json + (asOf.map { "?as_of=" + Self.segment($0) } ?? ""))
             return Self.html(.ok, try await body(chrome))
         } catch {
@@ -328,6 +322,21 @@ extension StrataServer {
             let (status, _) = Self.status(of: e.kind)
             let chrome = WebPages.Chrome(title: "Error", asOf: asOf, nowLink: nowLink, json: json)
             return Self.html(status, pages.error(heading: status.reasonPhrase, message: FrontEndWording.http.message(e), chrome: chrome))
+        }
+    }
+
+    /// Refuses every `/_strata/ui/` request whose `Host` is not this server (``hostIsOurs(_:)``):
+    /// pages, images and downloads alike.
+    struct HostCheck: RouterMiddleware {
+        let server: StrataServer
+        func handle(_ request: Request, context: BasicRequestContext, next: (Request, BasicRequestContext) async throws -> Response) async throws
+            -> Response
+        {
+            guard !request.uri.path.hasPrefix("/_strata/ui") || server.hostIsOurs(request) else {
+                return StrataServer.html(
+                    .misdirectedRequest, "this server answers only requests addressed to \(server.configuration.host) or localhost\n")
+            }
+            return try await next(request, context)
         }
     }
 
@@ -384,5 +393,7 @@ struct FormQuery {
     }
 
     func get(_ key: String) -> String? { pairs.first { $0.key == key }?.value }
+    /// The value, nil when the field was sent empty (a form sends every field).
+    func nonEmpty(_ key: String) -> String? { get(key).flatMap { $0.isEmpty ? nil : $0 } }
     func getAll(_ key: String) -> [String] { pairs.filter { $0.key == key }.map(\.value) }
 }

@@ -13,7 +13,7 @@ package enum Links {
 
     package static func segment(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: segmentAllowed) ?? "" }
 
-    static func query(_ path: String, _ items: [(String, String)]) -> String {
+    package static func query(_ path: String, _ items: [(String, String)]) -> String {
         guard !items.isEmpty else { return path }
         return path + "?" + items.map { segment($0.0) + "=" + segment($0.1) }.joined(separator: "&")
     }

@@ -109,6 +109,11 @@ import Testing
             // A foreign Host is refused (DNS rebinding); localhost is ours.
             let foreign = try await RawHTTP.request(base, "/_strata/ui/", headers: [("Host", "attacker.example:\(base.split(separator: ":").last!)")])
             #expect(foreign.status == 421)
+            // Images and downloads alike.
+            for path in ["/_strata/ui/sources/cars/items/3/image", "/_strata/ui/sources/shop/exchanges.har", "/_strata/ui/assets/strata.js"] {
+                let r = try await RawHTTP.request(base, path, headers: [("Host", "attacker.example")])
+                #expect(r.status == 421, "\(path)")
+            }
             #expect(try await RawHTTP.request(base, "/_strata/ui/", headers: [("Host", "localhost")]).status == 200)
             // Unknown things are a page with the status, bad input is said on the page.
             #expect(try await RawHTTP.request(base, "/_strata/ui/sources/nope").status == 404)
