@@ -40,7 +40,7 @@ extension StrataServer {
         router.get("/_strata/ui/sources/:name") { request, context in
             let name = Self.parameter(context, "name") ?? ""
             let q = FormQuery(request)
-            return await self.page(request, pages, title: name, json: "/_strata/sources/\(Self.segment(name))/items") { chrome in
+            return await self.page(request, pages, title: name, json: "/_strata/sources/\(Links.segment(name))/items") { chrome in
                 let name = try self.source(context)
                 let wheres = q.getAll("where").map { String($0) }.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
                 let web = WebPages.ItemsRequest(
@@ -85,7 +85,7 @@ extension StrataServer {
             let name = Self.parameter(context, "name") ?? "", id = Self.parameter(context, "id") ?? ""
             let q = FormQuery(request)
             return await self.page(
-                request, pages, title: id, json: "/_strata/sources/\(Self.segment(name))/items/\(Self.segment(id))/history"
+                request, pages, title: id, json: "/_strata/sources/\(Links.segment(name))/items/\(Links.segment(id))/history"
             ) { chrome in
                 let name = try self.source(context)
                 let point = try self.uiPoint(request)
@@ -124,7 +124,7 @@ extension StrataServer {
         router.get("/_strata/ui/sources/:name/changes") { request, context in
             let name = Self.parameter(context, "name") ?? ""
             let q = FormQuery(request)
-            return await self.page(request, pages, title: "Changes in \(name)", json: "/_strata/sources/\(Self.segment(name))/changes") { chrome in
+            return await self.page(request, pages, title: "Changes in \(name)", json: "/_strata/sources/\(Links.segment(name))/changes") { chrome in
                 let name = try self.source(context)
                 guard let changes = self.useCases.changes else { throw PresentableError(kind: .notFound, message: "this server does not serve changes") }
                 let kinds = q.getAll("kind").flatMap { $0.split(separator: ",") }.compactMap { ChangeKind(rawValue: String($0)) }
@@ -152,7 +152,7 @@ extension StrataServer {
         }
         router.get("/_strata/ui/sources/:name/schema") { request, context in
             let name = Self.parameter(context, "name") ?? ""
-            return await self.page(request, pages, title: "Schema of \(name)", json: "/_strata/sources/\(Self.segment(name))/items") { chrome in
+            return await self.page(request, pages, title: "Schema of \(name)", json: "/_strata/sources/\(Links.segment(name))/items") { chrome in
                 let name = try self.source(context)
                 guard let schema = self.useCases.schema else { throw PresentableError(kind: .notFound, message: "this server does not serve schemas") }
                 let point = try self.uiPoint(request)
@@ -176,7 +176,7 @@ extension StrataServer {
                 }
                 var older: String?
                 if entries.count == 100, let last = entries.last {
-                    older = "/_strata/ui/sources/\(Self.segment(name))/exchanges?before=\(last.seq)"
+                    older = "/_strata/ui/sources/\(Links.segment(name))/exchanges?before=\(last.seq)"
                 }
                 return pages.exchanges(source: name, entries: entries, exchange: view, older: older, chrome: chrome)
             }
@@ -195,7 +195,7 @@ extension StrataServer {
                     let data = try Data(contentsOf: URL(fileURLWithPath: path))
                     var h = HTTPFields()
                     h[.contentType] = format == "har" ? "application/json" : "application/warc"
-                    h[.contentDisposition] = "attachment; filename=\"\(Self.segment(name)).\(format)\""
+                    h[.contentDisposition] = "attachment; filename=\"\(Links.segment(name)).\(format)\""
                     h[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
                     return Response(status: .ok, headers: h, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
                 } catch {
@@ -315,7 +315,7 @@ extension StrataServer {
             asOf = try uiAsOf(request)
             let kept = FormQuery(request).pairs.filter { $0.key != "as_of" && $0.key != "date" }
             nowLink = Links.query(nowLink, kept.map { ($0.key, $0.value) })
-            let chrome = WebPages.Chrome(title: title, asOf: asOf, nowLink: nowLink, json: json + (asOf.map { "?as_of=" + Self.segment($0) } ?? ""))
+            let chrome = WebPages.Chrome(title: title, asOf: asOf, nowLink: nowLink, json: json + (asOf.map { "?as_of=" + Links.segment($0) } ?? ""))
             return Self.html(.ok, try await body(chrome))
         } catch {
             let e = PresentableError(error)
@@ -371,7 +371,6 @@ extension StrataServer {
         return Response(status: .ok, headers: h, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 
-    static func segment(_ text: String) -> String { Links.segment(text) }
 }
 
 /// A page's query as a browser's form sends it (`application/x-www-form-urlencoded`): `+` is a
