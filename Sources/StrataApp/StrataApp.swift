@@ -14,6 +14,9 @@ package struct StrataApp: Sendable {
     package let useCases: UseCases
     /// Whether the store is encrypted: it keeps no sorted index, so a sort reads every item.
     package let storeIsEncrypted: Bool
+    /// The HTTP client that forwards a request to a server and times it (the proxy's; `bench ui`
+    /// asks `serve`'s pages with it).
+    package let upstream: any UpstreamClient
 
     /// Assembles the app over an opened store.
     package init(store: EventStore, configuration: AppConfiguration) {
@@ -21,6 +24,7 @@ package struct StrataApp: Sendable {
         let assembler = Self.assembler(store: store, configuration: configuration)
         viewModels = assembler.resolver.required(ViewModelFactory.self)
         useCases = assembler.resolver.required(UseCases.self)
+        upstream = assembler.resolver.required((any UpstreamClient).self)
     }
 
     /// The assembler with every registration (also used by the test that resolves them all).

@@ -205,6 +205,31 @@ import Testing
         #expect(try await store.event(seq: 31) == nil)
     }
 
+    /// A stream and a type together are answered by joining both indexes on their seqs; every
+    /// range, direction and limit gives what filtering the whole log would.
+    @Test func streamAndTypeJoinMatchesAFilterOfTheLog() async throws {
+        let store = try await openStore()
+        var random = SplitMix64(seed: 7)
+        // Names that prefix one another ("s", "s1") and a type rarer than its stream.
+        let streams = ["s", "s1", "s10", "t"], types = ["A", "B", "Rare"]
+        var batch: [NewEvent] = []
+        for _ in 1...600 {
+            batch.append(NewEvent(type: random.chance(2) ? "Rare" : random.pick(["A", "B"]), stream: random.pick(streams)))
+        }
+        _ = try await store.append(batch)
+        let all = try await store.events(EventQuery())
+        for _ in 0..<200 {
+            let stream = random.pick(streams + ["none"]), type = random.pick(types + ["None"])
+            let a = UInt64(random.below(620)), b = UInt64(random.below(620))
+            let q = EventQuery(
+                stream: stream, type: type, fromSeq: min(a, b), toSeq: max(a, b), limit: random.chance(50) ? .max : random.below(4),
+                descending: random.chance(50))
+            var expected = all.filter { $0.stream == stream && $0.type == type && (q.fromSeq...q.toSeq).contains($0.seq) }.map(\.seq)
+            if q.descending { expected.reverse() }
+            #expect(try await store.events(q).map(\.seq) == Array(expected.prefix(q.limit)), "\(q)")
+        }
+    }
+
     @Test func envelopeRoundTripsMetadataAndTimes() async throws {
         let store = try await openStore()
         let at = Timestamp(iso8601: "2020-05-06T07:08:09.123Z")!

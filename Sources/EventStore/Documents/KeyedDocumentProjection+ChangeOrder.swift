@@ -67,21 +67,29 @@ public struct ChangeOrderWalk {
     let cursor: Cursor
     var entry: Cursor.Entry?
 
-    /// The next seq that wrote versions, and each version's key and kind, by key in natural
-    /// order (in an encrypted store, by digest); nil after the span's last.
-    public mutating func next() throws -> (seq: UInt64, versions: [(key: String, kind: ChangeKind)])? {
+    /// The next seq that wrote versions, and its row; nil after the span's last.
+    public mutating func next() throws -> (seq: UInt64, row: ChangeRow)? {
         guard let e = entry, e.key.count == prefix.count + 8, e.key.hasPrefix(prefix) else { return nil }
         let seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
         guard seq <= upTo else { entry = nil; return nil }
-        var out: [(key: String, kind: ChangeKind)] = []
-        var r = ByteReader(e.value)
-        while !r.isAtEnd {
-            guard let kind = ChangeKind(code: try r.u8()) else { throw EventStoreError.corrupted("a change-order row at seq \(seq) has an unknown kind") }
-            let key = try r.slice(Int(try r.varint()))
-            out.append((try reader.tables.reveal(key, in: reader.transaction), kind))
-        }
         entry = try cursor.next()
-        return (seq, out)
+        return (seq, ChangeRow(seq: seq, reader: ByteReader(e.value)))
+    }
+}
+
+/// One event's versions of a collection, each a kind and the key's stored bytes, by key in
+/// natural order (in an encrypted store, by digest), read one at a time: a walk that wants the
+/// first few of a 200,000-version event, or only its changes, decodes no other key. The bytes are
+/// the read transaction's, valid while it lasts.
+public struct ChangeRow {
+    let seq: UInt64
+    var reader: ByteReader
+
+    /// The next version's kind and stored key bytes (``TableSet/reveal(_:in:)`` gives its text).
+    public mutating func next() throws -> (key: UnsafeRawBufferPointer, kind: ChangeKind)? {
+        guard !reader.isAtEnd else { return nil }
+        guard let kind = ChangeKind(code: try reader.u8()) else { throw EventStoreError.corrupted("a change-order row at seq \(seq) has an unknown kind") }
+        return (try reader.slice(Int(try reader.varint())), kind)
     }
 }
 

@@ -24,10 +24,19 @@ public struct EventQuery: Sendable, Hashable {
     static func run(_ q: EventQuery, _ txn: Transaction, _ s: LogSchema) throws -> [RecordedEvent] {
         guard q.limit > 0, q.fromSeq <= q.toSeq else { return [] }
         var out: [RecordedEvent] = []
+        if let stream = q.stream, let type = q.type {
+            // Both indexes, joined on their seqs: an event is decoded only when it is in both. A
+            // rare type in a long stream (a retention among a thousand pages) costs a few seeks,
+            // not a decode of the whole stream.
+            for seq in try joined(s.byStream, stream, s.byType, type, from: q.fromSeq, to: q.toSeq, descending: q.descending, txn) {
+                guard out.count < q.limit else { break }
+                if let v = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(s.events, key: $0) }) { out.append(try Envelope.decode(s.envelope(v, txn))) }
+            }
+            return out
+        }
         if let indexName = q.stream ?? q.type {
-            // Walk the index (stream preferred), filtering by type when both are given.
             try walk(q.stream != nil ? s.byStream : s.byType, indexName, from: q.fromSeq, to: q.toSeq, descending: q.descending, txn, s) { ev in
-                if q.stream == nil || q.type == nil || ev.type == q.type { out.append(ev) }
+                out.append(ev)
                 return out.count < q.limit
             }
             return out
@@ -41,6 +50,42 @@ public struct EventQuery: Sendable, Hashable {
             entry = q.descending ? try events.previous() : try events.next()
         }
         return out
+    }
+
+    /// The seqs in `from...to` that both `a`'s entry `nameA` and `b`'s entry `nameB` index, in
+    /// seq order or newest first: each cursor seeks to the other's seq (a leapfrog join), so the
+    /// cost follows the shorter list, not the longer.
+    static func joined(
+        _ a: Database, _ nameA: String, _ b: Database, _ nameB: String, from: UInt64, to: UInt64, descending: Bool, _ txn: Transaction
+    ) throws -> [UInt64] {
+        guard from <= to else { return [] }
+        let prefixes = [Array(nameA.utf8) + [0], Array(nameB.utf8) + [0]]
+        let names = [nameA, nameB]
+        let cursors = [try txn.cursor(a), try txn.cursor(b)]
+        // The seq of the first entry at or past `seq` (in the walk's direction) under cursor i.
+        func seek(_ i: Int, _ seq: UInt64) throws -> UInt64? {
+            let key = LogSchema.indexKey(names[i], seq)
+            guard let e = descending ? try cursors[i].seek(atMost: key) : try cursors[i].seek(atLeast: key), e.key.hasPrefix(prefixes[i]) else {
+                return nil
+            }
+            let found = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefixes[i].count...]))
+            return found >= from && found <= to ? found : nil
+        }
+        var out: [UInt64] = []
+        guard var target = try seek(0, descending ? to : from) else { return [] }
+        var i = 1
+        while true {
+            guard let found = try seek(i, target) else { return out }
+            if found == target {
+                out.append(found)
+                guard descending ? found > from : found < to, let next = try seek(0, descending ? found - 1 : found + 1) else { return out }
+                target = next
+                i = 1
+            } else {
+                target = found
+                i = 1 - i
+            }
+        }
     }
 
     /// Visits the events `name` indexes in `db` (the stream or the type index) with seqs in

@@ -164,6 +164,10 @@ package struct LMDBItemRepository: ItemRepository {
             if facet.none > 0 { counts.append(ItemCount(values: [nil], count: facet.none)) }
             return (Self.ordered(counts), true)
         }
+        if paths.isEmpty, query.filters.isEmpty, query.expressions.isEmpty, (query.search ?? "").isEmpty, !query.includeRemoved {
+            // How many there are, now or then: the counter, one seek, no item read.
+            return ([ItemCount(values: [], count: try await storage { try await tables.count(source: source.name, asOf: seq) })], false)
+        }
         var (items, usedIndex) = try await matching(query, source: source, seq: seq)
         if let text = query.search?.lowercased(), !text.isEmpty { items = items.filter { $0.searchText.contains(text) } }
         guard !paths.isEmpty else { return ([ItemCount(values: [], count: items.count)], usedIndex) }

@@ -56,49 +56,65 @@ extension ItemTables {
             // next change, which is then not read again. Bounded: past it, versions are read.
             var last: [[String: DocumentVersion]] = [[:], [:]]
             var out: [ItemChangeEntity] = []
+            // The first batches are small and grow to `batch`: a reader that wants the first
+            // 200 changes gets them without 300 more read first.
+            var size = min(batch, 32)
             out.reserveCapacity(batch)
             // A batch goes when full, at the end of an event's versions, or 50 ms after the last
             // went: a rare match among many versions is not held back.
             var sent = ContinuousClock.now
+            func send() -> Bool {
+                guard body(out) else { return false }
+                out.removeAll(keepingCapacity: true)
+                sent = ContinuousClock.now
+                size = min(batch, size * 2)
+                return true
+            }
             while let seq = heads.compactMap({ $0?.seq }).min() {
                 for i in walks.indices {
-                    guard let head = heads[i], head.seq == seq else { continue }
+                    guard var row = heads[i]?.row, heads[i]?.seq == seq else { continue }
                     let (origin, reader) = readers[i]
-                    // The wanted versions in natural id order; a key written twice by one event
-                    // once (its entries are next to each other). A version passed over leaves the
-                    // key's last read stale: forgotten.
-                    var wanted: [(key: String, kind: ChangeKind)] = []
-                    for v in head.versions {
-                        if kinds.contains(v.kind) { wanted.append(v) } else if !last[i].isEmpty { last[i].removeValue(forKey: v.key) }
-                    }
-                    // Rows hold their keys in natural order, but for an encrypted store's digests.
-                    if reader.tables.isEncrypted {
-                        wanted = wanted.map { (KeyedDocumentProjection.naturalKey($0.key), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }.map(\.1)
-                    }
-                    for (n, (key, kind)) in wanted.enumerated() where n == 0 || wanted[n - 1].key != key {
-                        if restores, origin == .list, kind == .changed,
-                            try RedactionRestore.reason(source: source, id: key, seq: seq, reader) != nil
-                        {
+                    // One version: false when the reader wants no more.
+                    func visit(_ key: String, _ kind: ChangeKind) throws -> Bool {
+                        if restores, origin == .list, kind == .changed, try RedactionRestore.reason(source: source, id: key, seq: seq, reader) != nil {
                             // Not read: the key's last read is no longer the version before its next.
                             last[i].removeValue(forKey: key)
-                            continue
+                            return true
                         }
                         if last[i].count >= 1 << 17 { last[i].removeAll(keepingCapacity: true) }
-                        guard let change = try Self.change(source, key, kind, at: seq, origin, reader, &last[i], keep) else { continue }
+                        guard let change = try Self.change(source, key, kind, at: seq, origin, reader, &last[i], keep) else { return true }
                         out.append(change)
-                        if out.count >= batch || ContinuousClock.now - sent > .milliseconds(50) {
-                            guard body(out) else { return true }
-                            out.removeAll(keepingCapacity: true)
-                            sent = ContinuousClock.now
+                        return out.count < size && ContinuousClock.now - sent <= .milliseconds(50) || send()
+                    }
+                    // The wanted versions in natural id order, their keys decoded only when
+                    // wanted; a key written twice by one event once (its entries are next to each
+                    // other). A version passed over leaves the key's last read stale: forgotten.
+                    if reader.tables.isEncrypted {
+                        // Rows hold digests, in no order a reader can use: sorted here.
+                        var wanted: [(key: String, kind: ChangeKind)] = []
+                        while let (bytes, kind) = try row.next() {
+                            let key = try reader.tables.reveal(bytes, in: txn)
+                            if kinds.contains(kind) { wanted.append((key, kind)) } else { last[i].removeValue(forKey: key) }
+                        }
+                        wanted = wanted.map { (KeyedDocumentProjection.naturalKey($0.key), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }.map(\.1)
+                        for (n, (key, kind)) in wanted.enumerated() where n == 0 || wanted[n - 1].key != key {
+                            guard try visit(key, kind) else { return true }
+                        }
+                    } else {
+                        var previous: UnsafeRawBufferPointer?
+                        while let (bytes, kind) = try row.next() {
+                            guard kinds.contains(kind) else {
+                                if !last[i].isEmpty { last[i].removeValue(forKey: try reader.tables.reveal(bytes, in: txn)) }
+                                continue
+                            }
+                            if let previous, previous.elementsEqual(bytes) { continue }
+                            previous = bytes
+                            guard try visit(try reader.tables.reveal(bytes, in: txn), kind) else { return true }
                         }
                     }
                     heads[i] = try walks[i].next()
                 }
-                if !out.isEmpty {
-                    guard body(out) else { return true }
-                    out.removeAll(keepingCapacity: true)
-                    sent = ContinuousClock.now
-                }
+                if !out.isEmpty, !send() { return true }
             }
             return true
         }
