@@ -1,7 +1,43 @@
-// The pages' templates. Every `{{value}}` is HTML-escaped by the library; no template uses the
-// library's forms that skip escaping (three braces, or an ampersand after the two): values from
-// an API are text, never markup (WebPagesTests checks). Attributes take values the same way,
-// always quoted.
+// The pages' templates. Every `{{value}}` is HTML-escaped (``WebEscaping``); no template uses
+// the library's forms that skip escaping (three braces, or an ampersand after the two): values
+// from an API are text, never markup (WebPagesTests checks). Attributes take values the same
+// way, always quoted.
+
+import Mustache
+
+/// The pages' escaping: `<`, `>`, `&`, `"` and `'` as entities, byte by byte. swift-mustache's
+/// own escaper compares `Character`s, and a quote followed by a combining mark is one Character
+/// that is not a quote: it went out raw, and could close an attribute. Bytes have no such
+/// grouping (no byte of a multi-byte UTF-8 sequence is ASCII), and text with nothing to escape,
+/// most values, is returned as it is, without a copy.
+package struct WebEscaping: MustacheContentType {
+    /// The name the templates' first line selects it by.
+    static let name = "StrataHTML"
+    /// Registered once, before any template is parsed (the parser looks the name up).
+    static let registered: Void = MustacheContentTypes.register(WebEscaping(), named: name)
+
+    package init() {}
+
+    package func escapeText(_ text: String) -> String {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard bytes.contains(where: { $0 == 0x3C || $0 == 0x3E || $0 == 0x26 || $0 == 0x22 || $0 == 0x27 }) else { return nil }
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count + 32)
+            for b in bytes {
+                switch b {
+                case 0x3C: out.append(contentsOf: "&lt;".utf8)
+                case 0x3E: out.append(contentsOf: "&gt;".utf8)
+                case 0x26: out.append(contentsOf: "&amp;".utf8)
+                case 0x22: out.append(contentsOf: "&quot;".utf8)
+                case 0x27: out.append(contentsOf: "&#39;".utf8)
+                default: out.append(b)
+                }
+            }
+            return String(decoding: out, as: UTF8.self)
+        } ?? text
+    }
+}
 
 enum Templates {
     static let all: [String: String] = [

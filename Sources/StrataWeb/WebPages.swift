@@ -11,8 +11,11 @@ package struct WebPages: Sendable {
     let library: MustacheLibrary
 
     package init() throws {
+        WebEscaping.registered
         var library = MustacheLibrary()
-        for (name, text) in Templates.all { try library.register(text, named: name) }
+        // Every template selects the pages' escaping first; a partial and a layout render in the
+        // context of the template that includes them, so they escape the same way.
+        for (name, text) in Templates.all { try library.register("{{% CONTENT_TYPE: \(WebEscaping.name) }}" + text, named: name) }
         self.library = library
     }
 

@@ -252,6 +252,14 @@ import Testing
                 #expect(injected == 0, "\(path)")
                 try await noErrors(path)
             }
+            // A link that puts a quote with a combining mark into the search box: the value stays
+            // the box's text, and no attribute of the attacker's reaches the element.
+            let lure = "x\"\u{301} autofocus onfocus=\"document.title='pwned'"
+            try await browser.go(served.base + "/_strata/ui/sources/evil?search=" + lure.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(try await browser.run("return document.querySelector('#filter').value") as? String == lure)
+            #expect(try await browser.run("return document.querySelector('#filter').hasAttribute('onfocus')") as? Bool == false)
+            #expect(try await browser.title() != "pwned")
             // Dark, by the system's choice and by the toggle.
             try await browser.cdp("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": "dark"]]])
             try await browser.go(served.base + "/_strata/ui/sources/cars")

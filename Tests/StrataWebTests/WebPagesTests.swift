@@ -42,6 +42,20 @@ import Testing
         #expect(html.contains("href=\"https://example.com/?a=&lt;b&gt;\""), "an https value is a link, escaped")
     }
 
+    /// A quote or an angle bracket followed by a combining mark is one `Character` in Swift, so
+    /// an escaper that compares characters lets it through raw (swift-mustache's own does): an
+    /// attribute's value could end there and an event handler follow. The pages escape by bytes.
+    @Test func aCombiningMarkDoesNotHideAQuoteOrABracket() {
+        let hostile = "x\"\u{301} autofocus onfocus=alert(1) x=\"<\u{301}script>"
+        let html = pages.item(
+            item: item(.object(["home": .string("https://example.com/" + hostile)]), title: hostile), versions: [], compare: nil, chart: nil, asOf: nil,
+            chrome: chrome)
+        #expect(!html.contains("\"\u{301}") && !html.contains("<\u{301}"), "a quote or bracket with a combining mark went out raw")
+        #expect(html.contains("&quot;\u{301} autofocus") && html.contains("&lt;\u{301}script&gt;"))
+        #expect(WebEscaping().escapeText("a<b>&\"'c") == "a&lt;b&gt;&amp;&quot;&#39;c")
+        #expect(WebEscaping().escapeText("plain ünïcödé") == "plain ünïcödé")
+    }
+
     @Test func linksFromDataAreOnlyWeb() {
         for bad in [
             "javascript:alert(1)", "JaVaScRiPt:alert(1)", "data:text/html,x", "vbscript:x", "http://", "https://exa mple.com", "//evil.example",
