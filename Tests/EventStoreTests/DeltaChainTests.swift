@@ -48,7 +48,7 @@ import Testing
         }
     }
 
-    @Test func versionsOfOneURLAreDeltasWithAKeyframeEveryK() async throws {
+    @Test func versionsOfOneURLAreDeltasWithAChainStartEveryK() async throws {
         let store = try await EventStore.open(at: makeTempDir(), projections: [], options: Self.options(keyframeInterval: 8))
         // Two URLs interleaved: each chains to its own previous version only.
         for v in 0..<20 {
@@ -60,14 +60,17 @@ import Testing
         for e in events {
             let row = try #require(rows[e.seq])
             let url = e[metadata: "url"]
-            // Seqs alternate between the URLs: a delta's base is two seqs back, the same URL.
+            let v = Int(e.id.split(separator: "#").last!)!
+            // The first version is stored whole: the URL's anchor (seq 1 and 2). A chain is at
+            // most 7 deltas deep; each new one starts from the anchor (these versions differ from
+            // it by a few items: far less than a keyframe), the rest from the version before.
+            let expected = v == 0 ? 0 : (v - 1) % 7 + 1
+            #expect(row.depth == expected, "seq \(e.seq): depth \(row.depth)")
             if let base = row.base {
-                #expect(base == e.seq - 2)
+                #expect(base == (row.depth == 1 ? (url == "http://api.test/items" ? 1 : 2) : e.seq - 2), "seq \(e.seq)")
                 #expect(events[Int(base) - 1][metadata: "url"] == url)
                 #expect(row.depth == rows[base]!.depth + 1)
             }
-            let v = Int(e.id.split(separator: "#").last!)!
-            #expect(row.depth == v % 8, "seq \(e.seq): depth \(row.depth)")
             #expect(try await store.payload(of: e) == Self.list(v, salt: url == "http://api.test/items" ? "" : "-other"))
         }
         // Against the same history stored whole.
@@ -151,8 +154,12 @@ import Testing
         let items = (0..<300).map { i in
             "{\"id\":\(i),\"name\":\"\(word()) \(word())\",\"tags\":[\"\(word())\",\"\(word())\"],\"price\":\(rng.next() % 10_000)}"
         }
+        // The third version shares nothing with the first: its chain cannot start from the
+        // anchor for less than half a keyframe, so it is a keyframe.
+        let others = (0..<300).map { i in "{\"id\":\(i + 1000),\"label\":\"\(word()) \(word()) \(word())\",\"n\":\(rng.next() % 100_000)}" }
         func body(_ v: Int) -> [UInt8] {
-            Array(
+            if v == 2 { return Array(("[" + others.joined(separator: ",") + "]").utf8) }
+            return Array(
                 ("["
                     + items.enumerated().map { $0.offset == v ? $0.element.replacingOccurrences(of: "{", with: "{\"v\":\(v),") : $0.element }.joined(
                         separator: ",") + "]").utf8)
@@ -177,6 +184,77 @@ import Testing
             #expect(try await store.payload(of: e) == body(Int(e.id.dropFirst())!))
         }
         #expect(try await store.verify().ok)
+    }
+
+    /// A body of `n` items, version `v`: item `v` changed; `reversed` lists them the other way
+    /// round (a version whose keys or items were reordered, as scraped files sometimes are).
+    static func big(_ v: Int, reversed: Bool = false, n: Int = 1_500) -> [UInt8] {
+        var rng = SplitMix64(seed: 3)
+        var items = (0..<n).map { i in
+            "{\"id\":\(i),\"name\":\"\(rng.next() % 1_000_000) \(rng.next() % 1_000_000)\",\"price\":\(i == v ? 1 : Int(rng.next() % 10_000))}"
+        }
+        if reversed { items.reverse() }
+        return Array(("[" + items.joined(separator: ",") + "]").utf8)
+    }
+
+    /// The version after an odd one (reordered) is stored against the version before the odd
+    /// one, at the odd one's depth, when that is smaller: returning costs what a usual version
+    /// costs, not what the departure did, and the chain does not grow.
+    @Test func theWayBackFromAnOddVersionIsADeltaOnTheOneBefore() async throws {
+        let store = try await EventStore.open(at: makeTempDir(), projections: [], options: Self.options(keyframeInterval: 48))
+        let bodies = [Self.big(0), Self.big(1), Self.big(2), Self.big(2, reversed: true), Self.big(3), Self.big(4)]
+        for (v, body) in bodies.enumerated() {
+            _ = try await store.append(
+                NewEvent(id: "v\(v)", type: "CollectionPageFetched", stream: "src", metadata: [("url", "http://api.test/big")], payload: body))
+        }
+        let rows = try Self.rows(store)
+        let sizes: [UInt64: Int] = try store.environment.read { txn in
+            var out: [UInt64: Int] = [:]
+            for seq in 1...6 { out[UInt64(seq)] = try #require(try BlobCodec.stored(seq: UInt64(seq), bodies: store.schema.bodies, in: txn)).count }
+            return out
+        }
+        #expect(rows[4]!.base == 3 && rows[4]!.depth == 3, "the odd version follows the one before it")
+        #expect(sizes[4]! >= DeltaChains.retryAbove, "the odd version is a large delta: \(sizes[4]!) bytes")
+        #expect(rows[5]!.base == 3 && rows[5]!.depth == 3, "the way back is a delta on the version before the odd one")
+        #expect(sizes[5]! < 1_024, "\(sizes[5]!) bytes")
+        #expect(rows[6]!.base == 5 && rows[6]!.depth == 4)
+        for e in try await store.events(EventQuery()) {
+            #expect(try await store.payload(of: e) == bodies[Int(e.id.dropFirst())!])
+        }
+        #expect(try await store.verify().ok)
+    }
+
+    /// A chain starts from the lineage's anchor (its last body stored whole) when that costs less
+    /// than half a keyframe. Erasing the anchor stores every body that depends on it whole again
+    /// (each reads back as it was), and the next chain starts without it.
+    @Test func chainsStartFromTheAnchorUntilItIsErased() async throws {
+        let store = try await EventStore.open(at: makeTempDir(), projections: [], options: Self.options(keyframeInterval: 4))
+        var bodies: [[UInt8]] = []
+        func add(_ body: [UInt8]) async throws {
+            _ = try await store.append(
+                NewEvent(
+                    id: "v\(bodies.count)", type: "CollectionPageFetched", stream: "src", metadata: [("url", "http://api.test/big")], payload: body))
+            bodies.append(body)
+        }
+        for v in 0..<10 { try await add(Self.big(v)) }
+        var rows = try Self.rows(store)
+        #expect(rows[1]!.depth == 0)
+        // Chains of 3 deltas; seqs 5 and 8 start from the anchor, seq 1.
+        #expect([2, 3, 4, 5, 6, 7, 8, 9, 10].map { rows[UInt64($0)]!.depth } == [1, 2, 3, 1, 2, 3, 1, 2, 3])
+        #expect(rows[5]!.base == 1 && rows[8]!.base == 1)
+        #expect(try await store.verify().ok)
+        let by = try await store.append(NewEvent(type: "Forgotten", stream: "src")).seq
+        #expect(try await store.rewriteBodies([BodyRewrite(original: Hashing.sha256(bodies[0]), content: Array("{}".utf8))], by: by) == 1)
+        bodies[0] = Array("{}".utf8)
+        rows = try Self.rows(store)
+        #expect((2...10).allSatisfy { rows[UInt64($0)]!.codec != BlobCodec.delta }, "every body on the erased anchor is whole again")
+        for v in 10..<13 { try await add(Self.big(v)) }
+        rows = try Self.rows(store)
+        #expect(rows[12]!.depth == 0, "the next chain starts whole: the anchor is gone")
+        #expect(rows[13]!.base == 12 && rows[14]!.base == 13)
+        for e in try await store.events(EventQuery()) where e.type == "CollectionPageFetched" {
+            #expect(try await store.payload(of: e) == bodies[Int(e.id.dropFirst())!], "\(e.id)")
+        }
     }
 
     /// A delta of a body of 64 KiB or more is compressed at ``DeltaChains/denseDeltaLevel``; a

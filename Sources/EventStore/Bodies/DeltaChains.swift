@@ -118,18 +118,99 @@ public final class DeltaChains {
         if let last, last.depth + 1 < keyframeInterval, last.seq < seq, let delta = try delta(against: last), delta.count < whole.count {
             chosen = delta
             depth = last.depth + 1
+            // A large delta may be the way back from an odd version (keys reordered, a truncated
+            // or emptied file): then the version before it is the better base, and the chain
+            // does not grow.
+            if delta.count >= Self.retryAbove,
+                let (againstEarlier, earlierDepth) = try deltaAgainstEarlier(body, last: last, schema: schema, txn: txn, context: context),
+                againstEarlier.count < delta.count
+            {
+                chosen = againstEarlier
+                depth = earlierDepth
+            }
         } else if last != nil {
             let dense = BlobCodec.encode(body, context: context, level: Self.keyframeLevel)
             if dense.count < whole.count { chosen = dense }
+            // A new chain starts from the lineage's anchor when that costs less than half a
+            // keyframe; else this keyframe is the anchor from now on.
+            // (An interval of 1 stores every body whole: no chain at all.)
+            if keyframeInterval > 1, let anchor = try Self.anchor(lineage, schema, txn), anchor.seq < seq,
+                let anchored = try anchoredDelta(body, against: anchor, depth: 1, schema: schema, txn: txn, context: context),
+                anchored.count * 2 < chosen.count
+            {
+                chosen = anchored
+                depth = 1
+            }
         }
-        var w = ByteWriter(capacity: 24)
+        var w = ByteWriter(capacity: 40)
         w.u64(seq)
         w.varint(depth)
         w.raw(hash.prefix(8))
+        // The anchor: this body when it is stored whole, else the one the lineage had.
+        if depth == 0 {
+            w.u64(seq)
+            w.raw(hash.prefix(8))
+        } else if let anchor = try Self.anchor(lineage, schema, txn) {
+            w.u64(anchor.seq)
+            w.raw(anchor.hash)
+        }
         try txn.put(schema.lineage, key: lineage, value: w.bytes)
         // A lineage seen once may never be seen again (one detail URL of a list): not kept.
         if last != nil { remember(lineage, seq: seq, hash: hash.prefix(8), body: body) }
         return chosen
+    }
+
+    /// A delta of this size or more is tried again against the version before the lineage's
+    /// last (``deltaAgainstEarlier(_:last:schema:txn:context:)``). Small deltas are the usual
+    /// next versions; a return from an odd version costs as much as its departure (the
+    /// scraping history's `pages`: 10–40 KB, against about 200 bytes for a usual version).
+    static let retryAbove = 4096
+
+    /// `body` as a delta against the base of the lineage's last body (the version before it in
+    /// its chain), at the last body's depth; nil when the last body is a keyframe or its base
+    /// cannot be read. Each step down a chain stays shallower and earlier.
+    private func deltaAgainstEarlier(
+        _ body: [UInt8], last: (seq: UInt64, depth: Int, hash: [UInt8]), schema: LogSchema, txn: Transaction, context: ZstdContext
+    ) throws -> (row: [UInt8], depth: Int)? {
+        guard last.depth >= 1, let row = try BlobCodec.stored(seq: last.seq, bodies: schema.bodies, in: txn), row.first == BlobCodec.delta else {
+            return nil
+        }
+        let earlier = try DeltaHeader(row, checkSeal: false).base
+        guard earlier < last.seq, let stored = try BlobCodec.stored(seq: earlier, bodies: schema.bodies, in: txn) else { return nil }
+        let base = try BlobCodec.decode(stored, context: context, bases: DeltaBases(bodies: schema.bodies, txn: txn))
+        guard
+            let encoded = BlobCodec.encodeDelta(body, base: base, baseSeq: earlier, depth: last.depth, context: context, level: Self.deltaLevel(body.count))
+        else { return nil }
+        return (encoded, last.depth)
+    }
+
+    /// `body` as a delta against the whole body `base` names (a keyframe, checked against its
+    /// hash prefix), at `depth`; nil when that body is no longer stored whole or is not the one
+    /// named (an erasure rewrote it).
+    private func anchoredDelta(
+        _ body: [UInt8], against base: (seq: UInt64, hash: [UInt8]), depth: Int, schema: LogSchema, txn: Transaction, context: ZstdContext
+    ) throws -> [UInt8]? {
+        guard let row = try BlobCodec.stored(seq: base.seq, bodies: schema.bodies, in: txn), row.first != BlobCodec.delta else { return nil }
+        let content = try BlobCodec.decode(row, context: context)
+        guard Hashing.sha256(content, prefix: 8) == base.hash else { return nil }
+        return BlobCodec.encodeDelta(body, base: content, baseSeq: base.seq, depth: depth, context: context, level: Self.keyframeLevel)
+    }
+
+    /// The lineage's anchor: the body its chains start from, stored whole (seq, hash prefix);
+    /// nil for a lineage row written before anchors.
+    static func anchor(_ lineage: [UInt8], _ schema: LogSchema, _ txn: Transaction) throws -> (seq: UInt64, hash: [UInt8])? {
+        guard let row = try txn.get(schema.lineage, key: lineage) else { return nil }
+        return try row.withUnsafeBytes { try anchor(ofRow: $0) }
+    }
+
+    /// The anchor named in a `lineage` row, if it names one.
+    static func anchor(ofRow raw: UnsafeRawBufferPointer) throws -> (seq: UInt64, hash: [UInt8])? {
+        var r = ByteReader(raw)
+        _ = try r.u64()
+        _ = try r.varint()
+        _ = try r.bytes(8)
+        guard r.remaining >= 16 else { return nil }
+        return (try r.u64(), try r.bytes(8))
     }
 
     /// The lineage's last stored body: seq, depth and hash prefix.

@@ -138,12 +138,17 @@ extension LogWriter {
             // A lineage whose last body changed, or was written whole again (a delta above a
             // rewritten row: its depth is 0 now), starts a new chain at its next body. (Keeping
             // the row of a rebuilt body gave the next body a depth one more than the old chain's,
-            // on a base that is a keyframe now.)
+            // on a base that is a keyframe now.) So does one whose anchor changed: its next chain
+            // would start from content that is gone.
             let lineage = try txn.cursor(schema.lineage, raw: true)
             var l = try lineage.first()
             while let e = l {
                 let v = try txn.plainValue(schema.lineage, key: e.key, stored: e.value)
-                if v.count >= 8, changed.contains(UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: v[0..<8]))) {
+                let anchor = try v.withUnsafeBytes { try DeltaChains.anchor(ofRow: $0) }
+                if v.count >= 8,
+                    changed.contains(UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: v[0..<8])))
+                        || anchor.map({ changed.contains($0.seq) }) == true
+                {
                     let key = [UInt8](e.key)
                     try lineage.deleteCurrent()
                     // Seek again: after deleting the table's last entry the cursor has no current one.
