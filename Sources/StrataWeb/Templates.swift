@@ -154,8 +154,8 @@ enum Templates {
         {{#hasNumeric}}<p class="meta">Chart: {{#numeric}}<a href="{{link}}">{{path}}</a> {{/numeric}}</p>{{/hasNumeric}}
         <section aria-labelledby="versions-h"><h2 id="versions-h">Versions</h2>
         <form method="get" action="" class="compare" aria-label="Compare two versions">
-        <label>From <select name="from">{{#versions}}<option value="{{seq}}"{{#isFrom}} selected{{/isFrom}}>v{{version}} · seq {{seq}}</option>{{/versions}}</select></label>
-        <label>To <select name="to">{{#versions}}<option value="{{seq}}"{{#isTo}} selected{{/isTo}}>v{{version}} · seq {{seq}}</option>{{/versions}}</select></label>
+        <label>From <select name="from">{{#versions}}<option value="{{seq}}"{{#isFrom}} selected{{/isFrom}}>{{label}}</option>{{/versions}}</select></label>
+        <label>To <select name="to">{{#versions}}<option value="{{seq}}"{{#isTo}} selected{{/isTo}}>{{label}}</option>{{/versions}}</select></label>
         <button type="submit">Compare</button>
         </form>
         {{#compare}}
@@ -165,7 +165,7 @@ enum Templates {
         {{/compare}}
         <ol class="timeline" reversed>
         {{#timeline}}<li id="v{{seq}}"{{#current}} aria-current="true"{{/current}}>
-        <h3><a href="#v{{seq}}">v{{version}}</a> <span class="kind {{kind}}">{{kind}}</span> seq {{seq}} · <time datetime="{{iso}}">{{observed}}</time>{{#origin}} · {{origin}}{{/origin}}{{#backfilled}} <span class="label">backfilled</span>{{/backfilled}}{{#pending}} <span class="label">pending</span>{{/pending}}{{#restored}} <span class="label">re-stored</span>{{/restored}}</h3>
+        <h3><a href="#v{{seq}}">v{{version}}</a> <span class="kind {{kind}}">{{kind}}</span> seq {{seq}} · <time datetime="{{iso}}">{{observed}}</time>{{#origin}} · {{origin}}{{/origin}}{{#labels}} <span class="label">{{.}}</span>{{/labels}}</h3>
         <p class="nav">{{#previous}}<a href="#v{{previous}}" rel="prev">Previous change</a>{{/previous}} {{#next}}<a href="#v{{next}}" rel="next">Next change</a>{{/next}} <a href="{{asOfLink}}">See the source then</a></p>
         {{> changeList}}
         </li>
@@ -178,7 +178,7 @@ enum Templates {
 
     static let changeList = """
         {{#hasChanges}}<table class="changes"><thead><tr><th scope="col">Field</th><th scope="col">Before</th><th scope="col">After</th></tr></thead><tbody>
-        {{#changes}}<tr><th scope="row">{{path}}</th><td>{{#old}}<del>{{#parts}}{{#same}}{{text}}{{/same}}{{#gone}}<mark>{{text}}</mark>{{/gone}}{{/parts}}</del>{{/old}}</td><td>{{#new}}<ins>{{#parts}}{{#same}}{{text}}{{/same}}{{#added}}<mark>{{text}}</mark>{{/added}}{{/parts}}</ins>{{/new}}</td></tr>
+        {{#changes}}<tr><th scope="row">{{path}}</th><td>{{#old}}<del>{{#whole}}<mark>{{.}}</mark>{{/whole}}{{#parts}}{{#same}}{{text}}{{/same}}{{#gone}}<mark>{{text}}</mark>{{/gone}}{{/parts}}</del>{{/old}}</td><td>{{#new}}<ins>{{#whole}}<mark>{{.}}</mark>{{/whole}}{{#parts}}{{#same}}{{text}}{{/same}}{{#added}}<mark>{{text}}</mark>{{/added}}{{/parts}}</ins>{{/new}}</td></tr>
         {{/changes}}</tbody></table>{{/hasChanges}}
         """
 

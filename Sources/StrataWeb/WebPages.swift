@@ -255,7 +255,7 @@ package struct WebPages: Sendable {
         let start = max(0, end - Self.versionsPerPage)
         let shown = Array(ordered.indices[start..<end])
         content["versions"] = ordered.enumerated().filter { i, v in shown.contains(i) || v.seq == fromSeq || v.seq == toSeq }.map { _, v in
-            ["seq": v.seq, "version": v.version, "isFrom": v.seq == fromSeq, "isTo": v.seq == toSeq] as [String: Any]
+            ["seq": v.seq, "label": "v\(v.version) · seq \(v.seq)", "isFrom": v.seq == fromSeq, "isTo": v.seq == toSeq] as [String: Any]
         }
         if start > 0 {
             content["olderVersions"] = Links.query(
@@ -265,7 +265,10 @@ package struct WebPages: Sendable {
             let v = ordered[i]
             var t: [String: Any] = [
                 "seq": v.seq, "version": v.version, "kind": v.kind.rawValue, "iso": Self.iso(v.recordedAt), "observed": Self.time(v.recordedAt),
-                "backfilled": v.backfilled, "pending": v.local.map { $0.state.isOpen } ?? false, "restored": v.restored != nil,
+                // Its labels as one list: one lookup for a row that has none, not three.
+                "labels": [
+                    v.backfilled ? "backfilled" : nil, v.local.map { $0.state.isOpen } == true ? "pending" : nil, v.restored != nil ? "re-stored" : nil
+                ].compactMap { $0 },
                 "changes": v.changes.map(Self.changeRow), "hasChanges": !v.changes.isEmpty,
                 "asOfLink": Links.source(name, asOf: String(v.seq)), "current": i == ordered.count - 1
             ]
@@ -299,11 +302,12 @@ package struct WebPages: Sendable {
         let old = c.old.map(\.displayText), new = c.new.map(\.displayText)
         if let old, let new, old.count + new.count > 40, case .string = c.old, case .string = c.new {
             let (a, b) = WordDiff.parts(old, new)
-            row["old"] = ["parts": a]
-            row["new"] = ["parts": b]
+            row["old"] = ["whole": false, "parts": a]
+            row["new"] = ["whole": false, "parts": b]
         } else {
-            if let old { row["old"] = ["parts": [WordDiff.part("gone", old)]] }
-            if let new { row["new"] = ["parts": [WordDiff.part("added", new)]] }
+            // A value changed whole is marked whole: fewer lookups than a one-part diff.
+            if let old { row["old"] = ["whole": old, "parts": false] }
+            if let new { row["new"] = ["whole": new, "parts": false] }
         }
         return row
     }

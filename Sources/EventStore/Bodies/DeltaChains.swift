@@ -4,11 +4,15 @@ import LMDB
 /// Delta-compressed history of bodies: a body that is the next version of the same lineage (the
 /// same stream, event type and `url` metadata: the next response of one URL; without a URL, the
 /// same `collection` and `key`: the next version of one document) is stored as a zstd
-/// delta against the previous version (``BlobCodec`` codec 4), with a keyframe (a body stored
-/// whole) every ``keyframeInterval`` versions, so a read decodes at most that many frames.
+/// delta against the previous version (``BlobCodec`` codec 4), a chain at most
+/// ``keyframeInterval`` − 1 deltas deep, so a read decodes at most that many frames. A new chain
+/// starts from the lineage's anchor (its last body stored whole) when that costs less than half a
+/// keyframe, else it is a keyframe and the new anchor; a large delta is tried again against the
+/// version before the last (the way back from an odd version).
 ///
 /// The `lineage` table maps the first 16 bytes of the lineage's SHA-256 (``lineage(stream:type:metadata:)``) to its last
-/// stored body: `u64be seq | varint depth | 8 bytes of the body's SHA-256`. The writer keeps the
+/// stored body: `u64be seq | varint depth | 8 bytes of the body's SHA-256`, then its anchor's
+/// `u64be seq | 8 bytes of its SHA-256` (absent in rows written before anchors). The writer keeps the
 /// last bodies it stored in memory, so a chain grows without decoding its base; a remembered body
 /// is used only when the seq and the hash prefix in the committed row match it (an aborted
 /// transaction or another process's append can not hand it a wrong base). Only lineages seen
