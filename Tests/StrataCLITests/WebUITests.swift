@@ -174,6 +174,28 @@ import Testing
                         return bad.join(' | ');
                         """) as? String ?? "?"
                 #expect(unlabelled.isEmpty, "\(page): \(unlabelled)")
+                // axe-core's colour-contrast rule, as WCAG 2 AA words it: every visible text at
+                // least 4.5:1 against what is behind it (3:1 when large: 24 px, or 18.7 px bold).
+                let lowContrast =
+                    try await browser.run(
+                        """
+                        const rgb = c => (c.match(/[\\d.]+/g) || []).map(Number);
+                        const lum = ([r, g, b]) => [r, g, b].map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+                          .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+                        const behind = el => { for (let e = el; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c.length === 3 || c[3] > 0) return c.slice(0, 3); } return [255, 255, 255]; };
+                        const bad = [];
+                        for (const el of document.querySelectorAll('body *')) {
+                          if (![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+                          const st = getComputedStyle(el), box = el.getBoundingClientRect();
+                          if (st.visibility !== 'visible' || st.display === 'none' || box.width === 0 || box.right < 0 || el.closest('[hidden], svg, option')) continue;
+                          const [a, b] = [lum(rgb(st.color).slice(0, 3)), lum(behind(el))];
+                          const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05), size = parseFloat(st.fontSize);
+                          const large = size >= 24 || (size >= 18.66 && Number(st.fontWeight) >= 700);
+                          if (ratio < (large ? 3 : 4.5)) bad.push(el.tagName + '.' + el.className + ' ' + ratio.toFixed(2));
+                        }
+                        return [...new Set(bad)].slice(0, 8).join(' | ');
+                        """) as? String ?? "?"
+                #expect(lowContrast.isEmpty, "\(page): \(lowContrast)")
                 let errors = try await browser.run("return document.documentElement.dataset.errors || ''") as? String ?? ""
                 #expect(errors.isEmpty, "\(page): \(errors)")
                 let severe = try await browser.severeLogs().filter { !$0.contains("favicon.ico") }
