@@ -55,7 +55,7 @@ enum Templates {
         <link rel="stylesheet" href="/_strata/ui/assets/strata.css">
         <script src="/_strata/ui/assets/strata.js" defer></script>
         </head>
-        <body{{#live}} data-live="{{live}}"{{/live}}>
+        <body{{#live}} data-live="{{.}}"{{/live}}>
         <a class="skip" href="#main">Skip to content</a>
         <header class="top">
         <nav aria-label="Main">
@@ -66,7 +66,7 @@ enum Templates {
         </nav>
         <button type="button" id="theme" aria-pressed="false">Dark</button>
         </header>
-        {{#asOf}}<div class="banner" role="status">You are seeing the store as of <strong>{{asOf}}</strong>. <a href="{{nowLink}}">Back to now</a></div>{{/asOf}}
+        {{#asOf}}<div class="banner" role="status">You are seeing the store as of <strong>{{.}}</strong>. <a href="{{nowLink}}">Back to now</a></div>{{/asOf}}
         <div id="live-notice" class="banner" role="status" hidden>New events arrived. <a href="">Reload</a></div>
         <main id="main">
         {{$content}}{{/content}}
@@ -101,17 +101,17 @@ enum Templates {
         <form method="get" action="" class="filters" role="search" aria-label="Filter the items">
         <label>Search <input type="search" name="search" value="{{search}}" id="filter"></label>
         <label>Where <input type="text" name="where" value="{{where}}" placeholder="price &lt; 10000 and make = &quot;Kia&quot;" spellcheck="false"></label>
-        {{#sort}}<input type="hidden" name="sort" value="{{sort}}">{{/sort}}
-        {{#asOfValue}}<input type="hidden" name="as_of" value="{{asOfValue}}">{{/asOfValue}}
+        {{#sort}}<input type="hidden" name="sort" value="{{.}}">{{/sort}}
+        {{#asOfValue}}<input type="hidden" name="as_of" value="{{.}}">{{/asOfValue}}
         <button type="submit">Filter</button>
         </form>
-        {{#error}}<p class="error" role="alert">{{error}}</p>{{/error}}
+        {{#error}}<p class="error" role="alert">{{.}}</p>{{/error}}
         {{#slider}}
         <form method="get" action="" class="slider" aria-label="Time">
         <label for="slider">Point in time <output id="slider-label" for="slider">{{label}}</output></label>
         <input type="range" id="slider" name="as_of" min="0" max="{{max}}" value="{{value}}" data-points="{{points}}" data-times="{{times}}">
         <label>Date <input type="datetime-local" name="date" value="{{date}}" step="1"></label>
-        {{#search}}<input type="hidden" name="search" value="{{search}}">{{/search}}
+        {{#search}}<input type="hidden" name="search" value="{{.}}">{{/search}}
         <button type="submit">Go</button>
         </form>
         {{/slider}}
@@ -123,15 +123,15 @@ enum Templates {
         {{/hasFacets}}
         <div class="scroll" tabindex="0" role="region" aria-label="Items">
         <table class="rows">
-        <thead><tr>{{#columns}}<th scope="col">{{#link}}<a href="{{link}}">{{label}}{{mark}}</a>{{/link}}{{^link}}{{label}}{{/link}}</th>{{/columns}}</tr></thead>
+        <thead><tr>{{#columns}}<th scope="col">{{#link}}<a href="{{.}}">{{label}}{{mark}}</a>{{/link}}{{^link}}{{label}}{{/link}}</th>{{/columns}}</tr></thead>
         <tbody>
-        {{#rows}}<tr{{#pending}} class="pending"{{/pending}}><td>{{#thumb}}<img src="{{thumb}}" alt="" width="48" height="48" loading="lazy">{{/thumb}}</td><th scope="row"><a href="{{link}}">{{id}}</a></th><td>{{title}}{{#pending}} <span class="label">pending</span>{{/pending}}</td><td>{{subtitle}}</td>{{#fields}}<td>{{.}}</td>{{/fields}}</tr>
+        {{#rows}}<tr{{#pending}} class="pending"{{/pending}}><td>{{#thumb}}<img src="{{.}}" alt="" width="48" height="48" loading="lazy">{{/thumb}}</td><th scope="row"><a href="{{link}}">{{id}}</a></th><td>{{title}}{{#pending}} <span class="label">pending</span>{{/pending}}</td><td>{{subtitle}}</td>{{#fields}}<td>{{.}}</td>{{/fields}}</tr>
         {{/rows}}
         </tbody>
         </table>
         </div>
         {{^rows}}<p>No item matches.</p>{{/rows}}
-        <nav aria-label="Pages" class="pager">{{#first}}<a href="{{first}}">First page</a>{{/first}} {{#next}}<a href="{{next}}" rel="next">Next page</a>{{/next}}</nav>
+        <nav aria-label="Pages" class="pager">{{#first}}<a href="{{.}}">First page</a>{{/first}} {{#next}}<a href="{{.}}" rel="next">Next page</a>{{/next}}</nav>
         {{/content}}{{/layout}}
         """
 
@@ -140,10 +140,10 @@ enum Templates {
         <p class="crumbs"><a href="{{sourceLink}}">{{source}}</a></p>
         <h1>{{title}}</h1>
         <p class="meta">id {{id}} · version {{version}}{{#removed}} · <span class="label">removed</span>{{/removed}}</p>
-        {{#image}}<p><img class="picture" src="{{image}}" alt="The item's stored image"></p>{{/image}}
-        {{#link}}<p><a href="{{link}}" rel="noopener noreferrer nofollow">{{link}}</a></p>{{/link}}
+        {{#image}}<p><img class="picture" src="{{.}}" alt="The item's stored image"></p>{{/image}}
+        {{#link}}<p><a href="{{.}}" rel="noopener noreferrer nofollow">{{.}}</a></p>{{/link}}
         <section aria-labelledby="fields-h"><h2 id="fields-h">Fields</h2>
-        <dl class="fields">{{#fields}}<dt>{{path}}</dt><dd>{{#url}}<a href="{{url}}" rel="noopener noreferrer nofollow">{{value}}</a>{{/url}}{{^url}}{{value}}{{/url}}</dd>{{/fields}}</dl>
+        <dl class="fields">{{#fields}}<dt>{{path}}</dt><dd>{{#url}}<a href="{{.}}" rel="noopener noreferrer nofollow">{{value}}</a>{{/url}}{{^url}}{{value}}{{/url}}</dd>{{/fields}}</dl>
         </section>
         {{#chart}}
         <section aria-labelledby="chart-h"><h2 id="chart-h">{{path}} over time</h2>
@@ -165,13 +165,13 @@ enum Templates {
         {{/compare}}
         <ol class="timeline" reversed>
         {{#timeline}}<li id="v{{seq}}"{{#current}} aria-current="true"{{/current}}>
-        <h3><a href="#v{{seq}}">v{{version}}</a> <span class="kind {{kind}}">{{kind}}</span> seq {{seq}} · <time datetime="{{iso}}">{{observed}}</time>{{#origin}} · {{origin}}{{/origin}}{{#labels}} <span class="label">{{.}}</span>{{/labels}}</h3>
-        <p class="nav">{{#previous}}<a href="#v{{previous}}" rel="prev">Previous change</a>{{/previous}} {{#next}}<a href="#v{{next}}" rel="next">Next change</a>{{/next}} <a href="{{asOfLink}}">See the source then</a></p>
+        <h3><a href="#v{{seq}}">v{{version}}</a> <span class="kind {{kind}}">{{kind}}</span> seq {{seq}} · <time datetime="{{iso}}">{{observed}}</time>{{#origin}} · {{.}}{{/origin}}{{#labels}} <span class="label">{{.}}</span>{{/labels}}</h3>
+        <p class="nav">{{#previous}}<a href="#v{{.}}" rel="prev">Previous change</a>{{/previous}} {{#next}}<a href="#v{{.}}" rel="next">Next change</a>{{/next}} <a href="{{asOfLink}}">See the source then</a></p>
         {{> changeList}}
         </li>
         {{/timeline}}
         </ol>
-        {{#olderVersions}}<nav aria-label="Versions" class="pager"><a href="{{olderVersions}}">Older versions</a></nav>{{/olderVersions}}
+        {{#olderVersions}}<nav aria-label="Versions" class="pager"><a href="{{.}}">Older versions</a></nav>{{/olderVersions}}
         </section>
         {{/content}}{{/layout}}
         """
@@ -194,7 +194,7 @@ enum Templates {
         <button type="submit">Show</button>
         <a id="since" href="{{sinceLink}}" data-source="{{source}}" data-head="{{head}}">Since I last looked</a>
         </form>
-        {{#error}}<p class="error" role="alert">{{error}}</p>{{/error}}
+        {{#error}}<p class="error" role="alert">{{.}}</p>{{/error}}
         <p class="meta">{{count}} changes{{#more}} (the first {{count}}){{/more}}</p>
         <div class="scroll" tabindex="0" role="region" aria-label="Changes">
         <table class="rows">
@@ -230,7 +230,7 @@ enum Templates {
         </tbody>
         </table>
         </div>
-        <nav aria-label="Pages" class="pager">{{#older}}<a href="{{older}}" rel="next">Older events</a>{{/older}}</nav>
+        <nav aria-label="Pages" class="pager">{{#older}}<a href="{{.}}" rel="next">Older events</a>{{/older}}</nav>
         {{/content}}{{/layout}}
         """
 
@@ -296,16 +296,16 @@ enum Templates {
         <p class="meta">Download: <a href="{{har}}" download>HAR</a> · <a href="{{warc}}" download>WARC</a></p>
         {{#exchange}}
         <section aria-labelledby="exchange-h" class="envelope"><h2 id="exchange-h">{{method}} {{url}}</h2>
-        <p class="meta">seq {{seq}} · <time datetime="{{iso}}">{{observed}}</time> · status {{status}}{{#previous}} · <a href="{{previous}}">Compare with the previous answer to this request</a>{{/previous}}</p>
+        <p class="meta">seq {{seq}} · <time datetime="{{iso}}">{{observed}}</time> · status {{status}}{{#previous}} · <a href="{{.}}">Compare with the previous answer to this request</a>{{/previous}}</p>
         {{#compare}}<section aria-labelledby="cmp-h" class="diff"><h3 id="cmp-h">Against seq {{against}}</h3>{{^hasChanges}}<p>The same body.</p>{{/hasChanges}}{{> changeList}}</section>{{/compare}}
         <div class="pair">
         <section aria-labelledby="req-h"><h3 id="req-h">Request</h3>
         <dl class="fields">{{#requestHeaders}}<dt>{{path}}</dt><dd>{{value}}</dd>{{/requestHeaders}}</dl>
-        {{#requestBody}}<p class="meta">Body: SHA-256 {{requestBody}}</p>{{/requestBody}}
+        {{#requestBody}}<p class="meta">Body: SHA-256 {{.}}</p>{{/requestBody}}
         </section>
         <section aria-labelledby="res-h"><h3 id="res-h">Response</h3>
         <dl class="fields">{{#responseHeaders}}<dt>{{path}}</dt><dd>{{value}}</dd>{{/responseHeaders}}</dl>
-        {{#body}}<pre class="body" tabindex="0">{{body}}</pre>{{/body}}{{#bodyNote}}<p class="meta">{{bodyNote}}</p>{{/bodyNote}}
+        {{#body}}<pre class="body" tabindex="0">{{.}}</pre>{{/body}}{{#bodyNote}}<p class="meta">{{.}}</p>{{/bodyNote}}
         </section>
         </div>
         </section>
@@ -320,7 +320,7 @@ enum Templates {
         </table>
         </div>
         {{^rows}}<p>Nothing recorded.</p>{{/rows}}
-        <nav aria-label="Pages" class="pager">{{#older}}<a href="{{older}}" rel="next">Older exchanges</a>{{/older}}</nav>
+        <nav aria-label="Pages" class="pager">{{#older}}<a href="{{.}}" rel="next">Older exchanges</a>{{/older}}</nav>
         {{/content}}{{/layout}}
         """
 
