@@ -4,7 +4,7 @@ APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev zlib1g-de
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
-.PHONY: deps build release format test demo bench bench-package bench-targets bench-serve bench-traffic bench-history bench-start bench-teamlog bench-expressions bench-ui bench-ui-peer stress coverage clean
+.PHONY: deps build release format test demo bench bench-package bench-targets bench-serve bench-traffic bench-history bench-history-real bench-start bench-teamlog bench-expressions bench-ui bench-ui-peer stress coverage clean
 
 ## Install missing Debian packages (as root), or print the command to run.
 deps:
@@ -182,9 +182,27 @@ HISTORY_RUNS ?= 5
 HISTORY_VERSIONS ?= 2500
 HISTORY_SHAPES ?= pages items
 bench-history: deps
-	@command -v bc >/dev/null && python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc python3-venv >/dev/null; }
+	@command -v bc >/dev/null && command -v mdb_stat >/dev/null && command -v zstd >/dev/null && command -v xz >/dev/null && python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc python3-venv lmdb-utils zstd xz-utils >/dev/null; }
 	$(SWIFT) build -c release --product strata
 	for shape in $(HISTORY_SHAPES); do Benchmarks/scripts/history-size.sh .build/release/strata $(HISTORY_RUNS) $(HISTORY_VERSIONS) $$shape || exit 1; done
+
+## The same on real scraping histories (docs/benchmarks.md): the first HISTORY_REAL_VERSIONS
+## commits of simonw/ca-fires-history's incidents.json (an object, its items under Incidents) and
+## of simonw/pge-outages' outages.json (a list of outages that come and go), cloned once into
+## .build/history/ (HISTORY_FIRES and HISTORY_OUTAGES name other clones or URLs).
+HISTORY_REAL_VERSIONS ?= 2500
+HISTORY_FIRES ?= https://github.com/simonw/ca-fires-history
+HISTORY_OUTAGES ?= https://github.com/simonw/pge-outages
+bench-history-real: deps
+	@command -v bc >/dev/null && command -v mdb_stat >/dev/null && command -v zstd >/dev/null && command -v xz >/dev/null && python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc python3-venv lmdb-utils zstd xz-utils >/dev/null; }
+	$(SWIFT) build -c release --product strata
+	@mkdir -p .build/history
+	@[ -d .build/history/fires ] || git clone -q --bare $(HISTORY_FIRES) .build/history/fires
+	@[ -d .build/history/outages ] || git clone -q --bare $(HISTORY_OUTAGES) .build/history/outages
+	HISTORY_REPO=.build/history/fires HISTORY_FILE=incidents.json HISTORY_ID=UniqueId HISTORY_ITEMS=Incidents \
+	  Benchmarks/scripts/history-size.sh .build/release/strata $(HISTORY_RUNS) $(HISTORY_REAL_VERSIONS)
+	HISTORY_REPO=.build/history/outages HISTORY_FILE=outages.json HISTORY_ID=F_OUTAGE_ID \
+	  Benchmarks/scripts/history-size.sh .build/release/strata $(HISTORY_RUNS) $(HISTORY_REAL_VERSIONS)
 
 ## The expression language (docs/benchmarks.md): a range and a facet through the indexes on 1,000
 ## and 200,000 items, a scan beside them, and `changes --when` over 1,000,000 item versions.

@@ -3,6 +3,9 @@
 # SQLite database of the same history, import time against git-history, and body read latency.
 #
 # usage: history-size.sh STRATA [RUNS=5] [VERSIONS=2500] [SHAPE=items]
+#        HISTORY_REPO=PATH HISTORY_FILE=F HISTORY_ID=KEY [HISTORY_ITEMS=KEY] history-size.sh STRATA [RUNS] [VERSIONS]
+#        (a real scraping repository instead of a generated one: the first VERSIONS commits of its
+#        file F, items at the top or under KEY, identified by HISTORY_ID)
 #
 # The history (scraping-history.py --shape SHAPE: `items`, a ~200 KB JSON list of 650 items, a
 # few dozen changing a few fields each time; `pages`, a 100–300 KB object whose two dozen items
@@ -12,19 +15,37 @@
 # `git gc --aggressive`, which packs as well), `strata bench bodies` on it (every body version read
 # in random order); once: `git gc --aggressive` (the .pack bytes) and git-history (pip, in a
 # virtualenv under Benchmarks/.venv: `git-history file`, wall time and database bytes), which
-# takes about ten minutes for 2,500 versions here.
+# takes about ten minutes for 2,500 versions here. Then what the data allows (the floors): every
+# version concatenated in commit order and compressed by `zstd -19 --long=27` and by `xz -9e`
+# (HISTORY_XZ=0 skips xz: about ten minutes for 800 MB), and the distinct item versions alone
+# (canonical JSON, in order of first sight) by `zstd -19 --long=27`; and where the last run's store
+# goes, by part, as imported and compacted (mdb_stat's pages of each table, 4 KiB each).
 set -euo pipefail
 strata=$(realpath "$1"); runs=${2:-5}; versions=${3:-2500}; shape=${4:-items}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 venv="$here/../.venv"
 
-echo "generating $versions versions ($shape)" >&2
-python3 "$here/scraping-history.py" "$work/repo" --versions "$versions" --shape "$shape"
-if [ "$shape" = pages ]; then
-  items=(--items items)
+file=items.json; id=id; items_key=
+if [ -n "${HISTORY_REPO:-}" ]; then
+  file=${HISTORY_FILE:?HISTORY_FILE names the file}; id=${HISTORY_ID:?HISTORY_ID names the items key}; items_key=${HISTORY_ITEMS:-}
+  shape=$(basename "$(cd "$HISTORY_REPO" && git rev-parse --show-toplevel 2>/dev/null || echo "$HISTORY_REPO")")
+  [ "$shape" = repo ] && shape=$(basename "$(dirname "$HISTORY_REPO")")
+  git clone -q "$HISTORY_REPO" "$work/repo"
+  # The file's first VERSIONS commits: every tool reads the same history.
+  last=$(git -C "$work/repo" rev-list --reverse HEAD -- "$file" | sed -n "${versions}p")
+  if [ -n "$last" ]; then git -C "$work/repo" reset -q --hard "$last"; fi
+  versions=$(git -C "$work/repo" rev-list HEAD -- "$file" | wc -l)
+  echo "$shape: the first $versions versions of $file" >&2
+else
+  echo "generating $versions versions ($shape)" >&2
+  python3 "$here/scraping-history.py" "$work/repo" --versions "$versions" --shape "$shape"
+  [ "$shape" = pages ] && items_key=items
+fi
+if [ -n "$items_key" ]; then
+  items=(--items "$items_key")
   # git-history aborts on a version that is not JSON; an invalid one is read as no items.
-  convert=(--convert $'try:\n    return json.loads(content)["items"]\nexcept ValueError:\n    return []')
+  convert=(--convert "$(printf 'try:\n    return json.loads(content)["%s"]\nexcept (ValueError, KeyError, TypeError):\n    return []' "$items_key")")
 else
   items=(); convert=()
 fi
@@ -36,24 +57,98 @@ if [ ! -x "$venv/bin/git-history" ]; then
   python3 -m venv "$venv" && "$venv/bin/pip" install -q git-history
 fi
 start=$(date +%s.%N)
-"$venv/bin/git-history" file "$work/gh.db" items.json --repo "$work/repo" --id id "${convert[@]}" >/dev/null
+"$venv/bin/git-history" file "$work/gh.db" "$file" --repo "$work/repo" --id "$id" "${convert[@]}" >/dev/null
 gh_seconds=$(echo "$(date +%s.%N) - $start" | bc)
 gh_bytes=$(stat -c %s "$work/gh.db")
+
+# parts STORE: "part bytes" lines, from mdb_stat's pages of every table.
+parts() {
+  mdb_stat -a "$1" | awk '
+    /^Status of/ { name = $3 }
+    /Branch pages:|Leaf pages:|Overflow pages:/ { pages[name] += $3 }
+    END {
+      for (n in pages) {
+        p = "other projections"
+        if (n == "bodies" || n == "body-index" || n == "blobs" || n == "lineage") p = "bodies"
+        else if (n == "events") p = "envelopes"
+        else if (n == "ids" || n == "by-stream" || n == "by-type" || n == "by-time") p = "log indexes"
+        else if (n ~ /^p\/items\/(history|history-packed)$/ || n ~ /^p\/details\/(history|history-packed)$/) p = "item history"
+        else if (n ~ /^p\/items\// || n ~ /^p\/details\//) p = "items (now, order, change order, counts)"
+        else if (n ~ /^p\/timeline\//) p = "timeline"
+        else if (n ~ /^p\/schema\//) p = "schema"
+        else if (n == "Main" || n == "meta" || n == "checkpoints") p = "meta"
+        sum[p] += pages[n] * 4096
+      }
+      for (p in sum) print p "\t" sum[p]
+    }'
+  mdb_stat -f "$1" | awk '/Free pages:/ { print "free pages\t" $3 * 4096 }'
+}
 
 echo "workload: $shape, $versions versions" >&2
 printf "| run | strata store | vs git pack (%s B) | vs git-history db (%s B) | compacted | vs git pack | vs git-history db | import s | vs git-history (%.1f s) | body read p50 | p99 |\n|---|---|---|---|---|---|---|---|---|---|---|\n" "$pack" "$gh_bytes" "$gh_seconds"
 for i in $(seq "$runs"); do
   store="$work/store$i"
-  "$strata" --store "$store" source add scraped --url https://example.invalid/items.json --id id "${items[@]}" >/dev/null
+  "$strata" --store "$store" source add scraped --url "https://example.invalid/$file" --id "$id" "${items[@]}" >/dev/null
   start=$(date +%s.%N)
-  "$strata" import scraped --store "$store" --git "$work/repo" --path items.json >/dev/null
+  "$strata" import scraped --store "$store" --git "$work/repo" --path "$file" >/dev/null
   seconds=$(echo "$(date +%s.%N) - $start" | bc)
   bytes=$(stat -c %s "$store/data.mdb")
+  if [ "$i" = "$runs" ]; then parts_imported=$(parts "$store"); fi
   "$strata" --store "$store" compact >/dev/null
   compacted=$(stat -c %s "$store/data.mdb")
+  if [ "$i" = "$runs" ]; then parts_compacted=$(parts "$store"); fi
   read p50 p99 < <("$strata" bench bodies --store "$store" --format json | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["p50Micros"], r["p99Micros"])')
   printf "| %s | %s B | %.2f× | %.2f× | %s B | %.2f× | %.2f× | %.1f | %.1f× faster | %.0f µs | %.0f µs |\n" "$i" "$bytes" \
     "$(echo "$bytes / $pack" | bc -l)" "$(echo "$bytes / $gh_bytes" | bc -l)" \
     "$compacted" "$(echo "$compacted / $pack" | bc -l)" "$(echo "$compacted / $gh_bytes" | bc -l)" "$seconds" "$(echo "$gh_seconds / $seconds" | bc -l)" "$p50" "$p99"
   rm -rf "$store"
 done
+
+# The floors: what the history's own bytes allow.
+git -C "$work/repo" rev-list --reverse HEAD -- "$file" | sed "s|\$|:$file|" | git -C "$work/repo" cat-file --batch |
+  python3 -c '
+import sys
+out = sys.stdout.buffer
+data = sys.stdin.buffer
+while True:
+    header = data.readline()
+    if not header: break
+    size = int(header.split()[2])
+    out.write(data.read(size)); data.read(1)
+' > "$work/versions"
+raw=$(stat -c %s "$work/versions")
+zstd -q -19 --long=27 -T1 -c "$work/versions" > "$work/versions.zst"
+floor_zstd=$(stat -c %s "$work/versions.zst")
+if [ "${HISTORY_XZ:-1}" != 0 ]; then xz -9e -T1 -c "$work/versions" > "$work/versions.xz"; floor_xz=$(stat -c %s "$work/versions.xz"); else floor_xz=; fi
+git -C "$work/repo" rev-list --reverse HEAD -- "$file" | sed "s|\$|:$file|" | git -C "$work/repo" cat-file --batch |
+  python3 -c '
+import json, sys
+data = sys.stdin.buffer
+seen = set(); out = sys.stdout.buffer
+while True:
+    header = data.readline()
+    if not header: break
+    size = int(header.split()[2])
+    body = data.read(size); data.read(1)
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        continue
+    key = sys.argv[1]
+    items = (doc.get(key, []) if key else doc) if isinstance(doc, dict) else doc
+    for item in items if isinstance(items, list) else []:
+        text = json.dumps(item, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+        if text not in seen:
+            seen.add(text); out.write(text + b"\n")
+' "$items_key" > "$work/items"
+items_raw=$(stat -c %s "$work/items"); items_n=$(wc -l < "$work/items")
+floor_items=$(zstd -q -19 --long=27 -T1 -c "$work/items" | wc -c)
+echo
+printf "floors (%s): the %s versions, %s B: zstd -19 --long=27 %s B (%.2f× the git pack, %s B)" "$shape" "$versions" "$raw" "$floor_zstd" "$(echo "$floor_zstd / $pack" | bc -l)" "$pack"
+if [ -n "$floor_xz" ]; then printf ", xz -9e %s B (%.2f×)" "$floor_xz" "$(echo "$floor_xz / $pack" | bc -l)"; fi
+printf "; the %s distinct item versions, %s B: zstd -19 --long=27 %s B\n" "$items_n" "$items_raw" "$floor_items"
+echo
+echo "| part ($shape, last run) | as imported | compacted |"
+echo "|---|---|---|"
+join -t $'\t' -a1 -a2 -e 0 -o 0,1.2,2.2 <(echo "$parts_imported" | sort) <(echo "$parts_compacted" | sort) |
+  awk -F'\t' '{ printf "| %s | %.2f MB | %.2f MB |\n", $1, $2 / 1e6, $3 / 1e6 }'

@@ -7,7 +7,8 @@
 #            index), filtered by a range (`price < 5000`); the facets are on every page
 #   item     one item of a source whose single item changed 1,000 times (1,000 versions)
 #   changes  the changes page of the 200,000 items after four more snapshots (1% of the prices
-#            move in each), and of the 1,000-version item's source
+#            move in each), of the 1,000-version item's source, and of a source of 100,000 events
+#            (50 items, one changing in each snapshot): all of them, a tenth, and from the middle
 # and the weight of a page with its stylesheet and script.
 #
 # usage: ui-bench.sh STRATA [RUNS=200]
@@ -59,9 +60,26 @@ for v in range(1000):
     json.dump([{"id": 1, "name": "the one", "price": 1000 + (v * 37) % 500, "stock": v % 7, "note": "version %d of the one item" % v}], open("%s/one-%04d.json" % (sys.argv[1], v), "w"))
 PY
 "$strata" import one $work/one-*.json >/dev/null
+# A source of 100,000 events: 50 items, one of which changes in each snapshot (its price moves up
+# or, one time in ten, down), imported 5,000 snapshots per command.
+export STRATA_STORE=$work/store-events
+"$strata" source add ticks --url "file://$work/ticks.json" --id id --title name >/dev/null
+mkdir -p $work/ticks
+python3 - "$work/ticks" <<'PY'
+import json, random, sys
+r = random.Random(5)
+items = [{"id": i, "name": "item %d" % i, "price": 1000} for i in range(50)]
+for v in range(100000):
+    it = items[v % 50]
+    it["price"] += -7 if r.random() < 0.1 else 3
+    json.dump(items, open("%s/%06d.json" % (sys.argv[1], v), "w"))
+PY
+(cd $work/ticks && ls | sort | xargs -n 5000 "$strata" import ticks >/dev/null)
+rm -rf $work/ticks
 serve $work/store-1000 18181
 serve $work/store-200000 18182
 serve $work/store-one 18183
+serve $work/store-events 18184
 echo "| page | 1,000 items p50 | p99 | 200,000 items p50 | p99 |"
 echo "|---|---|---|---|---|"
 for page in "first page|/_strata/ui/sources/cars" "sorted by price|/_strata/ui/sources/cars?sort=-price" \
@@ -75,6 +93,9 @@ echo "|---|---|---|"
 echo "| an item with 1,000 versions | $(times http://127.0.0.1:18183/_strata/ui/sources/one/items/1) |"
 echo "| its source's changes (1,000 events, the first 200) | $(times http://127.0.0.1:18183/_strata/ui/sources/one/changes) |"
 echo "| changes of the 200,000 items, \`price < old.price\` (the first 200) | $(times 'http://127.0.0.1:18182/_strata/ui/sources/cars/changes?when=price+%3C+old.price') |"
+echo "| a source of 100,000 events: its changes (the first 200) | $(times http://127.0.0.1:18184/_strata/ui/sources/ticks/changes) |"
+echo "| the same, \`price < old.price\` (one change in ten) | $(times 'http://127.0.0.1:18184/_strata/ui/sources/ticks/changes?when=price+%3C+old.price') |"
+echo "| the same, from seq 50,000 | $(times 'http://127.0.0.1:18184/_strata/ui/sources/ticks/changes?from=50000') |"
 page=$(curl -s http://127.0.0.1:18182/_strata/ui/sources/cars | wc -c)
 css=$(curl -s http://127.0.0.1:18182/_strata/ui/assets/strata.css | wc -c)
 js=$(curl -s http://127.0.0.1:18182/_strata/ui/assets/strata.js | wc -c)
