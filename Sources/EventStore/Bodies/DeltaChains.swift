@@ -164,8 +164,8 @@ public final class DeltaChains {
         return chosen
     }
 
-    /// A delta of this size or more is tried again against the version before the lineage's
-    /// last (``deltaAgainstEarlier(_:last:schema:txn:context:)``). Small deltas are the usual
+    /// A delta of this size or more, after a last body stored as one too, is tried again against
+    /// the version before the lineage's last (``deltaAgainstEarlier(_:last:schema:txn:context:)``). Small deltas are the usual
     /// next versions; a return from an odd version costs as much as its departure (the
     /// scraping history's `pages`: 10–40 KB, against about 200 bytes for a usual version).
     static let retryAbove = 4096
@@ -176,7 +176,11 @@ public final class DeltaChains {
     private func deltaAgainstEarlier(
         _ body: [UInt8], last: (seq: UInt64, depth: Int, hash: [UInt8]), schema: LogSchema, txn: Transaction, context: ZstdContext
     ) throws -> (row: [UInt8], depth: Int)? {
-        guard last.depth >= 1, let row = try BlobCodec.stored(seq: last.seq, bodies: schema.bodies, in: txn), row.first == BlobCodec.delta else {
+        // Only after a large departure: a way back follows one, and a history whose every
+        // version moves a few KB (a feed of 130 KB) would pay a decode and a delta each time.
+        guard last.depth >= 1, let row = try BlobCodec.stored(seq: last.seq, bodies: schema.bodies, in: txn), row.first == BlobCodec.delta,
+            row.count >= Self.retryAbove
+        else {
             return nil
         }
         let earlier = try DeltaHeader(row, checkSeal: false).base
