@@ -7,6 +7,8 @@
 # page). git-history and Datasette come from PyPI, in Benchmarks/.venv (never in `make test`).
 #
 # usage: ui-peer.sh STRATA [VERSIONS=400] [ITEMS=400] [DURATION=10]
+#        PEER_REPO=PATH PEER_FILE=F PEER_ID=KEY [PEER_ITEMS=KEY] [PEER_TITLE=KEY] ui-peer.sh STRATA [VERSIONS] - [DURATION]
+#        (a real scraping repository instead: the first VERSIONS commits of its file F)
 set -euo pipefail
 strata=$(realpath "$1"); versions=${2:-400}; items=${3:-400}; duration=${4:-10}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,12 +19,25 @@ trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null || true; done; rm -rf "$work
 if [ ! -x "$venv/bin/git-history" ] || [ ! -x "$venv/bin/datasette" ]; then
   python3 -m venv "$venv" && "$venv/bin/pip" install -q git-history datasette
 fi
-echo "generating $versions versions of $items items" >&2
-python3 "$here/scraping-history.py" "$work/repo" --versions "$versions" --shape items --items "$items"
-"$venv/bin/git-history" file "$work/gh.db" items.json --repo "$work/repo" --id id >/dev/null
+file=items.json; idkey=id; title=name; convert=(); itemsopt=()
+if [ -n "${PEER_REPO:-}" ]; then
+  file=${PEER_FILE:?PEER_FILE names the file}; idkey=${PEER_ID:?PEER_ID names the items key}; title=${PEER_TITLE:-$idkey}
+  git clone -q "$PEER_REPO" "$work/repo"
+  last=$(git -C "$work/repo" rev-list --reverse HEAD -- "$file" | sed -n "${versions}p")
+  if [ -n "$last" ]; then git -C "$work/repo" reset -q --hard "$last"; fi
+  echo "the first $(git -C "$work/repo" rev-list HEAD -- "$file" | wc -l) versions of $file in $PEER_REPO" >&2
+  if [ -n "${PEER_ITEMS:-}" ]; then
+    itemsopt=(--items "$PEER_ITEMS")
+    convert=(--convert "$(printf 'try:\n    return json.loads(content)["%s"]\nexcept (ValueError, KeyError, TypeError):\n    return []' "$PEER_ITEMS")")
+  fi
+else
+  echo "generating $versions versions of $items items" >&2
+  python3 "$here/scraping-history.py" "$work/repo" --versions "$versions" --shape items --items "$items"
+fi
+"$venv/bin/git-history" file "$work/gh.db" "$file" --repo "$work/repo" --id "$idkey" "${convert[@]}" >/dev/null
 export STRATA_STORE=$work/store
-"$strata" source add items --url "file://$work/repo/items.json" --id id --title name >/dev/null
-"$strata" import items --git "$work/repo" --path items.json >/dev/null
+"$strata" source add items --url "file://$work/repo/$file" --id "$idkey" --title "$title" "${itemsopt[@]}" >/dev/null
+"$strata" import items --git "$work/repo" --path "$file" >/dev/null 2>&1
 "$venv/bin/datasette" serve "$work/gh.db" --port 18301 >/dev/null 2>&1 &
 pids+=($!)
 "$strata" serve --port 18302 >/dev/null 2>&1 &
@@ -32,7 +47,7 @@ for port in 18301 18302; do
 done
 # The item whose versions are read: the one with the most.
 item=$(sqlite3 "$work/gh.db" "SELECT _item FROM item_version GROUP BY _item ORDER BY count(*) DESC LIMIT 1")
-id=$(sqlite3 "$work/gh.db" "SELECT id FROM item WHERE _id = $item")
+id=$(sqlite3 "$work/gh.db" "SELECT \"$idkey\" FROM item WHERE _id = $item")
 n=$(sqlite3 "$work/gh.db" "SELECT count(*) FROM item_version WHERE _item = $item")
 rps() {  # rps URL: requests a second under wrk
   wrk -t2 -c16 -d${duration}s "$1" 2>/dev/null | awk '/Requests\/sec/ {print $2}'

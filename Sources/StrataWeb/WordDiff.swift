@@ -3,12 +3,15 @@
 enum WordDiff {
     static func words(_ s: String) -> [String] {
         var out: [String] = []
-        var current = ""
-        for ch in s {
-            current.append(ch)
-            if ch.isWhitespace { out.append(current); current = "" }
+        var current = String.UnicodeScalarView()
+        for u in s.unicodeScalars {
+            current.append(u)
+            if u.properties.isWhitespace {
+                out.append(String(current))
+                current = String.UnicodeScalarView()
+            }
         }
-        if !current.isEmpty { out.append(current) }
+        if !current.isEmpty { out.append(String(current)) }
         return out
     }
 
@@ -18,36 +21,72 @@ enum WordDiff {
         ["same": kind == "same", "gone": kind == "gone", "added": kind == "added", "text": text]
     }
 
-    /// The parts of the old text (`same` or `gone`) and of the new one (`same` or `added`). Texts
-    /// of more than 2,000 words each are marked whole: the table is quadratic.
+    /// The parts of the old text (`same` or `gone`) and of the new one (`same` or `added`). The
+    /// words both texts start and end with are one `same` part each; only the middle between
+    /// them is compared (an edit of a few words in a long text is a few words to compare, not
+    /// the whole text against itself). Middles of more than 2,000 words each are marked whole:
+    /// the table is quadratic.
     static func parts(_ old: String, _ new: String) -> ([[String: Any]], [[String: Any]]) {
         let a = words(old), b = words(new)
-        guard a.count <= 2_000, b.count <= 2_000 else { return ([part("gone", old)], [part("added", new)]) }
-        // lcs[i][j]: the longest common subsequence of a[i...] and b[j...].
-        var lcs = [[Int32]](repeating: [Int32](repeating: 0, count: b.count + 1), count: a.count + 1)
-        for i in stride(from: a.count - 1, through: 0, by: -1) {
-            for j in stride(from: b.count - 1, through: 0, by: -1) {
-                lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : max(lcs[i + 1][j], lcs[i][j + 1])
+        var head = 0
+        while head < a.count, head < b.count, a[head] == b[head] { head += 1 }
+        var tail = 0
+        while tail < a.count - head, tail < b.count - head, a[a.count - 1 - tail] == b[b.count - 1 - tail] { tail += 1 }
+        let x = Array(a[head..<(a.count - tail)]), y = Array(b[head..<(b.count - tail)])
+        var left = Runs(), right = Runs()
+        left.add("same", a[..<head])
+        right.add("same", b[..<head])
+        if x.count > 2_000 || y.count > 2_000 {
+            left.add("gone", x[...])
+            right.add("added", y[...])
+        } else {
+            // lcs[i * (m + 1) + j]: the longest common subsequence of x[i...] and y[j...]. Words
+            // are compared as numbers: the table compares every pair.
+            var numbers: [String: Int32] = [:]
+            let xn = x.map { w in
+                numbers[w]
+                    ?? {
+                        numbers[w] = Int32(numbers.count); return Int32(numbers.count - 1)
+                    }()
+            }
+            let yn = y.map { w in
+                numbers[w]
+                    ?? {
+                        numbers[w] = Int32(numbers.count); return Int32(numbers.count - 1)
+                    }()
+            }
+            let m = y.count
+            var lcs = [Int32](repeating: 0, count: (x.count + 1) * (m + 1))
+            for i in stride(from: x.count - 1, through: 0, by: -1) {
+                for j in stride(from: m - 1, through: 0, by: -1) {
+                    lcs[i * (m + 1) + j] = xn[i] == yn[j] ? lcs[(i + 1) * (m + 1) + j + 1] + 1 : max(lcs[(i + 1) * (m + 1) + j], lcs[i * (m + 1) + j + 1])
+                }
+            }
+            var i = 0, j = 0
+            while i < x.count || j < m {
+                if i < x.count, j < m, xn[i] == yn[j] {
+                    left.add("same", x[i...i]); right.add("same", y[j...j]); i += 1; j += 1
+                } else if j < m, i == x.count || lcs[i * (m + 1) + j + 1] >= lcs[(i + 1) * (m + 1) + j] {
+                    right.add("added", y[j...j]); j += 1
+                } else {
+                    left.add("gone", x[i...i]); i += 1
+                }
             }
         }
-        var left: [[String: Any]] = [], right: [[String: Any]] = []
-        func add(_ list: inout [[String: Any]], _ key: String, _ text: String) {
-            if let last = list.last, last[key] as? Bool == true, let t = last["text"] as? String {
-                list[list.count - 1]["text"] = t + text
-            } else {
-                list.append(part(key, text))
-            }
+        left.add("same", a[(a.count - tail)...])
+        right.add("same", b[(b.count - tail)...])
+        return (left.parts, right.parts)
+    }
+
+    /// Parts built word by word: a run of one kind is one part, its words joined once at the end.
+    struct Runs {
+        private var runs: [(kind: String, words: [String])] = []
+
+        mutating func add(_ kind: String, _ words: ArraySlice<String>) {
+            guard !words.isEmpty else { return }
+            if runs.last?.kind == kind { runs[runs.count - 1].words += words } else { runs.append((kind, Array(words))) }
         }
-        var i = 0, j = 0
-        while i < a.count || j < b.count {
-            if i < a.count, j < b.count, a[i] == b[j] {
-                add(&left, "same", a[i]); add(&right, "same", b[j]); i += 1; j += 1
-            } else if j < b.count, i == a.count || lcs[i][j + 1] >= lcs[i + 1][j] {
-                add(&right, "added", b[j]); j += 1
-            } else {
-                add(&left, "gone", a[i]); i += 1
-            }
-        }
-        return (left, right)
+
+        var parts: [[String: Any]] { runs.map { WordDiff.part($0.kind, $0.words.joined()) } }
     }
 }

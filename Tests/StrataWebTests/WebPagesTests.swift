@@ -86,6 +86,36 @@ import Testing
         #expect(gone == ["brown ", "lazy "] && added == ["red "])
     }
 
+    /// Against a plain table over the whole texts: each side's parts give its text back, and the
+    /// words marked the same are as many as the longest common subsequence has (the shared start
+    /// and end are compared away first, never the answer).
+    @Test func wordDiffsKeepTheTextsAndFindALongestCommonSubsequence() {
+        var random = SystemRandomNumberGenerator()
+        let vocabulary = ["a ", "b ", "c ", "d ", "e\n", "f ", "g "]
+        for _ in 0..<300 {
+            let a = (0..<Int.random(in: 0...40, using: &random)).map { _ in vocabulary.randomElement(using: &random)! }
+            var b = a
+            for _ in 0..<Int.random(in: 0...6, using: &random) {
+                switch Int.random(in: 0...2, using: &random) {
+                case 0 where !b.isEmpty: b.remove(at: Int.random(in: 0..<b.count, using: &random))
+                case 1: b.insert(vocabulary.randomElement(using: &random)!, at: Int.random(in: 0...b.count, using: &random))
+                default: if !b.isEmpty { b[Int.random(in: 0..<b.count, using: &random)] = vocabulary.randomElement(using: &random)! }
+                }
+            }
+            let (old, new) = WordDiff.parts(a.joined(), b.joined())
+            func text(_ parts: [[String: Any]]) -> String { parts.compactMap { $0["text"] as? String }.joined() }
+            #expect(text(old) == a.joined() && text(new) == b.joined())
+            let same = old.filter { $0["same"] as? Bool == true }.map { WordDiff.words($0["text"] as? String ?? "").count }.reduce(0, +)
+            var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+            for i in stride(from: a.count - 1, through: 0, by: -1) {
+                for j in stride(from: b.count - 1, through: 0, by: -1) {
+                    table[i][j] = a[i] == b[j] ? table[i + 1][j + 1] + 1 : max(table[i + 1][j], table[i][j + 1])
+                }
+            }
+            #expect(same == table[0][0], "\(a) → \(b)")
+        }
+    }
+
     @Test func anItemShowsItsNewestVersionsAndLinksTheOlder() {
         let versions = (1...120).map { n in
             ItemVersion(
