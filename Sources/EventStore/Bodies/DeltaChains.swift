@@ -111,7 +111,8 @@ public final class DeltaChains {
         guard body.count >= Self.minimum, whole.first != BlobCodec.raw else { return whole }
         var chosen = whole
         var depth = 0
-        let last = try Self.last(lineage, schema, txn)
+        let row = try Self.lineageRow(lineage, schema, txn)
+        let last = row?.last, anchor = row?.anchor
         func delta(against last: (seq: UInt64, depth: Int, hash: [UInt8])) throws -> [UInt8]? {
             if let speculative, speculative.baseHash.prefix(8).elementsEqual(last.hash) {
                 return BlobCodec.deltaRow(frame: speculative.frame, size: body.count, baseSeq: last.seq, depth: last.depth + 1)
@@ -138,7 +139,7 @@ public final class DeltaChains {
             // A new chain starts from the lineage's anchor when that costs less than half a
             // keyframe; else this keyframe is the anchor from now on.
             // (An interval of 1 stores every body whole: no chain at all.)
-            if keyframeInterval > 1, let anchor = try Self.anchor(lineage, schema, txn), anchor.seq < seq,
+            if keyframeInterval > 1, let anchor, anchor.seq < seq,
                 let anchored = try anchoredDelta(body, against: anchor, depth: 1, schema: schema, txn: txn, context: context),
                 anchored.count * 2 < chosen.count
             {
@@ -154,7 +155,7 @@ public final class DeltaChains {
         if depth == 0 {
             w.u64(seq)
             w.raw(hash.prefix(8))
-        } else if let anchor = try Self.anchor(lineage, schema, txn) {
+        } else if let anchor {
             w.u64(anchor.seq)
             w.raw(anchor.hash)
         }
@@ -204,32 +205,23 @@ public final class DeltaChains {
         return BlobCodec.encodeDelta(body, base: content, baseSeq: base.seq, depth: depth, context: context, level: Self.keyframeLevel)
     }
 
-    /// The lineage's anchor: the body its chains start from, stored whole (seq, hash prefix);
-    /// nil for a lineage row written before anchors.
-    static func anchor(_ lineage: [UInt8], _ schema: LogSchema, _ txn: Transaction) throws -> (seq: UInt64, hash: [UInt8])? {
+    /// The lineage's row: its last stored body (seq, depth, hash prefix) and its anchor, the body
+    /// its chains start from, stored whole (seq, hash prefix; nil in a row written before anchors).
+    static func lineageRow(_ lineage: [UInt8], _ schema: LogSchema, _ txn: Transaction) throws -> (
+        last: (seq: UInt64, depth: Int, hash: [UInt8]), anchor: (seq: UInt64, hash: [UInt8])?
+    )? {
         guard let row = try txn.get(schema.lineage, key: lineage) else { return nil }
-        return try row.withUnsafeBytes { try anchor(ofRow: $0) }
+        return try row.withUnsafeBytes { try lineageRow($0) }
     }
 
-    /// The anchor named in a `lineage` row, if it names one.
-    static func anchor(ofRow raw: UnsafeRawBufferPointer) throws -> (seq: UInt64, hash: [UInt8])? {
+    /// A `lineage` row's fields (``lineageRow(_:_:_:)``).
+    static func lineageRow(_ raw: UnsafeRawBufferPointer) throws -> (
+        last: (seq: UInt64, depth: Int, hash: [UInt8]), anchor: (seq: UInt64, hash: [UInt8])?
+    ) {
         var r = ByteReader(raw)
-        _ = try r.u64()
-        _ = try r.varint()
-        _ = try r.bytes(8)
-        guard r.remaining >= 16 else { return nil }
-        return (try r.u64(), try r.bytes(8))
-    }
-
-    /// The lineage's last stored body: seq, depth and hash prefix.
-    static func last(_ lineage: [UInt8], _ schema: LogSchema, _ txn: Transaction) throws -> (seq: UInt64, depth: Int, hash: [UInt8])? {
-        guard let row = try txn.get(schema.lineage, key: lineage) else { return nil }
-        return try row.withUnsafeBytes { raw in
-            var r = ByteReader(raw)
-            let seq = try r.u64()
-            let depth = Int(try r.varint())
-            return (seq, depth, try r.bytes(8))
-        }
+        let last = (seq: try r.u64(), depth: Int(try r.varint()), hash: try r.bytes(8))
+        guard r.remaining >= 16 else { return (last, nil) }
+        return (last, (try r.u64(), try r.bytes(8)))
     }
 
     /// The base body: remembered, else decoded from the log (its chain included).

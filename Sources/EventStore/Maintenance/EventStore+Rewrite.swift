@@ -144,10 +144,8 @@ extension LogWriter {
             var l = try lineage.first()
             while let e = l {
                 let v = try txn.plainValue(schema.lineage, key: e.key, stored: e.value)
-                let anchor = try v.withUnsafeBytes { try DeltaChains.anchor(ofRow: $0) }
-                if v.count >= 8,
-                    changed.contains(UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: v[0..<8])))
-                        || anchor.map({ changed.contains($0.seq) }) == true
+                if let row = try? v.withUnsafeBytes({ try DeltaChains.lineageRow($0) }),
+                    changed.contains(row.last.seq) || row.anchor.map({ changed.contains($0.seq) }) == true
                 {
                     let key = [UInt8](e.key)
                     try lineage.deleteCurrent()
