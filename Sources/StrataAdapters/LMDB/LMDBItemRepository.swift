@@ -73,7 +73,7 @@ package struct LMDBItemRepository: ItemRepository {
                 return ItemPage(items: entities.map { Item(entity: $0, source: source) }, total: total, seq: seq, usedIndex: true)
             }
         }
-        if !query.includeRemoved, query.filters.isEmpty, query.expressions.isEmpty, (query.search ?? "").isEmpty, seq == nil,
+        if !query.includeRemoved, query.isUnfiltered, seq == nil,
             let sort = query.sort,
             let entities = try await storage({
                 try await tables.sortedPage(
@@ -156,7 +156,7 @@ package struct LMDBItemRepository: ItemRepository {
     package func count(_ query: ItemQuery, by paths: [String]) async throws -> (counts: [ItemCount], usedIndex: Bool) {
         let source = try await sources.source(named: query.source)
         let seq = try await seq(of: query.at, source: source.name)
-        if query.filters.isEmpty, query.expressions.isEmpty, (query.search ?? "").isEmpty, seq == nil, !query.includeRemoved, paths.count == 1,
+        if query.isUnfiltered, seq == nil, !query.includeRemoved, paths.count == 1,
             let facet = try await storage({ try await tables.facet(source: source.name, path: paths[0]) })
         {
             // A facet of an indexed field: the value index's counters, no item read.
@@ -164,7 +164,7 @@ package struct LMDBItemRepository: ItemRepository {
             if facet.none > 0 { counts.append(ItemCount(values: [nil], count: facet.none)) }
             return (Self.ordered(counts), true)
         }
-        if paths.isEmpty, query.filters.isEmpty, query.expressions.isEmpty, (query.search ?? "").isEmpty, !query.includeRemoved {
+        if paths.isEmpty, query.isUnfiltered, !query.includeRemoved {
             // How many there are, now or then: the counter, one seek, no item read.
             return ([ItemCount(values: [], count: try await storage { try await tables.count(source: source.name, asOf: seq) })], false)
         }

@@ -67,7 +67,12 @@ package struct ItemQuery: Sendable, Hashable {
     /// Whether the query reads items in natural id order with nothing to match: a page read,
     /// whatever the source's size.
     package var isPlainPage: Bool {
-        filters.isEmpty && expressions.isEmpty && (search ?? "").isEmpty && sort == nil
+        isUnfiltered && sort == nil
+    }
+
+    /// Whether every item present matches: no filter, expression or search.
+    package var isUnfiltered: Bool {
+        filters.isEmpty && expressions.isEmpty && (search ?? "").isEmpty
     }
 }
 
