@@ -43,18 +43,12 @@ enum WordDiff {
             // lcs[i * (m + 1) + j]: the longest common subsequence of x[i...] and y[j...]. Words
             // are compared as numbers: the table compares every pair.
             var numbers: [String: Int32] = [:]
-            let xn = x.map { w in
-                numbers[w]
-                    ?? {
-                        numbers[w] = Int32(numbers.count); return Int32(numbers.count - 1)
-                    }()
+            func number(_ word: String) -> Int32 {
+                if let n = numbers[word] { return n }
+                numbers[word] = Int32(numbers.count)
+                return Int32(numbers.count - 1)
             }
-            let yn = y.map { w in
-                numbers[w]
-                    ?? {
-                        numbers[w] = Int32(numbers.count); return Int32(numbers.count - 1)
-                    }()
-            }
+            let xn = x.map(number), yn = y.map(number)
             let m = y.count
             var lcs = [Int32](repeating: 0, count: (x.count + 1) * (m + 1))
             for i in stride(from: x.count - 1, through: 0, by: -1) {

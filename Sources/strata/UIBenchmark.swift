@@ -65,12 +65,8 @@ struct UIBenchmark {
         var result: [String: JSONValue] = ["requests per page": .int(requests), "store": .string(location.path)]
         for page in pages {
             var times: [Int64] = []
-            var bytes = try await get(page).body.count
-            for _ in 0..<requests {
-                let (micros, body) = try await get(page)
-                times.append(micros)
-                bytes = body.count
-            }
+            let bytes = try await get(page).body.count
+            for _ in 0..<requests { times.append(try await get(page).micros) }
             times.sort()
             let p50 = Double(times[times.count / 2]) / 1000, p99 = Double(times[min(times.count - 1, times.count * 99 / 100)]) / 1000
             result["page \(page)"] = .string(String(format: "p50 %.2f ms · p99 %.2f ms · %d bytes", p50, p99, bytes))

@@ -43,7 +43,7 @@ public enum SchemaProjection {
     /// written to ``shapes`` when it is new.
     static func reference(_ shape: Shape, _ ctx: ProjectionContext) throws -> JSONValue {
         let json = shape.json.canonicalBytes
-        let ref = Hashing.sha256(json, prefix: 16).map { String(format: "%02x", $0) }.joined()
+        let ref = Hashing.sha256(json, prefix: 16).hex
         _ = try ctx.transaction.insert(ctx.tables[shapes], key: ctx.tables.text(ref), value: json)
         return .string(ref)
     }
