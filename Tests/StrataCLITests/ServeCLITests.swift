@@ -17,6 +17,20 @@ import Testing
         return try #require((try jsonObject(log.stdout) as? [[String: Any]])?.first?["seq"] as? Int)
     }
 
+    /// Cars defined and fetched in full (details and images) at each of the API's three
+    /// versions; the log's head after each pass.
+    static func carsFetchedThrice(_ fixture: FixtureServer, store: String) async throws -> [Int] {
+        try await addCars(fixture.baseURL, store: store)
+        var passes: [Int] = []
+        for v in 1...3 {
+            fixture.version = v
+            let f = try await strata(["fetch", "cars", "--details", "--images"], store: store)
+            #expect(f.status == 0, "\(f.stderr)")
+            passes.append(try await head(store))
+        }
+        return passes
+    }
+
     static func addCars(_ base: String, store: String) async throws {
         let r = try await strata(
             [
@@ -43,14 +57,7 @@ import Testing
     @Test func aClientPointedAtTheServerGetsTheAPIAsItWasAndTheReadSideIsTheCLIs() async throws {
         try await withFixtureServer { fixture in
             let a = makeStoreDir()
-            try await Self.addCars(fixture.baseURL, store: a)
-            var passes: [Int] = []
-            for v in 1...3 {
-                fixture.version = v
-                let f = try await strata(["fetch", "cars", "--details", "--images"], store: a)
-                #expect(f.status == 0, "\(f.stderr)")
-                passes.append(try await Self.head(a))
-            }
+            let passes = try await Self.carsFetchedThrice(fixture, store: a)
             let middle = String(passes[1])
             let served = try await Self.serve(a, ["--as-of", middle])
             // Store B mirrors the server as if it were the API.

@@ -25,14 +25,7 @@ import Testing
     static func world(_ body: (String, Listening, [Int]) async throws -> Void) async throws {
         try await withFixtureServer { fixture in
             let store = makeStoreDir()
-            try await ServeCLITests.addCars(fixture.baseURL, store: store)
-            var passes: [Int] = []
-            for v in 1...3 {
-                fixture.version = v
-                let f = try await strata(["fetch", "cars", "--details", "--images"], store: store)
-                #expect(f.status == 0, "\(f.stderr)")
-                passes.append(try await ServeCLITests.head(store))
-            }
+            let passes = try await ServeCLITests.carsFetchedThrice(fixture, store: store)
             let dir = TestScratch.directory("strata-web")
             let add = try await strata(["source", "add", "evil", "--url", "file://\(dir)/evil.json", "--title", "name", "--index", "price"], store: store)
             #expect(add.status == 0, "\(add.stderr)")
