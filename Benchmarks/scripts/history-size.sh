@@ -25,17 +25,14 @@ strata=$(realpath "$1"); runs=${2:-5}; versions=${3:-2500}; shape=${4:-items}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 venv="$here/../.venv"
+. "$here/lib.sh"
 
 file=items.json; id=id; items_key=
 if [ -n "${HISTORY_REPO:-}" ]; then
   file=${HISTORY_FILE:?HISTORY_FILE names the file}; id=${HISTORY_ID:?HISTORY_ID names the items key}; items_key=${HISTORY_ITEMS:-}
   shape=$(basename "$(cd "$HISTORY_REPO" && git rev-parse --show-toplevel 2>/dev/null || echo "$HISTORY_REPO")")
   [ "$shape" = repo ] && shape=$(basename "$(dirname "$HISTORY_REPO")")
-  git clone -q "$HISTORY_REPO" "$work/repo"
-  # The file's first VERSIONS commits: every tool reads the same history.
-  last=$(git -C "$work/repo" rev-list --reverse HEAD -- "$file" | sed -n "${versions}p")
-  if [ -n "$last" ]; then git -C "$work/repo" reset -q --hard "$last"; fi
-  versions=$(git -C "$work/repo" rev-list HEAD -- "$file" | wc -l)
+  versions=$(first_versions "$HISTORY_REPO" "$work/repo" "$file" "$versions")
   echo "$shape: the first $versions versions of $file" >&2
 else
   echo "generating $versions versions ($shape)" >&2
@@ -44,12 +41,13 @@ else
 fi
 if [ -n "$items_key" ]; then
   items=(--items "$items_key")
-  # git-history aborts on a version that is not JSON; an invalid one is read as no items.
-  convert=(--convert "$(printf 'try:\n    return json.loads(content)["%s"]\nexcept (ValueError, KeyError, TypeError):\n    return []' "$items_key")")
+  convert=(--convert "$(items_under "$items_key")")
 else
   items=(); convert=()
 fi
-git clone -q --bare "$work/repo" "$work/gc.git"
+# Only what the history's commits reach (--no-local: a local clone would hard-link every object
+# of WORK/repo, whose full history a real repository's clone still holds).
+git clone -q --bare --no-local "$work/repo" "$work/gc.git"
 git -C "$work/gc.git" gc --aggressive -q
 pack=$(stat -c %s "$work"/gc.git/objects/pack/*.pack)
 
@@ -104,43 +102,35 @@ for i in $(seq "$runs"); do
   rm -rf "$store"
 done
 
-# The floors: what the history's own bytes allow.
-git -C "$work/repo" rev-list --reverse HEAD -- "$file" | sed "s|\$|:$file|" | git -C "$work/repo" cat-file --batch |
-  python3 -c '
-import sys
-out = sys.stdout.buffer
-data = sys.stdin.buffer
-while True:
-    header = data.readline()
-    if not header: break
-    size = int(header.split()[2])
-    out.write(data.read(size)); data.read(1)
-' > "$work/versions"
-raw=$(stat -c %s "$work/versions")
-zstd -q -19 --long=27 -T1 -c "$work/versions" > "$work/versions.zst"
-floor_zstd=$(stat -c %s "$work/versions.zst")
-if [ "${HISTORY_XZ:-1}" != 0 ]; then xz -9e -T1 -c "$work/versions" > "$work/versions.xz"; floor_xz=$(stat -c %s "$work/versions.xz"); else floor_xz=; fi
+# The floors: what the history's own bytes allow. One read of every version from git: each one
+# as it is into WORK/versions, each distinct item (canonical JSON, in order of first sight) into
+# WORK/items.
 git -C "$work/repo" rev-list --reverse HEAD -- "$file" | sed "s|\$|:$file|" | git -C "$work/repo" cat-file --batch |
   python3 -c '
 import json, sys
+key, versions, items = sys.argv[1], open(sys.argv[2], "wb"), open(sys.argv[3], "wb")
 data = sys.stdin.buffer
-seen = set(); out = sys.stdout.buffer
+seen = set()
 while True:
     header = data.readline()
     if not header: break
     size = int(header.split()[2])
     body = data.read(size); data.read(1)
+    versions.write(body)
     try:
         doc = json.loads(body)
     except ValueError:
         continue
-    key = sys.argv[1]
-    items = (doc.get(key, []) if key else doc) if isinstance(doc, dict) else doc
-    for item in items if isinstance(items, list) else []:
+    found = (doc.get(key, []) if key else doc) if isinstance(doc, dict) else doc
+    for item in found if isinstance(found, list) else []:
         text = json.dumps(item, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
         if text not in seen:
-            seen.add(text); out.write(text + b"\n")
-' "$items_key" > "$work/items"
+            seen.add(text); items.write(text + b"\n")
+' "$items_key" "$work/versions" "$work/items"
+raw=$(stat -c %s "$work/versions")
+zstd -q -19 --long=27 -T1 -c "$work/versions" > "$work/versions.zst"
+floor_zstd=$(stat -c %s "$work/versions.zst")
+if [ "${HISTORY_XZ:-1}" != 0 ]; then xz -9e -T1 -c "$work/versions" > "$work/versions.xz"; floor_xz=$(stat -c %s "$work/versions.xz"); else floor_xz=; fi
 items_raw=$(stat -c %s "$work/items"); items_n=$(wc -l < "$work/items")
 floor_items=$(zstd -q -19 --long=27 -T1 -c "$work/items" | wc -c)
 echo

@@ -13,6 +13,7 @@ set -euo pipefail
 strata=$(realpath "$1"); versions=${2:-400}; items=${3:-400}; duration=${4:-10}
 here=$(cd "$(dirname "$0")" && pwd)
 venv="$here/../.venv"
+. "$here/lib.sh"
 work=$(mktemp -d /tmp/strata-ui-peer.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null || true; done; rm -rf "$work"' EXIT
@@ -22,13 +23,10 @@ fi
 file=items.json; idkey=id; title=name; convert=(); itemsopt=()
 if [ -n "${PEER_REPO:-}" ]; then
   file=${PEER_FILE:?PEER_FILE names the file}; idkey=${PEER_ID:?PEER_ID names the items key}; title=${PEER_TITLE:-$idkey}
-  git clone -q "$PEER_REPO" "$work/repo"
-  last=$(git -C "$work/repo" rev-list --reverse HEAD -- "$file" | sed -n "${versions}p")
-  if [ -n "$last" ]; then git -C "$work/repo" reset -q --hard "$last"; fi
-  echo "the first $(git -C "$work/repo" rev-list HEAD -- "$file" | wc -l) versions of $file in $PEER_REPO" >&2
+  echo "the first $(first_versions "$PEER_REPO" "$work/repo" "$file" "$versions") versions of $file in $PEER_REPO" >&2
   if [ -n "${PEER_ITEMS:-}" ]; then
     itemsopt=(--items "$PEER_ITEMS")
-    convert=(--convert "$(printf 'try:\n    return json.loads(content)["%s"]\nexcept (ValueError, KeyError, TypeError):\n    return []' "$PEER_ITEMS")")
+    convert=(--convert "$(items_under "$PEER_ITEMS")")
   fi
 else
   echo "generating $versions versions of $items items" >&2
