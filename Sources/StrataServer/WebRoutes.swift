@@ -90,18 +90,30 @@ extension StrataServer {
                 let name = try self.source(context)
                 let point = try self.uiPoint(request)
                 let item = try await self.useCases.loadDetail(source: name, id: id, at: point, offline: true).item
-                let versions = try await self.useCases.history(source: name, id: id, upTo: point).versions
-                var compare: (UInt64, UInt64, [Change])?
+                var ends: (UInt64, UInt64)?
                 if let f = q.get("from"), let t = q.get("to") {
                     guard let a = UInt64(f), let b = UInt64(t) else {
                         throw PresentableError(kind: .invalidInput, message: "from= and to= name versions by their seq")
                     }
-                    let before = versions.last { $0.seq <= min(a, b) }, after = versions.last { $0.seq <= max(a, b) }
-                    compare = (min(a, b), max(a, b), (before?.document ?? .null).diff(to: after?.document ?? .null).map(Change.init(patch:)))
+                    ends = (min(a, b), max(a, b))
+                }
+                let before = try Self.int(q.get("before"), "before", min: 1).map(UInt64.init)
+                // Only the versions shown are read in full; a chart needs every one.
+                let page = HistoryPage(before: before, limit: WebPages.versionsPerPage, at: ends.map { [$0.0, $0.1] } ?? [])
+                var chart: (String, [ItemVersion])?
+                let history: ItemHistoryPage
+                if let path = q.get("chart") {
+                    let all = try await self.useCases.history(source: name, id: id, upTo: point).versions
+                    history = ItemHistoryPage(all, page: page)
+                    chart = (path, all)
+                } else {
+                    history = try await self.useCases.history.page(source: name, id: id, upTo: point, page: page)
+                }
+                let compare = ends.map { a, b in
+                    (a, b, (history.version(at: a)?.document ?? .null).diff(to: history.version(at: b)?.document ?? .null).map(Change.init(patch:)))
                 }
                 return pages.item(
-                    item: item, versions: versions, compare: compare, chart: q.get("chart"), asOf: try self.uiAsOf(request),
-                    before: try Self.int(q.get("before"), "before", min: 1).map(UInt64.init), chrome: chrome)
+                    item: item, history: history, compare: compare, chart: chart, asOf: try self.uiAsOf(request), before: before, chrome: chrome)
             }
         }
         router.get("/_strata/ui/sources/:name/items/:id/image") { request, context in

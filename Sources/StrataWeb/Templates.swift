@@ -178,7 +178,7 @@ enum Templates {
 
     static let changeList = """
         {{#hasChanges}}<table class="changes"><thead><tr><th scope="col">Field</th><th scope="col">Before</th><th scope="col">After</th></tr></thead><tbody>
-        {{#changes}}<tr><th scope="row">{{path}}</th><td>{{#old}}<del>{{#whole}}<mark>{{.}}</mark>{{/whole}}{{#parts}}{{#same}}{{text}}{{/same}}{{#gone}}<mark>{{text}}</mark>{{/gone}}{{/parts}}</del>{{/old}}</td><td>{{#new}}<ins>{{#whole}}<mark>{{.}}</mark>{{/whole}}{{#parts}}{{#same}}{{text}}{{/same}}{{#added}}<mark>{{text}}</mark>{{/added}}{{/parts}}</ins>{{/new}}</td></tr>
+        {{#changes}}<tr><th scope="row">{{path}}</th><td>{{#old}}<del>{{#whole}}<mark>{{.}}</mark>{{/whole}}{{#parts}}{{plain}}{{#marked}}<mark>{{.}}</mark>{{/marked}}{{/parts}}</del>{{/old}}</td><td>{{#new}}<ins>{{#whole}}<mark>{{.}}</mark>{{/whole}}{{#parts}}{{plain}}{{#marked}}<mark>{{.}}</mark>{{/marked}}{{/parts}}</ins>{{/new}}</td></tr>
         {{/changes}}</tbody></table>{{/hasChanges}}
         """
 

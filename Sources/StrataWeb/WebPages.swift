@@ -220,7 +220,7 @@ package struct WebPages: Sendable {
     }
 
     /// How many versions an item's page shows at once (older ones a link away).
-    static let versionsPerPage = 50
+    package static let versionsPerPage = 50
 
     static func pointLabel(_ p: Point) -> String { "seq \(p.seq) · \(time(p.at))" }
 
@@ -232,9 +232,11 @@ package struct WebPages: Sendable {
 
     // MARK: An item
 
+    /// An item's page: its fields, and the newest ``versionsPerPage`` versions of `history` before
+    /// seq `before` as a timeline (those `history` has in full), each a link to its neighbours.
     package func item(
-        item: Item, versions: [ItemVersion], compare: (from: UInt64, to: UInt64, changes: [Change])?, chart: String?, asOf: String?,
-        before: UInt64? = nil, chrome: Chrome
+        item: Item, history: ItemHistoryPage, compare: (from: UInt64, to: UInt64, changes: [Change])?, chart: (path: String, versions: [ItemVersion])?,
+        asOf: String?, before: UInt64? = nil, chrome: Chrome
     ) -> String {
         let name = item.source
         var content: [String: Any] = [
@@ -248,21 +250,26 @@ package struct WebPages: Sendable {
             if case .string(let s) = value, Links.isWeb(s) { f["url"] = s }
             return f
         }
-        let ordered = versions.sorted { $0.seq < $1.seq }
-        let fromSeq = compare?.from ?? ordered.dropLast().last?.seq ?? 0, toSeq = compare?.to ?? ordered.last?.seq ?? 0
-        // The newest 50 versions before `before` (all of them: the chart, the previous of each).
-        let end = before.map { b in ordered.firstIndex { $0.seq >= b } ?? ordered.count } ?? ordered.count
+        // Every version by seq, as indexes into the marks.
+        let marks = history.marks
+        let ordered = marks.indices.sorted { marks[$0].seq < marks[$1].seq }
+        let fromSeq = compare?.from ?? ordered.dropLast().last.map { marks[$0].seq } ?? 0
+        let toSeq = compare?.to ?? ordered.last.map { marks[$0].seq } ?? 0
+        // The newest 50 versions before `before`.
+        let end = before.map { b in ordered.firstIndex { marks[$0].seq >= b } ?? ordered.count } ?? ordered.count
         let start = max(0, end - Self.versionsPerPage)
-        let shown = Array(ordered.indices[start..<end])
-        content["versions"] = ordered.enumerated().filter { i, v in shown.contains(i) || v.seq == fromSeq || v.seq == toSeq }.map { _, v in
-            ["seq": v.seq, "label": "v\(v.version) · seq \(v.seq)", "isFrom": v.seq == fromSeq, "isTo": v.seq == toSeq] as [String: Any]
+        let shown = start..<end
+        content["versions"] = ordered.enumerated().filter { n, i in shown.contains(n) || marks[i].seq == fromSeq || marks[i].seq == toSeq }.map {
+            _, i in
+            let v = marks[i]
+            return ["seq": v.seq, "label": "v\(v.version) · seq \(v.seq)", "isFrom": v.seq == fromSeq, "isTo": v.seq == toSeq] as [String: Any]
         }
         if start > 0 {
             content["olderVersions"] = Links.query(
-                Links.itemPath(name, item.id), [("before", String(ordered[start].seq))] + (asOf.map { [("as_of", $0)] } ?? []))
+                Links.itemPath(name, item.id), [("before", String(marks[ordered[start]].seq))] + (asOf.map { [("as_of", $0)] } ?? []))
         }
-        content["timeline"] = shown.reversed().map { i in
-            let v = ordered[i]
+        content["timeline"] = shown.reversed().compactMap { n -> [String: Any]? in
+            guard let v = history.versions[ordered[n]] else { return nil }
             var t: [String: Any] = [
                 "seq": v.seq, "version": v.version, "kind": v.kind.rawValue, "iso": Self.iso(v.recordedAt), "observed": Self.time(v.recordedAt),
                 // Its labels as one list: one lookup for a row that has none, not three.
@@ -270,13 +277,13 @@ package struct WebPages: Sendable {
                     v.backfilled ? "backfilled" : nil, v.local.map { $0.state.isOpen } == true ? "pending" : nil, v.restored != nil ? "re-stored" : nil
                 ].compactMap { $0 },
                 "changes": v.changes.map(Self.changeRow), "hasChanges": !v.changes.isEmpty,
-                "asOfLink": Links.source(name, asOf: String(v.seq)), "current": i == ordered.count - 1
+                "asOfLink": Links.source(name, asOf: String(v.seq)), "current": n == ordered.count - 1
             ]
             // Every key the template asks for is set, false when absent: a missing one is looked
             // for in every enclosing context, which was most of a long page's time.
             t["origin"] = v.origin != .list ? v.origin.rawValue : false
-            t["previous"] = i > 0 ? ordered[i - 1].seq : false
-            t["next"] = i + 1 < ordered.count ? ordered[i + 1].seq : false
+            t["previous"] = n > 0 ? marks[ordered[n - 1]].seq : false
+            t["next"] = n + 1 < ordered.count ? marks[ordered[n + 1]].seq : false
             return t
         }
         if let compare {
@@ -286,12 +293,13 @@ package struct WebPages: Sendable {
                 ] as [String: Any]
         }
         // The numeric fields of the newest version, each a chart away.
-        let numeric = Self.flatten(ordered.last?.document ?? item.document).filter { if case .number = $0.1 { true } else { false } }.map(\.0)
+        let newest = ordered.last.flatMap { history.versions[$0]?.document } ?? item.document
+        let numeric = Self.flatten(newest).filter { if case .number = $0.1 { true } else { false } }.map(\.0)
         content["numeric"] = numeric.map { p in
             ["path": p, "link": Links.query(Links.itemPath(name, item.id), [("chart", p)] + (asOf.map { [("as_of", $0)] } ?? []))]
         }
         content["hasNumeric"] = !numeric.isEmpty
-        if let chart, let svg = Chart(path: chart, versions: ordered) { content["chart"] = svg.context }
+        if let chart, let svg = Chart(path: chart.path, versions: chart.versions.sorted { $0.seq < $1.seq }) { content["chart"] = svg.context }
         return render("item", chrome, content)
     }
 
@@ -302,8 +310,8 @@ package struct WebPages: Sendable {
         let old = c.old.map(\.displayText), new = c.new.map(\.displayText)
         if let old, let new, old.count + new.count > 40, case .string = c.old, case .string = c.new {
             let (a, b) = WordDiff.parts(old, new)
-            row["old"] = ["whole": false, "parts": a]
-            row["new"] = ["whole": false, "parts": b]
+            row["old"] = ["whole": false, "parts": a.map(\.context)]
+            row["new"] = ["whole": false, "parts": b.map(\.context)]
         } else {
             // A value changed whole is marked whole: fewer lookups than a one-part diff.
             if let old { row["old"] = ["whole": old, "parts": false] }

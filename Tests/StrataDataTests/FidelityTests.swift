@@ -183,6 +183,81 @@ import Testing
     }
 }
 
+/// An item's history read for a few of its versions places, numbers and labels every version as
+/// a fold of the parsed versions in observed order does, and holds the picked ones in full: on
+/// histories imported in log order (where neighbours are known to differ unparsed) and out of it
+/// (backfills, restatements of the same document, removals and returns).
+@Suite struct PagedHistoryTests {
+    @Test(arguments: [(UInt64(1), false), (2, true), (3, true), (4, false)])
+    func aPagedHistoryReadsAsTheWholeOne(_ seed: UInt64, shuffled: Bool) async throws {
+        var rng = SplitMix(seed: seed)
+        let store = try await makeStore()
+        let fetcher = Fetcher(store: store, client: CurlHTTPClient(), logger: quietLogger())
+        let source = SourceDefinition(name: "cars", url: "file:///cars.json", items: "results")
+        _ = try await SourceCatalog(store: store).define(source)
+        // 40 snapshots a day apart, imported in date order or shuffled; values from a small set,
+        // so the same document comes back (a restatement once reordered).
+        var days = Array(0..<40)
+        if shuffled { for i in days.indices.reversed() where i > 0 { days.swapAt(i, Int(rng.next() % UInt64(i + 1))) } }
+        for day in days {
+            var items: [String] = []
+            for id in 1...4 where rng.next() % 5 != 0 {
+                items.append(#"{"id":\#(id),"price":\#(rng.next() % 3),"note":"\#(["a b c", "a x c", "b"][Int(rng.next() % 3)])"}"#)
+            }
+            let at = Timestamp(microseconds: 1_600_000_000_000_000 + Int64(day) * 86_400_000_000)
+            _ = try await fetcher.importSnapshots(
+                source, files: [("d\(day).json", Array(#"{"results":[\#(items.joined(separator: ","))]}"#.utf8))], recordedAt: at)
+        }
+        let tables = ItemTables(store: store)
+        for id in ["1", "2", "3", "4"] {
+            // The oracle: every version parsed, put in observed order, folded.
+            let parsed = try await store.read { txn in
+                try DocumentReader(transaction: txn, tables: try store.tables(of: "items")).history(collection: "cars", key: id, derivingChanges: false)
+            }.sorted { ($0.recordedAt, $0.seq) < ($1.recordedAt, $1.seq) }
+            var expected: [(seq: UInt64, kind: ChangeKind, document: JSONValue, changes: [PatchOperation])] = []
+            var previous: DocumentVersion?
+            var lastPresent: JSONValue?
+            for v in parsed {
+                let kind: ChangeKind?
+                switch (previous, v.isRemoved) {
+                case (nil, true): kind = nil
+                case (nil, false): kind = .added
+                case (let p?, true): kind = p.isRemoved ? nil : .removed
+                case (let p?, false): kind = p.isRemoved ? .reappeared : (p.document == v.document ? nil : .changed)
+                }
+                guard let kind else { continue }
+                let changes: [PatchOperation] =
+                    switch kind {
+                    case .changed: previous!.document.diff(to: v.document)
+                    case .reappeared: (lastPresent ?? previous!.document).diff(to: v.document)
+                    default: []
+                    }
+                expected.append((v.seq, kind, kind == .removed ? (lastPresent ?? previous!.document) : v.document, changes))
+                previous = v
+                if kind != .removed { lastPresent = v.document }
+            }
+            let whole = try await tables.history(source: "cars", id: id)
+            #expect(whole.map(\.seq) == expected.map(\.seq) && whole.map(\.kind) == expected.map(\.kind), "seed \(seed), item \(id)")
+            #expect(whole.map(\.version) == whole.indices.map { $0 + 1 })
+            #expect(whole.map(\.document) == expected.map(\.document) && whole.map(\.changes) == expected.map(\.changes), "seed \(seed), item \(id)")
+            for newest in [1, 3, 100] {
+                let paged = try await tables.history(source: "cars", id: id) { Set($0.sorted().suffix(newest)) }
+                let picked = Set(whole.map(\.seq).sorted().suffix(newest))
+                #expect(paged.map(\.seq) == whole.map(\.seq) && paged.map(\.version) == whole.map(\.version) && paged.map(\.kind) == whole.map(\.kind))
+                for (p, w) in zip(paged, whole) {
+                    #expect(p.isDetailed == picked.contains(p.seq), "seed \(seed), item \(id), seq \(p.seq)")
+                    if p.isDetailed { #expect(p == w) } else { #expect(p.document == .null && p.changes.isEmpty) }
+                }
+            }
+            // Bounded by a time observed, as the whole read bounded the same way.
+            let midway = Timestamp(microseconds: 1_600_000_000_000_000 + 20 * 86_400_000_000)
+            let bounded = try await tables.history(source: "cars", id: id, observedBy: midway)
+            let boundedPaged = try await tables.history(source: "cars", id: id, observedBy: midway) { Set($0) }
+            #expect(bounded == boundedPaged && bounded.allSatisfy { $0.recordedAt <= midway })
+        }
+    }
+}
+
 /// `--where` as of a seq through the index's history equals a scan, on generated histories.
 @Suite struct IndexHistoryTests {
     /// Also encrypted: its entries follow the ids' digests, and pages are ordered on read.

@@ -35,7 +35,7 @@ import Testing
         let html = pages.item(
             item: item(
                 .object(["name": .string(hostile), "link": .string("javascript:alert(1)"), "home": .string("https://example.com/?a=<b>")]), title: hostile),
-            versions: [], compare: nil, chart: nil, asOf: nil, chrome: chrome)
+            history: .init(marks: [], versions: [:]), compare: nil, chart: nil, asOf: nil, chrome: chrome)
         #expect(!html.contains("<script>alert") && !html.contains("<img src=x"))
         #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
         #expect(!html.contains("href=\"javascript:"), "a javascript: value is never a link")
@@ -48,7 +48,8 @@ import Testing
     @Test func aCombiningMarkDoesNotHideAQuoteOrABracket() {
         let hostile = "x\"\u{301} autofocus onfocus=alert(1) x=\"<\u{301}script>"
         let html = pages.item(
-            item: item(.object(["home": .string("https://example.com/" + hostile)]), title: hostile), versions: [], compare: nil, chart: nil, asOf: nil,
+            item: item(.object(["home": .string("https://example.com/" + hostile)]), title: hostile), history: .init(marks: [], versions: [:]), compare: nil,
+            chart: nil, asOf: nil,
             chrome: chrome)
         #expect(!html.contains("\"\u{301}") && !html.contains("<\u{301}"), "a quote or bracket with a combining mark went out raw")
         #expect(html.contains("&quot;\u{301} autofocus") && html.contains("&lt;\u{301}script&gt;"))
@@ -81,39 +82,80 @@ import Testing
 
     @Test func longTextsAreMarkedWordByWord() {
         let (old, new) = WordDiff.parts("the quick brown fox jumps over the lazy dog", "the quick red fox jumps over the dog")
-        let gone = old.filter { $0["gone"] as? Bool == true }.compactMap { $0["text"] as? String }
-        let added = new.filter { $0["added"] as? Bool == true }.compactMap { $0["text"] as? String }
-        #expect(gone == ["brown ", "lazy "] && added == ["red "])
+        #expect(old == [.init(plain: "the quick ", marked: "brown "), .init(plain: "fox jumps over the ", marked: "lazy "), .init(plain: "dog")])
+        #expect(new == [.init(plain: "the quick ", marked: "red "), .init(plain: "fox jumps over the dog")])
+        // Words are split at any Unicode whitespace, kept byte for byte (a no-break space, an
+        // ideographic space); a decomposed é is not the precomposed one.
+        let (a, b) = WordDiff.parts("caf\u{E9}\u{A0}au lait\u{3000}x", "cafe\u{301}\u{A0}au lait\u{3000}x")
+        #expect(a == [.init(plain: "", marked: "caf\u{E9}\u{A0}"), .init(plain: "au lait\u{3000}x")])
+        #expect(b == [.init(plain: "", marked: "cafe\u{301}\u{A0}"), .init(plain: "au lait\u{3000}x")])
+        #expect(WordDiff.words("a\u{2003}b\u{1F600} c") == ["a\u{2003}", "b\u{1F600} ", "c"])
     }
 
-    /// Against a plain table over the whole texts: each side's parts give its text back, and the
-    /// words marked the same are as many as the longest common subsequence has (the shared start
-    /// and end are compared away first, never the answer).
-    @Test func wordDiffsKeepTheTextsAndFindALongestCommonSubsequence() {
+    /// Against a plain table over the whole texts: each side's parts give its text back, the
+    /// words left unmarked are the same on both sides, and on one-line texts they are as many
+    /// as the longest common subsequence has (the shared start and end are compared away first,
+    /// never the answer). Texts of several lines are aligned line by line first, which may keep
+    /// fewer.
+    @Test func wordDiffsKeepTheTextsAndFindALongestCommonSubsequence() throws {
         var random = SystemRandomNumberGenerator()
-        let vocabulary = ["a ", "b ", "c ", "d ", "e\n", "f ", "g "]
-        for _ in 0..<300 {
-            let a = (0..<Int.random(in: 0...40, using: &random)).map { _ in vocabulary.randomElement(using: &random)! }
-            var b = a
-            for _ in 0..<Int.random(in: 0...6, using: &random) {
-                switch Int.random(in: 0...2, using: &random) {
-                case 0 where !b.isEmpty: b.remove(at: Int.random(in: 0..<b.count, using: &random))
-                case 1: b.insert(vocabulary.randomElement(using: &random)!, at: Int.random(in: 0...b.count, using: &random))
-                default: if !b.isEmpty { b[Int.random(in: 0..<b.count, using: &random)] = vocabulary.randomElement(using: &random)! }
+        for vocabulary in [["a ", "b ", "c ", "d ", "e ", "f ", "g "], ["a ", "b ", "c ", "d ", "e\n", "f ", "g\n"]] {
+            let oneLine = !vocabulary.contains { $0.hasSuffix("\n") }
+            for _ in 0..<300 {
+                let a = (0..<Int.random(in: 0...40, using: &random)).map { _ in vocabulary.randomElement(using: &random)! }
+                var b = a
+                for _ in 0..<Int.random(in: 0...6, using: &random) {
+                    switch Int.random(in: 0...2, using: &random) {
+                    case 0 where !b.isEmpty: b.remove(at: Int.random(in: 0..<b.count, using: &random))
+                    case 1: b.insert(vocabulary.randomElement(using: &random)!, at: Int.random(in: 0...b.count, using: &random))
+                    default: if !b.isEmpty { b[Int.random(in: 0..<b.count, using: &random)] = vocabulary.randomElement(using: &random)! }
+                    }
                 }
-            }
-            let (old, new) = WordDiff.parts(a.joined(), b.joined())
-            func text(_ parts: [[String: Any]]) -> String { parts.compactMap { $0["text"] as? String }.joined() }
-            #expect(text(old) == a.joined() && text(new) == b.joined())
-            let same = old.filter { $0["same"] as? Bool == true }.map { WordDiff.words($0["text"] as? String ?? "").count }.reduce(0, +)
-            var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
-            for i in stride(from: a.count - 1, through: 0, by: -1) {
-                for j in stride(from: b.count - 1, through: 0, by: -1) {
-                    table[i][j] = a[i] == b[j] ? table[i + 1][j + 1] + 1 : max(table[i + 1][j], table[i][j + 1])
+                let (old, new) = WordDiff.parts(a.joined(), b.joined())
+                func text(_ pairs: [WordDiff.Pair]) -> String { pairs.map { $0.plain + ($0.marked ?? "") }.joined() }
+                #expect(text(old) == a.joined() && text(new) == b.joined())
+                func kept(_ pairs: [WordDiff.Pair]) -> [String] { pairs.flatMap { WordDiff.words($0.plain) } }
+                #expect(kept(old) == kept(new), "\(a) → \(b)")
+                guard oneLine else { continue }
+                var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+                for i in stride(from: a.count - 1, through: 0, by: -1) {
+                    for j in stride(from: b.count - 1, through: 0, by: -1) {
+                        table[i][j] = a[i] == b[j] ? table[i + 1][j + 1] + 1 : max(table[i + 1][j], table[i][j + 1])
+                    }
                 }
+                // Past the shared start and end, a middle that differs in more words than its
+                // limit is marked whole; else the kept words are a longest common subsequence.
+                var head = 0, tail = 0
+                while head < min(a.count, b.count), a[head] == b[head] { head += 1 }
+                while tail < min(a.count, b.count) - head, a[a.count - 1 - tail] == b[b.count - 1 - tail] { tail += 1 }
+                let n = a.count - head - tail, m = b.count - head - tail
+                let fits = n + m - 2 * (table[0][0] - head - tail) <= WordDiff.limit(n, m)
+                #expect(kept(old).count == (fits ? table[0][0] : head + tail), "\(a) → \(b)")
             }
-            #expect(same == table[0][0], "\(a) → \(b)")
         }
+        // A paragraph rewritten among paragraphs kept: only its words are marked.
+        let (before, after) = WordDiff.parts("one two\nthree four five\nsix\n", "one two\nthree 4 five\nsix\n")
+        #expect(before == [.init(plain: "one two\nthree ", marked: "four "), .init(plain: "five\nsix\n")])
+        #expect(after == [.init(plain: "one two\nthree ", marked: "4 "), .init(plain: "five\nsix\n")])
+        // The edit script alone, on sequences that share little: its kept words are a longest
+        // common subsequence, and deleting and inserting what it says turns one into the other.
+        for _ in 0..<200 {
+            let x = (0..<Int.random(in: 0...120, using: &random)).map { _ in Int32.random(in: 0..<5, using: &random) }
+            let y = (0..<Int.random(in: 0...120, using: &random)).map { _ in Int32.random(in: 0..<5, using: &random) }
+            let (gone, added) = try #require(WordDiff.edits(x, y, limit: x.count + y.count))
+            let keptX = x.indices.filter { !gone.contains($0) }.map { x[$0] }, keptY = y.indices.filter { !added.contains($0) }.map { y[$0] }
+            var table = [[Int]](repeating: [Int](repeating: 0, count: y.count + 1), count: x.count + 1)
+            for i in stride(from: x.count - 1, through: 0, by: -1) {
+                for j in stride(from: y.count - 1, through: 0, by: -1) {
+                    table[i][j] = x[i] == y[j] ? table[i + 1][j + 1] + 1 : max(table[i + 1][j], table[i][j + 1])
+                }
+            }
+            #expect(keptX == keptY && keptX.count == table[0][0], "\(x) → \(y)")
+        }
+        // Texts that differ in more words than the walk follows are marked whole.
+        let many = (0..<600).map { "w\($0) " }.joined(), other = (0..<600).map { "v\($0) " }.joined()
+        let (old, new) = WordDiff.parts("same " + many + "end", "same " + other + "end")
+        #expect(old == [.init(plain: "same ", marked: many), .init(plain: "end")] && new == [.init(plain: "same ", marked: other), .init(plain: "end")])
     }
 
     @Test func anItemShowsItsNewestVersionsAndLinksTheOlder() {
@@ -122,12 +164,20 @@ import Testing
                 version: n, seq: UInt64(n * 10), recordedAt: Date(timeIntervalSince1970: Double(n)), kind: n == 1 ? .added : .changed,
                 changes: n == 1 ? [] : [Change(kind: .replaced, path: "/n", old: .int(n - 1), new: .int(n))], document: .object(["n": .int(n)]))
         }
-        let html = pages.item(item: item(.object(["n": .int(120)])), versions: versions, compare: nil, chart: "n", asOf: nil, chrome: chrome)
+        let html = pages.item(
+            item: item(.object(["n": .int(120)])), history: ItemHistoryPage(versions, page: HistoryPage(limit: WebPages.versionsPerPage)), compare: nil,
+            chart: ("n", versions), asOf: nil, chrome: chrome)
         #expect(html.components(separatedBy: "<li id=\"v").count - 1 == 50)
         #expect(html.contains("id=\"v1200\"") && html.contains("id=\"v710\"") && !html.contains("id=\"v700\""))
         #expect(html.contains("href=\"/_strata/ui/sources/s/items/1?before=710\""))
         #expect(html.contains("<polyline points=\""), "the chart of n")
-        let older = pages.item(item: item(.object(["n": .int(120)])), versions: versions, compare: nil, chart: nil, asOf: nil, before: 710, chrome: chrome)
+        let page = HistoryPage(before: 710, limit: WebPages.versionsPerPage)
+        let older = pages.item(
+            item: item(.object(["n": .int(120)])), history: ItemHistoryPage(versions, page: page), compare: nil, chart: nil, asOf: nil, before: 710,
+            chrome: chrome)
         #expect(older.contains("id=\"v700\"") && older.contains("id=\"v210\"") && !older.contains("id=\"v710\""))
+        // The page picks the versions it shows, and those in force at a comparison's ends.
+        #expect(page.chosen(among: versions.map(\.seq)) == Set((21...70).map { UInt64($0 * 10) }))
+        #expect(HistoryPage(limit: 2, at: [15, 5, 1_000]).chosen(among: [10, 20, 30, 40]) == [10, 30, 40])
     }
 }

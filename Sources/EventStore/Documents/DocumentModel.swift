@@ -134,6 +134,70 @@ public enum ChangeKind: String, Sendable, Codable, CaseIterable {
     }
 }
 
+/// One version of a document as its record holds it: the header, and the document as stored
+/// (maybe a delta against a keyframe), nothing decoded or parsed. For a reader that looks at many
+/// versions and reads few: decoding and parsing are most of what reading a version costs.
+/// ``StoredDocumentTexts`` decodes them.
+public struct StoredDocumentVersion: Sendable {
+    public var version: Int
+    public var seq: UInt64
+    public var recordedAt: Timestamp
+    public var kind: ChangeKind
+    let document: KeyedDocumentProjection.DocumentSource
+    /// The record's own field changes (RFC 6902 as JSON), empty when it has none.
+    let storedChanges: [UInt8]
+
+    public var isRemoved: Bool { kind == .removed }
+}
+
+/// The texts of one document's stored versions, each decoded when first asked for and each
+/// keyframe once (16 versions share one). Valid only inside its reader's transaction.
+public final class StoredDocumentTexts {
+    public let versions: [StoredDocumentVersion]
+    let reader: DocumentReader
+    let collection: String
+    let key: String
+    private var texts: [Int: [UInt8]] = [:]
+    private var keyframes: [UInt64: [UInt8]] = [:]
+
+    public init(_ versions: [StoredDocumentVersion], collection: String, key: String, reader: DocumentReader) {
+        self.versions = versions; self.collection = collection; self.key = key; self.reader = reader
+    }
+
+    /// The JSON text of version `i`: canonical, or, for a version stored as its event's payload,
+    /// the payload as the event carried it (the same document, maybe in another key order).
+    public func text(_ i: Int) throws -> [UInt8] {
+        if let t = texts[i] { return t }
+        let t: [UInt8]
+        if case let .delta(keyframe, _, size, frame) = versions[i].document {
+            let base: [UInt8]
+            if let b = keyframes[keyframe] {
+                base = b
+            } else {
+                base = try KeyedDocumentProjection.keyframeText(collection, key, at: keyframe, reader.transaction, reader.tables)
+                keyframes[keyframe] = base
+            }
+            t = try frame.withUnsafeBytes { f in try ZstdContext.pooled { try $0.decompress(f, prefix: base, size: size) } }
+        } else {
+            t = try versions[i].document.text(collection, key, reader.transaction, reader.tables)
+        }
+        texts[i] = t
+        return t
+    }
+
+    /// Version `i` parsed, its changes those its record holds (empty when it holds none).
+    public func parsed(_ i: Int) throws -> DocumentVersion {
+        let v = versions[i]
+        var changes: [PatchOperation] = []
+        if !v.storedChanges.isEmpty, case .array(let ops) = try JSONValue(parsing: v.storedChanges) {
+            changes = try ops.map { try PatchOperation(json: $0) }
+        }
+        return DocumentVersion(
+            collection: collection, key: key, version: v.version, seq: v.seq, recordedAt: v.recordedAt, kind: v.kind,
+            document: try JSONValue(parsing: text(i)), changes: changes)
+    }
+}
+
 /// One version of a document, as stored in the history table.
 public struct DocumentVersion: Sendable, Hashable {
     public var collection: String

@@ -99,10 +99,24 @@ public struct DocumentReader {
     /// `derivingChanges` false the changes are left empty (a caller that orders the versions
     /// otherwise works them out itself).
     public func history(collection: String, key: String, upTo seq: UInt64 = .max, derivingChanges: Bool = true) throws -> [DocumentVersion] {
+        var out: [DocumentVersion] = []
+        let texts = StoredDocumentTexts(try storedHistory(collection: collection, key: key, upTo: seq), collection: collection, key: key, reader: self)
+        for i in texts.versions.indices {
+            var v = try texts.parsed(i)
+            if derivingChanges, v.changes.isEmpty, v.kind == .changed || v.kind == .reappeared, let previous = out.last {
+                v.changes = previous.document.diff(to: v.document)
+            }
+            out.append(v)
+        }
+        return out
+    }
+
+    /// Every version of a document, oldest first, up to `seq` when given, as stored: headers, no
+    /// document decoded (``StoredDocumentTexts`` does) or parsed, no change worked out.
+    public func storedHistory(collection: String, key: String, upTo seq: UInt64 = .max) throws -> [StoredDocumentVersion] {
         let prefix = KeyedDocumentProjection.currentKey(collection, key, tables) + [0]
         let c = try transaction.cursor(tables["history"])
-        // The rows' versions first (their bytes are read in place), then the documents.
-        var records: [(UInt64, [UInt8])] = []
+        var out: [StoredDocumentVersion] = []
         var entry = try c.seek(atLeast: prefix)
         rows: while let e = entry, e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 {
             let row = try KeyedDocumentProjection.HistoryRow(key: e.key, value: e.value, transaction, tables)
@@ -110,19 +124,11 @@ public struct DocumentReader {
             var done = false
             try row.forEach { at, record in
                 if at > seq { done = true; return false }
-                records.append((at, [UInt8](record)))
+                out.append(try KeyedDocumentProjection.decodeStoredVersion(seq: at, record))
                 return true
             }
             if done { break rows }
             entry = try c.next()
-        }
-        var out: [DocumentVersion] = []
-        for (at, record) in records {
-            var v = try record.withUnsafeBytes { try KeyedDocumentProjection.decodeVersion(collection: collection, key: key, seq: at, $0, transaction, tables) }
-            if derivingChanges, v.changes.isEmpty, v.kind == .changed || v.kind == .reappeared, let previous = out.last {
-                v.changes = previous.document.diff(to: v.document)
-            }
-            out.append(v)
         }
         return out
     }

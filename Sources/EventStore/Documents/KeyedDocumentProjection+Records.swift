@@ -405,16 +405,25 @@ extension KeyedDocumentProjection {
         collection: String, key: String, seq: UInt64, _ raw: UnsafeRawBufferPointer,
         _ txn: Transaction, _ tables: TableSet
     ) throws -> DocumentVersion {
+        let stored = try decodeStoredVersion(seq: seq, raw)
+        return try StoredDocumentTexts([stored], collection: collection, key: key, reader: DocumentReader(transaction: txn, tables: tables)).parsed(0)
+    }
+
+    /// A history record's version as stored: nothing decoded.
+    static func decodeStoredVersion(seq: UInt64, _ raw: UnsafeRawBufferPointer) throws -> StoredDocumentVersion {
         var r = ByteReader(raw)
         let header = try VersionHeader(reading: &r)
-        let doc = try JSONValue(parsing: DocumentSource(reading: &r).text(collection, key, txn, tables))
-        let changesBytes = try r.blob()
-        var changes: [PatchOperation] = []
-        if !changesBytes.isEmpty, case .array(let ops) = try JSONValue(parsing: changesBytes) {
-            changes = try ops.map { try PatchOperation(json: $0) }
+        let document = try DocumentSource(reading: &r)
+        return StoredDocumentVersion(
+            version: header.version, seq: seq, recordedAt: header.recordedAt, kind: header.kind, document: document, storedChanges: [UInt8](try r.blob()))
+    }
+
+    /// The text of the keyframe a delta of `collection`/`key` refers to: the version at `seq`.
+    static func keyframeText(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> [UInt8] {
+        let base = try storedDocument(collection, key, at: seq, txn, tables)
+        if case .delta = base {
+            throw EventStoreError.corrupted("the keyframe at seq \(seq) of \(collection)/\(key.prefix(64)) is itself a delta")
         }
-        return DocumentVersion(
-            collection: collection, key: key, version: header.version, seq: seq, recordedAt: header.recordedAt,
-            kind: header.kind, document: doc, changes: changes)
+        return try base.text(collection, key, txn, tables)
     }
 }

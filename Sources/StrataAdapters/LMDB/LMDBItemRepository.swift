@@ -215,6 +215,26 @@ package struct LMDBItemRepository: ItemRepository {
     }
 
     package func history(source: String, id: String, upTo point: PointInTime) async throws -> [ItemVersion] {
+        try await history(source: source, id: id, upTo: point, detailing: nil).map(ItemVersion.init(entity:))
+    }
+
+    package func history(source: String, id: String, upTo point: PointInTime, page: HistoryPage) async throws -> ItemHistoryPage {
+        let entities = try await history(source: source, id: id, upTo: point) { page.chosen(among: $0) }
+        var marks: [ItemVersion.Mark] = []
+        var versions: [Int: ItemVersion] = [:]
+        for (i, e) in entities.enumerated() {
+            let v = ItemVersion(entity: e)
+            marks.append(ItemVersion.Mark(v))
+            if e.isDetailed { versions[i] = v }
+        }
+        return ItemHistoryPage(marks: marks, versions: versions)
+    }
+
+    /// The versions up to `point` from the source's retention horizon on, those `detailing`
+    /// picks (given the kept versions' seqs) in full (all when nil).
+    private func history(
+        source: String, id: String, upTo point: PointInTime, detailing: (@Sendable ([UInt64]) -> Set<UInt64>)?
+    ) async throws -> [ItemVersionEntity] {
         // A date bounds the history by when versions were observed; a seq by where they are in the log.
         let (seq, observedBy): (UInt64, Timestamp?) =
             switch point {
@@ -222,12 +242,13 @@ package struct LMDBItemRepository: ItemRepository {
             case .seq(let n): (n, nil)
             case .date(let d): (.max, Timestamp(d))
             }
-        let versions = try await storage { try await tables.history(source: source, id: id, upTo: seq, observedBy: observedBy) }.map(ItemVersion.init(entity:))
         // Before the retention horizon nothing is kept: versions folded from what was kept
         // there (a page a later 304 still names) would be a partial story.
-        guard let horizon = try await storage({ try await tables.retentionHorizon(source: source) }) else { return versions }
+        let horizon = try await storage { try await tables.retentionHorizon(source: source) } ?? 0
         if case .seq(let n) = point, n < horizon { throw Self.beforeHorizon(n, horizon, source) }
-        return versions.filter { $0.seq >= horizon }
+        let kept = detailing.map { pick in { @Sendable (seqs: [UInt64]) in pick(seqs.filter { $0 >= horizon }) } }
+        return try await storage { try await tables.history(source: source, id: id, upTo: seq, observedBy: observedBy, detailing: kept) }
+            .filter { $0.seq >= horizon }
     }
 
     package func changes(

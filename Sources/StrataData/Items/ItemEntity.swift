@@ -75,6 +75,10 @@ public struct ItemVersionEntity: Sendable, Hashable {
     /// A local version: who wrote it, and the write it belongs to as the outbox has it now.
     public var user: String?
     public var write: OutboxWrite?
+    /// Whether `document` and `changes` were read. A history read for a few of its versions
+    /// (``ItemTables/history(source:id:upTo:observedBy:detailing:)``) leaves the others'
+    /// null and empty: only their place, number, kind and labels are known.
+    public var isDetailed = true
 
     public init(
         version: Int, seq: UInt64, recordedAt: Timestamp, kind: ChangeKind, changes: [PatchOperation], document: JSONValue,

@@ -174,9 +174,20 @@ public struct ItemTables: Sendable {
     /// numbers it: for a source whose log order is not its observed order (a backfill), where
     /// the projection's count (log order, restatements included) would differ.
     static func observedVersion(_ items: DocumentReader, source: String, key: String, upTo seq: UInt64?) throws -> Int {
-        let ordered = try items.history(collection: source, key: key, upTo: seq ?? .max, derivingChanges: false)
-            .sorted { ($0.recordedAt, $0.seq) < ($1.recordedAt, $1.seq) }
-        return ListVersionCount.count(ordered)
+        let documents = StoredDocuments(
+            StoredDocumentTexts(try items.storedHistory(collection: source, key: key, upTo: seq ?? .max), collection: source, key: key, reader: items))
+        let stored = documents.versions
+        var previous: Int?
+        var n = 0
+        for i in stored.indices.sorted(by: { (stored[$0].recordedAt, stored[$0].seq) < (stored[$1].recordedAt, stored[$1].seq) }) {
+            let kind = try ListVersionCount.kind(removed: stored[i].isRemoved, afterRemoved: previous.map { stored[$0].isRemoved }) {
+                try documents.same(previous!, i)
+            }
+            guard kind != nil else { continue }
+            n += 1
+            previous = i
+        }
+        return n
     }
 
     /// The seq that holds a source as observed at `time` (``ObservationTimeline``): 0 when
@@ -197,56 +208,84 @@ public struct ItemTables: Sendable {
     /// Backfills are placed by their date, not where they reached the log, and the restatement of
     /// a newest observation after a backfill shows as no version: kinds and field changes are
     /// worked out again in observed order, per origin, and versions numbered per origin.
-    public func history(source: String, id: String, upTo seq: UInt64 = .max, observedBy time: Timestamp? = nil) async throws -> [ItemVersionEntity] {
-        let (list, detail, restored) = try await store.read { [store] txn in
+    ///
+    /// With `detailing`, only the versions whose seqs it picks (given every version's) have
+    /// their document and changes; the others are placed, numbered and labelled but not read
+    /// (``ItemVersionEntity/isDetailed`` false). Parsing and comparing documents is most of
+    /// what a long history costs, and a page shows a few of its versions.
+    public func history(
+        source: String, id: String, upTo seq: UInt64 = .max, observedBy time: Timestamp? = nil,
+        detailing: (@Sendable ([UInt64]) -> Set<UInt64>)? = nil
+    ) async throws -> [ItemVersionEntity] {
+        // Placed, numbered and read in one transaction: a version's document is decoded only
+        // when it is shown or compared.
+        var out: [ItemVersionEntity] = try await store.read { [store] txn in
             let items = DocumentReader(transaction: txn, tables: try store.tables(of: "items"))
             let details = DocumentReader(transaction: txn, tables: try store.tables(of: "details"))
-            // Changes are worked out below, in observed order.
-            let list = try items.history(collection: source, key: id, upTo: seq, derivingChanges: false)
-            var restored: [UInt64: String] = [:]
-            for v in list { restored[v.seq] = try RedactionRestore.reason(source: source, id: id, seq: v.seq, items) }
-            return (list, try details.history(collection: source, key: id, upTo: seq, derivingChanges: false), restored)
-        }
-        // The versions' events, in one snapshot (not one read each).
-        let seqs = Set(list.map(\.seq) + detail.map(\.seq))
-        let events: [UInt64: RecordedEvent] = try await store.snapshot { snap in
-            var out: [UInt64: RecordedEvent] = [:]
-            for seq in seqs { out[seq] = try snap.event(seq: seq) }
+            let restores = try txn.stat(items.tables["restored"]).entries > 0
+            var out: [ItemVersionEntity] = []
+            // Per version in `out`: its origin's documents, the one it shows, and the one its
+            // changes are from (nil: none).
+            var reads: [(documents: StoredDocuments, shows: Int, from: Int?)] = []
+            for (origin, reader) in [(ItemVersionEntity.Origin.list, items), (.detail, details)] {
+                let documents = StoredDocuments(
+                    StoredDocumentTexts(try reader.storedHistory(collection: source, key: id, upTo: seq), collection: source, key: id, reader: reader))
+                let stored = documents.versions
+                let ordered = stored.indices.filter { time == nil || stored[$0].recordedAt <= time! }
+                    .sorted { (stored[$0].recordedAt, stored[$0].seq) < (stored[$1].recordedAt, stored[$1].seq) }
+                var previous: Int?
+                // The last document seen present, in observed order: what a removal removed.
+                var lastPresent: Int?
+                var number = 0
+                for i in ordered {
+                    let v = stored[i]
+                    let kind = try ListVersionCount.kind(removed: v.isRemoved, afterRemoved: previous.map { stored[$0].isRemoved }) {
+                        try documents.same(previous!, i)
+                    }
+                    guard let kind else { continue }
+                    number += 1
+                    var entity = ItemVersionEntity(
+                        version: number, seq: v.seq, recordedAt: v.recordedAt, kind: kind, changes: [], document: .null, origin: origin)
+                    entity.isDetailed = false
+                    if restores, origin == .list, kind == .changed { entity.restored = try RedactionRestore.reason(source: source, id: id, seq: v.seq, items) }
+                    let from: Int? =
+                        switch kind {
+                        case .reappeared: lastPresent ?? previous!
+                        case .changed: previous!
+                        default: nil
+                        }
+                    out.append(entity)
+                    reads.append((documents, kind == .removed ? (lastPresent ?? previous!) : i, from))
+                    previous = i
+                    if kind != .removed { lastPresent = i }
+                }
+            }
+            let chosen = detailing?(out.map(\.seq))
+            for k in out.indices where chosen?.contains(out[k].seq) ?? true {
+                let r = reads[k]
+                out[k].document = try r.documents.document(r.shows)
+                if let from = r.from { out[k].changes = try r.documents.document(from).diff(to: out[k].document) }
+                out[k].isDetailed = true
+            }
             return out
         }
-        var out: [ItemVersionEntity] = []
+        // The versions' events, in one snapshot (not one read each): their runs, types and
+        // whether they were written here or backfilled.
+        let events: [UInt64: RecordedEvent] = try await store.snapshot { [seqs = Set(out.map(\.seq))] snap in
+            var found: [UInt64: RecordedEvent] = [:]
+            for seq in seqs { found[seq] = try snap.event(seq: seq) }
+            return found
+        }
         var writeOf: [Int: UInt64] = [:]  // index in `out` → the seq of the local write it shows
-        for (origin, versions) in [(ItemVersionEntity.Origin.list, list), (.detail, detail)] {
-            let ordered = versions.filter { time == nil || $0.recordedAt <= time! }
-                .sorted { ($0.recordedAt, $0.seq) < ($1.recordedAt, $1.seq) }
-            var previous: DocumentVersion?
-            // The last document seen present, in observed order: what a removal removed.
-            var lastPresent: JSONValue?
-            var number = 0
-            for v in ordered {
-                guard let kind = ListVersionCount.kind(of: v, after: previous) else { continue }
-                var changes: [PatchOperation] = []
-                switch kind {
-                case .reappeared: changes = (lastPresent ?? previous!.document).diff(to: v.document)
-                case .changed: changes = previous!.document.diff(to: v.document)
-                default: break
-                }
-                number += 1
-                let event = events[v.seq]
-                let local = event.map { WriteEvents.writes.contains($0.type) || WriteEvents.outcomes.contains($0.type) } ?? false
-                var entity = ItemVersionEntity(
-                    version: number, seq: v.seq, recordedAt: v.recordedAt, kind: kind, changes: changes,
-                    document: kind == .removed ? (lastPresent ?? previous!.document) : v.document, run: event?[metadata: "run"],
-                    eventType: event?.type, origin: local ? .local : origin,
-                    backfilled: event?[metadata: "backfill"] == "true")
-                if origin == .list, kind == .changed { entity.restored = restored[v.seq] }
-                if local, let event {
-                    entity.user = event[metadata: "user"]
-                    writeOf[out.count] = WriteEvents.writes.contains(event.type) ? event.seq : event[metadata: "write"].flatMap(UInt64.init)
-                }
-                out.append(entity)
-                previous = v
-                if kind != .removed { lastPresent = v.document }
+        for i in out.indices {
+            guard let event = events[out[i].seq] else { continue }
+            out[i].run = event[metadata: "run"]
+            out[i].eventType = event.type
+            out[i].backfilled = event[metadata: "backfill"] == "true"
+            if WriteEvents.writes.contains(event.type) || WriteEvents.outcomes.contains(event.type) {
+                out[i].origin = .local
+                out[i].user = event[metadata: "user"]
+                writeOf[i] = WriteEvents.writes.contains(event.type) ? event.seq : event[metadata: "write"].flatMap(UInt64.init)
             }
         }
         // The writes behind local versions, as the outbox has them now: one read.
@@ -391,25 +430,53 @@ extension ItemTables {
 /// How versions are told apart in observed order: one rule for ``ItemTables/history(source:id:upTo:observedBy:)``
 /// and for the version an item shows, so both number alike.
 enum ListVersionCount {
-    /// The kind of version `v` is after `previous`, or nil when it is none (the same document
-    /// again, a removal of something absent).
-    static func kind(of v: DocumentVersion, after previous: DocumentVersion?) -> ChangeKind? {
-        switch (previous, v.isRemoved) {
+    /// The kind of a version (`removed` or not) after the one before it in observed order
+    /// (`afterRemoved`: whether that one was a removal; nil when there is none), or nil when it
+    /// is none: the same document again (`same`, asked only then), a removal of something absent.
+    static func kind(removed: Bool, afterRemoved previous: Bool?, same: () throws -> Bool) rethrows -> ChangeKind? {
+        switch (previous, removed) {
         case (nil, true): nil
         case (nil, false): .added
-        case (let p?, true): p.isRemoved ? nil : .removed
-        case (let p?, false): p.isRemoved ? .reappeared : (p.document == v.document ? nil : .changed)
+        case (let p?, true): p ? nil : .removed
+        case (let p?, false): p ? .reappeared : (try same() ? nil : .changed)
         }
     }
 
-    /// How many versions `ordered` (observed order) holds.
-    static func count(_ ordered: [DocumentVersion]) -> Int {
-        var previous: DocumentVersion?
-        var n = 0
-        for v in ordered where kind(of: v, after: previous) != nil {
-            n += 1
-            previous = v
-        }
-        return n
+    /// ``kind(removed:afterRemoved:same:)`` of parsed versions.
+    static func kind(of v: DocumentVersion, after previous: DocumentVersion?) -> ChangeKind? {
+        kind(removed: v.isRemoved, afterRemoved: previous?.isRemoved) { previous!.document == v.document }
+    }
+}
+
+/// A history's stored versions, each document decoded and parsed the first time it is asked
+/// for. Valid only inside the transaction it reads in.
+final class StoredDocuments {
+    let texts: StoredDocumentTexts
+    private var parsed: [Int: JSONValue] = [:]
+    /// In log order the projection stored no version that left its document as it was, so two
+    /// neighbours never hold the same one: none is read to find out.
+    private let inLogOrder: Bool
+
+    var versions: [StoredDocumentVersion] { texts.versions }
+
+    init(_ texts: StoredDocumentTexts) {
+        self.texts = texts
+        inLogOrder = zip(texts.versions, texts.versions.dropFirst()).allSatisfy { $0.recordedAt <= $1.recordedAt }
+    }
+
+    func document(_ i: Int) throws -> JSONValue {
+        if let d = parsed[i] { return d }
+        let d = try JSONValue(parsing: texts.text(i))
+        parsed[i] = d
+        return d
+    }
+
+    /// Whether versions `i` and `j` (`j` next after `i` in observed order) hold the same document:
+    /// the same text is; another text may be (a payload kept in its own key order), so both are
+    /// parsed then.
+    func same(_ i: Int, _ j: Int) throws -> Bool {
+        if inLogOrder, j == i + 1 { return false }
+        if try texts.text(i) == texts.text(j) { return true }
+        return try document(i) == document(j)
     }
 }

@@ -41,3 +41,67 @@ package struct ItemVersion: Sendable, Hashable {
         self.eventType = eventType; self.changes = changes; self.document = document; self.origin = origin; self.backfilled = backfilled
     }
 }
+
+extension ItemVersion {
+    /// A version's place in its item's history, without what it holds.
+    package struct Mark: Sendable, Hashable {
+        package var version: Int
+        package var seq: UInt64
+        package var recordedAt: Date
+        package var kind: ChangeKind
+        package var origin: Origin
+
+        package init(_ v: ItemVersion) {
+            version = v.version; seq = v.seq; recordedAt = v.recordedAt; kind = v.kind; origin = v.origin
+        }
+    }
+}
+
+/// Which versions of an item's history a page shows in full: the newest `limit` before seq
+/// `before` (the newest of all when nil), and the version in force at each seq of `at` (a
+/// comparison's two ends).
+package struct HistoryPage: Sendable, Hashable {
+    package var before: UInt64?
+    package var limit: Int
+    package var at: [UInt64]
+
+    package init(before: UInt64? = nil, limit: Int, at: [UInt64] = []) {
+        self.before = before; self.limit = limit; self.at = at
+    }
+
+    /// The seqs it picks among `seqs` (every version's): by seq, the newest `limit` below
+    /// `before`, and for each of `at` the version at it or the last before it.
+    package func chosen(among seqs: [UInt64]) -> Set<UInt64> {
+        let sorted = seqs.sorted()
+        let end = before.map { b in sorted.firstIndex { $0 >= b } ?? sorted.count } ?? sorted.count
+        var out = Set(sorted[max(0, end - limit)..<end])
+        for s in at {
+            if let v = sorted.last(where: { $0 <= s }) { out.insert(v) }
+        }
+        return out
+    }
+}
+
+/// An item's history as a page shows it: where every version is, and the few it shows in full.
+package struct ItemHistoryPage: Sendable, Hashable {
+    /// Every version, oldest first in observed order, as the whole history has them.
+    package var marks: [ItemVersion.Mark]
+    /// The versions the page picked, in full, by their index in `marks`.
+    package var versions: [Int: ItemVersion]
+
+    package init(marks: [ItemVersion.Mark], versions: [Int: ItemVersion]) {
+        self.marks = marks; self.versions = versions
+    }
+
+    /// The page of a history read whole.
+    package init(_ all: [ItemVersion], page: HistoryPage) {
+        let chosen = page.chosen(among: all.map(\.seq))
+        marks = all.map(ItemVersion.Mark.init)
+        versions = Dictionary(uniqueKeysWithValues: all.enumerated().filter { chosen.contains($1.seq) })
+    }
+
+    /// The full version in force at `seq`: at it, or the last before it in the log.
+    package func version(at seq: UInt64) -> ItemVersion? {
+        versions.values.filter { $0.seq <= seq }.max { ($0.seq, $0.origin.rawValue) < ($1.seq, $1.origin.rawValue) }
+    }
+}

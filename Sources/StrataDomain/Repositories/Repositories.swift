@@ -12,6 +12,10 @@ package protocol ItemRepository: Sendable {
     func item(source: String, id: String, at point: PointInTime) async throws -> Item?
     /// Every version of an item, oldest first, up to a point.
     func history(source: String, id: String, upTo point: PointInTime) async throws -> [ItemVersion]
+    /// Every version of an item up to a point, placed, numbered and labelled as
+    /// ``history(source:id:upTo:)`` has them, with documents and changes read only for the
+    /// versions `page` picks: a page of a long history compares what it shows, not all of it.
+    func history(source: String, id: String, upTo point: PointInTime, page: HistoryPage) async throws -> ItemHistoryPage
     /// Every change of the source's items (list entries and details) after seq `after` up to seq
     /// `upTo`, oldest first in observed order (a backfilled version where its date puts it), at
     /// one seq by id in natural order; in batches, as they are read, so a reader that stops early
@@ -26,6 +30,13 @@ package protocol ItemRepository: Sendable {
     func diff(source: String, from: PointInTime, to: PointInTime) async throws -> CollectionDiff
     /// The bytes of a stored image.
     func imageData(_ image: ItemImage) async throws -> [UInt8]?
+}
+
+extension ItemRepository {
+    /// The whole history read, then paged: for stores with nothing cheaper.
+    package func history(source: String, id: String, upTo point: PointInTime, page: HistoryPage) async throws -> ItemHistoryPage {
+        ItemHistoryPage(try await history(source: source, id: id, upTo: point), page: page)
+    }
 }
 
 /// The defined sources and the state of their fetches.

@@ -22,11 +22,22 @@ package struct GetItemHistory: Sendable {
     package func callAsFunction(source name: String, id: String, upTo point: PointInTime = .now, ignoring: [String] = []) async throws -> Result {
         let source = try await sources.source(named: name)
         let versions = try await items.history(source: name, id: id, upTo: point)
-        guard !versions.isEmpty else {
-            if let erased = try await erasures?.erasure(source: name, id: id) { throw RepositoryError(.notFound, "\(id) in \(name) was \(erased.message)") }
-            throw RepositoryError(.notFound, "no history for \(id) in \(name)", next: .listItems(source: name))
-        }
+        if versions.isEmpty { try await noHistory(name, id) }
         return Result(source: source, id: id, versions: versions.ignoring(ignoring))
+    }
+
+    /// Every version's place, and the few `page` picks in full: a long history's page.
+    /// - Throws: ``RepositoryError`` `notFound` when the source or item has no history.
+    package func page(source name: String, id: String, upTo point: PointInTime = .now, page: HistoryPage) async throws -> ItemHistoryPage {
+        _ = try await sources.source(named: name)
+        let history = try await items.history(source: name, id: id, upTo: point, page: page)
+        if history.marks.isEmpty { try await noHistory(name, id) }
+        return history
+    }
+
+    private func noHistory(_ name: String, _ id: String) async throws -> Never {
+        if let erased = try await erasures?.erasure(source: name, id: id) { throw RepositoryError(.notFound, "\(id) in \(name) was \(erased.message)") }
+        throw RepositoryError(.notFound, "no history for \(id) in \(name)", next: .listItems(source: name))
     }
 }
 
