@@ -1,6 +1,6 @@
 # Strata — `make demo` runs the main job end to end, `make test` runs the whole suite.
 SHELL := /bin/bash
-APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev zlib1g-dev libbrotli-dev openssl libchafa-dev libglib2.0-dev libpng-dev libjpeg-dev libsqlite3-dev tmux git sqlite3 postgresql wget curl chromium chromium-driver
+APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev zlib1g-dev libbrotli-dev openssl libchafa-dev libglib2.0-dev libpng-dev libjpeg-dev libsqlite3-dev tmux git sqlite3 postgresql wget curl chromium chromium-driver python3-pip
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
@@ -20,6 +20,20 @@ deps:
 	    echo "install them with: sudo apt-get update && sudo apt-get install -y$$missing"; exit 1; \
 	  fi; \
 	fi
+	@[ -s $(AXE) ] || $(MAKE) --no-print-directory axe
+
+## axe-core, the accessibility rules the browser test runs on every page it visits: the copy
+## PyPI's axe-playwright-python 0.1.8 ships (axe-core 4.12.1; npm is not reachable here), its
+## wheel and script checked against their SHA-256, in .build/deps (not in the repository).
+AXE = .build/deps/axe.min.js
+AXE_WHEEL = axe_playwright_python-0.1.8-py3-none-any.whl
+.PHONY: axe
+axe:
+	@mkdir -p .build/deps && rm -rf .build/deps/wheel && \
+	python3 -m pip download -q --no-deps --only-binary :all: --dest .build/deps/wheel axe-playwright-python==0.1.8 && \
+	echo "fdd263c998388f1a8e67cad02677e612d946248bd44d163be5e8650ea31f95f8  .build/deps/wheel/$(AXE_WHEEL)" | sha256sum -c --quiet && \
+	python3 -c 'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("axe_playwright_python/axe.min.js"))' .build/deps/wheel/$(AXE_WHEEL) $(AXE).new && \
+	echo "84494fec757e4710dc751c8d7a636e457f4532f08f85c86dc9070133fbff53bc  $(AXE).new" | sha256sum -c --quiet && mv $(AXE).new $(AXE) && rm -rf .build/deps/wheel
 
 build: deps
 	$(SWIFT) build --product strata

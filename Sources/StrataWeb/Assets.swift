@@ -4,9 +4,9 @@
 
 package enum WebAssets {
     package static let css = #"""
-        :root { color-scheme: light dark; --bg: #fff; --fg: #1b1b1f; --muted: #5b5b66; --line: #d9d9e0; --accent: #0b57d0; --del: #fde7e9; --ins: #e3f5e1; --mark-del: #f5b5bd; --mark-ins: #a8dfa0; --banner: #fff4ce; }
-        @media (prefers-color-scheme: dark) { :root:not([data-theme=light]) { --bg: #15161a; --fg: #e8e8ee; --muted: #a3a3b0; --line: #33343c; --accent: #8ab4f8; --del: #4a1f24; --ins: #1d3b22; --mark-del: #7a2d36; --mark-ins: #2f6a38; --banner: #3d3514; } }
-        :root[data-theme=dark] { --bg: #15161a; --fg: #e8e8ee; --muted: #a3a3b0; --line: #33343c; --accent: #8ab4f8; --del: #4a1f24; --ins: #1d3b22; --mark-del: #7a2d36; --mark-ins: #2f6a38; --banner: #3d3514; }
+        :root { color-scheme: light dark; --bg: #fff; --fg: #1b1b1f; --muted: #5b5b66; --line: #d9d9e0; --accent: #0b57d0; --del: #fde7e9; --ins: #e3f5e1; --mark-del: #f5b5bd; --mark-ins: #a8dfa0; --banner: #fff4ce; --added: #188038; --removed: #c5221f; }
+        @media (prefers-color-scheme: dark) { :root:not([data-theme=light]) { --bg: #15161a; --fg: #e8e8ee; --muted: #a3a3b0; --line: #33343c; --accent: #8ab4f8; --del: #4a1f24; --ins: #1d3b22; --mark-del: #7a2d36; --mark-ins: #2f6a38; --banner: #3d3514; --added: #81c995; --removed: #f28b82; } }
+        :root[data-theme=dark] { --bg: #15161a; --fg: #e8e8ee; --muted: #a3a3b0; --line: #33343c; --accent: #8ab4f8; --del: #4a1f24; --ins: #1d3b22; --mark-del: #7a2d36; --mark-ins: #2f6a38; --banner: #3d3514; --added: #81c995; --removed: #f28b82; }
         * { box-sizing: border-box; }
         html { background: var(--bg); color: var(--fg); }
         body { margin: 0 auto; max-width: 72rem; padding: 0 1rem 2rem; font: 16px/1.45 system-ui, sans-serif; overflow-wrap: anywhere; }
@@ -31,7 +31,7 @@ package enum WebAssets {
         tr.focused { outline: 2px solid var(--accent); }
         tr.pending td, tr.pending th { font-style: italic; }
         .label { font-size: .8rem; border: 1px solid var(--line); border-radius: 3px; padding: 0 .3rem; color: var(--muted); }
-        .kind { font-weight: 600; } .kind.removed { color: #c5221f; } .kind.added { color: #188038; }
+        .kind { font-weight: 600; } .kind.removed { color: var(--removed); } .kind.added { color: var(--added); }
         .error { color: #c5221f; white-space: pre-wrap; }
         .facets { display: flex; flex-wrap: wrap; gap: 1rem; } .facets h2 { width: 100%; margin: 0; font-size: 1rem; }
         .facet h3 { font-size: .9rem; margin: .25rem 0; } .facet ul { margin: 0; padding-left: 1.2rem; } .count { color: var(--muted); }

@@ -189,6 +189,9 @@ import Testing
                         return [...new Set(bad)].slice(0, 8).join(' | ');
                         """) as? String ?? "?"
                 #expect(lowContrast.isEmpty, "\(page): \(lowContrast)")
+                // axe-core itself: no serious or critical violation of its rules.
+                let axe = try await browser.seriousAccessibilityProblems()
+                #expect(axe.isEmpty, "\(page): \(axe)")
                 let errors = try await browser.run("return document.documentElement.dataset.errors || ''") as? String ?? ""
                 #expect(errors.isEmpty, "\(page): \(errors)")
                 let severe = try await browser.severeLogs().filter { !$0.contains("favicon.ico") }
@@ -201,6 +204,10 @@ import Testing
             try await browser.click("a[href='/_strata/ui/sources/cars']")
             #expect(try await browser.title() == "cars · Strata")
             try await noErrors("cars")
+            // axe does look: an image without a text alternative is a critical violation.
+            _ = try await browser.run("document.querySelector('main').append(document.createElement('img'))")
+            let missingAlt = try await browser.seriousAccessibilityProblems()
+            #expect(missingAlt.contains { $0.hasPrefix("image-alt: ") }, "\(missingAlt)")
             // Filter with an expression through the form.
             try await browser.type("input[name=where]", "make = \"Toyota\"")
             try await browser.click("form.filters button[type=submit]")
@@ -280,6 +287,10 @@ import Testing
             try await browser.go(served.base + "/_strata/ui/sources/cars")
             let dark = try await browser.run("return getComputedStyle(document.documentElement).backgroundColor") as? String ?? ""
             #expect(dark == "rgb(21, 22, 26)", "\(dark)")
+            try await noErrors("cars, dark")
+            try await browser.go(served.base + "/_strata/ui/sources/cars/items/3")
+            try await noErrors("item, dark")
+            try await browser.go(served.base + "/_strata/ui/sources/cars")
             if let shots { try await browser.screenshot(to: shots + "/ui-source-dark.png") }
             try await browser.click("#theme")
             let light = try await browser.run("return getComputedStyle(document.documentElement).backgroundColor") as? String ?? ""

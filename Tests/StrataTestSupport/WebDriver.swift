@@ -52,7 +52,15 @@ public final class WebDriver: @unchecked Sendable {
     /// its answers by their length).
     static func call(_ base: String, _ method: String, _ path: String, _ body: [String: Any]? = nil) async throws -> [String: Any] {
         var args = ["-s", "--max-time", "60", "-X", method, "-H", "Content-Type: application/json"]
-        if let body { args += ["--data-binary", String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)] }
+        // The body from a file: a script to inject (axe-core, 570 KB) is past what an argument may hold.
+        var bodyFile: String?
+        if let body {
+            let file = NSTemporaryDirectory() + "webdriver-\(UUID().uuidString).json"
+            try JSONSerialization.data(withJSONObject: body).write(to: URL(fileURLWithPath: file))
+            bodyFile = file
+            args += ["--data-binary", "@" + file]
+        }
+        defer { if let bodyFile { try? FileManager.default.removeItem(atPath: bodyFile) } }
         args.append(base + path)
         let out = Pipe()
         let curl = try Spawned(
@@ -95,6 +103,33 @@ public final class WebDriver: @unchecked Sendable {
         let el = try await element(css)
         try await call("POST", "/element/\(el)/clear", [:])
         try await call("POST", "/element/\(el)/value", ["text": text])
+    }
+
+    /// A script run as a promise: it calls its last argument with the result.
+    public func runAsync(_ script: String, _ args: [Any] = []) async throws -> Any? {
+        try await call("POST", "/execute/async", ["script": script, "args": args])
+    }
+
+    /// axe-core's script, as `make deps` put it in `.build/deps`.
+    public static let axe: String? = {
+        let path = URL(fileURLWithPath: fixturesRoot).deletingLastPathComponent().appendingPathComponent(".build/deps/axe.min.js").path
+        return try? String(contentsOfFile: path, encoding: .utf8)
+    }()
+
+    /// The violations axe-core finds on the page with an impact of serious or critical, each
+    /// as `rule: element, element`; axe is put into the page first.
+    public func seriousAccessibilityProblems() async throws -> [String] {
+        guard let axe = Self.axe else { throw Failure(description: "axe-core is missing from .build/deps: run 'make deps'") }
+        _ = try await run(axe + "\n;return typeof axe")
+        let found = try await runAsync(
+            """
+            const done = arguments[arguments.length - 1];
+            axe.run(document, { resultTypes: ['violations'] })
+              .then(r => done(r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+                .map(v => v.id + ': ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', '))))
+              .catch(e => done(['axe failed: ' + e]));
+            """)
+        return found as? [String] ?? ["axe answered \(String(describing: found))"]
     }
 
     /// A DevTools command (emulated media, device metrics).
