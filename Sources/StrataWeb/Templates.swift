@@ -39,6 +39,16 @@ package struct WebEscaping: MustacheContentType {
     }
 }
 
+/// A value a template prints, as the library recognises it at its second check: a plain
+/// `String` or number goes through five casts, then `String(describing:)`, and an item page
+/// prints thousands. Escaped as any value is (`{{…}}` escapes what `renderText` gives).
+struct Shown: MustacheCustomRenderable {
+    let renderText: String
+    var isNull: Bool { false }
+    init(_ text: String) { renderText = text }
+    init(_ number: some BinaryInteger) { renderText = String(number) }
+}
+
 enum Templates {
     static let all: [String: String] = [
         "layout": layout, "changeList": changeList, "sources": sources, "source": source, "item": item, "changes": changes, "log": log, "schema": schema,

@@ -221,6 +221,9 @@ package struct WebPages: Sendable {
 
     /// How many versions an item's page shows at once (older ones a link away).
     package static let versionsPerPage = 50
+    /// The text a page of versions shows in their changes, at most (a version whose changes
+    /// alone are more is shown alone): a page of an incident rewritten daily stays under 150 KB.
+    static let changeBytesPerPage = 80_000
 
     static func pointLabel(_ p: Point) -> String { "seq \(p.seq) · \(time(p.at))" }
 
@@ -255,9 +258,20 @@ package struct WebPages: Sendable {
         let ordered = marks.indices.sorted { marks[$0].seq < marks[$1].seq }
         let fromSeq = compare?.from ?? ordered.dropLast().last.map { marks[$0].seq } ?? 0
         let toSeq = compare?.to ?? ordered.last.map { marks[$0].seq } ?? 0
-        // The newest 50 versions before `before`.
+        // The newest 50 versions before `before`, as many as fit in ``changeBytesPerPage`` (one at
+        // least): each with its changes as rows.
         let end = before.map { b in ordered.firstIndex { marks[$0].seq >= b } ?? ordered.count } ?? ordered.count
-        let start = max(0, end - Self.versionsPerPage)
+        var start = end
+        var rows: [Int: [[String: Any]]] = [:]
+        var budget = Self.changeBytesPerPage
+        while start > max(0, end - Self.versionsPerPage), budget > 0 || start == end {
+            let changes = history.versions[ordered[start - 1]]?.changes.map(Self.sizedChangeRow) ?? []
+            let cost = changes.reduce(200) { $0 + $1.bytes }
+            if cost > budget, start < end { break }
+            budget -= cost
+            start -= 1
+            rows[start] = changes.map(\.row)
+        }
         let shown = start..<end
         content["versions"] = ordered.enumerated().filter { n, i in shown.contains(n) || marks[i].seq == fromSeq || marks[i].seq == toSeq }.map {
             _, i in
@@ -271,19 +285,20 @@ package struct WebPages: Sendable {
         content["timeline"] = shown.reversed().compactMap { n -> [String: Any]? in
             guard let v = history.versions[ordered[n]] else { return nil }
             var t: [String: Any] = [
-                "seq": v.seq, "version": v.version, "kind": v.kind.rawValue, "iso": Self.iso(v.recordedAt), "observed": Self.time(v.recordedAt),
+                "seq": Shown(v.seq), "version": Shown(v.version), "kind": Shown(v.kind.rawValue), "iso": Shown(Self.iso(v.recordedAt)),
+                "observed": Shown(Self.time(v.recordedAt)),
                 // Its labels as one list: one lookup for a row that has none, not three.
                 "labels": [
                     v.backfilled ? "backfilled" : nil, v.local.map { $0.state.isOpen } == true ? "pending" : nil, v.restored != nil ? "re-stored" : nil
                 ].compactMap { $0 },
-                "changes": v.changes.map(Self.changeRow), "hasChanges": !v.changes.isEmpty,
-                "asOfLink": Links.source(name, asOf: String(v.seq)), "current": n == ordered.count - 1
+                "changes": rows[n] ?? [], "hasChanges": !v.changes.isEmpty,
+                "asOfLink": Shown(Links.source(name, asOf: String(v.seq))), "current": n == ordered.count - 1
             ]
             // Every key the template asks for is set, false when absent: a missing one is looked
             // for in every enclosing context, which was most of a long page's time.
             t["origin"] = v.origin != .list ? v.origin.rawValue : false
-            t["previous"] = n > 0 ? marks[ordered[n - 1]].seq : false
-            t["next"] = n + 1 < ordered.count ? marks[ordered[n + 1]].seq : false
+            t["previous"] = n > 0 ? Shown(marks[ordered[n - 1]].seq) : false
+            t["next"] = n + 1 < ordered.count ? Shown(marks[ordered[n + 1]].seq) : false
             return t
         }
         if let compare {
@@ -305,19 +320,27 @@ package struct WebPages: Sendable {
 
     /// A field change as rows of the before and after cells: a long text's words marked where
     /// they differ, anything else whole.
-    static func changeRow(_ c: Change) -> [String: Any] {
-        var row: [String: Any] = ["path": c.path, "old": false, "new": false]
+    static func changeRow(_ c: Change) -> [String: Any] { sizedChangeRow(c).row }
+
+    /// ``changeRow(_:)`` and the bytes of text it shows. A long text's unchanged runs are cut to
+    /// the words around its changes (``WordDiff/elided(_:context:)``).
+    static func sizedChangeRow(_ c: Change) -> (row: [String: Any], bytes: Int) {
+        var row: [String: Any] = ["path": Shown(c.path), "old": false, "new": false]
+        var bytes = c.path.utf8.count
         let old = c.old.map(\.displayText), new = c.new.map(\.displayText)
         if let old, let new, old.count + new.count > 40, case .string = c.old, case .string = c.new {
             let (a, b) = WordDiff.parts(old, new)
-            row["old"] = ["whole": false, "parts": a.map(\.context)]
-            row["new"] = ["whole": false, "parts": b.map(\.context)]
+            let (x, y) = (WordDiff.elided(a), WordDiff.elided(b))
+            row["old"] = ["whole": false, "parts": x.map(\.context)]
+            row["new"] = ["whole": false, "parts": y.map(\.context)]
+            bytes += (x + y).reduce(0) { $0 + $1.plain.utf8.count + ($1.marked?.utf8.count ?? 0) }
         } else {
             // A value changed whole is marked whole: fewer lookups than a one-part diff.
-            if let old { row["old"] = ["whole": old, "parts": false] }
-            if let new { row["new"] = ["whole": new, "parts": false] }
+            if let old { row["old"] = ["whole": Shown(old), "parts": false] }
+            if let new { row["new"] = ["whole": Shown(new), "parts": false] }
+            bytes += (old?.utf8.count ?? 0) + (new?.utf8.count ?? 0)
         }
-        return row
+        return (row, bytes)
     }
 
     /// Every scalar of a document with its dotted path (`specs.0.fuel`), containers walked

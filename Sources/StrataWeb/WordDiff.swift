@@ -15,7 +15,7 @@ enum WordDiff {
 
         /// The template's context: `marked` false when absent (a missing key is looked for in
         /// every enclosing context).
-        var context: [String: Any] { ["plain": plain, "marked": marked ?? false] }
+        var context: [String: Any] { ["plain": Shown(plain), "marked": marked.map(Shown.init) ?? false] }
     }
 
     /// A word's bytes as a dictionary key, hashed once (FNV-1a) and fed to the table's hasher as
@@ -178,6 +178,19 @@ enum WordDiff {
     static func edits(_ x: [Int32], _ y: [Int32], limit: Int) -> (gone: [Int], added: [Int])? {
         let n = x.count, m = y.count
         let limit = min(n + m, limit)
+        if limit < n + m {
+            // The words both hold, counted with repeats, bound any common subsequence: when even
+            // they leave more edits than the limit, no walk is needed to know (a rewritten
+            // paragraph shares "the" and "fire", not enough).
+            var counts = [Int32](repeating: 0, count: Int(max(x.max() ?? 0, y.max() ?? 0)) + 1)
+            for w in x { counts[Int(w)] += 1 }
+            var common = 0
+            for w in y where counts[Int(w)] > 0 {
+                counts[Int(w)] -= 1
+                common += 1
+            }
+            if n + m - 2 * common > limit { return nil }
+        }
         let offset = limit + 1
         // v[offset + k]: the furthest x reached on diagonal k (x − y = k) with d edits.
         var v = [Int](repeating: 0, count: 2 * offset + 1)
@@ -209,6 +222,27 @@ enum WordDiff {
             i = pi; j = pj
         }
         return (gone, added)
+    }
+
+    /// `pairs` with each long unchanged run cut to its first and last `context` words around an
+    /// ellipsis (the text's first run to its last words, its last run to its first): a word
+    /// changed in a report of 900 words is shown with the words around it, not the report
+    /// twice, as `diff` shows hunks with context lines.
+    static func elided(_ pairs: [Pair], context: Int = 12) -> [Pair] {
+        pairs.enumerated().map { i, pair in
+            let bytes = Array(pair.plain.utf8)
+            let words = bounds(bytes)
+            let first = i == 0, last = i == pairs.count - 1 && pair.marked == nil
+            // What the run keeps on each side: nothing before the text's first change, nothing
+            // after its last; a side without a change keeps its start and end.
+            let head = first && !last ? 0 : context, tail = last && !first ? 0 : context
+            guard words.count > head + tail + 4 else { return pair }
+            var kept = ""
+            if head > 0 { kept += String(decoding: bytes[..<words[head - 1].upperBound], as: UTF8.self) }
+            kept += head > 0 && tail > 0 ? "… " : head > 0 ? "…" : "… "
+            if tail > 0 { kept += String(decoding: bytes[words[words.count - tail].lowerBound...], as: UTF8.self) }
+            return Pair(plain: kept, marked: pair.marked)
+        }
     }
 
     /// A side's words as pairs of runs: each run one slice of the text.

@@ -40,6 +40,22 @@ import Testing
         #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
         #expect(!html.contains("href=\"javascript:"), "a javascript: value is never a link")
         #expect(html.contains("href=\"https://example.com/?a=&lt;b&gt;\""), "an https value is a link, escaped")
+        // The same in a version's changes: a value changed whole, and a long text word by word.
+        let long = "a long text that stays mostly the same " + hostile
+        let versions = [
+            ItemVersion(version: 1, seq: 1, recordedAt: Date(timeIntervalSince1970: 1), kind: .added, document: .object([:])),
+            ItemVersion(
+                version: 2, seq: 2, recordedAt: Date(timeIntervalSince1970: 2), kind: .changed,
+                changes: [
+                    Change(kind: .replaced, path: "/<b>", old: .string(hostile), new: .string("<i>x</i>")),
+                    Change(kind: .replaced, path: "/long", old: .string(long), new: .string(long + " <u>more</u>"))
+                ], document: .object([:]))
+        ]
+        let changed = pages.item(
+            item: item(.object([:])), history: ItemHistoryPage(versions, page: HistoryPage(limit: 50)), compare: nil, chart: nil, asOf: nil,
+            chrome: chrome)
+        #expect(!changed.contains("<script>alert") && !changed.contains("<img src=x") && !changed.contains("<i>x") && !changed.contains("<u>more"))
+        #expect(changed.contains("&lt;b&gt;") && changed.contains("&lt;i&gt;x&lt;/i&gt;") && changed.contains("&lt;u&gt;more&lt;/u&gt;"))
     }
 
     /// A quote or an angle bracket followed by a combining mark is one `Character` in Swift, so
@@ -156,6 +172,53 @@ import Testing
         let many = (0..<600).map { "w\($0) " }.joined(), other = (0..<600).map { "v\($0) " }.joined()
         let (old, new) = WordDiff.parts("same " + many + "end", "same " + other + "end")
         #expect(old == [.init(plain: "same ", marked: many), .init(plain: "end")] && new == [.init(plain: "same ", marked: other), .init(plain: "end")])
+    }
+
+    /// A long text's unchanged runs are cut to the words around its changes; short ones stay.
+    @Test func longUnchangedRunsAreCutToTheirContext() {
+        let words = (0..<100).map { "w\($0) " }
+        let old = words.joined() + "end", new = words[..<50].joined() + "NEW " + words[50...].joined() + "end"
+        let (a, b) = WordDiff.parts(old, new)
+        #expect(a.count == 1 && b.count == 2)
+        let cut = WordDiff.elided(b, context: 3)
+        #expect(cut == [.init(plain: "… w47 w48 w49 ", marked: "NEW "), .init(plain: "w50 w51 w52 …")])
+        #expect(WordDiff.elided(a, context: 3) == [.init(plain: "w0 w1 w2 … w98 w99 end")], "a side without a change keeps its ends")
+        let short = [WordDiff.Pair(plain: "a b ", marked: "c "), .init(plain: "d e f g h")]
+        #expect(WordDiff.elided(short, context: 3) == short)
+        let middle = [WordDiff.Pair(plain: "", marked: "x "), .init(plain: words.joined(), marked: "y "), .init(plain: "z")]
+        #expect(WordDiff.elided(middle, context: 2)[1] == .init(plain: "w0 w1 … w98 w99 ", marked: "y "))
+    }
+
+    /// Versions whose changes are long texts: the page holds as many as fit its budget, and
+    /// links the older ones from the oldest it shows.
+    @Test func aPageOfLongChangesStaysSmall() {
+        let report = (0..<400).map { "word\($0) " }.joined()
+        let versions = (1...60).map { n in
+            ItemVersion(
+                version: n, seq: UInt64(n), recordedAt: Date(timeIntervalSince1970: Double(n)), kind: n == 1 ? .added : .changed,
+                changes: n == 1 ? [] : [Change(kind: .replaced, path: "/report", old: .string("v\(n - 1) " + report), new: .string("new \(n) " + report))],
+                document: .object(["report": .string(report)]))
+        }
+        let many = (1...60).map { n in
+            ItemVersion(
+                version: n, seq: UInt64(n), recordedAt: Date(timeIntervalSince1970: Double(n)), kind: n == 1 ? .added : .changed,
+                changes: n == 1
+                    ? []
+                    : [
+                        Change(
+                            kind: .replaced, path: "/report", old: .string(String(repeating: "a", count: 3_000) + "\(n)"),
+                            new: .string(String(repeating: "b", count: 3_000)))
+                    ],
+                document: .object([:]))
+        }
+        let small = pages.item(
+            item: item(.object([:])), history: ItemHistoryPage(versions, page: HistoryPage(limit: 50)), compare: nil, chart: nil, asOf: nil, chrome: chrome)
+        #expect(small.components(separatedBy: "<li id=\"v").count - 1 == 50, "a one-word change in a long text is its context, 50 fit")
+        let html = pages.item(
+            item: item(.object([:])), history: ItemHistoryPage(many, page: HistoryPage(limit: 50)), compare: nil, chart: nil, asOf: nil, chrome: chrome)
+        let shown = html.components(separatedBy: "<li id=\"v").count - 1
+        #expect(shown > 5 && shown < 50 && html.utf8.count < 140_000, "\(shown) versions, \(html.utf8.count) bytes")
+        #expect(html.contains("href=\"/_strata/ui/sources/s/items/1?before=\(61 - shown)\""))
     }
 
     @Test func anItemShowsItsNewestVersionsAndLinksTheOlder() {
