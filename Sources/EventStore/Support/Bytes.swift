@@ -2,23 +2,23 @@ import Foundation
 
 /// Appends primitive values to a byte buffer: fixed big-endian integers (so keys sort under
 /// memcmp), LEB128 varints and length-prefixed strings.
-struct ByteWriter {
-    var bytes: [UInt8]
+package struct ByteWriter {
+    package var bytes: [UInt8]
 
-    init(capacity: Int = 128) {
+    package init(capacity: Int = 128) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
 
-    mutating func u8(_ v: UInt8) { bytes.append(v) }
+    package mutating func u8(_ v: UInt8) { bytes.append(v) }
 
-    mutating func u64(_ v: UInt64) {
+    package mutating func u64(_ v: UInt64) {
         withUnsafeBytes(of: v.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func i64(_ v: Int64) { u64(UInt64(bitPattern: v)) }
+    package mutating func i64(_ v: Int64) { u64(UInt64(bitPattern: v)) }
 
-    mutating func varint(_ value: UInt64) { Self.varint(value) { bytes.append($0) } }
+    package mutating func varint(_ value: UInt64) { Self.varint(value) { bytes.append($0) } }
 
     /// The LEB128 bytes of `value`, handed to `emit` in order (also for writers into raw memory).
     @inline(__always)
@@ -31,11 +31,11 @@ struct ByteWriter {
         emit(UInt8(v))
     }
 
-    mutating func varint(_ v: Int) { varint(UInt64(v)) }
+    package mutating func varint(_ v: Int) { varint(UInt64(v)) }
 
-    mutating func raw(_ b: some Sequence<UInt8>) { bytes.append(contentsOf: b) }
+    package mutating func raw(_ b: some Sequence<UInt8>) { bytes.append(contentsOf: b) }
 
-    mutating func string(_ s: String) {
+    package mutating func string(_ s: String) {
         var s = s
         s.withUTF8 { u in
             varint(u.count)
@@ -43,31 +43,31 @@ struct ByteWriter {
         }
     }
 
-    mutating func blob(_ b: [UInt8]) {
+    package mutating func blob(_ b: [UInt8]) {
         varint(b.count)
         bytes.append(contentsOf: b)
     }
 }
 
 /// Reads what ``ByteWriter`` wrote; every read is bounds-checked and throws on truncation.
-struct ByteReader {
+package struct ByteReader {
     let buffer: UnsafeRawBufferPointer
     var offset = 0
 
-    init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+    package init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
 
-    struct Truncated: Error {}
+    package struct Truncated: Error {}
 
-    var remaining: Int { buffer.count - offset }
-    var isAtEnd: Bool { offset == buffer.count }
+    package var remaining: Int { buffer.count - offset }
+    package var isAtEnd: Bool { offset == buffer.count }
 
-    mutating func u8() throws -> UInt8 {
+    package mutating func u8() throws -> UInt8 {
         guard offset < buffer.count else { throw Truncated() }
         defer { offset += 1 }
         return buffer[offset]
     }
 
-    mutating func u64() throws -> UInt64 {
+    package mutating func u64() throws -> UInt64 {
         guard remaining >= 8 else { throw Truncated() }
         var v: UInt64 = 0
         for i in 0..<8 { v = v << 8 | UInt64(buffer[offset + i]) }
@@ -75,9 +75,9 @@ struct ByteReader {
         return v
     }
 
-    mutating func i64() throws -> Int64 { Int64(bitPattern: try u64()) }
+    package mutating func i64() throws -> Int64 { Int64(bitPattern: try u64()) }
 
-    mutating func varint() throws -> UInt64 {
+    package mutating func varint() throws -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -89,30 +89,30 @@ struct ByteReader {
         }
     }
 
-    mutating func count(limit: Int = 1 << 30) throws -> Int {
+    package mutating func count(limit: Int = 1 << 30) throws -> Int {
         let v = try varint()
         guard v <= UInt64(limit), v <= UInt64(remaining) else { throw Truncated() }
         return Int(v)
     }
 
-    mutating func bytes(_ n: Int) throws -> [UInt8] {
+    package mutating func bytes(_ n: Int) throws -> [UInt8] {
         guard n >= 0, remaining >= n else { throw Truncated() }
         defer { offset += n }
         return [UInt8](UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + n]))
     }
 
-    mutating func slice(_ n: Int) throws -> UnsafeRawBufferPointer {
+    package mutating func slice(_ n: Int) throws -> UnsafeRawBufferPointer {
         guard n >= 0, remaining >= n else { throw Truncated() }
         defer { offset += n }
         return UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + n])
     }
 
-    mutating func string() throws -> String {
+    package mutating func string() throws -> String {
         let n = try count()
         return String(decoding: try slice(n), as: UTF8.self)
     }
 
-    mutating func blob() throws -> [UInt8] { try bytes(try count()) }
+    package mutating func blob() throws -> [UInt8] { try bytes(try count()) }
 }
 
 extension UInt64 {

@@ -17,13 +17,14 @@ import LMDB
 /// - `fields/SOURCE`, key = path (`detail:` before a detail's): `{"types": {TYPE: n}, "items": n,
 ///   "first": seq, "last": seq, "examples": {TYPE: value}}` — how many current items carry the
 ///   path, with each type; the seq it first appeared; the seq its counts last changed.
-/// - `drift/SOURCE`, key = seq (20 digits) + `/` + path: `{"seq", "at", "path", "kind": "added" |
-///   "gone" | "typeChanged", "before": [types], "after": [types], "items", "example"?}`.
+///
+/// And each drift of a source's shape (a path added, gone, or its types changed) once, in the
+/// `drift` table (``SchemaDriftRows``).
 public enum SchemaProjection {
     public static let projection = KeyedDocumentProjection(
-        name: "schema", version: 4,
+        name: "schema", version: 5,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted, DataEvents.detailFetched],
-        extraTables: [digests, shapes],
+        extraTables: [digests, shapes, SchemaDriftRows.table],
         // A dropped page has no items; an erased or dropped detail has no shape.
         skipping: EventFate.gone
     ) { event, _, ctx in
@@ -88,7 +89,7 @@ public enum SchemaProjection {
         default:
             return []
         }
-        return ops + fields.operations(event)
+        return ops + (try fields.operations(event, ctx))
     }
 
     private static func stored(_ reader: DocumentReader, _ collection: String, _ key: String) throws -> Shape? {
@@ -100,10 +101,6 @@ public enum SchemaProjection {
         return Shape(entries: a.compactMap { if case .string(let e) = $0 { e } else { nil } })
     }
 
-    static func driftKey(seq: UInt64, path: String) -> String {
-        let digits = String(seq)
-        return String(repeating: "0", count: max(0, 20 - digits.count)) + digits + "/" + path
-    }
 }
 
 /// A document's shape: every path with the JSON type found there.
@@ -201,8 +198,8 @@ struct FieldCounts {
         }
     }
 
-    /// The writes of the touched fields and their drift records.
-    func operations(_ event: RecordedEvent) -> [DocumentOperation] {
+    /// The writes of the touched fields; their drift goes into the `drift` table.
+    func operations(_ event: RecordedEvent, _ ctx: ProjectionContext) throws -> [DocumentOperation] {
         var ops: [DocumentOperation] = []
         for (path, entry) in loaded.sorted(by: { $0.key < $1.key }) {
             guard var f = entry, let was = before[path] else { continue }
@@ -218,13 +215,11 @@ struct FieldCounts {
             let kind: String? =
                 was.items == 0 && items > 0 ? "added" : was.items > 0 && items == 0 ? "gone" : types != was.types && items > 0 ? "typeChanged" : nil
             guard let kind else { continue }
-            var drift: [String: JSONValue] = [
-                "seq": .number(String(event.seq)), "at": .string(event.recordedAt.iso8601), "path": .string(path), "kind": .string(kind),
-                "before": .array(was.types.sorted().map { .string($0) }), "after": .array(types.sorted().map { .string($0) }),
-                "items": .number(String(items))
-            ]
-            if let t = types.subtracting(was.types).sorted().first, let v = known[t] { drift["example"] = v }
-            ops.append(.put(collection: "drift/" + source, key: SchemaProjection.driftKey(seq: event.seq, path: path), document: .object(drift)))
+            let example = types.subtracting(was.types).sorted().first.flatMap { known[$0] }
+            try SchemaDriftRows.put(
+                SchemaDriftEntity(
+                    seq: event.seq, at: event.recordedAt, path: path, kind: kind, before: was.types.sorted(), after: types.sorted(), items: items,
+                    example: example), source: source, ctx)
         }
         return ops
     }

@@ -47,21 +47,8 @@ public struct SchemaTables: Sendable {
         }
     }
 
-    /// Every drift of `source`'s shape, oldest first.
-    public func drift(source: String) async throws -> [SchemaDriftEntity] {
-        try await store.documents(projection: "schema") { r in
-            try r.states(collection: "drift/" + source).compactMap { s -> SchemaDriftEntity? in
-                guard case .object(let o) = s.document, case .number(let seq)? = o["seq"], let seq = UInt64(seq), case .string(let path)? = o["path"],
-                    case .string(let kind)? = o["kind"]
-                else { return nil }
-                func list(_ k: String) -> [String] {
-                    if case .array(let a)? = o[k] { a.compactMap { if case .string(let t) = $0 { t } else { nil } } } else { [] }
-                }
-                let at: Timestamp = if case .string(let t)? = o["at"], let ts = Timestamp(iso8601: t) { ts } else { Timestamp(microseconds: 0) }
-                let items: Int = if case .number(let n)? = o["items"] { Int(n) ?? 0 } else { 0 }
-                return SchemaDriftEntity(
-                    seq: seq, at: at, path: path, kind: kind, before: list("before"), after: list("after"), items: items, example: o["example"])
-            }.sorted { ($0.seq, $0.path) < ($1.seq, $1.path) }
-        }
+    /// Every drift of `source`'s shape after seq `after`, oldest first.
+    public func drift(source: String, after: UInt64 = 0) async throws -> [SchemaDriftEntity] {
+        try await store.documents(projection: "schema") { r in try SchemaDriftRows.read(source: source, after: after, r) }
     }
 }
