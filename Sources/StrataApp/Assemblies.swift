@@ -87,7 +87,9 @@ package struct DomainAssembly: Assembly {
         container.register(ImportHistory.self) { r in
             ImportHistory(
                 archive: r.required((any ArchiveRepository).self), sources: r.required((any SourceRepository).self),
-                lease: r.required(LeaseSourceForWrite.self))
+                lease: r.required(LeaseSourceForWrite.self),
+                files: LMDBStoreFiles(
+                    access: OpenedStore(r.required(EventStore.self), logger: logger), leases: r.required((any SourceLeaseRepository).self)))
         }
     }
 

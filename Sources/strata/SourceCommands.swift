@@ -546,6 +546,11 @@ struct ImportCommand: AsyncParsableCommand {
             and revisit records are read (gzip per record or whole); warcinfo, metadata and resource
             records are skipped. Re-importing a file appends nothing.
 
+            An import of 1,000 snapshots or more ends by packing the store, as `strata compact`
+            does (without applying sources' retention): a long import leaves it as small as a
+            compaction would. --pack packs after any import, --no-pack never; a store another
+            strata process has open is left as it is, with a note.
+
             Examples:
               strata import cars snapshots/2025-01-01.json --recorded-at 2025-01-01T00:00:00Z
               strata import shop --har session.har
@@ -568,6 +573,7 @@ struct ImportCommand: AsyncParsableCommand {
     var warc: String?
     @Option(help: ArgumentHelp("With --har or --warc: another header whose value is kept out of the log (repeatable).", valueName: "name"))
     var redactHeader: [String] = []
+    @Flag(inversion: .prefixedNo, help: "Pack the store after the import (default: after 1,000 snapshots or more).") var pack: Bool?
 
     enum GitDate: String, ExpressibleByArgument, CaseIterable { case author, committer }
 
@@ -577,6 +583,7 @@ struct ImportCommand: AsyncParsableCommand {
             guard files.isEmpty, git == nil, recordedAt == nil, path == nil, since == nil, until == nil else {
                 throw ValidationError("--har and --warc import traffic: no files, --git, --path, --since, --until or --recorded-at")
             }
+            guard pack == nil else { throw ValidationError("--pack and --no-pack go with snapshot files or --git") }
             for h in redactHeader where !HeaderName.isValid(h) {
                 throw ValidationError("--redact-header takes a header name like X-Session, got '\(h)'")
             }
@@ -618,11 +625,16 @@ struct ImportCommand: AsyncParsableCommand {
             }
             let bar = FetchProgressLine()
             do {
-                let r = try await app.useCases.importHistory(name, from: origin) { done in
+                let r = try await app.useCases.importHistory(name, from: origin, pack: pack) { done in
                     bar.show(FetchStatus(source: name, stage: .list, done: done, total: nil))
                 }
                 bar.clear()
                 emit(r.line)
+                switch r.packed {
+                case .packed(let before, let after): emit("packed the store: \(byteCount(before)) → \(byteCount(after))")
+                case .notPacked(let why): warn("the store was not packed: \(why); `strata compact` packs it later")
+                case nil: break
+                }
                 for f in r.failures.prefix(10) { warn("skipped: \(f)") }
                 if r.failures.count > 10 { warn("skipped \(r.failures.count - 10) more; see `strata log --type FetchFailed --stream \(name)`") }
             } catch let e as RepositoryError {

@@ -82,6 +82,57 @@ import Testing
         }
     }
 
+    /// An import ends packed when asked (or after 1,000 snapshots): the store is as small as a
+    /// compaction then makes it, reads and projection digests are those of the same import left
+    /// unpacked, and a store another process has open is left as it is, with a note.
+    @Test func anImportThatEndsPackedIsWhatACompactionWouldLeave() async throws {
+        let dir = TestScratch.path("snapshots")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        var files: [String] = []
+        for v in 1...40 {
+            let items = (1...60).map { #"{"id":\#($0),"price":\#(($0 * 7 + v) % 50),"note":"item \#($0) at \#(v)"}"# }
+            let file = dir + "/v\(v).json"
+            try Data(#"{"results":[\#(items.joined(separator: ","))]}"#.utf8).write(to: URL(fileURLWithPath: file))
+            files.append(file)
+        }
+        func imported(_ flags: [String]) async throws -> (store: String, out: String) {
+            let store = makeStoreDir()
+            #expect(try await strata(["source", "add", "cars", "--url", "file:///cars.json", "--items", "results"], store: store).status == 0)
+            let r = try await strata(["import", "cars"] + files + flags, store: store)
+            #expect(r.status == 0, "\(r.stderr)")
+            return (store, r.stdout + r.stderr)
+        }
+        let packed = try await imported(["--pack"]), plain = try await imported([]), never = try await imported(["--no-pack"])
+        #expect(packed.out.contains("packed the store: "), "\(packed.out)")
+        #expect(!plain.out.contains("packed") && !never.out.contains("packed"), "40 snapshots are no long import")
+        #expect(Self.size(packed.store) < Self.size(plain.store), "\(Self.size(packed.store)) packed, \(Self.size(plain.store)) not")
+        // The same reads (each import has its own run ids and times), and `verify` finds every
+        // projection as a rebuild makes it.
+        func stable(_ out: String) -> String {
+            out.split(separator: "\n").filter { !$0.contains("\"run\"") && !$0.contains("\"recordedAt\"") }.joined(separator: "\n")
+        }
+        for args in [["list", "cars", "--format", "json"], ["history", "cars", "7", "--format", "json"], ["count", "cars"]] {
+            let a = try await strata(args, store: packed.store), b = try await strata(args, store: plain.store)
+            #expect(a.status == 0 && stable(a.stdout) == stable(b.stdout), "\(args)")
+        }
+        _ = try Self.digests(try await strata(["verify", "--format", "json"], store: packed.store).stdout)
+        // A compaction now finds nothing to take out.
+        let again = try await strata(["compact", "--format", "json"], store: packed.store)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
+        #expect(report["bytesAfter"] as? Int == report["bytesBefore"] as? Int, "\(report)")
+        // Open in another process: the import stands, the store is left unpacked, and says so.
+        let (holder, holderOut, _) = try startStrata(["_hold-read", "--seconds", "60"], store: never.store)
+        _ = try await offPool { String(decoding: holderOut.fileHandleForReading.availableData, as: UTF8.self) }
+        let more = dir + "/v41.json"
+        try Data(#"{"results":[{"id":1,"price":1,"note":"back"}]}"#.utf8).write(to: URL(fileURLWithPath: more))
+        let held = try await strata(["import", "cars", more, "--pack"], store: never.store)
+        #expect(held.status == 0 && held.stderr.contains("the store was not packed: ") && held.stderr.contains("strata compact"), "\(held.stderr)")
+        kill(holder.processIdentifier, SIGKILL)
+        try await waitForExit(holder)
+        #expect(try await strata(["count", "cars"], store: never.store).stdout.hasPrefix("1 "), "the import stands")
+        #expect(!FileManager.default.fileExists(atPath: never.store + ".compact"))
+    }
+
     /// `strata compact` SIGKILLed at random points (while it copies, packs, swaps or cleans up),
     /// again and again. After every kill the store opens at the same head; every few kills, and
     /// at the end after a compaction that finishes, `verify` passes with the same projection

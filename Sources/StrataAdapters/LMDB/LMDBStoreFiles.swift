@@ -26,7 +26,7 @@ package struct LMDBStoreFiles: StoreFilesRepository {
         StoreVerification(try engine { try EventStore.verifyChain(at: access.path) })
     }
 
-    package func compact() async throws -> Replacement<Compaction> {
+    package func compact(applyingRetention: Bool) async throws -> Replacement<Compaction> {
         let replacement = StoreReplacement(path: path, copyPath: path + ".compact", mark: ".strata-compact-swapped", resumable: false)
         if try replacement.finishEarlierSwap() { return .finishedEarlierSwap }
         // A copy left by a compaction stopped before its swap is not resumed: it is made again.
@@ -42,8 +42,10 @@ package struct LMDBStoreFiles: StoreFilesRepository {
                     access.logger.warning("could not lease \(source) in team log \(lease.remote) (\(why)); its retention is applied anyway")
                 }
             }
-            let applied = try await engine { try await retention.apply() }
-            dropped.withLock { $0 = applied.map(RetentionDrop.init) }
+            if applyingRetention {
+                let applied = try await engine { try await retention.apply() }
+                dropped.withLock { $0 = applied.map(RetentionDrop.init) }
+            }
             return try await engine { try await store.compactedCopy(into: replacement.copyPath) }
         }
         var c = Compaction(path: path, events: head.seq, bytesBefore: before, bytesAfter: fileSize())

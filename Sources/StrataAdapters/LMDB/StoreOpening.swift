@@ -13,6 +13,21 @@ package protocol StoreOpening: Sendable {
     func opened() async throws -> EventStore
 }
 
+/// The process's own store, already open: for a command that replaces it when it is done with it
+/// (an import that ends packed). After a replacement the store must not be used again.
+package struct OpenedStore: StoreOpening {
+    let store: EventStore
+    package let logger: Logger
+
+    package init(_ store: EventStore, logger: Logger) {
+        self.store = store
+        self.logger = logger
+    }
+
+    package var path: String { store.path }
+    package func opened() async throws -> EventStore { store }
+}
+
 /// Runs an engine call, its errors as repository errors with the engine's words: a missing or
 /// wrong key is `key`, anything else `storage`.
 package func engine<T>(_ body: () async throws -> T) async throws -> T {

@@ -28,6 +28,14 @@ package struct ImportResult: Sendable, Hashable {
     package var changed: Int
     package var removed: Int
     package var seconds: Double
+    /// Whether the store was packed afterwards (nil: not tried).
+    package var packed: Packing?
+
+    package enum Packing: Sendable, Hashable {
+        case packed(before: Int, after: Int)
+        /// Why it could not be (the import itself stands).
+        case notPacked(String)
+    }
 
     package init(
         source: String, imported: Int = 0, alreadyImported: Int = 0, failed: Int = 0, failures: [String] = [], bytes: Int = 0,

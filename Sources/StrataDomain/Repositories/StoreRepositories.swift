@@ -29,8 +29,9 @@ package protocol StoreFilesRepository: Sendable {
     /// Checks the log's hash chain over the stored rows, without the key and without opening the
     /// store for writing.
     func verifyChain() throws -> StoreVerification
-    /// Rewrites the store without the pages its transactions freed.
-    func compact() async throws -> Replacement<Compaction>
+    /// Rewrites the store without the pages its transactions freed, each table's pages full and
+    /// the envelopes packed; sources' retention is applied first when `applyingRetention`.
+    func compact(applyingRetention: Bool) async throws -> Replacement<Compaction>
     /// Rewrites the store under the key in `keyFile` (created if missing), or without encryption
     /// when nil; a stopped rekey goes on from its copy.
     func rekey(toKeyFile keyFile: String?, progress: @escaping @Sendable (CatchUpProgress) -> Void) async throws -> Replacement<LogHead>

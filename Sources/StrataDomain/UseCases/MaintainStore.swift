@@ -82,7 +82,7 @@ package struct ManageStoreFiles: Sendable {
     /// - Throws: ``RepositoryError`` `storage` when there is no store.
     package func compact() async throws -> Replacement<Compaction> {
         guard files.exists() else { throw RepositoryError(.storage, "no store at \(files.path)") }
-        return try await files.compact()
+        return try await files.compact(applyingRetention: true)
     }
 
     package func rekey(toKeyFile keyFile: String?, progress: @escaping @Sendable (CatchUpProgress) -> Void) async throws -> Replacement<LogHead> {
