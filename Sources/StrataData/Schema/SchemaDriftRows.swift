@@ -1,4 +1,4 @@
-package import EventStore
+import EventStore
 import LMDB
 
 /// The `schema` projection's `drift` table: each drift of a source's shape once, in a row of its
