@@ -441,11 +441,6 @@ enum ListVersionCount {
         case (let p?, false): p ? .reappeared : (try same() ? nil : .changed)
         }
     }
-
-    /// ``kind(removed:afterRemoved:same:)`` of parsed versions.
-    static func kind(of v: DocumentVersion, after previous: DocumentVersion?) -> ChangeKind? {
-        kind(removed: v.isRemoved, afterRemoved: previous?.isRemoved) { previous!.document == v.document }
-    }
 }
 
 /// A history's stored versions, each document decoded and parsed the first time it is asked
