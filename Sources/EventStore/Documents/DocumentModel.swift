@@ -168,18 +168,14 @@ public final class StoredDocumentTexts {
     /// the payload as the event carried it (the same document, maybe in another key order).
     public func text(_ i: Int) throws -> [UInt8] {
         if let t = texts[i] { return t }
+        let document = versions[i].document
         let t: [UInt8]
-        if case let .delta(keyframe, _, size, frame) = versions[i].document {
-            let base: [UInt8]
-            if let b = keyframes[keyframe] {
-                base = b
-            } else {
-                base = try KeyedDocumentProjection.keyframeText(collection, key, at: keyframe, reader.transaction, reader.tables)
-                keyframes[keyframe] = base
-            }
-            t = try frame.withUnsafeBytes { f in try ZstdContext.pooled { try $0.decompress(f, prefix: base, size: size) } }
+        if case let .delta(keyframe, _, _, _) = document {
+            let base = try keyframes[keyframe] ?? KeyedDocumentProjection.keyframeText(collection, key, at: keyframe, reader.transaction, reader.tables)
+            keyframes[keyframe] = base
+            t = try document.text(onKeyframe: base)
         } else {
-            t = try versions[i].document.text(collection, key, reader.transaction, reader.tables)
+            t = try document.text(collection, key, reader.transaction, reader.tables)
         }
         texts[i] = t
         return t

@@ -161,14 +161,15 @@ extension KeyedDocumentProjection {
             switch self {
             case .inline(let bytes): return bytes
             case .encoded(let bytes): return try bytes.withUnsafeBytes { raw in try ZstdContext.pooled { try BlobCodec.decode(raw, context: $0) } }
-            case let .delta(keyframe, _, size, frame):
-                let base = try storedDocument(collection, key, at: keyframe, txn, tables, memo)
-                if case .delta = base {
-                    throw EventStoreError.corrupted("the keyframe at seq \(keyframe) of \(collection)/\(key.prefix(64)) is itself a delta")
-                }
-                let prefix = try base.text(collection, key, txn, tables, memo)
-                return try frame.withUnsafeBytes { f in try ZstdContext.pooled { try $0.decompress(f, prefix: prefix, size: size) } }
+            case let .delta(keyframe, _, _, _):
+                return try text(onKeyframe: keyframeText(collection, key, at: keyframe, txn, tables, memo))
             }
+        }
+
+        /// A delta's text, given the text of its keyframe; any other form's own.
+        func text(onKeyframe prefix: [UInt8]) throws -> [UInt8] {
+            guard case let .delta(_, _, size, frame) = self else { return [] }
+            return try frame.withUnsafeBytes { f in try ZstdContext.pooled { try $0.decompress(f, prefix: prefix, size: size) } }
         }
     }
 
@@ -419,11 +420,13 @@ extension KeyedDocumentProjection {
     }
 
     /// The text of the keyframe a delta of `collection`/`key` refers to: the version at `seq`.
-    static func keyframeText(_ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> [UInt8] {
-        let base = try storedDocument(collection, key, at: seq, txn, tables)
+    static func keyframeText(
+        _ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet, _ memo: DocumentFold? = nil
+    ) throws -> [UInt8] {
+        let base = try storedDocument(collection, key, at: seq, txn, tables, memo)
         if case .delta = base {
             throw EventStoreError.corrupted("the keyframe at seq \(seq) of \(collection)/\(key.prefix(64)) is itself a delta")
         }
-        return try base.text(collection, key, txn, tables)
+        return try base.text(collection, key, txn, tables, memo)
     }
 }
