@@ -174,20 +174,9 @@ public struct ItemTables: Sendable {
     /// numbers it: for a source whose log order is not its observed order (a backfill), where
     /// the projection's count (log order, restatements included) would differ.
     static func observedVersion(_ items: DocumentReader, source: String, key: String, upTo seq: UInt64?) throws -> Int {
-        let documents = StoredDocuments(
-            StoredDocumentTexts(try items.storedHistory(collection: source, key: key, upTo: seq ?? .max), collection: source, key: key, reader: items))
-        let stored = documents.versions
-        var previous: Int?
-        var n = 0
-        for i in stored.indices.sorted(by: { (stored[$0].recordedAt, stored[$0].seq) < (stored[$1].recordedAt, stored[$1].seq) }) {
-            let kind = try ListVersionCount.kind(removed: stored[i].isRemoved, afterRemoved: previous.map { stored[$0].isRemoved }) {
-                try documents.same(previous!, i)
-            }
-            guard kind != nil else { continue }
-            n += 1
-            previous = i
-        }
-        return n
+        try StoredDocuments(
+            StoredDocumentTexts(try items.storedHistory(collection: source, key: key, upTo: seq ?? .max), collection: source, key: key, reader: items)
+        ).observed().count
     }
 
     /// The seq that holds a source as observed at `time` (``ObservationTimeline``): 0 when
@@ -230,22 +219,12 @@ public struct ItemTables: Sendable {
             for (origin, reader) in [(ItemVersionEntity.Origin.list, items), (.detail, details)] {
                 let documents = StoredDocuments(
                     StoredDocumentTexts(try reader.storedHistory(collection: source, key: id, upTo: seq), collection: source, key: id, reader: reader))
-                let stored = documents.versions
-                let ordered = stored.indices.filter { time == nil || stored[$0].recordedAt <= time! }
-                    .sorted { (stored[$0].recordedAt, stored[$0].seq) < (stored[$1].recordedAt, stored[$1].seq) }
-                var previous: Int?
                 // The last document seen present, in observed order: what a removal removed.
                 var lastPresent: Int?
-                var number = 0
-                for i in ordered {
-                    let v = stored[i]
-                    let kind = try ListVersionCount.kind(removed: v.isRemoved, afterRemoved: previous.map { stored[$0].isRemoved }) {
-                        try documents.same(previous!, i)
-                    }
-                    guard let kind else { continue }
-                    number += 1
+                for (n, (i, kind, previous)) in try documents.observed(by: time).enumerated() {
+                    let v = documents.versions[i]
                     var entity = ItemVersionEntity(
-                        version: number, seq: v.seq, recordedAt: v.recordedAt, kind: kind, changes: [], document: .null, origin: origin)
+                        version: n + 1, seq: v.seq, recordedAt: v.recordedAt, kind: kind, changes: [], document: .null, origin: origin)
                     entity.isDetailed = false
                     if restores, origin == .list, kind == .changed { entity.restored = try RedactionRestore.reason(source: source, id: id, seq: v.seq, items) }
                     let from: Int? =
@@ -256,7 +235,6 @@ public struct ItemTables: Sendable {
                         }
                     out.append(entity)
                     reads.append((documents, kind == .removed ? (lastPresent ?? previous!) : i, from))
-                    previous = i
                     if kind != .removed { lastPresent = i }
                 }
             }
@@ -457,6 +435,26 @@ final class StoredDocuments {
     init(_ texts: StoredDocumentTexts) {
         self.texts = texts
         inLogOrder = zip(texts.versions, texts.versions.dropFirst()).allSatisfy { $0.recordedAt <= $1.recordedAt }
+    }
+
+    /// The versions that count, in observed order (`recordedAt`, then seq), those observed by
+    /// `time` when given: each with its kind and the one before it that counted (nil for the
+    /// first). The restatement of a document, a removal of one absent, counts as none.
+    func observed(by time: Timestamp? = nil) throws -> [(index: Int, kind: ChangeKind, previous: Int?)] {
+        let stored = versions
+        var out: [(index: Int, kind: ChangeKind, previous: Int?)] = []
+        var previous: Int?
+        for i in stored.indices.filter({ time == nil || stored[$0].recordedAt <= time! })
+            .sorted(by: { (stored[$0].recordedAt, stored[$0].seq) < (stored[$1].recordedAt, stored[$1].seq) })
+        {
+            let kind = try ListVersionCount.kind(removed: stored[i].isRemoved, afterRemoved: previous.map { stored[$0].isRemoved }) {
+                try same(previous!, i)
+            }
+            guard let kind else { continue }
+            out.append((i, kind, previous))
+            previous = i
+        }
+        return out
     }
 
     func document(_ i: Int) throws -> JSONValue {
