@@ -113,7 +113,7 @@ extension StrataServer {
                     (a, b, (history.version(at: a)?.document ?? .null).diff(to: history.version(at: b)?.document ?? .null).map(Change.init(patch:)))
                 }
                 return pages.item(
-                    item: item, history: history, compare: compare, chart: chart, asOf: try self.uiAsOf(request), before: before, chrome: chrome)
+                    item: item, history: history, compare: compare, chart: chart, asOf: try self.uiAsOf(request), chrome: chrome)
             }
         }
         router.get("/_strata/ui/sources/:name/items/:id/image") { request, context in

@@ -235,11 +235,11 @@ package struct WebPages: Sendable {
 
     // MARK: An item
 
-    /// An item's page: its fields, and the newest ``versionsPerPage`` versions of `history` before
-    /// seq `before` as a timeline (those `history` has in full), each a link to its neighbours.
+    /// An item's page: its fields, and the versions of `history`'s page as a timeline (those
+    /// `history` has in full, as many as fit ``changeBytesPerPage``), each a link to its neighbours.
     package func item(
         item: Item, history: ItemHistoryPage, compare: (from: UInt64, to: UInt64, changes: [Change])?, chart: (path: String, versions: [ItemVersion])?,
-        asOf: String?, before: UInt64? = nil, chrome: Chrome
+        asOf: String?, chrome: Chrome
     ) -> String {
         let name = item.source
         var content: [String: Any] = [
@@ -258,13 +258,14 @@ package struct WebPages: Sendable {
         let ordered = marks.indices.sorted { marks[$0].seq < marks[$1].seq }
         let fromSeq = compare?.from ?? ordered.dropLast().last.map { marks[$0].seq } ?? 0
         let toSeq = compare?.to ?? ordered.last.map { marks[$0].seq } ?? 0
-        // The newest 50 versions before `before`, as many as fit in ``changeBytesPerPage`` (one at
+        // The page's versions, newest first, as many as fit in ``changeBytesPerPage`` (one at
         // least): each with its changes as rows.
-        let end = before.map { b in ordered.firstIndex { marks[$0].seq >= b } ?? ordered.count } ?? ordered.count
+        let window = history.page.window(in: ordered.map { marks[$0].seq })
+        let end = window.upperBound
         var start = end
         var rows: [Int: [[String: Any]]] = [:]
         var budget = Self.changeBytesPerPage
-        while start > max(0, end - Self.versionsPerPage), budget > 0 || start == end {
+        while start > window.lowerBound, budget > 0 || start == end {
             let changes = history.versions[ordered[start - 1]]?.changes.map(Self.sizedChangeRow) ?? []
             let cost = changes.reduce(200) { $0 + $1.bytes }
             if cost > budget, start < end { break }

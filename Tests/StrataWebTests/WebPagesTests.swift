@@ -35,7 +35,7 @@ import Testing
         let html = pages.item(
             item: item(
                 .object(["name": .string(hostile), "link": .string("javascript:alert(1)"), "home": .string("https://example.com/?a=<b>")]), title: hostile),
-            history: .init(marks: [], versions: [:]), compare: nil, chart: nil, asOf: nil, chrome: chrome)
+            history: .init(marks: [], versions: [:], page: HistoryPage(limit: WebPages.versionsPerPage)), compare: nil, chart: nil, asOf: nil, chrome: chrome)
         #expect(!html.contains("<script>alert") && !html.contains("<img src=x"))
         #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
         #expect(!html.contains("href=\"javascript:"), "a javascript: value is never a link")
@@ -64,7 +64,8 @@ import Testing
     @Test func aCombiningMarkDoesNotHideAQuoteOrABracket() {
         let hostile = "x\"\u{301} autofocus onfocus=alert(1) x=\"<\u{301}script>"
         let html = pages.item(
-            item: item(.object(["home": .string("https://example.com/" + hostile)]), title: hostile), history: .init(marks: [], versions: [:]), compare: nil,
+            item: item(.object(["home": .string("https://example.com/" + hostile)]), title: hostile),
+            history: .init(marks: [], versions: [:], page: HistoryPage(limit: WebPages.versionsPerPage)), compare: nil,
             chart: nil, asOf: nil,
             chrome: chrome)
         #expect(!html.contains("\"\u{301}") && !html.contains("<\u{301}"), "a quote or bracket with a combining mark went out raw")
@@ -236,7 +237,7 @@ import Testing
         #expect(html.contains("<polyline points=\""), "the chart of n")
         let page = HistoryPage(before: 710, limit: WebPages.versionsPerPage)
         let older = pages.item(
-            item: item(.object(["n": .int(120)])), history: ItemHistoryPage(versions, page: page), compare: nil, chart: nil, asOf: nil, before: 710,
+            item: item(.object(["n": .int(120)])), history: ItemHistoryPage(versions, page: page), compare: nil, chart: nil, asOf: nil,
             chrome: chrome)
         #expect(older.contains("id=\"v700\"") && older.contains("id=\"v210\"") && !older.contains("id=\"v710\""))
         // The page picks the versions it shows, and those in force at a comparison's ends.

@@ -227,7 +227,7 @@ package struct LMDBItemRepository: ItemRepository {
             marks.append(ItemVersion.Mark(v))
             if e.isDetailed { versions[i] = v }
         }
-        return ItemHistoryPage(marks: marks, versions: versions)
+        return ItemHistoryPage(marks: marks, versions: versions, page: page)
     }
 
     /// The versions up to `point` from the source's retention horizon on, those `detailing`

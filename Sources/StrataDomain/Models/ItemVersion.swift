@@ -69,12 +69,18 @@ package struct HistoryPage: Sendable, Hashable {
         self.before = before; self.limit = limit; self.at = at
     }
 
+    /// Where its newest `limit` versions below `before` are among `sorted` (every version's seq,
+    /// ascending).
+    package func window(in sorted: [UInt64]) -> Range<Int> {
+        let end = before.map { b in sorted.firstIndex { $0 >= b } ?? sorted.count } ?? sorted.count
+        return max(0, end - limit)..<end
+    }
+
     /// The seqs it picks among `seqs` (every version's): by seq, the newest `limit` below
     /// `before`, and for each of `at` the version at it or the last before it.
     package func chosen(among seqs: [UInt64]) -> Set<UInt64> {
         let sorted = seqs.sorted()
-        let end = before.map { b in sorted.firstIndex { $0 >= b } ?? sorted.count } ?? sorted.count
-        var out = Set(sorted[max(0, end - limit)..<end])
+        var out = Set(sorted[window(in: sorted)])
         for s in at {
             if let v = sorted.last(where: { $0 <= s }) { out.insert(v) }
         }
@@ -88,9 +94,11 @@ package struct ItemHistoryPage: Sendable, Hashable {
     package var marks: [ItemVersion.Mark]
     /// The versions the page picked, in full, by their index in `marks`.
     package var versions: [Int: ItemVersion]
+    /// What the page asked for.
+    package var page: HistoryPage
 
-    package init(marks: [ItemVersion.Mark], versions: [Int: ItemVersion]) {
-        self.marks = marks; self.versions = versions
+    package init(marks: [ItemVersion.Mark], versions: [Int: ItemVersion], page: HistoryPage) {
+        self.marks = marks; self.versions = versions; self.page = page
     }
 
     /// The page of a history read whole.
@@ -98,6 +106,7 @@ package struct ItemHistoryPage: Sendable, Hashable {
         let chosen = page.chosen(among: all.map(\.seq))
         marks = all.map(ItemVersion.Mark.init)
         versions = Dictionary(uniqueKeysWithValues: all.enumerated().filter { chosen.contains($1.seq) })
+        self.page = page
     }
 
     /// The full version in force at `seq`: at it, or the last before it in the log.
