@@ -72,6 +72,6 @@ package struct SchemaDrift: Sendable, Hashable {
 package protocol SchemaRepository: Sendable {
     /// The shape of `source` as of `seq` (now when nil).
     func schema(source: String, asOf seq: UInt64?) async throws -> SourceSchema
-    /// Every drift of `source`'s shape, oldest first.
-    func drift(source: String) async throws -> [SchemaDrift]
+    /// The drifts of `source`'s shape after seq `after` (all: 0), oldest first.
+    func drift(source: String, after: UInt64) async throws -> [SchemaDrift]
 }

@@ -43,7 +43,7 @@ package struct QueueNotifications: Sendable {
         // Passes before the oldest alert cannot match any of them.
         var after = max(try await alerts.evaluatedThrough(source: source), watching.map(\.addedSeq).min() ?? 0)
         var queued = 0
-        let drifts = watching.contains { $0.alert.onDrift } ? try await schema?.drift(source: source).filter { $0.seq > after } ?? [] : []
+        let drifts = watching.contains { $0.alert.onDrift } ? try await schema?.drift(source: source, after: after) ?? [] : []
         // Each pass is diffed against the one before it: the pass at or before `after` for the
         // first, then the previous of the walk.
         var previous = try await log.entries(LogQuery(stream: source, type: "FetchCompleted", toSeq: after, limit: 1, newestFirst: true)).first?.seq ?? 0
