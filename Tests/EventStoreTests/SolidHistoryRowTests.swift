@@ -158,21 +158,84 @@ import Testing
         #expect(n == 2)
     }
 
-    /// A row with more document text than a read should decompress stays plain.
-    @Test func aRowOfLargeDocumentsStaysPlain() async throws {
+    /// A row holds no more document text than a read should decompress
+    /// (``KeyedDocumentProjection/HistoryRow/solidTextLimit``): versions of 40 KB documents
+    /// start a new row every few versions; a document larger than that is a row of its own,
+    /// which stays plain.
+    @Test func rowsOfLargeDocumentsAreCutToWhatAReadDecompresses() async throws {
         let store = try await openStore()
         var rng = SplitMix64(seed: 5)
-        let text = String((0..<4000).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) })
+        func text(_ n: Int) -> String { String((0..<n).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) }) }
+        let medium = text(40_000)
         for v in 0..<20 {
             _ = try await store.append(
                 NewEvent(
                     type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")],
-                    payload: bytes("{\"k\":{\"text\":\"\(text)\",\"v\":\(v)}}")))
+                    payload: bytes("{\"k\":{\"text\":\"\(medium)\",\"v\":\(v)}}")))
         }
         let tables = try store.tables(of: "documents")
-        let first: UInt8? = try await store.read { txn in try txn.cursor(tables["history-packed"]).first()?.value.first }
-        #expect(first == 0)
+        func packedRows() async throws -> [UInt8] {
+            try await store.read { txn in
+                var marks: [UInt8] = []
+                let c = try txn.cursor(tables["history-packed"])
+                var e = try c.first()
+                while let entry = e {
+                    marks.append(entry.value.first ?? 0)
+                    e = try c.next()
+                }
+                return marks
+            }
+        }
+        // 40 KB a version: rows of 6 versions (6 × 40 KB ≤ 256 KiB), so 20 versions close 3.
+        let cut = try await packedRows()
+        #expect(cut.count == 3, "\(cut)")
+        let large = text(300_000)
+        for v in 0..<3 {
+            _ = try await store.append(
+                NewEvent(
+                    type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")],
+                    payload: bytes("{\"k\":{\"text\":\"\(large)\",\"v\":\(v)}}")))
+        }
+        let all = try await packedRows()
+        #expect(all.count == 6 && all.suffix(2) == [0, 0], "\(all)")
         let history = try await store.documents { try $0.history(collection: "c", key: "k") }
-        #expect(history.count == 20 && history.last?.document.value(atPath: "v") == .number("19"))
+        #expect(history.count == 23 && history.last?.document.value(atPath: "v") == .number("2"))
+        #expect(history[19].document.value(atPath: "text") == .string(medium))
+        #expect(history[20].document.value(atPath: "text") == .string(large))
+    }
+
+    /// A removal closes its row: the key's row is packed at once (`history` keeps only
+    /// pointers for it), and a document that comes back starts a row of its own, as a keyframe.
+    @Test func aRemovalClosesItsRowAndAReturnStartsANewOne() async throws {
+        let store = try await openStore()
+        func snapshot(_ members: String) -> NewEvent {
+            NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")], payload: bytes("{" + members + "}"))
+        }
+        let item = { (v: Int) in "\"gone\":{\"name\":\"a long enough name to compress\",\"v\":\(v)}" }
+        let stays = "\"stays\":{\"v\":1}"
+        for event in [snapshot(item(1) + "," + stays), snapshot(item(2) + "," + stays), snapshot(stays)] { _ = try await store.append(event) }
+        let tables = try store.tables(of: "documents")
+        // The rows of key `gone` in `history`: their first bytes (0xFF: a pointer).
+        func rows() async throws -> [UInt8] {
+            try await store.read { txn in
+                let prefix = Array("c".utf8) + [0] + Array("gone".utf8) + [0]
+                let c = try txn.cursor(tables["history"])
+                var out: [UInt8] = []
+                var e = try c.seek(atLeast: prefix)
+                while let entry = e, entry.key.count == prefix.count + 8, entry.key.starts(with: prefix) {
+                    out.append(entry.value.first!)
+                    e = try c.next()
+                }
+                return out
+            }
+        }
+        #expect(try await rows() == [KeyedDocumentProjection.HistoryRow.packedMark])
+        _ = try await store.append(snapshot(item(3) + "," + stays))
+        #expect(try await rows() == [KeyedDocumentProjection.HistoryRow.packedMark, 0])
+        let history = try await store.documents { try $0.history(collection: "c", key: "gone") }
+        #expect(history.map(\.kind) == [.added, .changed, .removed, .reappeared])
+        #expect(history.map { $0.document.value(atPath: "v") } == [.number("1"), .number("2"), .number("2"), .number("3")])
+        let report = try await store.verify()
+        #expect(report.problems.isEmpty && report.projections.allSatisfy(\.matchesRebuild), "\(report.problems) \(report.projections.flatMap(\.differences))")
     }
 }

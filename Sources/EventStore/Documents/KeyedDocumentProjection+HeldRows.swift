@@ -32,6 +32,16 @@ extension KeyedDocumentProjection {
         if held.bytes > HeldRows.limit { try flushHeldRows(ctx) }
     }
 
+    /// Packs the key's newest row, the one holding the version just written at `hk`'s seq (a
+    /// removal: no version joins that row again), written out first where the fold holds it.
+    static func closeRow(_ hk: UnsafeRawBufferPointer, _ ctx: ProjectionContext) throws {
+        let held = ctx.memo.held
+        if !held.isEmpty, let open = held.row(UnsafeRawBufferPointer(rebasing: hk[..<(hk.count - 8)])) {
+            try writeHeldRow(open, ctx.transaction, ctx.tables, ctx.memo)
+        }
+        _ = try packPreviousRow(before: hk, ctx)
+    }
+
     /// Writes every row the fold holds to `history`, in key order: for each key, the pointers of
     /// the rows it closed (packed already) and its open row.
     static func flushHeldRows(_ ctx: ProjectionContext) throws {

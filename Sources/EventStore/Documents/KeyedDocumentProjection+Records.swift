@@ -178,7 +178,9 @@ extension KeyedDocumentProjection {
 
     /// How a new version with document `canonical` is stored: a delta against the keyframe of
     /// the version before it (`previous`, the key's last changed seq), or, when there is none,
-    /// the group is full or the delta would not be smaller, a keyframe.
+    /// the group is full, its text would pass ``HistoryRow/solidTextLimit`` (counted as the
+    /// larger of the keyframe and this document, times the versions: nothing else is read) or
+    /// the delta would not be smaller, a keyframe.
     static func deltaOrKeyframe(
         _ canonical: [UInt8], _ collection: String, _ key: String, previous: UInt64?,
         _ txn: Transaction, _ tables: TableSet, _ memo: DocumentFold? = nil
@@ -194,7 +196,8 @@ extension KeyedDocumentProjection {
             }
             if let keyframe {
                 let prefix = try keyframe.source.text(collection, key, txn, tables, memo)
-                if let frame = ZstdContext.pooled({ $0.compress(canonical, prefix: prefix, level: BlobCodec.level) }),
+                if (keyframe.index + 1) * max(prefix.count, canonical.count) <= HistoryRow.solidTextLimit,
+                    let frame = ZstdContext.pooled({ $0.compress(canonical, prefix: prefix, level: BlobCodec.level) }),
                     frame.count + 8 < canonical.count
                 {
                     return .delta(keyframe: keyframe.seq, index: keyframe.index, size: canonical.count, frame: frame)

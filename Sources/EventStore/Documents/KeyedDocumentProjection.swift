@@ -48,7 +48,7 @@ public struct KeyedDocumentProjection: Projection {
     let builtIn: Bool
 
     /// The built-in ``DocumentEvents``.
-    public init(name: String = "documents", version: Int = 11) {
+    public init(name: String = "documents", version: Int = 12) {
         self.init(
             name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
             extract: DocumentEvents.operations, builtIn: true)
@@ -234,7 +234,10 @@ public struct KeyedDocumentProjection: Projection {
                 if whole, let stored = try ctx.payloads.storedForm(of: event, in: txn) {
                     document = .encoded(stored)
                 } else {
-                    document = try Self.deltaOrKeyframe(canonical, collection, key, previous: previousSeq, txn, ctx.tables, ctx.memo)
+                    // A removal closed the key's row (``remove(_:_:_:_:)``): a document that
+                    // comes back starts a row of its own.
+                    document = try Self.deltaOrKeyframe(
+                        canonical, collection, key, previous: kind == .reappeared ? nil : previousSeq, txn, ctx.tables, ctx.memo)
                 }
                 try writeHistory(hk, kind: kind, document: document, record: record, event: event, ctx: ctx)
             }
@@ -268,11 +271,19 @@ public struct KeyedDocumentProjection: Projection {
                 try updateIndex(collection, key, paths: paths, old: old, new: nil, event.seq, ctx)
             }
             try adjustCount(collection, by: -1, event.seq, ctx)
+            // The removal repeats the last document, stored as a delta against the row's
+            // keyframe (a few bytes), and closes the row: a removed document's row is packed now
+            // (solid) instead of staying open in `history` until the key comes back, which most
+            // never do (a list of incidents or outages: every item goes in the end).
+            let text = try last.text(collection, key, ctx.transaction, ctx.tables, ctx.memo)
+            let previous = record.changedSeq
             record.version += 1
             record.removed = true
             record.changedSeq = event.seq
             record.lastSeenSeq = event.seq
-            try writeHistory(hk, kind: .removed, document: last, record: record, event: event, ctx: ctx)
+            let document = try Self.deltaOrKeyframe(text, collection, key, previous: previous, ctx.transaction, ctx.tables, ctx.memo)
+            try writeHistory(hk, kind: .removed, document: document, record: record, event: event, ctx: ctx)
+            try Self.closeRow(hk, ctx)
             _ = try record.withEncoded { try ctx.transaction.put(ctx.tables["current"], key: ck, value: $0) }
         }
     }

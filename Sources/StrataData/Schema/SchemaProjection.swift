@@ -22,7 +22,7 @@ import LMDB
 /// `drift` table (``SchemaDriftRows``).
 public enum SchemaProjection {
     public static let projection = KeyedDocumentProjection(
-        name: "schema", version: 5,
+        name: "schema", version: 6,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted, DataEvents.detailFetched],
         extraTables: [digests, shapes, SchemaDriftRows.table],
         // A dropped page has no items; an erased or dropped detail has no shape.
