@@ -87,4 +87,43 @@ import Testing
         #expect(try await strata(["schema", "nope"], store: store).status == 3)
         #expect(try await strata(["verify"], store: store).status == 0)
     }
+
+    /// Items that leave take their shapes out of the counts, and the count of items reads as of
+    /// any pass; in an encrypted store too, and `verify` finds the schema as a rebuild writes it.
+    @Test(arguments: [false, true]) func itemsThatLeaveLeaveTheCountsAsOfEachPass(encrypted: Bool) async throws {
+        let store = makeStoreDir()
+        let env = encrypted ? ["STRATA_KEY_FILE": TestScratch.path("schema-keys") + "/store.key"] : [:]
+        if encrypted { #expect(try await strata(["init", "--encrypt"], store: store, env: env).status == 0) }
+        let dir = TestScratch.path("schema-leave")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let file = dir + "/cars.json"
+        // Pass 1: 40 items with km; pass 2: items 1–30; pass 3: items 1–30 and 41–45, without km.
+        let passes: [[Int]] = [Array(1...40), Array(1...30), Array(1...30) + Array(41...45)]
+        var seqs: [Int] = []
+        #expect(
+            try await strata(["source", "add", "cars", "--url", "file://" + file, "--items", "results", "--title", "model"], store: store, env: env).status
+                == 0)
+        for (n, ids) in passes.enumerated() {
+            let rows = ids.map { i in n < 2 ? #"{"id": \#(i), "model": "car \#(i)", "km": \#(i * 100)}"# : #"{"id": \#(i), "model": "car \#(i)"}"# }
+            try (#"{"results": ["# + rows.joined(separator: ",") + "]}").write(toFile: file, atomically: true, encoding: .utf8)
+            #expect(try await strata(["fetch", "cars"], store: store, env: env).status == 0)
+            let done = try await strata(["log", "--type", "FetchCompleted", "--limit", "1", "--format", "ndjson"], store: store, env: env).stdout
+            seqs.append((json(done) as? [String: Any])?["seq"] as? Int ?? 0)
+        }
+        func schema(_ asOf: Int?) async throws -> (items: Int, fields: [String: Int]) {
+            let args = ["schema", "cars", "--format", "json"] + (asOf.map { ["--as-of", String($0)] } ?? [])
+            let out = try #require(json(try await strata(args, store: store, env: env).stdout) as? [String: Any])
+            let fields = (out["fields"] as? [[String: Any]] ?? []).reduce(into: [String: Int]()) { $0[$1["path"] as? String ?? ""] = $1["items"] as? Int }
+            return (out["items"] as? Int ?? -1, fields)
+        }
+        let expected: [(Int, [String: Int])] = [(40, ["id": 40, "model": 40, "km": 40]), (30, ["id": 30, "model": 30, "km": 30]), (35, ["id": 35, "model": 35])]
+        for (seq, (items, fields)) in zip(seqs, expected) {
+            let got = try await schema(seq)
+            #expect(got.items == items && got.fields == fields, "as of \(seq): \(got)")
+        }
+        let now = try await schema(nil)
+        #expect(now.items == 35 && now.fields == ["id": 35, "model": 35])
+        let verify = try await strata(["verify"], store: store, env: env)
+        #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
+    }
 }

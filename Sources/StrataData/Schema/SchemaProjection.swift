@@ -3,17 +3,16 @@ import Foundation
 import LMDB
 
 /// The `schema` projection: the shape of each source's items and details, kept incrementally,
-/// and its drift as it happened. Collections (of a ``KeyedDocumentProjection``, so every one has
-/// history and reads as of any seq):
+/// and its drift as it happened.
 ///
-/// - `items/SOURCE`, key = item id: the item's shape, by reference: the hex of the first 16 bytes
-///   of the SHA-256 of its canonical JSON, a sorted array of `"PATH\tTYPE"` (a path is dotted,
-///   `[]` for an array's elements; a type is a JSON type) kept once in the `shapes` table. Put for
-///   every item of every page whose text changed, marked seen for the others; a complete pass
-///   removes the items it did not see, as the items projection does. (Nearly every item of a
-///   source has the shape of the others: stored in each item's history, the shapes outweighed
-///   the bodies they described, 17.8 MB for 23,564 items of a real scraping history.)
-/// - `details/SOURCE`, key = item id: the detail's shape, the same way (details are not swept).
+/// - Each source's current items, with their shapes, and how many there were at any seq: rows
+///   of the `items` and `item-counts` tables (``SchemaItemRows``). A shape is a sorted array of
+///   `"PATH\tTYPE"` (a path is dotted, `[]` for an array's elements; a type is a JSON type),
+///   kept once in the `shapes` table under the hex of the first 16 bytes of its SHA-256. A row is
+///   put for every item of every page whose text changed, its last sighting updated for the
+///   others; a complete pass removes the items it did not see, as the items projection does.
+/// - `details/SOURCE` (a collection of this ``KeyedDocumentProjection``), key = item id: the
+///   detail's shape's reference as a JSON string (details are not swept).
 /// - `fields/SOURCE`, key = path (`detail:` before a detail's): `{"types": {TYPE: n}, "items": n,
 ///   "first": seq, "last": seq, "examples": {TYPE: value}}` — how many current items carry the
 ///   path, with each type; the seq it first appeared; the seq its counts last changed.
@@ -22,31 +21,27 @@ import LMDB
 /// `drift` table (``SchemaDriftRows``).
 public enum SchemaProjection {
     public static let projection = KeyedDocumentProjection(
-        name: "schema", version: 6,
+        name: "schema", version: 7,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted, DataEvents.detailFetched],
-        extraTables: [digests, shapes, SchemaDriftRows.table],
+        extraTables: [SchemaItemRows.table, SchemaItemRows.counts, shapes, SchemaDriftRows.table],
         // A dropped page has no items; an erased or dropped detail has no shape.
         skipping: EventFate.gone
     ) { event, _, ctx in
         try fold(event, ctx)
     }
 
-    /// `SOURCE\0id` (a keyed digest of it in an encrypted store) → the 16-byte digest of the
-    /// canonical item whose shape `items/SOURCE` holds, while it holds one: an item whose text is
-    /// unchanged is not walked again (most of a page, most of the time).
-    static let digests = "item-digests"
-
-    /// A shape's reference (``reference(_:)``, a keyed digest of it in an encrypted store) → the
-    /// shape's canonical JSON: each distinct shape once, whatever number of items has it.
+    /// A shape's reference (the hex of ``reference(_:_:)``'s bytes, a keyed digest of it in an
+    /// encrypted store) → the shape's canonical JSON: each distinct shape once, whatever number
+    /// of items has it.
     static let shapes = "shapes"
 
-    /// The document an item's or a detail's entry holds: its shape's reference, the shape
-    /// written to ``shapes`` when it is new.
-    static func reference(_ shape: Shape, _ ctx: ProjectionContext) throws -> JSONValue {
+    /// The first 16 bytes of SHA-256 of `shape`'s canonical JSON, the shape written to
+    /// ``shapes`` when it is new.
+    static func reference(_ shape: Shape, _ ctx: ProjectionContext) throws -> [UInt8] {
         let json = shape.json.canonicalBytes
-        let ref = Hashing.sha256(json, prefix: 16).hex
-        _ = try ctx.transaction.insert(ctx.tables[shapes], key: ctx.tables.text(ref), value: json)
-        return .string(ref)
+        let ref = Hashing.sha256(json, prefix: 16)
+        _ = try ctx.transaction.insert(ctx.tables[shapes], key: ctx.tables.text(ref.hex), value: json)
+        return ref
     }
 
     static func fold(_ event: RecordedEvent, _ ctx: ProjectionContext) throws -> [DocumentOperation] {
@@ -57,45 +52,57 @@ public enum SchemaProjection {
         switch event.type {
         case DataEvents.pageFetched, DataEvents.pageNotModified:
             guard let body = try ctx.payload(of: event) else { throw DocumentError("page event without a body") }
-            let seen = ctx.tables[digests]
+            var added = 0
             for (key, canonical) in try ItemExtraction.pageItems(event, body: body, ctx) {
-                // An item whose text is what it was has the shape it had: only marked seen.
-                let rowKey = ctx.tables.text(source + "\u{0}" + key)
+                let rowKey = SchemaItemRows.key(source, key, ctx.tables)
                 let digest = Hashing.sha256(canonical, prefix: 16)
-                if let was = try ctx.transaction.get(seen, key: rowKey), was == digest {
-                    ops.append(.seen(collection: "items/" + source, key: key))
+                let was = try SchemaItemRows.row(rowKey, ctx.transaction, ctx.tables)
+                // An item whose text is what it was has the shape it had: only its sighting moves.
+                if var row = was, row.digest == digest {
+                    if row.lastSeen != event.seq {
+                        row.lastSeen = event.seq
+                        try SchemaItemRows.put(rowKey, row, ctx.transaction, ctx.tables)
+                    }
                     continue
                 }
                 let item = try JSONValue(parsing: canonical)
                 let shape = Shape(of: item, prefix: "")
-                try fields.replace(try stored(reader, "items/" + source, key), with: shape, document: item)
-                ops.append(.put(collection: "items/" + source, key: key, document: try reference(shape, ctx)))
-                _ = try ctx.transaction.put(seen, key: rowKey, value: digest)
+                try fields.replace(try was.map { try stored(reader, ref: $0.shape.hex) }, with: shape, document: item)
+                let row = SchemaItemRows.Row(digest: digest, shape: try reference(shape, ctx), lastSeen: event.seq)
+                try SchemaItemRows.put(rowKey, row, ctx.transaction, ctx.tables)
+                if was == nil { added += 1 }
             }
+            try SchemaItemRows.adjustCount(source: source, by: added, seq: event.seq, ctx.transaction, ctx.tables)
         case DataEvents.fetchCompleted:
             guard event[metadata: "complete"] == "true", let pages = event[metadata: "pages"].flatMap(UInt64.init), pages < event.seq else { return [] }
-            let since = event.seq - pages
-            for (key, summary) in try reader.summaries(collection: "items/" + source) where !summary.removed && summary.lastSeenSeq < since {
-                try fields.replace(try stored(reader, "items/" + source, key), with: nil, document: nil)
-                ops.append(.remove(collection: "items/" + source, key: key))
-                _ = try ctx.transaction.delete(ctx.tables[digests], key: ctx.tables.text(source + "\u{0}" + key))
+            let gone = try SchemaItemRows.unseen(source: source, since: event.seq - pages, ctx.transaction, ctx.tables)
+            for (key, row) in gone {
+                try fields.replace(try stored(reader, ref: row.shape.hex), with: nil, document: nil)
+                _ = try ctx.transaction.delete(ctx.tables[SchemaItemRows.table], key: key)
             }
+            try SchemaItemRows.adjustCount(source: source, by: -gone.count, seq: event.seq, ctx.transaction, ctx.tables)
         case DataEvents.detailFetched:
             guard let key = event[metadata: "key"], let body = try ctx.payload(of: event) else { throw DocumentError("detail event without a key or body") }
             guard let detail = try? JSONValue(parsing: body) else { return [] }
             let shape = Shape(of: detail, prefix: "detail:")
             try fields.replace(try stored(reader, "details/" + source, key), with: shape, document: detail)
-            ops.append(.put(collection: "details/" + source, key: key, document: try reference(shape, ctx)))
+            ops.append(.put(collection: "details/" + source, key: key, document: .string(try reference(shape, ctx).hex)))
         default:
             return []
         }
         return ops + (try fields.operations(event, ctx))
     }
 
+    /// The shape a detail's entry refers to, nil when it has none.
     private static func stored(_ reader: DocumentReader, _ collection: String, _ key: String) throws -> Shape? {
         guard let s = try reader.state(collection: collection, key: key), !s.removed, case .string(let ref) = s.document else { return nil }
+        return try stored(reader, ref: ref)
+    }
+
+    /// The shape of reference `ref` (hex).
+    private static func stored(_ reader: DocumentReader, ref: String) throws -> Shape {
         guard let json = try reader.transaction.get(reader.tables[shapes], key: reader.tables.text(ref)) else {
-            throw DocumentError("the shape \(ref) of \(collection) \(key) is missing")
+            throw DocumentError("the shape \(ref) is missing")
         }
         guard case .array(let a) = try JSONValue(parsing: json) else { throw DocumentError("the shape \(ref) is not a list") }
         return Shape(entries: a.compactMap { if case .string(let e) = $0 { e } else { nil } })

@@ -43,7 +43,8 @@ public struct SchemaTables: Sendable {
                 return FieldShapeEntity(
                     path: s.key, types: types, items: n("items"), firstSeq: UInt64(n("first")), lastSeq: UInt64(n("last")), examples: examples)
             }
-            return (try r.count(collection: "items/" + source, asOf: seq), try r.count(collection: "details/" + source, asOf: seq), fields)
+            let items = try SchemaItemRows.count(source: source, asOf: seq, r.transaction, r.tables)
+            return (items, try r.count(collection: "details/" + source, asOf: seq), fields)
         }
     }
 
