@@ -419,7 +419,9 @@ import Testing
         let text = String((0..<600).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) })
         func doc(_ v: Int) -> String { "{\"id\":1,\"description\":\"\(text)\",\"price\":\(100 + v),\"stock\":\(v * 3)}" }
         // Snapshot members are documents the projection builds: never a stored payload.
-        for v in 0..<40 {
+        // Two rows of K versions and an open row of 8.
+        let k = KeyedDocumentProjection.keyframeInterval, count = 2 * k + 8
+        for v in 0..<count {
             _ = try await store.append(
                 NewEvent(
                     type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")],
@@ -442,7 +444,7 @@ import Testing
             }
             return (rows, out)
         }
-        #expect(rows == [16, 16, 8])
+        #expect(rows == [k, k, 8])
         // The two closed rows were moved to `history-packed` (numbered in the order they closed);
         // `history` points at them and holds the open one.
         let (packed, pointers): (Int, [Bool]) = try await store.read { txn in
@@ -456,13 +458,13 @@ import Testing
             return (n, marks)
         }
         #expect(packed == 2 && pointers == [true, true, false])
-        #expect(sizes.count == 40)
+        #expect(sizes.count == count)
         // The open row's records as stored: a keyframe, then deltas of a few dozen bytes.
-        let open = sizes[32...]
+        let open = sizes[(2 * k)...]
         #expect(open.first! > 300 && open.dropFirst().allSatisfy { $0 < 80 }, "\(sizes)")
         // The closed rows are solid (``HistoryRow/solid(_:seq:)``): each reads back with every
-        // document whole, and stores 16 versions in less than 16 deltas took.
-        #expect(sizes[..<32].allSatisfy { $0 > 600 }, "\(sizes)")
+        // document whole, and stores K versions in less than K deltas took.
+        #expect(sizes[..<(2 * k)].allSatisfy { $0 > 600 }, "\(sizes)")
         let packedSizes: [Int] = try await store.read { txn in
             var out: [Int] = []
             let p = try txn.cursor(tables["history-packed"])
@@ -475,9 +477,9 @@ import Testing
             }
             return out
         }
-        #expect(packedSizes.count == 2 && packedSizes.allSatisfy { $0 < 16 * 80 }, "\(packedSizes)")
+        #expect(packedSizes.count == 2 && packedSizes.allSatisfy { $0 < k * 80 }, "\(packedSizes)")
         let history = try await store.documents { try $0.history(collection: "c", key: "k") }
-        #expect(history.count == 40)
+        #expect(history.count == count)
         for (v, version) in history.enumerated() {
             #expect(version.document == (try JSONValue(parsing: bytes(doc(v)))))
             if v > 0 { #expect(version.changes.count == 2) }

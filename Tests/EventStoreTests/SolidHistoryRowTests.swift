@@ -8,8 +8,9 @@ import Testing
 /// kind and history reads back as it was written, a rebuild writes the same bytes, and a damaged
 /// row is reported.
 @Suite struct SolidHistoryRowTests {
-    /// Eight keys changing in every snapshot (one of them absent for a while: removed, then back),
-    /// 150 snapshots: about 75 closed rows, so rows 1 and 65 are anchors and the rest anchored.
+    /// Forty keys changing in every snapshot (one of them absent for a while: removed, then back),
+    /// 150 snapshots: two rows of 64 versions closed per key (``KeyedDocumentProjection/keyframeInterval``),
+    /// about 80, so rows 1 and 65 are anchors and the rest anchored.
     static func snapshots() -> (events: [NewEvent], keys: [String], document: (_ key: Int, _ v: Int) -> String?) {
         func document(_ key: Int, _ v: Int) -> String? {
             if key == 1 && (40..<43).contains(v) { return nil }
@@ -19,7 +20,7 @@ import Testing
         let base: Int64 = 1_764_000_000_000_000
         var events: [NewEvent] = []
         for v in 0..<150 {
-            let members = (0..<8).compactMap { k in document(k, v).map { "\"k\(k)\":\($0)" } }
+            let members = (0..<40).compactMap { k in document(k, v).map { "\"k\(k)\":\($0)" } }
             // Whole seconds for most versions (imported histories), microseconds for some.
             let at = base + Int64(v) * 3_600_000_000 + (v % 10 == 7 ? 123_457 : 0)
             events.append(
@@ -27,7 +28,7 @@ import Testing
                     type: DocumentEvents.snapshotRecorded, recordedAt: Timestamp(microseconds: at), stream: "s",
                     metadata: [("collection", "c")], payload: bytes("{" + members.joined(separator: ",") + "}")))
         }
-        return (events, (0..<8).map { "k\($0)" }, document)
+        return (events, (0..<40).map { "k\($0)" }, document)
     }
 
     /// The first byte of every packed row, in number order: 0 plain, 1 solid alone, 2 anchored.
@@ -95,19 +96,20 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
-    /// When the anchor stays plain (here a row of one version: its key's next document shares
+    /// When the anchor stays plain (here a row of one document larger than a solid row holds,
+    /// ``KeyedDocumentProjection/HistoryRow/solidTextLimit``: its key's next document shares
     /// nothing with it, so it starts a row again), the rows after it are compressed alone.
     @Test func rowsAfterAPlainAnchorAreCompressedAlone() async throws {
         let store = try await openStore()
         var rng = SplitMix64(seed: 3)
-        func noise() -> String { String((0..<40).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) }) }
-        let first = "{\"a\":\"\(noise())\"}", second = "{\"b\":\"\(noise())\"}"
+        func noise(_ n: Int) -> String { String((0..<n).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) }) }
+        let first = "{\"a\":\"\(noise(300_000))\"}", second = "{\"b\":\"\(noise(40))\"}"
         _ = try await store.append(
             NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")], payload: bytes("{\"x\":\(first)}")))
         _ = try await store.append(
             NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")], payload: bytes("{\"x\":\(second)}")))
         let (events, _, _) = Self.snapshots()
-        _ = try await store.append(Array(events[0..<40]))
+        _ = try await store.append(Array(events[0..<70]))
         let tables = try store.tables(of: "documents")
         let marks = try await Self.packedMarks(store, tables)
         // Row 1 (x's first version) is plain; no row is anchored, and the solid ones read back.
@@ -119,14 +121,14 @@ import Testing
         let expected = [try JSONValue(parsing: bytes(first)), try JSONValue(parsing: bytes(second))]
         #expect(Array(x.map(\.document).prefix(2)) == expected && x.map(\.kind) == [.added, .changed, .removed])
         let k3 = try await store.documents { try $0.history(collection: "c", key: "k3") }
-        #expect(k3.count == 40)
+        #expect(k3.count == 70)
         #expect(try await store.verify().ok)
     }
 
     @Test func aDamagedSolidRowIsReported() async throws {
         let store = try await openStore()
         let (events, _, _) = Self.snapshots()
-        _ = try await store.append(Array(events[0..<60]))
+        _ = try await store.append(Array(events[0..<70]))
         let tables = try store.tables(of: "documents")
         let db = tables["history-packed"]
         let (key, original): ([UInt8], [UInt8]) = try await store.read { txn in
