@@ -224,6 +224,30 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
+    /// A chain of large bodies ends sooner: a read decodes at most about
+    /// ``DeltaChains/chainBytes`` along it. 1.4 MB versions chain about 17 deep, not 48, and
+    /// the next chain starts from the anchor.
+    @Test func chainsOfLargeBodiesAreShorter() async throws {
+        let store = try await EventStore.open(at: makeTempDir(), projections: [], options: Self.options(keyframeInterval: 48))
+        var bodies: [[UInt8]] = []
+        for v in 0..<20 {
+            let body = Self.big(v, n: 30_000)
+            _ = try await store.append(
+                NewEvent(id: "v\(v)", type: "CollectionPageFetched", stream: "src", metadata: [("url", "http://api.test/large")], payload: body))
+            bodies.append(body)
+        }
+        let chains = DeltaChains(keyframeInterval: 48)
+        let length = chains.chainLength(bodies[0].count)
+        #expect((14...18).contains(length), "\(bodies[0].count) bytes: chains of \(length)")
+        #expect(chains.chainLength(300_000) == 48 && chains.chainLength(1 << 30) == 8)
+        let rows = try Self.rows(store)
+        // Depths 0…length−1, then the next chain: a delta against the anchor (seq 1), 1, 2, …
+        #expect((1...20).map { rows[UInt64($0)]!.depth } == (0..<20).map { $0 < length ? $0 : $0 - length + 1 })
+        #expect(rows[UInt64(length + 1)]!.base == 1)
+        for e in try await store.events(EventQuery()) { #expect(try await store.payload(of: e) == bodies[Int(e.id.dropFirst())!]) }
+        #expect(try await store.verify().ok)
+    }
+
     /// A chain starts from the lineage's anchor (its last body stored whole) when that costs less
     /// than half a keyframe. Erasing the anchor stores every body that depends on it whole again
     /// (each reads back as it was), and the next chain starts without it.
