@@ -125,6 +125,49 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
+    /// Rows after an anchor larger than ``KeyedDocumentProjection/HistoryRow/anchorPrefixLimit``
+    /// are compressed against its first part only, and read back (a read decompresses that part
+    /// of the anchor and stops); `verify` finds them as a rebuild writes them.
+    @Test func rowsAfterALargeAnchorReadBack() async throws {
+        let store = try await openStore()
+        var rng = SplitMix64(seed: 9)
+        let words = (0..<400).map { _ in String((0..<(3 + Int(rng.next() % 6))).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) }) }
+        func text(_ n: Int) -> String { (0..<n).map { _ in words[Int(rng.next() % 400)] }.joined(separator: " ") }
+        let big = text(5_500)
+        func snapshot(_ members: [String]) -> NewEvent {
+            NewEvent(
+                type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")], payload: bytes("{" + members.joined(separator: ",") + "}"))
+        }
+        // Row 1, the anchor: two versions of a 36 KB document, closed by its removal.
+        var expected: [String: [String]] = [:]
+        for v in 0..<2 {
+            let doc = "{\"text\":\"\(big)\",\"v\":\(v)}"
+            expected["big", default: []].append(doc)
+            _ = try await store.append(snapshot(["\"big\":" + doc]))
+        }
+        // Then small keys, each two versions and a removal: rows 2… are anchored.
+        for k in 0..<10 {
+            for v in 0..<2 {
+                let doc = "{\"name\":\"\(text(20))\",\"v\":\(v)}"
+                expected["k\(k)", default: []].append(doc)
+                _ = try await store.append(snapshot(["\"k\(k)\":" + doc]))
+            }
+        }
+        _ = try await store.append(snapshot([]))
+        let tables = try store.tables(of: "documents")
+        let marks = try await Self.packedMarks(store, tables)
+        #expect(
+            marks.first == KeyedDocumentProjection.HistoryRow.solidMark && marks.dropFirst().contains(KeyedDocumentProjection.HistoryRow.anchoredMark),
+            "\(marks)")
+        #expect(big.utf8.count > KeyedDocumentProjection.HistoryRow.anchorPrefixLimit)
+        for (key, docs) in expected {
+            let history = try await store.documents { try $0.history(collection: "c", key: key) }
+            let present = history.filter { !$0.isRemoved }.map(\.document)
+            #expect(present == (try docs.map { try JSONValue(parsing: bytes($0)) }), "\(key)")
+        }
+        #expect(try await store.verify().ok)
+    }
+
     @Test func aDamagedSolidRowIsReported() async throws {
         let store = try await openStore()
         let (events, _, _) = Self.snapshots()
@@ -188,9 +231,11 @@ import Testing
                 return marks
             }
         }
-        // 40 KB a version: rows of 6 versions (6 × 40 KB ≤ 256 KiB), so 20 versions close 3.
+        // 40 KB a version (and a few bytes): rows of as many as the limit holds (3 of 128 KiB),
+        // so 20 versions close 19 / 3 = 6 rows.
+        let perRow = KeyedDocumentProjection.HistoryRow.solidTextLimit / 40_100
         let cut = try await packedRows()
-        #expect(cut.count == 3, "\(cut)")
+        #expect(perRow < KeyedDocumentProjection.keyframeInterval && cut.count == 19 / perRow, "\(cut)")
         let large = text(300_000)
         for v in 0..<3 {
             _ = try await store.append(
@@ -199,7 +244,7 @@ import Testing
                     payload: bytes("{\"k\":{\"text\":\"\(large)\",\"v\":\(v)}}")))
         }
         let all = try await packedRows()
-        #expect(all.count == 6 && all.suffix(2) == [0, 0], "\(all)")
+        #expect(all.count == cut.count + 3 && all.suffix(2) == [0, 0], "\(all)")
         let history = try await store.documents { try $0.history(collection: "c", key: "k") }
         #expect(history.count == 23 && history.last?.document.value(atPath: "v") == .number("2"))
         #expect(history[19].document.value(atPath: "text") == .string(medium))

@@ -394,6 +394,31 @@ final class ZstdContext: @unchecked Sendable {
         return out
     }
 
+    /// The first `count` bytes a magicless frame (without a prefix) decompresses to: a
+    /// streaming decompression that stops once they are out, so the rest is never decoded.
+    func decompressStart(_ frame: UnsafeRawBufferPointer, count: Int) throws -> [UInt8] {
+        ZSTD_DCtx_reset(dctx, ZSTD_reset_session_and_parameters)
+        defer { ZSTD_DCtx_reset(dctx, ZSTD_reset_session_and_parameters) }
+        ZSTD_DCtx_setParameter(dctx, Self.decompressFormatParameter, Self.magicless)
+        var failed = false
+        let out = [UInt8](unsafeUninitializedCapacity: count) { o, n in
+            var output = ZSTD_outBuffer(dst: o.baseAddress, size: count, pos: 0)
+            var input = ZSTD_inBuffer(src: frame.baseAddress, size: frame.count, pos: 0)
+            while output.pos < count {
+                let rc = ZSTD_decompressStream(dctx, &output, &input)
+                // An error, the frame's end, or all input taken with output still missing: the
+                // frame is shorter than its row says (damaged).
+                if ZSTD_isError(rc) != 0 || (output.pos < count && (rc == 0 || input.pos == input.size)) {
+                    failed = true
+                    break
+                }
+            }
+            n = failed ? 0 : count
+        }
+        guard !failed else { throw ByteReader.Truncated() }
+        return out
+    }
+
     /// `ZSTD_c_format` and `ZSTD_d_format` (experimental parameters, stable since zstd 1.3.x) and
     /// `ZSTD_f_zstd1_magicless`: a delta frame leaves out the 4-byte magic number.
     static let formatParameter = ZSTD_cParameter(rawValue: 10)
