@@ -211,39 +211,23 @@ import Testing
         let store = try await openStore()
         var rng = SplitMix64(seed: 5)
         func text(_ n: Int) -> String { String((0..<n).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) }) }
-        let medium = text(40_000)
-        for v in 0..<20 {
+        func append(_ text: String, _ v: Int) async throws {
             _ = try await store.append(
                 NewEvent(
                     type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")],
-                    payload: bytes("{\"k\":{\"text\":\"\(medium)\",\"v\":\(v)}}")))
+                    payload: bytes("{\"k\":{\"text\":\"\(text)\",\"v\":\(v)}}")))
         }
+        let medium = text(40_000)
+        for v in 0..<20 { try await append(medium, v) }
         let tables = try store.tables(of: "documents")
-        func packedRows() async throws -> [UInt8] {
-            try await store.read { txn in
-                var marks: [UInt8] = []
-                let c = try txn.cursor(tables["history-packed"])
-                var e = try c.first()
-                while let entry = e {
-                    marks.append(entry.value.first ?? 0)
-                    e = try c.next()
-                }
-                return marks
-            }
-        }
         // 40 KB a version (and a few bytes): rows of as many as the limit holds (3 of 128 KiB),
         // so 20 versions close 19 / 3 = 6 rows.
         let perRow = KeyedDocumentProjection.HistoryRow.solidTextLimit / 40_100
-        let cut = try await packedRows()
+        let cut = try await Self.packedMarks(store, tables)
         #expect(perRow < KeyedDocumentProjection.keyframeInterval && cut.count == 19 / perRow, "\(cut)")
         let large = text(300_000)
-        for v in 0..<3 {
-            _ = try await store.append(
-                NewEvent(
-                    type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")],
-                    payload: bytes("{\"k\":{\"text\":\"\(large)\",\"v\":\(v)}}")))
-        }
-        let all = try await packedRows()
+        for v in 0..<3 { try await append(large, v) }
+        let all = try await Self.packedMarks(store, tables)
         #expect(all.count == cut.count + 3 && all.suffix(2) == [0, 0], "\(all)")
         let history = try await store.documents { try $0.history(collection: "c", key: "k") }
         #expect(history.count == 23 && history.last?.document.value(atPath: "v") == .number("2"))
