@@ -52,12 +52,15 @@ package enum SchemaItemRows {
 
     static func key(_ source: String, _ id: String, _ tables: TableSet) -> [UInt8] { prefix(source, tables) + tables.text(id) }
 
-    static func row(_ key: [UInt8], _ txn: Transaction, _ tables: TableSet) throws -> Row? {
-        try key.withUnsafeBytes { k in try txn.get(tables[table], key: k).map { try Row($0) } }
+    /// The row of `key`, the cursor left on it (or where it goes) for ``put(_:_:at:found:)``:
+    /// one descent for the read and the write of every item of every page.
+    static func row(_ key: [UInt8], at cursor: Cursor) throws -> Row? {
+        try key.withUnsafeBytes { k in try cursor.seek(exactly: k).map { try Row($0) } }
     }
 
-    static func put(_ key: [UInt8], _ row: Row, _ txn: Transaction, _ tables: TableSet) throws {
-        try txn.put(tables[table], key: key, value: row.bytes)
+    /// Writes `row` under `key` where ``row(_:at:)`` left the cursor: in place when it found one.
+    static func put(_ key: [UInt8], _ row: Row, at cursor: Cursor, found: Bool) throws {
+        try key.withUnsafeBytes { k in try row.bytes.withUnsafeBytes { try cursor.put(key: k, value: $0, flags: found ? .current : []) } }
     }
 
     /// The rows of `source`'s items last seen before seq `since`, with their keys.

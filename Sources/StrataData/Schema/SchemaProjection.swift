@@ -53,23 +53,25 @@ public enum SchemaProjection {
         case DataEvents.pageFetched, DataEvents.pageNotModified:
             guard let body = try ctx.payload(of: event) else { throw DocumentError("page event without a body") }
             var added = 0
+            let rows = try ctx.transaction.cursor(ctx.tables[SchemaItemRows.table])
             for (key, canonical) in try ItemExtraction.pageItems(event, body: body, ctx) {
                 let rowKey = SchemaItemRows.key(source, key, ctx.tables)
                 let digest = Hashing.sha256(canonical, prefix: 16)
-                let was = try SchemaItemRows.row(rowKey, ctx.transaction, ctx.tables)
+                let was = try SchemaItemRows.row(rowKey, at: rows)
                 // An item whose text is what it was has the shape it had: only its sighting moves.
                 if var row = was, row.digest == digest {
                     if row.lastSeen != event.seq {
                         row.lastSeen = event.seq
-                        try SchemaItemRows.put(rowKey, row, ctx.transaction, ctx.tables)
+                        try SchemaItemRows.put(rowKey, row, at: rows, found: true)
                     }
                     continue
                 }
                 let item = try JSONValue(parsing: canonical)
                 let shape = Shape(of: item, prefix: "")
                 try fields.replace(try was.map { try stored(reader, ref: $0.shape.hex) }, with: shape, document: item)
+                // Only the `shapes` table was written since the seek: the cursor is still there.
                 let row = SchemaItemRows.Row(digest: digest, shape: try reference(shape, ctx), lastSeen: event.seq)
-                try SchemaItemRows.put(rowKey, row, ctx.transaction, ctx.tables)
+                try SchemaItemRows.put(rowKey, row, at: rows, found: was != nil)
                 if was == nil { added += 1 }
             }
             try SchemaItemRows.adjustCount(source: source, by: added, seq: event.seq, ctx.transaction, ctx.tables)
