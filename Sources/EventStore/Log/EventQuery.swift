@@ -59,16 +59,10 @@ public struct EventQuery: Sendable, Hashable {
         _ a: Database, _ nameA: String, _ b: Database, _ nameB: String, from: UInt64, to: UInt64, descending: Bool, _ txn: Transaction
     ) throws -> [UInt64] {
         guard from <= to else { return [] }
-        let prefixes = [Array(nameA.utf8) + [0], Array(nameB.utf8) + [0]]
-        let names = [nameA, nameB]
-        let cursors = [try txn.cursor(a), try txn.cursor(b)]
+        let cursors = [try IndexCursor(a, name: nameA, txn), try IndexCursor(b, name: nameB, txn)]
         // The seq of the first entry at or past `seq` (in the walk's direction) under cursor i.
         func seek(_ i: Int, _ seq: UInt64) throws -> UInt64? {
-            let key = LogSchema.indexKey(names[i], seq)
-            guard let e = descending ? try cursors[i].seek(atMost: key) : try cursors[i].seek(atLeast: key), e.key.hasPrefix(prefixes[i]) else {
-                return nil
-            }
-            let found = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefixes[i].count...]))
+            guard let found = descending ? try cursors[i].seek(atMost: seq) : try cursors[i].seek(atLeast: seq) else { return nil }
             return found >= from && found <= to ? found : nil
         }
         var out: [UInt64] = []
@@ -95,11 +89,9 @@ public struct EventQuery: Sendable, Hashable {
         _ visit: (RecordedEvent) throws -> Bool
     ) throws {
         guard from <= to else { return }
-        let prefix = Array(name.utf8) + [0]
-        let c = try txn.cursor(db)
-        var entry = descending ? try c.seek(atMost: LogSchema.indexKey(name, to)) : try c.seek(atLeast: LogSchema.indexKey(name, from))
-        while let e = entry, e.key.hasPrefix(prefix) {
-            let seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
+        let c = try IndexCursor(db, name: name, txn)
+        var entry = descending ? try c.seek(atMost: to) : try c.seek(atLeast: from)
+        while let seq = entry {
             if seq < from || seq > to { break }
             if let v = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(s.events, key: $0) }),
                 try !visit(try Envelope.decode(s.envelope(v, txn)))

@@ -6,9 +6,9 @@ import LMDB
 /// |---|---|---|
 /// | `events` | seq u64be | envelope (``Envelope``) |
 /// | `ids` | event id (UTF-8) | seq u64be |
-/// | `by-stream` | stream, 0x00, seq u64be | empty |
-/// | `by-type` | type, 0x00, seq u64be | empty |
-/// | `by-time` | effective time (µs, sign-flipped u64be), seq u64be | empty |
+/// | `by-stream` | stream, 0x00, the first seq of the row u64be | the later seqs' gaps (``IndexBlocks``) |
+/// | `by-type` | type, 0x00, the first seq of the row u64be | the later seqs' gaps |
+/// | `by-time` | effective time (µs, sign-flipped u64be), seq u64be, of the row's first event | the later events' time gaps |
 /// | `body-index` | the first 8 bytes of the body's SHA-256 (``BodyIndex``) | seq u64be of the event that stored it |
 /// | `blobs` | SHA-256 of the body | pointer: codec 3, seq u64be of the event that stored it (format 2, and format 3 for a body whose prefix another body holds); or, written by format 1, the stored body itself (``BlobCodec``) |
 /// | `bodies` | seq u64be of the event that first carried the body | codec, raw size, bytes (``BlobCodec``) |
@@ -54,11 +54,17 @@ struct LogSchema: Sendable {
     /// random pages an append dirties); older stores become format 3 at open, and their `blobs`
     /// rows keep working.
     /// 4: bodies stored as delta chains.
-    static let formatVersion: UInt64 = 4
     /// 5: a compaction packed the envelopes (``Envelope/packedMark``), which a strata reading
-    /// format 4 at most would not read; only a compaction's copy is marked so.
-    static let packedFormat: UInt64 = 5
-    static let readableFormats: ClosedRange<UInt64> = 1...5
+    /// format 4 at most would not read; only a compaction's copy was marked so.
+    /// 6: the stream, type and time indexes hold a row per block of events (``IndexBlocks``),
+    /// which a strata reading format 5 at most would take for a row per event and so miss
+    /// events. An older store's rows are rewritten so as it opens (``IndexBlocks/reblock(_:postings:_:)``);
+    /// a row of one entry is read as a block of one all the same.
+    static let formatVersion: UInt64 = 6
+    /// What a compaction's copy is marked: since format 6, the store's own format (6 reads
+    /// packed envelopes too).
+    static let packedFormat: UInt64 = formatVersion
+    static let readableFormats: ClosedRange<UInt64> = 1...6
     static let formatKey = Array("format".utf8)
     /// Present while the bodies of a store older than format 4 are being rewritten as delta
     /// chains: u64be, the last seq done (``EventStore`` resumes from it at the next open).
@@ -134,6 +140,13 @@ struct LogSchema: Sendable {
                 if stored < Self.formatVersion {
                     // Bodies stored whole become delta chains, resumably, before the store is used.
                     if stored < 4 { _ = try txn.put(meta, key: Self.deltaMigrationKey, value: UInt64(0).bigEndianBytes) }
+                    if stored < 6 {
+                        // A row per event becomes a row per block of them (a second or two for a
+                        // million events, once).
+                        try IndexBlocks.reblock(dbs["by-stream"]!, postings: true, txn)
+                        try IndexBlocks.reblock(dbs["by-type"]!, postings: true, txn)
+                        try IndexBlocks.reblock(dbs["by-time"]!, postings: false, txn)
+                    }
                     _ = try txn.put(meta, key: Self.formatKey, value: Self.formatVersion.bigEndianBytes)
                 }
                 migrating = try txn.get(meta, key: Self.deltaMigrationKey) != nil
@@ -314,13 +327,8 @@ extension LogSchema {
 
 extension LogSchema {
     /// The last seq whose effective time is at or before `time`, in `txn` (0 if none): one seek
-    /// in `by-time`.
+    /// in `by-time` (``IndexBlocks/seq(asOf:_:_:)``).
     static func seq(asOf time: Timestamp, _ txn: Transaction, _ schema: LogSchema) throws -> UInt64 {
-        let key = LogSchema.timeKey(Timestamp(microseconds: time.microseconds == .max ? .max : time.microseconds + 1), 0)
-        let c = try txn.cursor(schema.byTime)
-        let found: Cursor.Entry?
-        if try c.seek(atLeast: key) != nil { found = try c.previous() } else { found = try c.last() }
-        guard let found else { return 0 }
-        return UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: found.key[8..<16]))
+        try IndexBlocks.seq(asOf: time, txn, schema)
     }
 }

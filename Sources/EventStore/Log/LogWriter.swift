@@ -108,6 +108,7 @@ actor LogWriter {
         var fresh: [(index: Int, at: Timestamp)] = []
         fresh.reserveCapacity(batch.count)
         var effective = start
+        var indexes = IndexBlockWriter(schema, txn)
         for (i, e) in batch.enumerated() {
             let seq = firstNew + UInt64(fresh.count)
             var id = e.id
@@ -117,10 +118,11 @@ actor LogWriter {
             }
             let at = e.recordedAt ?? clock.now()
             effective = max(effective, at)
-            try writeIndexes(stream: e.stream, type: e.type, effective: effective, seq: seq, txn: txn)
+            try indexes.add(stream: e.stream, type: e.type, effective: effective, seq: seq)
             outcomes.append(AppendOutcome(seq: seq, id: e.id, appended: true))
             fresh.append((i, at))
         }
+        try indexes.flush()
         return (outcomes, fresh)
     }
 
@@ -207,22 +209,12 @@ actor LogWriter {
     /// the body's hash when `storedBlob` is given: the body to store under this seq).
     private func write(
         _ event: RecordedEvent, envelope: [UInt8], storedBlob: [UInt8]?,
-        head: inout LogHead, counters: inout Counters, txn: Transaction
+        head: inout LogHead, counters: inout Counters, indexes: inout IndexBlockWriter, txn: Transaction
     ) throws {
         let effective = max(head.effectiveTime, event.recordedAt)
-        try writeIndexes(stream: event.stream, type: event.type, effective: effective, seq: event.seq, txn: txn)
+        try indexes.add(stream: event.stream, type: event.type, effective: effective, seq: event.seq)
         try writeEvent(event, envelope: envelope, storedBlob: storedBlob, counters: &counters, txn: txn)
         head = LogHead(seq: event.seq, hash: event.hash, effectiveTime: effective)
-    }
-
-    /// The stream, type and time index rows of the event at `seq` (`effective`: its time, never
-    /// before the time of the event before it).
-    private func writeIndexes(stream: String, type: String, effective: Timestamp, seq: UInt64, txn: Transaction) throws {
-        // Keys are built in place on the stack: this runs for every event of every append.
-        let (byStream, byType, byTime) = (schema.byStream, schema.byType, schema.byTime)
-        _ = try LogSchema.withIndexKey(stream, seq) { try txn.put(byStream, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0)) }
-        _ = try LogSchema.withIndexKey(type, seq) { try txn.put(byType, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0)) }
-        _ = try LogSchema.withTimeKey(effective, seq) { try txn.put(byTime, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0), flags: .append) }
     }
 
     /// The event's envelope row and, when `storedBlob` is given, its body's row.
@@ -253,6 +245,7 @@ actor LogWriter {
                 var counters = try Counters.read(txn, schema)
                 let first = head.seq + 1
                 var events: [RecordedEvent] = []
+                var indexes = IndexBlockWriter(schema, txn)
                 for entry in chunk {
                     guard entry.event.seq == head.seq + 1 else {
                         throw EventStoreError(code: .invalidArgument, message: "replay chunk is not contiguous at seq \(entry.event.seq)")
@@ -261,9 +254,10 @@ actor LogWriter {
                     _ = try Self.claim(schema.ids, key: &id, seq: entry.event.seq, txn)
                     var stored = entry.storedBlob
                     if stored != nil, let ref = entry.event.payload, try !Self.claimBody(ref.hash, seq: entry.event.seq, schema, txn) { stored = nil }
-                    try write(entry.event, envelope: entry.envelope, storedBlob: stored, head: &head, counters: &counters, txn: txn)
+                    try write(entry.event, envelope: entry.envelope, storedBlob: stored, head: &head, counters: &counters, indexes: &indexes, txn: txn)
                     events.append(entry.event)
                 }
+                try indexes.flush()
                 try counters.write(txn, schema)
                 try applyProjections(events, from: first, payloads: PayloadSource(schema: schema, zstd: zstd), txn: txn, direct: direct)
             }
@@ -656,8 +650,7 @@ struct LogHead {
         let envelope = try s.envelope(last.value, txn)
         guard envelope.count >= 32 else { throw EventStoreError.corrupted("the last event (\(seq)) is truncated") }
         let hash = [UInt8](envelope[(envelope.count - 32)...])
-        let tc = try txn.cursor(s.byTime)
-        let time = try tc.last().map { LogSchema.time(fromKey: $0.key) } ?? Timestamp(microseconds: .min)
+        let time = try IndexBlocks.lastTime(txn, s) ?? Timestamp(microseconds: .min)
         return LogHead(seq: seq, hash: hash, effectiveTime: time)
     }
 }

@@ -72,11 +72,37 @@ extension EventStore {
         var expected: UInt64 = 1
         var previous = Envelope.zeroHash
         var entry = try c.first()
+        // The stream and type indexes, a cursor per name, each staying in its row while the
+        // walk does; the time index walked beside the log, each entry the event's effective
+        // time (the running maximum of the times recorded so far).
+        var cursors: [String: IndexCursor] = [:]
+        func indexes(_ db: Database, _ kind: String, _ name: String, _ seq: UInt64) throws -> Bool {
+            let key = kind + "\u{0}" + name
+            if cursors[key] == nil { cursors[key] = try IndexCursor(db, name: name, txn) }
+            return try cursors[key]!.contains(seq)
+        }
+        var times: TimeIndexWalk? = try TimeIndexWalk(schema, txn)
+        var effective = Timestamp(microseconds: .min)
         while let row = entry {
             let seq = UInt64(bigEndianBytes: row.key)
             defer { expected = seq + 1; report.eventsChecked += 1 }
             if row.key.count != 8 { report.problem("event key of \(row.key.count) bytes is not a seq") }
             if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
+            // The time index's entry in this event's place (it stops being checked at its first
+            // finding: after a gap every entry would be one).
+            var timeEntry: (seq: UInt64, time: Timestamp)?
+            if let walk = times {
+                do {
+                    timeEntry = try walk.next()
+                    if timeEntry == nil {
+                        report.problem("event \(seq): missing from the time index")
+                        times = nil
+                    }
+                } catch {
+                    report.problem("the time index: \(error)")
+                    times = nil
+                }
+            }
             guard let opened = try? txn.plainValue(schema.events, key: row.key, stored: row.value) else {
                 report.problem("event \(seq): its sealed envelope does not open under the store's key (tampered or damaged)")
                 entry = try c.next()
@@ -111,10 +137,18 @@ extension EventStore {
             } else {
                 report.problem("event \(seq): id missing from the id index")
             }
-            if try !txn.contains(schema.byStream, key: LogSchema.indexKey(event.stream, seq)) {
-                report.problem("event \(seq): missing from the stream index")
+            for (db, name, kind) in [(schema.byStream, event.stream, "stream"), (schema.byType, event.type, "type")] {
+                do {
+                    if try !indexes(db, kind, name, seq) { report.problem("event \(seq): missing from the \(kind) index") }
+                } catch {
+                    report.problem("event \(seq): the \(kind) index: \(error)")
+                }
             }
-            if try !txn.contains(schema.byType, key: LogSchema.indexKey(event.type, seq)) { report.problem("event \(seq): missing from the type index") }
+            effective = max(effective, event.recordedAt)
+            if let (s, t) = timeEntry, s != seq || t != effective {
+                report.problem("event \(seq): the time index has seq \(s) at \(t.iso8601) where this event is, at \(effective.iso8601)")
+                times = nil
+            }
             if let ref = event.payload {
                 // The index finds a body through the event that stored it first, whose
                 // envelope may be the damaged one (in an encrypted store it then does not
@@ -137,8 +171,13 @@ extension EventStore {
         if try txn.stat(schema.ids).entries != Int(report.eventsChecked) {
             report.problem("the id index has \(try txn.stat(schema.ids).entries) entries for \(report.eventsChecked) events")
         }
-        if try txn.stat(schema.byTime).entries != Int(report.eventsChecked) {
-            report.problem("the time index has \(try txn.stat(schema.byTime).entries) entries for \(report.eventsChecked) events")
+        for (db, name) in [(schema.byStream, "stream"), (schema.byType, "type"), (schema.byTime, "time")] {
+            do {
+                let n = try IndexBlocks.entries(db, txn)
+                if n != Int(report.eventsChecked) { report.problem("the \(name) index has \(n) entries for \(report.eventsChecked) events") }
+            } catch {
+                report.problem("the \(name) index: \(error)")
+            }
         }
     }
 
