@@ -282,21 +282,34 @@ final class TimeIndexWalk {
 /// the append ends (``flush()``), so a batch of events writes a row per 128 of them, not three
 /// per event.
 struct IndexBlockWriter {
+    /// A row being extended; `count` 0: none (the name's next entry starts a row).
     private struct Tail {
-        var key: [UInt8]
-        var value: [UInt8]
-        var count: Int
+        var key: [UInt8] = []
+        var value: [UInt8] = []
+        var count = 0
         /// The last entry's seq, and for the time index its time's bits.
-        var lastSeq: UInt64
-        var lastTime: UInt64
-        var dirty: Bool
+        var lastSeq: UInt64 = 0
+        var lastTime: UInt64 = 0
+        var dirty = false
+
+        /// Adds an entry in place when the row has room and the entry follows its last one (a
+        /// time row's seqs are consecutive); false when it starts a row instead.
+        mutating func extend(seq: UInt64, time: UInt64, timeRow: Bool) -> Bool {
+            guard count > 0, count < IndexBlocks.capacity, timeRow ? seq == lastSeq + 1 && time >= lastTime : seq > lastSeq else { return false }
+            ByteWriter.varint(timeRow ? time - lastTime : seq - lastSeq) { value.append($0) }
+            count += 1
+            lastSeq = seq
+            lastTime = time
+            dirty = true
+            return true
+        }
     }
 
     private let schema: LogSchema
     private let txn: Transaction
-    private var streams: [String: Tail?] = [:]
-    private var types: [String: Tail?] = [:]
-    private var time: Tail??
+    private var streams: [String: Tail] = [:]
+    private var types: [String: Tail] = [:]
+    private var time: Tail?
 
     init(_ schema: LogSchema, _ txn: Transaction) {
         self.schema = schema
@@ -308,60 +321,49 @@ struct IndexBlockWriter {
     mutating func add(stream: String, type: String, effective: Timestamp, seq: UInt64) throws {
         try Self.add(&streams, schema.byStream, stream, seq, txn)
         try Self.add(&types, schema.byType, type, seq, txn)
-        if time == nil { time = .some(try lastTimeRow()) }
+        if time == nil { time = try Self.lastTimeRow(schema, txn) ?? Tail() }
         let bits = effective.sortableBits
-        if var t = time!, t.count < IndexBlocks.capacity, seq == t.lastSeq + 1, bits >= t.lastTime {
-            ByteWriter.varint(bits - t.lastTime) { t.value.append($0) }
-            t.count += 1
-            t.lastSeq = seq
-            t.lastTime = bits
-            t.dirty = true
-            time = .some(t)
-        } else {
-            if let t = time!, t.dirty { try Self.write(schema.byTime, t, txn) }
-            time = .some(Tail(key: LogSchema.timeKey(effective, seq), value: [], count: 1, lastSeq: seq, lastTime: bits, dirty: true))
+        if !time!.extend(seq: seq, time: bits, timeRow: true) {
+            if time!.dirty { try Self.write(schema.byTime, time!, txn) }
+            time = Tail(key: LogSchema.timeKey(effective, seq), count: 1, lastSeq: seq, lastTime: bits, dirty: true)
         }
     }
 
     /// Writes the rows the append extended or started.
     mutating func flush() throws {
-        for case let t? in streams.values where t.dirty { try Self.write(schema.byStream, t, txn) }
-        for case let t? in types.values where t.dirty { try Self.write(schema.byType, t, txn) }
-        if case let t?? = time, t.dirty { try Self.write(schema.byTime, t, txn) }
+        for t in streams.values where t.dirty { try Self.write(schema.byStream, t, txn) }
+        for t in types.values where t.dirty { try Self.write(schema.byType, t, txn) }
+        if let t = time, t.dirty { try Self.write(schema.byTime, t, txn) }
         streams = [:]
         types = [:]
         time = nil
     }
 
-    private static func add(_ tails: inout [String: Tail?], _ db: Database, _ name: String, _ seq: UInt64, _ txn: Transaction) throws {
-        if tails[name] == nil { tails[name] = .some(try lastRow(db, name, txn)) }
-        if var t = tails[name]!, t.count < IndexBlocks.capacity, seq > t.lastSeq {
-            ByteWriter.varint(seq - t.lastSeq) { t.value.append($0) }
-            t.count += 1
-            t.lastSeq = seq
-            t.dirty = true
-            tails[name] = .some(t)
-            return
-        }
-        if let t = tails[name]!, t.dirty { try write(db, t, txn) }
-        tails[name] = .some(Tail(key: LogSchema.indexKey(name, seq), value: [], count: 1, lastSeq: seq, lastTime: 0, dirty: true))
+    private static func add(_ tails: inout [String: Tail], _ db: Database, _ name: String, _ seq: UInt64, _ txn: Transaction) throws {
+        if tails[name] == nil { tails[name] = try lastRow(db, name, txn) ?? Tail() }
+        // In place: the row's bytes are not copied for each entry.
+        if tails[name]!.extend(seq: seq, time: 0, timeRow: false) { return }
+        if tails[name]!.dirty { try write(db, tails[name]!, txn) }
+        tails[name] = Tail(key: LogSchema.indexKey(name, seq), count: 1, lastSeq: seq, dirty: true)
     }
 
     /// The name's last row, unless it is full.
     private static func lastRow(_ db: Database, _ name: String, _ txn: Transaction) throws -> Tail? {
-        let prefix = Array(name.utf8) + [0]
-        let c = try txn.cursor(db)
-        guard let e = try c.seek(atMost: prefix + UInt64.max.bigEndianBytes), e.key.count == prefix.count + 8, e.key.hasPrefix(prefix) else {
-            return nil
+        try LogSchema.withIndexKey(name, .max) { probe in
+            let c = try txn.cursor(db)
+            let prefix = UnsafeRawBufferPointer(rebasing: probe[..<(probe.count - 8)])
+            guard let e = try c.seek(atMost: probe), e.key.count == probe.count, e.key.starts(with: prefix) else { return nil }
+            let first = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
+            let (count, last) = try IndexBlocks.tail(first: first, e.value)
+            guard count < IndexBlocks.capacity else { return nil }
+            var value = [UInt8](e.value)
+            value.reserveCapacity(2 * IndexBlocks.capacity)
+            return Tail(key: [UInt8](e.key), value: value, count: count, lastSeq: last, dirty: false)
         }
-        let first = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
-        let (count, last) = try IndexBlocks.tail(first: first, e.value)
-        guard count < IndexBlocks.capacity else { return nil }
-        return Tail(key: [UInt8](e.key), value: [UInt8](e.value), count: count, lastSeq: last, lastTime: 0, dirty: false)
     }
 
     /// The time index's last row, unless it is full.
-    private func lastTimeRow() throws -> Tail? {
+    private static func lastTimeRow(_ schema: LogSchema, _ txn: Transaction) throws -> Tail? {
         guard let e = try txn.cursor(schema.byTime).last(), e.key.count == 16 else { return nil }
         let (count, last) = try IndexBlocks.tail(first: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[0..<8])), e.value)
         guard count < IndexBlocks.capacity else { return nil }
