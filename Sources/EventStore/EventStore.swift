@@ -272,8 +272,8 @@ public final class EventStore: Sendable {
     public func event(id: String) async throws -> RecordedEvent? {
         let schema = self.schema
         return try await read { txn in
-            guard let s = try txn.get(schema.ids, key: Array(id.utf8)) else { return nil }
-            return try EventQuery.run(EventQuery(fromSeq: s.withUnsafeBytes { UInt64(bigEndianBytes: $0) }, limit: 1), txn, schema).first
+            guard let seq = try schema.withIDKey(id, { try txn.get(schema.ids, key: $0).map { UInt64(bigEndianBytes: $0) } }) else { return nil }
+            return try EventQuery.run(EventQuery(fromSeq: seq, limit: 1), txn, schema).first
         }
     }
 

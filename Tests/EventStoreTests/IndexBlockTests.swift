@@ -194,4 +194,52 @@ import Testing
         try await damage(schema.byTime, { $0 + [5] }, expect: "the time index has 301 entries")
         #expect(try await store.verify().ok)
     }
+
+    /// Lowercase UUID ids are keyed by their 16 bytes; any other id by its text. Either way an
+    /// id appended again is found, `event(id:)` finds it, and a store that keyed them by text
+    /// (before format 6) has them rewritten as it opens.
+    @Test func uuidIdsAreKeyedByTheirBytes() async throws {
+        let ids = [
+            "adf46dc3-749a-e6fb-cbc6-41a74e944f9c", "ADF46DC3-749A-E6FB-CBC6-41A74E944F9C", "fetch-1",
+            "zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz", "adf46dc3-749a-e6fb-cbc6-41a74e944f9", "adf46dc3x749a-e6fb-cbc6-41a74e944f9c"
+        ]
+        let dir = makeTempDir()
+        func expectFound(_ store: EventStore, _ all: [(id: String, seq: UInt64)]) async throws {
+            for (id, seq) in all { #expect(try await store.event(id: id)?.seq == seq, "\(id)") }
+            let again = try await store.append(all.map { NewEvent(id: $0.id, type: "T", stream: "s") })
+            #expect(again.map(\.seq) == all.map(\.seq) && again.allSatisfy { !$0.appended })
+            #expect(try await store.verify(checkProjections: false).ok)
+        }
+        func compactKeys(_ store: EventStore) throws -> Int {
+            try store.environment.read { txn in
+                let c = try txn.cursor(store.schema.ids)
+                var n = 0
+                var e = try c.first()
+                while let r = e {
+                    if r.key.count == 17 && r.key[0] == 0 { n += 1 }
+                    e = try c.next()
+                }
+                return n
+            }
+        }
+        var all: [(id: String, seq: UInt64)] = []
+        do {
+            let store = try await openStore(dir)
+            let made = try await store.append((0..<5).map { _ in NewEvent(type: "T", stream: "s") })
+            let given = try await store.append(ids.map { NewEvent(id: $0, type: "T", stream: "s") })
+            all = made.map { ($0.id, $0.seq) } + given.map { ($0.id, $0.seq) }
+            #expect(try compactKeys(store) == 6)
+            try await expectFound(store, all)
+            // As a store before format 6 keyed them: by text.
+            try store.environment.write { txn in
+                try txn.clear(store.schema.ids)
+                for (id, seq) in all { _ = try txn.put(store.schema.ids, key: Array(id.utf8), value: seq.bigEndianBytes) }
+                _ = try txn.put(store.schema.meta, key: LogSchema.formatKey, value: UInt64(5).bigEndianBytes)
+            }
+            #expect(try compactKeys(store) == 0)
+        }
+        let store = try await openStore(dir)
+        #expect(try compactKeys(store) == 6)
+        try await expectFound(store, all)
+    }
 }

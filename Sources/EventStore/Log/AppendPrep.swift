@@ -78,8 +78,7 @@ final class AppendPrep: @unchecked Sendable {
                 let hash = batch[i].erasedForm?.original ?? BlobCodec.hash(payload)
                 let stored = snapshot.map { (try? bodyIndex.contains(hash, in: $0)) ?? false } ?? false
                 // An event already in the log is not appended again: nothing to prepare.
-                var id = batch[i].id
-                if stored, let snapshot, (try? id.withUTF8 { try snapshot.get(ids, key: UnsafeRawBufferPointer($0)) }) != nil {
+                if stored, let snapshot, (try? schema.withIDKey(batch[i].id) { try snapshot.get(ids, key: $0) }) != nil {
                     publish(i, nil)
                     continue
                 }

@@ -5,7 +5,7 @@ import LMDB
 /// | database | key | value |
 /// |---|---|---|
 /// | `events` | seq u64be | envelope (``Envelope``) |
-/// | `ids` | event id (UTF-8) | seq u64be |
+/// | `ids` | event id: a lowercase UUID's 16 bytes after 0x00, else its UTF-8 (``IDKeys``) | seq u64be |
 /// | `by-stream` | stream, 0x00, the first seq of the row u64be | the later seqs' gaps (``IndexBlocks``) |
 /// | `by-type` | type, 0x00, the first seq of the row u64be | the later seqs' gaps |
 /// | `by-time` | effective time (µs, sign-flipped u64be), seq u64be, of the row's first event | the later events' time gaps |
@@ -57,6 +57,7 @@ struct LogSchema: Sendable {
     /// 5: a compaction packed the envelopes (``Envelope/packedMark``), which a strata reading
     /// format 4 at most would not read; only a compaction's copy was marked so.
     /// 6: the stream, type and time indexes hold a row per block of events (``IndexBlocks``),
+    /// and a store without a key keeps a UUID id's `ids` key as its 16 bytes (``IDKeys``),
     /// which a strata reading format 5 at most would take for a row per event and so miss
     /// events. An older store's rows are rewritten so as it opens (``IndexBlocks/reblock(_:postings:_:)``);
     /// a row of one entry is read as a block of one all the same.
@@ -146,6 +147,7 @@ struct LogSchema: Sendable {
                         try IndexBlocks.reblock(dbs["by-stream"]!, postings: true, txn)
                         try IndexBlocks.reblock(dbs["by-type"]!, postings: true, txn)
                         try IndexBlocks.reblock(dbs["by-time"]!, postings: false, txn)
+                        if cipher == nil { try IDKeys.compactAll(dbs["ids"]!, txn) }
                     }
                     _ = try txn.put(meta, key: Self.formatKey, value: Self.formatVersion.bigEndianBytes)
                 }

@@ -18,8 +18,8 @@ public struct LogSnapshot {
 
     /// The event with this id, if any.
     public func event(id: String) throws -> RecordedEvent? {
-        guard let s = try transaction.get(schema.ids, key: Array(id.utf8)) else { return nil }
-        return try event(seq: s.withUnsafeBytes { UInt64(bigEndianBytes: $0) })
+        guard let seq = try schema.withIDKey(id, { try transaction.get(schema.ids, key: $0).map { UInt64(bigEndianBytes: $0) } }) else { return nil }
+        return try event(seq: seq)
     }
 
     /// The events after `seq`, at most `limit`, in seq order.

@@ -111,8 +111,7 @@ actor LogWriter {
         var indexes = IndexBlockWriter(schema, txn)
         for (i, e) in batch.enumerated() {
             let seq = firstNew + UInt64(fresh.count)
-            var id = e.id
-            if let existing = try Self.claim(schema.ids, key: &id, seq: seq, txn) {
+            if let existing = try Self.claim(schema, id: e.id, seq: seq, txn) {
                 outcomes.append(AppendOutcome(seq: UInt64(bigEndianBytes: existing), id: e.id, appended: false))
                 continue
             }
@@ -193,9 +192,9 @@ actor LogWriter {
     }
 
     /// Inserts `key` → `seq` into `db` unless `key` is there; returns the row found then.
-    private static func claim(_ db: Database, key: inout String, seq: UInt64, _ txn: Transaction) throws -> UnsafeRawBufferPointer? {
+    private static func claim(_ schema: LogSchema, id: String, seq: UInt64, _ txn: Transaction) throws -> UnsafeRawBufferPointer? {
         try withUnsafeBytes(of: seq.bigEndian) { seqKey in
-            try key.withUTF8 { try txn.insert(db, key: UnsafeRawBufferPointer($0), value: seqKey) }
+            try schema.withIDKey(id) { try txn.insert(schema.ids, key: $0, value: seqKey) }
         }
     }
 
@@ -250,8 +249,7 @@ actor LogWriter {
                     guard entry.event.seq == head.seq + 1 else {
                         throw EventStoreError(code: .invalidArgument, message: "replay chunk is not contiguous at seq \(entry.event.seq)")
                     }
-                    var id = entry.event.id
-                    _ = try Self.claim(schema.ids, key: &id, seq: entry.event.seq, txn)
+                    _ = try Self.claim(schema, id: entry.event.id, seq: entry.event.seq, txn)
                     var stored = entry.storedBlob
                     if stored != nil, let ref = entry.event.payload, try !Self.claimBody(ref.hash, seq: entry.event.seq, schema, txn) { stored = nil }
                     try write(entry.event, envelope: entry.envelope, storedBlob: stored, head: &head, counters: &counters, indexes: &indexes, txn: txn)

@@ -132,8 +132,8 @@ extension EventStore {
             if event.seq != seq { report.problem("event \(seq): envelope says seq \(event.seq)") }
             if event.previousHash != previous { report.problem("event \(seq): hash chain broken (previous hash does not match event \(seq - 1))") }
             previous = event.hash
-            if let s = try txn.get(schema.ids, key: Array(event.id.utf8)) {
-                if s.withUnsafeBytes({ UInt64(bigEndianBytes: $0) }) != seq { report.problem("event \(seq): id index points elsewhere") }
+            if let s = try schema.withIDKey(event.id, { try txn.get(schema.ids, key: $0).map { UInt64(bigEndianBytes: $0) } }) {
+                if s != seq { report.problem("event \(seq): id index points elsewhere") }
             } else {
                 report.problem("event \(seq): id missing from the id index")
             }
