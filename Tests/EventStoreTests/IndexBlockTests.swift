@@ -243,3 +243,27 @@ import Testing
         try await expectFound(store, all)
     }
 }
+
+/// ``CompressedValue``: what goes in comes out; a damaged value is an error, never a trap.
+@Suite struct CompressedValueTests {
+    @Test func valuesReadBackAndDamageIsReported() throws {
+        var rng = SplitMix64(seed: 5)
+        let texts: [[UInt8]] = [
+            [], bytes("short"), [UInt8](repeating: 0x41, count: 63), [UInt8](repeating: 0x41, count: 64),
+            Array((0..<40).map { "\"items[].field\($0)\tstring\"," }.joined().utf8),
+            (0..<2_000).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        ]
+        for t in texts {
+            let stored = CompressedValue.encode(t)
+            #expect(try stored.withUnsafeBytes { try CompressedValue.decode($0) } == t)
+            // Compressed only when smaller.
+            #expect(stored.count <= t.count + 1)
+        }
+        let json = CompressedValue.encode(texts[4])
+        #expect(json.first == 1 && json.count * 2 < texts[4].count)
+        let damages: [[UInt8]] = [[2] + json.dropFirst(), Array(json.dropLast(3)), [1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F], [], [1]]
+        for damaged in damages {
+            #expect(throws: EventStoreError.self) { try damaged.withUnsafeBytes { try CompressedValue.decode($0) } }
+        }
+    }
+}

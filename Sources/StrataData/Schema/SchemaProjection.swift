@@ -21,7 +21,7 @@ import LMDB
 /// `drift` table (``SchemaDriftRows``).
 public enum SchemaProjection {
     public static let projection = KeyedDocumentProjection(
-        name: "schema", version: 10,
+        name: "schema", version: 11,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted, DataEvents.detailFetched],
         extraTables: [SchemaItemRows.table, SchemaItemRows.counts, shapes, SchemaDriftRows.table],
         // A dropped page has no items; an erased or dropped detail has no shape.
@@ -40,7 +40,12 @@ public enum SchemaProjection {
     static func reference(_ shape: Shape, _ ctx: ProjectionContext) throws -> [UInt8] {
         let json = shape.json.canonicalBytes
         let ref = Hashing.sha256(json, prefix: 16)
-        _ = try ctx.transaction.insert(ctx.tables[shapes], key: ctx.tables.text(ref.hex), value: json)
+        let key = ctx.tables.text(ref.hex)
+        // Compressed once, when the shape is new (since schema 11: 2.3× smaller on the fires
+        // history, where shapes were 0.21 MB of its 0.92 MB schema).
+        if try ctx.transaction.get(ctx.tables[shapes], key: key) == nil {
+            _ = try ctx.transaction.put(ctx.tables[shapes], key: key, value: CompressedValue.encode(json))
+        }
         return ref
     }
 
@@ -103,9 +108,10 @@ public enum SchemaProjection {
 
     /// The shape of reference `ref` (hex).
     private static func stored(_ reader: DocumentReader, ref: String) throws -> Shape {
-        guard let json = try reader.transaction.get(reader.tables[shapes], key: reader.tables.text(ref)) else {
+        guard let stored = try reader.transaction.get(reader.tables[shapes], key: reader.tables.text(ref)) else {
             throw DocumentError("the shape \(ref) is missing")
         }
+        let json = try stored.withUnsafeBytes { try CompressedValue.decode($0) }
         guard case .array(let a) = try JSONValue(parsing: json) else { throw DocumentError("the shape \(ref) is not a list") }
         return Shape(entries: a.compactMap { if case .string(let e) = $0 { e } else { nil } })
     }

@@ -1,0 +1,42 @@
+import CZstd
+
+/// A value a projection keeps compressed when that makes it smaller: written rarely, read now
+/// and then (the schema's shapes: a sorted list of paths and types, 0.9 KB each on the fires
+/// history, 2.3× smaller at level 19).
+///
+/// `0x01 | varint size | zstd frame` (level 19, magicless, without a content size), or `0x00 |
+/// the bytes` when compressing does not pay.
+package enum CompressedValue {
+    static let level: Int32 = 19
+
+    package static func encode(_ bytes: [UInt8]) -> [UInt8] {
+        if bytes.count >= 64, let frame = ZstdContext.pooled({ $0.compress(bytes, prefix: [], level: level) }), frame.count + 4 < bytes.count {
+            var w = ByteWriter(capacity: frame.count + 11)
+            w.u8(1)
+            w.varint(bytes.count)
+            w.raw(frame)
+            return w.bytes
+        }
+        return [0] + bytes
+    }
+
+    /// The bytes `stored` holds; throws ``EventStoreError`` when it is damaged.
+    package static func decode(_ stored: UnsafeRawBufferPointer) throws -> [UInt8] {
+        var r = ByteReader(stored)
+        do {
+            switch try r.u8() {
+            case 0:
+                return [UInt8](stored[1...])
+            case 1:
+                let size = try r.varint()
+                guard size <= 64 << 20 else { throw ByteReader.Truncated() }
+                let frame = UnsafeRawBufferPointer(rebasing: stored[r.offset...])
+                return try ZstdContext.pooled { try $0.decompress(frame, prefix: [], size: Int(size)) }
+            default:
+                throw ByteReader.Truncated()
+            }
+        } catch is ByteReader.Truncated {
+            throw EventStoreError.corrupted("a compressed projection value is damaged; rebuild the projection (`strata rebuild`)")
+        }
+    }
+}
