@@ -24,30 +24,25 @@ enum IndexBlocks {
 
     /// The seqs of a `by-stream` or `by-type` row whose first is `first`.
     static func seqs(first: UInt64, _ value: UnsafeRawBufferPointer) throws -> [UInt64] {
-        var out = [first]
-        var r = ByteReader(value)
-        var last = first
-        while !r.isAtEnd {
-            let gap = try varint(&r, "the stream or type index")
-            guard gap > 0, case let (next, false) = last.addingReportingOverflow(gap) else {
-                throw EventStoreError.corrupted("the stream or type index has a damaged row (its seqs do not increase); run `strata verify`")
-            }
-            out.append(next)
-            last = next
-        }
-        return out
+        try entries(first: first, value, gapsFrom: 1, "the stream or type index")
     }
 
     /// The effective times (sortable bits, ``Timestamp/sortableBits``) of a `by-time` row whose
     /// first is `first`: the row's seqs are its first seq and the ones after it, in turn.
     static func times(first: UInt64, _ value: UnsafeRawBufferPointer) throws -> [UInt64] {
+        try entries(first: first, value, gapsFrom: 0, "the time index")
+    }
+
+    /// A row's entries: `first`, then each gap added to the entry before (seqs increase; times
+    /// never decrease).
+    private static func entries(first: UInt64, _ value: UnsafeRawBufferPointer, gapsFrom least: UInt64, _ what: String) throws -> [UInt64] {
         var out = [first]
         var r = ByteReader(value)
         var last = first
         while !r.isAtEnd {
-            let gap = try varint(&r, "the time index")
-            guard case let (next, false) = last.addingReportingOverflow(gap) else {
-                throw EventStoreError.corrupted("the time index has a damaged row (a time past the end of time); run `strata verify`")
+            let gap = try varint(&r, what)
+            guard gap >= least, case let (next, false) = last.addingReportingOverflow(gap) else {
+                throw EventStoreError.corrupted("\(what) has a damaged row (its entries do not follow each other); run `strata verify`")
             }
             out.append(next)
             last = next
