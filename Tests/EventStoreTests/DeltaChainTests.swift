@@ -354,6 +354,34 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
+    /// Versions of one URL that do not compress (an image's) are stored whole, outside any
+    /// chain (no lineage row), prepared by the helper (a batch large enough for it) or by the
+    /// writer: the helper's deltas of them are not small, so each is compressed alone, found
+    /// incompressible and left raw; so is an image that repeats an earlier one but for a byte.
+    @Test func versionsThatDoNotCompressStayWhole() async throws {
+        var rng = SplitMix64(seed: 3)
+        let image = (0..<40_000).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        func versions(_ salt: UInt8) -> [NewEvent] {
+            (0..<4).map { v in
+                var body = (0..<20_000).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+                if v == 3 { body = image + [salt] }
+                return NewEvent(type: "ImageFetched", stream: "src", metadata: [("url", "http://api.test/a.png")], payload: body)
+            }
+        }
+        let batched = try await EventStore.open(at: makeTempDir(), projections: [], options: testOptions())
+        _ = try await batched.append(versions(1) + versions(2) + versions(3))
+        let single = try await EventStore.open(at: makeTempDir(), projections: [], options: testOptions())
+        rng = SplitMix64(seed: 3)
+        _ = (0..<40_000).map { _ in rng.next() }
+        for e in versions(1) + versions(2) + versions(3) { _ = try await single.append(e) }
+        for store in [batched, single] {
+            let rows = try Self.rows(store)
+            #expect(rows.count == 12 && rows.values.allSatisfy { $0.codec == BlobCodec.raw })
+            #expect(try store.environment.read { txn in try txn.stat(store.schema.lineage).entries } == 0)
+            #expect(try await store.verify().ok)
+        }
+    }
+
     /// Imports from git before format 4 named each version's commit in its URL; the lineage
     /// takes it out (when it is the event's `commit`), so such a store's file versions chain
     /// when it migrates, as new imports (one URL, the commit in the metadata) do.

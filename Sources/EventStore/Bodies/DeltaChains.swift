@@ -115,12 +115,20 @@ public final class DeltaChains {
     /// (the one before it in its batch, worked out off the writer); used when that body, by its
     /// hash, is the lineage's last — the same frame the writer would compress.
     func row(
-        for body: [UInt8], hash: [UInt8], whole: [UInt8], seq: UInt64, lineage: [UInt8],
+        for body: [UInt8], hash: [UInt8], whole makeWhole: () -> [UInt8], seq: UInt64, lineage: [UInt8],
         schema: LogSchema, txn: Transaction, context: ZstdContext, speculative: SpeculativeDelta? = nil
     ) throws -> [UInt8] {
-        // An incompressible body (an image) is left whole: a delta would not find much either.
-        guard body.count >= Self.minimum, whole.first != BlobCodec.raw else { return whole }
-        var chosen = whole
+        // Compressed once, and only when needed: a delta of at most a sixteenth of its body is
+        // kept without it (JSON compresses on its own by 5–10×: the body alone would not be
+        // smaller). Compressing each 130 KB version of the fires history alone, only to compare,
+        // was 15% of its import.
+        var wholeForm: [UInt8]?
+        func whole() -> [UInt8] {
+            if let wholeForm { return wholeForm }
+            wholeForm = makeWhole()
+            return wholeForm!
+        }
+        guard body.count >= Self.minimum else { return whole() }
         var depth = 0
         let row = try Self.lineageRow(lineage, schema, txn)
         let last = row?.last, anchor = row?.anchor
@@ -131,7 +139,10 @@ public final class DeltaChains {
             guard let base = try base(last, lineage: lineage, schema: schema, txn: txn, context: context) else { return nil }
             return BlobCodec.encodeDelta(body, base: base, baseSeq: last.seq, depth: last.depth + 1, context: context, level: Self.deltaLevel(body.count))
         }
-        if let last, last.depth + 1 < chainLength(body.count), last.seq < seq, let delta = try delta(against: last), delta.count < whole.count {
+        var chosen: [UInt8]
+        if let last, last.depth + 1 < chainLength(body.count), last.seq < seq, let delta = try delta(against: last),
+            delta.count * 16 <= body.count || (whole().first != BlobCodec.raw && delta.count < whole().count)
+        {
             chosen = delta
             depth = last.depth + 1
             // A large delta may be the way back from an odd version (keys reordered, a truncated
@@ -144,9 +155,16 @@ public final class DeltaChains {
                 chosen = againstEarlier
                 depth = earlierDepth
             }
-        } else if last != nil {
+        } else if whole().first == BlobCodec.raw {
+            // An incompressible body (an image) is left whole, outside its lineage: a delta would
+            // not find much either (and as its lineage gets no row, none is tried next time).
+            return whole()
+        } else if last == nil {
+            chosen = whole()
+        } else {
+            chosen = whole()
             let dense = BlobCodec.encode(body, context: context, level: Self.keyframeLevel)
-            if dense.count < whole.count { chosen = dense }
+            if dense.count < whole().count { chosen = dense }
             // A new chain starts from the lineage's anchor when that costs less than half a
             // keyframe; else this keyframe is the anchor from now on.
             // (An interval of 1 stores every body whole: no chain at all.)

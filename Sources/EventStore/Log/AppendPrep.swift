@@ -88,7 +88,7 @@ final class AppendPrep: @unchecked Sendable {
                         i,
                         PreparedBody(
                             payload, hash: hash, stored: stored, canonical: batch[i].canonicalPayload, type: batch[i].type,
-                            documentTypes: documentTypes, zstd: zstd), zstd: zstd))
+                            documentTypes: documentTypes, zstd: zstd, encode: bases[i] == nil), zstd: zstd))
             }
         }
     }
@@ -159,18 +159,23 @@ final class AppendPrep: @unchecked Sendable {
             i,
             PreparedBody(
                 payload, declaredHash: e.erasedForm?.original, canonical: e.canonicalPayload, type: e.type, documentTypes: documentTypes, zstd: zstd,
-                isStored: isStored),
+                isStored: isStored, encode: bases[i] == nil),
             zstd: zstd)
     }
 
-    /// `body` with its delta against its likely base (``bases``), when it is to be stored and
-    /// compresses (an incompressible body is stored whole).
+    /// `body` with its delta against its likely base (``bases``), when it is to be stored; and
+    /// compressed on its own too unless that delta is at most a sixteenth of it (then the
+    /// writer keeps the delta without comparing: ``DeltaChains``), so the writer seldom
+    /// compresses a body itself.
     private func speculate(_ i: Int, _ body: PreparedBody, zstd: ZstdContext) -> PreparedBody {
-        guard let j = bases[i], let encoded = body.encoded, encoded.first != BlobCodec.raw, let base = batch[j].payload,
-            let frame = zstd.compress(body.staged.body, prefix: base, level: DeltaChains.deltaLevel(body.staged.body.count))
-        else { return body }
         var body = body
-        body.delta = SpeculativeDelta(baseHash: hash(of: j), frame: frame)
+        if let j = bases[i], !body.isStored, let base = batch[j].payload,
+            let frame = zstd.compress(body.staged.body, prefix: base, level: DeltaChains.deltaLevel(body.staged.body.count))
+        {
+            body.delta = SpeculativeDelta(baseHash: hash(of: j), frame: frame)
+        }
+        let small = body.delta.map { $0.frame.count * 16 <= body.staged.body.count } ?? false
+        if !body.isStored, body.encoded == nil, !small { body.encoded = BlobCodec.encode(body.staged.body, context: zstd) }
         return body
     }
 

@@ -169,14 +169,14 @@ actor LogWriter {
         if let body {
             let ref = PayloadReference(hash: body.hash, size: body.staged.body.count)
             guard try Self.claimBody(body.hash, seq: seq, schema, txn) else { return (ref, nil) }
-            let whole = body.encoded ?? BlobCodec.encode(body.staged.body, context: zstd)
+            let whole = { [zstd] in body.encoded ?? BlobCodec.encode(body.staged.body, context: zstd) }
             if let erased = e.erasedForm {
                 // Stored whole, outside every delta chain, with the row an erasure writes.
                 let row = erased.erasureSeq.bigEndianBytes + Hashing.sha256(body.staged.body) + erased.original
                 _ = try txn.put(schema.rewritten, key: erased.original, value: row)
-                return (ref, whole)
+                return (ref, whole())
             }
-            guard body.staged.body.count >= DeltaChains.minimum else { return (ref, whole) }
+            guard body.staged.body.count >= DeltaChains.minimum else { return (ref, whole()) }
             let row = try deltas.row(
                 for: body.staged.body, hash: body.hash, whole: whole, seq: seq, lineage: DeltaChains.lineage(of: e),
                 schema: schema, txn: txn, context: zstd, speculative: body.delta)
@@ -292,7 +292,7 @@ actor LogWriter {
                         let body = try BlobCodec.decode(e.value, context: zstd)
                         if body.count >= DeltaChains.minimum {
                             let row = try deltas.row(
-                                for: body, hash: event.payload?.hash ?? Hashing.sha256(body), whole: whole, seq: seq,
+                                for: body, hash: event.payload?.hash ?? Hashing.sha256(body), whole: { whole }, seq: seq,
                                 lineage: DeltaChains.lineage(of: event), schema: schema, txn: txn, context: zstd)
                             if row != whole { rewrites.append((seq, row)) }
                         }
@@ -580,6 +580,11 @@ actor LogWriter {
 /// event type is one a projection stores as a document).
 struct PreparedBody: Sendable {
     var hash: [UInt8]
+    /// Whether the store held the body when it was prepared.
+    var isStored: Bool
+    /// The body compressed on its own; nil when stored, or when its delta was small enough not
+    /// to need it (``DeltaChains/row(for:hash:whole:seq:lineage:schema:txn:context:speculative:)``
+    /// compresses it then only if it must).
     var encoded: [UInt8]?
     var staged: StagedBody
     /// The body as a delta of the one before it in its batch, when it has one there (see
@@ -589,16 +594,22 @@ struct PreparedBody: Sendable {
     /// `canonical`: the body's canonical form, when the caller already has it.
     init(
         _ body: [UInt8], declaredHash: [UInt8]? = nil, canonical: [UInt8]? = nil, type: String, documentTypes: Set<String>, zstd: ZstdContext,
-        isStored: ([UInt8]) -> Bool = { _ in false }
+        isStored: ([UInt8]) -> Bool = { _ in false }, encode: Bool = true
     ) {
         let hash = declaredHash ?? BlobCodec.hash(body)
-        self.init(body, hash: hash, stored: isStored(hash), canonical: canonical, type: type, documentTypes: documentTypes, zstd: zstd)
+        self.init(body, hash: hash, stored: isStored(hash), canonical: canonical, type: type, documentTypes: documentTypes, zstd: zstd, encode: encode)
     }
 
     /// `hash`: the body's; `stored`: whether the store holds it already (then it is not encoded).
-    init(_ body: [UInt8], hash: [UInt8], stored: Bool, canonical: [UInt8]?, type: String, documentTypes: Set<String>, zstd: ZstdContext) {
+    /// `encode`: false leaves `encoded` to the caller (``AppendPrep`` skips it for a body whose
+    /// delta is small).
+    init(
+        _ body: [UInt8], hash: [UInt8], stored: Bool, canonical: [UInt8]?, type: String, documentTypes: Set<String>, zstd: ZstdContext,
+        encode: Bool = true
+    ) {
         self.hash = hash
-        encoded = stored ? nil : BlobCodec.encode(body, context: zstd)
+        isStored = stored
+        encoded = stored || !encode ? nil : BlobCodec.encode(body, context: zstd)
         staged = StagedBody(body)
         guard documentTypes.contains(type) else { return }
         if let canonical {
