@@ -263,7 +263,18 @@ import Testing
             }
         }
         #expect(try await rows() == [KeyedDocumentProjection.HistoryRow.packedMark])
+        // The gone key's record keeps no digest; the present one's does (16 bytes after the
+        // four varints and the removed flag).
+        func record(_ key: String) async throws -> [UInt8] {
+            try await store.read { txn in
+                [UInt8](try txn.get(tables["current"], key: Array("c".utf8) + [0] + Array(key.utf8))!)
+            }
+        }
+        let gone = try await record("gone")
+        #expect(gone.count == 5 && gone.last == 1)
+        #expect(try await record("stays").count == 5 + 16)
         _ = try await store.append(snapshot(item(3) + "," + stays))
+        #expect(try await record("gone").count == 5 + 16)
         #expect(try await rows() == [KeyedDocumentProjection.HistoryRow.packedMark, 0])
         let history = try await store.documents { try $0.history(collection: "c", key: "gone") }
         #expect(history.map(\.kind) == [.added, .changed, .removed, .reappeared])
