@@ -75,6 +75,10 @@ import Testing
         #expect(price["before"] as? [String] == ["number"] && price["after"] as? [String] == ["number", "string"] && price["example"] as? String == "1004 EUR")
         #expect(find("color", "added") != nil && find("km", "gone") != nil)
         #expect((find("km", "gone")?["seq"] as? Int ?? 0) > (price["seq"] as? Int ?? 0))
+        // As of the first pass: its drifts only (the walk stops there).
+        let early = try #require(
+            json(try await strata(["schema", "cars", "--history", "--as-of", String(firstPass), "--format", "json"], store: store).stdout) as? [[String: Any]])
+        #expect(!early.isEmpty && early.count < drift.count && early.allSatisfy { ($0["seq"] as? Int ?? .max) <= firstPass })
         let table = try await strata(["schema", "cars", "--history"], store: store)
         #expect(table.stdout.contains("number → number|string") && table.stdout.contains("gone (was number)"))
 

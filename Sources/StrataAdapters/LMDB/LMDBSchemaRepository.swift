@@ -19,8 +19,8 @@ package struct LMDBSchemaRepository: SchemaRepository {
             })
     }
 
-    package func drift(source: String, after: UInt64) async throws -> [SchemaDrift] {
-        try await storage { try await tables.drift(source: source, after: after) }.compactMap { d in
+    package func drift(source: String, after: UInt64, upTo: UInt64) async throws -> [SchemaDrift] {
+        try await storage { try await tables.drift(source: source, after: after, upTo: upTo) }.compactMap { d in
             SchemaDrift.Kind(rawValue: d.kind).map {
                 SchemaDrift(kind: $0, seq: d.seq, observedAt: d.at.date, path: d.path, before: d.before, after: d.after, items: d.items, example: d.example)
             }

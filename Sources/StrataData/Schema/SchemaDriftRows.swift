@@ -38,14 +38,16 @@ package enum SchemaDriftRows {
         _ = try ctx.transaction.put(ctx.tables[table], key: key, value: w.bytes)
     }
 
-    /// `source`'s drifts after seq `after`, oldest first (by seq, then path).
-    static func read(source: String, after: UInt64, _ reader: DocumentReader) throws -> [SchemaDriftEntity] {
+    /// `source`'s drifts after seq `after` up to seq `upTo`, oldest first (by seq, then path):
+    /// the walk stops at the first past `upTo`, so a read as of a point decodes none after it.
+    static func read(source: String, after: UInt64, upTo: UInt64 = .max, _ reader: DocumentReader) throws -> [SchemaDriftEntity] {
         let p = prefix(source, reader.tables)
         let c = try reader.transaction.cursor(reader.tables[table])
         var out: [SchemaDriftEntity] = []
         var entry = try c.seek(atLeast: p + (after == .max ? after : after + 1).bigEndianBytes)
         while let e = entry, e.key.count >= p.count + 8, e.key.starts(with: p) {
             let seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[p.count..<(p.count + 8)]))
+            if seq > upTo { break }
             if seq > after { out.append(try decode(seq: seq, e.value)) }
             entry = try c.next()
         }

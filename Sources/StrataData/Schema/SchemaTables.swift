@@ -48,8 +48,8 @@ public struct SchemaTables: Sendable {
         }
     }
 
-    /// Every drift of `source`'s shape after seq `after`, oldest first.
-    public func drift(source: String, after: UInt64 = 0) async throws -> [SchemaDriftEntity] {
-        try await store.documents(projection: "schema") { r in try SchemaDriftRows.read(source: source, after: after, r) }
+    /// Every drift of `source`'s shape after seq `after` up to seq `upTo`, oldest first.
+    public func drift(source: String, after: UInt64 = 0, upTo: UInt64 = .max) async throws -> [SchemaDriftEntity] {
+        try await store.documents(projection: "schema") { r in try SchemaDriftRows.read(source: source, after: after, upTo: upTo, r) }
     }
 }

@@ -72,6 +72,11 @@ package struct SchemaDrift: Sendable, Hashable {
 package protocol SchemaRepository: Sendable {
     /// The shape of `source` as of `seq` (now when nil).
     func schema(source: String, asOf seq: UInt64?) async throws -> SourceSchema
-    /// The drifts of `source`'s shape after seq `after` (all: 0), oldest first.
-    func drift(source: String, after: UInt64) async throws -> [SchemaDrift]
+    /// The drifts of `source`'s shape after seq `after` (all: 0) up to seq `upTo`, oldest first.
+    func drift(source: String, after: UInt64, upTo: UInt64) async throws -> [SchemaDrift]
+}
+
+extension SchemaRepository {
+    /// The drifts of `source`'s shape after seq `after`, to the log's head.
+    func drift(source: String, after: UInt64) async throws -> [SchemaDrift] { try await drift(source: source, after: after, upTo: .max) }
 }

@@ -24,6 +24,6 @@ package struct ReadSchema: Sendable {
     package func history(source: String, upTo point: PointInTime = .now) async throws -> [SchemaDrift] {
         _ = try await sources.source(named: source)
         let seq = try await log.resolve(point)
-        return try await schema.drift(source: source, after: 0).filter { $0.seq <= seq }
+        return try await schema.drift(source: source, after: 0, upTo: seq)
     }
 }
