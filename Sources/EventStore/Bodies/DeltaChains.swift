@@ -106,6 +106,12 @@ public final class DeltaChains {
         lineage(stream: event.stream, type: event.type) { event[metadata: $0] }
     }
 
+    /// Whether a delta of `delta` bytes of a body of `size` bytes is kept without compressing the
+    /// body alone to compare (at most a sixteenth of it: JSON compresses on its own by 5–10×, so
+    /// the body alone would not be smaller). Compressing each 130 KB version of the fires history
+    /// alone, only to compare with its 1 KB delta, was 15% of its import.
+    static func isSmall(_ delta: Int, of size: Int) -> Bool { delta * 16 <= size }
+
     /// The zstd level of a delta of a body of `size` bytes.
     static func deltaLevel(_ size: Int) -> Int32 { size >= denseDeltaMinimum ? denseDeltaLevel : BlobCodec.level }
 
@@ -118,10 +124,8 @@ public final class DeltaChains {
         for body: [UInt8], hash: [UInt8], whole makeWhole: () -> [UInt8], seq: UInt64, lineage: [UInt8],
         schema: LogSchema, txn: Transaction, context: ZstdContext, speculative: SpeculativeDelta? = nil
     ) throws -> [UInt8] {
-        // Compressed once, and only when needed: a delta of at most a sixteenth of its body is
-        // kept without it (JSON compresses on its own by 5–10×: the body alone would not be
-        // smaller). Compressing each 130 KB version of the fires history alone, only to compare,
-        // was 15% of its import.
+        // Compressed once, and only when needed: a small delta (``isSmall(_:of:)``) is kept
+        // without it.
         var wholeForm: [UInt8]?
         func whole() -> [UInt8] {
             if let wholeForm { return wholeForm }
@@ -141,7 +145,7 @@ public final class DeltaChains {
         }
         var chosen: [UInt8]
         if let last, last.depth + 1 < chainLength(body.count), last.seq < seq, let delta = try delta(against: last),
-            delta.count * 16 <= body.count || (whole().first != BlobCodec.raw && delta.count < whole().count)
+            Self.isSmall(delta.count, of: body.count) || (whole().first != BlobCodec.raw && delta.count < whole().count)
         {
             chosen = delta
             depth = last.depth + 1
@@ -159,21 +163,22 @@ public final class DeltaChains {
             // An incompressible body (an image) is left whole, outside its lineage: a delta would
             // not find much either (and as its lineage gets no row, none is tried next time).
             return whole()
-        } else if last == nil {
-            chosen = whole()
         } else {
             chosen = whole()
-            let dense = BlobCodec.encode(body, context: context, level: Self.keyframeLevel)
-            if dense.count < whole().count { chosen = dense }
-            // A new chain starts from the lineage's anchor when that costs less than half a
-            // keyframe; else this keyframe is the anchor from now on.
-            // (An interval of 1 stores every body whole: no chain at all.)
-            if keyframeInterval > 1, let anchor, anchor.seq < seq,
-                let anchored = try anchoredDelta(body, against: anchor, depth: 1, schema: schema, txn: txn, context: context),
-                anchored.count * 2 < chosen.count
-            {
-                chosen = anchored
-                depth = 1
+            // A keyframe that starts a chain again: denser, or a delta against the anchor.
+            if last != nil {
+                let dense = BlobCodec.encode(body, context: context, level: Self.keyframeLevel)
+                if dense.count < chosen.count { chosen = dense }
+                // A new chain starts from the lineage's anchor when that costs less than half a
+                // keyframe; else this keyframe is the anchor from now on.
+                // (An interval of 1 stores every body whole: no chain at all.)
+                if keyframeInterval > 1, let anchor, anchor.seq < seq,
+                    let anchored = try anchoredDelta(body, against: anchor, depth: 1, schema: schema, txn: txn, context: context),
+                    anchored.count * 2 < chosen.count
+                {
+                    chosen = anchored
+                    depth = 1
+                }
             }
         }
         var w = ByteWriter(capacity: 40)

@@ -164,9 +164,8 @@ final class AppendPrep: @unchecked Sendable {
     }
 
     /// `body` with its delta against its likely base (``bases``), when it is to be stored; and
-    /// compressed on its own too unless that delta is at most a sixteenth of it (then the
-    /// writer keeps the delta without comparing: ``DeltaChains``), so the writer seldom
-    /// compresses a body itself.
+    /// compressed on its own too unless that delta is small (``DeltaChains/isSmall(_:of:)``: the
+    /// writer then keeps it without comparing), so the writer seldom compresses a body itself.
     private func speculate(_ i: Int, _ body: PreparedBody, zstd: ZstdContext) -> PreparedBody {
         var body = body
         if let j = bases[i], !body.isStored, let base = batch[j].payload,
@@ -174,7 +173,7 @@ final class AppendPrep: @unchecked Sendable {
         {
             body.delta = SpeculativeDelta(baseHash: hash(of: j), frame: frame)
         }
-        let small = body.delta.map { $0.frame.count * 16 <= body.staged.body.count } ?? false
+        let small = body.delta.map { DeltaChains.isSmall($0.frame.count, of: body.staged.body.count) } ?? false
         if !body.isStored, body.encoded == nil, !small { body.encoded = BlobCodec.encode(body.staged.body, context: zstd) }
         return body
     }

@@ -62,6 +62,13 @@ enum IndexBlocks {
         return (count, last)
     }
 
+    /// A `by-time` row key's parts: its first entry's time (sortable bits) and seq; nil for a
+    /// key of another length.
+    static func timeRowKey(_ key: UnsafeRawBufferPointer) -> (time: UInt64, first: UInt64)? {
+        guard key.count == 16 else { return nil }
+        return (UInt64(bigEndianBytes: key), UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: key[8..<16])))
+    }
+
     private static func varint(_ r: inout ByteReader, _ what: String) throws -> UInt64 {
         do { return try r.varint() } catch { throw EventStoreError.corrupted("\(what) has a truncated row; run `strata verify`") }
     }
@@ -75,9 +82,8 @@ enum IndexBlocks {
         let key = LogSchema.timeKey(Timestamp(sortableBits: bits == .max ? .max : bits + 1), 0)
         let found: Cursor.Entry?
         if try c.seek(atLeast: key) != nil { found = try c.previous() } else { found = try c.last() }
-        guard let found, found.key.count == 16 else { return 0 }
-        let first = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: found.key[8..<16]))
-        let times = try Self.times(first: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: found.key[0..<8])), found.value)
+        guard let found, let (time, first) = timeRowKey(found.key) else { return 0 }
+        let times = try Self.times(first: time, found.value)
         // The row's first time is at or before `time`, so one entry at least is.
         var n = 1
         while n < times.count && times[n] <= bits { n += 1 }
@@ -106,9 +112,8 @@ enum IndexBlocks {
                     if runs.last?.prefix != prefix { runs.append((prefix, [])) }
                     runs[runs.count - 1].entries += seqs.map { ($0, 0) }
                 } else {
-                    guard e.key.count == 16 else { return false }
-                    let first = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[8..<16]))
-                    let times = try Self.times(first: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[0..<8])), e.value)
+                    guard let (time, first) = timeRowKey(e.key) else { return false }
+                    let times = try Self.times(first: time, e.value)
                     if runs.isEmpty { runs.append(([], [])) }
                     runs[0].entries += times.enumerated().map { (first + UInt64($0.offset), $0.element) }
                 }
@@ -159,9 +164,8 @@ enum IndexBlocks {
 
     /// The effective time of the log's last event (its time index's last entry).
     static func lastTime(_ txn: Transaction, _ schema: LogSchema) throws -> Timestamp? {
-        guard let last = try txn.cursor(schema.byTime).last(), last.key.count == 16 else { return nil }
-        let first = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: last.key[0..<8]))
-        return Timestamp(sortableBits: try tail(first: first, last.value).last)
+        guard let last = try txn.cursor(schema.byTime).last(), let (time, _) = timeRowKey(last.key) else { return nil }
+        return Timestamp(sortableBits: try tail(first: time, last.value).last)
     }
 }
 
@@ -264,9 +268,11 @@ final class TimeIndexWalk {
         }
         guard let e = started ? try cursor.next() : try cursor.first() else { return nil }
         started = true
-        guard e.key.count == 16 else { throw EventStoreError.corrupted("the time index has a row whose key is not a time and a seq") }
-        first = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[8..<16]))
-        times = try IndexBlocks.times(first: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[0..<8])), e.value)
+        guard let (time, first) = IndexBlocks.timeRowKey(e.key) else {
+            throw EventStoreError.corrupted("the time index has a row whose key is not a time and a seq")
+        }
+        self.first = first
+        times = try IndexBlocks.times(first: time, e.value)
         index = 0
         return (first, Timestamp(sortableBits: times[0]))
     }
@@ -359,10 +365,9 @@ struct IndexBlockWriter {
 
     /// The time index's last row, unless it is full.
     private static func lastTimeRow(_ schema: LogSchema, _ txn: Transaction) throws -> Tail? {
-        guard let e = try txn.cursor(schema.byTime).last(), e.key.count == 16 else { return nil }
-        let (count, last) = try IndexBlocks.tail(first: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[0..<8])), e.value)
+        guard let e = try txn.cursor(schema.byTime).last(), let (time, first) = IndexBlocks.timeRowKey(e.key) else { return nil }
+        let (count, last) = try IndexBlocks.tail(first: time, e.value)
         guard count < IndexBlocks.capacity else { return nil }
-        let first = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[8..<16]))
         return Tail(key: [UInt8](e.key), value: [UInt8](e.value), count: count, lastSeq: first + UInt64(count - 1), lastTime: last, dirty: false)
     }
 

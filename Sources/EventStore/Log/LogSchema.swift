@@ -280,10 +280,6 @@ struct LogSchema: Sendable {
         try withUnsafeBytes(of: (t.sortableBits.bigEndian, seq.bigEndian), body)
     }
 
-    static func time(fromKey k: UnsafeRawBufferPointer) -> Timestamp {
-        Timestamp(sortableBits: UInt64(bigEndianBytes: k))
-    }
-
     static let countersKey = Array("counters".utf8)
 }
 

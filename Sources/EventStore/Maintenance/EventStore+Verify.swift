@@ -75,11 +75,10 @@ extension EventStore {
         // The stream and type indexes, a cursor per name, each staying in its row while the
         // walk does; the time index walked beside the log, each entry the event's effective
         // time (the running maximum of the times recorded so far).
-        var cursors: [String: IndexCursor] = [:]
-        func indexes(_ db: Database, _ kind: String, _ name: String, _ seq: UInt64) throws -> Bool {
-            let key = kind + "\u{0}" + name
-            if cursors[key] == nil { cursors[key] = try IndexCursor(db, name: name, txn) }
-            return try cursors[key]!.contains(seq)
+        var cursors: [[String: IndexCursor]] = [[:], [:]]
+        func indexes(_ db: Database, _ kind: Int, _ name: String, _ seq: UInt64) throws -> Bool {
+            if cursors[kind][name] == nil { cursors[kind][name] = try IndexCursor(db, name: name, txn) }
+            return try cursors[kind][name]!.contains(seq)
         }
         var times: TimeIndexWalk? = try TimeIndexWalk(schema, txn)
         var effective = Timestamp(microseconds: .min)
@@ -137,9 +136,9 @@ extension EventStore {
             } else {
                 report.problem("event \(seq): id missing from the id index")
             }
-            for (db, name, kind) in [(schema.byStream, event.stream, "stream"), (schema.byType, event.type, "type")] {
+            for (i, (db, name, kind)) in [(schema.byStream, event.stream, "stream"), (schema.byType, event.type, "type")].enumerated() {
                 do {
-                    if try !indexes(db, kind, name, seq) { report.problem("event \(seq): missing from the \(kind) index") }
+                    if try !indexes(db, i, name, seq) { report.problem("event \(seq): missing from the \(kind) index") }
                 } catch {
                     report.problem("event \(seq): the \(kind) index: \(error)")
                 }
