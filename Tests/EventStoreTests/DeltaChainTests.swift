@@ -497,10 +497,11 @@ import Testing
             return (rows, out)
         }
         #expect(rows == [k, k, 8])
-        // The two closed rows were moved to `history-packed` (numbered in the order they closed);
-        // `history` points at them and holds the open one.
+        // The two closed rows were moved to `history-packed` (numbered in the order they closed,
+        // after number 0, the count of the rows waiting for a block); `history` points at them
+        // and holds the open one.
         let (packed, pointers): (Int, [Bool]) = try await store.read { txn in
-            var n = 0, marks: [Bool] = []
+            var n = -1, marks: [Bool] = []
             let p = try txn.cursor(tables["history-packed"])
             var e = try p.first()
             while let entry = e { n += 1; #expect(UInt64(bigEndianBytes: entry.key) == UInt64(n)); e = try p.next() }
@@ -520,10 +521,10 @@ import Testing
         let packedSizes: [Int] = try await store.read { txn in
             var out: [Int] = []
             let p = try txn.cursor(tables["history-packed"])
-            var e = try p.first()
+            var e = try p.seek(atLeast: UInt64(1).bigEndianBytes)
             while let entry = e {
-                // Row 1 is an anchor, compressed alone; row 2 is compressed against it.
-                #expect(entry.value.first == (out.isEmpty ? KeyedDocumentProjection.HistoryRow.solidMark : KeyedDocumentProjection.HistoryRow.anchoredMark))
+                // Both wait for their block, each compressed alone.
+                #expect(entry.value.first == KeyedDocumentProjection.HistoryRow.solidMark)
                 out.append(entry.value.count)
                 e = try p.next()
             }

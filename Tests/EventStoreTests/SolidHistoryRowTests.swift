@@ -31,15 +31,34 @@ import Testing
         return (events, (0..<40).map { "k\($0)" }, document)
     }
 
-    /// The first byte of every packed row, in number order: 0 plain, 1 solid alone, 2 anchored.
-    static func packedMarks(_ store: EventStore, _ tables: TableSet) async throws -> [UInt8] {
+    /// Every packed row, in number order: its number, and the first byte of the entry holding
+    /// it (0 plain, 1 solid alone: waiting for its block, 3 in a block), that entry's key and
+    /// its size. Number 0 (the waiting rows' count) is left out.
+    static func packedRows(_ store: EventStore, _ tables: TableSet) async throws -> [(number: UInt64, mark: UInt8, entry: UInt64, size: Int)] {
         try await store.read { txn in
-            var out: [UInt8] = []
+            var out: [(UInt64, UInt8, UInt64, Int)] = []
             let c = try txn.cursor(tables["history-packed"])
             var e = try c.first()
-            while let entry = e { out.append(entry.value.first!); e = try c.next() }
+            while let entry = e {
+                let number = UInt64(bigEndianBytes: entry.key)
+                if number > 0 {
+                    let count = try KeyedDocumentProjection.HistoryRow.blockCount(entry.value) ?? 1
+                    for i in 0..<count { out.append((number + UInt64(i), entry.value.first!, number, entry.value.count)) }
+                }
+                e = try c.next()
+            }
             return out
         }
+    }
+
+    /// The mark of every packed row's entry, in number order (``packedRows(_:_:)``).
+    static func packedMarks(_ store: EventStore, _ tables: TableSet) async throws -> [UInt8] {
+        try await packedRows(store, tables).map(\.mark)
+    }
+
+    /// The rows waiting for their block, as number 0 counts them.
+    static func pending(_ store: EventStore, _ tables: TableSet) async throws -> KeyedDocumentProjection.HistoryRow.Pending {
+        try await store.read { txn in try KeyedDocumentProjection.HistoryRow.Pending(txn, tables["history-packed"]) }
     }
 
     @Test func everyVersionOfASolidRowReadsBack() async throws {
@@ -48,16 +67,16 @@ import Testing
         for batch in stride(from: 0, to: events.count, by: 10) { _ = try await store.append(Array(events[batch..<batch + 10])) }
         let tables = try store.tables(of: "documents")
 
-        // Marks: anchors (1, 65) compressed alone, the rest against their anchor.
-        let marks = try await Self.packedMarks(store, tables)
-        #expect(marks.count > 65, "\(marks.count) packed rows")
-        for (i, mark) in marks.enumerated() {
-            let number = UInt64(i + 1)
-            let expected =
-                KeyedDocumentProjection.HistoryRow.anchor(of: number) == number
-                ? KeyedDocumentProjection.HistoryRow.solidMark : KeyedDocumentProjection.HistoryRow.anchoredMark
-            #expect(mark == expected, "row \(number)")
-        }
+        // Rows are numbered from 1 without a gap; the closed ones are in blocks of several rows,
+        // but the last few, which wait for theirs as solid rows alone (as number 0 counts them).
+        let rows = try await Self.packedRows(store, tables)
+        #expect(rows.count > 65 && rows.map(\.number) == (1...UInt64(rows.count)).map { $0 }, "\(rows.count) packed rows")
+        let waiting = try await Self.pending(store, tables)
+        let blocked = rows.prefix { $0.mark == KeyedDocumentProjection.HistoryRow.blockMark }
+        #expect(blocked.count + waiting.count == rows.count && waiting.count > 0, "\(rows.map(\.mark)) \(waiting)")
+        #expect(rows.suffix(waiting.count).allSatisfy { $0.mark == KeyedDocumentProjection.HistoryRow.solidMark })
+        let blocks = Set(blocked.map(\.entry)).count
+        #expect(blocks > 1 && blocks * 8 < blocked.count, "\(blocks) blocks hold \(blocked.count) rows")
 
         // Every key as of every seq (each snapshot is one seq), its history and its change kinds.
         for (k, key) in keys.enumerated() {
@@ -96,41 +115,84 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
-    /// When the anchor stays plain (here a row of one document larger than a solid row holds,
-    /// ``KeyedDocumentProjection/HistoryRow/solidTextLimit``: its key's next document shares
-    /// nothing with it, so it starts a row again), the rows after it are compressed alone.
-    @Test func rowsAfterAPlainAnchorAreCompressedAlone() async throws {
+    /// Which rows a block holds follows from the rows alone: the same snapshots appended one at a
+    /// time, in batches of 7 and all at once leave the same `history-packed` and `history`, byte
+    /// for byte, and blocks of more than one row.
+    @Test func blocksDoNotDependOnBatches() async throws {
+        let (events, _, _) = Self.snapshots()
+        var tablesBytes: [[[UInt8]]] = []
+        for batch in [1, 7, events.count] {
+            let store = try await openStore()
+            for start in stride(from: 0, to: events.count, by: batch) {
+                _ = try await store.append(Array(events[start..<min(start + batch, events.count)]))
+            }
+            let tables = try store.tables(of: "documents")
+            let rows = try await Self.packedRows(store, tables)
+            #expect(Set(rows.filter { $0.mark == KeyedDocumentProjection.HistoryRow.blockMark }.map(\.entry)).count > 1)
+            let bytes: [[UInt8]] = try await store.read { txn in
+                var out: [[UInt8]] = []
+                for name in ["history-packed", "history"] {
+                    let c = try txn.cursor(tables[name])
+                    var e = try c.first()
+                    while let entry = e { out.append([UInt8](entry.key) + [UInt8](entry.value)); e = try c.next() }
+                }
+                return out
+            }
+            tablesBytes.append(bytes)
+        }
+        #expect(tablesBytes[0] == tablesBytes[1] && tablesBytes[1] == tablesBytes[2])
+    }
+
+    /// A row that stays plain (here a row of one document larger than a block holds,
+    /// ``KeyedDocumentProjection/HistoryRow/solidTextLimit``) closes the waiting rows' block, so a
+    /// block holds consecutive numbers; the rows on both sides of it read back.
+    @Test func aPlainRowClosesTheWaitingBlock() async throws {
         let store = try await openStore()
         var rng = SplitMix64(seed: 3)
         func noise(_ n: Int) -> String { String((0..<n).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) }) }
-        let first = "{\"a\":\"\(noise(300_000))\"}", second = "{\"b\":\"\(noise(40))\"}"
-        _ = try await store.append(
-            NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")], payload: bytes("{\"x\":\(first)}")))
-        _ = try await store.append(
-            NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")], payload: bytes("{\"x\":\(second)}")))
-        let (events, _, _) = Self.snapshots()
-        // One row closed per key (40 of them, then x's two): fewer than the 64 before an anchor.
-        let count = KeyedDocumentProjection.keyframeInterval + 8
-        _ = try await store.append(Array(events[0..<count]))
+        func snapshot(_ members: [String]) -> NewEvent {
+            NewEvent(
+                type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")], payload: bytes("{" + members.joined(separator: ",") + "}"))
+        }
+        var expected: [String: [String]] = [:]
+        // Versions that share their text: the second is a delta, so the two make one row.
+        func small(_ key: String) async throws {
+            let name = noise(300)
+            for v in 0..<2 {
+                let doc = "{\"name\":\"\(key) \(name)\",\"v\":\(v)}"
+                expected[key, default: []].append(doc)
+                _ = try await store.append(snapshot(["\"\(key)\":" + doc]))
+            }
+        }
+        // Rows 1–4: two versions each, closed by the next key's snapshot: they wait.
+        for k in 0..<4 { try await small("a\(k)") }
+        // Row 5: one version of 300 KB, closed by its second (row 6 waits after it).
+        let large = ["{\"text\":\"\(noise(300_000))\"}", "{\"text\":\"\(noise(40))\"}"]
+        for doc in large {
+            expected["big", default: []].append(doc)
+            _ = try await store.append(snapshot(["\"big\":" + doc]))
+        }
+        for k in 0..<3 { try await small("b\(k)") }
+        _ = try await store.append(snapshot([]))
         let tables = try store.tables(of: "documents")
-        let marks = try await Self.packedMarks(store, tables)
-        // Row 1 (x's first version) is plain; no row is anchored, and the solid ones read back.
-        #expect(
-            marks.count > 2 && marks[0] == 0 && !marks.contains(KeyedDocumentProjection.HistoryRow.anchoredMark)
-                && marks.contains(KeyedDocumentProjection.HistoryRow.solidMark), "\(marks)")
-        // x: added, changed, then removed by the first snapshot without it.
-        let x = try await store.documents { try $0.history(collection: "c", key: "x") }
-        let expected = [try JSONValue(parsing: bytes(first)), try JSONValue(parsing: bytes(second))]
-        #expect(Array(x.map(\.document).prefix(2)) == expected && x.map(\.kind) == [.added, .changed, .removed])
-        let k3 = try await store.documents { try $0.history(collection: "c", key: "k3") }
-        #expect(k3.count == count)
+        let rows = try await Self.packedRows(store, tables)
+        let block = KeyedDocumentProjection.HistoryRow.blockMark, solid = KeyedDocumentProjection.HistoryRow.solidMark
+        try #require(rows.count > 5, "\(rows.map(\.mark))")
+        #expect(rows.map(\.mark) == [block, block, block, block, 0] + Array(repeating: solid, count: rows.count - 5), "\(rows.map(\.mark))")
+        #expect(Set(rows.prefix(4).map(\.entry)) == [1])
+        #expect(try await Self.pending(store, tables).count == rows.count - 5)
+        for (key, docs) in expected {
+            let history = try await store.documents { try $0.history(collection: "c", key: key) }
+            let present = history.filter { !$0.isRemoved }.map(\.document)
+            #expect(present == (try docs.map { try JSONValue(parsing: bytes($0)) }), "\(key)")
+        }
         #expect(try await store.verify().ok)
     }
 
-    /// Rows after an anchor larger than ``KeyedDocumentProjection/HistoryRow/anchorPrefixLimit``
-    /// are compressed against its first part only, and read back (a read decompresses that part
-    /// of the anchor and stops); `verify` finds them as a rebuild writes them.
-    @Test func rowsAfterALargeAnchorReadBack() async throws {
+    /// Rows written before blocks, anchored against an anchor row's first
+    /// ``KeyedDocumentProjection/HistoryRow/anchorPrefixLimit`` bytes of columns (a custom
+    /// projection whose version did not change keeps them), still read back.
+    @Test func rowsAnchoredBeforeBlocksReadBack() async throws {
         let store = try await openStore()
         var rng = SplitMix64(seed: 9)
         let words = (0..<400).map { _ in String((0..<(3 + Int(rng.next() % 6))).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) }) }
@@ -147,42 +209,62 @@ import Testing
             expected["big", default: []].append(doc)
             _ = try await store.append(snapshot(["\"big\":" + doc]))
         }
-        // Then small keys, each two versions and a removal: rows 2… are anchored.
+        // Then small keys, each two versions and a removal: rows 2…11.
         for k in 0..<10 {
+            let name = text(40)
             for v in 0..<2 {
-                let doc = "{\"name\":\"\(text(20))\",\"v\":\(v)}"
+                let doc = "{\"name\":\"\(name)\",\"v\":\(v)}"
                 expected["k\(k)", default: []].append(doc)
                 _ = try await store.append(snapshot(["\"k\(k)\":" + doc]))
             }
         }
         _ = try await store.append(snapshot([]))
-        let tables = try store.tables(of: "documents")
-        let marks = try await Self.packedMarks(store, tables)
-        #expect(
-            marks.first == KeyedDocumentProjection.HistoryRow.solidMark && marks.dropFirst().contains(KeyedDocumentProjection.HistoryRow.anchoredMark),
-            "\(marks)")
         #expect(big.utf8.count > KeyedDocumentProjection.HistoryRow.anchorPrefixLimit)
+        // Every row waits, solid alone. Rows 2… become anchored rows, as the layout before blocks
+        // wrote them, and none waits any more.
+        let tables = try store.tables(of: "documents")
+        let db = tables["history-packed"]
+        let before = try await Self.packedMarks(store, tables)
+        #expect(before == Array(repeating: KeyedDocumentProjection.HistoryRow.solidMark, count: 11), "\(before)")
+        try store.environment.write { txn in
+            let anchor = try #require(try txn.get(db, key: UInt64(1).bigEndianBytes))
+            let prefix = Array(
+                try anchor.withUnsafeBytes { try KeyedDocumentProjection.HistoryRow.columns(ofSolid: $0) }.prefix(
+                    KeyedDocumentProjection.HistoryRow.anchorPrefixLimit))
+            for number in UInt64(2)...11 {
+                let row = try #require(try txn.get(db, key: number.bigEndianBytes))
+                let columns = try row.withUnsafeBytes { try KeyedDocumentProjection.HistoryRow.columns(ofSolid: $0) }
+                let frame = try #require(ZstdContext.pooled { $0.compress(columns, prefix: prefix, level: 9) })
+                var w = ByteWriter()
+                w.u8(KeyedDocumentProjection.HistoryRow.anchoredMark)
+                w.varint(columns.count)
+                w.raw(frame)
+                _ = try txn.put(db, key: number.bigEndianBytes, value: w.bytes)
+            }
+            try KeyedDocumentProjection.HistoryRow.Pending().write(txn, db)
+        }
+        #expect(try await Self.packedMarks(store, tables).dropFirst().allSatisfy { $0 == KeyedDocumentProjection.HistoryRow.anchoredMark })
         for (key, docs) in expected {
             let history = try await store.documents { try $0.history(collection: "c", key: key) }
             let present = history.filter { !$0.isRemoved }.map(\.document)
             #expect(present == (try docs.map { try JSONValue(parsing: bytes($0)) }), "\(key)")
         }
-        #expect(try await store.verify().ok)
     }
 
-    @Test func aDamagedSolidRowIsReported() async throws {
+    @Test func aDamagedBlockIsReported() async throws {
         let store = try await openStore()
         let (events, _, _) = Self.snapshots()
         _ = try await store.append(Array(events[0..<70]))
         let tables = try store.tables(of: "documents")
         let db = tables["history-packed"]
         let (key, original): ([UInt8], [UInt8]) = try await store.read { txn in
+            // The first block (number 0 holds the waiting rows' count).
             let c = try txn.cursor(db, raw: true)
             _ = try c.first()
             let e = try #require(try c.next())
             return ([UInt8](e.key), [UInt8](e.value))
         }
-        #expect(original.first == KeyedDocumentProjection.HistoryRow.anchoredMark)
+        #expect(original.first == KeyedDocumentProjection.HistoryRow.blockMark)
         var damaged = original
         damaged[damaged.count / 2] ^= 0x10
         try store.environment.write { txn in

@@ -21,6 +21,9 @@ final class DocumentFold {
     var countsCursor: Cursor?
     /// The number the next row packed into `history-packed` takes (read once per context).
     var nextPacked: UInt64?
+    /// The rows of `history-packed` waiting for their block, as number 0 there holds them (read
+    /// once per context).
+    var pendingBlock: KeyedDocumentProjection.HistoryRow.Pending?
 
     /// Open rows of `history`, held instead of written while `holdsRows`; the projection writes them before its transaction commits
     /// (``KeyedDocumentProjection/finish(_:)``).

@@ -122,17 +122,31 @@ extension KeyedDocumentProjection {
     }
 
     /// Appends a closed row (of the version at `seq` and the deltas after it) to
-    /// `history-packed`, solid when that is smaller, and returns its number there.
+    /// `history-packed` and returns its number there: a row of two versions or more waits there
+    /// for its block, solid, and closes the waiting rows' block first when it would take them past
+    /// what a block holds; any other row stays plain and closes it too (``HistoryRow/closeBlock``).
     static func packRow(_ row: [UInt8], seq: UInt64, _ ctx: ProjectionContext) throws -> UInt64 {
-        let memo = ctx.memo
-        let packed = try memo.packedCursor ?? ctx.transaction.cursor(ctx.tables["history-packed"])
+        let memo = ctx.memo, txn = ctx.transaction, db = ctx.tables["history-packed"]
+        let packed = try memo.packedCursor ?? txn.cursor(db)
         memo.packedCursor = packed
-        let number = try memo.nextPacked ?? (packed.last().map { UInt64(bigEndianBytes: $0.key) } ?? 0) + 1
+        let number = try memo.nextPacked ?? HistoryRow.nextNumber(packed)
         memo.nextPacked = number + 1
-        let stored = HistoryRow.solid(row, seq: seq, number: number, ctx.transaction, ctx.tables) ?? row
-        try stored.withUnsafeBytes { value in
+        let stored = try memo.pendingBlock ?? HistoryRow.Pending(txn, db)
+        var pending = stored
+        let solid = HistoryRow.solid(row, seq: seq, level: HistoryRow.pendingLevel)
+        if pending.count > 0, solid.map({ pending.columns + $0.columns > HistoryRow.blockLimit }) ?? true {
+            try HistoryRow.closeBlock(pending, txn, db)
+            pending = .init()
+        }
+        try (solid?.stored ?? row).withUnsafeBytes { value in
             try withUnsafeBytes(of: number.bigEndian) { try packed.put(key: $0, value: value, flags: .append) }
         }
+        if let solid {
+            pending.count += 1
+            pending.columns += solid.columns
+        }
+        if pending != stored { try pending.write(txn, db) }
+        memo.pendingBlock = pending
         return number
     }
 }

@@ -280,17 +280,29 @@ extension KeyedDocumentProjection {
         init(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, _ txn: Transaction, _ tables: TableSet) throws {
             seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...]))
             guard value.first == Self.packedMark else { bytes = value; owner = nil; return }
-            guard value.count == 9, let row = try txn.get(tables["history-packed"], key: UnsafeRawBufferPointer(rebasing: value[1...])) else {
-                throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing")
-            }
-            guard row.first == Self.solidMark || row.first == Self.anchoredMark else { bytes = row; owner = nil; return }
+            guard value.count == 9 else { throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing") }
+            let number = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: value[1...]))
+            // The row's own entry, or the block holding it: the last entry at or before it.
+            guard number > 0, let e = try number.bigEndianBytes.withUnsafeBytes({ try txn.cursor(tables["history-packed"]).seek(atMost: $0) }),
+                e.key.count == 8
+            else { throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing") }
+            let at = UInt64(bigEndianBytes: e.key)
+            let row = e.value
             do {
-                let solid = try Self.unpackSolid(row, number: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: value[1...])), txn, tables)
-                owner = solid
-                bytes = UnsafeRawBufferPointer(solid.buffer)
+                if let count = try Self.blockCount(row), at > 0 {
+                    guard number - at < UInt64(count) else { throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing") }
+                    owner = try Self.unpackBlock(row, first: at, number: number)
+                } else {
+                    guard at == number else { throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing") }
+                    guard row.first == Self.solidMark || row.first == Self.anchoredMark else { bytes = row; owner = nil; return }
+                    owner = try Self.unpackSolid(row, number: number, txn, tables)
+                }
+            } catch let error as EventStoreError {
+                throw error
             } catch {
                 throw EventStoreError.corrupted("the packed history row of seq \(seq) does not decompress")
             }
+            bytes = UnsafeRawBufferPointer(owner!.buffer)
         }
 
         init(seq: UInt64, bytes: UnsafeRawBufferPointer) {

@@ -48,7 +48,7 @@ public struct KeyedDocumentProjection: Projection {
     let builtIn: Bool
 
     /// The built-in ``DocumentEvents``.
-    public init(name: String = "documents", version: Int = 16) {
+    public init(name: String = "documents", version: Int = 17) {
         self.init(
             name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
             extract: DocumentEvents.operations, builtIn: true)

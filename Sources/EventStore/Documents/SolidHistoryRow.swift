@@ -44,29 +44,32 @@ extension KeyedDocumentProjection.HistoryRow {
         var rest: [UInt8]
     }
 
-    /// The row `plain` (the row of seq `seq` as `history` holds it) as a solid row, or nil when
-    /// that would not be smaller (one version, more text than ``solidTextLimit``, a record this
-    /// version does not write).
-    static func solid(_ plain: [UInt8], seq: UInt64, number: UInt64, _ txn: Transaction, _ tables: TableSet) -> [UInt8]? {
+    /// The row `plain` (the row of seq `seq` as `history` holds it) as a solid row compressed
+    /// alone at `level`, and the length of its columns; nil for a row that stays plain (one
+    /// version, more text than ``solidTextLimit``, a record this version does not write).
+    static func solid(_ plain: [UInt8], seq: UInt64, level: Int32) -> (stored: [UInt8], columns: Int)? {
         guard plain.withUnsafeBytes({ worthSolid($0) }) else { return nil }
         guard let versions = try? plain.withUnsafeBytes({ try solidVersions(Self(seq: seq, bytes: $0)) }),
             versions.count > 1
         else { return nil }
-        let anchor = anchor(of: number)
-        // Against the anchor when it is solid; alone when this row is the anchor, or the anchor
-        // stayed plain (its bytes could be a large document, read again for every row).
-        let prefix = anchor == number ? [] : (try? anchorPrefix(anchor, txn, tables)) ?? []
         let columns = encodeColumns(versions)
-        guard let frame = ZstdContext.pooled({ $0.compress(columns, prefix: prefix, level: solidLevel) }) else { return nil }
+        guard let frame = ZstdContext.pooled({ $0.compress(columns, prefix: [], level: level) }) else { return nil }
         var w = ByteWriter(capacity: frame.count + 11)
-        w.u8(prefix.isEmpty ? solidMark : anchoredMark)
+        w.u8(solidMark)
         w.varint(columns.count)
         w.raw(frame)
-        guard w.bytes.count < plain.count else { return nil }
+        // Not compared with the plain row: a row whose documents the log stored compressed can
+        // take more bytes alone at level 1, and still share most of them with its block.
         // What a read will rebuild, checked once here (a few microseconds): a row that would not
         // read back exactly stays plain.
-        guard let back = try? w.bytes.withUnsafeBytes({ try decodeColumns(decompressSolid($0, prefix: prefix)) }), back == versions else { return nil }
-        return w.bytes
+        guard let back = try? w.bytes.withUnsafeBytes({ try decodeColumns(decompressSolid($0, prefix: [])) }), back == versions else { return nil }
+        return (w.bytes, columns.count)
+    }
+
+    /// The columns of a solid row compressed alone (a row waiting for its block).
+    static func columns(ofSolid stored: UnsafeRawBufferPointer) throws -> [UInt8] {
+        guard stored.first == solidMark else { throw ByteReader.Truncated() }
+        return try decompressSolid(stored, prefix: [])
     }
 
     /// Every ``anchorInterval``-th packed row (numbers 1, 65, 129, …) is an anchor: compressed
@@ -128,7 +131,11 @@ extension KeyedDocumentProjection.HistoryRow {
         -> KeyedDocumentProjection.OwnedBytes
     {
         let prefix = stored.first == anchoredMark ? try anchorPrefix(anchor(of: number), txn, tables) : []
-        let versions = try decodeColumns(decompressSolid(stored, prefix: prefix))
+        return try plainRow(decodeColumns(decompressSolid(stored, prefix: prefix)))
+    }
+
+    /// The plain bytes of a row whose columns are `versions`.
+    static func plainRow(_ versions: [SolidVersion]) -> KeyedDocumentProjection.OwnedBytes {
         var size = 0
         for v in versions {
             let record = recordCount(v)
@@ -214,27 +221,29 @@ extension KeyedDocumentProjection.HistoryRow {
         return w.bytes
     }
 
-    private static func decodeColumns(_ columns: [UInt8]) throws -> [SolidVersion] {
-        try columns.withUnsafeBytes { raw in
-            var r = ByteReader(raw)
-            let count = try r.count(limit: 1 << 20)
-            var out: [SolidVersion] = []
-            out.reserveCapacity(count)
-            var seq: UInt64 = 0, time: Int64 = 0, version: UInt64 = 0
-            var lengths: [(document: Int, rest: Int)] = []
-            for _ in 0..<count {
-                seq &+= try r.varint()
-                time &+= decodeTime(try r.varint())
-                let kind = try r.u8()
-                version &+= try r.varint()
-                lengths.append((try r.count(), try r.count()))
-                out.append(SolidVersion(offset: seq, version: version, time: time, kind: kind, document: [], rest: []))
-            }
-            for i in out.indices { out[i].rest = try r.bytes(lengths[i].rest) }
-            for i in out.indices { out[i].document = try r.bytes(lengths[i].document) }
-            guard r.isAtEnd else { throw ByteReader.Truncated() }
-            return out
+    static func decodeColumns(_ columns: [UInt8]) throws -> [SolidVersion] {
+        try columns.withUnsafeBytes { try decodeColumns($0) }
+    }
+
+    static func decodeColumns(_ raw: UnsafeRawBufferPointer) throws -> [SolidVersion] {
+        var r = ByteReader(raw)
+        let count = try r.count(limit: 1 << 20)
+        var out: [SolidVersion] = []
+        out.reserveCapacity(count)
+        var seq: UInt64 = 0, time: Int64 = 0, version: UInt64 = 0
+        var lengths: [(document: Int, rest: Int)] = []
+        for _ in 0..<count {
+            seq &+= try r.varint()
+            time &+= decodeTime(try r.varint())
+            let kind = try r.u8()
+            version &+= try r.varint()
+            lengths.append((try r.count(), try r.count()))
+            out.append(SolidVersion(offset: seq, version: version, time: time, kind: kind, document: [], rest: []))
         }
+        for i in out.indices { out[i].rest = try r.bytes(lengths[i].rest) }
+        for i in out.indices { out[i].document = try r.bytes(lengths[i].document) }
+        guard r.isAtEnd else { throw ByteReader.Truncated() }
+        return out
     }
 
     /// The columns of a solid row, or their first `limit` bytes (a streaming decompression that
