@@ -40,8 +40,9 @@ import Testing
             let c = try txn.cursor(tables["history-packed"])
             var e = try c.first()
             while let entry = e {
-                let number = UInt64(bigEndianBytes: entry.key)
-                if number > 0 {
+                // A block's later chunks (9-byte keys) are part of the entry before them.
+                let number = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: entry.key[..<8]))
+                if number > 0, entry.key.count == 8 {
                     let count = try KeyedDocumentProjection.HistoryRow.blockCount(entry.value) ?? 1
                     for i in 0..<count { out.append((number + UInt64(i), entry.value.first!, number, entry.value.count)) }
                 }
@@ -77,6 +78,20 @@ import Testing
         #expect(rows.suffix(waiting.count).allSatisfy { $0.mark == KeyedDocumentProjection.HistoryRow.solidMark })
         let blocks = Set(blocked.map(\.entry)).count
         #expect(blocks > 1 && blocks * 8 < blocked.count, "\(blocks) blocks hold \(blocked.count) rows")
+        // The blocks follow each other in one stream of chunks (9-byte keys after every number),
+        // each whole but the last.
+        let chunks: [Int] = try await store.read { txn in
+            var out: [Int] = []
+            let c = try txn.cursor(tables["history-packed"])
+            var e = try c.seek(atLeast: [KeyedDocumentProjection.HistoryRow.streamMark])
+            while let entry = e {
+                #expect(entry.key.count == 9 && UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: entry.key[1...])) == UInt64(out.count))
+                out.append(entry.value.count)
+                e = try c.next()
+            }
+            return out
+        }
+        #expect(chunks.count > blocks && chunks.dropLast().allSatisfy { $0 == KeyedDocumentProjection.HistoryRow.chunkSize }, "\(chunks)")
 
         // Every key as of every seq (each snapshot is one seq), its history and its change kinds.
         for (k, key) in keys.enumerated() {
@@ -141,6 +156,33 @@ import Testing
             tablesBytes.append(bytes)
         }
         #expect(tablesBytes[0] == tablesBytes[1] && tablesBytes[1] == tablesBytes[2])
+    }
+
+    /// In an encrypted store every chunk of the stream is sealed (and still fits its page): the
+    /// blocks read back as the plain store's do, `verify` finds them as a rebuild writes them,
+    /// and the file holds none of the documents' text.
+    @Test func blocksOfAnEncryptedStoreReadBackAndHoldNoPlaintext() async throws {
+        let (events, keys, _) = Self.snapshots()
+        let dir = makeTempDir("sealed")
+        let sealed = try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()], options: EncryptionTests.options(StoreKey.generate()))
+        let plain = try await openStore()
+        for start in stride(from: 0, to: events.count, by: 10) {
+            _ = try await sealed.append(Array(events[start..<(start + 10)]))
+            _ = try await plain.append(Array(events[start..<(start + 10)]))
+        }
+        let rows = try await Self.packedRows(sealed, try sealed.tables(of: "documents"))
+        #expect(rows.filter { $0.mark == KeyedDocumentProjection.HistoryRow.blockMark }.count > 65)
+        for key in keys {
+            let a = try await sealed.documents { try $0.history(collection: "c", key: key) }
+            let b = try await plain.documents { try $0.history(collection: "c", key: key) }
+            #expect(a == b && !a.isEmpty, "\(key)")
+        }
+        let report = try await sealed.verify()
+        #expect(report.ok, "\(report.problems) \(report.projections.flatMap(\.differences))")
+        try sealed.environment.sync()
+        let file = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/data.mdb")))
+        let needles = ["\"name\":\"item 17\",\"price\"", "\"updated_at\":\"2026-11-26T"]
+        #expect(EncryptionTests.leaks(in: file, of: needles).isEmpty)
     }
 
     /// A row that stays plain (here a row of one document larger than a block holds,

@@ -138,8 +138,9 @@ extension KeyedDocumentProjection {
             try HistoryRow.closeBlock(pending, txn, db)
             pending = .init()
         }
+        // Not appended: the blocks' stream sorts after every number.
         try (solid?.stored ?? row).withUnsafeBytes { value in
-            try withUnsafeBytes(of: number.bigEndian) { try packed.put(key: $0, value: value, flags: .append) }
+            try withUnsafeBytes(of: number.bigEndian) { try packed.put(key: $0, value: value) }
         }
         if let solid {
             pending.count += 1

@@ -282,16 +282,15 @@ extension KeyedDocumentProjection {
             guard value.first == Self.packedMark else { bytes = value; owner = nil; return }
             guard value.count == 9 else { throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing") }
             let number = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: value[1...]))
-            // The row's own entry, or the block holding it: the last entry at or before it.
-            guard number > 0, let e = try number.bigEndianBytes.withUnsafeBytes({ try txn.cursor(tables["history-packed"]).seek(atMost: $0) }),
-                e.key.count == 8
-            else { throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing") }
-            let at = UInt64(bigEndianBytes: e.key)
-            let row = e.value
+            // The row's own entry, or the block holding it.
+            let c = try txn.cursor(tables["history-packed"])
+            guard let (at, row) = try Self.packedEntry(number, c), at > 0 else {
+                throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing")
+            }
             do {
-                if let count = try Self.blockCount(row), at > 0 {
+                if let count = try Self.blockCount(row) {
                     guard number - at < UInt64(count) else { throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing") }
-                    owner = try Self.unpackBlock(row, first: at, number: number)
+                    owner = try Self.storedBlock(row, c).withUnsafeBytes { try Self.unpackBlock($0, first: at, number: number) }
                 } else {
                     guard at == number else { throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing") }
                     guard row.first == Self.solidMark || row.first == Self.anchoredMark else { bytes = row; owner = nil; return }
