@@ -31,10 +31,32 @@ extension KeyedDocumentProjection {
     /// in an encrypted store, as in `history`).
     static func flushChangeOrder(_ seq: UInt64, _ ctx: ProjectionContext) throws {
         for (collection, keys) in ctx.memo.changeOrder where !keys.isEmpty {
-            let value = ctx.tables.isEncrypted ? keys : try naturalOrder(keys)
+            let value = ctx.tables.isEncrypted ? keys : compressedChangeRow(try naturalOrder(keys))
             try ctx.transaction.put(ctx.tables["changed"], key: collection + [0] + seq.bigEndianBytes, value: value)
         }
         ctx.memo.changeOrder.removeAll(keepingCapacity: true)
+    }
+
+    /// The first byte of a compressed `changed` row: `0x01 | varint n | frame` (zstd level 9,
+    /// magicless, no content size) of the row's n bytes. A row's own first byte is a kind
+    /// (0x80…0x83).
+    static let compressedChangeRowMark: UInt8 = 0x01
+    /// Rows from 64 bytes to 64 KiB are compressed when that makes them smaller: a scrape of a
+    /// list that items come and go from writes a row of hundreds of keys whose numbers share
+    /// their first digits (the outages history's rows: 0.76 MB, 0.30 MB compressed); a larger
+    /// row stays as it is, so a walk that wants the first few versions of a 200,000-version
+    /// event decodes no other (an encrypted store's rows, digests, stay as they are too).
+    static let compressedChangeRowLimits = 64...(64 << 10)
+
+    static func compressedChangeRow(_ row: [UInt8]) -> [UInt8] {
+        guard compressedChangeRowLimits.contains(row.count),
+            let frame = ZstdContext.pooled({ $0.compress(row, prefix: [], level: 9) }), frame.count + 4 < row.count
+        else { return row }
+        var w = ByteWriter(capacity: frame.count + 4)
+        w.u8(compressedChangeRowMark)
+        w.varint(row.count)
+        w.raw(frame)
+        return w.bytes
     }
 
     /// A row's entries in the keys' natural order (numbers by value, then text: as ids are
@@ -73,7 +95,21 @@ public struct ChangeOrderWalk {
         let seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]))
         guard seq <= upTo else { entry = nil; return nil }
         entry = try cursor.next()
-        return (seq, ChangeRow(seq: seq, reader: ByteReader(e.value)))
+        guard e.value.first == KeyedDocumentProjection.compressedChangeRowMark else {
+            return (seq, ChangeRow(seq: seq, reader: ByteReader(e.value), owner: nil))
+        }
+        var r = ByteReader(e.value)
+        do {
+            _ = try r.u8()
+            let size = try r.varint()
+            guard KeyedDocumentProjection.compressedChangeRowLimits.contains(Int(clamping: size)) else { throw ByteReader.Truncated() }
+            let owner = KeyedDocumentProjection.OwnedBytes(count: Int(size))
+            let frame = UnsafeRawBufferPointer(rebasing: e.value[r.offset...])
+            try ZstdContext.pooled { try $0.decompress(frame, prefix: UnsafeRawBufferPointer(start: nil, count: 0), into: owner.buffer, size: Int(size)) }
+            return (seq, ChangeRow(seq: seq, reader: ByteReader(UnsafeRawBufferPointer(rebasing: owner.buffer[..<Int(size)])), owner: owner))
+        } catch {
+            throw EventStoreError.corrupted("the change-order row at seq \(seq) does not decompress")
+        }
     }
 }
 
@@ -84,6 +120,8 @@ public struct ChangeOrderWalk {
 public struct ChangeRow {
     let seq: UInt64
     var reader: ByteReader
+    /// The decompressed bytes of a compressed row, which `reader` reads.
+    let owner: KeyedDocumentProjection.OwnedBytes?
 
     /// The next version's kind and stored key bytes (``TableSet/reveal(_:in:)`` gives its text).
     public mutating func next() throws -> (key: UnsafeRawBufferPointer, kind: ChangeKind)? {
