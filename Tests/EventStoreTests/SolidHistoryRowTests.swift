@@ -331,8 +331,8 @@ import Testing
 
     /// A row holds no more document text than a read should decompress
     /// (``KeyedDocumentProjection/HistoryRow/solidTextLimit``): versions of 40 KB documents
-    /// start a new row every few versions; a document larger than that is a row of its own,
-    /// which stays plain.
+    /// start a new row every 13 versions, a block of its own; a document larger than half of
+    /// that is a row of its own, which stays plain.
     @Test func rowsOfLargeDocumentsAreCutToWhatAReadDecompresses() async throws {
         let store = try await openStore()
         var rng = SplitMix64(seed: 5)
@@ -346,15 +346,21 @@ import Testing
         let medium = text(40_000)
         for v in 0..<20 { try await append(medium, v) }
         let tables = try store.tables(of: "documents")
-        // 40 KB a version (and a few bytes): rows of as many as the limit holds (3 of 128 KiB),
-        // so 20 versions close 19 / 3 = 6 rows.
+        // 40 KB a version (and a few bytes): rows of as many as the limit holds (13 of 512 KiB),
+        // so 20 versions close 19 / 13 = 1 row, larger than a block of several rows holds: a
+        // block of its own.
         let perRow = KeyedDocumentProjection.HistoryRow.solidTextLimit / 40_100
         let cut = try await Self.packedMarks(store, tables)
         #expect(perRow < KeyedDocumentProjection.keyframeInterval && cut.count == 19 / perRow, "\(cut)")
+        #expect(perRow * 40_000 > KeyedDocumentProjection.HistoryRow.blockLimit && cut.allSatisfy { $0 == KeyedDocumentProjection.HistoryRow.blockMark })
         let large = text(300_000)
         for v in 0..<3 { try await append(large, v) }
-        let all = try await Self.packedMarks(store, tables)
-        #expect(all.count == cut.count + 3 && all.suffix(2) == [0, 0], "\(all)")
+        // The open row of 7 medium versions closes (a block of its own too), then two 300 KB
+        // versions: a row each, plain.
+        let all = try await Self.packedRows(store, tables)
+        #expect(all.map(\.mark) == Array(cut) + [KeyedDocumentProjection.HistoryRow.blockMark, 0, 0], "\(all.map(\.mark))")
+        #expect(Set(all.map(\.entry)).count == all.count)
+        #expect(try await Self.pending(store, tables) == .init())
         let history = try await store.documents { try $0.history(collection: "c", key: "k") }
         #expect(history.count == 23 && history.last?.document.value(atPath: "v") == .number("2"))
         #expect(history[19].document.value(atPath: "text") == .string(medium))

@@ -122,9 +122,10 @@ extension KeyedDocumentProjection {
     }
 
     /// Appends a closed row (of the version at `seq` and the deltas after it) to
-    /// `history-packed` and returns its number there: a row of two versions or more waits there
-    /// for its block, solid, and closes the waiting rows' block first when it would take them past
-    /// what a block holds; any other row stays plain and closes it too (``HistoryRow/closeBlock``).
+    /// `history-packed` and returns its number there: a row of two versions or more that fits a
+    /// block waits there for its block, solid, and closes the waiting rows' block first when it
+    /// would take them past what a block holds; any other row (solid alone, or plain) closes it
+    /// too (``HistoryRow/closeBlock``).
     static func packRow(_ row: [UInt8], seq: UInt64, _ ctx: ProjectionContext) throws -> UInt64 {
         let memo = ctx.memo, txn = ctx.transaction, db = ctx.tables["history-packed"]
         let packed = try memo.packedCursor ?? txn.cursor(db)
@@ -133,18 +134,25 @@ extension KeyedDocumentProjection {
         memo.nextPacked = number + 1
         let stored = try memo.pendingBlock ?? HistoryRow.Pending(txn, db)
         var pending = stored
-        let solid = HistoryRow.solid(row, seq: seq, level: HistoryRow.pendingLevel)
-        if pending.count > 0, solid.map({ pending.columns + $0.columns > HistoryRow.blockLimit }) ?? true {
+        let columns = HistoryRow.solidColumns(row, seq: seq)
+        let waits = columns.map { $0.count <= HistoryRow.blockLimit } ?? false
+        if pending.count > 0, !waits || pending.columns + columns!.count > HistoryRow.blockLimit {
             try HistoryRow.closeBlock(pending, txn, db)
             pending = .init()
         }
-        // Not appended: the blocks' stream sorts after every number.
-        try (solid?.stored ?? row).withUnsafeBytes { value in
-            try withUnsafeBytes(of: number.bigEndian) { try packed.put(key: $0, value: value) }
-        }
-        if let solid {
-            pending.count += 1
-            pending.columns += solid.columns
+        if let columns, !waits {
+            // Larger than a block holds: a block of its own.
+            try HistoryRow.writeBlock([(number, columns)], txn, db)
+        } else {
+            // Not appended: the blocks' stream sorts after every number.
+            let solid = columns.flatMap { HistoryRow.solid($0, level: HistoryRow.pendingLevel) }
+            try (solid ?? row).withUnsafeBytes { value in
+                try withUnsafeBytes(of: number.bigEndian) { try packed.put(key: $0, value: value) }
+            }
+            if let columns, solid != nil {
+                pending.count += 1
+                pending.columns += columns.count
+            }
         }
         if pending != stored { try pending.write(txn, db) }
         memo.pendingBlock = pending

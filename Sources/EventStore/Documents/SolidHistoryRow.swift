@@ -32,7 +32,7 @@ extension KeyedDocumentProjection.HistoryRow {
     /// incidents history (items of 4–37 KB) stayed plain, 1.4 MB of its 2.4 MB item history; at
     /// 256 KiB an as-of read of 4 KB documents on a 1 M-event log took 100 µs at p99 (target
     /// 100), at 128 KiB 60–69 µs, for 0.2 MB more on the incidents history.
-    static let solidTextLimit = 128 << 10
+    static let solidTextLimit = 512 << 10
     static let solidLevel: Int32 = 9
 
     struct SolidVersion: Equatable {
@@ -44,26 +44,29 @@ extension KeyedDocumentProjection.HistoryRow {
         var rest: [UInt8]
     }
 
-    /// The row `plain` (the row of seq `seq` as `history` holds it) as a solid row compressed
-    /// alone at `level`, and the length of its columns; nil for a row that stays plain (one
+    /// The columns of the row `plain` (the row of seq `seq` as `history` holds it: its versions,
+    /// every document whole, ``encodeColumns(_:)``), or nil for a row that stays plain (one
     /// version, more text than ``solidTextLimit``, a record this version does not write).
-    static func solid(_ plain: [UInt8], seq: UInt64, level: Int32) -> (stored: [UInt8], columns: Int)? {
+    static func solidColumns(_ plain: [UInt8], seq: UInt64) -> [UInt8]? {
         guard plain.withUnsafeBytes({ worthSolid($0) }) else { return nil }
         guard let versions = try? plain.withUnsafeBytes({ try solidVersions(Self(seq: seq, bytes: $0)) }),
             versions.count > 1
         else { return nil }
         let columns = encodeColumns(versions)
+        // What a read will rebuild, checked once here: a row that would not read back exactly
+        // stays plain.
+        guard (try? decodeColumns(columns)) == versions else { return nil }
+        return columns
+    }
+
+    /// A solid row of `columns` compressed alone at `level` (a row waiting for its block).
+    static func solid(_ columns: [UInt8], level: Int32) -> [UInt8]? {
         guard let frame = ZstdContext.pooled({ $0.compress(columns, prefix: [], level: level) }) else { return nil }
         var w = ByteWriter(capacity: frame.count + 11)
         w.u8(solidMark)
         w.varint(columns.count)
         w.raw(frame)
-        // Not compared with the plain row: a row whose documents the log stored compressed can
-        // take more bytes alone at level 1, and still share most of them with its block.
-        // What a read will rebuild, checked once here (a few microseconds): a row that would not
-        // read back exactly stays plain.
-        guard let back = try? w.bytes.withUnsafeBytes({ try decodeColumns(decompressSolid($0, prefix: [])) }), back == versions else { return nil }
-        return (w.bytes, columns.count)
+        return w.bytes
     }
 
     /// The columns of a solid row compressed alone (a row waiting for its block).
