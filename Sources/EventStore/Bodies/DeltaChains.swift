@@ -33,8 +33,11 @@ public final class DeltaChains {
     static let minimum = 1024
     /// Versions from one keyframe to the next (``StoreOptions/deltaKeyframeInterval``): the
     /// balance between store size (fewer keyframes) and the time to read any version (shorter
-    /// chains); docs/benchmarks.md has the measurements behind 48.
-    public static let defaultKeyframeInterval = 48
+    /// chains). What a read decodes is bounded by ``chainBytes`` too, so this bounds chains of
+    /// small bodies: at 48, the fires history's 130 KB versions started a chain every 48 (0.43 MB
+    /// of its 1.43 MB of bodies, a keyframe or a delta against the anchor each) and read at
+    /// 0.64–0.71 ms p99; at 128, 1.23 MB and 1.18–1.31 ms (docs/benchmarks.md).
+    public static let defaultKeyframeInterval = 128
     /// The zstd level of a keyframe that starts a lineage's chain again (every
     /// ``keyframeInterval`` versions). A chain's keyframes are most of what a lineage stores, and
     /// one is written only every ``defaultKeyframeInterval`` versions, so it gets the slower,
