@@ -58,12 +58,14 @@ public final class DeltaChains {
     let keyframeInterval: Int
 
     /// The most bytes a read of one version decodes along its chain (its depth times its size,
-    /// about): 24 MiB. Each link of a chain decompresses a whole version, so a chain of 47 deltas
+    /// about): 20 MiB. Each link of a chain decompresses a whole version, so a chain of 47 deltas
     /// of the outages history's largest lists (500–700 KB) took 2.7–3.0 ms to read at p99; a
-    /// chain of bodies of S bytes now ends after 24 MiB / S versions (at least 8), and reads
-    /// take 1.45 ms at p99 for 0.29 MB more bodies (3.48 → 3.77 MB: restarts are deltas against
-    /// the anchor, or keyframes). Bodies under 512 KiB keep the whole ``keyframeInterval``.
-    static let chainBytes = 24 << 20
+    /// chain of bodies of S bytes ends after 20 MiB / S versions (at least 8). At 24 MiB with
+    /// chains of up to 48, only its largest lists reached the bound (1.55–1.65 ms at p99); with
+    /// chains of up to 128 its 200–500 KB lists did too, and p99 came out 1.54–2.04 ms. At 20 MiB:
+    /// 1.44–1.60 ms, and its bodies 3.73 MB (3.77 at 24 MiB, 3.98 at 16). Bodies under 160 KiB
+    /// keep the whole ``keyframeInterval``.
+    static let chainBytes = 20 << 20
 
     /// Versions from one keyframe to the next for bodies of `size` bytes.
     func chainLength(_ size: Int) -> Int { min(keyframeInterval, max(8, Self.chainBytes / max(size, 1))) }
