@@ -515,7 +515,7 @@ import Testing
         // The open row's records as stored: a keyframe, then deltas of a few dozen bytes.
         let open = sizes[(2 * k)...]
         #expect(open.first! > 300 && open.dropFirst().allSatisfy { $0 < 80 }, "\(sizes)")
-        // The closed rows are solid (``HistoryRow/solid(_:seq:)``): each reads back with every
+        // The closed rows are solid (``HistoryRow/solidColumns(_:seq:)``): each reads back with every
         // document whole, and stores K versions in less than K deltas took.
         #expect(sizes[..<(2 * k)].allSatisfy { $0 > 600 }, "\(sizes)")
         let packedSizes: [Int] = try await store.read { txn in

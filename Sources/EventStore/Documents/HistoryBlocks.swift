@@ -6,19 +6,20 @@ import LMDB
 /// field names and values its collection repeats (a list of outages: 23,500 rows of 180 bytes,
 /// each about 2 KB of columns), the seqs and times of the events every row of the schema's field
 /// counts saw. Against an anchor row's first 32 KiB (the layout before blocks) a row found some of
-/// that; in a block, every row after the first finds it in the rows before it. Measured on the
-/// outages history, a block of up to 136 KiB of columns at level 9 stores the item history's
-/// rows in 2.7 MB instead of 4.2, and the schema's in 0.55 MB instead of 1.0
-/// (docs/benchmarks.md).
+/// that; in a block, every row after the first finds it in the rows before it. On the outages
+/// history the blocks hold the item history's rows in 2.87 MB instead of 4.81, and the schema's
+/// in 0.59 MB instead of 1.15 (docs/benchmarks.md, "Real scraping histories").
 ///
-/// A closed row of two versions or more (``solid(_:seq:level:)``) first waits as a solid row of
-/// its own under its number, compressed fast (``pendingLevel``). When the next such row would take
-/// the waiting rows' columns past ``blockLimit``, or a row that stays plain closes (one version,
-/// or more text than a block holds), the waiting rows become one block, stored under the number
-/// of the first of them, and their own entries go: a block holds consecutive numbers. Which rows
-/// a block holds follows from the rows alone, never from where a batch or a transaction ended, so
-/// a rebuild writes the same blocks. Number 0, which no row takes, holds how many rows wait and
-/// their columns' length, so an append does not walk back to count them.
+/// A closed row of two versions or more whose columns fit ``blockLimit`` (``solidColumns(_:seq:)``)
+/// first waits as a solid row of its own under its number, compressed fast (``pendingLevel``).
+/// When the next such row would take the waiting rows' columns past ``blockLimit``, or any other
+/// row closes (one that stays plain: one version, or more text than ``solidTextLimit``; or one
+/// larger than ``blockLimit``, written at once as a block of its own), the waiting rows become one
+/// block, stored under the number of the first of them, and their own entries go: a block holds
+/// consecutive numbers. Which rows a block holds follows from the rows alone, never from where a
+/// batch or a transaction ended, so a rebuild writes the same blocks. Number 0, which no row
+/// takes, holds how many rows wait and their columns' length, so an append does not walk back to
+/// count them.
 ///
 /// ```
 /// entry: u8 3 | varint count | varint offset in the stream | varint length
@@ -41,8 +42,8 @@ extension KeyedDocumentProjection.HistoryRow {
     /// their headers.
     static let blockColumnsLimit = solidTextLimit + (64 << 10)
     static let blockLevel: Int32 = 9
-    /// A waiting row is decompressed once more, into its block: compressed at level 1 it costs
-    /// an import a fifth of what level 9 did, and only the rows still waiting keep that form.
+    /// A waiting row is compressed a second time, into its block: the first time is only for the
+    /// rows still waiting when an append ends, so it is the fastest level.
     static let pendingLevel: Int32 = 1
     /// The key of the waiting rows' count and length: number 0.
     static let pendingKey = [UInt8](repeating: 0, count: 8)

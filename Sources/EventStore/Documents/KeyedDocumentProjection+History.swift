@@ -89,12 +89,10 @@ extension KeyedDocumentProjection {
     }
 
     /// Moves the key's newest row before the one `hk` starts (it is closed: no version is added
-    /// to it again) into `history-packed` (as a solid row when that is smaller:
-    /// ``HistoryRow/solid(_:seq:)``), under the next number there, written with
-    /// `MDB_APPEND`: rows of every key, in the order they closed, in pages filled to the end
-    /// (a row growing in the middle of `history` splits its page in two halves, and the half left
-    /// behind is never written again). `history` keeps a pointer: ``HistoryRow/packedMark`` and
-    /// the number.
+    /// to it again) into `history-packed` under the next number there (``packRow(_:seq:_:)``:
+    /// rows of every key, in the order they closed, compressed together in blocks; a row growing
+    /// in the middle of `history` splits its page in two halves, and the half left behind is
+    /// never written again). `history` keeps a pointer: ``HistoryRow/packedMark`` and the number.
     ///
     /// Returns the context's `history` cursor, left next to where the row `hk` starts goes.
     static func packPreviousRow(before hk: UnsafeRawBufferPointer, _ ctx: ProjectionContext) throws -> Cursor {

@@ -11,29 +11,34 @@ import LMDB
 /// against the one before it. Measured on the scraping history (docs/benchmarks.md, "Solid
 /// history rows"). Only closed rows are solid: no version is added to them again.
 ///
+/// The columns (``encodeColumns(_:)``):
 /// ```
-/// u8 1 (an anchor) or 2 (anchored) | varint n | frame (zstd, magicless, no content size; an
-/// anchored row's against its anchor: ``anchorInterval``) of n bytes:
-///   varint count
-///   count × (varint seq − previous seq, varint time (see ``encodeTime``), u8 kind,
-///            varint version − previous version, varint document length, varint rest length)
-///   the rests (what follows each record's document: its changes blob), then the documents
+/// varint count
+/// count × (varint seq − previous seq, varint time (see ``encodeTime``), u8 kind,
+///          varint version − previous version, varint document length, varint rest length)
+/// the rests (what follows each record's document: its changes blob), then the documents
 /// ```
-/// A read decompresses the whole row and rebuilds the plain row (``HistoryRow``'s entries, every
-/// document `.inline`), so every reader of rows reads a solid row as it reads any other.
+/// A closed row's columns wait for their block alone (`u8 1 | varint n | frame`, zstd,
+/// magicless, no content size), then are compressed with the rows that closed beside them
+/// (``blockMark``, HistoryBlocks.swift). Rows written before blocks are read too: `u8 1` alone, or
+/// `u8 2` against the first ``anchorPrefixLimit`` bytes of an anchor's columns
+/// (``anchorInterval``). A read decompresses the row (or its block up to the row's end) and
+/// rebuilds the plain row (``HistoryRow``'s entries, every document `.inline`), so every reader
+/// of rows reads a solid row as it reads any other.
 extension KeyedDocumentProjection.HistoryRow {
     /// The first byte of a solid row. A plain row starts with 0, its first version's offset.
     static let solidMark: UInt8 = 0x01
-    /// The most document text a solid row holds: a read decompresses the whole row (128 KiB:
-    /// about 40 µs). A version joins its key's row only while the row stays within it
-    /// (``KeyedDocumentProjection/deltaOrKeyframe``), so a row of large documents closes after a
-    /// few versions instead of ``KeyedDocumentProjection/keyframeInterval`` and is solid too; one
-    /// document larger than this is a row of its own and stays plain. At 32 KiB most rows of the
-    /// incidents history (items of 4–37 KB) stayed plain, 1.4 MB of its 2.4 MB item history; at
-    /// 256 KiB an as-of read of 4 KB documents on a 1 M-event log took 100 µs at p99 (target
-    /// 100), at 128 KiB 60–69 µs, for 0.2 MB more on the incidents history.
+    /// The most document text a row holds: a read decompresses the whole row. A version joins its
+    /// key's row only while the row stays within it (``KeyedDocumentProjection/deltaOrKeyframe``),
+    /// so a row of large documents closes after a few versions instead of
+    /// ``KeyedDocumentProjection/keyframeInterval``; one document larger than half of it is a row
+    /// of its own and stays plain. At 32 KiB most rows of the incidents history (items of 4–37 KB)
+    /// stayed plain; at 128 KiB each of its 20 KB items started a row every six versions, its
+    /// whole document again each time (0.27 MB of its 1.07 MB item history). Rows of small
+    /// documents are bounded by ``KeyedDocumentProjection/keyframeInterval`` first: 32 versions of
+    /// 4 KB fit a block (``blockLimit``), and an as-of read of them on a 1 M-event log takes
+    /// 55–59 µs at p99 (at 256 KiB rows of 64 versions, 100 µs).
     static let solidTextLimit = 512 << 10
-    static let solidLevel: Int32 = 9
 
     struct SolidVersion: Equatable {
         var offset: UInt64
@@ -75,13 +80,11 @@ extension KeyedDocumentProjection.HistoryRow {
         return try decompressSolid(stored, prefix: [])
     }
 
-    /// Every ``anchorInterval``-th packed row (numbers 1, 65, 129, …) is an anchor: compressed
-    /// on its own (``solidMark``), it is the prefix (zstd's dictionary without training) the
-    /// solid rows after it compress against (``anchoredMark``), up to the next anchor. When the
-    /// anchor stayed plain, the rows after it are compressed alone (``solidMark``). Rows of one
-    /// collection share their field names and much of their values, which a row alone pays for
-    /// in its first document (about 170 of a 200-byte item); against the anchor's documents,
-    /// that is a few matches. A read of an anchored row decompresses the anchor too.
+    /// Before blocks, every ``anchorInterval``-th packed row (numbers 1, 65, 129, …) was an anchor:
+    /// compressed on its own (``solidMark``), it was the prefix (zstd's dictionary without
+    /// training) the solid rows after it compressed against (``anchoredMark``), up to the next
+    /// anchor (alone when the anchor stayed plain); such rows are still read, and a read of one
+    /// decompresses the anchor's first ``anchorPrefixLimit`` bytes too.
     static let anchorInterval: UInt64 = 64
     static let anchoredMark: UInt8 = 0x02
 
