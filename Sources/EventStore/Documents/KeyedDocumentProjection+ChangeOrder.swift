@@ -49,14 +49,8 @@ extension KeyedDocumentProjection {
     static let compressedChangeRowLimits = 64...(64 << 10)
 
     static func compressedChangeRow(_ row: [UInt8]) -> [UInt8] {
-        guard compressedChangeRowLimits.contains(row.count),
-            let frame = ZstdContext.pooled({ $0.compress(row, prefix: [], level: 9) }), frame.count + 4 < row.count
-        else { return row }
-        var w = ByteWriter(capacity: frame.count + 4)
-        w.u8(compressedChangeRowMark)
-        w.varint(row.count)
-        w.raw(frame)
-        return w.bytes
+        guard compressedChangeRowLimits.contains(row.count) else { return row }
+        return CompressedValue.framed(row, mark: compressedChangeRowMark, level: 9, keeping: { $0 + 4 < row.count }) ?? row
     }
 
     /// A row's entries in the keys' natural order (numbers by value, then text: as ids are

@@ -133,21 +133,22 @@ extension KeyedDocumentProjection {
         let stored = try memo.pendingBlock ?? HistoryRow.Pending(txn, db)
         var pending = stored
         let columns = HistoryRow.solidColumns(row, seq: seq)
-        let waits = columns.map { $0.count <= HistoryRow.blockLimit } ?? false
-        if pending.count > 0, !waits || pending.columns + columns!.count > HistoryRow.blockLimit {
+        // The row's waiting form, when it fits a block (compressed before the block closes, so
+        // a row whose compression fails stays plain and closes the block like any other).
+        let waiting = columns.flatMap { $0.count <= HistoryRow.blockLimit ? HistoryRow.solid($0, level: HistoryRow.pendingLevel) : nil }
+        if pending.count > 0, waiting == nil || pending.columns + columns!.count > HistoryRow.blockLimit {
             try HistoryRow.closeBlock(pending, txn, db)
             pending = .init()
         }
-        if let columns, !waits {
+        if let columns, columns.count > HistoryRow.blockLimit {
             // Larger than a block holds: a block of its own.
             try HistoryRow.writeBlock([(number, columns)], txn, db)
         } else {
             // Not appended: the blocks' stream sorts after every number.
-            let solid = columns.flatMap { HistoryRow.solid($0, level: HistoryRow.pendingLevel) }
-            try (solid ?? row).withUnsafeBytes { value in
+            try (waiting ?? row).withUnsafeBytes { value in
                 try withUnsafeBytes(of: number.bigEndian) { try packed.put(key: $0, value: value) }
             }
-            if let columns, solid != nil {
+            if let columns, waiting != nil {
                 pending.count += 1
                 pending.columns += columns.count
             }

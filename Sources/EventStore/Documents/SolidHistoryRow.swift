@@ -66,12 +66,7 @@ extension KeyedDocumentProjection.HistoryRow {
 
     /// A solid row of `columns` compressed alone at `level` (a row waiting for its block).
     static func solid(_ columns: [UInt8], level: Int32) -> [UInt8]? {
-        guard let frame = ZstdContext.pooled({ $0.compress(columns, prefix: [], level: level) }) else { return nil }
-        var w = ByteWriter(capacity: frame.count + 11)
-        w.u8(solidMark)
-        w.varint(columns.count)
-        w.raw(frame)
-        return w.bytes
+        CompressedValue.framed(columns, mark: solidMark, level: level)
     }
 
     /// The columns of a solid row compressed alone (a row waiting for its block).

@@ -10,14 +10,20 @@ package enum CompressedValue {
     static let level: Int32 = 19
 
     package static func encode(_ bytes: [UInt8]) -> [UInt8] {
-        if bytes.count >= 64, let frame = ZstdContext.pooled({ $0.compress(bytes, prefix: [], level: level) }), frame.count + 4 < bytes.count {
-            var w = ByteWriter(capacity: frame.count + 11)
-            w.u8(1)
-            w.varint(bytes.count)
-            w.raw(frame)
-            return w.bytes
-        }
-        return [0] + bytes
+        guard bytes.count >= 64, let framed = framed(bytes, mark: 1, level: level, keeping: { $0 + 4 < bytes.count }) else { return [0] + bytes }
+        return framed
+    }
+
+    /// `mark | varint bytes.count | frame`: `bytes` as one zstd frame at `level` (magicless, no
+    /// content size), the form a compressed value, a waiting history row and a change-order row
+    /// share; nil when zstd fails or `keeping` refuses the frame's size.
+    static func framed(_ bytes: [UInt8], mark: UInt8, level: Int32, keeping: (Int) -> Bool = { _ in true }) -> [UInt8]? {
+        guard let frame = ZstdContext.pooled({ $0.compress(bytes, prefix: [], level: level) }), keeping(frame.count) else { return nil }
+        var w = ByteWriter(capacity: frame.count + 11)
+        w.u8(mark)
+        w.varint(bytes.count)
+        w.raw(frame)
+        return w.bytes
     }
 
     /// The bytes `stored` holds; throws ``EventStoreError`` when it is damaged.
