@@ -507,7 +507,7 @@ import Testing
             while let entry = e { n += 1; #expect(UInt64(bigEndianBytes: entry.key) == UInt64(n)); e = try p.next() }
             let h = try txn.cursor(tables["history"])
             e = try h.first()
-            while let entry = e { marks.append(entry.value.first == KeyedDocumentProjection.HistoryRow.packedMark); e = try h.next() }
+            while let entry = e { marks.append(entry.value.first == KeyedDocumentProjection.HistoryRow.pointerMark); e = try h.next() }
             return (n, marks)
         }
         #expect(packed == 2 && pointers == [true, true, false])

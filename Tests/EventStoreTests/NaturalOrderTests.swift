@@ -1,4 +1,5 @@
-import EventStore
+@testable import EventStore
+import LMDB
 import Foundation
 import Testing
 
@@ -28,7 +29,60 @@ import Testing
 
     @Test func theNaturalKeyPutsNumbersByValueFirst() {
         let sorted = Self.keyNames.sorted(by: Self.natural)
-        #expect(sorted == ["0", "2", "07", "7", "9", "10", "100", "18446744073709551616", "B", "a", "k8", "é"])
+        #expect(sorted == ["0", "2", "7", "07", "9", "10", "100", "18446744073709551616", "B", "a", "k8", "é"])
+    }
+
+    /// Numbers of every byte length, and the spellings of a number other than its own: each key
+    /// reads back from its natural key, numbers by value, the plain spelling first.
+    @Test func numbersOfEveryLengthAndSpellingReadBackInOrder() async throws {
+        let keys = [
+            "65536", "07", "1", "+0", "255", "18446744073709551615", "00", "256", "7", "0", "65535", "+7", "4294967296", "x"
+        ]
+        let expected = [
+            "0", "+0", "00", "1", "7", "+7", "07", "255", "256", "65535", "65536", "4294967296", "18446744073709551615", "x"
+        ]
+        #expect(keys.sorted(by: Self.natural) == expected)
+        #expect(KeyedDocumentProjection.naturalKey("1234567").count == 5)
+        let store = try await openStore()
+        _ = try await store.append(
+            keys.enumerated().map { i, key in
+                NewEvent(
+                    type: DocumentEvents.recorded, stream: "s", metadata: [("collection", "c"), ("key", key)],
+                    payload: Array("{\"n\":\(i)}".utf8))
+            })
+        let page = try await store.documents { try $0.page(collection: "c", limit: 100) }
+        #expect(page.map(\.key) == expected)
+        let summaries = try await store.documents { try $0.summaries(collection: "c") }
+        #expect(summaries.map(\.key) == keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        for (i, key) in keys.enumerated() {
+            let state = try await store.documents { try $0.state(collection: "c", key: key) }
+            #expect(state?.document == .object(["n": .number("\(i)")]))
+        }
+        #expect(try await store.verify().ok)
+    }
+
+    /// A store from before `current` was in natural order has an `order` table: opened, the
+    /// table is emptied and the projection (its version changed) is rebuilt without it.
+    @Test func anOldOrderTableIsEmptiedOnOpen() async throws {
+        let dir = makeTempDir()
+        let name = TableSet.databaseName(projection: "documents", table: "order")
+        do {
+            let store = try await openStore(dir)
+            _ = try await store.append(Self.events(seed: 3, count: 40))
+            try store.environment.write { txn in
+                let db = try store.environment.openDatabase(name, in: txn)
+                for n in 0..<300 as Range<UInt64> { _ = try txn.put(db, key: Array("cars".utf8) + [0] + n.bigEndianBytes, value: []) }
+            }
+        }
+        let reopened = try await openStore(dir)
+        let entries = try reopened.environment.read { txn in
+            try txn.stat(try reopened.environment.openDatabase(name, in: txn, create: false)).entries
+        }
+        #expect(entries == 0)
+        let scan = try await reopened.documents { try $0.states(collection: "cars").sorted { Self.natural($0.key, $1.key) } }
+        #expect(!scan.isEmpty)
+        #expect(try await reopened.documents { try $0.page(collection: "cars", limit: 1000) } == scan)
+        #expect(try await reopened.verify().ok)
     }
 
     @Test(arguments: [31, 32] as [UInt64])

@@ -328,7 +328,7 @@ func versionSizes(_ txn: Transaction, _ tables: TableSet) throws -> [Int] {
         _ = try await store.append([put("1", big), put("2", big), put("3", big.replacingOccurrences(of: "\"k\":1", with: "\"k\":2"))])
         let tables = try store.tables(of: "documents")
         let (currentBytes, versions) = try await store.read { txn in
-            let row = try txn.get(tables["current"], key: Array("c\u{0}a".utf8))
+            let row = try txn.get(tables["current"], key: Array("c\u{0}\u{1}a".utf8))
             return (row?.count ?? -1, try versionSizes(txn, tables).count)
         }
         #expect(currentBytes > 0 && currentBytes <= 48)
@@ -469,7 +469,7 @@ func storedTables(_ store: EventStore, _ projection: String = "documents") async
     let tables = try store.tables(of: projection)
     return try await store.read { txn in
         var out: [String: [[UInt8]]] = [:]
-        for name in ["current", "history", "history-packed", "order", "counts", "index", "index-history", "sorted", "indexes"] {
+        for name in ["current", "history", "history-packed", "counts", "index", "index-history", "sorted", "indexes"] {
             let c = try txn.cursor(tables[name], raw: true)
             var e = try c.first()
             while let entry = e {

@@ -378,7 +378,7 @@ import Testing
         let stays = "\"stays\":{\"v\":1}"
         for event in [snapshot(item(1) + "," + stays), snapshot(item(2) + "," + stays), snapshot(stays)] { _ = try await store.append(event) }
         let tables = try store.tables(of: "documents")
-        // The rows of key `gone` in `history`: their first bytes (0xFF: a pointer).
+        // The rows of key `gone` in `history`: their first bytes (0xFE: a pointer).
         func rows() async throws -> [UInt8] {
             try await store.read { txn in
                 let prefix = Array("c".utf8) + [0] + Array("gone".utf8) + [0]
@@ -392,12 +392,12 @@ import Testing
                 return out
             }
         }
-        #expect(try await rows() == [KeyedDocumentProjection.HistoryRow.packedMark])
+        #expect(try await rows() == [KeyedDocumentProjection.HistoryRow.pointerMark])
         // The gone key's record keeps no digest; the present one's does (16 bytes after the
         // four varints and the removed flag).
         func record(_ key: String) async throws -> [UInt8] {
             try await store.read { txn in
-                [UInt8](try txn.get(tables["current"], key: Array("c".utf8) + [0] + Array(key.utf8))!)
+                [UInt8](try txn.get(tables["current"], key: Array("c".utf8) + [0, 1] + Array(key.utf8))!)
             }
         }
         let gone = try await record("gone")
@@ -405,7 +405,7 @@ import Testing
         #expect(try await record("stays").count == 5 + 16)
         _ = try await store.append(snapshot(item(3) + "," + stays))
         #expect(try await record("gone").count == 5 + 16)
-        #expect(try await rows() == [KeyedDocumentProjection.HistoryRow.packedMark, 0])
+        #expect(try await rows() == [KeyedDocumentProjection.HistoryRow.pointerMark, 0])
         let history = try await store.documents { try $0.history(collection: "c", key: "gone") }
         #expect(history.map(\.kind) == [.added, .changed, .removed, .reappeared])
         #expect(history.map { $0.document.value(atPath: "v") } == [.number("1"), .number("2"), .number("2"), .number("3")])

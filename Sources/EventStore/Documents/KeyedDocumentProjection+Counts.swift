@@ -1,7 +1,7 @@
 import Foundation
 import LMDB
 
-// The collection's counts as of any seq (`counts`) and the natural order of its keys (`order`).
+// The collection's counts as of any seq (`counts`) and the natural order of its keys (`current`).
 
 extension KeyedDocumentProjection {
     /// Adds `delta` to the collection's present count (and one to its count of keys ever seen
@@ -40,11 +40,21 @@ extension KeyedDocumentProjection {
     }
 
     /// The sort key that puts keys in the order people read ids: keys that are whole numbers
-    /// (`UInt64(key)`) by value, then the rest by their UTF-8 bytes; equal numbers ("7", "07") by
-    /// bytes. `0x00 value(u64be) key` or `0x01 key`, so the key is always recoverable.
+    /// (`UInt64(key)`) by value, then the rest by their UTF-8 bytes; of equal numbers, the one
+    /// written as `String(value)` ("7") first, then the others ("+7", "07") by bytes. A number
+    /// is `0x00 | u8 n | its n big-endian bytes, no leading zero byte` (so a shorter number sorts
+    /// first), then, when the key is not `String(value)`, the key's bytes; any other key is
+    /// `0x01 key`. The key is always recoverable. A seven-digit id takes 5 bytes (16 before
+    /// items 29: `0x00 u64be key`).
     public static func naturalKey(_ key: String) -> [UInt8] {
-        if let n = UInt64(key) { return [0] + n.bigEndianBytes + Array(key.utf8) }
+        if let n = UInt64(key) { return numberPrefix(n) + (String(n) == key ? [] : Array(key.utf8)) }
         return [1] + Array(key.utf8)
+    }
+
+    /// `0x00 | u8 n | n bytes`: a number's part of its natural key.
+    static func numberPrefix(_ n: UInt64) -> [UInt8] {
+        let bytes = n.bigEndianBytes.drop { $0 == 0 }
+        return [0, UInt8(bytes.count)] + bytes
     }
 
     /// The key a ``sortedKey(_:_:_:_:)`` was made for (`prefixCount`: the bytes of its
@@ -64,8 +74,15 @@ extension KeyedDocumentProjection {
 
     /// The key a ``naturalKey(_:)`` (or, stored, ``storedNaturalKey(_:_:)``) was made from.
     static func key(fromNatural raw: UnsafeRawBufferPointer, _ tables: TableSet, _ txn: Transaction) throws -> String {
-        let skip = raw.first == 0 ? 9 : 1
-        return try tables.reveal(UnsafeRawBufferPointer(rebasing: raw[min(skip, raw.count)...]), in: txn)
+        guard raw.first == 0 else { return try tables.reveal(UnsafeRawBufferPointer(rebasing: raw[min(1, raw.count)...]), in: txn) }
+        guard raw.count >= 2, raw[1] <= 8, raw.count >= 2 + Int(raw[1]) else { throw EventStoreError.corrupted("a natural key is truncated") }
+        let end = 2 + Int(raw[1])
+        // The key as written, when it is not the number's own spelling (in an encrypted store,
+        // its digest: every number key keeps one).
+        if end < raw.count { return try tables.reveal(UnsafeRawBufferPointer(rebasing: raw[end...]), in: txn) }
+        var n: UInt64 = 0
+        for b in raw[2..<end] { n = n << 8 | UInt64(b) }
+        return String(n)
     }
 
     /// ``naturalKey(_:)`` as a table stores it: in an encrypted store the id after the prefix is
@@ -73,7 +90,7 @@ extension KeyedDocumentProjection {
     /// digests' order.
     static func storedNaturalKey(_ key: String, _ tables: TableSet) -> [UInt8] {
         guard tables.isEncrypted else { return naturalKey(key) }
-        if let n = UInt64(key) { return [0] + n.bigEndianBytes + tables.text(key) }
+        if let n = UInt64(key) { return numberPrefix(n) + tables.text(key) }
         return [1] + tables.text(key)
     }
 

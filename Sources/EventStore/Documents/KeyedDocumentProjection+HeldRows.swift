@@ -61,14 +61,14 @@ extension KeyedDocumentProjection {
         let c = try memo.historyCursor ?? txn.cursor(tables["history"])
         memo.historyCursor = c
         let prefix = row.key
-        try withUnsafeTemporaryAllocation(byteCount: prefix.count + 8 + 9, alignment: 1) { buffer in
+        try withUnsafeTemporaryAllocation(byteCount: prefix.count + 8 + HistoryRow.pointerCapacity, alignment: 1) { buffer in
             prefix.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[..<prefix.count]).copyMemory(from: $0) }
             let key = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<(prefix.count + 8)])
             let pointer = UnsafeMutableRawBufferPointer(rebasing: buffer[(prefix.count + 8)...])
             for (seq, number) in row.closed {
                 buffer.storeBytes(of: seq.bigEndian, toByteOffset: prefix.count, as: UInt64.self)
-                HistoryRow.writePointer(to: number, into: pointer)
-                try c.put(key: key, value: UnsafeRawBufferPointer(pointer), flags: [])
+                let n = HistoryRow.writePointer(to: number, into: pointer)
+                try c.put(key: key, value: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(pointer)[..<n]), flags: [])
             }
             buffer.storeBytes(of: row.seq.bigEndian, toByteOffset: prefix.count, as: UInt64.self)
             try row.bytes.withUnsafeBytes { try c.put(key: key, value: $0, flags: []) }

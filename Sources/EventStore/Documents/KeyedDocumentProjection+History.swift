@@ -75,7 +75,7 @@ extension KeyedDocumentProjection {
                 rowKey.copyMemory(from: hk)
                 rowKey.storeBytes(of: group.bigEndian, toByteOffset: hk.count - 8, as: UInt64.self)
                 let key = UnsafeRawBufferPointer(rowKey)
-                guard let existing = try txn.get(history, key: key), existing.first != HistoryRow.packedMark else {
+                guard let existing = try txn.get(history, key: key), !HistoryRow.isPointer(existing) else {
                     throw EventStoreError.corrupted("the keyframe row at seq \(group) is missing from history")
                 }
                 // Copied first: the put may move the page the old value is on.
@@ -92,7 +92,7 @@ extension KeyedDocumentProjection {
     /// to it again) into `history-packed` under the next number there (``packRow(_:seq:_:)``:
     /// rows of every key, in the order they closed, compressed together in blocks; a row growing
     /// in the middle of `history` splits its page in two halves, and the half left behind is
-    /// never written again). `history` keeps a pointer: ``HistoryRow/packedMark`` and the number.
+    /// never written again). `history` keeps a pointer (``HistoryRow/writePointer(to:into:)``).
     ///
     /// Returns the context's `history` cursor, left next to where the row `hk` starts goes.
     static func packPreviousRow(before hk: UnsafeRawBufferPointer, _ ctx: ProjectionContext) throws -> Cursor {
@@ -100,21 +100,21 @@ extension KeyedDocumentProjection {
         let c = try memo.historyCursor ?? txn.cursor(ctx.tables["history"])
         memo.historyCursor = c
         let prefixCount = hk.count - 8
-        guard let e = try c.seek(atMost: hk), e.key.count == hk.count, e.value.first != HistoryRow.packedMark,
+        guard let e = try c.seek(atMost: hk), e.key.count == hk.count, !HistoryRow.isPointer(e.value),
             memcmp(e.key.baseAddress!, hk.baseAddress!, prefixCount) == 0
         else { return c }
         // Copied: the puts below may move the page the row is on.
         let row = [UInt8](e.value)
         let rowSeq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefixCount...]))
         let number = try packRow(row, seq: rowSeq, ctx)
-        try withUnsafeTemporaryAllocation(byteCount: hk.count + 9, alignment: 1) { buffer in
+        try withUnsafeTemporaryAllocation(byteCount: hk.count + HistoryRow.pointerCapacity, alignment: 1) { buffer in
             // The row's key (hk with the row's seq), then the pointer: the mark and the number.
             let rowKey = UnsafeMutableRawBufferPointer(rebasing: buffer[..<hk.count])
             rowKey.copyMemory(from: hk)
             rowKey.storeBytes(of: rowSeq.bigEndian, toByteOffset: prefixCount, as: UInt64.self)
             let pointer = UnsafeMutableRawBufferPointer(rebasing: buffer[hk.count...])
-            HistoryRow.writePointer(to: number, into: pointer)
-            try c.put(key: UnsafeRawBufferPointer(rowKey), value: UnsafeRawBufferPointer(pointer), flags: .current)
+            let n = HistoryRow.writePointer(to: number, into: pointer)
+            try c.put(key: UnsafeRawBufferPointer(rowKey), value: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(pointer)[..<n]), flags: .current)
         }
         return c
     }

@@ -57,7 +57,7 @@ extension KeyedDocumentProjection {
         while let e = entry, e.key.hasPrefix(prefix) {
             let record = try CurrentRecord(e.value)
             if !record.removed {
-                let key = try ctx.tables.reveal(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), in: txn)
+                let key = try Self.key(fromNatural: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), ctx.tables, txn)
                 present.append((key, try JSONValue(parsing: Self.document(collection, key, at: record.changedSeq, txn, ctx.tables))))
             }
             entry = try docs.next()

@@ -36,16 +36,17 @@ public struct DocumentReader {
         var out: [(String, DocumentSummary)] = []
         var entry = try c.seek(atLeast: prefix)
         while let e = entry, e.key.hasPrefix(prefix) {
-            out.append((try tables.reveal(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), in: transaction), try DocumentSummary(record: e.value)))
+            out.append((try currentKey(e.key, after: prefix.count), try DocumentSummary(record: e.value)))
             entry = try c.next()
         }
-        if tables.isEncrypted { out.sort { Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) } }
+        // `current` is in natural order: back in key-byte order.
+        out.sort { Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }
         return out
     }
 
     private func stateAsOf(collection: String, key: String, seq: UInt64) throws -> DocumentState? {
         guard let v = try version(collection: collection, key: key, asOf: seq) else { return nil }
-        let prefix = KeyedDocumentProjection.currentKey(collection, key, tables) + [0]
+        let prefix = KeyedDocumentProjection.historyPrefix(collection, key, tables) + [0]
         let c = try transaction.cursor(tables["history"])
         guard let first = try c.seek(atLeast: prefix), first.key.hasPrefix(prefix) else { return nil }
         let firstSeq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: first.key[prefix.count...]))
@@ -75,7 +76,7 @@ public struct DocumentReader {
     /// The kinds of a document's versions recorded at `since` or later, oldest first: its
     /// history headers only, no document is read.
     public func changeKinds(collection: String, key: String, since: UInt64) throws -> [ChangeKind] {
-        let prefix = KeyedDocumentProjection.currentKey(collection, key, tables) + [0]
+        let prefix = KeyedDocumentProjection.historyPrefix(collection, key, tables) + [0]
         let c = try transaction.cursor(tables["history"])
         var kinds: [ChangeKind] = []
         var entry = try c.seek(atLeast: prefix)
@@ -114,7 +115,7 @@ public struct DocumentReader {
     /// Every version of a document, oldest first, up to `seq` when given, as stored: headers, no
     /// document decoded (``StoredDocumentTexts`` does) or parsed, no change worked out.
     public func storedHistory(collection: String, key: String, upTo seq: UInt64 = .max) throws -> [StoredDocumentVersion] {
-        let prefix = KeyedDocumentProjection.currentKey(collection, key, tables) + [0]
+        let prefix = KeyedDocumentProjection.historyPrefix(collection, key, tables) + [0]
         let c = try transaction.cursor(tables["history"])
         var out: [StoredDocumentVersion] = []
         var entry = try c.seek(atLeast: prefix)
@@ -144,17 +145,15 @@ public struct DocumentReader {
             let k = [UInt8](e.key)
             let split = k.firstIndex(of: 0)!
             let coll = String(decoding: k[..<split], as: UTF8.self)
-            let key = try k[(split + 1)...].withUnsafeBytes { try tables.reveal($0, in: transaction) }
+            let key = try currentKey(e.key, after: split + 1)
             if let s = try state(collection: coll, key: key, asOf: seq), includeRemoved || !s.removed { out.append(s) }
             entry = try c.next()
         }
-        // An encrypted store's keys are digests: back in key order.
-        if tables.isEncrypted {
-            out.sort { a, b in
-                a.collection != b.collection
-                    ? Array(a.collection.utf8).lexicographicallyPrecedes(Array(b.collection.utf8))
-                    : Array(a.key.utf8).lexicographicallyPrecedes(Array(b.key.utf8))
-            }
+        // `current` is in natural order: back in key-byte order.
+        out.sort { a, b in
+            a.collection != b.collection
+                ? Array(a.collection.utf8).lexicographicallyPrecedes(Array(b.collection.utf8))
+                : Array(a.key.utf8).lexicographicallyPrecedes(Array(b.key.utf8))
         }
         return out
     }
@@ -176,7 +175,7 @@ public struct DocumentReader {
         includeRemoved: Bool = false
     ) throws -> [DocumentState] {
         let prefix = Array(collection.utf8) + [0]
-        let c = try transaction.cursor(tables["order"])
+        let c = try transaction.cursor(tables["current"])
         if tables.isEncrypted, let e = try c.seek(atLeast: prefix + [1]), e.key.hasPrefix(prefix + [1]) {
             return try pageOrderingTexts(collection: collection, asOf: seq, after: after, offset: offset, limit: limit, includeRemoved: includeRemoved)
         }
@@ -196,8 +195,10 @@ public struct DocumentReader {
         let counts = try KeyedDocumentProjection.counts(collection, asOf: seq ?? .max, transaction, tables)
         var remaining = after == nil ? (includeRemoved ? counts.ever : counts.present) : Int.max
         while out.count < limit, remaining > 0, let e = entry, e.key.hasPrefix(prefix) {
-            let key = try KeyedDocumentProjection.key(fromNatural: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), tables, transaction)
-            if let presence = try presence(collection: collection, key: key, asOf: seq), includeRemoved || !presence {
+            let key = try currentKey(e.key, after: prefix.count)
+            // Now: the entry's own record says it; as of a point, the key's history.
+            let presence = try seq == nil ? DocumentSummary(record: e.value).removed : presence(collection: collection, key: key, asOf: seq)
+            if let presence, includeRemoved || !presence {
                 remaining -= 1
                 if skip > 0 { skip -= 1 } else if let s = try state(collection: collection, key: key, asOf: seq) { out.append(s) }
             }
@@ -215,11 +216,11 @@ public struct DocumentReader {
         includeRemoved: Bool
     ) throws -> [DocumentState] {
         let prefix = Array(collection.utf8) + [0]
-        let c = try transaction.cursor(tables["order"])
+        let c = try transaction.cursor(tables["current"])
         var keys: [String] = []
         var entry = try c.seek(atLeast: prefix)
         while let e = entry, e.key.hasPrefix(prefix) {
-            keys.append(try KeyedDocumentProjection.key(fromNatural: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), tables, transaction))
+            keys.append(try currentKey(e.key, after: prefix.count))
             entry = try c.next()
         }
         keys = keys.map { (KeyedDocumentProjection.naturalKey($0), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }.map(\.1)
@@ -262,7 +263,7 @@ public struct DocumentReader {
                 entry = try c.next()
                 continue
             }
-            let key = try tables.reveal(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), in: transaction)
+            let key = try currentKey(e.key, after: prefix.count)
             let a = try version(collection: collection, key: key, asOf: from)
             let b = try version(collection: collection, key: key, asOf: to)
             let before = a.flatMap { $0.isRemoved ? nil : $0.document }
@@ -282,8 +283,13 @@ public struct DocumentReader {
             }
             entry = try c.next()
         }
-        if tables.isEncrypted { out.sort { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) } }
+        out.sort { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }
         return out
+    }
+
+    /// The key of a `current` entry whose collection prefix is `count` bytes.
+    private func currentKey(_ raw: UnsafeRawBufferPointer, after count: Int) throws -> String {
+        try KeyedDocumentProjection.key(fromNatural: UnsafeRawBufferPointer(rebasing: raw[count...]), tables, transaction)
     }
 
     /// The paths indexed for `collection` (see ``DocumentOperation/index(collection:paths:)``).

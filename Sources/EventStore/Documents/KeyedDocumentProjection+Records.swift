@@ -4,19 +4,27 @@ import LMDB
 // Keys and the byte layouts of `current` and `history` records (docs/architecture.md, Reference).
 
 extension KeyedDocumentProjection {
-    /// `collection 0x00 key`, the current key (see ``withKeys(_:_:_:_:)``).
+    /// `collection 0x00 storedNaturalKey(key)`, the key of the key's `current` record: the table
+    /// is in natural key order, so a page walks it (since items 29; before, `current` was keyed
+    /// `collection 0x00 key` and a table `order` held the natural keys, each id stored twice).
     static func currentKey(_ collection: String, _ key: String, _ tables: TableSet) -> [UInt8] {
-        withKeys(collection, key, 0, tables) { current, _ in [UInt8](current) }
+        Array(collection.utf8) + [0] + storedNaturalKey(key, tables)
+    }
+
+    /// `collection 0x00 key`, what every `history` key of the key starts with (see
+    /// ``withKeys(_:_:_:_:)``).
+    static func historyPrefix(_ collection: String, _ key: String, _ tables: TableSet) -> [UInt8] {
+        withKeys(collection, key, 0, tables) { prefix, _ in [UInt8](prefix) }
     }
 
     /// `collection 0x00 key 0x00 seq(u64be)`, the history key, built on the stack; `body` gets
-    /// the current key (its part before the second 0x00) and the history key. It runs for every
+    /// its part before the second 0x00 (``historyPrefix(_:_:_:)``) and the history key. It runs for every
     /// put: no array is allocated. (``validate(_:_:)`` bounds both names.)
     /// In an encrypted store the key part is the key's digest (``TableSet/text(_:)``).
     @inline(__always)
     static func withKeys<T>(
         _ collection: String, _ key: String, _ seq: UInt64, _ tables: TableSet,
-        _ body: (_ current: UnsafeRawBufferPointer, _ history: UnsafeRawBufferPointer) throws -> T
+        _ body: (_ prefix: UnsafeRawBufferPointer, _ history: UnsafeRawBufferPointer) throws -> T
     ) rethrows -> T {
         // One stack buffer, filled by a plain function: `body` (the whole of a put) is inlined
         // here instead of becoming a closure whose captures (the event, the context) are copied
@@ -31,7 +39,7 @@ extension KeyedDocumentProjection {
     }
 
     /// Writes `collection 0x00 key 0x00 seq(u64be)` (the key's digest for `key` when given) into
-    /// `buffer`, which has exactly the room; returns the length of the current key.
+    /// `buffer`, which has exactly the room; returns the length of the part before the seq's 0x00.
     static func fillKeys(
         _ buffer: UnsafeMutableRawBufferPointer, _ collection: String, _ key: String, _ digest: [UInt8]?,
         _ seq: UInt64
@@ -257,14 +265,39 @@ extension KeyedDocumentProjection {
         private let owner: OwnedBytes?
 
         /// The first byte of a row's value in `history` when the row itself was moved to
-        /// `history-packed` (followed by its number there, u64be). A row's own first byte is the
-        /// varint 0 of its first version's offset.
+        /// `history-packed`, followed by its number there as a varint (``pointerMark``; 3 bytes
+        /// for the outages history's 23,000 rows), or, as rows before items 29 were written,
+        /// `packedMark` and the number as u64be. A row's own first byte is the varint 0 of its
+        /// first version's offset.
+        static let pointerMark: UInt8 = 0xFE
         static let packedMark: UInt8 = 0xFF
+        /// The most bytes a pointer takes: the mark and a varint of a u64.
+        static let pointerCapacity = 11
 
-        /// Writes the 9-byte value that stands in `history` for a row packed under `number`.
-        static func writePointer(to number: UInt64, into pointer: UnsafeMutableRawBufferPointer) {
-            pointer[0] = packedMark
-            pointer.storeBytes(of: number.bigEndian, toByteOffset: 1, as: UInt64.self)
+        /// Whether a `history` value points to `history-packed`.
+        static func isPointer(_ value: UnsafeRawBufferPointer) -> Bool { value.first.map { $0 >= pointerMark } ?? false }
+
+        /// Writes the value that stands in `history` for a row packed under `number` into
+        /// `pointer` (``pointerCapacity`` bytes at least); returns its length.
+        static func writePointer(to number: UInt64, into pointer: UnsafeMutableRawBufferPointer) -> Int {
+            pointer[0] = pointerMark
+            var n = 1
+            ByteWriter.varint(number) {
+                pointer[n] = $0; n += 1
+            }
+            return n
+        }
+
+        /// The number a pointer value holds.
+        static func pointedNumber(_ value: UnsafeRawBufferPointer) throws -> UInt64 {
+            if value.first == packedMark {
+                guard value.count == 9 else { throw ByteReader.Truncated() }
+                return UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: value[1...]))
+            }
+            var r = ByteReader(UnsafeRawBufferPointer(rebasing: value[1...]))
+            let number = try r.varint()
+            guard r.isAtEnd else { throw ByteReader.Truncated() }
+            return number
         }
 
         /// The row holding the version in force at `seq` for `collection`/`key`, or nil.
@@ -279,9 +312,8 @@ extension KeyedDocumentProjection {
         /// when the value points there.
         init(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, _ txn: Transaction, _ tables: TableSet) throws {
             seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...]))
-            guard value.first == Self.packedMark else { bytes = value; owner = nil; return }
-            guard value.count == 9 else { throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing") }
-            let number = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: value[1...]))
+            guard Self.isPointer(value) else { bytes = value; owner = nil; return }
+            guard let number = try? Self.pointedNumber(value) else { throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing") }
             // The row's own entry, or the block holding it.
             let c = try txn.cursor(tables["history-packed"])
             guard let (at, row) = try Self.packedEntry(number, c), at > 0 else {

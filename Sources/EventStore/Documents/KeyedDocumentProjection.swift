@@ -6,17 +6,17 @@ import LMDB
 /// values), keyed by (collection, key, seq) so as-of reads are one cursor seek.
 ///
 /// Tables:
-/// - `current`: `collection 0x00 key` → state record: version, first/changed/last-seen seq,
-///   removed flag and a 16-byte digest of the canonical document (not the document: it lives
-///   once, in `history`, so a change writes it once and an unchanged put touches a few bytes)
+/// - `current`: `collection 0x00 naturalKey(key)` → state record: version, first/changed/last-seen
+///   seq, removed flag and a 16-byte digest of the canonical document (not the document: it lives
+///   once, in `history`, so a change writes it once and an unchanged put touches a few bytes).
+///   Every key the collection ever had keeps its record (removed ones too, so as-of reads page
+///   through it), in the order people read ids, numbers by value before text
+///   (``naturalKey(_:)``): the first page of a collection is a cursor walk of one page, never a
+///   scan
 /// - `history`: `collection 0x00 key 0x00 seq(u64be)` → version record (the document at that
 ///   version; field-level changes are derived from the previous version when read)
 /// - `indexes`: `collection` → the indexed paths (canonical JSON array)
 /// - `index`: `collection 0x00 path 0x00 value 0x00 key` → empty, for present documents only
-/// - `order`: `collection 0x00 naturalKey(key)` → empty, for every key the collection ever had
-///   (removed ones too, so as-of reads page through it): keys in the order people read ids,
-///   numbers by value before text (``naturalKey(_:)``), so the first page of a collection is a
-///   cursor walk of one page, never a scan
 /// - `counts`: `collection 0x00 seq(u64be)` → varint number of present documents and varint
 ///   number of keys ever seen after that event, written by every event that changed either; the
 ///   counts now or as of a seq are one seek (a page walk stops once it has met them all)
@@ -32,9 +32,11 @@ public struct KeyedDocumentProjection: Projection {
     public let name: String
     public let version: Int
     public var tables: [String] {
-        ["current", "history", "history-packed", "index", "indexes", "order", "counts", "index-history", "sorted"] + (keepsChangeOrder ? ["changed"] : [])
+        ["current", "history", "history-packed", "index", "indexes", "counts", "index-history", "sorted"] + (keepsChangeOrder ? ["changed"] : [])
             + extraTables
     }
+    /// `order` held the natural keys until `current` was keyed by them (items 29).
+    public var retiredTables: [String] { ["order"] }
     /// Whether `changed` records, per event, the keys it wrote a version of
     /// (``DocumentReader/changedKeys(collection:after:upTo:_:)``).
     public let keepsChangeOrder: Bool
@@ -48,7 +50,7 @@ public struct KeyedDocumentProjection: Projection {
     let builtIn: Bool
 
     /// The built-in ``DocumentEvents``.
-    public init(name: String = "documents", version: Int = 17) {
+    public init(name: String = "documents", version: Int = 18) {
         self.init(
             name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
             extract: DocumentEvents.operations, builtIn: true)
@@ -167,7 +169,7 @@ public struct KeyedDocumentProjection: Projection {
         var gone: [String] = []
         var entry = try c.seek(atLeast: prefix)
         while let e = entry, e.key.hasPrefix(prefix) {
-            let key = try context.tables.reveal(UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), in: context.transaction)
+            let key = try Self.key(fromNatural: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...]), context.tables, context.transaction)
             let record = try CurrentRecord(e.value)
             if !record.removed, condition(key, record) { gone.append(key) }
             entry = try c.next()
@@ -197,60 +199,64 @@ public struct KeyedDocumentProjection: Projection {
         // new key next to where the seek left it: one search of `current` instead of two.
         let cursor = try ctx.memo.currentCursor ?? txn.cursor(current)
         ctx.memo.currentCursor = cursor
-        try Self.withKeys(collection, key, event.seq, ctx.tables) { ck, hk in
-            var record: CurrentRecord
-            var kind: ChangeKind?
-            var previousSeq: UInt64?
-            let found = try cursor.seek(exactly: ck)
-            if let existing = found {
-                record = try CurrentRecord(existing)
-                previousSeq = record.changedSeq
-                if record.removed {
-                    kind = .reappeared
-                } else if record.digest != digest {
-                    kind = .changed
-                }
-                record.lastSeenSeq = event.seq
-            } else {
-                kind = .added
-                record = CurrentRecord(version: 0, firstSeq: event.seq, changedSeq: event.seq, lastSeenSeq: event.seq, removed: false, digest: digest)
-                _ = try Self.withNaturalKey(collection, key, ctx.tables, remembering: txn) { try txn.put(ctx.tables["order"], key: $0, value: []) }
-            }
-            if kind == .added || kind == .reappeared { try adjustCount(collection, by: 1, added: kind == .added, event.seq, ctx) }
-            if let kind {
-                let paths = try indexedPaths(collection, ctx)
-                if !paths.isEmpty {
-                    let old = kind == .changed ? try JSONValue(parsing: Self.document(collection, key, at: record.changedSeq, txn, ctx.tables, ctx.memo)) : nil
-                    try updateIndex(collection, key, paths: paths, old: old, new: try doc ?? JSONValue(parsing: canonical), event.seq, ctx)
-                }
-                record.version += 1
-                record.changedSeq = event.seq
-                record.removed = false
-                record.digest = digest
-                // The stored form is copied as the log holds it (compressed, sealed): no second
-                // compression. The append and the fold usually have it at hand; else it is read.
-                // Else the version is a delta against its key's last keyframe, or a new keyframe.
-                var document = DocumentSource.inline(canonical)
-                if whole, let stored = try ctx.payloads.storedForm(of: event, in: txn) {
-                    document = .encoded(stored)
+        try Self.currentKey(collection, key, ctx.tables).withUnsafeBytes { ck in
+            try Self.withKeys(collection, key, event.seq, ctx.tables) { _, hk in
+                var record: CurrentRecord
+                var kind: ChangeKind?
+                var previousSeq: UInt64?
+                let found = try cursor.seek(exactly: ck)
+                if let existing = found {
+                    record = try CurrentRecord(existing)
+                    previousSeq = record.changedSeq
+                    if record.removed {
+                        kind = .reappeared
+                    } else if record.digest != digest {
+                        kind = .changed
+                    }
+                    record.lastSeenSeq = event.seq
                 } else {
-                    // A removal closed the key's row (``remove(_:_:_:_:)``): a document that
-                    // comes back starts a row of its own.
-                    document = try Self.deltaOrKeyframe(
-                        canonical, collection, key, previous: kind == .reappeared ? nil : previousSeq, txn, ctx.tables, ctx.memo)
+                    kind = .added
+                    record = CurrentRecord(version: 0, firstSeq: event.seq, changedSeq: event.seq, lastSeenSeq: event.seq, removed: false, digest: digest)
+                    // The id behind its digest, in an encrypted store (its keys hold digests).
+                    if ctx.tables.isEncrypted { _ = try ctx.tables.text(key, remembering: txn) }
                 }
-                try writeHistory(hk, kind: kind, document: document, record: record, event: event, ctx: ctx)
+                if kind == .added || kind == .reappeared { try adjustCount(collection, by: 1, added: kind == .added, event.seq, ctx) }
+                if let kind {
+                    let paths = try indexedPaths(collection, ctx)
+                    if !paths.isEmpty {
+                        let old =
+                            kind == .changed ? try JSONValue(parsing: Self.document(collection, key, at: record.changedSeq, txn, ctx.tables, ctx.memo)) : nil
+                        try updateIndex(collection, key, paths: paths, old: old, new: try doc ?? JSONValue(parsing: canonical), event.seq, ctx)
+                    }
+                    record.version += 1
+                    record.changedSeq = event.seq
+                    record.removed = false
+                    record.digest = digest
+                    // The stored form is copied as the log holds it (compressed, sealed): no second
+                    // compression. The append and the fold usually have it at hand; else it is read.
+                    // Else the version is a delta against its key's last keyframe, or a new keyframe.
+                    var document = DocumentSource.inline(canonical)
+                    if whole, let stored = try ctx.payloads.storedForm(of: event, in: txn) {
+                        document = .encoded(stored)
+                    } else {
+                        // A removal closed the key's row (``remove(_:_:_:_:)``): a document that
+                        // comes back starts a row of its own.
+                        document = try Self.deltaOrKeyframe(
+                            canonical, collection, key, previous: kind == .reappeared ? nil : previousSeq, txn, ctx.tables, ctx.memo)
+                    }
+                    try writeHistory(hk, kind: kind, document: document, record: record, event: event, ctx: ctx)
+                }
+                // Only other tables were written since the seek: the cursor is still on the key's
+                // entry, or where the new key goes.
+                try record.withEncoded { try cursor.put(key: ck, value: $0, flags: found != nil ? .current : []) }
             }
-            // Only other tables were written since the seek: the cursor is still on the key's
-            // entry, or where the new key goes.
-            try record.withEncoded { try cursor.put(key: ck, value: $0, flags: found != nil ? .current : []) }
         }
     }
 
     func markSeen(_ collection: String, _ key: String, _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
         let cursor = try ctx.memo.currentCursor ?? ctx.transaction.cursor(ctx.tables["current"])
         ctx.memo.currentCursor = cursor
-        try Self.withKeys(collection, key, event.seq, ctx.tables) { ck, _ in
+        try Self.currentKey(collection, key, ctx.tables).withUnsafeBytes { ck in
             guard let existing = try cursor.seek(exactly: ck) else { return }
             var record = try CurrentRecord(existing)
             guard !record.removed, record.lastSeenSeq != event.seq else { return }
@@ -260,31 +266,33 @@ public struct KeyedDocumentProjection: Projection {
     }
 
     func remove(_ collection: String, _ key: String, _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
-        try Self.withKeys(collection, key, event.seq, ctx.tables) { ck, hk in
-            guard let existing = try ctx.transaction.get(ctx.tables["current"], key: ck) else { return }
-            var record = try CurrentRecord(existing)
-            guard !record.removed else { return }
-            let last = try Self.storedDocument(collection, key, at: record.changedSeq, ctx.transaction, ctx.tables, ctx.memo)
-            let paths = try indexedPaths(collection, ctx)
-            if !paths.isEmpty {
-                let old = try JSONValue(parsing: last.text(collection, key, ctx.transaction, ctx.tables, ctx.memo))
-                try updateIndex(collection, key, paths: paths, old: old, new: nil, event.seq, ctx)
+        try Self.currentKey(collection, key, ctx.tables).withUnsafeBytes { ck in
+            try Self.withKeys(collection, key, event.seq, ctx.tables) { _, hk in
+                guard let existing = try ctx.transaction.get(ctx.tables["current"], key: ck) else { return }
+                var record = try CurrentRecord(existing)
+                guard !record.removed else { return }
+                let last = try Self.storedDocument(collection, key, at: record.changedSeq, ctx.transaction, ctx.tables, ctx.memo)
+                let paths = try indexedPaths(collection, ctx)
+                if !paths.isEmpty {
+                    let old = try JSONValue(parsing: last.text(collection, key, ctx.transaction, ctx.tables, ctx.memo))
+                    try updateIndex(collection, key, paths: paths, old: old, new: nil, event.seq, ctx)
+                }
+                try adjustCount(collection, by: -1, event.seq, ctx)
+                // The removal repeats the last document, stored as a delta against the row's
+                // keyframe (a few bytes), and closes the row: a removed document's row is packed now
+                // (solid) instead of staying open in `history` until the key comes back, which most
+                // never do (a list of incidents or outages: every item goes in the end).
+                let text = try last.text(collection, key, ctx.transaction, ctx.tables, ctx.memo)
+                let previous = record.changedSeq
+                record.version += 1
+                record.removed = true
+                record.changedSeq = event.seq
+                record.lastSeenSeq = event.seq
+                let document = try Self.deltaOrKeyframe(text, collection, key, previous: previous, ctx.transaction, ctx.tables, ctx.memo)
+                try writeHistory(hk, kind: .removed, document: document, record: record, event: event, ctx: ctx)
+                try Self.closeRow(hk, ctx)
+                _ = try record.withEncoded { try ctx.transaction.put(ctx.tables["current"], key: ck, value: $0) }
             }
-            try adjustCount(collection, by: -1, event.seq, ctx)
-            // The removal repeats the last document, stored as a delta against the row's
-            // keyframe (a few bytes), and closes the row: a removed document's row is packed now
-            // (solid) instead of staying open in `history` until the key comes back, which most
-            // never do (a list of incidents or outages: every item goes in the end).
-            let text = try last.text(collection, key, ctx.transaction, ctx.tables, ctx.memo)
-            let previous = record.changedSeq
-            record.version += 1
-            record.removed = true
-            record.changedSeq = event.seq
-            record.lastSeenSeq = event.seq
-            let document = try Self.deltaOrKeyframe(text, collection, key, previous: previous, ctx.transaction, ctx.tables, ctx.memo)
-            try writeHistory(hk, kind: .removed, document: document, record: record, event: event, ctx: ctx)
-            try Self.closeRow(hk, ctx)
-            _ = try record.withEncoded { try ctx.transaction.put(ctx.tables["current"], key: ck, value: $0) }
         }
     }
 }

@@ -116,6 +116,12 @@ struct LogSchema: Sendable {
                 for t in p.tables {
                     set[t] = try env.openDatabase(TableSet.databaseName(projection: p.name, table: t), in: txn, protection: sealed)
                 }
+                // A table the projection no longer keeps is emptied (its version changed with it,
+                // so it is being rebuilt without it): its pages go back to the free list.
+                for t in p.retiredTables where !txn.readOnly {
+                    guard let db = try? env.openDatabase(TableSet.databaseName(projection: p.name, table: t), in: txn, create: false) else { continue }
+                    if try txn.stat(db).entries > 0 { try txn.clear(db) }
+                }
                 var names: Database?
                 if cipher != nil {
                     names = try env.openDatabase(TableSet.databaseName(projection: p.name, table: TableSet.namesTable), in: txn, protection: sealed)
