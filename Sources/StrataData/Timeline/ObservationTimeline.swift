@@ -6,10 +6,12 @@ public import LMDB
 ///
 /// Table `observed`: `stream 0x00 recordedAt(Timestamp.sortableBits, u64be) seq(u64be)` → a
 /// kind byte, for every event of a source that ends a list pass or stores a detail or image:
-/// - `1` a complete pass (`FetchCompleted` with `complete=true`), then 16 bytes: the seq of that
-///   `FetchCompleted` and of its first page
-/// - `2` a `ListNotModified`, then the same 16 bytes of the complete pass it confirmed
+/// - `1` a complete pass (`FetchCompleted` with `complete=true`, the key's seq), then `varint
+///   (seq − its first page's seq)`
+/// - `2` a `ListNotModified`, then the complete pass it confirmed: `varint (seq − the pass's
+///   FetchCompleted), varint (that − its first page)`
 /// - `0` anything else (a partial pass, a detail, an image)
+/// (Version 3 wrote both seqs of the pass as u64be: 17 bytes a row instead of 2 or 3.)
 ///
 /// Table `passes`: `stream` → those 16 bytes for the stream's last complete `FetchCompleted` (by
 /// seq), which a `ListNotModified` confirms.
@@ -25,7 +27,7 @@ public import LMDB
 /// holds its state.
 public struct ObservationTimeline: Projection {
     public let name = "timeline"
-    public let version = 3
+    public let version = 4
     public let tables = ["observed", "passes", "backfilled"]
     public let eventTypes: Set<String>? = [
         DataEvents.fetchCompleted, DataEvents.listNotModified, DataEvents.detailFetched,
@@ -41,11 +43,21 @@ public struct ObservationTimeline: Projection {
         case DataEvents.fetchCompleted where event[metadata: "complete"] == "true":
             guard let pages = event[metadata: "pages"].flatMap(UInt64.init), pages < event.seq else { break }
             let pass = event.seq.bigEndianBytes + (event.seq - pages).bigEndianBytes
-            value = [1] + pass
+            var w = ByteWriter()
+            w.u8(1)
+            w.varint(pages)
+            value = w.bytes
             try context.transaction.put(context.tables["passes"], key: Array(event.stream.utf8), value: pass)
         case DataEvents.listNotModified:
             guard let pass = try context.transaction.get(context.tables["passes"], key: Array(event.stream.utf8)), pass.count == 16 else { break }
-            value = [2] + [UInt8](pass)
+            let completed = pass.withUnsafeBytes { UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: $0[..<8])) }
+            let first = pass.withUnsafeBytes { UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: $0[8...])) }
+            guard completed < event.seq, first <= completed else { break }
+            var w = ByteWriter()
+            w.u8(2)
+            w.varint(event.seq - completed)
+            w.varint(completed - first)
+            value = w.bytes
         default:
             break
         }
@@ -112,15 +124,32 @@ public struct ObservationTimeline: Projection {
             let c = try transaction.cursor(tables["observed"])
             var entry = try c.seek(atMost: prefix + [UInt8](repeating: 0xFF, count: 16))
             while let e = entry, e.key.hasPrefix(prefix), e.key.count == prefix.count + 16 {
-                if e.value.count == 17, e.value[0] == 1 || e.value[0] == 2 {
-                    let completed = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.value[1..<9]))
-                    let first = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.value[9...]))
+                if let pages = try Self.pass(e.value, seq: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[(prefix.count + 8)...]))) {
                     let time = Timestamp(sortableBits: UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count...])))
-                    return Pass(recordedAt: time, pages: first..<completed)
+                    return Pass(recordedAt: time, pages: pages)
                 }
                 entry = try c.previous()
             }
             return nil
+        }
+
+        /// The page events of the pass an `observed` value of the entry at `seq` names, or nil
+        /// for an entry that names none.
+        static func pass(_ value: UnsafeRawBufferPointer, seq: UInt64) throws -> Range<UInt64>? {
+            guard value.first == 1 || value.first == 2 else { return nil }
+            var r = ByteReader(UnsafeRawBufferPointer(rebasing: value[1...]))
+            var completed = seq
+            if value.first == 2 {
+                let back = try? r.varint()
+                guard let back, back < seq else { throw damaged(seq) }
+                completed -= back
+            }
+            guard let pages = try? r.varint(), pages <= completed, r.isAtEnd else { throw damaged(seq) }
+            return (completed - pages)..<completed
+        }
+
+        private static func damaged(_ seq: UInt64) -> EventStoreError {
+            EventStoreError(code: .corrupted, message: "a timeline entry of seq \(seq) is damaged; rebuild the timeline projection")
         }
     }
 }
