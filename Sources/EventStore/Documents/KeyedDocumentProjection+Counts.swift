@@ -47,14 +47,36 @@ extension KeyedDocumentProjection {
     /// `0x01 key`. The key is always recoverable. A seven-digit id takes 5 bytes (16 before
     /// items 29: `0x00 u64be key`).
     public static func naturalKey(_ key: String) -> [UInt8] {
-        if let n = UInt64(key) { return numberPrefix(n) + (String(n) == key ? [] : Array(key.utf8)) }
-        return [1] + Array(key.utf8)
+        var out: [UInt8] = []
+        appendNaturalKey(key, text: nil, to: &out)
+        return out
     }
 
-    /// `0x00 | u8 n | n bytes`: a number's part of its natural key.
-    static func numberPrefix(_ n: UInt64) -> [UInt8] {
-        let bytes = n.bigEndianBytes.drop { $0 == 0 }
-        return [0, UInt8(bytes.count)] + bytes
+    /// Appends ``naturalKey(_:)`` to `out`, with `text` (an encrypted store's digest of the key)
+    /// in place of the key's bytes when given; a number's digest is kept whatever its spelling.
+    /// One append per part: it runs for every put.
+    static func appendNaturalKey(_ key: String, text: [UInt8]?, to out: inout [UInt8]) {
+        guard let n = UInt64(key) else {
+            out.append(1)
+            if let text { out.append(contentsOf: text) } else { out.append(contentsOf: key.utf8) }
+            return
+        }
+        let count = (64 - n.leadingZeroBitCount + 7) / 8
+        out.append(0)
+        out.append(UInt8(count))
+        for i in stride(from: count - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: n >> (8 * UInt64(i)))) }
+        if let text {
+            out.append(contentsOf: text)
+        } else if !isPlainNumber(key) {
+            out.append(contentsOf: key.utf8)
+        }
+    }
+
+    /// Whether a key that parses as a `UInt64` is written as `String(value)`: no sign, no
+    /// leading zero (what the parse accepts besides digits is a leading `+` or `-`).
+    static func isPlainNumber(_ key: String) -> Bool {
+        guard let first = key.utf8.first else { return false }
+        return (first >= UInt8(ascii: "1") && first <= UInt8(ascii: "9")) || key == "0"
     }
 
     /// The key a ``sortedKey(_:_:_:_:)`` was made for (`prefixCount`: the bytes of its
@@ -89,9 +111,9 @@ extension KeyedDocumentProjection {
     /// its digest (``TableSet/text(_:)``), so numbers keep their order and texts follow their
     /// digests' order.
     static func storedNaturalKey(_ key: String, _ tables: TableSet) -> [UInt8] {
-        guard tables.isEncrypted else { return naturalKey(key) }
-        if let n = UInt64(key) { return numberPrefix(n) + tables.text(key) }
-        return [1] + tables.text(key)
+        var out: [UInt8] = []
+        appendNaturalKey(key, text: tables.isEncrypted ? tables.text(key) : nil, to: &out)
+        return out
     }
 
     /// `collection 0x00` and the stored natural key; `remembering`: the write that makes it,

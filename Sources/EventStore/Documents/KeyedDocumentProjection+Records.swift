@@ -8,7 +8,12 @@ extension KeyedDocumentProjection {
     /// is in natural key order, so a page walks it (since items 29; before, `current` was keyed
     /// `collection 0x00 key` and a table `order` held the natural keys, each id stored twice).
     static func currentKey(_ collection: String, _ key: String, _ tables: TableSet) -> [UInt8] {
-        Array(collection.utf8) + [0] + storedNaturalKey(key, tables)
+        var out: [UInt8] = []
+        out.reserveCapacity(collection.utf8.count + key.utf8.count + 12 + (tables.isEncrypted ? 16 : 0))
+        out.append(contentsOf: collection.utf8)
+        out.append(0)
+        appendNaturalKey(key, text: tables.isEncrypted ? tables.text(key) : nil, to: &out)
+        return out
     }
 
     /// `collection 0x00 key`, what every `history` key of the key starts with (see
