@@ -12,13 +12,10 @@ extension KeyedDocumentProjection {
         // One cursor per context, as for `current`: no cursor opened and freed per event.
         let cursor = try ctx.memo.countsCursor ?? ctx.transaction.cursor(ctx.tables["counts"])
         ctx.memo.countsCursor = cursor
-        var key = Array(collection.utf8) + [0]
-        let before = try Self.counts(prefix: key, asOf: .max, cursor)
-        key += seq.bigEndianBytes
-        var value: [UInt8] = []
-        ByteWriter.varint(UInt64(max(0, before.present + delta))) { value.append($0) }
-        ByteWriter.varint(UInt64(before.ever + (added ? 1 : 0))) { value.append($0) }
-        try key.withUnsafeBytes { k in try value.withUnsafeBytes { try cursor.put(key: k, value: $0, flags: []) } }
+        let prefix = Array(collection.utf8) + [0]
+        let before = try Self.counts(prefix: prefix, asOf: .max, cursor)
+        let values = [UInt64(max(0, before.present + delta)), UInt64(before.ever + (added ? 1 : 0))]
+        try CountBlocks.set(prefix, seq: seq, values: values, cursor)
     }
 
     /// The number of present documents of `collection` after the last event at or before `seq`.
@@ -34,9 +31,8 @@ extension KeyedDocumentProjection {
 
     /// The same through `c`, a cursor over `counts`; `prefix` is the collection's name and a NUL.
     static func counts(prefix: [UInt8], asOf seq: UInt64, _ c: Cursor) throws -> (present: Int, ever: Int) {
-        guard let e = try c.seek(atMost: prefix + seq.bigEndianBytes), e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 else { return (0, 0) }
-        var r = ByteReader(e.value)
-        return (Int(try r.varint()), Int(try r.varint()))
+        guard let v = try CountBlocks.values(prefix, asOf: seq, width: 2, c) else { return (0, 0) }
+        return (Int(clamping: v[0]), Int(clamping: v[1]))
     }
 
     /// The sort key that puts keys in the order people read ids: keys that are whole numbers

@@ -13,7 +13,8 @@ import LMDB
 /// shape's reference (the `shapes` key's digest) | varint the seq it was last seen at`. A row
 /// is deleted when its item is swept, so the table holds the present items only.
 ///
-/// `item-counts`: key `SOURCE 0x00 seq(u64be)`, value `varint` how many items the source had
+/// `item-counts`: ``CountBlocks`` of `SOURCE 0x00` (since schema 15; before, a row per change,
+/// key `SOURCE 0x00 seq(u64be)`), each change `varint` how many items the source had
 /// after that event; written by every event that changes it, so a count as of any seq is one
 /// seek.
 package enum SchemaItemRows {
@@ -79,19 +80,13 @@ package enum SchemaItemRows {
 
     /// How many items `source` had after the event at `seq` (now when nil).
     static func count(source: String, asOf seq: UInt64?, _ txn: Transaction, _ tables: TableSet) throws -> Int {
-        let p = prefix(source, tables)
-        let c = try txn.cursor(tables[counts])
-        guard let e = try c.seek(atMost: p + (seq ?? .max).bigEndianBytes), e.key.count == p.count + 8, e.key.starts(with: p) else { return 0 }
-        var r = ByteReader(e.value)
-        return Int(try r.varint())
+        try CountBlocks.values(prefix(source, tables), asOf: seq ?? .max, width: 1, try txn.cursor(tables[counts])).map { Int(clamping: $0[0]) } ?? 0
     }
 
     /// Records `source`'s count after the event at `seq`, when `change` moved it.
     static func adjustCount(source: String, by change: Int, seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws {
         guard change != 0 else { return }
         let now = try count(source: source, asOf: seq, txn, tables)
-        var w = ByteWriter(capacity: 10)
-        w.varint(max(0, now + change))
-        try txn.put(tables[counts], key: prefix(source, tables) + seq.bigEndianBytes, value: w.bytes)
+        try CountBlocks.set(prefix(source, tables), seq: seq, values: [UInt64(max(0, now + change))], try txn.cursor(tables[counts]))
     }
 }
