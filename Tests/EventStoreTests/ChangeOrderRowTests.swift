@@ -130,16 +130,7 @@ import Testing
         for i in 0..<4 { _ = try await store.append([Self.event(Array((3_041_000 + 300 * i)..<(3_041_300 + 300 * i)))]) }
         // Seq 0 counts the fourth, waiting; the block is under seq 1.
         #expect(try await Self.marks(store) == [1, KeyedDocumentProjection.changeBlockMark, ChangeKind.added.code])
-        let db = try store.tables(of: "documents")["changed"]
-        try store.environment.write { txn in
-            let c = try txn.cursor(db)
-            _ = try c.first()
-            let e = try #require(try c.next())
-            var value = [UInt8](e.value)
-            value[value.count - 3] ^= 0x5A
-            let key = [UInt8](e.key)
-            _ = try txn.put(db, key: key, value: value)
-        }
+        try Self.damageRow(1, store)
         await #expect(throws: EventStoreError.self) { _ = try await Self.walk(store) }
     }
 
@@ -148,15 +139,22 @@ import Testing
         // 1,000 keys: more than a block holds, compressed alone.
         _ = try await store.append(Self.event(Array(3_041_000..<3_042_000)))
         #expect(try await Self.marks(store) == [KeyedDocumentProjection.compressedChangeRowMark])
+        try Self.damageRow(0, store)
+        await #expect(throws: EventStoreError.self) { _ = try await Self.walk(store) }
+    }
+
+    /// Flips bits near the end of the `index`-th stored row.
+    static func damageRow(_ index: Int, _ store: EventStore) throws {
         let db = try store.tables(of: "documents")["changed"]
         try store.environment.write { txn in
             let c = try txn.cursor(db)
-            let e = try #require(try c.first())
-            var value = [UInt8](e.value)
+            var e = try c.first()
+            for _ in 0..<index { e = try c.next() }
+            let entry = try #require(e)
+            var value = [UInt8](entry.value)
             value[value.count - 3] ^= 0x5A
-            let key = [UInt8](e.key)
+            let key = [UInt8](entry.key)
             _ = try txn.put(db, key: key, value: value)
         }
-        await #expect(throws: EventStoreError.self) { _ = try await Self.walk(store) }
     }
 }
