@@ -23,8 +23,11 @@ import Testing
             for _ in 0..<300 {
                 seq += 1 + rng.next() % 3
                 let values = [rng.next() % 1_000, rng.next() % 100_000]
-                try CountBlocks.set(prefix, seq: seq, values: [values[0] + 1, 7], c)
-                try CountBlocks.set(prefix, seq: seq, values: values, c)
+                try CountBlocks.update(prefix, seq: seq, width: 2, c) { _ in [values[0] + 1, 7] }
+                try CountBlocks.update(prefix, seq: seq, width: 2, c) { old in
+                    #expect(old == [values[0] + 1, 7])
+                    return values
+                }
                 expected.append((seq, values))
             }
         }
@@ -49,9 +52,9 @@ import Testing
         let prefix = Array("c".utf8) + [0]
         try store.environment.write { txn in
             let c = try txn.cursor(db)
-            for s in 1...10 as ClosedRange<UInt64> { try CountBlocks.set(prefix, seq: s, values: [s, s], c) }
+            for s in 1...10 as ClosedRange<UInt64> { try CountBlocks.update(prefix, seq: s, width: 2, c) { _ in [s, s] } }
             // A change before the last is refused.
-            #expect(throws: EventStoreError.self) { try CountBlocks.set(prefix, seq: 4, values: [1, 1], c) }
+            #expect(throws: EventStoreError.self) { try CountBlocks.update(prefix, seq: 4, width: 2, c) { _ in [1, 1] } }
         }
         for damaged in [[0x00, 0x01], [0x00, 0x01, 0x01, 0x00, 0x01, 0x01], [0x05, 0x01, 0x01], [0x00, 0x81]] as [[UInt8]] {
             try store.environment.write { txn in _ = try txn.put(db, key: prefix + UInt64(1).bigEndianBytes + [1], value: damaged) }

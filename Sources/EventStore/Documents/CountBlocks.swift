@@ -24,70 +24,84 @@ package enum CountBlocks {
         do {
             if e.key.count == prefix.count + 8 { return try plain(e.value, width: width) }
             guard e.key.count == prefix.count + 9, e.key.last == blockSuffix else { return nil }
-            var last: [UInt64]?
-            try walk(e, prefix: prefix, width: width) { at, values in
-                guard at <= seq else { return false }
-                last = values
-                return true
-            }
-            return last
+            return try last(of: e, prefix: prefix, width: width, atMost: seq).values
         } catch {
             throw EventStoreError.corrupted("a stored count is damaged; rebuild the projection")
         }
     }
 
-    /// Records `values` as the counts after the change at `seq` (at or after every change so far).
-    package static func set(_ prefix: [UInt8], seq: UInt64, values: [UInt64], _ c: Cursor) throws {
-        var changes: [(UInt64, [UInt64])] = []
+    /// Records the counts after the change at `seq` (at or after every change so far):
+    /// `change` gets the last counts (nil: none yet) and returns the new ones. One walk of the
+    /// last block; the change is appended to its bytes, or replaces its last change of the same
+    /// seq.
+    package static func update(_ prefix: [UInt8], seq: UInt64, width: Int, _ c: Cursor, _ change: ([UInt64]?) -> [UInt64]) throws {
         var first = seq
-        if let e = try c.seek(atMost: prefix + [UInt8](repeating: 0xFF, count: 8) + [blockSuffix]), e.key.starts(with: prefix),
-            e.key.count == prefix.count + 9, e.key.last == blockSuffix
-        {
-            first = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(prefix.count + 8)]))
+        var kept: UnsafeRawBufferPointer?
+        var previous = seq
+        var old: [UInt64]?
+        if let e = try c.seek(atMost: prefix + [UInt8](repeating: 0xFF, count: 8) + [blockSuffix]), e.key.starts(with: prefix) {
             do {
-                try walk(e, prefix: prefix, width: values.count) { at, v in
-                    changes.append((at, v))
-                    return true
+                if e.key.count == prefix.count + 8 {
+                    old = try plain(e.value, width: width)
+                } else if e.key.count == prefix.count + 9, e.key.last == blockSuffix {
+                    let last = try last(of: e, prefix: prefix, width: width, atMost: .max)
+                    old = last.values
+                    guard last.seq <= seq else {
+                        throw EventStoreError.corrupted("a count at seq \(seq) comes after one at \(last.seq); rebuild the projection")
+                    }
+                    if last.seq == seq {
+                        // The same event again: its change is replaced.
+                        first = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(prefix.count + 8)]))
+                        kept = UnsafeRawBufferPointer(rebasing: e.value[..<last.offset])
+                        previous = last.before
+                    } else if last.count < capacity {
+                        first = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(prefix.count + 8)]))
+                        kept = e.value
+                        previous = last.seq
+                    }
                 }
+            } catch let error as EventStoreError {
+                throw error
             } catch {
                 throw EventStoreError.corrupted("a stored count is damaged; rebuild the projection")
             }
-            if changes.last?.0 == seq { changes.removeLast() }
-            if let last = changes.last?.0, last > seq {
-                throw EventStoreError.corrupted("a count at seq \(seq) comes after one at \(last); rebuild the projection")
-            }
-            if changes.count >= capacity {
-                changes = []
-                first = seq
-            }
         }
-        changes.append((seq, values))
-        var w = ByteWriter(capacity: changes.count * (2 + 3 * values.count))
-        var previous = first
-        for (at, v) in changes {
-            w.varint(at - previous)
-            previous = at
-            for x in v { w.varint(x) }
-        }
+        let values = change(old)
+        var w = ByteWriter(capacity: (kept?.count ?? 0) + 2 + 3 * width)
+        if let kept { w.raw(kept) }
+        w.varint(seq - previous)
+        for x in values { w.varint(x) }
         let key = prefix + first.bigEndianBytes + [blockSuffix]
         try key.withUnsafeBytes { k in try w.bytes.withUnsafeBytes { try c.put(key: k, value: $0, flags: []) } }
     }
 
-    /// Each change of the block `e`, in seq order, until `body` returns false.
-    private static func walk(_ e: Cursor.Entry, prefix: [UInt8], width: Int, _ body: (UInt64, [UInt64]) throws -> Bool) throws {
+    /// The last change at or before `atMost` of the block `e`: its seq, the seq before it (its
+    /// own for the first), its counts, where it starts, and how many changes the block has up
+    /// to it.
+    private static func last(of e: Cursor.Entry, prefix: [UInt8], width: Int, atMost: UInt64) throws
+        -> (seq: UInt64, before: UInt64, values: [UInt64]?, offset: Int, count: Int)
+    {
         var at = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefix.count..<(prefix.count + 8)]))
         var r = ByteReader(e.value)
         var n = 0
+        var found: (seq: UInt64, before: UInt64, offset: Int, end: Int)?
         while !r.isAtEnd {
+            let start = r.offset
             let gap = try r.varint()
             guard n == 0 ? gap == 0 : gap > 0, gap <= UInt64.max - at, n < capacity else { throw ByteReader.Truncated() }
+            let before = at
             at += gap
-            var values: [UInt64] = []
-            for _ in 0..<width { values.append(try r.varint()) }
+            for _ in 0..<width { _ = try r.varint() }
             n += 1
-            guard try body(at, values) else { return }
+            if at <= atMost { found = (at, n == 1 ? at : before, start, r.offset) } else { break }
         }
         guard n > 0 else { throw ByteReader.Truncated() }
+        guard let found else { return (at, at, nil, 0, n) }
+        // The found change's counts, read again from where they start.
+        var v = ByteReader(UnsafeRawBufferPointer(rebasing: e.value[found.offset..<found.end]))
+        _ = try v.varint()
+        let values = try (0..<width).map { _ in try v.varint() }
+        return (found.seq, found.before, values, found.offset, n)
     }
 
     /// A row from before blocks: `width` varints.

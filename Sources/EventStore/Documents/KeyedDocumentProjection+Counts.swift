@@ -12,10 +12,10 @@ extension KeyedDocumentProjection {
         // One cursor per context, as for `current`: no cursor opened and freed per event.
         let cursor = try ctx.memo.countsCursor ?? ctx.transaction.cursor(ctx.tables["counts"])
         ctx.memo.countsCursor = cursor
-        let prefix = Array(collection.utf8) + [0]
-        let before = try Self.counts(prefix: prefix, asOf: .max, cursor)
-        let values = [UInt64(max(0, before.present + delta)), UInt64(before.ever + (added ? 1 : 0))]
-        try CountBlocks.set(prefix, seq: seq, values: values, cursor)
+        try CountBlocks.update(Array(collection.utf8) + [0], seq: seq, width: 2, cursor) { old in
+            let present = Int(clamping: old?[0] ?? 0), ever = old?[1] ?? 0
+            return [UInt64(max(0, present + delta)), ever + (added ? 1 : 0)]
+        }
     }
 
     /// The number of present documents of `collection` after the last event at or before `seq`.

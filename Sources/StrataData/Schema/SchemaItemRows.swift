@@ -86,7 +86,8 @@ package enum SchemaItemRows {
     /// Records `source`'s count after the event at `seq`, when `change` moved it.
     static func adjustCount(source: String, by change: Int, seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws {
         guard change != 0 else { return }
-        let now = try count(source: source, asOf: seq, txn, tables)
-        try CountBlocks.set(prefix(source, tables), seq: seq, values: [UInt64(max(0, now + change))], try txn.cursor(tables[counts]))
+        try CountBlocks.update(prefix(source, tables), seq: seq, width: 1, try txn.cursor(tables[counts])) { old in
+            [UInt64(max(0, Int(clamping: old?[0] ?? 0) + change))]
+        }
     }
 }
