@@ -17,12 +17,13 @@ import LMDB
 ///   version; field-level changes are derived from the previous version when read)
 /// - `indexes`: `collection` → the indexed paths (canonical JSON array)
 /// - `index`: `collection 0x00 path 0x00 value 0x00 key` → empty, for present documents only
-/// - `counts`: `collection 0x00 seq(u64be)` → varint number of present documents and varint
-///   number of keys ever seen after that event, written by every event that changed either; the
-///   counts now or as of a seq are one seek (a page walk stops once it has met them all)
+/// - `counts`: ``CountBlocks`` of `collection 0x00`: the number of present documents and the
+///   number of keys ever seen after each event that changed either; the counts now or as of a
+///   seq are one seek and a walk of a block (a page walk stops once it has met them all)
 ///
 /// - `changed` (when ``keepsChangeOrder``): `collection 0x00 seq(u64be)` → the keys the event
-///   wrote a version of (`varint n, n bytes` each): a span's changes walked in log order
+///   wrote a version of (`u8 kind, varint n, n bytes` each), rows of consecutive events in
+///   blocks (``changeBlockMark``): a span's changes walked in log order
 ///
 /// Operations come from `extract` (by default the built-in ``DocumentEvents``); other events are
 /// ignored.
