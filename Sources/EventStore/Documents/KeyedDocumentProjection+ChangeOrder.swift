@@ -61,9 +61,13 @@ extension KeyedDocumentProjection {
         let waitingKey = collection + [0] + UInt64(0).bigEndianBytes
         var waiting = (count: 0, bytes: 0)
         if let raw = try txn.get(db, key: waitingKey) {
-            try raw.withUnsafeBytes { raw in
-                var r = ByteReader(raw)
-                waiting = (Int(try r.varint()), Int(try r.varint()))
+            do {
+                try raw.withUnsafeBytes { raw in
+                    var r = ByteReader(raw)
+                    waiting = (Int(clamping: try r.varint()), Int(clamping: try r.varint()))
+                }
+            } catch {
+                throw EventStoreError.corrupted("the count of change-order rows waiting for their block is damaged; rebuild the projection")
             }
         }
         if waiting.count > 0, row.count > changeBlockBytes || waiting.bytes + row.count > changeBlockBytes {

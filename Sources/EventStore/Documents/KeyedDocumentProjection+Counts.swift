@@ -111,14 +111,4 @@ extension KeyedDocumentProjection {
         appendNaturalKey(key, text: tables.isEncrypted ? tables.text(key) : nil, to: &out)
         return out
     }
-
-    /// `collection 0x00` and the stored natural key; `remembering`: the write that makes it,
-    /// which records the id behind its digest.
-    static func withNaturalKey<T>(
-        _ collection: String, _ key: String, _ tables: TableSet, remembering txn: Transaction,
-        _ body: ([UInt8]) throws -> T
-    ) throws -> T {
-        if tables.isEncrypted { _ = try tables.text(key, remembering: txn) }
-        return try body(Array(collection.utf8) + [0] + storedNaturalKey(key, tables))
-    }
 }

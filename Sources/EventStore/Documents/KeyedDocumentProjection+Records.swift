@@ -7,12 +7,13 @@ extension KeyedDocumentProjection {
     /// `collection 0x00 storedNaturalKey(key)`, the key of the key's `current` record: the table
     /// is in natural key order, so a page walks it (since items 29; before, `current` was keyed
     /// `collection 0x00 key` and a table `order` held the natural keys, each id stored twice).
-    static func currentKey(_ collection: String, _ key: String, _ tables: TableSet) -> [UInt8] {
+    /// `digest`: the key's ``TableSet/text(_:)`` when the caller has it (an encrypted store).
+    static func currentKey(_ collection: String, _ key: String, _ tables: TableSet, digest: [UInt8]? = nil) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(collection.utf8.count + key.utf8.count + 12 + (tables.isEncrypted ? 16 : 0))
         out.append(contentsOf: collection.utf8)
         out.append(0)
-        appendNaturalKey(key, text: tables.isEncrypted ? tables.text(key) : nil, to: &out)
+        appendNaturalKey(key, text: tables.isEncrypted ? digest ?? tables.text(key) : nil, to: &out)
         return out
     }
 
@@ -25,16 +26,17 @@ extension KeyedDocumentProjection {
     /// `collection 0x00 key 0x00 seq(u64be)`, the history key, built on the stack; `body` gets
     /// its part before the second 0x00 (``historyPrefix(_:_:_:)``) and the history key. It runs for every
     /// put: no array is allocated. (``validate(_:_:)`` bounds both names.)
-    /// In an encrypted store the key part is the key's digest (``TableSet/text(_:)``).
+    /// In an encrypted store the key part is the key's digest (``TableSet/text(_:)``; `digest`
+    /// when the caller has it).
     @inline(__always)
     static func withKeys<T>(
-        _ collection: String, _ key: String, _ seq: UInt64, _ tables: TableSet,
+        _ collection: String, _ key: String, _ seq: UInt64, _ tables: TableSet, digest known: [UInt8]? = nil,
         _ body: (_ prefix: UnsafeRawBufferPointer, _ history: UnsafeRawBufferPointer) throws -> T
     ) rethrows -> T {
         // One stack buffer, filled by a plain function: `body` (the whole of a put) is inlined
         // here instead of becoming a closure whose captures (the event, the context) are copied
         // for every put.
-        let digest = tables.isEncrypted ? tables.text(key) : nil
+        let digest = tables.isEncrypted ? known ?? tables.text(key) : nil
         let keyCount = digest?.count ?? key.utf8.count
         return try withUnsafeTemporaryAllocation(byteCount: collection.utf8.count + keyCount + 10, alignment: 1) { buffer in
             let currentCount = fillKeys(buffer, collection, key, digest, seq)

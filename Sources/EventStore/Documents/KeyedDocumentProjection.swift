@@ -200,8 +200,10 @@ public struct KeyedDocumentProjection: Projection {
         // new key next to where the seek left it: one search of `current` instead of two.
         let cursor = try ctx.memo.currentCursor ?? txn.cursor(current)
         ctx.memo.currentCursor = cursor
-        try Self.currentKey(collection, key, ctx.tables).withUnsafeBytes { ck in
-            try Self.withKeys(collection, key, event.seq, ctx.tables) { _, hk in
+        // An encrypted store's keys hold the key's digest: worked out once for both.
+        let keyDigest = ctx.tables.isEncrypted ? ctx.tables.text(key) : nil
+        try Self.currentKey(collection, key, ctx.tables, digest: keyDigest).withUnsafeBytes { ck in
+            try Self.withKeys(collection, key, event.seq, ctx.tables, digest: keyDigest) { _, hk in
                 var record: CurrentRecord
                 var kind: ChangeKind?
                 var previousSeq: UInt64?
@@ -267,8 +269,9 @@ public struct KeyedDocumentProjection: Projection {
     }
 
     func remove(_ collection: String, _ key: String, _ event: RecordedEvent, _ ctx: ProjectionContext) throws {
-        try Self.currentKey(collection, key, ctx.tables).withUnsafeBytes { ck in
-            try Self.withKeys(collection, key, event.seq, ctx.tables) { _, hk in
+        let keyDigest = ctx.tables.isEncrypted ? ctx.tables.text(key) : nil
+        try Self.currentKey(collection, key, ctx.tables, digest: keyDigest).withUnsafeBytes { ck in
+            try Self.withKeys(collection, key, event.seq, ctx.tables, digest: keyDigest) { _, hk in
                 guard let existing = try ctx.transaction.get(ctx.tables["current"], key: ck) else { return }
                 var record = try CurrentRecord(existing)
                 guard !record.removed else { return }
