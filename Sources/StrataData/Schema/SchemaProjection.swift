@@ -21,7 +21,7 @@ import LMDB
 /// `drift` table (``SchemaDriftRows``).
 public enum SchemaProjection {
     public static let projection = KeyedDocumentProjection(
-        name: "schema", version: 15,
+        name: "schema", version: 16,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted, DataEvents.detailFetched],
         extraTables: [SchemaItemRows.table, SchemaItemRows.counts, shapes, SchemaDriftRows.table],
         // A dropped page has no items; an erased or dropped detail has no shape.
@@ -216,6 +216,7 @@ struct FieldCounts {
     /// The writes of the touched fields; their drift goes into the `drift` table.
     func operations(_ event: RecordedEvent, _ ctx: ProjectionContext) throws -> [DocumentOperation] {
         var ops: [DocumentOperation] = []
+        var drifts: [SchemaDriftEntity] = []
         for (path, entry) in loaded.sorted(by: { $0.key < $1.key }) {
             guard var f = entry, let was = before[path] else { continue }
             let items = Self.number(f["items"]), types = Self.presentTypes(f)
@@ -231,11 +232,12 @@ struct FieldCounts {
                 was.items == 0 && items > 0 ? "added" : was.items > 0 && items == 0 ? "gone" : types != was.types && items > 0 ? "typeChanged" : nil
             guard let kind else { continue }
             let example = types.subtracting(was.types).sorted().first.flatMap { known[$0] }
-            try SchemaDriftRows.put(
+            drifts.append(
                 SchemaDriftEntity(
                     seq: event.seq, at: event.recordedAt, path: path, kind: kind, before: was.types.sorted(), after: types.sorted(), items: items,
-                    example: example), source: source, ctx)
+                    example: example))
         }
+        try SchemaDriftRows.put(drifts, source: source, ctx)
         return ops
     }
 
