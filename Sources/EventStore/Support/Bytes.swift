@@ -52,11 +52,11 @@ package struct ByteWriter {
 /// Reads what ``ByteWriter`` wrote; every read is bounds-checked and throws on truncation.
 package struct ByteReader {
     let buffer: UnsafeRawBufferPointer
-    var offset = 0
+    package internal(set) var offset = 0
 
     package init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
 
-    package struct Truncated: Error {}
+    package struct Truncated: Error { package init() {} }
 
     package var remaining: Int { buffer.count - offset }
     package var isAtEnd: Bool { offset == buffer.count }

@@ -83,8 +83,6 @@ package enum SchemaDriftRows {
         return out.sorted { ($0.seq, $0.path) < ($1.seq, $1.path) }
     }
 
-    struct Damaged: Error {}
-
     /// A block's entries, as the writer extends them.
     struct Block {
         var bytes: [UInt8] = []
@@ -143,10 +141,10 @@ package enum SchemaDriftRows {
                     var seq = first, at: Int64 = 0, n = 0
                     while !r.isAtEnd {
                         let gap = try r.varint()
-                        guard n > 0 || gap == 0, !seq.addingReportingOverflow(gap).overflow else { throw Damaged() }
+                        guard n > 0 || gap == 0, !seq.addingReportingOverflow(gap).overflow else { throw ByteReader.Truncated() }
                         seq += gap
                         let kind = Int(try r.u8())
-                        guard kind < kinds.count else { throw Damaged() }
+                        guard kind < kinds.count else { throw ByteReader.Truncated() }
                         let z = try r.varint()
                         let delta = Int64(bitPattern: z >> 1) ^ -Int64(bitPattern: z & 1)
                         at = n == 0 ? delta : at &+ delta
@@ -164,10 +162,10 @@ package enum SchemaDriftRows {
                         func names(_ m: UInt8) -> [String] { types.indices.filter { m & 1 << $0 != 0 }.map { types[$0] } }
                         var parsed: JSONValue?
                         if !example.isEmpty {
-                            guard let v = try? JSONValue(parsing: example) else { throw Damaged() }
+                            guard let v = try? JSONValue(parsing: example) else { throw ByteReader.Truncated() }
                             parsed = v
                         }
-                        guard items <= UInt64(Int.max) else { throw Damaged() }
+                        guard items <= UInt64(Int.max) else { throw ByteReader.Truncated() }
                         try body(
                             seq,
                             SchemaDriftEntity(
@@ -176,7 +174,7 @@ package enum SchemaDriftRows {
                     }
                     lastTime(at)
                 }
-            } catch is ByteReader.Truncated, is Damaged {
+            } catch is ByteReader.Truncated {
                 throw EventStoreError(code: .corrupted, message: "a block of schema drifts is damaged; rebuild the schema projection")
             }
         }
