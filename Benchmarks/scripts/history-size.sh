@@ -67,7 +67,7 @@ parts() {
     END {
       for (n in pages) {
         p = "other projections"
-        if (n == "bodies" || n == "body-index" || n == "blobs" || n == "lineage") p = "bodies"
+        if (n == "bodies" || n == "bodies.chunks" || n == "body-index" || n == "blobs" || n == "lineage") p = "bodies"
         else if (n == "events") p = "envelopes"
         else if (n == "ids" || n == "by-stream" || n == "by-type" || n == "by-time") p = "log indexes"
         else if (n ~ /^p\/items\/(history|history-packed)$/ || n ~ /^p\/details\/(history|history-packed)$/) p = "item history"

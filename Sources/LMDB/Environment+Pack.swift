@@ -69,6 +69,35 @@ extension Environment {
             try check(rc, "mdb_get(\(table))")
             return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
         }
+
+        /// The values of `table`'s rows whose keys are `keyCount` bytes starting with
+        /// `keyPrefix`, in key order, as stored (a chunked row's chunks: ``ChunkTable``).
+        public func rows(_ table: String, keyPrefix: UnsafeRawBufferPointer, keyCount: Int) throws -> [UnsafeRawBufferPointer] {
+            var dbi: MDB_dbi = 0
+            if let known = tables[table] {
+                dbi = known
+            } else {
+                let rc = mdb_dbi_open(txn, table, 0, &dbi)
+                if rc == MDB_NOTFOUND { return [] }
+                try check(rc, "mdb_dbi_open(\(table))")
+                tables[table] = dbi
+            }
+            var c: OpaquePointer?
+            try check(mdb_cursor_open(txn, dbi, &c), "mdb_cursor_open(\(table))")
+            defer { mdb_cursor_close(c) }
+            var out: [UnsafeRawBufferPointer] = []
+            var k = MDB_val(mv_size: keyPrefix.count, mv_data: UnsafeMutableRawPointer(mutating: keyPrefix.baseAddress))
+            var v = MDB_val()
+            var rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)
+            while rc == 0 {
+                let found = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
+                guard found.count >= keyPrefix.count, found.prefix(keyPrefix.count).elementsEqual(keyPrefix) else { break }
+                if found.count == keyCount { out.append(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)) }
+                rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)
+            }
+            if rc != 0 && rc != MDB_NOTFOUND { try check(rc, "mdb_cursor_get(\(table))") }
+            return out
+        }
     }
 
     private static func pack(

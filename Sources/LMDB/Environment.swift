@@ -180,11 +180,30 @@ public final class Environment: @unchecked Sendable {
     /// Opens (creating when writable) a named database. Call once per name, at start-up,
     /// inside a write transaction that is committed before the handle is used elsewhere.
     /// `protection`: how its rows are protected in an encrypted store (nil: stored as given).
-    public func openDatabase(_ name: String?, in txn: Transaction, create: Bool = true, protection: Protection? = nil) throws -> Database {
+    /// `chunked`: large values go to the companion table `NAME.chunks` (``ChunkTable``); opened
+    /// without `create`, a table whose companion does not exist has none (it holds no chunks).
+    public func openDatabase(_ name: String?, in txn: Transaction, create: Bool = true, protection: Protection? = nil, chunked: Bool = false) throws -> Database
+    {
         var dbi: MDB_dbi = 0
         let flags: UInt32 = create && !txn.readOnly ? UInt32(MDB_CREATE) : 0
         try check(mdb_dbi_open(txn.txn, name, flags, &dbi), "mdb_dbi_open(\(name ?? "main"))")
-        return Database(dbi: dbi, name: name ?? "", protection: protection)
+        var chunks: ChunkTable?
+        if chunked, let name {
+            let companion = name + ".chunks"
+            var cdbi: MDB_dbi = 0
+            let rc = mdb_dbi_open(txn.txn, companion, flags, &cdbi)
+            if !(rc == MDB_NOTFOUND && flags == 0) {
+                try check(rc, "mdb_dbi_open(\(companion))")
+                var stat = MDB_stat()
+                mdb_env_stat(env, &stat)
+                let page = Int(stat.ms_psize)
+                chunks = ChunkTable(
+                    dbi: cdbi, name: companion, domain: Database.domain(companion),
+                    protection: protection.map { Protection(sealer: $0.sealer, sealsValues: $0.sealsValues) },
+                    nodeMax: (((page - 16) / 2) & ~1) - 2)
+            }
+        }
+        return Database(dbi: dbi, name: name ?? "", protection: protection, chunks: chunks)
     }
 }
 
@@ -197,14 +216,21 @@ public struct Database: Sendable, Hashable {
     /// What sealed values are bound to besides their key: FNV-1a of the name, so a value moved
     /// to another database does not open.
     public let domain: UInt64
+    /// Where large values go, in a chunked table (``ChunkTable``).
+    public let chunks: ChunkTable?
 
-    init(dbi: MDB_dbi, name: String, protection: Protection? = nil) {
+    init(dbi: MDB_dbi, name: String, protection: Protection? = nil, chunks: ChunkTable? = nil) {
         self.dbi = dbi
         self.name = name
         self.protection = protection
+        self.chunks = chunks
+        domain = Self.domain(name)
+    }
+
+    static func domain(_ name: String) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in name.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        domain = h
+        return h
     }
 
     /// The key LMDB holds for `key`: a keyed digest of it where the database digests its keys.

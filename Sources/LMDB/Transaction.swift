@@ -21,6 +21,14 @@ public final class Transaction {
         return a
     }
 
+    /// Whole values of chunked tables assembled so far (``ChunkTable``), by table and stored key:
+    /// a value read again is the same memory, not another copy (a chain of deltas reads the
+    /// same bases over and over). Only a root transaction keeps one; a write to a key, at any
+    /// level, drops the key's entry.
+    var assembledValues: [AssembledKey: UnsafeRawBufferPointer] = [:]
+    var root: Transaction { parent?.root ?? self }
+    var isRoot: Bool { parent == nil }
+
     /// `count` bytes of memory the transaction owns, valid until it ends (as a value read from
     /// the map is): for values a reader rebuilds from their stored form.
     public func scratch(_ count: Int) -> UnsafeMutableRawBufferPointer { arena.allocate(count) }
@@ -40,6 +48,7 @@ public final class Transaction {
         precondition(open, "transaction already ended")
         open = false
         let rc = mdb_txn_commit(txn)
+        assembledValues = [:]
         ownArena?.release()
         if holdsGate { environment.gate.unlock() }
         try check(rc, "mdb_txn_commit")
@@ -50,6 +59,7 @@ public final class Transaction {
         guard open else { return }
         open = false
         mdb_txn_abort(txn)
+        assembledValues = [:]
         ownArena?.release()
         if holdsGate { environment.gate.unlock() }
     }
@@ -72,10 +82,13 @@ public final class Transaction {
 
     /// The value stored under `key`, or nil. The buffer is valid until the transaction ends.
     public func get(_ db: Database, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
-        guard let p = db.protection else { return try getRaw(db, key: key) }
+        guard let p = db.protection else {
+            guard let v = try getRaw(db, key: key) else { return nil }
+            return db.chunks == nil ? v : try assembled(db, storedKey: key, v)
+        }
         return try withStoredKey(db, p, key) { k in
             guard let v = try getRaw(db, key: k) else { return nil }
-            return try plain(db, p, k, v)
+            return try assembled(db, storedKey: k, try plain(db, p, k, v))
         }
     }
 
@@ -118,6 +131,12 @@ public final class Transaction {
     /// the key exists.
     @discardableResult
     public func put(_ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags = []) throws -> Bool {
+        if let chunks = db.chunks { return try putChunked(db, chunks, key: key, value: value, flags: flags) }
+        return try putValue(db, key: key, value: value, flags: flags)
+    }
+
+    /// ``put(_:key:value:flags:)`` of a value kept in the table's own row.
+    func putValue(_ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags) throws -> Bool {
         if let p = db.protection {
             return try withStoredKey(db, p, key) { k in
                 // An empty value stays empty: it has nothing to hide (index entries), and a sealed
@@ -155,6 +174,12 @@ public final class Transaction {
     /// Stores `value` under `key` unless the key exists, and then returns the stored value instead
     /// (nil when `value` was stored): one B-tree descent where a get and a put take two.
     public func insert(_ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        if db.chunks != nil {
+            // A chunked table's rows may be heads of chunks: a get, then a put.
+            if let existing = try get(db, key: key) { return existing }
+            try put(db, key: key, value: value)
+            return nil
+        }
         if let p = db.protection {
             return try withStoredKey(db, p, key) { k in
                 guard p.sealsValues else { return try insertRaw(db, k, value) }
@@ -195,6 +220,13 @@ public final class Transaction {
         _ db: Database, _ p: Protection?, _ key: UnsafeRawBufferPointer, _ count: Int, flags: UInt32, cursor: OpaquePointer?,
         _ fill: (UnsafeMutableRawBufferPointer) -> Void
     ) throws {
+        if db.chunks != nil {
+            // Whole values only: the value is written out, then chunked.
+            let plain = arena.allocate(count)
+            fill(plain)
+            _ = try put(db, key: key, value: UnsafeRawBufferPointer(plain), flags: PutFlags(rawValue: flags & ~UInt32(MDB_CURRENT)))
+            return
+        }
         try withStoredKey(db, p, key) { k in
             guard let p, p.sealsValues else {
                 _ = try reserve(db, k, count, flags, cursor: cursor, fill)
@@ -213,6 +245,7 @@ public final class Transaction {
     public func delete(_ db: Database, key: [UInt8]) throws -> Bool {
         try key.withUnsafeBytes { (raw) -> Bool in
             try withStoredKey(db, db.protection, raw) { kb in
+                try removeChunks(db, storedKey: kb)
                 var k = MDB_val(mv_size: kb.count, mv_data: UnsafeMutableRawPointer(mutating: kb.baseAddress))
                 let rc = mdb_del(txn, db.dbi, &k, nil)
                 if rc == MDB_NOTFOUND { return false }
@@ -225,6 +258,10 @@ public final class Transaction {
     /// Removes every entry of `db`, keeping the database.
     public func clear(_ db: Database) throws {
         try check(mdb_drop(txn, db.dbi, 0), "mdb_drop(\(db.name))")
+        if let chunks = db.chunks {
+            try check(mdb_drop(txn, chunks.dbi, 0), "mdb_drop(\(chunks.name))")
+            root.assembledValues = root.assembledValues.filter { $0.key.dbi != db.dbi }
+        }
     }
 
     public func stat(_ db: Database) throws -> DatabaseStat {
@@ -261,7 +298,7 @@ public final class Transaction {
     public func cursor(_ db: Database, raw: Bool = false) throws -> Cursor {
         var c: OpaquePointer?
         try check(mdb_cursor_open(txn, db.dbi, &c), "mdb_cursor_open(\(db.name))")
-        return Cursor(cursor: c!, transaction: self, database: db, protection: raw ? nil : db.protection)
+        return Cursor(cursor: c!, transaction: self, database: db, protection: raw ? nil : db.protection, raw: raw)
     }
 
     // MARK: Protection
@@ -282,8 +319,8 @@ public final class Transaction {
     /// The plaintext of `stored`, read raw from `db` under `key` (as stored): what a read would
     /// have given. Throws when a sealed value does not open.
     public func plainValue(_ db: Database, key: UnsafeRawBufferPointer, stored: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
-        guard let p = db.protection else { return stored }
-        return try plain(db, p, key, stored)
+        guard let p = db.protection else { return try assembled(db, storedKey: key, stored) }
+        return try assembled(db, storedKey: key, try plain(db, p, key, stored))
     }
 
     /// The plaintext of a value read from a protected database, in the transaction's memory.
@@ -304,13 +341,21 @@ public final class Transaction {
         _ db: Database, _ key: UnsafeRawBufferPointer, _ count: Int, _ flags: UInt32, cursor: OpaquePointer? = nil,
         _ fill: (UnsafeMutableRawBufferPointer) -> Void
     ) throws -> (Int32, UnsafeRawBufferPointer) {
+        try reserve(db.dbi, db.name, key, count, flags, cursor: cursor, fill)
+    }
+
+    /// ``reserve(_:_:_:_:cursor:_:)`` in the database `dbi` named `name`.
+    func reserve(
+        _ dbi: MDB_dbi, _ name: String, _ key: UnsafeRawBufferPointer, _ count: Int, _ flags: UInt32, cursor: OpaquePointer? = nil,
+        _ fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws -> (Int32, UnsafeRawBufferPointer) {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: count, mv_data: nil)
-        let rc = cursor.map { mdb_cursor_put($0, &k, &v, flags | UInt32(MDB_RESERVE)) } ?? mdb_put(txn, db.dbi, &k, &v, flags | UInt32(MDB_RESERVE))
+        let rc = cursor.map { mdb_cursor_put($0, &k, &v, flags | UInt32(MDB_RESERVE)) } ?? mdb_put(txn, dbi, &k, &v, flags | UInt32(MDB_RESERVE))
         if rc == MDB_KEYEXIST && flags & UInt32(MDB_NOOVERWRITE) != 0 {
             return (rc, UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
         }
-        try check(rc, cursor == nil ? "mdb_put(\(db.name))" : "mdb_cursor_put(\(db.name))")
+        try check(rc, cursor == nil ? "mdb_put(\(name))" : "mdb_cursor_put(\(name))")
         fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
         return (0, UnsafeRawBufferPointer(start: nil, count: 0))
     }
@@ -323,12 +368,15 @@ public final class Cursor {
     private let transaction: Transaction
     private let database: Database
     private let protection: Protection?
+    /// Entries as stored: no opening, no chunks joined.
+    private let raw: Bool
 
-    init(cursor: OpaquePointer, transaction: Transaction, database: Database, protection: Protection?) {
+    init(cursor: OpaquePointer, transaction: Transaction, database: Database, protection: Protection?, raw: Bool) {
         self.cursor = cursor
         self.transaction = transaction
         self.database = database
         self.protection = protection
+        self.raw = raw
     }
 
     deinit { mdb_cursor_close(cursor) }
@@ -343,8 +391,9 @@ public final class Cursor {
         try check(rc, "mdb_cursor_get")
         let key = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
         let value = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
-        guard let protection else { return (key, value) }
-        return (key, try transaction.plain(database, protection, key, value))
+        if raw { return (key, value) }
+        let plain = try protection.map { try transaction.plain(database, $0, key, value) } ?? value
+        return (key, database.chunks == nil ? plain : try transaction.assembled(database, storedKey: key, plain))
     }
 
     public func first() throws -> Entry? { try op(MDB_FIRST) }
@@ -408,6 +457,11 @@ public final class Cursor {
 
     /// Deletes the entry under the cursor.
     public func deleteCurrent() throws {
+        if database.chunks != nil {
+            var k = MDB_val(), v = MDB_val()
+            try check(mdb_cursor_get(cursor, &k, &v, MDB_GET_CURRENT), "mdb_cursor_get")
+            try transaction.removeChunks(database, storedKey: UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size))
+        }
         try check(mdb_cursor_del(cursor, 0), "mdb_cursor_del")
     }
 }

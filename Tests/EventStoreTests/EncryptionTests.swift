@@ -302,14 +302,16 @@ import Testing
                 parts.update(UnsafeRawBufferPointer(rebasing: m[split...]))
             }
             #expect(parts.finish() == theirs)
-            let previous = bytes(32), envelope = bytes(size), body = bytes(size / 2)
+            let previous = bytes(32), envelope = bytes(size), body = bytes(size / 2), chunk = bytes(size / 3 + 1)
             var chained = SHA256()
             chained.update(data: previous)
-            for part in [envelope, body] {
+            for part in [envelope, body, chunk] {
                 chained.update(data: withUnsafeBytes(of: UInt64(part.count).bigEndian) { Array($0) })
                 chained.update(data: part)
             }
-            let link = envelope.withUnsafeBytes { e in body.withUnsafeBytes { b in SealedChain.digest(previous: previous, envelope: e, body: b) } }
+            let link = envelope.withUnsafeBytes { e in
+                body.withUnsafeBytes { b in chunk.withUnsafeBytes { c in SealedChain.digest(previous: previous, envelope: e, body: b, chunks: [c]) } }
+            }
             #expect(link == Array(chained.finalize()))
         }
     }

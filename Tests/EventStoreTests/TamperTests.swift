@@ -13,16 +13,19 @@ import Testing
         // Versions of one URL: delta chains among the stored bodies.
         for v in 0..<8 { _ = try await store.append(DeltaChainTests.page(v)) }
         #expect(try DeltaChainTests.rows(store).values.filter { $0.codec == BlobCodec.delta }.count == 7)
+        _ = try await store.append(Self.largeBodies(seed: 99))
         #expect(try await store.verify(checkProjections: false).ok)
         var rng = SplitMix64(seed: UInt64(ProcessInfo.processInfo.environment["STRATA_TAMPER_SEED"] ?? "") ?? 4242)
         let env = store.environment
         let schema = store.schema
+        let chunks = try env.write { try env.openDatabase("bodies.chunks", in: $0) }
         var caught = 0
         for trial in 0..<trials {
-            // Envelopes, stored bodies, and the hash prefix → seq rows that point to them.
-            let table = trial % 3
+            // Envelopes, stored bodies, the hash prefix → seq rows that point to them, and the
+            // chunks of large bodies.
+            let table = trial % 4
             let inBlobs = table != 0
-            let db = [schema.events, schema.bodies, schema.bodyIndex.index][table]
+            let db = [schema.events, schema.bodies, schema.bodyIndex.index, chunks][table]
             // Pick an entry and a byte, flip one bit, verify, restore.
             let (key, original, index) = try env.read { txn -> ([UInt8], [UInt8], Int) in
                 let n = try txn.stat(db).entries
@@ -59,15 +62,18 @@ import Testing
         let store = try await EventStore.open(at: dir, projections: [KeyedDocumentProjection()], options: options)
         try await appendInBatches(generatedEvents(seed: 98, count: 80), to: store, seed: 98)
         for v in 0..<6 { _ = try await store.append(DeltaChainTests.page(v)) }
+        _ = try await store.append(Self.largeBodies(seed: 98))
         #expect(try await store.verify(checkProjections: false).ok)
         #expect(try EventStore.verifyChain(at: dir).problemCount == 0)
         var rng = SplitMix64(seed: UInt64(ProcessInfo.processInfo.environment["STRATA_TAMPER_SEED"] ?? "") ?? 4343)
         let env = store.environment
         let schema = store.schema
         let chain = try #require(schema.sealedChain)
+        let chunks = try env.write { try env.openDatabase("bodies.chunks", in: $0) }
+        #expect(try env.read { try $0.stat(chunks).entries } > 0)
         for trial in 0..<trials {
-            let table = trial % 4
-            let db = [schema.events, schema.bodies, schema.bodyIndex.index, chain][table]
+            let table = trial % 5
+            let db = [schema.events, schema.bodies, schema.bodyIndex.index, chain, chunks][table]
             let (key, original, index) = try env.read { txn -> ([UInt8], [UInt8], Int) in
                 let n = try txn.stat(db).entries
                 let c = try txn.cursor(db, raw: true)
@@ -106,6 +112,37 @@ import Testing
             try putRaw(original)
         }
         #expect(try await store.verify().ok)
+    }
+
+    /// Large bodies read back whole from their chunks, before and after a compaction, and a
+    /// chunk left under no stored body is reported.
+    @Test func largeBodiesReadBackAndALeftOverChunkIsReported() async throws {
+        let store = try await openStore()
+        let events = Self.largeBodies(seed: 7)
+        let outcomes = try await store.append(events)
+        let chunks = try store.environment.write { try store.environment.openDatabase("bodies.chunks", in: $0) }
+        #expect(try store.environment.read { try $0.stat(chunks).entries } == 1 + 4 + 19)
+        for (o, e) in zip(outcomes, events) {
+            let recorded = try #require(try await store.event(seq: o.seq))
+            #expect(try await store.payload(of: recorded) == e.payload)
+        }
+        let compacted = try await store.compactedCopy(into: makeTempDir())
+        for (o, e) in zip(outcomes, events) {
+            let recorded = try #require(try await compacted.event(seq: o.seq))
+            #expect(try await compacted.payload(of: recorded) == e.payload)
+        }
+        #expect(try await compacted.verify().ok)
+        _ = try store.environment.write { txn in try txn.put(chunks, key: UInt64(99).bigEndianBytes + [0, 0, 0, 0], value: [1]) }
+        let report = try await store.verify(checkProjections: false)
+        #expect(!report.ok && report.problems.contains { $0.contains("under no stored body") })
+    }
+
+    /// Events with bodies that do not compress, of 3 to 40 KB: stored as chunks and a head.
+    static func largeBodies(seed: UInt64) -> [NewEvent] {
+        var rng = SplitMix64(seed: seed)
+        return [3_000, 9_000, 40_000].map { size in
+            NewEvent(type: "Blob", stream: "blobs", payload: (0..<size).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
+        }
     }
 
     /// A zstd frame has a header bit decoders ignore: flipping it leaves the body intact, so only

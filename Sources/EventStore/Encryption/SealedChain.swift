@@ -2,8 +2,9 @@ import Foundation
 import LMDB
 
 /// The hash chain over what an encrypted store holds (`sealed-chain`): for each seq, SHA-256 of
-/// the link before it (32 zero bytes before seq 1), then the event's stored `events` row and its
-/// stored `bodies` row (if it stored a body), each as `u64be length, bytes`, exactly as sealed.
+/// the link before it (32 zero bytes before seq 1), then the event's stored `events` row, its
+/// stored `bodies` row (if it stored a body) and that row's chunks in `bodies.chunks` (a large
+/// body's, since format 7), each as `u64be length, bytes`, exactly as sealed.
 /// The envelopes' own chain is inside the seals; this one lets `verify --chain-only` check an
 /// encrypted store's log without its key.
 enum SealedChain {
@@ -23,7 +24,9 @@ enum SealedChain {
     private static func put(_ seq: UInt64, chain: Database, _ schema: LogSchema, _ txn: Transaction, flags: Transaction.PutFlags) throws {
         let previous = try previous(seq, chain: chain, txn)
         try withUnsafeBytes(of: seq.bigEndian) { key in
-            let digest = try Self.digest(previous: previous, envelope: txn.getRaw(schema.events, key: key), body: txn.getRaw(schema.bodies, key: key))
+            let digest = try Self.digest(
+                previous: previous, envelope: txn.getRaw(schema.events, key: key), body: txn.getRaw(schema.bodies, key: key),
+                chunks: txn.storedChunks(schema.bodies, storedKey: key))
             _ = try digest.withUnsafeBytes { try txn.putRaw(chain, key: key, value: $0, flags: flags) }
         }
     }
@@ -34,11 +37,12 @@ enum SealedChain {
         try put(seq, chain: chain, schema, txn, flags: [])
     }
 
-    static func digest(previous: [UInt8], envelope: UnsafeRawBufferPointer?, body: UnsafeRawBufferPointer?) -> [UInt8] {
+    static func digest(previous: [UInt8], envelope: UnsafeRawBufferPointer?, body: UnsafeRawBufferPointer?, chunks: [UnsafeRawBufferPointer]) -> [UInt8] {
         var hasher = Hashing.SHA256Parts()
         previous.withUnsafeBytes { hasher.update($0) }
         if let envelope { hasher.updateLengthPrefixed(envelope) }
         if let body { hasher.updateLengthPrefixed(body) }
+        for chunk in chunks { hasher.updateLengthPrefixed(chunk) }
         return hasher.finish()
     }
 }
@@ -56,7 +60,7 @@ extension SealedChain {
             let seq = e.key.count == 8 ? UInt64(bigEndianBytes: e.key) : 0
             if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
             let body = try txn.getRaw(bodies, key: e.key)
-            let link = digest(previous: previous, envelope: e.value, body: body)
+            let link = digest(previous: previous, envelope: e.value, body: body, chunks: try txn.storedChunks(bodies, storedKey: e.key))
             let stored = try txn.getRaw(chain, key: e.key).map { [UInt8]($0) }
             if stored != link { report.problem("event \(seq): the sealed chain does not match its stored rows (tampered, damaged or reordered)") }
             previous = stored ?? link
@@ -95,7 +99,7 @@ extension EventStore {
                 var previous = Envelope.zeroHash
                 var expected: UInt64 = 1
                 if try txn.get(meta, key: EncryptionRecord.key) != nil {
-                    let bodies = try env.openDatabase("bodies", in: txn, create: false)
+                    let bodies = try env.openDatabase("bodies", in: txn, create: false, chunked: true)
                     let chain = try env.openDatabase("sealed-chain", in: txn, create: false)
                     try SealedChain.check(events: events, bodies: bodies, chain: chain, txn, &report)
                     return report

@@ -61,11 +61,15 @@ struct LogSchema: Sendable {
     /// which a strata reading format 5 at most would take for a row per event and so miss
     /// events. An older store's rows are rewritten so as it opens (``IndexBlocks/reblock(_:postings:_:)``);
     /// a row of one entry is read as a block of one all the same.
-    static let formatVersion: UInt64 = 6
+    /// 7: a body too large for half a page is kept as page-filling chunks in `bodies.chunks` and
+    /// a head in `bodies` (``LMDB/ChunkTable``), which a strata reading format 6 at most would
+    /// take for a body of an unknown codec. Rows written before are read as they are; nothing
+    /// is rewritten as a store opens.
+    static let formatVersion: UInt64 = 7
     /// What a compaction's copy is marked: since format 6, the store's own format (6 reads
     /// packed envelopes too).
     static let packedFormat: UInt64 = formatVersion
-    static let readableFormats: ClosedRange<UInt64> = 1...6
+    static let readableFormats: ClosedRange<UInt64> = 1...7
     static let formatKey = Array("format".utf8)
     /// Present while the bodies of a store older than format 4 are being rewritten as delta
     /// chains: u64be, the last seq done (``EventStore`` resumes from it at the next open).
@@ -107,7 +111,7 @@ struct LogSchema: Sendable {
             }
             dbs["meta"] = meta
             for name in ["events", "ids", "by-stream", "by-type", "by-time", "blobs", "bodies", "checkpoints", "quarantine", "lineage", "rewritten"] {
-                dbs[name] = try env.openDatabase(name, in: txn, protection: protection(name))
+                dbs[name] = try env.openDatabase(name, in: txn, protection: protection(name), chunked: name == "bodies")
             }
             if cipher != nil { dbs["sealed-chain"] = try env.openDatabase("sealed-chain", in: txn) }
             for p in projections {

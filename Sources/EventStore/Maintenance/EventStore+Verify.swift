@@ -194,8 +194,11 @@ extension EventStore {
         let bases = DeltaBases(bodies: schema.bodies, txn: txn)
         let stored = try txn.cursor(schema.bodies, raw: true)
         var next = try stored.first()
+        // Chunks of large bodies under a row of `bodies` (``ChunkTable``): any other is left over.
+        var chunks = 0
         while let row = next {
             let seq = UInt64(bigEndianBytes: row.key)
+            chunks += try txn.storedChunks(schema.bodies, storedKey: row.key).count
             do {
                 let e = (key: row.key, value: try txn.plainValue(schema.bodies, key: row.key, stored: row.value))
                 if e.value.first == BlobCodec.delta {
@@ -282,6 +285,8 @@ extension EventStore {
         }
         let rows = try txn.stat(schema.bodies).entries
         if rows != pointers { report.problem("\(rows) stored bodies for \(pointers) hashes that point to one") }
+        let chunkRows = try txn.chunkRows(schema.bodies)
+        if chunkRows != chunks { report.problem("\(chunkRows) chunks of large bodies, \(chunkRows - chunks) of them under no stored body") }
         let counters = try Counters.read(txn, schema)
         if counters.blobCount != UInt64(report.blobsChecked) { report.problem("counters say \(counters.blobCount) bodies, found \(report.blobsChecked)") }
     }
