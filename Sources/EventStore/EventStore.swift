@@ -112,7 +112,9 @@ public final class EventStore: Sendable {
             env.mapSize = options.mapSize
             env.durability = options.durability.lmdb
             env.maxReaders = options.maxReaders
-            env.maxDatabases = UInt32(16 + projections.reduce(0) { $0 + $1.tables.count + 1 })
+            // The log's 15 tables (`bodies.chunks` among them) and room to spare; each projection's
+            // tables, their chunks, its names table (an encrypted store), and tables it retired.
+            env.maxDatabases = UInt32(24 + projections.reduce(0) { $0 + $1.tables.count + $1.chunkedTables.count + $1.retiredTables.count + 1 })
             env.fileMode = 0o600
             // Taken before the environment opens: a swap holding it exclusively finishes first.
             let openLock = StoreOpenLock(directory: directory)

@@ -12,7 +12,8 @@ import Glibc
 /// `0xFF | varint chunks | tail` (plaintext; sealed like any value in an encrypted store, each
 /// chunk sealed on its own). Reads, writes, deletes and cursors of the table see whole values;
 /// a raw read sees the stored row, and ``Transaction/storedChunks(_:storedKey:)`` its chunks as
-/// stored. A value a chunked table stores must not start with 0xFF.
+/// stored. The head's first byte is the table's mark (0xFF unless given): a value the table
+/// stores must not start with it.
 public struct ChunkTable: Sendable, Hashable {
     let dbi: MDB_dbi
     let name: String
@@ -20,11 +21,11 @@ public struct ChunkTable: Sendable, Hashable {
     let protection: Protection?
     /// The largest node LMDB keeps in a leaf page (`me_nodemax`).
     let nodeMax: Int
+    /// The first byte of a head, which no value of the table starts with.
+    let mark: UInt8
 
     public static func == (a: ChunkTable, b: ChunkTable) -> Bool { a.dbi == b.dbi && a.name == b.name }
     public func hash(into h: inout Hasher) { h.combine(dbi) }
-
-    static let mark: UInt8 = 0xFF
 
     /// The plaintext bytes of a chunk under a main key of `keyCount` bytes: the chunk's node
     /// (8-byte header, its key, its stored value) is exactly `nodeMax`.
@@ -47,7 +48,7 @@ extension Transaction {
     /// The whole value of a row of a chunked table whose plaintext is `plain`, read under the
     /// stored key `key`: `plain` itself unless it is a chunked row's head.
     func assembled(_ db: Database, storedKey key: UnsafeRawBufferPointer, _ plain: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
-        guard db.chunks != nil, plain.first == ChunkTable.mark else { return plain }
+        guard let chunks = db.chunks, plain.first == chunks.mark else { return plain }
         let cacheKey = AssembledKey(dbi: db.dbi, key: [UInt8](key))
         if let known = root.assembledValues[cacheKey] { return known }
         let value = try assemble(db, storedKey: key, plain)
@@ -175,8 +176,8 @@ extension Transaction {
     /// `.append`: the key is new), and a value too large for a leaf page is written as chunks and
     /// a head.
     func putChunked(_ db: Database, _ chunks: ChunkTable, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags) throws -> Bool {
-        guard value.first != ChunkTable.mark else {
-            throw StorageError(code: .invalidArgument, message: "a value of the chunked table \(db.name) starts with 0xFF")
+        guard value.first != chunks.mark else {
+            throw StorageError(code: .invalidArgument, message: "a value of the chunked table \(db.name) starts with its chunks' mark")
         }
         let mainOverhead = db.protection.map { $0.sealsValues ? $0.sealer.overhead : 0 } ?? 0
         return try withStoredKey(db, db.protection, key) { k in
@@ -203,7 +204,7 @@ extension Transaction {
                     }
                 }
             }
-            var head: [UInt8] = [ChunkTable.mark]
+            var head: [UInt8] = [chunks.mark]
             var n = UInt64(count)
             while n >= 0x80 {
                 head.append(UInt8(n & 0x7F) | 0x80)

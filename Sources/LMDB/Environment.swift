@@ -180,10 +180,12 @@ public final class Environment: @unchecked Sendable {
     /// Opens (creating when writable) a named database. Call once per name, at start-up,
     /// inside a write transaction that is committed before the handle is used elsewhere.
     /// `protection`: how its rows are protected in an encrypted store (nil: stored as given).
-    /// `chunked`: large values go to the companion table `NAME.chunks` (``ChunkTable``); opened
-    /// without `create`, a table whose companion does not exist has none (it holds no chunks).
-    public func openDatabase(_ name: String?, in txn: Transaction, create: Bool = true, protection: Protection? = nil, chunked: Bool = false) throws -> Database
-    {
+    /// `chunked`: large values go to the companion table `NAME.chunks` (``ChunkTable``), their
+    /// heads marked `chunkMark`; opened without `create`, a table whose companion does not exist
+    /// has none (it holds no chunks).
+    public func openDatabase(
+        _ name: String?, in txn: Transaction, create: Bool = true, protection: Protection? = nil, chunked: Bool = false, chunkMark: UInt8 = 0xFF
+    ) throws -> Database {
         var dbi: MDB_dbi = 0
         let flags: UInt32 = create && !txn.readOnly ? UInt32(MDB_CREATE) : 0
         try check(mdb_dbi_open(txn.txn, name, flags, &dbi), "mdb_dbi_open(\(name ?? "main"))")
@@ -200,7 +202,7 @@ public final class Environment: @unchecked Sendable {
                 chunks = ChunkTable(
                     dbi: cdbi, name: companion, domain: Database.domain(companion),
                     protection: protection.map { Protection(sealer: $0.sealer, sealsValues: $0.sealsValues) },
-                    nodeMax: (((page - 16) / 2) & ~1) - 2)
+                    nodeMax: (((page - 16) / 2) & ~1) - 2, mark: chunkMark)
             }
         }
         return Database(dbi: dbi, name: name ?? "", protection: protection, chunks: chunks)

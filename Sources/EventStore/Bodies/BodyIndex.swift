@@ -51,8 +51,12 @@ struct BodyIndex: Sendable {
     func claim(_ hash: UnsafeRawBufferPointer, seq: UInt64, in txn: Transaction) throws -> Bool {
         // A row of an older format, or a body whose prefix was taken.
         if try inBlobs(hash, txn) { return false }
+        // The seq without its leading zero bytes (as `ids` keeps it): 2 or 3 bytes instead of 8.
         let taken = try withUnsafeBytes(of: seq.bigEndian) { value in
-            try txn.insert(index, key: UnsafeRawBufferPointer(rebasing: hash[..<prefix]), value: value).map(Self.seq)
+            try txn.insert(
+                index, key: UnsafeRawBufferPointer(rebasing: hash[..<prefix]),
+                value: UnsafeRawBufferPointer(rebasing: value[min(7, seq.leadingZeroBitCount / 8)...])
+            ).map(Self.seq)
         }
         guard let taken else { return true }
         if try carries(taken, hash, txn) { return false }
@@ -80,8 +84,9 @@ struct BodyIndex: Sendable {
         return Envelope.payloadHash(in: envelope)?.elementsEqual(hash) ?? false
     }
 
+    /// The seq a row holds: big-endian, 1 to 8 bytes (8 in rows written before format 7).
     static func seq(_ row: UnsafeRawBufferPointer) throws -> UInt64 {
-        guard row.count == 8 else { throw EventStoreError.corrupted("a body-index row of \(row.count) bytes is not a seq") }
+        guard (1...8).contains(row.count) else { throw EventStoreError.corrupted("a body-index row of \(row.count) bytes is not a seq") }
         return UInt64(bigEndianBytes: row)
     }
 

@@ -38,6 +38,11 @@ public struct KeyedDocumentProjection: Projection {
     }
     /// `order` held the natural keys until `current` was keyed by them (items 29).
     public var retiredTables: [String] { ["order"] }
+    /// A key's open `history` row grows by a version at a time, to 32 versions: as a value of
+    /// its own past half a page it took overflow pages, half of the last one unused (0.11 MB of
+    /// the `pages` history's 0.43 MB of `history`). Rows start with 0x00 (an offset), 0xFE or
+    /// 0xFF (pointers), never with the chunks' mark.
+    public var chunkedTables: Set<String> { ["history"] }
     /// Whether `changed` records, per event, the keys it wrote a version of
     /// (``DocumentReader/changedKeys(collection:after:upTo:_:)``).
     public let keepsChangeOrder: Bool

@@ -71,6 +71,8 @@ struct LogSchema: Sendable {
     static let packedFormat: UInt64 = formatVersion
     static let readableFormats: ClosedRange<UInt64> = 1...7
     static let formatKey = Array("format".utf8)
+    /// The first byte of a chunked row's head in a projection's table (``Projection/chunkedTables``).
+    static let projectionChunkMark: UInt8 = 0xFD
     /// Present while the bodies of a store older than format 4 are being rewritten as delta
     /// chains: u64be, the last seq done (``EventStore`` resumes from it at the next open).
     static let deltaMigrationKey = Array("delta-migration".utf8)
@@ -117,8 +119,11 @@ struct LogSchema: Sendable {
             for p in projections {
                 var set: [String: Database] = [:]
                 let sealed = cipher.map { Protection(sealer: $0) }
+                let chunked = p.chunkedTables
                 for t in p.tables {
-                    set[t] = try env.openDatabase(TableSet.databaseName(projection: p.name, table: t), in: txn, protection: sealed)
+                    set[t] = try env.openDatabase(
+                        TableSet.databaseName(projection: p.name, table: t), in: txn, protection: sealed, chunked: chunked.contains(t),
+                        chunkMark: Self.projectionChunkMark)
                 }
                 // A table the projection no longer keeps is emptied (its version changed with it,
                 // so it is being rebuilt without it): its pages go back to the free list.

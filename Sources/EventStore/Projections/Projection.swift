@@ -16,6 +16,9 @@ public protocol Projection: Sendable {
     var tables: [String] { get }
     /// Tables an earlier version kept and this one does not: emptied when the store opens.
     var retiredTables: [String] { get }
+    /// Tables whose values too large for half a page are kept as page-filling chunks
+    /// (``LMDB/ChunkTable``): no value of theirs may start with 0xFD, the heads' mark.
+    var chunkedTables: Set<String> { get }
     /// The event types `apply` acts on, or nil for every type. Events of other types are not
     /// decoded for it during a rebuild or catch-up and not handed to it at append; declaring
     /// them lets a rebuild skip most of the log for a projection that reads a few types.
@@ -36,6 +39,7 @@ public protocol Projection: Sendable {
 
 extension Projection {
     public var retiredTables: [String] { [] }
+    public var chunkedTables: Set<String> { [] }
     public var eventTypes: Set<String>? { nil }
     public var documentTypes: Set<String> { [] }
     public func finish(_ context: ProjectionContext) throws {}
