@@ -114,7 +114,7 @@ extension Transaction {
     public func storedChunks(_ db: Database, storedKey key: UnsafeRawBufferPointer) throws -> [UnsafeRawBufferPointer] {
         guard let chunks = db.chunks else { return [] }
         var out: [UnsafeRawBufferPointer] = []
-        try walkChunks(chunks, key) { _, value in out.append(value) }
+        try walkChunks(chunks, key) { out.append($0) }
         return out
     }
 
@@ -126,8 +126,11 @@ extension Transaction {
         return s.ms_entries
     }
 
-    /// Calls `body` with each chunk row under the stored key `key` (key, stored value), in order.
-    private func walkChunks(_ chunks: ChunkTable, _ key: UnsafeRawBufferPointer, _ body: (OpaquePointer, UnsafeRawBufferPointer) throws -> Void) throws {
+    /// Walks the chunk rows under the stored key `key`, in order: `body` gets each stored value,
+    /// or, `deleting`, each row is deleted instead.
+    private func walkChunks(_ chunks: ChunkTable, _ key: UnsafeRawBufferPointer, deleting: Bool = false, _ body: (UnsafeRawBufferPointer) -> Void = { _ in })
+        throws
+    {
         var c: OpaquePointer?
         try check(mdb_cursor_open(txn, chunks.dbi, &c), "mdb_cursor_open(\(chunks.name))")
         defer { mdb_cursor_close(c) }
@@ -140,8 +143,14 @@ extension Transaction {
             while rc == 0 {
                 let found = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
                 guard found.count == key.count + 4, memcmp(found.baseAddress!, key.baseAddress!, key.count) == 0 else { break }
-                try body(c!, UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
-                rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)
+                if deleting {
+                    try check(mdb_cursor_del(c, 0), "mdb_cursor_del(\(chunks.name))")
+                    k = MDB_val(mv_size: first.count, mv_data: first.baseAddress)
+                    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)
+                } else {
+                    body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+                    rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)
+                }
             }
             if rc != 0 && rc != MDB_NOTFOUND { try check(rc, "mdb_cursor_get(\(chunks.name))") }
         }
@@ -152,24 +161,11 @@ extension Transaction {
     func removeChunks(_ db: Database, storedKey key: UnsafeRawBufferPointer) throws {
         guard let chunks = db.chunks else { return }
         forgetAssembled(db, storedKey: key)
-        var c: OpaquePointer?
-        try check(mdb_cursor_open(txn, chunks.dbi, &c), "mdb_cursor_open(\(chunks.name))")
-        defer { mdb_cursor_close(c) }
-        try withUnsafeTemporaryAllocation(byteCount: key.count + 4, alignment: 1) { first in
-            UnsafeMutableRawBufferPointer(rebasing: first[..<key.count]).copyMemory(from: key)
-            first.storeBytes(of: UInt32(0), toByteOffset: key.count, as: UInt32.self)
-            var k = MDB_val(mv_size: first.count, mv_data: first.baseAddress)
-            var v = MDB_val()
-            var rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)
-            while rc == 0 {
-                let found = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
-                guard found.count == key.count + 4, memcmp(found.baseAddress!, key.baseAddress!, key.count) == 0 else { break }
-                try check(mdb_cursor_del(c, 0), "mdb_cursor_del(\(chunks.name))")
-                k = MDB_val(mv_size: first.count, mv_data: first.baseAddress)
-                rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)
-            }
-            if rc != 0 && rc != MDB_NOTFOUND { try check(rc, "mdb_cursor_get(\(chunks.name))") }
-        }
+        // Most writes replace rows kept whole in a table holding no chunk: no cursor for them.
+        var s = MDB_stat()
+        try check(mdb_stat(txn, chunks.dbi, &s), "mdb_stat(\(chunks.name))")
+        guard s.ms_entries > 0 else { return }
+        try walkChunks(chunks, key, deleting: true)
     }
 
     /// ``put(_:key:value:flags:)`` into a chunked table: the old row's chunks go (unless

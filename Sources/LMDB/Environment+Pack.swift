@@ -53,15 +53,7 @@ extension Environment {
         fileprivate init(txn: OpaquePointer?) { self.txn = txn }
 
         public func get(_ table: String, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
-            var dbi: MDB_dbi = 0
-            if let known = tables[table] {
-                dbi = known
-            } else {
-                let rc = mdb_dbi_open(txn, table, 0, &dbi)
-                if rc == MDB_NOTFOUND { return nil }
-                try check(rc, "mdb_dbi_open(\(table))")
-                tables[table] = dbi
-            }
+            guard let dbi = try dbi(table) else { return nil }
             var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
             var v = MDB_val()
             let rc = mdb_get(txn, dbi, &k, &v)
@@ -70,18 +62,21 @@ extension Environment {
             return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
         }
 
+        /// The handle of `table` in the snapshot; nil when it has no such table.
+        private func dbi(_ table: String) throws -> MDB_dbi? {
+            if let known = tables[table] { return known }
+            var dbi: MDB_dbi = 0
+            let rc = mdb_dbi_open(txn, table, 0, &dbi)
+            if rc == MDB_NOTFOUND { return nil }
+            try check(rc, "mdb_dbi_open(\(table))")
+            tables[table] = dbi
+            return dbi
+        }
+
         /// The values of `table`'s rows whose keys are `keyCount` bytes starting with
         /// `keyPrefix`, in key order, as stored (a chunked row's chunks: ``ChunkTable``).
         public func rows(_ table: String, keyPrefix: UnsafeRawBufferPointer, keyCount: Int) throws -> [UnsafeRawBufferPointer] {
-            var dbi: MDB_dbi = 0
-            if let known = tables[table] {
-                dbi = known
-            } else {
-                let rc = mdb_dbi_open(txn, table, 0, &dbi)
-                if rc == MDB_NOTFOUND { return [] }
-                try check(rc, "mdb_dbi_open(\(table))")
-                tables[table] = dbi
-            }
+            guard let dbi = try dbi(table) else { return [] }
             var c: OpaquePointer?
             try check(mdb_cursor_open(txn, dbi, &c), "mdb_cursor_open(\(table))")
             defer { mdb_cursor_close(c) }

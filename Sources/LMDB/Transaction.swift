@@ -220,12 +220,31 @@ public final class Transaction {
         _ db: Database, _ p: Protection?, _ key: UnsafeRawBufferPointer, _ count: Int, flags: UInt32, cursor: OpaquePointer?,
         _ fill: (UnsafeMutableRawBufferPointer) -> Void
     ) throws {
-        if db.chunks != nil {
-            // Whole values only: the value is written out, then chunked.
-            let plain = arena.allocate(count)
-            fill(plain)
-            _ = try put(db, key: key, value: UnsafeRawBufferPointer(plain), flags: PutFlags(rawValue: flags & ~UInt32(MDB_CURRENT)))
-            return
+        var fill = fill
+        var markedValue = false
+        if let chunks = db.chunks {
+            let overhead = db.protection.map { $0.sealsValues ? $0.sealer.overhead : 0 } ?? 0
+            let fits = try withStoredKey(db, db.protection, key) { k in
+                let fits = chunks.fitsInline(count, keyCount: k.count, mainOverhead: overhead)
+                if fits {
+                    if flags & UInt32(MDB_APPEND) == 0 { try removeChunks(db, storedKey: k) } else { forgetAssembled(db, storedKey: k) }
+                }
+                return fits
+            }
+            guard fits else {
+                // Too large for its own row: written out whole, then chunked.
+                let plain = arena.allocate(count)
+                fill(plain)
+                _ = try put(db, key: key, value: UnsafeRawBufferPointer(plain), flags: PutFlags(rawValue: flags & ~UInt32(MDB_CURRENT)))
+                return
+            }
+            // In its own row, in place (through the cursor, where LMDB looks in the cursor's
+            // page first); a value that starts with the chunks' mark would read as a head.
+            let given = fill
+            fill = { out in
+                given(out)
+                markedValue = out.first == chunks.mark
+            }
         }
         try withStoredKey(db, p, key) { k in
             guard let p, p.sealsValues else {
@@ -237,6 +256,9 @@ public final class Transaction {
             _ = try reserve(db, k, p.sealer.overhead + count, flags, cursor: cursor) { out in
                 p.sealer.seal(UnsafeRawBufferPointer(plain), domain: db.domain, key: k, into: out)
             }
+        }
+        if markedValue {
+            throw StorageError(code: .invalidArgument, message: "a value of the chunked table \(db.name) starts with its chunks' mark")
         }
     }
 

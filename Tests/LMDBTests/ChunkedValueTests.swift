@@ -70,6 +70,20 @@ import Testing
             #expect(try env.read { try $0.get(db, key: Self.key(1)) } == Self.value(size, seed))
             #expect(try chunkRows() == size / 2_018, "\(size)")
         }
+        // Through a cursor: a large value, then a small one in place of it.
+        try env.write { txn in
+            let c = try txn.cursor(db)
+            try Self.value(12_000, 8).withUnsafeBytes { v in try Self.key(6).withUnsafeBytes { try c.put(key: $0, value: v) } }
+        }
+        #expect(try env.read { try $0.get(db, key: Self.key(6)) } == Self.value(12_000, 8))
+        #expect(try chunkRows() == 500 / 2_018 + 12_000 / 2_018)
+        try env.write { txn in
+            let c = try txn.cursor(db)
+            try Self.value(300, 9).withUnsafeBytes { v in try Self.key(6).withUnsafeBytes { try c.put(key: $0, value: v) } }
+        }
+        #expect(try env.read { try $0.get(db, key: Self.key(6)) } == Self.value(300, 9))
+        #expect(try chunkRows() == 0)
+        _ = try env.write { txn in try txn.delete(db, key: Self.key(6)) }
         _ = try env.write { txn in try txn.put(db, key: Self.key(2), value: Self.value(30_000, 5)) }
         try env.write { txn in _ = try txn.delete(db, key: Self.key(2)) }
         #expect(try chunkRows() == 0)
