@@ -70,7 +70,7 @@ parts() {
         if (n == "bodies" || n == "bodies.chunks" || n == "body-index" || n == "blobs" || n == "lineage") p = "bodies"
         else if (n == "events") p = "envelopes"
         else if (n == "ids" || n == "by-stream" || n == "by-type" || n == "by-time") p = "log indexes"
-        else if (n ~ /^p\/items\/(history|history-packed)$/ || n ~ /^p\/details\/(history|history-packed)$/) p = "item history"
+        else if (n ~ /^p\/items\/(history|history-packed|history\.chunks)$/ || n ~ /^p\/details\/(history|history-packed|history\.chunks)$/) p = "item history"
         else if (n ~ /^p\/items\// || n ~ /^p\/details\//) p = "items (now, order, change order, counts)"
         else if (n ~ /^p\/timeline\//) p = "timeline"
         else if (n ~ /^p\/schema\//) p = "schema"
