@@ -31,7 +31,7 @@ public struct ChunkTable: Sendable, Hashable {
     /// (8-byte header, its key, its stored value) is exactly `nodeMax`.
     func chunkPlain(keyCount: Int) -> Int { nodeMax - 8 - (keyCount + 4) - overhead }
 
-    var overhead: Int { protection.map { $0.sealsValues ? $0.sealer.overhead : 0 } ?? 0 }
+    var overhead: Int { protection?.valueOverhead ?? 0 }
 
     /// Whether a value of `count` plaintext bytes under a stored key of `keyCount` bytes stays in
     /// the table's own row (its node fits a leaf page).
@@ -175,7 +175,7 @@ extension Transaction {
         guard value.first != chunks.mark else {
             throw StorageError(code: .invalidArgument, message: "a value of the chunked table \(db.name) starts with its chunks' mark")
         }
-        let mainOverhead = db.protection.map { $0.sealsValues ? $0.sealer.overhead : 0 } ?? 0
+        let mainOverhead = db.protection?.valueOverhead ?? 0
         return try withStoredKey(db, db.protection, key) { k in
             if flags.contains(.noOverwrite), try getRaw(db, key: k) != nil { return false }
             if !flags.contains(.append) { try removeChunks(db, storedKey: k) }
@@ -211,4 +211,9 @@ extension Transaction {
             return try head.withUnsafeBytes { try putValue(db, key: key, value: $0, flags: flags) }
         }
     }
+}
+
+extension Protection {
+    /// The bytes a stored value takes beyond its plaintext: its seal's, when values are sealed.
+    var valueOverhead: Int { sealsValues ? sealer.overhead : 0 }
 }

@@ -223,7 +223,7 @@ public final class Transaction {
         var fill = fill
         var markedValue = false
         if let chunks = db.chunks {
-            let overhead = db.protection.map { $0.sealsValues ? $0.sealer.overhead : 0 } ?? 0
+            let overhead = db.protection?.valueOverhead ?? 0
             let fits = try withStoredKey(db, db.protection, key) { k in
                 let fits = chunks.fitsInline(count, keyCount: k.count, mainOverhead: overhead)
                 if fits {
