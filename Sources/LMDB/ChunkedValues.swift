@@ -27,6 +27,9 @@ public struct ChunkTable: Sendable, Hashable {
     public static func == (a: ChunkTable, b: ChunkTable) -> Bool { a.dbi == b.dbi && a.name == b.name }
     public func hash(into h: inout Hasher) { h.combine(dbi) }
 
+    /// The companion table of the chunked table `name`.
+    static func companion(of name: String) -> String { name + ".chunks" }
+
     /// The plaintext bytes of a chunk under a main key of `keyCount` bytes: the chunk's node
     /// (8-byte header, its key, its stored value) is exactly `nodeMax`.
     func chunkPlain(keyCount: Int) -> Int { nodeMax - 8 - (keyCount + 4) - overhead }
@@ -126,34 +129,11 @@ extension Transaction {
         return s.ms_entries
     }
 
-    /// Walks the chunk rows under the stored key `key`, in order: `body` gets each stored value,
-    /// or, `deleting`, each row is deleted instead.
+    /// Walks the chunk rows under the stored key `key` (``walkChunkRows(_:_:_:under:deleting:_:)``).
     private func walkChunks(_ chunks: ChunkTable, _ key: UnsafeRawBufferPointer, deleting: Bool = false, _ body: (UnsafeRawBufferPointer) -> Void = { _ in })
         throws
     {
-        var c: OpaquePointer?
-        try check(mdb_cursor_open(txn, chunks.dbi, &c), "mdb_cursor_open(\(chunks.name))")
-        defer { mdb_cursor_close(c) }
-        try withUnsafeTemporaryAllocation(byteCount: key.count + 4, alignment: 1) { first in
-            UnsafeMutableRawBufferPointer(rebasing: first[..<key.count]).copyMemory(from: key)
-            first.storeBytes(of: UInt32(0), toByteOffset: key.count, as: UInt32.self)
-            var k = MDB_val(mv_size: first.count, mv_data: first.baseAddress)
-            var v = MDB_val()
-            var rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)
-            while rc == 0 {
-                let found = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
-                guard found.count == key.count + 4, memcmp(found.baseAddress!, key.baseAddress!, key.count) == 0 else { break }
-                if deleting {
-                    try check(mdb_cursor_del(c, 0), "mdb_cursor_del(\(chunks.name))")
-                    k = MDB_val(mv_size: first.count, mv_data: first.baseAddress)
-                    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)
-                } else {
-                    body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
-                    rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)
-                }
-            }
-            if rc != 0 && rc != MDB_NOTFOUND { try check(rc, "mdb_cursor_get(\(chunks.name))") }
-        }
+        try walkChunkRows(txn, chunks.dbi, chunks.name, under: key, deleting: deleting, body)
     }
 
     /// Deletes the chunks stored under the stored key `key` (a row about to be replaced or
@@ -161,10 +141,6 @@ extension Transaction {
     func removeChunks(_ db: Database, storedKey key: UnsafeRawBufferPointer) throws {
         guard let chunks = db.chunks else { return }
         forgetAssembled(db, storedKey: key)
-        // Most writes replace rows kept whole in a table holding no chunk: no cursor for them.
-        var s = MDB_stat()
-        try check(mdb_stat(txn, chunks.dbi, &s), "mdb_stat(\(chunks.name))")
-        guard s.ms_entries > 0 else { return }
         try walkChunks(chunks, key, deleting: true)
     }
 
@@ -216,4 +192,40 @@ extension Transaction {
 extension Protection {
     /// The bytes a stored value takes beyond its plaintext: its seal's, when values are sealed.
     var valueOverhead: Int { sealsValues ? sealer.overhead : 0 }
+}
+
+/// Walks the chunk rows under the stored key `key` in the companion table `dbi` (named `name`):
+/// keys `key ‖ u32be index`, in order. `body` gets each stored value, or, `deleting`, each row
+/// is deleted instead. A companion holding no chunk is not searched: most rows of a chunked
+/// table are kept whole, and every write and every link of a sealed chain asks.
+func walkChunkRows(
+    _ txn: OpaquePointer?, _ dbi: MDB_dbi, _ name: String, under key: UnsafeRawBufferPointer, deleting: Bool = false,
+    _ body: (UnsafeRawBufferPointer) -> Void = { _ in }
+) throws {
+    var s = MDB_stat()
+    try check(mdb_stat(txn, dbi, &s), "mdb_stat(\(name))")
+    guard s.ms_entries > 0 else { return }
+    var c: OpaquePointer?
+    try check(mdb_cursor_open(txn, dbi, &c), "mdb_cursor_open(\(name))")
+    defer { mdb_cursor_close(c) }
+    try withUnsafeTemporaryAllocation(byteCount: key.count + 4, alignment: 1) { first in
+        UnsafeMutableRawBufferPointer(rebasing: first[..<key.count]).copyMemory(from: key)
+        first.storeBytes(of: UInt32(0), toByteOffset: key.count, as: UInt32.self)
+        var k = MDB_val(mv_size: first.count, mv_data: first.baseAddress)
+        var v = MDB_val()
+        var rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)
+        while rc == 0 {
+            let found = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
+            guard found.count == key.count + 4, memcmp(found.baseAddress!, key.baseAddress!, key.count) == 0 else { break }
+            if deleting {
+                try check(mdb_cursor_del(c, 0), "mdb_cursor_del(\(name))")
+                k = MDB_val(mv_size: first.count, mv_data: first.baseAddress)
+                rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)
+            } else {
+                body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+                rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)
+            }
+        }
+        if rc != 0 && rc != MDB_NOTFOUND { try check(rc, "mdb_cursor_get(\(name))") }
+    }
 }

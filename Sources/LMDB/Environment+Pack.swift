@@ -73,24 +73,13 @@ extension Environment {
             return dbi
         }
 
-        /// The values of `table`'s rows whose keys are `keyCount` bytes starting with
-        /// `keyPrefix`, in key order, as stored (a chunked row's chunks: ``ChunkTable``).
-        public func rows(_ table: String, keyPrefix: UnsafeRawBufferPointer, keyCount: Int) throws -> [UnsafeRawBufferPointer] {
-            guard let dbi = try dbi(table) else { return [] }
-            var c: OpaquePointer?
-            try check(mdb_cursor_open(txn, dbi, &c), "mdb_cursor_open(\(table))")
-            defer { mdb_cursor_close(c) }
+        /// The chunks of the row under `key` of the chunked table `table`, as stored, in order
+        /// (none for a row kept whole): ``Transaction/storedChunks(_:storedKey:)`` of the snapshot.
+        public func storedChunks(_ table: String, key: UnsafeRawBufferPointer) throws -> [UnsafeRawBufferPointer] {
+            let companion = ChunkTable.companion(of: table)
+            guard let dbi = try dbi(companion) else { return [] }
             var out: [UnsafeRawBufferPointer] = []
-            var k = MDB_val(mv_size: keyPrefix.count, mv_data: UnsafeMutableRawPointer(mutating: keyPrefix.baseAddress))
-            var v = MDB_val()
-            var rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)
-            while rc == 0 {
-                let found = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
-                guard found.count >= keyPrefix.count, found.prefix(keyPrefix.count).elementsEqual(keyPrefix) else { break }
-                if found.count == keyCount { out.append(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)) }
-                rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)
-            }
-            if rc != 0 && rc != MDB_NOTFOUND { try check(rc, "mdb_cursor_get(\(table))") }
+            try walkChunkRows(txn, dbi, companion, under: key) { out.append($0) }
             return out
         }
     }

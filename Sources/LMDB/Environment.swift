@@ -191,7 +191,7 @@ public final class Environment: @unchecked Sendable {
         try check(mdb_dbi_open(txn.txn, name, flags, &dbi), "mdb_dbi_open(\(name ?? "main"))")
         var chunks: ChunkTable?
         if chunked, let name {
-            let companion = name + ".chunks"
+            let companion = ChunkTable.companion(of: name)
             var cdbi: MDB_dbi = 0
             let rc = mdb_dbi_open(txn.txn, companion, flags, &cdbi)
             if !(rc == MDB_NOTFOUND && flags == 0) {

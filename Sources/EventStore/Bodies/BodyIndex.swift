@@ -51,12 +51,8 @@ struct BodyIndex: Sendable {
     func claim(_ hash: UnsafeRawBufferPointer, seq: UInt64, in txn: Transaction) throws -> Bool {
         // A row of an older format, or a body whose prefix was taken.
         if try inBlobs(hash, txn) { return false }
-        // The seq without its leading zero bytes (as `ids` keeps it): 2 or 3 bytes instead of 8.
-        let taken = try withUnsafeBytes(of: seq.bigEndian) { value in
-            try txn.insert(
-                index, key: UnsafeRawBufferPointer(rebasing: hash[..<prefix]),
-                value: UnsafeRawBufferPointer(rebasing: value[min(7, seq.leadingZeroBitCount / 8)...])
-            ).map(Self.seq)
+        let taken = try seq.withShortBigEndianBytes { value in
+            try txn.insert(index, key: UnsafeRawBufferPointer(rebasing: hash[..<prefix]), value: value).map(Self.seq)
         }
         guard let taken else { return true }
         if try carries(taken, hash, txn) { return false }

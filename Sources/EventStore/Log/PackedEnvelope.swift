@@ -225,7 +225,7 @@ final class EnvelopeRepack {
         let new = try opened.withUnsafeBytes { try repack($0) }.map { $0.withUnsafeBytes { cipher.sealed($0, domain: events.domain, key: key) } }
         let row = new ?? [UInt8](stored)
         let body = try snapshot.get("bodies", key: key)
-        let chunks = try snapshot.rows("bodies.chunks", keyPrefix: key, keyCount: key.count + 4)
+        let chunks = try snapshot.storedChunks("bodies", key: key)
         let link = row.withUnsafeBytes { SealedChain.digest(previous: links.last ?? Envelope.zeroHash, envelope: $0, body: body, chunks: chunks) }
         links.append(link)
         return new

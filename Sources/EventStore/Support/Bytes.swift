@@ -33,6 +33,10 @@ package struct ByteWriter {
 
     package mutating func varint(_ v: Int) { varint(UInt64(v)) }
 
+    /// A signed difference as a varint: zigzag (0, −1, 1, −2, … → 0, 1, 2, 3, …), so a small
+    /// one of either sign takes a byte or two.
+    package mutating func zigzag(_ v: Int64) { varint(UInt64(bitPattern: v << 1 ^ v >> 63)) }
+
     package mutating func raw(_ b: some Sequence<UInt8>) { bytes.append(contentsOf: b) }
 
     package mutating func string(_ s: String) {
@@ -89,6 +93,12 @@ package struct ByteReader {
         }
     }
 
+    /// What ``ByteWriter/zigzag(_:)`` wrote.
+    package mutating func zigzag() throws -> Int64 {
+        let z = try varint()
+        return Int64(bitPattern: z >> 1) ^ -Int64(bitPattern: z & 1)
+    }
+
     package mutating func count(limit: Int = 1 << 30) throws -> Int {
         let v = try varint()
         guard v <= UInt64(limit), v <= UInt64(remaining) else { throw Truncated() }
@@ -116,6 +126,13 @@ package struct ByteReader {
 }
 
 extension UInt64 {
+    /// Runs `body` with this value's big-endian bytes without their leading zero bytes (at
+    /// least one): what `ids` and `body-index` store for a seq, 2 or 3 bytes for most stores
+    /// instead of 8. ``init(bigEndianBytes:)`` reads any length back, so rows of 8 read the same.
+    func withShortBigEndianBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        try withUnsafeBytes(of: bigEndian) { try body(UnsafeRawBufferPointer(rebasing: $0[Swift.min(7, leadingZeroBitCount / 8)...])) }
+    }
+
     /// The 8 big-endian bytes of this value: sorts numerically under memcmp.
     public var bigEndianBytes: [UInt8] {
         withUnsafeBytes(of: bigEndian) { [UInt8]($0) }

@@ -118,7 +118,7 @@ package enum SchemaDriftRows {
             w.u8(UInt8(kind))
             let at = d.at.microseconds
             let delta = count == 0 ? at : at &- last.at
-            w.varint(UInt64(bitPattern: delta << 1 ^ delta >> 63))
+            w.zigzag(delta)
             w.u8(try mask(d.before))
             w.u8(try mask(d.after))
             w.varint(d.items)
@@ -145,8 +145,7 @@ package enum SchemaDriftRows {
                         seq += gap
                         let kind = Int(try r.u8())
                         guard kind < kinds.count else { throw ByteReader.Truncated() }
-                        let z = try r.varint()
-                        let delta = Int64(bitPattern: z >> 1) ^ -Int64(bitPattern: z & 1)
+                        let delta = try r.zigzag()
                         at = n == 0 ? delta : at &+ delta
                         let before = try r.u8(), after = try r.u8()
                         let items = try r.varint()

@@ -174,8 +174,7 @@ public struct ObservationTimeline: Projection {
                 var previous = entries[0]
                 for e in entries {
                     w.varint(e.time - previous.time)
-                    let gap = Int64(bitPattern: e.seq &- previous.seq)
-                    w.varint(UInt64(bitPattern: gap << 1 ^ gap >> 63))
+                    w.zigzag(Int64(bitPattern: e.seq &- previous.seq))
                     w.raw(e.value)
                     previous = e
                 }
@@ -199,8 +198,7 @@ public struct ObservationTimeline: Projection {
                 guard try r.u8() == mark else { throw ByteReader.Truncated() }
                 while !r.isAtEnd {
                     let (t, overflow) = previous.time.addingReportingOverflow(try r.varint())
-                    let z = try r.varint()
-                    let next = previous.seq &+ UInt64(bitPattern: Int64(bitPattern: z >> 1) ^ -Int64(bitPattern: z & 1))
+                    let next = previous.seq &+ UInt64(bitPattern: try r.zigzag())
                     guard !overflow, entries.isEmpty ? (t == time && next == seq) : previous.precedes(Entry(time: t, seq: next, value: [])) else {
                         throw ByteReader.Truncated()
                     }
