@@ -267,7 +267,8 @@ public final class EventStore: Sendable {
 
     /// The event with this seq, if any.
     public func event(seq: UInt64) async throws -> RecordedEvent? {
-        try await events(EventQuery(fromSeq: seq, toSeq: seq, limit: 1)).first
+        let schema = self.schema
+        return try await read { txn in try schema.event(at: seq, txn) }
     }
 
     /// The event with this id, if any.
@@ -275,7 +276,7 @@ public final class EventStore: Sendable {
         let schema = self.schema
         return try await read { txn in
             guard let seq = try schema.withIDKey(id, { try txn.get(schema.ids, key: $0).map { UInt64(bigEndianBytes: $0) } }) else { return nil }
-            return try EventQuery.run(EventQuery(fromSeq: seq, limit: 1), txn, schema).first
+            return try schema.event(at: seq, txn)
         }
     }
 
@@ -372,13 +373,11 @@ public final class EventStore: Sendable {
         while next <= limit {
             let from = next
             let chunk = try await read { txn -> [RecordedChunkEntry] in
-                let c = try txn.cursor(schema.events)
+                var c = try EnvelopeCursor(schema, txn)
                 var out: [RecordedChunkEntry] = []
-                var entry = try c.seek(atLeast: from.bigEndianBytes)
-                while let e = entry, out.count < 4_096 {
-                    let s = UInt64(bigEndianBytes: e.key)
+                var entry = try c.seek(atLeast: from)
+                while let (s, envelope) = entry, out.count < 4_096 {
                     if s > limit { break }
-                    let envelope = try schema.envelope(e.value, txn)
                     let event = try Envelope.decode(envelope)
                     var blob: [UInt8]?
                     if let ref = event.payload {

@@ -14,10 +14,11 @@ extension Environment {
     /// table, so no database handle of this environment is opened or used while it runs.
     ///
     /// `rewrite`: a table's values as the copy stores them (by table name; a nil result copies the
-    /// value as it is). `additions`: entries put into a table of the copy after its rows are
-    /// copied (replacing a row of the same key).
+    /// value as it is). `produce`: a table whose rows the copy gets from a producer instead of
+    /// the snapshot's (rows may be merged or split). `additions`: entries put into a table of the
+    /// copy after its rows are copied (replacing a row of the same key).
     public func copyPacked(
-        to directory: String, rewrite: [String: PackRewrite] = [:],
+        to directory: String, rewrite: [String: PackRewrite] = [:], produce: [String: PackProducer] = [:],
         additions: [String: [(key: [UInt8], value: [UInt8])]] = [:]
     ) throws {
         let snapshot = directory + "/.packing"
@@ -30,7 +31,7 @@ extension Environment {
         }
         try Self.pack(
             from: snapshot, to: directory, mapSize: max(mapSize, usedBytes * 2), maxDatabases: options.maxDatabases, fileMode: options.fileMode,
-            rewrite: rewrite, additions: additions)
+            rewrite: rewrite, produce: produce, additions: additions)
         for file in [directory + "/data.mdb", directory] {
             let fd = open(file, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw StorageError(code: .other, message: "could not open \(file) to flush it: errno \(errno)") }
@@ -44,6 +45,11 @@ extension Environment {
     /// its key and stored value, with the snapshot being copied to read other rows from; nil
     /// keeps the value. Tables are copied in the order of their names.
     public typealias PackRewrite = (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ snapshot: PackSnapshot) throws -> [UInt8]?
+
+    /// A table's rows as a packed copy stores them, made from the snapshot: `emit` takes each row
+    /// in key order (the copy appends them).
+    public typealias PackProducer = (_ snapshot: PackSnapshot, _ emit: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void) throws
+        -> Void
 
     /// The snapshot a packed copy is made of, for a ``PackRewrite`` to read rows of any table as
     /// they are stored (valid until the rewrite returns).
@@ -60,6 +66,15 @@ extension Environment {
             if rc == MDB_NOTFOUND { return nil }
             try check(rc, "mdb_get(\(table))")
             return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        }
+
+        /// Calls `body` with every row of `table` as stored, in key order (none when there is no
+        /// such table).
+        public func each(_ table: String, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void) throws {
+            guard let dbi = try dbi(table) else { return }
+            try Environment.each(txn, dbi) { k, v in
+                try body(UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size), UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+            }
         }
 
         /// The handle of `table` in the snapshot; nil when it has no such table.
@@ -86,7 +101,7 @@ extension Environment {
 
     private static func pack(
         from source: String, to directory: String, mapSize: Int, maxDatabases: UInt32, fileMode: mode_t,
-        rewrite: [String: PackRewrite], additions: [String: [(key: [UInt8], value: [UInt8])]]
+        rewrite: [String: PackRewrite], produce: [String: PackProducer], additions: [String: [(key: [UInt8], value: [UInt8])]]
     ) throws {
         func environment(_ path: String, readOnly: Bool) throws -> OpaquePointer {
             var env: OpaquePointer?
@@ -149,20 +164,10 @@ extension Environment {
             let tableName = String(decoding: name, as: UTF8.self)
             let rewritten = rewrite[tableName]
             var count = 0
-            try each(read, table) { key, value in
-                var k = key, v = value
-                if let rewritten,
-                    let new = try rewritten(
-                        UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size),
-                        UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size), snapshot)
-                {
-                    try new.withUnsafeBytes { n in
-                        v = MDB_val(mv_size: n.count, mv_data: UnsafeMutableRawPointer(mutating: n.baseAddress))
-                        try check(mdb_put(write, out, &k, &v, append), "mdb_put")
-                    }
-                } else {
-                    try check(mdb_put(write, out, &k, &v, append), "mdb_put")
-                }
+            func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws {
+                var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+                var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+                try check(mdb_put(write, out, &k, &v, append), "mdb_put")
                 count += 1
                 // Bounded transactions: appending goes on where the last one stopped.
                 if count % 200_000 == 0 {
@@ -170,6 +175,19 @@ extension Environment {
                     write = nil
                     try check(rc, "mdb_txn_commit")
                     try check(mdb_txn_begin(to, nil, 0, &write), "mdb_txn_begin")
+                }
+            }
+            if let producer = produce[tableName] {
+                try producer(snapshot, put)
+            } else {
+                try each(read, table) { k, v in
+                    let key = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
+                    let value = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+                    if let rewritten, let new = try rewritten(key, value, snapshot) {
+                        try new.withUnsafeBytes { try put(key, $0) }
+                    } else {
+                        try put(key, value)
+                    }
                 }
             }
             for (key, value) in additions[tableName] ?? [] {
@@ -189,7 +207,7 @@ extension Environment {
     }
 
     /// Calls `body` with every entry of `table`, in key order.
-    private static func each(_ txn: OpaquePointer?, _ table: MDB_dbi, _ body: (MDB_val, MDB_val) throws -> Void) throws {
+    fileprivate static func each(_ txn: OpaquePointer?, _ table: MDB_dbi, _ body: (MDB_val, MDB_val) throws -> Void) throws {
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(txn, table, &cursor), "mdb_cursor_open")
         defer { mdb_cursor_close(cursor) }

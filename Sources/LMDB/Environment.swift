@@ -196,16 +196,29 @@ public final class Environment: @unchecked Sendable {
             let rc = mdb_dbi_open(txn.txn, companion, flags, &cdbi)
             if !(rc == MDB_NOTFOUND && flags == 0) {
                 try check(rc, "mdb_dbi_open(\(companion))")
-                var stat = MDB_stat()
-                mdb_env_stat(env, &stat)
-                let page = Int(stat.ms_psize)
                 chunks = ChunkTable(
                     dbi: cdbi, name: companion, domain: Database.domain(companion),
                     protection: protection.map { Protection(sealer: $0.sealer, sealsValues: $0.sealsValues) },
-                    nodeMax: (((page - 16) / 2) & ~1) - 2, mark: chunkMark)
+                    nodeMax: nodeMax, mark: chunkMark)
             }
         }
         return Database(dbi: dbi, name: name ?? "", protection: protection, chunks: chunks)
+    }
+}
+
+extension Environment {
+    /// The largest node LMDB keeps in a leaf page (`me_nodemax`): its 8-byte header, key and
+    /// value; a larger one goes to overflow pages of its own.
+    public var nodeMax: Int {
+        var stat = MDB_stat()
+        mdb_env_stat(env, &stat)
+        return (((Int(stat.ms_psize) - 16) / 2) & ~1) - 2
+    }
+
+    /// The most plaintext bytes a value of `db` under a key of `keyCount` bytes can have and
+    /// stay in a leaf page (a sealed value's seal counted).
+    public func largestInlineValue(_ db: Database, keyCount: Int) -> Int {
+        nodeMax - 8 - keyCount - (db.protection?.valueOverhead ?? 0)
     }
 }
 

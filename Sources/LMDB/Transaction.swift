@@ -26,12 +26,26 @@ public final class Transaction {
     /// same bases over and over). Only a root transaction keeps one; a write to a key, at any
     /// level, drops the key's entry.
     var assembledValues: [AssembledKey: UnsafeRawBufferPointer] = [:]
+    /// What readers derived from stored rows (``derived(_:_:)``); only a root transaction keeps it.
+    private var derivedValues: [AnyHashable: AnyObject] = [:]
     var root: Transaction { parent?.root ?? self }
     var isRoot: Bool { parent == nil }
 
     /// `count` bytes of memory the transaction owns, valid until it ends (as a value read from
     /// the map is): for values a reader rebuilds from their stored form.
     public func scratch(_ count: Int) -> UnsafeMutableRawBufferPointer { arena.allocate(count) }
+
+    /// What a reader derives from a stored row, made once under `key` and kept until the root
+    /// transaction ends (its memory from ``scratch(_:)`` lives as long): for rows that are never
+    /// rewritten in place, such as a block of the log's envelopes, which a walk would otherwise
+    /// decode again for each entry.
+    public func derived<T: AnyObject>(_ key: AnyHashable, _ make: () throws -> T) throws -> T {
+        let r = root
+        if let known = r.derivedValues[key] as? T { return known }
+        let value = try make()
+        r.derivedValues[key] = value
+        return value
+    }
 
     init(environment: Environment, txn: OpaquePointer, readOnly: Bool, holdsGate: Bool, parent: Transaction?) {
         self.environment = environment
@@ -49,6 +63,7 @@ public final class Transaction {
         open = false
         let rc = mdb_txn_commit(txn)
         assembledValues = [:]
+        derivedValues = [:]
         ownArena?.release()
         if holdsGate { environment.gate.unlock() }
         try check(rc, "mdb_txn_commit")
@@ -60,6 +75,7 @@ public final class Transaction {
         open = false
         mdb_txn_abort(txn)
         assembledValues = [:]
+        derivedValues = [:]
         ownArena?.release()
         if holdsGate { environment.gate.unlock() }
     }

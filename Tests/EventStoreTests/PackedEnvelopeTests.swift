@@ -3,10 +3,11 @@ import Foundation
 import LMDB
 import Testing
 
-/// A compaction packs the log's envelopes against a dictionary trained on them: every event reads
-/// back the same (ids, hashes, the chain), the log takes fewer pages, appends after it chain on,
-/// a second compaction packs again, and damage to a packed envelope or to the dictionary is
-/// reported. An encrypted store packs under its seals.
+/// A compaction packs the log's envelopes against a dictionary trained on them, runs of them in
+/// blocks (``EnvelopeBlock``): every event reads back the same (ids, hashes, the chain) through
+/// every path, the log takes fewer pages, appends after it chain on, a second compaction packs
+/// again, and damage to a block, a packed envelope or the dictionary is reported. An encrypted
+/// store packs under its seals.
 @Suite struct PackedEnvelopeTests {
     /// Document events with the metadata a fetch writes (run ids, URLs, statuses): what a
     /// dictionary learns from.
@@ -19,17 +20,28 @@ import Testing
         }
     }
 
-    /// The first byte of every stored envelope, in seq order.
+    /// The first byte of every `events` row, in seq order (opened in an encrypted store).
     static func marks(_ store: EventStore) async throws -> [UInt8] {
+        try await rows(store).map { $0.value.first! }
+    }
+
+    /// Every `events` row: its key's seq and its value (opened in an encrypted store).
+    static func rows(_ store: EventStore) async throws -> [(seq: UInt64, value: [UInt8])] {
         let schema = store.schema
         return try await store.read { txn in
-            var out: [UInt8] = []
-            let c = try txn.cursor(schema.events, raw: true)
+            var out: [(seq: UInt64, value: [UInt8])] = []
+            let c = try txn.cursor(schema.events)
             var e = try c.first()
-            while let row = e { out.append(row.value.first!); e = try c.next() }
+            while let row = e {
+                out.append((UInt64(bigEndianBytes: row.key), [UInt8](row.value)))
+                e = try c.next()
+            }
             return out
         }
     }
+
+    /// Rows a compaction wrote: blocks, or envelopes packed alone.
+    static func isPacked(_ mark: UInt8) -> Bool { mark == EnvelopeBlock.mark || mark == Envelope.packedMark }
 
     static func logBytes(_ store: EventStore) async throws -> Int {
         let schema = store.schema
@@ -46,8 +58,13 @@ import Testing
 
         let dir = makeTempDir("packed")
         let packed = try await store.compactedCopy(into: dir)
-        let marks = try await Self.marks(packed)
-        #expect(marks.filter { $0 == Envelope.packedMark }.count == marks.count, "\(marks.filter { $0 != Envelope.packedMark }.count) left plain")
+        let rows = try await Self.rows(packed)
+        #expect(rows.allSatisfy { Self.isPacked($0.value[0]) }, "\(rows.filter { !Self.isPacked($0.value[0]) }.count) left plain")
+        // Blocks of tens of envelopes, each in a leaf page of its own share (no overflow pages).
+        #expect(rows.count * 10 < 700, "\(rows.count) rows for 700 envelopes")
+        let inline = packed.environment.largestInlineValue(packed.schema.events, keyCount: 8)
+        #expect(rows.allSatisfy { $0.value.count <= inline })
+        #expect(rows.last?.seq == 700)
         #expect(packed.schema.envelopeDictionary != nil)
         // Format 5 for the packed copy only: a strata reading format 4 refuses it with a message.
         func format(_ s: EventStore) throws -> UInt64 {
@@ -66,6 +83,16 @@ import Testing
             #expect(try await packed.events(q) == store.events(q))
         }
         #expect(try await packed.event(seq: 123) == before[122])
+        // Every seq on its own (each a block's first, last or middle), and each walk start.
+        for seq in 1...700 { #expect(try await packed.event(seq: UInt64(seq)) == before[seq - 1]) }
+        #expect(try await packed.event(seq: 701) == nil)
+        for (seq, _) in rows.prefix(6) {
+            for s in [seq - 1, seq, seq + 1] where s >= 1 && s <= 700 {
+                #expect(try await packed.events(EventQuery(fromSeq: s, limit: 3)) == Array(before[Int(s - 1)..<min(700, Int(s) + 2)]))
+                #expect(try await packed.events(EventQuery(toSeq: s, limit: 3, descending: true)) == Array(before[max(0, Int(s) - 3)..<Int(s)].reversed()))
+            }
+        }
+        #expect(try await packed.stats().events == 700)
         #expect(try await packed.verify().ok)
         #expect(try EventStore.verifyChain(at: dir).ok)
 
@@ -91,7 +118,8 @@ import Testing
         // A second compaction trains a new dictionary and packs every envelope against it.
         let all = try await packed.events(EventQuery())
         let again = try await packed.compactedCopy(into: makeTempDir("packed-again"))
-        #expect(try await Self.marks(again).allSatisfy { $0 == Envelope.packedMark })
+        #expect(try await Self.marks(again).allSatisfy(Self.isPacked))
+        #expect(try await Self.rows(again).count * 10 < 760)
         #expect(try await again.events(EventQuery()) == all)
         #expect(try await again.verify().ok)
     }
@@ -103,10 +131,11 @@ import Testing
         let packed = try await store.compactedCopy(into: dir)
         let env = packed.environment
         let schema = packed.schema
+        let keys = try await Self.rows(packed).map(\.seq)
         var rng = SplitMix64(seed: 2121)
         for trial in 0..<150 {
-            // Any byte of a packed envelope, the last one (the head: no event after it to chain) among them.
-            let seq = trial % 10 == 0 ? UInt64(400) : rng.next() % 400 + 1
+            // Any byte of a block, the last one (the head: no event after it to chain) among them.
+            let seq = trial % 10 == 0 ? keys.last! : keys[Int(rng.next() % UInt64(keys.count))]
             let key = seq.bigEndianBytes
             let original = try env.read { txn in try txn.get(schema.events, key: key)! }
             var damaged = original
@@ -114,7 +143,9 @@ import Testing
             damaged[index] ^= UInt8(1 << (rng.next() % 8))
             _ = try env.write { txn in try txn.put(schema.events, key: key, value: damaged) }
             let report = try await packed.verify(checkProjections: false)
-            #expect(!report.ok && report.problemCount > 0, "trial \(trial): a flipped bit at byte \(index) of event \(seq) went unreported")
+            #expect(!report.ok && report.problemCount > 0, "trial \(trial): a flipped bit at byte \(index) of the row of event \(seq) went unreported")
+            // The keyless check reads the blocks too.
+            if trial % 15 == 0 { #expect(!(try EventStore.verifyChain(at: dir).ok)) }
             _ = try env.write { txn in try txn.put(schema.events, key: key, value: original) }
         }
         #expect(try await packed.verify(checkProjections: false).ok)
@@ -144,10 +175,36 @@ import Testing
             try txn.put(store.schema.events, key: key, value: value)
         }
         let packed = try await store.compactedCopy(into: makeTempDir("packed"))
-        let marks = try await Self.marks(packed)
-        #expect(marks[199] == Envelope.format && marks.filter { $0 == Envelope.packedMark }.count == 399)
+        let rows = try await Self.rows(packed)
+        #expect(rows.contains { $0.seq == 199 } && rows.first { $0.seq == 200 }?.value.first == Envelope.format)
+        #expect(rows.filter { $0.seq != 200 }.allSatisfy { Self.isPacked($0.value[0]) })
         let report = try await packed.verify(checkProjections: false)
         #expect(report.problems.contains { $0.hasPrefix("event 200: stored bytes do not match their hash") }, "\(report.problems)")
+    }
+
+    /// A block never hides a broken link: an envelope that hashes to its hash but does not name
+    /// the hash before it (the chain cut and mended by hand) opens a block of its own, so the
+    /// packed copy reports the same broken links as the store it was made of.
+    @Test func aBrokenLinkIsNotPackedOver() async throws {
+        let store = try await openStore()
+        try await appendInBatches(Self.events(400, seed: 61), to: store, seed: 61)
+        let key = UInt64(150).bigEndianBytes
+        try store.environment.write { txn in
+            var value = try txn.get(store.schema.events, key: key)!
+            value[value.count - 40] ^= 0x01
+            let hash = value.withUnsafeBytes { Hashing.sha256(UnsafeRawBufferPointer(rebasing: $0[0..<(value.count - 32)])) }
+            value.replaceSubrange((value.count - 32)..., with: hash)
+            try txn.put(store.schema.events, key: key, value: value)
+        }
+        let broken = try await store.verify(checkProjections: false).problems.filter { $0.contains("hash chain broken") }
+        #expect(broken.count == 2, "\(broken)")
+        let dir = makeTempDir("packed")
+        let packed = try await store.compactedCopy(into: dir)
+        let keys = try await Self.rows(packed).map(\.seq)
+        #expect(keys.contains(149) && keys.contains(150))
+        #expect(try await packed.verify(checkProjections: false).problems.filter { $0.contains("hash chain broken") } == broken)
+        #expect(try EventStore.verifyChain(at: dir).problems.filter { $0.contains("hash chain broken") } == broken)
+        #expect(try await packed.events(EventQuery()) == store.events(EventQuery()))
     }
 
     /// An encrypted store packs too: each envelope opened, packed, sealed again; the sealed
@@ -162,12 +219,10 @@ import Testing
         let dir = makeTempDir("packed")
         let copy = try await store.compactedCopy(into: dir)
         #expect(copy.schema.envelopeDictionary != nil)
-        let schema = copy.schema
-        let opened = try await copy.read { txn in
-            try (1...300).map { (seq: UInt64) in try txn.get(schema.events, key: seq.bigEndianBytes)!.first! }
-        }
-        #expect(opened.allSatisfy { $0 == Envelope.packedMark })
+        let rows = try await Self.rows(copy)
+        #expect(rows.allSatisfy { Self.isPacked($0.value[0]) } && rows.count * 10 < 300 && rows.last?.seq == 300)
         #expect(try await copy.events(EventQuery()) == before)
+        for seq in stride(from: 1, through: 300, by: 7) { #expect(try await copy.event(seq: UInt64(seq)) == before[seq - 1]) }
         #expect(try await copy.verify().ok)
         #expect(try EventStore.verifyChain(at: dir).ok)
         #expect(try await Self.logBytes(copy) < Self.logBytes(store))

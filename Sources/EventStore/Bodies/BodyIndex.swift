@@ -75,8 +75,7 @@ struct BodyIndex: Sendable {
 
     /// Whether the event at `seq` carries the body hashing to `hash`.
     func carries(_ seq: UInt64, _ hash: UnsafeRawBufferPointer, _ txn: Transaction) throws -> Bool {
-        guard let stored = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(events, key: $0) }) else { return false }
-        let envelope = try Envelope.plain(stored, dictionary: envelopeDictionary, in: txn)
+        guard let envelope = try EnvelopeCursor.envelope(at: seq, events: events, dictionary: envelopeDictionary, txn) else { return false }
         return Envelope.payloadHash(in: envelope)?.elementsEqual(hash) ?? false
     }
 

@@ -48,8 +48,11 @@ enum SealedChain {
 }
 
 extension SealedChain {
-    /// Walks `events` in seq order checking each link of `chain` against the stored rows;
-    /// counts events (and stored bodies) into `report`, with its head.
+    /// Walks the seqs of `events` in order checking each link of `chain` against the stored rows;
+    /// counts events (and stored bodies) into `report`, with its head. A row is keyed by its
+    /// last seq (a block holds the ones before it since the previous row: ``EnvelopeBlock``), so
+    /// the seqs it covers are known without opening it; the link of a seq inside a block covers
+    /// no envelope row, and a missing row shows as links that do not match.
     static func check(events: Database, bodies: Database, chain: Database, _ txn: Transaction, _ report: inout VerifyReport) throws {
         var previous = Envelope.zeroHash
         var expected: UInt64 = 1
@@ -57,16 +60,21 @@ extension SealedChain {
         let c = try txn.cursor(events, raw: true)
         var entry = try c.first()
         while let e = entry {
-            let seq = e.key.count == 8 ? UInt64(bigEndianBytes: e.key) : 0
-            if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
-            let body = try txn.getRaw(bodies, key: e.key)
-            let link = digest(previous: previous, envelope: e.value, body: body, chunks: try txn.storedChunks(bodies, storedKey: e.key))
-            let stored = try txn.getRaw(chain, key: e.key).map { [UInt8]($0) }
-            if stored != link { report.problem("event \(seq): the sealed chain does not match its stored rows (tampered, damaged or reordered)") }
-            previous = stored ?? link
-            checked += 1
-            if body != nil { report.blobsChecked += 1 }
-            expected = seq + 1
+            let last = e.key.count == 8 ? UInt64(bigEndianBytes: e.key) : 0
+            if last < expected { report.problem("seq gap: expected \(expected), found \(last)") }
+            for seq in expected...max(expected, last) {
+                try withUnsafeBytes(of: seq.bigEndian) { key in
+                    let body = try txn.getRaw(bodies, key: key)
+                    let link = digest(
+                        previous: previous, envelope: seq == last ? e.value : nil, body: body, chunks: try txn.storedChunks(bodies, storedKey: key))
+                    let stored = try txn.getRaw(chain, key: key).map { [UInt8]($0) }
+                    if stored != link { report.problem("event \(seq): the sealed chain does not match its stored rows (tampered, damaged or reordered)") }
+                    previous = stored ?? link
+                    checked += 1
+                    if body != nil { report.blobsChecked += 1 }
+                }
+            }
+            expected = max(expected, last) + 1
             entry = try c.next()
         }
         let links = try txn.stat(chain).entries
@@ -109,27 +117,40 @@ extension EventStore {
                     if stored != nil && dictionary == nil {
                         report.problem("the envelope dictionary does not match its digest (damaged): packed envelopes cannot be read")
                     }
+                    // One event (nil: its row does not read); `computed`: its hash was computed
+                    // from its bytes (a packed envelope's or a block's).
+                    func check(_ seq: UInt64, _ value: UnsafeRawBufferPointer?, computed: Bool) {
+                        defer {
+                            report.eventsChecked += 1
+                            expected = seq + 1
+                        }
+                        if seq != expected, value != nil { report.problem("seq gap: expected \(expected), found \(seq)") }
+                        guard let value else { return }
+                        if !computed && !Envelope.selfConsistent(value) {
+                            report.problem("event \(seq): stored bytes do not match their hash (tampered or damaged)")
+                        } else if let event = try? Envelope.decode(value), event.previousHash != previous {
+                            report.problem("event \(seq): hash chain broken (previous hash does not match event \(seq - 1))")
+                        }
+                        previous = value.count >= 32 ? [UInt8](value[(value.count - 32)...]) : Envelope.zeroHash
+                    }
                     let c = try txn.cursor(events)
                     var entry = try c.first()
                     while let row = entry {
                         let seq = row.key.count == 8 ? UInt64(bigEndianBytes: row.key) : 0
-                        if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
-                        guard let value = try? Envelope.plain(row.value, dictionary: dictionary, in: txn) else {
+                        if row.value.first == EnvelopeBlock.mark {
+                            if let run = try? EnvelopeBlock.decoded(row.value, last: seq, dictionary: dictionary, in: txn) {
+                                for i in 0..<run.count { check(run.first + UInt64(i), run[i], computed: true) }
+                            } else {
+                                report.problem(
+                                    "the block of event envelopes ending at seq \(seq) does not match its seal or does not decompress (tampered or damaged)")
+                                check(seq, nil, computed: true)
+                            }
+                        } else if let value = try? Envelope.plain(row.value, dictionary: dictionary, in: txn) {
+                            check(seq, value, computed: row.value.first == Envelope.packedMark)
+                        } else {
                             report.problem("event \(seq): its packed envelope does not match its seal or does not decompress (tampered or damaged)")
-                            report.eventsChecked += 1
-                            expected = seq + 1
-                            entry = try c.next()
-                            continue
+                            check(seq, nil, computed: true)
                         }
-                        let e = (key: row.key, value: value)
-                        if !Envelope.selfConsistent(e.value) {
-                            report.problem("event \(seq): stored bytes do not match their hash (tampered or damaged)")
-                        } else if let event = try? Envelope.decode(e.value), event.previousHash != previous {
-                            report.problem("event \(seq): hash chain broken (previous hash does not match event \(seq - 1))")
-                        }
-                        previous = e.value.count >= 32 ? [UInt8](e.value[(e.value.count - 32)...]) : Envelope.zeroHash
-                        report.eventsChecked += 1
-                        expected = seq + 1
                         entry = try c.next()
                     }
                 }

@@ -30,7 +30,7 @@ public struct EventQuery: Sendable, Hashable {
             // not a decode of the whole stream.
             for seq in try joined(s.byStream, stream, s.byType, type, from: q.fromSeq, to: q.toSeq, descending: q.descending, txn) {
                 guard out.count < q.limit else { break }
-                if let v = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(s.events, key: $0) }) { out.append(try Envelope.decode(s.envelope(v, txn))) }
+                if let event = try s.event(at: seq, txn) { out.append(event) }
             }
             return out
         }
@@ -41,12 +41,11 @@ public struct EventQuery: Sendable, Hashable {
             }
             return out
         }
-        let events = try txn.cursor(s.events)
-        var entry = q.descending ? try events.seek(atMost: q.toSeq.bigEndianBytes) : try events.seek(atLeast: q.fromSeq.bigEndianBytes)
-        while let e = entry, out.count < q.limit {
-            let seq = UInt64(bigEndianBytes: e.key)
+        var events = try EnvelopeCursor(s, txn)
+        var entry = q.descending ? try events.seek(atMost: q.toSeq) : try events.seek(atLeast: q.fromSeq)
+        while let (seq, envelope) = entry, out.count < q.limit {
             if seq < q.fromSeq || seq > q.toSeq { break }
-            out.append(try Envelope.decode(s.envelope(e.value, txn)))
+            out.append(try Envelope.decode(envelope))
             entry = q.descending ? try events.previous() : try events.next()
         }
         return out
@@ -93,9 +92,7 @@ public struct EventQuery: Sendable, Hashable {
         var entry = descending ? try c.seek(atMost: to) : try c.seek(atLeast: from)
         while let seq = entry {
             if seq < from || seq > to { break }
-            if let v = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(s.events, key: $0) }),
-                try !visit(try Envelope.decode(s.envelope(v, txn)))
-            {
+            if let event = try s.event(at: seq, txn), try !visit(event) {
                 return
             }
             entry = descending ? try c.previous() : try c.next()

@@ -65,11 +65,14 @@ struct LogSchema: Sendable {
     /// a head in `bodies` (``LMDB/ChunkTable``), which a strata reading format 6 at most would
     /// take for a body of an unknown codec. Rows written before are read as they are; nothing
     /// is rewritten as a store opens.
-    static let formatVersion: UInt64 = 7
+    /// 8: a compaction stores runs of envelopes as blocks, each keyed by its last seq
+    /// (``EnvelopeBlock``), which a strata reading format 7 at most would take for a missing
+    /// event. Rows written before are read as they are; nothing is rewritten as a store opens.
+    static let formatVersion: UInt64 = 8
     /// What a compaction's copy is marked: since format 6, the store's own format (6 reads
     /// packed envelopes too).
     static let packedFormat: UInt64 = formatVersion
-    static let readableFormats: ClosedRange<UInt64> = 1...7
+    static let readableFormats: ClosedRange<UInt64> = 1...8
     static let formatKey = Array("format".utf8)
     /// The first byte of a chunked row's head in a projection's table (``Projection/chunkedTables``).
     static let projectionChunkMark: UInt8 = 0xFD
@@ -259,14 +262,6 @@ struct LogSchema: Sendable {
             try txn.put(meta, key: EncryptionRecord.key, value: EncryptionRecord(version: c.version, salt: c.salt, check: c.check).encoded)
             return c
         }
-    }
-
-    /// The plain envelope of a stored `events` value (a packed one decompressed into memory the
-    /// transaction owns).
-    @inline(__always)
-    func envelope(_ stored: UnsafeRawBufferPointer, _ txn: Transaction) throws -> UnsafeRawBufferPointer {
-        guard stored.first == Envelope.packedMark else { return stored }
-        return try Envelope.plain(stored, dictionary: envelopeDictionary, in: txn)
     }
 
     // MARK: Keys

@@ -13,7 +13,7 @@ public struct LogSnapshot {
 
     /// The event with this seq, if any.
     public func event(seq: UInt64) throws -> RecordedEvent? {
-        try EventQuery.run(EventQuery(fromSeq: seq, toSeq: seq, limit: 1), transaction, schema).first
+        try schema.event(at: seq, transaction)
     }
 
     /// The event with this id, if any.

@@ -280,7 +280,6 @@ actor LogWriter {
                 let after = mark.withUnsafeBytes { UInt64(bigEndianBytes: $0) }
                 var counters = try Counters.read(txn, schema)
                 let rows = try txn.cursor(schema.bodies)
-                let envelopes = try txn.cursor(schema.events)
                 var entry = try rows.seek(atLeast: (after + 1).bigEndianBytes)
                 var last = after
                 var n = 0
@@ -289,8 +288,7 @@ actor LogWriter {
                     let seq = UInt64(bigEndianBytes: e.key)
                     last = seq
                     n += 1
-                    if BlobCodec.isSelfContained(e.value), let env = try envelopes.seek(atLeast: e.key), UInt64(bigEndianBytes: env.key) == seq {
-                        let event = try Envelope.decode(schema.envelope(env.value, txn))
+                    if BlobCodec.isSelfContained(e.value), let event = try schema.event(at: seq, txn) {
                         let whole = [UInt8](e.value)
                         let body = try BlobCodec.decode(e.value, context: zstd)
                         if body.count >= DeltaChains.minimum {
@@ -654,12 +652,10 @@ struct LogHead {
     var effectiveTime: Timestamp
 
     static func read(_ txn: Transaction, _ s: LogSchema) throws -> LogHead {
-        let c = try txn.cursor(s.events)
-        guard let last = try c.last() else {
+        var c = try EnvelopeCursor(s, txn)
+        guard let (seq, envelope) = try c.last() else {
             return LogHead(seq: 0, hash: Envelope.zeroHash, effectiveTime: Timestamp(microseconds: .min))
         }
-        let seq = UInt64(bigEndianBytes: last.key)
-        let envelope = try s.envelope(last.value, txn)
         guard envelope.count >= 32 else { throw EventStoreError.corrupted("the last event (\(seq)) is truncated") }
         let hash = [UInt8](envelope[(envelope.count - 32)...])
         let time = try IndexBlocks.lastTime(txn, s) ?? Timestamp(microseconds: .min)

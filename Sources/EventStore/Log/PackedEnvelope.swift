@@ -54,17 +54,8 @@ extension Envelope {
         }
         var r = ByteReader(stored)
         do {
-            _ = try r.u8()
-            let seal = try r.slice(sealLength)
-            let sealed = UnsafeRawBufferPointer(rebasing: stored[r.offset...])
-            guard
-                withUnsafeTemporaryAllocation(
-                    byteCount: 32, alignment: 1,
-                    { digest in
-                        Hashing.sha256(sealed, into: digest)
-                        return UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(digest)[0..<sealLength]).elementsEqual(seal)
-                    })
-            else { throw ByteReader.Truncated() }
+            guard sealMatches(stored) else { throw ByteReader.Truncated() }
+            _ = try r.slice(1 + sealLength)
             let n = Int(try r.varint())
             guard n > 0, n <= 1 << 20 else { throw ByteReader.Truncated() }
             let frame = UnsafeRawBufferPointer(rebasing: stored[r.offset...])
@@ -79,6 +70,22 @@ extension Envelope {
     }
 
     static let sealLength = 4
+
+    /// Whether a packed envelope or block (`mark | seal | rest`) carries the seal of its rest.
+    static func sealMatches(_ stored: UnsafeRawBufferPointer) -> Bool {
+        guard stored.count > 1 + sealLength else { return false }
+        return withUnsafeTemporaryAllocation(byteCount: 32, alignment: 1) { digest in
+            Hashing.sha256(UnsafeRawBufferPointer(rebasing: stored[(1 + sealLength)...]), into: digest)
+            return UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(digest)[0..<sealLength]).elementsEqual(stored[1..<(1 + sealLength)])
+        }
+    }
+
+    /// Writes the seal of `bytes` (`mark | seal | rest`, the seal's place zero) into it.
+    static func seal(_ bytes: inout [UInt8]) {
+        let start = 1 + sealLength
+        let seal = bytes.withUnsafeBytes { Hashing.sha256(UnsafeRawBufferPointer(rebasing: $0[start...]), prefix: sealLength) }
+        bytes.replaceSubrange(1..<start, with: seal)
+    }
 }
 
 /// A store's envelope dictionary (``Envelope/packedMark``), ready for decompression: shared by
@@ -111,6 +118,7 @@ final class EnvelopeDictionary: @unchecked Sendable {
 final class EnvelopePacker {
     let dictionary: [UInt8]
     private let cdict: OpaquePointer
+    private let blockCDict: OpaquePointer
     private let cctx: OpaquePointer
     /// Fewer envelopes than this are left plain: too few to train on, too few to matter.
     static let minimumEnvelopes = 256
@@ -118,6 +126,8 @@ final class EnvelopePacker {
     /// A dictionary that fits one overflow page of `meta` with its header.
     static let dictionaryCapacity = 4_064
     static let level: Int32 = 3
+    /// A block's level: a block is compressed a few times to fit its page, once per compaction.
+    static let blockLevel: Int32 = 9
 
     /// A packer with a dictionary trained on `samples` (envelopes without their hashes), or nil
     /// when zstd cannot train one from them.
@@ -136,15 +146,42 @@ final class EnvelopePacker {
         guard ZDICT_isError(n) == 0, n > 0 else { return nil }
         dict.removeLast(dict.count - n)
         guard let c = dict.withUnsafeBytes({ ZSTD_createCDict($0.baseAddress, $0.count, Self.level) }) else { return nil }
-        guard let x = ZSTD_createCCtx() else { ZSTD_freeCDict(c); return nil }
+        guard let b = dict.withUnsafeBytes({ ZSTD_createCDict($0.baseAddress, $0.count, Self.blockLevel) }) else {
+            ZSTD_freeCDict(c)
+            return nil
+        }
+        guard let x = ZSTD_createCCtx() else {
+            ZSTD_freeCDict(c)
+            ZSTD_freeCDict(b)
+            return nil
+        }
         dictionary = dict
         cdict = c
+        blockCDict = b
         cctx = x
     }
 
     deinit {
         ZSTD_freeCDict(cdict)
+        ZSTD_freeCDict(blockCDict)
         ZSTD_freeCCtx(cctx)
+    }
+
+    /// `content` as a magicless zstd frame without content size, dictionary id or checksum,
+    /// against the dictionary at `level` (``level`` or ``blockLevel``); nil when zstd fails.
+    func compress(_ content: UnsafeRawBufferPointer, level: Int32) -> [UInt8]? {
+        ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0)
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0)
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0)
+        ZSTD_CCtx_setParameter(cctx, ZstdContext.formatParameter, ZstdContext.magicless)
+        ZSTD_CCtx_refCDict(cctx, level == Self.blockLevel ? blockCDict : cdict)
+        let bound = ZSTD_compressBound(content.count)
+        var out = [UInt8](repeating: 0, count: bound)
+        let n = out.withUnsafeMutableBytes { o in ZSTD_compress2(cctx, o.baseAddress, bound, content.baseAddress, content.count) }
+        guard ZSTD_isError(n) == 0 else { return nil }
+        out.removeLast(bound - n)
+        return out
     }
 
     /// The packed form of the plain envelope `plain`, or nil when it stays plain (it is not a
@@ -154,27 +191,13 @@ final class EnvelopePacker {
     func pack(_ plain: UnsafeRawBufferPointer) -> [UInt8]? {
         guard plain.first == Envelope.format, Envelope.selfConsistent(plain) else { return nil }
         let body = UnsafeRawBufferPointer(rebasing: plain[0..<(plain.count - 32)])
-        ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0)
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0)
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0)
-        ZSTD_CCtx_setParameter(cctx, ZstdContext.formatParameter, ZstdContext.magicless)
-        ZSTD_CCtx_refCDict(cctx, cdict)
-        let bound = ZSTD_compressBound(body.count)
-        var w = ByteWriter(capacity: bound + 15)
+        guard let frame = compress(body, level: Self.level) else { return nil }
+        var w = ByteWriter(capacity: frame.count + 15)
         w.u8(Envelope.packedMark)
         w.raw(repeatElement(0, count: Envelope.sealLength))
         w.varint(body.count)
-        let head = w.bytes.count
-        w.bytes.append(contentsOf: repeatElement(0, count: bound))
-        let n = w.bytes.withUnsafeMutableBytes { o in
-            ZSTD_compress2(cctx, o.baseAddress! + head, bound, body.baseAddress, body.count)
-        }
-        guard ZSTD_isError(n) == 0 else { return nil }
-        w.bytes.removeLast(bound - n)
-        let sealStart = 1 + Envelope.sealLength
-        let seal = w.bytes.withUnsafeBytes { Hashing.sha256(UnsafeRawBufferPointer(rebasing: $0[sealStart...]), prefix: Envelope.sealLength) }
-        w.bytes.replaceSubrange(1..<sealStart, with: seal)
+        w.raw(frame)
+        Envelope.seal(&w.bytes)
         return w.bytes.count < plain.count ? w.bytes : nil
     }
 }
@@ -191,8 +214,9 @@ extension ZstdContext {
     }
 }
 
-/// What a compaction's copy stores for each envelope (``EventStore/compactedCopy(into:)``): read
-/// plain (a packed one against the store's dictionary, a sealed one opened), packed against the
+/// What a compaction's copy stores for the envelopes (``EventStore/compactedCopy(into:)``): each
+/// read plain (a packed one or a block against the store's dictionary, a sealed one opened), runs
+/// of them that chain stored as blocks (``EnvelopeBlock``) and the rest packed alone, against the
 /// new dictionary, sealed again in an encrypted store. An encrypted store's `sealed-chain` covers
 /// the stored rows, so its links are computed again over the new rows as they are written
 /// (`events` is copied before `sealed-chain`: tables go in the order of their names), and the
@@ -203,32 +227,83 @@ final class EnvelopeRepack {
     private let cipher: StoreCipher?
     private let events: Database
     private let meta: Database
+    /// The most bytes a stored block may have: what stays in a leaf page under an 8-byte key.
+    private let capacity: Int
     /// The new `sealed-chain` links, by seq (an encrypted store).
     private var links: [[UInt8]] = []
+    /// Envelopes read and not yet stored, in seq order.
+    private var pending: [(seq: UInt64, plain: [UInt8])] = []
+    /// How many envelopes the last block held: where the next one's search starts.
+    private var guess = 32
 
-    init(packer: EnvelopePacker, schema: LogSchema) {
+    init(packer: EnvelopePacker, schema: LogSchema, capacity: Int) {
         self.packer = packer
         old = schema.envelopeDictionary
         cipher = schema.cipher
         events = schema.events
         meta = schema.meta
+        self.capacity = capacity
     }
 
-    /// A ``Environment/PackRewrite`` of `events`.
-    func envelope(_ key: UnsafeRawBufferPointer, _ stored: UnsafeRawBufferPointer, _ snapshot: Environment.PackSnapshot) throws -> [UInt8]? {
-        guard let cipher else { return try repack(stored) }
-        let seq = key.count == 8 ? UInt64(bigEndianBytes: key) : 0
-        guard seq == UInt64(links.count) + 1 else {
-            throw EventStoreError.corrupted("the log is not a run of seqs from 1 at seq \(seq)")
+    /// A ``Environment/PackProducer`` of `events`.
+    func envelopes(_ snapshot: Environment.PackSnapshot, _ emit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+        try snapshot.each("events") { key, stored in
+            guard key.count == 8 else { throw EventStoreError.corrupted("an event key of \(key.count) bytes is not a seq") }
+            let seq = UInt64(bigEndianBytes: key)
+            let opened = try cipher.map { try $0.opened(stored, domain: events.domain, key: key) } ?? [UInt8](stored)
+            try opened.withUnsafeBytes { o in
+                if o.first == EnvelopeBlock.mark {
+                    let run = try EnvelopeBlock.envelopes(o, last: seq, dictionary: old)
+                    for (i, e) in run.enumerated() { pending.append((seq - UInt64(run.count - 1 - i), e)) }
+                } else {
+                    pending.append((seq, try Envelope.plain(o, dictionary: old)))
+                }
+            }
+            while pending.count >= EnvelopeBlock.window { try store(snapshot, emit) }
         }
-        let opened = try cipher.opened(stored, domain: events.domain, key: key)
-        let new = try opened.withUnsafeBytes { try repack($0) }.map { $0.withUnsafeBytes { cipher.sealed($0, domain: events.domain, key: key) } }
-        let row = new ?? [UInt8](stored)
-        let body = try snapshot.get("bodies", key: key)
-        let chunks = try snapshot.storedChunks("bodies", key: key)
-        let link = row.withUnsafeBytes { SealedChain.digest(previous: links.last ?? Envelope.zeroHash, envelope: $0, body: body, chunks: chunks) }
-        links.append(link)
-        return new
+        while !pending.isEmpty { try store(snapshot, emit) }
+    }
+
+    /// Stores the first pending envelopes: as many as a block of them takes, or the first alone.
+    private func store(_ snapshot: Environment.PackSnapshot, _ emit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+        var run = 0
+        while run < pending.count, run < EnvelopeBlock.window,
+            run == 0 || pending[run].seq == pending[run - 1].seq + 1,
+            EnvelopePacker.blockable(pending[run].plain, after: run == 0 ? nil : pending[run - 1].plain)
+        {
+            run += 1
+        }
+        let taken: Int
+        let row: [UInt8]
+        if run >= 2, let block = packer.block(pending[0..<run].map(\.plain)[...], capacity: capacity, guess: guess) {
+            taken = block.count
+            guess = block.count
+            row = block.bytes
+        } else {
+            taken = 1
+            row = pending[0].plain.withUnsafeBytes { packer.pack($0) } ?? pending[0].plain
+        }
+        let first = pending[0].seq
+        let last = pending[taken - 1].seq
+        pending.removeFirst(taken)
+        try withUnsafeBytes(of: last.bigEndian) { key in
+            let stored = row.withUnsafeBytes { r in cipher.map { $0.sealed(r, domain: events.domain, key: key) } ?? row }
+            try stored.withUnsafeBytes { try emit(key, $0) }
+            guard cipher != nil else { return }
+            for seq in first...last {
+                guard seq == UInt64(links.count) + 1 else {
+                    throw EventStoreError.corrupted("the log is not a run of seqs from 1 at seq \(seq)")
+                }
+                try withUnsafeBytes(of: seq.bigEndian) { k in
+                    let body = try snapshot.get("bodies", key: k)
+                    let chunks = try snapshot.storedChunks("bodies", key: k)
+                    let link = stored.withUnsafeBytes { s in
+                        SealedChain.digest(previous: links.last ?? Envelope.zeroHash, envelope: seq == last ? s : nil, body: body, chunks: chunks)
+                    }
+                    links.append(link)
+                }
+            }
+        }
     }
 
     /// A ``Environment/PackRewrite`` of `sealed-chain`: the link computed over the new rows.
@@ -247,10 +322,5 @@ final class EnvelopeRepack {
             dictionary = dictionary.withUnsafeBytes { d in EnvelopeDictionary.metaKey.withUnsafeBytes { cipher.sealed(d, domain: meta.domain, key: $0) } }
         }
         return [(EnvelopeDictionary.metaKey, dictionary), (LogSchema.formatKey, LogSchema.packedFormat.bigEndianBytes)]
-    }
-
-    private func repack(_ stored: UnsafeRawBufferPointer) throws -> [UInt8]? {
-        let plain = try Envelope.plain(stored, dictionary: old)
-        return plain.withUnsafeBytes { packer.pack($0) } ?? (stored.first == Envelope.packedMark ? plain : nil)
     }
 }

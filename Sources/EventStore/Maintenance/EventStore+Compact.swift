@@ -16,10 +16,10 @@ extension EventStore {
         do {
             try fm.createDirectory(atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
             if let packer = try await envelopePacker() {
-                let repack = EnvelopeRepack(packer: packer, schema: schema)
-                var rewrite: [String: Environment.PackRewrite] = ["events": repack.envelope]
-                if schema.sealedChain != nil { rewrite["sealed-chain"] = repack.link }
-                try environment.copyPacked(to: directory, rewrite: rewrite, additions: ["meta": repack.metaEntries()])
+                let repack = EnvelopeRepack(packer: packer, schema: schema, capacity: environment.largestInlineValue(schema.events, keyCount: 8))
+                let rewrite: [String: Environment.PackRewrite] = schema.sealedChain != nil ? ["sealed-chain": repack.link] : [:]
+                try environment.copyPacked(
+                    to: directory, rewrite: rewrite, produce: ["events": repack.envelopes], additions: ["meta": repack.metaEntries()])
             } else {
                 try environment.copyPacked(to: directory)
             }
@@ -31,11 +31,11 @@ extension EventStore {
     }
 
     /// A packer with a dictionary trained on a sample of the log's envelopes (without their
-    /// hashes), spread evenly over it; nil for a log too short to train on.
+    /// previous hashes and hashes), spread evenly over it; nil for a log too short to train on.
     func envelopePacker() async throws -> EnvelopePacker? {
         let schema = self.schema
         let samples = try await read { txn -> [[UInt8]] in
-            let count = try txn.stat(schema.events).entries
+            let count = Int(try LogHead.read(txn, schema).seq)
             guard count >= EnvelopePacker.minimumEnvelopes else { return [] }
             let taken = min(count, EnvelopePacker.sampleLimit)
             var out: [[UInt8]] = []
@@ -43,10 +43,9 @@ extension EventStore {
             // Positions i·count/taken: no stride a log's repeating pattern of types could share.
             for i in 0..<taken {
                 let seq = UInt64(i * count / taken + 1)
-                guard let stored = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(schema.events, key: $0) }) else { continue }
-                let plain = try schema.envelope(stored, txn)
-                guard plain.count > 32 else { continue }
-                out.append([UInt8](plain[0..<(plain.count - 32)]))
+                // What packing compresses: an envelope without its hashes.
+                guard let plain = try schema.envelope(at: seq, txn), plain.count > 64 else { continue }
+                out.append([UInt8](plain[0..<(plain.count - 64)]))
             }
             return out
         }

@@ -78,7 +78,7 @@ extension EventStore {
             var st = stat()
             let fileBytes = stat(path + "/data.mdb", &st) == 0 ? Int(st.st_blocks) * 512 : 0
             return StoreStats(
-                path: path, events: try txn.stat(schema.events).entries, headSeq: head.seq, headHash: head.hash.hex,
+                path: path, events: Int(head.seq), headSeq: head.seq, headHash: head.hash.hex,
                 logBytes: try txn.stat(schema.events).bytes, indexBytes: indexBytes, blobs: try schema.bodyIndex.count(in: txn),
                 blobRawBytes: counters.blobRawBytes, blobStoredBytes: counters.blobStoredBytes,
                 payloadBytes: counters.payloadBytes, payloadCount: counters.payloadCount,

@@ -82,11 +82,12 @@ extension EventStore {
         }
         var times: TimeIndexWalk? = try TimeIndexWalk(schema, txn)
         var effective = Timestamp(microseconds: .min)
-        while let row = entry {
-            let seq = UInt64(bigEndianBytes: row.key)
+        // One event's checks, its envelope plain (`computed`: its hash was computed from its
+        // bytes, as a packed envelope's or a block's are).
+        func check(_ seq: UInt64, _ value: UnsafeRawBufferPointer?, computed: Bool) throws {
             defer { expected = seq + 1; report.eventsChecked += 1 }
-            if row.key.count != 8 { report.problem("event key of \(row.key.count) bytes is not a seq") }
-            if seq != expected { report.problem("seq gap: expected \(expected), found \(seq)") }
+            // A row that does not read cannot say where it begins (a block's first seq is inside).
+            if seq != expected, value != nil { report.problem("seq gap: expected \(expected), found \(seq)") }
             // The time index's entry in this event's place (it stops being checked at its first
             // finding: after a gap every entry would be one).
             var timeEntry: (seq: UInt64, time: Timestamp)?
@@ -102,31 +103,15 @@ extension EventStore {
                     times = nil
                 }
             }
-            guard let opened = try? txn.plainValue(schema.events, key: row.key, stored: row.value) else {
-                report.problem("event \(seq): its sealed envelope does not open under the store's key (tampered or damaged)")
-                entry = try c.next()
-                continue
-            }
-            // A packed envelope's hash is computed from its bytes: damage shows as a seal that
-            // does not match (any stored byte), or as a hash the next event does not chain to.
-            guard let value = try? schema.envelope(opened, txn) else {
-                report.problem("event \(seq): its packed envelope does not match its seal or does not decompress (tampered or damaged)")
-                entry = try c.next()
-                continue
-            }
-            let e = (key: row.key, value: value)
-            // A packed envelope's hash was just computed from its bytes: hashing them again
-            // could not disagree.
-            guard opened.first == Envelope.packedMark || Envelope.selfConsistent(e.value) else {
+            guard let value else { return }
+            guard computed || Envelope.selfConsistent(value) else {
                 report.problem("event \(seq): stored bytes do not match their hash (tampered or damaged)")
-                previous = e.value.count >= 32 ? [UInt8](e.value[(e.value.count - 32)...]) : Envelope.zeroHash
-                entry = try c.next()
-                continue
+                previous = value.count >= 32 ? [UInt8](value[(value.count - 32)...]) : Envelope.zeroHash
+                return
             }
-            guard let event = try? Envelope.decode(e.value) else {
+            guard let event = try? Envelope.decode(value) else {
                 report.problem("event \(seq): envelope does not decode")
-                entry = try c.next()
-                continue
+                return
             }
             if event.seq != seq { report.problem("event \(seq): envelope says seq \(event.seq)") }
             if event.previousHash != previous { report.problem("event \(seq): hash chain broken (previous hash does not match event \(seq - 1))") }
@@ -158,6 +143,37 @@ extension EventStore {
                     report.problem("event \(seq): body \(ref.hashHex.prefix(16)) is indexed at an event that does not read (tampered or damaged)")
                 }
             }
+        }
+        func checkRow(_ row: Cursor.Entry) throws {
+            let seq = UInt64(bigEndianBytes: row.key)
+            if row.key.count != 8 { report.problem("event key of \(row.key.count) bytes is not a seq") }
+            guard let opened = try? txn.plainValue(schema.events, key: row.key, stored: row.value) else {
+                report.problem("event \(seq): its sealed envelope does not open under the store's key (tampered or damaged)")
+                try check(seq, nil, computed: false)
+                return
+            }
+            if opened.first == EnvelopeBlock.mark {
+                // A block: its envelopes' hashes are computed from its bytes; damage shows as a
+                // seal that does not match, or as a link the next row does not make.
+                guard let run = try? EnvelopeBlock.decoded(opened, last: seq, dictionary: schema.envelopeDictionary, in: txn) else {
+                    report.problem("the block of event envelopes ending at seq \(seq) does not match its seal or does not decompress (tampered or damaged)")
+                    try check(seq, nil, computed: false)
+                    return
+                }
+                for i in 0..<run.count { try check(run.first + UInt64(i), run[i], computed: true) }
+                return
+            }
+            // A packed envelope's hash is computed from its bytes: damage shows as a seal that
+            // does not match (any stored byte), or as a hash the next event does not chain to.
+            guard let value = try? Envelope.plain(opened, dictionary: schema.envelopeDictionary, in: txn) else {
+                report.problem("event \(seq): its packed envelope does not match its seal or does not decompress (tampered or damaged)")
+                try check(seq, nil, computed: false)
+                return
+            }
+            try check(seq, value, computed: opened.first == Envelope.packedMark)
+        }
+        while let row = entry {
+            try checkRow(row)
             entry = try c.next()
         }
         report.headSeq = expected - 1
@@ -218,9 +234,7 @@ extension EventStore {
         /// A body that hashes to another digest than its event's: consistent only as a rewrite the
         /// `rewritten` table records and the chained event it names lists (original, now).
         func rewrite(of seq: UInt64, now: [UInt8], key: [UInt8]) throws -> (seq: UInt64, type: String)? {
-            func event(_ s: UInt64) throws -> RecordedEvent? {
-                try s.bigEndianBytes.withUnsafeBytes { k in try txn.get(schema.events, key: k).map { try Envelope.decode(schema.envelope($0, txn)) } }
-            }
+            func event(_ s: UInt64) throws -> RecordedEvent? { try schema.event(at: s, txn) }
             guard let original = try event(seq)?.payload?.hash,
                 schema.bodyIndex.index.storedKey(Array(original.prefix(schema.bodyIndex.prefix))) == key,
                 let record = try schema.rewrite(of: original, txn), record.now == now,

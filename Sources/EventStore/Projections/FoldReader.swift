@@ -61,7 +61,7 @@ struct FoldInput: Sendable {
         from: UInt64, to: UInt64, for readers: [(filter: EventTypeFilter, applied: UInt64)],
         schema: LogSchema, txn: Transaction
     ) throws -> [[RecordedEvent]] {
-        let c = try txn.cursor(schema.events)
+        var c = try EnvelopeCursor(schema, txn)
         var out = [[RecordedEvent]](repeating: [], count: readers.count)
         // Room for every event a reader could take: growing by doubling copied the chunk's events
         // several times into fresh pages the kernel had to zero (pages never touched cost nothing).
@@ -69,11 +69,9 @@ struct FoldInput: Sendable {
             let after = max(from - 1, r.applied)
             if to > after { out[i].reserveCapacity(Int(to - after)) }
         }
-        var entry = try c.seek(atLeast: from.bigEndianBytes)
-        while let e = entry {
-            let seq = UInt64(bigEndianBytes: e.key)
+        var entry = try c.seek(atLeast: from)
+        while let (seq, envelope) = entry {
             if seq > to { break }
-            let envelope = try schema.envelope(e.value, txn)
             guard let type = Envelope.type(in: envelope) else {
                 throw EventStoreError.corrupted("event \(seq) does not decode")
             }
@@ -190,7 +188,7 @@ final class BodyPrep: @unchecked Sendable {
     }
 
     private func run(types: [[UInt8]], schema: LogSchema, txn: Transaction, zstd: ZstdContext, budget: Int) throws {
-        let events = try txn.cursor(schema.events)
+        var events = try EnvelopeCursor(schema, txn)
         let bodies = try txn.cursor(schema.bodies)
         let bases = DeltaBases(bodies: schema.bodies, txn: txn)
         var used = 0
@@ -205,8 +203,7 @@ final class BodyPrep: @unchecked Sendable {
                 let seq = UInt64(bigEndianBytes: r.key)
                 if seq > end { break }
                 defer { row = try? bodies.next() }
-                guard r.value.count <= 64 << 10, let e = try events.seek(atLeast: seq.bigEndianBytes),
-                    UInt64(bigEndianBytes: e.key) == seq, let type = Envelope.type(in: try schema.envelope(e.value, txn)),
+                guard r.value.count <= 64 << 10, let e = try events.seek(atLeast: seq), e.seq == seq, let type = Envelope.type(in: e.envelope),
                     types.contains(where: { $0.count == type.count && $0.elementsEqual(type) }),
                     let body = try? bases.decode(r.value, seq: seq, context: zstd),
                     body.withUnsafeBytes({ part.put(body: $0, for: seq) })

@@ -1,0 +1,196 @@
+import CZstd
+import LMDB
+
+/// Blocks of envelopes: how `strata compact` stores runs of the log's envelopes (format 8).
+///
+/// A packed envelope (``Envelope/packedMark``) still carries the hash of the one before it: 32
+/// bytes that do not compress, and with the id, the body's hash and a commit's hash, most of what
+/// is left of it. In a run of envelopes that chain, every previous hash but the first is the hash
+/// of the envelope before, which a read computes anyway. A block stores such a run as one row,
+/// under the seq of its last envelope, compressed together against the store's envelope
+/// dictionary (what repeats from one envelope to the next is then a match, not a dictionary
+/// entry):
+///
+/// ```
+/// u8 3 | 4-byte seal: the first bytes of SHA-256(what follows) | varint count | varint n (the
+/// frame's content size) | zstd frame (magicless, no content size, no dictionary id, no
+/// checksum) against meta/envelope-dictionary of:
+///     32 bytes: the previous hash of the first envelope
+///     count × (varint m | the envelope's first m bytes: all but its previous hash and hash)
+/// ```
+///
+/// A read decompresses the block and rebuilds each envelope: its bytes, the hash before it, and
+/// SHA-256 of the two (the chain is the same chain). Rows are keyed by their last seq, so the row
+/// holding a seq is the first at or after it: one seek, as for a row per seq. A block fits a leaf
+/// page (about 2 KB, 20–40 envelopes of a scraping history); a transaction decodes each block
+/// once (``Transaction/derived(_:_:)``).
+enum EnvelopeBlock {
+    static let mark: UInt8 = 3
+    /// The most envelopes a block is cut from at once: enough that a block is never short of
+    /// envelopes to fill its page, few enough that a failed fit costs little.
+    static let window = 128
+
+    /// The envelopes of the block stored under `last` (its plaintext `stored`), decoded in memory
+    /// the transaction owns, once per transaction.
+    static func decoded(_ stored: UnsafeRawBufferPointer, last: UInt64, dictionary: EnvelopeDictionary?, in txn: Transaction) throws
+        -> EnvelopeRun
+    {
+        try txn.derived(Key(last: last)) {
+            try decode(stored, last: last, dictionary: dictionary) { txn.scratch($0) }
+        }
+    }
+
+    /// The envelopes of a block, copied (a compaction's reader, outside any transaction).
+    static func envelopes(_ stored: UnsafeRawBufferPointer, last: UInt64, dictionary: EnvelopeDictionary?) throws -> [[UInt8]] {
+        var buffers: [UnsafeMutableRawBufferPointer] = []
+        defer { for b in buffers { b.deallocate() } }
+        let run = try decode(stored, last: last, dictionary: dictionary) { n in
+            let b = UnsafeMutableRawBufferPointer.allocate(byteCount: n, alignment: 1)
+            buffers.append(b)
+            return b
+        }
+        return (0..<run.count).map { [UInt8](run[$0]) }
+    }
+
+    private struct Key: Hashable { var last: UInt64 }
+
+    private static func decode(
+        _ stored: UnsafeRawBufferPointer, last: UInt64, dictionary: EnvelopeDictionary?,
+        allocate: (Int) -> UnsafeMutableRawBufferPointer
+    ) throws -> EnvelopeRun {
+        guard let dictionary else {
+            throw EventStoreError.corrupted("a block of event envelopes, and the store has no envelope dictionary")
+        }
+        do {
+            guard stored.first == mark, Envelope.sealMatches(stored) else { throw ByteReader.Truncated() }
+            var r = ByteReader(UnsafeRawBufferPointer(rebasing: stored[(1 + Envelope.sealLength)...]))
+            let count = Int(clamping: try r.varint())
+            let n = Int(clamping: try r.varint())
+            guard count > 0, count <= 1 << 16, UInt64(count) <= last, n > 32, n <= 1 << 24 else { throw ByteReader.Truncated() }
+            let content = allocate(n)
+            let frame = UnsafeRawBufferPointer(rebasing: r.buffer[r.offset...])
+            try ZstdContext.pooled { try $0.decompress(frame, dictionary: dictionary, into: content) }
+            // The envelopes' sizes first, for one buffer of all of them.
+            var heads = ByteReader(UnsafeRawBufferPointer(rebasing: content[32...]))
+            var ranges: [Range<Int>] = []
+            ranges.reserveCapacity(count)
+            var total = 0
+            for _ in 0..<count {
+                let m = try heads.count(limit: 1 << 20)
+                let start = 32 + heads.offset
+                _ = try heads.slice(m)
+                ranges.append(start..<(start + m))
+                total += m + 64
+            }
+            guard heads.offset == heads.buffer.count else { throw ByteReader.Truncated() }
+            let out = allocate(total)
+            var offsets = [Int](repeating: 0, count: count + 1)
+            var previous = UnsafeRawBufferPointer(rebasing: content[0..<32])
+            let first = last - UInt64(count) + 1
+            var at = 0
+            for (i, range) in ranges.enumerated() {
+                let m = range.count
+                let envelope = UnsafeMutableRawBufferPointer(rebasing: out[at..<(at + m + 64)])
+                envelope.copyMemory(from: UnsafeRawBufferPointer(rebasing: content[range]))
+                UnsafeMutableRawBufferPointer(rebasing: envelope[m..<(m + 32)]).copyMemory(from: previous)
+                let hash = UnsafeMutableRawBufferPointer(rebasing: envelope[(m + 32)...])
+                Hashing.sha256(UnsafeRawBufferPointer(rebasing: envelope[0..<(m + 32)]), into: hash)
+                // Each envelope names its seq: a block that does not count up to its key is damaged.
+                guard m >= 9, envelope[0] == Envelope.format,
+                    UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: envelope[1..<9])) == first + UInt64(i)
+                else { throw ByteReader.Truncated() }
+                previous = UnsafeRawBufferPointer(hash)
+                at += m + 64
+                offsets[i + 1] = at
+            }
+            return EnvelopeRun(first: first, base: UnsafeRawBufferPointer(out), offsets: offsets)
+        } catch {
+            throw EventStoreError.corrupted(
+                "the block of event envelopes ending at seq \(last) does not match its seal or does not decompress (damaged)")
+        }
+    }
+}
+
+/// The plain envelopes of one block (``EnvelopeBlock``), in memory a transaction (or a
+/// compaction) owns.
+final class EnvelopeRun {
+    let first: UInt64
+    private let base: UnsafeRawBufferPointer
+    private let offsets: [Int]
+
+    init(first: UInt64, base: UnsafeRawBufferPointer, offsets: [Int]) {
+        self.first = first
+        self.base = base
+        self.offsets = offsets
+    }
+
+    var count: Int { offsets.count - 1 }
+    var last: UInt64 { first + UInt64(count) - 1 }
+
+    subscript(i: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: base[offsets[i]..<offsets[i + 1]]) }
+
+    /// The envelope of `seq`; nil outside the block.
+    func envelope(_ seq: UInt64) -> UnsafeRawBufferPointer? {
+        guard seq >= first, seq <= last else { return nil }
+        return self[Int(seq - first)]
+    }
+}
+
+extension EnvelopePacker {
+    /// A block of the longest prefix of `envelopes` (plain, each of format 1, hashing to its
+    /// hash and chaining to the one before: ``blockable(_:after:)``) whose stored form has at
+    /// most `capacity` bytes, with how many it holds; nil when not even two fit. `guess`: how
+    /// many fit last time, where the search starts.
+    func block(_ envelopes: ArraySlice<[UInt8]>, capacity: Int, guess: Int) -> (bytes: [UInt8], count: Int)? {
+        guard envelopes.count >= 2 else { return nil }
+        var best: (bytes: [UInt8], count: Int)?
+        var fits = 1
+        var tooMany = envelopes.count + 1
+        var k = min(max(guess, 2), envelopes.count)
+        // A few compressions: each guess scales the last by how far its size was from the page.
+        for _ in 0..<6 {
+            guard let bytes = compressBlock(envelopes.prefix(k)) else { return best }
+            if bytes.count <= capacity {
+                best = (bytes, k)
+                fits = k
+                if k == envelopes.count { break }
+                k = min(tooMany - 1, max(k + 1, k * capacity / bytes.count))
+            } else {
+                tooMany = k
+                k = max(fits + 1, min(k - 1, k * capacity / bytes.count))
+            }
+            if k <= fits || k >= tooMany { break }
+        }
+        return best
+    }
+
+    /// Whether `envelope` can go in a block after `previous` (nil: it would open one): a plain
+    /// envelope of format 1 that hashes to its hash and names `previous`'s hash as the one
+    /// before it. Anything else stays a row of its own, so a block never hides a broken link.
+    static func blockable(_ envelope: [UInt8], after previous: [UInt8]?) -> Bool {
+        envelope.withUnsafeBytes { e in
+            guard e.count > 64 + 9, e.first == Envelope.format, Envelope.selfConsistent(e) else { return false }
+            guard let previous else { return true }
+            return previous.count > 32 && e[(e.count - 64)..<(e.count - 32)].elementsEqual(previous[(previous.count - 32)...])
+        }
+    }
+
+    private func compressBlock(_ envelopes: ArraySlice<[UInt8]>) -> [UInt8]? {
+        var content = ByteWriter(capacity: envelopes.reduce(32) { $0 + $1.count })
+        let first = envelopes.first!
+        content.raw(first[(first.count - 64)..<(first.count - 32)])
+        for e in envelopes {
+            content.varint(e.count - 64)
+            content.raw(e[0..<(e.count - 64)])
+        }
+        var w = ByteWriter(capacity: content.bytes.count / 2 + 64)
+        w.u8(EnvelopeBlock.mark)
+        w.raw(repeatElement(0, count: Envelope.sealLength))
+        w.varint(envelopes.count)
+        w.varint(content.bytes.count)
+        guard let frame = content.bytes.withUnsafeBytes({ compress($0, level: Self.blockLevel) }) else { return nil }
+        w.raw(frame)
+        Envelope.seal(&w.bytes)
+        return w.bytes
+    }
+}
