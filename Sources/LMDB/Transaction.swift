@@ -26,8 +26,9 @@ public final class Transaction {
     /// same bases over and over). Only a root transaction keeps one; a write to a key, at any
     /// level, drops the key's entry.
     var assembledValues: [AssembledKey: UnsafeRawBufferPointer] = [:]
-    /// What readers derived from stored rows (``derived(_:_:)``); only a root transaction keeps it.
-    private var derivedValues: [AnyHashable: AnyObject] = [:]
+    /// What readers derived from stored rows (``derived(_:_:)``), the newest last; only a root
+    /// transaction keeps it.
+    private var derivedValues: [(key: AnyHashable, value: AnyObject)] = []
     var root: Transaction { parent?.root ?? self }
     var isRoot: Bool { parent == nil }
 
@@ -35,17 +36,21 @@ public final class Transaction {
     /// the map is): for values a reader rebuilds from their stored form.
     public func scratch(_ count: Int) -> UnsafeMutableRawBufferPointer { arena.allocate(count) }
 
-    /// What a reader derives from a stored row, made once under `key` and kept until the root
-    /// transaction ends (its memory from ``scratch(_:)`` lives as long): for rows that are never
-    /// rewritten in place, such as a block of the log's envelopes, which a walk would otherwise
-    /// decode again for each entry.
+    /// What a reader derives from a stored row, made under `key` once while it is among the
+    /// ``derivedLimit`` made last in the root transaction: for rows that are never rewritten in
+    /// place, such as a block of the log's envelopes, which a walk would otherwise decode again
+    /// for each entry, and which a walk of a whole log must not keep all of.
     public func derived<T: AnyObject>(_ key: AnyHashable, _ make: () throws -> T) throws -> T {
         let r = root
-        if let known = r.derivedValues[key] as? T { return known }
+        if let i = r.derivedValues.lastIndex(where: { $0.key == key }), let known = r.derivedValues[i].value as? T { return known }
         let value = try make()
-        r.derivedValues[key] = value
+        if r.derivedValues.count == Self.derivedLimit { r.derivedValues.removeFirst() }
+        r.derivedValues.append((key, value))
         return value
     }
+
+    /// How many derived values a transaction keeps.
+    public static let derivedLimit = 8
 
     init(environment: Environment, txn: OpaquePointer, readOnly: Bool, holdsGate: Bool, parent: Transaction?) {
         self.environment = environment
@@ -63,7 +68,7 @@ public final class Transaction {
         open = false
         let rc = mdb_txn_commit(txn)
         assembledValues = [:]
-        derivedValues = [:]
+        derivedValues = []
         ownArena?.release()
         if holdsGate { environment.gate.unlock() }
         try check(rc, "mdb_txn_commit")
@@ -75,7 +80,7 @@ public final class Transaction {
         open = false
         mdb_txn_abort(txn)
         assembledValues = [:]
-        derivedValues = [:]
+        derivedValues = []
         ownArena?.release()
         if holdsGate { environment.gate.unlock() }
     }

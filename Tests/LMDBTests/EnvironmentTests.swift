@@ -25,6 +25,36 @@ func makeTempDir(_ name: String = "lmdb") -> String {
         try env.read { (txn) throws in #expect(try txn.get(db, key: [1, 2]) == nil) }
     }
 
+    /// A derived value is made once while it is among the last few a root transaction made
+    /// (a nested one shares its root's), then made again; a new transaction starts empty.
+    @Test func derivedValuesAreKeptForTheLastFew() throws {
+        final class Made {
+            let key: Int
+            init(_ key: Int) { self.key = key }
+        }
+        let env = try Environment(path: makeTempDir())
+        var makes = 0
+        func get(_ key: Int, _ txn: Transaction) throws -> Made {
+            try txn.derived(key) {
+                makes += 1
+                return Made(key)
+            }
+        }
+        try env.write { (txn) throws in
+            let first = try get(0, txn)
+            #expect(try get(0, txn) === first && makes == 1)
+            try txn.nested { (child) throws in #expect(try get(0, child) === first) }
+            for k in 1..<Transaction.derivedLimit { _ = try get(k, txn) }
+            #expect(try get(0, txn) === first && makes == Transaction.derivedLimit)
+            _ = try get(Transaction.derivedLimit, txn)
+            #expect(try get(0, txn) !== first && makes == Transaction.derivedLimit + 2)
+        }
+        try env.read { (txn) throws in
+            _ = try get(1, txn)
+            #expect(makes == Transaction.derivedLimit + 3)
+        }
+    }
+
     @Test func abortedWriteLeavesNothing() throws {
         let env = try Environment(path: makeTempDir())
         let db = try env.write { try env.openDatabase("t", in: $0) }

@@ -22,42 +22,32 @@ import LMDB
 /// A read decompresses the block and rebuilds each envelope: its bytes, the hash before it, and
 /// SHA-256 of the two (the chain is the same chain). Rows are keyed by their last seq, so the row
 /// holding a seq is the first at or after it: one seek, as for a row per seq. A block fits a leaf
-/// page (about 2 KB, 20–40 envelopes of a scraping history); a transaction decodes each block
-/// once (``Transaction/derived(_:_:)``).
+/// page (about 2 KB, 20–40 envelopes of a scraping history); a transaction keeps the last few
+/// blocks it decoded (``LMDB/Transaction/derived(_:_:)``), so a walk decodes each block once.
 enum EnvelopeBlock {
     static let mark: UInt8 = 3
     /// The most envelopes a block is cut from at once: enough that a block is never short of
     /// envelopes to fill its page, few enough that a failed fit costs little.
     static let window = 128
 
-    /// The envelopes of the block stored under `last` (its plaintext `stored`), decoded in memory
-    /// the transaction owns, once per transaction.
+    /// The envelopes of the block stored under `last` (its plaintext `stored`), decoded once
+    /// while the transaction keeps it among its last few (``LMDB/Transaction/derived(_:_:)``):
+    /// a walk of a whole log holds one block at a time, not all of them.
     static func decoded(_ stored: UnsafeRawBufferPointer, last: UInt64, dictionary: EnvelopeDictionary?, in txn: Transaction) throws
         -> EnvelopeRun
     {
-        try txn.derived(Key(last: last)) {
-            try decode(stored, last: last, dictionary: dictionary) { txn.scratch($0) }
-        }
+        try txn.derived(Key(last: last)) { try decode(stored, last: last, dictionary: dictionary) }
     }
 
     /// The envelopes of a block, copied (a compaction's reader, outside any transaction).
     static func envelopes(_ stored: UnsafeRawBufferPointer, last: UInt64, dictionary: EnvelopeDictionary?) throws -> [[UInt8]] {
-        var buffers: [UnsafeMutableRawBufferPointer] = []
-        defer { for b in buffers { b.deallocate() } }
-        let run = try decode(stored, last: last, dictionary: dictionary) { n in
-            let b = UnsafeMutableRawBufferPointer.allocate(byteCount: n, alignment: 1)
-            buffers.append(b)
-            return b
-        }
+        let run = try decode(stored, last: last, dictionary: dictionary)
         return (0..<run.count).map { [UInt8](run[$0]) }
     }
 
     private struct Key: Hashable { var last: UInt64 }
 
-    private static func decode(
-        _ stored: UnsafeRawBufferPointer, last: UInt64, dictionary: EnvelopeDictionary?,
-        allocate: (Int) -> UnsafeMutableRawBufferPointer
-    ) throws -> EnvelopeRun {
+    static func decode(_ stored: UnsafeRawBufferPointer, last: UInt64, dictionary: EnvelopeDictionary?) throws -> EnvelopeRun {
         guard let dictionary else {
             throw EventStoreError.corrupted("a block of event envelopes, and the store has no envelope dictionary")
         }
@@ -67,7 +57,8 @@ enum EnvelopeBlock {
             let count = Int(clamping: try r.varint())
             let n = Int(clamping: try r.varint())
             guard count > 0, count <= 1 << 16, UInt64(count) <= last, n > 32, n <= 1 << 24 else { throw ByteReader.Truncated() }
-            let content = allocate(n)
+            let content = UnsafeMutableRawBufferPointer.allocate(byteCount: n, alignment: 1)
+            defer { content.deallocate() }
             let frame = UnsafeRawBufferPointer(rebasing: r.buffer[r.offset...])
             try ZstdContext.pooled { try $0.decompress(frame, dictionary: dictionary, into: content) }
             // The envelopes' sizes first, for one buffer of all of them.
@@ -83,10 +74,11 @@ enum EnvelopeBlock {
                 total += m + 64
             }
             guard heads.offset == heads.buffer.count else { throw ByteReader.Truncated() }
-            let out = allocate(total)
+            let run = EnvelopeRun(first: last - UInt64(count) + 1, size: total, count: count)
+            let out = run.storage
             var offsets = [Int](repeating: 0, count: count + 1)
             var previous = UnsafeRawBufferPointer(rebasing: content[0..<32])
-            let first = last - UInt64(count) + 1
+            let first = run.first
             var at = 0
             for (i, range) in ranges.enumerated() {
                 let m = range.count
@@ -103,7 +95,8 @@ enum EnvelopeBlock {
                 at += m + 64
                 offsets[i + 1] = at
             }
-            return EnvelopeRun(first: first, base: UnsafeRawBufferPointer(out), offsets: offsets)
+            run.offsets = offsets
+            return run
         } catch {
             throw EventStoreError.corrupted(
                 "the block of event envelopes ending at seq \(last) does not match its seal or does not decompress (damaged)")
@@ -111,23 +104,25 @@ enum EnvelopeBlock {
     }
 }
 
-/// The plain envelopes of one block (``EnvelopeBlock``), in memory a transaction (or a
-/// compaction) owns.
+/// The plain envelopes of one block (``EnvelopeBlock``), in memory of its own: an envelope read
+/// from it stays valid while the run does (a cursor standing in the block keeps it).
 final class EnvelopeRun {
     let first: UInt64
-    private let base: UnsafeRawBufferPointer
-    private let offsets: [Int]
+    fileprivate let storage: UnsafeMutableRawBufferPointer
+    fileprivate var offsets: [Int]
 
-    init(first: UInt64, base: UnsafeRawBufferPointer, offsets: [Int]) {
+    fileprivate init(first: UInt64, size: Int, count: Int) {
         self.first = first
-        self.base = base
-        self.offsets = offsets
+        storage = .allocate(byteCount: size, alignment: 1)
+        offsets = [Int](repeating: 0, count: count + 1)
     }
+
+    deinit { storage.deallocate() }
 
     var count: Int { offsets.count - 1 }
     var last: UInt64 { first + UInt64(count) - 1 }
 
-    subscript(i: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: base[offsets[i]..<offsets[i + 1]]) }
+    subscript(i: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage[offsets[i]..<offsets[i + 1]]) }
 
     /// The envelope of `seq`; nil outside the block.
     func envelope(_ seq: UInt64) -> UnsafeRawBufferPointer? {

@@ -2,7 +2,9 @@ import LMDB
 
 /// A walk over the log's envelopes in seq order, either way: the one door to `events` for every
 /// reader. A row holds one envelope (plain or packed) under its seq, or a block of them under
-/// its last seq (``EnvelopeBlock``); the cursor hands out each envelope plain, with its seq.
+/// its last seq (``EnvelopeBlock``); the cursor hands out each envelope plain, with its seq,
+/// valid until the cursor moves (a block's envelopes live in its decoded run, which the cursor
+/// holds while it stands in the block).
 struct EnvelopeCursor {
     typealias Entry = (seq: UInt64, envelope: UnsafeRawBufferPointer)
 
@@ -23,7 +25,8 @@ struct EnvelopeCursor {
         self.txn = txn
     }
 
-    /// The plain envelope of `seq` in `events`; nil when the log has none.
+    /// The plain envelope of `seq` in `events`; nil when the log has none. Use it at once: one
+    /// from a block is valid until the transaction has decoded a few more blocks.
     static func envelope(at seq: UInt64, events: Database, dictionary: EnvelopeDictionary?, _ txn: Transaction) throws -> UnsafeRawBufferPointer? {
         // A row per seq unless a compaction made blocks: one get finds it.
         if let v = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(events, key: $0) }) {
@@ -92,7 +95,7 @@ struct EnvelopeCursor {
 }
 
 extension LogSchema {
-    /// The plain envelope of `seq`; nil when the log has none.
+    /// The plain envelope of `seq`; nil when the log has none (``EnvelopeCursor/envelope(at:events:dictionary:_:)``).
     func envelope(at seq: UInt64, _ txn: Transaction) throws -> UnsafeRawBufferPointer? {
         try EnvelopeCursor.envelope(at: seq, events: events, dictionary: envelopeDictionary, txn)
     }
