@@ -114,6 +114,72 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
+    /// The same in compacted stores, plain and encrypted, whose envelopes are blocks and packed
+    /// envelopes (``EnvelopeBlock``): every flipped bit in a stored `events` row (a block among
+    /// them, the head's too), a body, a body-index row, a chunk or a link is reported by `verify`,
+    /// and those in envelopes, bodies, chunks and links also by the chain check without the key.
+    @Test func everyFlippedByteInACompactedStoreIsReported() async throws {
+        let trials = (Int(ProcessInfo.processInfo.environment["STRATA_TAMPER_TRIALS"] ?? "") ?? 1_000) / 4
+        for encrypted in [false, true] {
+            var options = testOptions()
+            if encrypted { options.key = StoreKey.generate() }
+            let source = try await EventStore.open(at: makeTempDir(), projections: [KeyedDocumentProjection()], options: options)
+            try await appendInBatches(PackedEnvelopeTests.events(300, seed: 97), to: source, seed: 97)
+            for v in 0..<6 { _ = try await source.append(DeltaChainTests.page(v)) }
+            _ = try await source.append(Self.largeBodies(seed: 97))
+            let dir = makeTempDir("compacted")
+            let store = try await source.compactedCopy(into: dir)
+            #expect(try await PackedEnvelopeTests.marks(store).contains(EnvelopeBlock.mark))
+            #expect(try await store.verify(checkProjections: false).ok)
+            #expect(try EventStore.verifyChain(at: dir).ok)
+            var rng = SplitMix64(seed: encrypted ? 4545 : 4444)
+            let env = store.environment
+            let schema = store.schema
+            let chunks = try env.write { try env.openDatabase("bodies.chunks", in: $0) }
+            let tables = [schema.events, schema.bodies, schema.bodyIndex.index, chunks] + (schema.sealedChain.map { [$0] } ?? [])
+            for trial in 0..<trials {
+                let table = trial % tables.count
+                let db = tables[table]
+                let (key, original, index) = try env.read { txn -> ([UInt8], [UInt8], Int) in
+                    let n = try txn.stat(db).entries
+                    let c = try txn.cursor(db, raw: true)
+                    var e = try c.first()
+                    // Every row of `events` once first (the last block, the head's, among them).
+                    let row = table == 0 && trial / tables.count < n ? trial / tables.count : Int(rng.next() % UInt64(n))
+                    for _ in 0..<row { e = try c.next() }
+                    let value = [UInt8](e!.value)
+                    return ([UInt8](e!.key), value, Int(rng.next() % UInt64(value.count)))
+                }
+                var damaged = original
+                damaged[index] ^= UInt8(1 << (rng.next() % 8))
+                func putRaw(_ value: [UInt8]) throws {
+                    try env.write { txn in
+                        _ = try key.withUnsafeBytes { k in try value.withUnsafeBytes { try txn.putRaw(db, key: k, value: $0) } }
+                    }
+                }
+                try putRaw(damaged)
+                let what = "a flipped bit at byte \(index) of table \(table) (key \(key))\(encrypted ? ", encrypted" : "")"
+                do {
+                    let report = try await store.verify(checkProjections: false)
+                    if report.ok || report.problemCount == 0 { Issue.record("trial \(trial): \(what) went unreported by verify") }
+                } catch {
+                    Issue.record("trial \(trial): verify stopped at \(what): \(error)")
+                }
+                do {
+                    if db != schema.bodyIndex.index, try EventStore.verifyChain(at: dir).problemCount == 0,
+                        encrypted || db == schema.events
+                    {
+                        Issue.record("trial \(trial): \(what) went unreported by the chain check")
+                    }
+                } catch {
+                    Issue.record("trial \(trial): the chain check stopped at \(what): \(error)")
+                }
+                try putRaw(original)
+            }
+            #expect(try await store.verify().ok)
+        }
+    }
+
     /// Large bodies read back whole from their chunks, before and after a compaction, and a
     /// chunk left under no stored body is reported.
     @Test func largeBodiesReadBackAndALeftOverChunkIsReported() async throws {
