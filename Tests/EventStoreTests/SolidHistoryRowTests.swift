@@ -367,8 +367,10 @@ import Testing
         #expect(history[20].document.value(atPath: "text") == .string(large))
     }
 
-    /// A removal closes its row: the key's row is packed at once (`history` keeps only
-    /// pointers for it), and a document that comes back starts a row of its own, as a keyframe.
+    /// A removal closes its row: the key's row is packed at once, and when it is the key's only
+    /// row its number goes in the key's `current` record instead of a pointer in `history`. A
+    /// document that comes back gets that pointer back in `history` and starts a row of its own,
+    /// as a keyframe; removed again, its rows stay pointers there.
     @Test func aRemovalClosesItsRowAndAReturnStartsANewOne() async throws {
         let store = try await openStore()
         func snapshot(_ members: String) -> NewEvent {
@@ -392,23 +394,39 @@ import Testing
                 return out
             }
         }
-        #expect(try await rows() == [KeyedDocumentProjection.HistoryRow.pointerMark])
-        // The gone key's record keeps no digest; the present one's does (16 bytes after the
-        // four varints and the removed flag).
+        #expect(try await rows() == [])
+        // The gone key's record keeps no digest but its row's number (flag 2, then a varint);
+        // the present one's keeps its digest (16 bytes after the four varints and the flag).
         func record(_ key: String) async throws -> [UInt8] {
             try await store.read { txn in
                 [UInt8](try txn.get(tables["current"], key: Array("c".utf8) + [0, 1] + Array(key.utf8))!)
             }
         }
         let gone = try await record("gone")
-        #expect(gone.count == 5 && gone.last == 1)
+        #expect(gone.count == 6 && gone[4] == KeyedDocumentProjection.CurrentRecord.removedKeepingRow)
         #expect(try await record("stays").count == 5 + 16)
+        // Every read of the gone key's history finds the row its record keeps.
+        let kept = try await store.documents { reader in
+            (
+                try reader.history(collection: "c", key: "gone"), try reader.version(collection: "c", key: "gone", asOf: 2),
+                try reader.changeKinds(collection: "c", key: "gone", since: 0), try reader.version(collection: "c", key: "gone", asOf: 0),
+                try reader.states(collection: "c", asOf: 2).map(\.key)
+            )
+        }
+        #expect(kept.0.map(\.kind) == [.added, .changed, .removed] && kept.1?.document.value(atPath: "v") == .number("2"))
+        #expect(kept.2 == [.added, .changed, .removed] && kept.3 == nil && kept.4 == ["gone", "stays"])
         _ = try await store.append(snapshot(item(3) + "," + stays))
         #expect(try await record("gone").count == 5 + 16)
         #expect(try await rows() == [KeyedDocumentProjection.HistoryRow.pointerMark, 0])
         let history = try await store.documents { try $0.history(collection: "c", key: "gone") }
         #expect(history.map(\.kind) == [.added, .changed, .removed, .reappeared])
         #expect(history.map { $0.document.value(atPath: "v") } == [.number("1"), .number("2"), .number("2"), .number("3")])
+        // Removed again: two rows, so both stay pointers in `history` and the record keeps none.
+        _ = try await store.append(snapshot(stays))
+        #expect(try await rows() == [KeyedDocumentProjection.HistoryRow.pointerMark, KeyedDocumentProjection.HistoryRow.pointerMark])
+        #expect(try await record("gone") == Array(try await record("gone").prefix(4)) + [1])
+        let again = try await store.documents { try $0.history(collection: "c", key: "gone") }
+        #expect(again.map(\.kind) == [.added, .changed, .removed, .reappeared, .removed])
         let report = try await store.verify()
         #expect(report.problems.isEmpty && report.projections.allSatisfy(\.matchesRebuild), "\(report.problems) \(report.projections.flatMap(\.differences))")
     }

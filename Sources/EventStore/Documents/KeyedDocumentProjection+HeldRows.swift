@@ -34,12 +34,19 @@ extension KeyedDocumentProjection {
 
     /// Packs the key's newest row, the one holding the version just written at `hk`'s seq (a
     /// removal: no version joins that row again), written out first where the fold holds it.
-    static func closeRow(_ hk: UnsafeRawBufferPointer, _ ctx: ProjectionContext) throws {
+    /// When that row is the key's first (it starts at `firstSeq`), it is its only one: no
+    /// pointer goes to `history`, and its number is returned for the key's `current` record
+    /// (``CurrentRecord/packed``).
+    static func closeRow(_ hk: UnsafeRawBufferPointer, firstSeq: UInt64, _ ctx: ProjectionContext) throws -> UInt64? {
         let held = ctx.memo.held
         if !held.isEmpty, let open = held.row(UnsafeRawBufferPointer(rebasing: hk[..<(hk.count - 8)])) {
+            if open.seq == firstSeq, open.closed.isEmpty {
+                held.remove(open)
+                return try packRow(open.bytes, seq: open.seq, ctx)
+            }
             try writeHeldRow(open, ctx.transaction, ctx.tables, ctx.memo)
         }
-        _ = try packPreviousRow(before: hk, ctx)
+        return try packPreviousRow(before: hk, ctx, keepingFirst: firstSeq).number
     }
 
     /// Writes every row the fold holds to `history`, in key order: for each key, the pointers of

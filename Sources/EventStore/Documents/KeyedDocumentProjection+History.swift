@@ -95,28 +95,56 @@ extension KeyedDocumentProjection {
     /// never written again). `history` keeps a pointer (``HistoryRow/writePointer(to:into:)``).
     ///
     /// Returns the context's `history` cursor, left next to where the row `hk` starts goes.
+    @discardableResult
     static func packPreviousRow(before hk: UnsafeRawBufferPointer, _ ctx: ProjectionContext) throws -> Cursor {
+        try packPreviousRow(before: hk, ctx, keepingFirst: nil).cursor
+    }
+
+    /// ``packPreviousRow(before:_:)``; a row that starts at `keepingFirst` (the key's first seq:
+    /// its only row) leaves `history` instead of leaving a pointer there, and its number is
+    /// returned for the key's `current` record to keep (``CurrentRecord/packed``).
+    static func packPreviousRow(before hk: UnsafeRawBufferPointer, _ ctx: ProjectionContext, keepingFirst: UInt64?) throws -> (
+        cursor: Cursor, number: UInt64?
+    ) {
         let txn = ctx.transaction, memo = ctx.memo
         let c = try memo.historyCursor ?? txn.cursor(ctx.tables["history"])
         memo.historyCursor = c
         let prefixCount = hk.count - 8
         guard let e = try c.seek(atMost: hk), e.key.count == hk.count, !HistoryRow.isPointer(e.value),
             memcmp(e.key.baseAddress!, hk.baseAddress!, prefixCount) == 0
-        else { return c }
+        else { return (c, nil) }
         // Copied: the puts below may move the page the row is on.
         let row = [UInt8](e.value)
         let rowSeq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefixCount...]))
         let number = try packRow(row, seq: rowSeq, ctx)
-        try withUnsafeTemporaryAllocation(byteCount: hk.count + HistoryRow.pointerCapacity, alignment: 1) { buffer in
+        return try withUnsafeTemporaryAllocation(byteCount: hk.count + HistoryRow.pointerCapacity, alignment: 1) { buffer in
             // The row's key (hk with the row's seq), then the pointer: the mark and the number.
             let rowKey = UnsafeMutableRawBufferPointer(rebasing: buffer[..<hk.count])
             rowKey.copyMemory(from: hk)
             rowKey.storeBytes(of: rowSeq.bigEndian, toByteOffset: prefixCount, as: UInt64.self)
+            if rowSeq == keepingFirst {
+                // The cursor still stands on the row (packing wrote another table).
+                try c.deleteCurrent()
+                return (c, number)
+            }
             let pointer = UnsafeMutableRawBufferPointer(rebasing: buffer[hk.count...])
             let n = HistoryRow.writePointer(to: number, into: pointer)
             try c.put(key: UnsafeRawBufferPointer(rowKey), value: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(pointer)[..<n]), flags: .current)
+            return (c, nil)
         }
-        return c
+    }
+
+    /// Puts back in `history` the pointer of the only row a key's `current` record kept
+    /// (``CurrentRecord/packed``): the key comes back, and its next row goes beside it.
+    static func restorePointer(_ record: inout CurrentRecord, _ collection: String, _ key: String, digest: [UInt8]?, _ ctx: ProjectionContext) throws {
+        guard let number = record.packed else { return }
+        record.packed = nil
+        try withKeys(collection, key, record.firstSeq, ctx.tables, digest: digest) { _, rowKey in
+            try withUnsafeTemporaryAllocation(byteCount: HistoryRow.pointerCapacity, alignment: 1) { pointer in
+                let n = HistoryRow.writePointer(to: number, into: pointer)
+                try ctx.transaction.put(ctx.tables["history"], key: rowKey, value: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(pointer)[..<n]))
+            }
+        }
     }
 
     /// Appends a closed row (of the version at `seq` and the deltas after it) to

@@ -46,10 +46,12 @@ public struct DocumentReader {
 
     private func stateAsOf(collection: String, key: String, seq: UInt64) throws -> DocumentState? {
         guard let v = try version(collection: collection, key: key, asOf: seq) else { return nil }
-        let prefix = KeyedDocumentProjection.historyPrefix(collection, key, tables) + [0]
-        let c = try transaction.cursor(tables["history"])
-        guard let first = try c.seek(atLeast: prefix), first.key.hasPrefix(prefix) else { return nil }
-        let firstSeq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: first.key[prefix.count...]))
+        var first: UInt64?
+        try KeyedDocumentProjection.HistoryRow.forEachRow(collection, key, transaction, tables) { row in
+            first = row.seq
+            return false
+        }
+        guard let firstSeq = first else { return nil }
         return DocumentState(
             collection: collection, key: key, version: v.version, firstSeq: firstSeq, changedSeq: v.seq,
             lastSeenSeq: nil, removed: v.isRemoved, document: v.document)
@@ -76,12 +78,8 @@ public struct DocumentReader {
     /// The kinds of a document's versions recorded at `since` or later, oldest first: its
     /// history headers only, no document is read.
     public func changeKinds(collection: String, key: String, since: UInt64) throws -> [ChangeKind] {
-        let prefix = KeyedDocumentProjection.historyPrefix(collection, key, tables) + [0]
-        let c = try transaction.cursor(tables["history"])
         var kinds: [ChangeKind] = []
-        var entry = try c.seek(atLeast: prefix)
-        while let e = entry, e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 {
-            let row = try KeyedDocumentProjection.HistoryRow(key: e.key, value: e.value, transaction, tables)
+        try KeyedDocumentProjection.HistoryRow.forEachRow(collection, key, transaction, tables) { row in
             try row.forEach { at, record in
                 if at >= since {
                     var r = ByteReader(record)
@@ -89,7 +87,7 @@ public struct DocumentReader {
                 }
                 return true
             }
-            entry = try c.next()
+            return true
         }
         return kinds
     }
@@ -115,21 +113,16 @@ public struct DocumentReader {
     /// Every version of a document, oldest first, up to `seq` when given, as stored: headers, no
     /// document decoded (``StoredDocumentTexts`` does) or parsed, no change worked out.
     public func storedHistory(collection: String, key: String, upTo seq: UInt64 = .max) throws -> [StoredDocumentVersion] {
-        let prefix = KeyedDocumentProjection.historyPrefix(collection, key, tables) + [0]
-        let c = try transaction.cursor(tables["history"])
         var out: [StoredDocumentVersion] = []
-        var entry = try c.seek(atLeast: prefix)
-        rows: while let e = entry, e.key.hasPrefix(prefix), e.key.count == prefix.count + 8 {
-            let row = try KeyedDocumentProjection.HistoryRow(key: e.key, value: e.value, transaction, tables)
-            if row.seq > seq { break }
+        try KeyedDocumentProjection.HistoryRow.forEachRow(collection, key, transaction, tables) { row in
+            if row.seq > seq { return false }
             var done = false
             try row.forEach { at, record in
                 if at > seq { done = true; return false }
                 out.append(try KeyedDocumentProjection.decodeStoredVersion(seq: at, record))
                 return true
             }
-            if done { break rows }
-            entry = try c.next()
+            return !done
         }
         return out
     }

@@ -56,7 +56,7 @@ public struct KeyedDocumentProjection: Projection {
     let builtIn: Bool
 
     /// The built-in ``DocumentEvents``.
-    public init(name: String = "documents", version: Int = 19) {
+    public init(name: String = "documents", version: Int = 20) {
         self.init(
             name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
             extract: DocumentEvents.operations, builtIn: true)
@@ -229,6 +229,9 @@ public struct KeyedDocumentProjection: Projection {
                     if ctx.tables.isEncrypted { _ = try ctx.tables.text(key, remembering: txn) }
                 }
                 if kind == .added || kind == .reappeared { try adjustCount(collection, by: 1, added: kind == .added, event.seq, ctx) }
+                // A key that comes back gets its history's rows back in `history`, where its
+                // new row goes.
+                if kind == .reappeared { try Self.restorePointer(&record, collection, key, digest: keyDigest, ctx) }
                 if let kind {
                     let paths = try indexedPaths(collection, ctx)
                     if !paths.isEmpty {
@@ -299,7 +302,7 @@ public struct KeyedDocumentProjection: Projection {
                 record.lastSeenSeq = event.seq
                 let document = try Self.deltaOrKeyframe(text, collection, key, previous: previous, ctx.transaction, ctx.tables, ctx.memo)
                 try writeHistory(hk, kind: .removed, document: document, record: record, event: event, ctx: ctx)
-                try Self.closeRow(hk, ctx)
+                record.packed = try Self.closeRow(hk, firstSeq: record.firstSeq, ctx)
                 _ = try record.withEncoded { try ctx.transaction.put(ctx.tables["current"], key: ck, value: $0) }
             }
         }

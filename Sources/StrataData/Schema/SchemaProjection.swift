@@ -21,7 +21,7 @@ import LMDB
 /// `drift` table (``SchemaDriftRows``).
 public enum SchemaProjection {
     public static let projection = KeyedDocumentProjection(
-        name: "schema", version: 16,
+        name: "schema", version: 17,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted, DataEvents.detailFetched],
         extraTables: [SchemaItemRows.table, SchemaItemRows.counts, shapes, SchemaDriftRows.table],
         // A dropped page has no items; an erased or dropped detail has no shape.
