@@ -40,6 +40,15 @@ import Testing
         }
     }
 
+    /// Changes the plain envelope stored under `seq` by hand.
+    static func change(_ store: EventStore, seq: UInt64, _ edit: (inout [UInt8]) -> Void) throws {
+        try store.environment.write { txn in
+            var value = try txn.get(store.schema.events, key: seq.bigEndianBytes)!
+            edit(&value)
+            try txn.put(store.schema.events, key: seq.bigEndianBytes, value: value)
+        }
+    }
+
     /// Rows a compaction wrote: blocks, or envelopes packed alone.
     static func isPacked(_ mark: UInt8) -> Bool { mark == EnvelopeBlock.mark || mark == Envelope.packedMark }
 
@@ -168,12 +177,7 @@ import Testing
     @Test func aDamagedEnvelopeIsNotPackedOver() async throws {
         let store = try await openStore()
         try await appendInBatches(Self.events(400, seed: 51), to: store, seed: 51)
-        let key = UInt64(200).bigEndianBytes
-        try store.environment.write { txn in
-            var value = try txn.get(store.schema.events, key: key)!
-            value[20] ^= 0x01
-            try txn.put(store.schema.events, key: key, value: value)
-        }
+        try Self.change(store, seq: 200) { $0[20] ^= 0x01 }
         let packed = try await store.compactedCopy(into: makeTempDir("packed"))
         let rows = try await Self.rows(packed)
         #expect(rows.contains { $0.seq == 199 } && rows.first { $0.seq == 200 }?.value.first == Envelope.format)
@@ -188,13 +192,10 @@ import Testing
     @Test func aBrokenLinkIsNotPackedOver() async throws {
         let store = try await openStore()
         try await appendInBatches(Self.events(400, seed: 61), to: store, seed: 61)
-        let key = UInt64(150).bigEndianBytes
-        try store.environment.write { txn in
-            var value = try txn.get(store.schema.events, key: key)!
+        try Self.change(store, seq: 150) { value in
             value[value.count - 40] ^= 0x01
             let hash = value.withUnsafeBytes { Hashing.sha256(UnsafeRawBufferPointer(rebasing: $0[0..<(value.count - 32)])) }
             value.replaceSubrange((value.count - 32)..., with: hash)
-            try txn.put(store.schema.events, key: key, value: value)
         }
         let broken = try await store.verify(checkProjections: false).problems.filter { $0.contains("hash chain broken") }
         #expect(broken.count == 2, "\(broken)")

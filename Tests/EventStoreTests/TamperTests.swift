@@ -3,8 +3,8 @@ import Foundation
 import LMDB
 import Testing
 
-/// Random single-byte changes to stored envelopes and bodies (delta chains among them) are all
-/// caught by `verify`.
+/// Random single-bit changes to stored envelopes (blocks among them) and bodies (delta chains and
+/// chunks among them) are all caught by `verify`, and those the keyless chain check covers by it.
 @Suite struct TamperTests {
     @Test func everyFlippedByteInAnEnvelopeOrABodyIsReported() async throws {
         let trials = Int(ProcessInfo.processInfo.environment["STRATA_TAMPER_TRIALS"] ?? "") ?? 1_000
@@ -19,34 +19,11 @@ import Testing
         let env = store.environment
         let schema = store.schema
         let chunks = try env.write { try env.openDatabase("bodies.chunks", in: $0) }
-        var caught = 0
-        for trial in 0..<trials {
-            // Envelopes, stored bodies, the hash prefix → seq rows that point to them, and the
-            // chunks of large bodies.
-            let table = trial % 4
-            let inBlobs = table != 0
-            let db = [schema.events, schema.bodies, schema.bodyIndex.index, chunks][table]
-            // Pick an entry and a byte, flip one bit, verify, restore.
-            let (key, original, index) = try env.read { txn -> ([UInt8], [UInt8], Int) in
-                let n = try txn.stat(db).entries
-                let c = try txn.cursor(db)
-                var e = try c.first()
-                for _ in 0..<Int(rng.next() % UInt64(n)) { e = try c.next() }
-                let value = [UInt8](e!.value)
-                return ([UInt8](e!.key), value, Int(rng.next() % UInt64(value.count)))
-            }
-            var damaged = original
-            damaged[index] ^= UInt8(1 << (rng.next() % 8))
-            _ = try env.write { txn in try txn.put(db, key: key, value: damaged) }
-            let report = try await store.verify(checkProjections: false)
-            if !report.ok && report.problemCount > 0 {
-                caught += 1
-            } else {
-                Issue.record("trial \(trial): a flipped bit at byte \(index) of \(inBlobs ? "a body" : "an envelope") went unreported")
-            }
-            _ = try env.write { txn in try txn.put(db, key: key, value: original) }
-        }
-        #expect(caught == trials)
+        // Envelopes, stored bodies, the hash prefix → seq rows that point to them, and the chunks
+        // of large bodies; the chain check without the key covers the envelopes.
+        try await Self.flipBits(
+            store, at: store.path, tables: [schema.events, schema.bodies, schema.bodyIndex.index, chunks], trials: trials, rng: &rng, label: ""
+        ) { $0 == schema.events }
         #expect(try await store.verify().ok)
     }
 
@@ -71,46 +48,9 @@ import Testing
         let chain = try #require(schema.sealedChain)
         let chunks = try env.write { try env.openDatabase("bodies.chunks", in: $0) }
         #expect(try env.read { try $0.stat(chunks).entries } > 0)
-        for trial in 0..<trials {
-            let table = trial % 5
-            let db = [schema.events, schema.bodies, schema.bodyIndex.index, chain, chunks][table]
-            let (key, original, index) = try env.read { txn -> ([UInt8], [UInt8], Int) in
-                let n = try txn.stat(db).entries
-                let c = try txn.cursor(db, raw: true)
-                var e = try c.first()
-                // Every event's envelope once first (those that others depend on, such as one
-                // that stores a body later events share, among them), then random rows.
-                let row = table == 0 && trial / 4 < n ? trial / 4 : Int(rng.next() % UInt64(n))
-                for _ in 0..<row { e = try c.next() }
-                let value = [UInt8](e!.value)
-                return ([UInt8](e!.key), value, Int(rng.next() % UInt64(value.count)))
-            }
-            var damaged = original
-            damaged[index] ^= UInt8(1 << (rng.next() % 8))
-            func putRaw(_ value: [UInt8]) throws {
-                try env.write { txn in
-                    _ = try key.withUnsafeBytes { k in try value.withUnsafeBytes { try txn.putRaw(db, key: k, value: $0) } }
-                }
-            }
-            try putRaw(damaged)
-            // verify reports damage; it never stops at it with an error.
-            do {
-                let report = try await store.verify(checkProjections: false)
-                if report.ok || report.problemCount == 0 {
-                    Issue.record("trial \(trial): a flipped bit at byte \(index) of table \(table) went unreported by verify")
-                }
-            } catch {
-                Issue.record("trial \(trial): verify stopped at a flipped bit at byte \(index) of table \(table) (key \(key)): \(error)")
-            }
-            do {
-                if table != 2, try EventStore.verifyChain(at: dir).problemCount == 0 {
-                    Issue.record("trial \(trial): a flipped bit at byte \(index) of table \(table) went unreported by the chain check")
-                }
-            } catch {
-                Issue.record("trial \(trial): the chain check stopped at a flipped bit at byte \(index) of table \(table): \(error)")
-            }
-            try putRaw(original)
-        }
+        try await Self.flipBits(
+            store, at: dir, tables: [schema.events, schema.bodies, schema.bodyIndex.index, chain, chunks], trials: trials, rng: &rng, label: ""
+        ) { $0 != schema.bodyIndex.index }
         #expect(try await store.verify().ok)
     }
 
@@ -137,46 +77,61 @@ import Testing
             let schema = store.schema
             let chunks = try env.write { try env.openDatabase("bodies.chunks", in: $0) }
             let tables = [schema.events, schema.bodies, schema.bodyIndex.index, chunks] + (schema.sealedChain.map { [$0] } ?? [])
-            for trial in 0..<trials {
-                let table = trial % tables.count
-                let db = tables[table]
-                let (key, original, index) = try env.read { txn -> ([UInt8], [UInt8], Int) in
-                    let n = try txn.stat(db).entries
-                    let c = try txn.cursor(db, raw: true)
-                    var e = try c.first()
-                    // Every row of `events` once first (the last block, the head's, among them).
-                    let row = table == 0 && trial / tables.count < n ? trial / tables.count : Int(rng.next() % UInt64(n))
-                    for _ in 0..<row { e = try c.next() }
-                    let value = [UInt8](e!.value)
-                    return ([UInt8](e!.key), value, Int(rng.next() % UInt64(value.count)))
-                }
-                var damaged = original
-                damaged[index] ^= UInt8(1 << (rng.next() % 8))
-                func putRaw(_ value: [UInt8]) throws {
-                    try env.write { txn in
-                        _ = try key.withUnsafeBytes { k in try value.withUnsafeBytes { try txn.putRaw(db, key: k, value: $0) } }
-                    }
-                }
-                try putRaw(damaged)
-                let what = "a flipped bit at byte \(index) of table \(table) (key \(key))\(encrypted ? ", encrypted" : "")"
-                do {
-                    let report = try await store.verify(checkProjections: false)
-                    if report.ok || report.problemCount == 0 { Issue.record("trial \(trial): \(what) went unreported by verify") }
-                } catch {
-                    Issue.record("trial \(trial): verify stopped at \(what): \(error)")
-                }
-                do {
-                    if db != schema.bodyIndex.index, try EventStore.verifyChain(at: dir).problemCount == 0,
-                        encrypted || db == schema.events
-                    {
-                        Issue.record("trial \(trial): \(what) went unreported by the chain check")
-                    }
-                } catch {
-                    Issue.record("trial \(trial): the chain check stopped at \(what): \(error)")
-                }
-                try putRaw(original)
+            // The chain check without the key covers a plain store's envelopes only.
+            try await Self.flipBits(store, at: dir, tables: tables, trials: trials, rng: &rng, label: encrypted ? ", encrypted" : "") {
+                $0 != schema.bodyIndex.index && (encrypted || $0 == schema.events)
             }
             #expect(try await store.verify().ok)
+        }
+    }
+
+    /// Flips one bit of a stored row per trial, the tables in turn (every `events` row once
+    /// first: those that others depend on, such as a block or an envelope whose body later
+    /// events share, then random rows), restoring each after: `verify` must report every flip
+    /// and never stop at one with an error, and so must the chain check without the key for the
+    /// tables it covers (`chainCovers`).
+    static func flipBits(
+        _ store: EventStore, at dir: String, tables: [Database], trials: Int, rng: inout SplitMix64, label: String,
+        chainCovers: (Database) -> Bool
+    ) async throws {
+        let env = store.environment
+        for trial in 0..<trials {
+            let table = trial % tables.count
+            let db = tables[table]
+            let round = trial / tables.count
+            let pick = rng.next()
+            let (key, original) = try env.read { txn -> ([UInt8], [UInt8]) in
+                let n = try txn.stat(db).entries
+                let c = try txn.cursor(db, raw: true)
+                var e = try c.first()
+                let row = table == 0 && round < n ? round : Int(pick % UInt64(n))
+                for _ in 0..<row { e = try c.next() }
+                return ([UInt8](e!.key), [UInt8](e!.value))
+            }
+            let at = Int(rng.next() % UInt64(original.count))
+            var damaged = original
+            damaged[at] ^= UInt8(1 << (rng.next() % 8))
+            func putRaw(_ value: [UInt8]) throws {
+                try env.write { txn in
+                    _ = try key.withUnsafeBytes { k in try value.withUnsafeBytes { try txn.putRaw(db, key: k, value: $0) } }
+                }
+            }
+            try putRaw(damaged)
+            let what = "a flipped bit at byte \(at) of table \(table) (key \(key))\(label)"
+            do {
+                let report = try await store.verify(checkProjections: false)
+                if report.ok || report.problemCount == 0 { Issue.record("trial \(trial): \(what) went unreported by verify") }
+            } catch {
+                Issue.record("trial \(trial): verify stopped at \(what): \(error)")
+            }
+            do {
+                if chainCovers(db), try EventStore.verifyChain(at: dir).problemCount == 0 {
+                    Issue.record("trial \(trial): \(what) went unreported by the chain check")
+                }
+            } catch {
+                Issue.record("trial \(trial): the chain check stopped at \(what): \(error)")
+            }
+            try putRaw(original)
         }
     }
 
