@@ -311,8 +311,13 @@ extension KeyedDocumentProjection {
         static func containing(_ collection: String, _ key: String, _ seq: UInt64, _ txn: Transaction, _ tables: TableSet) throws -> HistoryRow? {
             let k = historyKey(collection, key, seq, tables)
             let c = try txn.cursor(tables["history"])
-            guard let e = try c.seek(atMost: k), e.key.count == k.count, e.key.prefix(k.count - 8).elementsEqual(k.prefix(k.count - 8)) else {
-                // No row in `history` at or before `seq`: the key's only row may be kept in `current`.
+            func ofKey(_ e: Cursor.Entry?) -> Bool {
+                e.map { $0.key.count == k.count && $0.key.prefix(k.count - 8).elementsEqual(k.prefix(k.count - 8)) } ?? false
+            }
+            guard let e = try c.seek(atMost: k), ofKey(e) else {
+                // No row in `history` at or before `seq`. A key with rows after it keeps none in
+                // `current` (a read before a key's first version); else its only row may be there.
+                if ofKey(try c.seek(atLeast: k)) { return nil }
                 return try keptInCurrent(collection, key, txn, tables).flatMap { $0.seq <= seq ? $0 : nil }
             }
             return try HistoryRow(key: e.key, value: e.value, txn, tables)
