@@ -183,7 +183,7 @@ extension EnvelopePacker {
         w.raw(repeatElement(0, count: Envelope.sealLength))
         w.varint(envelopes.count)
         w.varint(content.bytes.count)
-        guard let frame = content.bytes.withUnsafeBytes({ compress($0, level: Self.blockLevel) }) else { return nil }
+        guard let frame = content.bytes.withUnsafeBytes({ compress($0, block: true) }) else { return nil }
         w.raw(frame)
         Envelope.seal(&w.bytes)
         return w.bytes

@@ -129,8 +129,8 @@ final class EnvelopePacker {
     /// A block's level: a block is compressed a few times to fit its page, once per compaction.
     static let blockLevel: Int32 = 9
 
-    /// A packer with a dictionary trained on `samples` (envelopes without their hashes), or nil
-    /// when zstd cannot train one from them.
+    /// A packer with a dictionary trained on `samples` (envelopes without their previous hashes
+    /// and hashes), or nil when zstd cannot train one from them.
     init?(samples: [[UInt8]]) {
         guard samples.count >= Self.minimumEnvelopes else { return nil }
         let joined = samples.flatMap { $0 }
@@ -168,14 +168,15 @@ final class EnvelopePacker {
     }
 
     /// `content` as a magicless zstd frame without content size, dictionary id or checksum,
-    /// against the dictionary at `level` (``level`` or ``blockLevel``); nil when zstd fails.
-    func compress(_ content: UnsafeRawBufferPointer, level: Int32) -> [UInt8]? {
+    /// against the dictionary, at ``blockLevel`` for a block or ``level`` for one envelope; nil
+    /// when zstd fails.
+    func compress(_ content: UnsafeRawBufferPointer, block: Bool) -> [UInt8]? {
         ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
         ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0)
         ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0)
         ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0)
         ZSTD_CCtx_setParameter(cctx, ZstdContext.formatParameter, ZstdContext.magicless)
-        ZSTD_CCtx_refCDict(cctx, level == Self.blockLevel ? blockCDict : cdict)
+        ZSTD_CCtx_refCDict(cctx, block ? blockCDict : cdict)
         let bound = ZSTD_compressBound(content.count)
         var out = [UInt8](repeating: 0, count: bound)
         let n = out.withUnsafeMutableBytes { o in ZSTD_compress2(cctx, o.baseAddress, bound, content.baseAddress, content.count) }
@@ -191,7 +192,7 @@ final class EnvelopePacker {
     func pack(_ plain: UnsafeRawBufferPointer) -> [UInt8]? {
         guard plain.first == Envelope.format, Envelope.selfConsistent(plain) else { return nil }
         let body = UnsafeRawBufferPointer(rebasing: plain[0..<(plain.count - 32)])
-        guard let frame = compress(body, level: Self.level) else { return nil }
+        guard let frame = compress(body, block: false) else { return nil }
         var w = ByteWriter(capacity: frame.count + 15)
         w.u8(Envelope.packedMark)
         w.raw(repeatElement(0, count: Envelope.sealLength))
