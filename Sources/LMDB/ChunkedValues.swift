@@ -32,14 +32,21 @@ public struct ChunkTable: Sendable, Hashable {
 
     /// The plaintext bytes of a chunk under a main key of `keyCount` bytes: the chunk's node
     /// (8-byte header, its key, its stored value) is exactly `nodeMax`.
-    func chunkPlain(keyCount: Int) -> Int { nodeMax - 8 - (keyCount + 4) - overhead }
+    func chunkPlain(keyCount: Int) -> Int { inlineCapacity(nodeMax: nodeMax, keyCount: keyCount + 4, overhead: overhead) }
 
     var overhead: Int { protection?.valueOverhead ?? 0 }
 
     /// Whether a value of `count` plaintext bytes under a stored key of `keyCount` bytes stays in
     /// the table's own row (its node fits a leaf page).
-    func fitsInline(_ count: Int, keyCount: Int, mainOverhead: Int) -> Bool { 8 + keyCount + count + mainOverhead <= nodeMax }
+    func fitsInline(_ count: Int, keyCount: Int, mainOverhead: Int) -> Bool {
+        count <= inlineCapacity(nodeMax: nodeMax, keyCount: keyCount, overhead: mainOverhead)
+    }
 }
+
+/// The most plaintext bytes a value under a key of `keyCount` bytes can have with its node (an
+/// 8-byte header, the key, the value and `overhead` bytes of seal) at most `nodeMax`: in a leaf
+/// page, not on overflow pages of its own.
+func inlineCapacity(nodeMax: Int, keyCount: Int, overhead: Int) -> Int { nodeMax - 8 - keyCount - overhead }
 
 /// A chunked value's place in ``Transaction/assembledValues``.
 struct AssembledKey: Hashable {

@@ -218,7 +218,7 @@ extension Environment {
     /// The most plaintext bytes a value of `db` under a key of `keyCount` bytes can have and
     /// stay in a leaf page (a sealed value's seal counted).
     public func largestInlineValue(_ db: Database, keyCount: Int) -> Int {
-        nodeMax - 8 - keyCount - (db.protection?.valueOverhead ?? 0)
+        inlineCapacity(nodeMax: nodeMax, keyCount: keyCount, overhead: db.protection?.valueOverhead ?? 0)
     }
 }
 
