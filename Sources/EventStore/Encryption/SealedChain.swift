@@ -137,20 +137,13 @@ extension EventStore {
                     var entry = try c.first()
                     while let row = entry {
                         let seq = row.key.count == 8 ? UInt64(bigEndianBytes: row.key) : 0
-                        if row.value.first == EnvelopeBlock.mark {
-                            if let run = try? EnvelopeBlock.decoded(row.value, last: seq, dictionary: dictionary, in: txn) {
-                                for i in 0..<run.count { check(run.first + UInt64(i), run[i], computed: true) }
-                            } else {
-                                report.problem(
-                                    "the block of event envelopes ending at seq \(seq) does not match its seal or does not decompress (tampered or damaged)")
+                        EnvelopeBlock.checkRow(
+                            seq, row.value, dictionary: dictionary, in: txn,
+                            unreadable: { problem in
+                                report.problem(problem)
                                 check(seq, nil, computed: true)
                             }
-                        } else if let value = try? Envelope.plain(row.value, dictionary: dictionary, in: txn) {
-                            check(seq, value, computed: row.value.first == Envelope.packedMark)
-                        } else {
-                            report.problem("event \(seq): its packed envelope does not match its seal or does not decompress (tampered or damaged)")
-                            check(seq, nil, computed: true)
-                        }
+                        ) { check($0, $1, computed: $2) }
                         entry = try c.next()
                     }
                 }

@@ -47,6 +47,28 @@ enum EnvelopeBlock {
 
     private struct Key: Hashable { var last: UInt64 }
 
+    /// Visits the plain envelopes of the opened `events` row keyed `seq`, for a check that
+    /// reports damage instead of stopping at it: a block's (their hashes computed from its bytes:
+    /// damage shows as a seal that does not match, or as a link the next row does not make), or
+    /// the row's own envelope (`computed` for a packed one, whose hash is worked out from its
+    /// bytes too). A row that does not read visits nothing; `unreadable` gets its problem.
+    static func checkRow(
+        _ seq: UInt64, _ opened: UnsafeRawBufferPointer, dictionary: EnvelopeDictionary?, in txn: Transaction,
+        unreadable: (String) throws -> Void, _ visit: (_ seq: UInt64, _ envelope: UnsafeRawBufferPointer, _ computed: Bool) throws -> Void
+    ) rethrows {
+        if opened.first == mark {
+            guard let run = try? decoded(opened, last: seq, dictionary: dictionary, in: txn) else {
+                return try unreadable(
+                    "the block of event envelopes ending at seq \(seq) does not match its seal or does not decompress (tampered or damaged)")
+            }
+            for i in 0..<run.count { try visit(run.first + UInt64(i), run[i], true) }
+        } else if let value = try? Envelope.plain(opened, dictionary: dictionary, in: txn) {
+            try visit(seq, value, opened.first == Envelope.packedMark)
+        } else {
+            try unreadable("event \(seq): its packed envelope does not match its seal or does not decompress (tampered or damaged)")
+        }
+    }
+
     static func decode(_ stored: UnsafeRawBufferPointer, last: UInt64, dictionary: EnvelopeDictionary?) throws -> EnvelopeRun {
         guard let dictionary else {
             throw EventStoreError.corrupted("a block of event envelopes, and the store has no envelope dictionary")
@@ -76,7 +98,6 @@ enum EnvelopeBlock {
             guard heads.offset == heads.buffer.count else { throw ByteReader.Truncated() }
             let run = EnvelopeRun(first: last - UInt64(count) + 1, size: total, count: count)
             let out = run.storage
-            var offsets = [Int](repeating: 0, count: count + 1)
             var previous = UnsafeRawBufferPointer(rebasing: content[0..<32])
             let first = run.first
             var at = 0
@@ -93,9 +114,8 @@ enum EnvelopeBlock {
                 else { throw ByteReader.Truncated() }
                 previous = UnsafeRawBufferPointer(hash)
                 at += m + 64
-                offsets[i + 1] = at
+                run.offsets[i + 1] = at
             }
-            run.offsets = offsets
             return run
         } catch {
             throw EventStoreError.corrupted(
@@ -133,7 +153,7 @@ final class EnvelopeRun {
 
 extension EnvelopePacker {
     /// A block of the longest prefix of `envelopes` (plain, each of format 1, hashing to its
-    /// hash and chaining to the one before: ``blockable(_:after:)``) whose stored form has at
+    /// hash and chaining to the one before: ``blockable(_:)``, ``chains(_:after:)``) whose stored form has at
     /// most `capacity` bytes, with how many it holds; nil when not even two fit. `guess`: how
     /// many fit last time, where the search starts.
     func block(_ envelopes: ArraySlice<[UInt8]>, capacity: Int, guess: Int) -> (bytes: [UInt8], count: Int)? {
@@ -159,15 +179,17 @@ extension EnvelopePacker {
         return best
     }
 
-    /// Whether `envelope` can go in a block after `previous` (nil: it would open one): a plain
-    /// envelope of format 1 that hashes to its hash and names `previous`'s hash as the one
-    /// before it. Anything else stays a row of its own, so a block never hides a broken link.
-    static func blockable(_ envelope: [UInt8], after previous: [UInt8]?) -> Bool {
-        envelope.withUnsafeBytes { e in
-            guard e.count > 64 + 9, e.first == Envelope.format, Envelope.selfConsistent(e) else { return false }
-            guard let previous else { return true }
-            return previous.count > 32 && e[(e.count - 64)..<(e.count - 32)].elementsEqual(previous[(previous.count - 32)...])
-        }
+    /// Whether `envelope` can go in a block: a plain envelope of format 1 that hashes to its
+    /// hash. Anything else stays a row of its own, so a block never hides damage.
+    static func blockable(_ envelope: [UInt8]) -> Bool {
+        envelope.withUnsafeBytes { e in e.count > 64 + 9 && e.first == Envelope.format && Envelope.selfConsistent(e) }
+    }
+
+    /// Whether `envelope` names `previous`'s hash as the one before it, so it can follow it in a
+    /// block (which keeps only the first previous hash): a block never mends a broken link.
+    static func chains(_ envelope: [UInt8], after previous: [UInt8]) -> Bool {
+        envelope.count >= 64 && previous.count > 32
+            && envelope[(envelope.count - 64)..<(envelope.count - 32)].elementsEqual(previous[(previous.count - 32)...])
     }
 
     private func compressBlock(_ envelopes: ArraySlice<[UInt8]>) -> [UInt8]? {

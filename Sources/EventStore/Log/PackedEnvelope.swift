@@ -232,8 +232,11 @@ final class EnvelopeRepack {
     private let capacity: Int
     /// The new `sealed-chain` links, by seq (an encrypted store).
     private var links: [[UInt8]] = []
-    /// Envelopes read and not yet stored, in seq order.
-    private var pending: [(seq: UInt64, plain: [UInt8])] = []
+    /// Envelopes read and not yet stored, in seq order, each with whether it can go in a block
+    /// and whether it can follow the one before it there (worked out once, as it is read).
+    private var pending: [(seq: UInt64, plain: [UInt8], blockable: Bool, follows: Bool)] = []
+    /// The envelope read last, for the next one's link.
+    private var lastRead: (seq: UInt64, plain: [UInt8])?
     /// How many envelopes the last block held: where the next one's search starts.
     private var guess = 32
 
@@ -255,9 +258,9 @@ final class EnvelopeRepack {
             try opened.withUnsafeBytes { o in
                 if o.first == EnvelopeBlock.mark {
                     let run = try EnvelopeBlock.envelopes(o, last: seq, dictionary: old)
-                    for (i, e) in run.enumerated() { pending.append((seq - UInt64(run.count - 1 - i), e)) }
+                    for (i, e) in run.enumerated() { read(seq - UInt64(run.count - 1 - i), e) }
                 } else {
-                    pending.append((seq, try Envelope.plain(o, dictionary: old)))
+                    read(seq, try Envelope.plain(o, dictionary: old))
                 }
             }
             while pending.count >= EnvelopeBlock.window { try store(snapshot, emit) }
@@ -265,15 +268,18 @@ final class EnvelopeRepack {
         while !pending.isEmpty { try store(snapshot, emit) }
     }
 
+    /// Takes the envelope of `seq` into `pending`.
+    private func read(_ seq: UInt64, _ plain: [UInt8]) {
+        let blockable = EnvelopePacker.blockable(plain)
+        let follows = blockable && lastRead.map { $0.seq + 1 == seq && EnvelopePacker.chains(plain, after: $0.plain) } ?? false
+        pending.append((seq, plain, blockable, follows))
+        lastRead = (seq, plain)
+    }
+
     /// Stores the first pending envelopes: as many as a block of them takes, or the first alone.
     private func store(_ snapshot: Environment.PackSnapshot, _ emit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
         var run = 0
-        while run < pending.count, run < EnvelopeBlock.window,
-            run == 0 || pending[run].seq == pending[run - 1].seq + 1,
-            EnvelopePacker.blockable(pending[run].plain, after: run == 0 ? nil : pending[run - 1].plain)
-        {
-            run += 1
-        }
+        while run < pending.count, run < EnvelopeBlock.window, run == 0 ? pending[run].blockable : pending[run].follows { run += 1 }
         let taken: Int
         let row: [UInt8]
         if run >= 2, let block = packer.block(pending[0..<run].map(\.plain)[...], capacity: capacity, guess: guess) {

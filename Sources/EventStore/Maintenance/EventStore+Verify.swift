@@ -152,25 +152,13 @@ extension EventStore {
                 try check(seq, nil, computed: false)
                 return
             }
-            if opened.first == EnvelopeBlock.mark {
-                // A block: its envelopes' hashes are computed from its bytes; damage shows as a
-                // seal that does not match, or as a link the next row does not make.
-                guard let run = try? EnvelopeBlock.decoded(opened, last: seq, dictionary: schema.envelopeDictionary, in: txn) else {
-                    report.problem("the block of event envelopes ending at seq \(seq) does not match its seal or does not decompress (tampered or damaged)")
+            try EnvelopeBlock.checkRow(
+                seq, opened, dictionary: schema.envelopeDictionary, in: txn,
+                unreadable: { problem in
+                    report.problem(problem)
                     try check(seq, nil, computed: false)
-                    return
                 }
-                for i in 0..<run.count { try check(run.first + UInt64(i), run[i], computed: true) }
-                return
-            }
-            // A packed envelope's hash is computed from its bytes: damage shows as a seal that
-            // does not match (any stored byte), or as a hash the next event does not chain to.
-            guard let value = try? Envelope.plain(opened, dictionary: schema.envelopeDictionary, in: txn) else {
-                report.problem("event \(seq): its packed envelope does not match its seal or does not decompress (tampered or damaged)")
-                try check(seq, nil, computed: false)
-                return
-            }
-            try check(seq, value, computed: opened.first == Envelope.packedMark)
+            ) { try check($0, $1, computed: $2) }
         }
         while let row = entry {
             try checkRow(row)
