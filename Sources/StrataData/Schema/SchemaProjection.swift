@@ -13,17 +13,18 @@ import LMDB
 ///   others; a complete pass removes the items it did not see, as the items projection does.
 /// - `details/SOURCE` (a collection of this ``KeyedDocumentProjection``), key = item id: the
 ///   detail's shape's reference as a JSON string (details are not swept).
-/// - `fields/SOURCE`, key = path (`detail:` before a detail's): `{"types": {TYPE: n}, "items": n,
-///   "first": seq, "last": seq, "examples": {TYPE: value}}` — how many current items carry the
-///   path, with each type; the seq it first appeared; the seq its counts last changed.
+/// - `fields/SOURCE`, key = path (`detail:` before a detail's): `{"first": seq, "examples":
+///   {TYPE: value}}`, the seq the path first appeared and an example of each type it has. How
+///   many current items carry the path, with each type, and the seq that last changed, are
+///   rows (``SchemaFieldRows``): they change with nearly every event.
 ///
 /// And each drift of a source's shape (a path added, gone, or its types changed) once, in the
 /// `drift` table (``SchemaDriftRows``).
 public enum SchemaProjection {
     public static let projection = KeyedDocumentProjection(
-        name: "schema", version: 17,
+        name: "schema", version: 18,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted, DataEvents.detailFetched],
-        extraTables: [SchemaItemRows.table, SchemaItemRows.counts, shapes, SchemaDriftRows.table],
+        extraTables: [SchemaItemRows.table, SchemaItemRows.counts, shapes, SchemaDriftRows.table, SchemaFieldRows.now, SchemaFieldRows.history],
         // A dropped page has no items; an erased or dropped detail has no shape.
         skipping: EventFate.gone
     ) { event, _, ctx in
@@ -73,9 +74,10 @@ public enum SchemaProjection {
                 }
                 let item = try JSONValue(parsing: canonical)
                 let shape = Shape(of: item, prefix: "")
-                try fields.replace(try was.map { try stored(reader, ref: $0.shape.hex) }, with: shape, document: item)
-                // Only the `shapes` table was written since the seek: the cursor is still there.
-                let row = SchemaItemRows.Row(digest: digest, shape: try reference(shape, ctx), lastSeen: event.seq)
+                // Only the `shapes` table is written after the seek: the cursor stays where it is.
+                let ref = try reference(shape, ctx)
+                try fields.replace(try was.map { (try stored(reader, ref: $0.shape.hex), $0.shape) }, with: (shape, ref), document: item)
+                let row = SchemaItemRows.Row(digest: digest, shape: ref, lastSeen: event.seq)
                 try SchemaItemRows.put(rowKey, row, at: rows, found: was != nil)
                 if was == nil { added += 1 }
             }
@@ -84,7 +86,7 @@ public enum SchemaProjection {
             guard event[metadata: "complete"] == "true", let pages = event[metadata: "pages"].flatMap(UInt64.init), pages < event.seq else { return [] }
             let gone = try SchemaItemRows.unseen(source: source, since: event.seq - pages, ctx.transaction, ctx.tables)
             for (key, row) in gone {
-                try fields.replace(try stored(reader, ref: row.shape.hex), with: nil, document: nil)
+                try fields.replace((try stored(reader, ref: row.shape.hex), row.shape), with: nil, document: nil)
                 _ = try ctx.transaction.delete(ctx.tables[SchemaItemRows.table], key: key)
             }
             try SchemaItemRows.adjustCount(source: source, by: -gone.count, seq: event.seq, ctx.transaction, ctx.tables)
@@ -92,22 +94,24 @@ public enum SchemaProjection {
             guard let key = event[metadata: "key"], let body = try ctx.payload(of: event) else { throw DocumentError("detail event without a key or body") }
             guard let detail = try? JSONValue(parsing: body) else { return [] }
             let shape = Shape(of: detail, prefix: "detail:")
-            try fields.replace(try stored(reader, "details/" + source, key), with: shape, document: detail)
-            ops.append(.put(collection: "details/" + source, key: key, document: .string(try reference(shape, ctx).hex)))
+            let ref = try reference(shape, ctx)
+            try fields.replace(try stored(reader, "details/" + source, key), with: (shape, ref), document: detail)
+            ops.append(.put(collection: "details/" + source, key: key, document: .string(ref.hex)))
         default:
             return []
         }
         return ops + (try fields.operations(event, ctx))
     }
 
-    /// The shape a detail's entry refers to, nil when it has none.
-    private static func stored(_ reader: DocumentReader, _ collection: String, _ key: String) throws -> Shape? {
+    /// The shape a detail's entry refers to, and the reference, nil when it has none.
+    private static func stored(_ reader: DocumentReader, _ collection: String, _ key: String) throws -> (Shape, [UInt8])? {
         guard let s = try reader.state(collection: collection, key: key), !s.removed, case .string(let ref) = s.document else { return nil }
-        return try stored(reader, ref: ref)
+        guard let bytes = [UInt8](hex: ref) else { throw DocumentError("the shape reference \(ref) is not hex") }
+        return (try stored(reader, ref: ref), bytes)
     }
 
     /// The shape of reference `ref` (hex).
-    private static func stored(_ reader: DocumentReader, ref: String) throws -> Shape {
+    static func stored(_ reader: DocumentReader, ref: String) throws -> Shape {
         guard let stored = try reader.transaction.get(reader.tables[shapes], key: reader.tables.text(ref)) else {
             throw DocumentError("the shape \(ref) is missing")
         }
@@ -167,85 +171,104 @@ struct Shape: Equatable {
     }
 }
 
-/// The `fields/SOURCE` documents an event touches, read once, changed in memory, written with
-/// the drift they show.
+/// The fields an event touches: their counts (``SchemaFieldRows``) read once, changed in
+/// memory, written with the drift they show; their `fields/SOURCE` documents (the seq a path
+/// first appeared, an example of each type it has) read and written only when those change.
 struct FieldCounts {
     let source: String
     let reader: DocumentReader
-    private var loaded: [String: [String: JSONValue]?] = [:]
-    private var before: [String: (items: Int, types: Set<String>)] = [:]
+    private var rows: [String: SchemaFieldRows.Now] = [:]
+    private var before: [String: SchemaFieldRows.Counts] = [:]
     private var examples: [String: [String: JSONValue]] = [:]
+    /// Shape reference → how many more documents have it after the event.
+    private var shapes: [[UInt8]: Int] = [:]
 
     init(source: String, reader: DocumentReader) {
         self.source = source
         self.reader = reader
     }
 
-    private mutating func field(_ path: String) throws -> [String: JSONValue] {
-        if let f = loaded[path] { return f ?? [:] }
-        var doc: [String: JSONValue]?
-        if let s = try reader.state(collection: "fields/" + source, key: path), !s.removed, case .object(let o) = s.document { doc = o }
-        loaded[path] = doc
-        let f = doc ?? [:]
-        before[path] = (Self.number(f["items"]), Self.presentTypes(f))
-        return f
+    private mutating func row(_ path: String) throws -> SchemaFieldRows.Now {
+        if let r = rows[path] { return r }
+        let r = try SchemaFieldRows.row(source: source, path: path, reader.transaction, reader.tables) ?? SchemaFieldRows.Now(path: path)
+        before[path] = r.counts
+        return r
     }
 
-    /// One document's shape going from `old` to `new` (nil: absent).
-    mutating func replace(_ old: Shape?, with new: Shape?, document: JSONValue?) throws {
-        guard old != new else { return }
-        let a = old?.byPath ?? [:], b = new?.byPath ?? [:]
+    /// One document's shape going from `old` to `new` (nil: absent), with their references.
+    mutating func replace(_ old: (shape: Shape, ref: [UInt8])?, with new: (shape: Shape, ref: [UInt8])?, document: JSONValue?) throws {
+        guard old?.ref != new?.ref else { return }
+        if let old { shapes[old.ref, default: 0] -= 1 }
+        if let new { shapes[new.ref, default: 0] += 1 }
+        let a = old?.shape.byPath ?? [:], b = new?.shape.byPath ?? [:]
         for path in Set(a.keys).union(b.keys) {
             let was = a[path] ?? [], now = b[path] ?? []
             guard was != now else { continue }
-            var f = try field(path)
-            var types: [String: JSONValue] = if case .object(let t)? = f["types"] { t } else { [:] }
-            for t in was.subtracting(now) { types[t] = .number(String(max(0, Self.number(types[t]) - 1))) }
+            var r = try row(path)
+            for t in was.subtracting(now) { r.counts.values[Self.slot(t)] = max(0, r.counts.values[Self.slot(t)] - 1) }
             for t in now.subtracting(was) {
-                types[t] = .number(String(Self.number(types[t]) + 1))
+                r.counts.values[Self.slot(t)] += 1
                 if let document, examples[path]?[t] == nil, let example = Self.example(at: path, type: t, in: document) {
                     examples[path, default: [:]][t] = example
                 }
             }
-            f["types"] = .object(types.filter { Self.number($0.value) > 0 })
-            if was.isEmpty != now.isEmpty { f["items"] = .number(String(max(0, Self.number(f["items"]) + (now.isEmpty ? -1 : 1)))) }
-            loaded[path] = f
+            if was.isEmpty != now.isEmpty { r.counts.values[0] = max(0, r.counts.values[0] + (now.isEmpty ? -1 : 1)) }
+            rows[path] = r
         }
     }
 
-    /// The writes of the touched fields; their drift goes into the `drift` table.
+    /// The writes of the touched fields: their counts, their documents when the first seq or
+    /// the examples change, and their drift, into the `drift` table.
     func operations(_ event: RecordedEvent, _ ctx: ProjectionContext) throws -> [DocumentOperation] {
         var ops: [DocumentOperation] = []
         var drifts: [SchemaDriftEntity] = []
-        for (path, entry) in loaded.sorted(by: { $0.key < $1.key }) {
-            guard var f = entry, let was = before[path] else { continue }
-            let items = Self.number(f["items"]), types = Self.presentTypes(f)
-            guard items != was.items || types != was.types else { continue }
-            if f["first"] == nil { f["first"] = .number(String(event.seq)) }
-            f["last"] = .number(String(event.seq))
-            var known: [String: JSONValue] = if case .object(let e)? = f["examples"] { e } else { [:] }
-            for (t, v) in examples[path] ?? [:] where known[t] == nil { known[t] = v }
-            known = known.filter { types.contains($0.key) }
-            f["examples"] = .object(known)
-            ops.append(.put(collection: "fields/" + source, key: path, document: .object(f)))
+        var changed: [SchemaFieldRows.Now] = []
+        for (path, entry) in rows.sorted(by: { $0.key < $1.key }) {
+            var r = entry
+            let was = before[path] ?? SchemaFieldRows.Counts()
+            guard r.counts.values != was.values else { continue }
+            r.counts.last = event.seq
+            let items = r.counts.items, types = Set(r.counts.types.keys), wasTypes = Set(was.types.keys)
+            // The document: written when the path is new, when this event found an example of a
+            // type it has none of, or when it keeps one of a type the path no longer has.
+            let present = Self.mask(types)
+            let found = (examples[path] ?? [:]).filter { types.contains($0.key) && r.examples & Self.mask([$0.key]) == 0 }
+            var known: [String: JSONValue] = [:]
+            if !r.stored || !found.isEmpty || r.examples & ~present != 0 {
+                var f: [String: JSONValue] = [:]
+                if let s = try reader.state(collection: "fields/" + source, key: path), !s.removed, case .object(let o) = s.document { f = o }
+                if case .object(let e)? = f["examples"] { known = e }
+                for (t, v) in found where known[t] == nil { known[t] = v }
+                known = known.filter { types.contains($0.key) }
+                var updated = f
+                if updated["first"] == nil { updated["first"] = .number(String(event.seq)) }
+                updated["examples"] = .object(known)
+                if updated != f { ops.append(.put(collection: "fields/" + source, key: path, document: .object(updated))) }
+                r.examples = Self.mask(Set(known.keys))
+            }
+            changed.append(r)
             let kind: String? =
-                was.items == 0 && items > 0 ? "added" : was.items > 0 && items == 0 ? "gone" : types != was.types && items > 0 ? "typeChanged" : nil
+                was.items == 0 && items > 0 ? "added" : was.items > 0 && items == 0 ? "gone" : types != wasTypes && items > 0 ? "typeChanged" : nil
             guard let kind else { continue }
-            let example = types.subtracting(was.types).sorted().first.flatMap { known[$0] }
+            // An example of a type new to the path was found in this event, if any: the path's
+            // examples never keep a type it does not have.
+            let example = types.subtracting(wasTypes).sorted().first.flatMap { known[$0] }
             drifts.append(
                 SchemaDriftEntity(
-                    seq: event.seq, at: event.recordedAt, path: path, kind: kind, before: was.types.sorted(), after: types.sorted(), items: items,
+                    seq: event.seq, at: event.recordedAt, path: path, kind: kind, before: wasTypes.sorted(), after: types.sorted(), items: items,
                     example: example))
         }
+        try SchemaFieldRows.record(changed, shapes: shapes, source: source, seq: event.seq, ctx)
         try SchemaDriftRows.put(drifts, source: source, ctx)
         return ops
     }
 
-    static func number(_ v: JSONValue?) -> Int { if case .number(let n)? = v { Int(n) ?? 0 } else { 0 } }
+    /// The counts slot of JSON type `type`.
+    static func slot(_ type: String) -> Int { 1 + (SchemaDriftRows.types.firstIndex(of: type) ?? 0) }
 
-    static func presentTypes(_ f: [String: JSONValue]) -> Set<String> {
-        guard case .object(let t)? = f["types"] else { return [] }
-        return Set(t.filter { number($0.value) > 0 }.keys)
+    /// Bit i for each type ``SchemaDriftRows/types``[i] in `types`.
+    static func mask(_ types: some Sequence<String>) -> UInt8 {
+        types.reduce(0) { m, t in m | (SchemaDriftRows.types.firstIndex(of: t).map { UInt8(1) << $0 } ?? 0) }
     }
 
     /// A value of type `type` at `path` in `document`, short: for drift reports.

@@ -34,14 +34,15 @@ public struct SchemaTables: Sendable {
     /// were then.
     public func fields(source: String, asOf seq: UInt64?) async throws -> (items: Int, details: Int, fields: [FieldShapeEntity]) {
         try await store.documents(projection: "schema") { r in
+            let counts =
+                try seq.map { try SchemaFieldRows.counts(source: source, asOf: $0, r) }
+                ?? SchemaFieldRows.current(source: source, r.transaction, r.tables)
             let fields = try r.states(collection: "fields/" + source, asOf: seq).compactMap { s -> FieldShapeEntity? in
                 guard case .object(let o) = s.document else { return nil }
-                func n(_ k: String) -> Int { if case .number(let v)? = o[k] { Int(v) ?? 0 } else { 0 } }
-                let types: [String: Int] =
-                    if case .object(let t)? = o["types"] { t.mapValues { if case .number(let v) = $0 { Int(v) ?? 0 } else { 0 } } } else { [:] }
+                let c = counts[s.key] ?? SchemaFieldRows.Counts()
+                let first: UInt64 = if case .number(let v)? = o["first"] { UInt64(v) ?? 0 } else { 0 }
                 let examples: [String: JSONValue] = if case .object(let e)? = o["examples"] { e } else { [:] }
-                return FieldShapeEntity(
-                    path: s.key, types: types, items: n("items"), firstSeq: UInt64(n("first")), lastSeq: UInt64(n("last")), examples: examples)
+                return FieldShapeEntity(path: s.key, types: c.types, items: c.items, firstSeq: first, lastSeq: c.last, examples: examples)
             }
             let items = try SchemaItemRows.count(source: source, asOf: seq, r.transaction, r.tables)
             return (items, try r.count(collection: "details/" + source, asOf: seq), fields)
