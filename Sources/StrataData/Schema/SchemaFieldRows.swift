@@ -256,9 +256,45 @@ package enum SchemaFieldRows {
         return nil
     }
 
+    /// A source's last rows, as an event's write finds them: the keyframe, and the open block
+    /// after it, if any.
+    private struct Tail {
+        var keyframe: (seq: UInt64, size: Int, frame: Keyframe)
+        var open: (first: UInt64, carried: Int, entries: [UInt8], count: Int)?
+        /// The seq of the last event written.
+        var last: UInt64
+
+        /// Whether the next event's entry joins the open block.
+        var continues: Bool { open.map { $0.count < capacity && $0.entries.count < capacityBytes } ?? false }
+        /// Bytes of entries since the keyframe.
+        var carried: Int { open.map { $0.carried + $0.entries.count } ?? 0 }
+    }
+
+    /// `source`'s tail (nil: nothing written yet).
+    private static func tail(_ p: [UInt8], _ c: Cursor, _ txn: Transaction, _ db: Database) throws -> Tail? {
+        guard let e = try c.seek(atMost: p + [UInt8](repeating: 0xFF, count: 9)), e.key.count == p.count + 9, e.key.starts(with: p) else { return nil }
+        let at = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[p.count..<(p.count + 8)]))
+        if e.key.last == keyframeSuffix {
+            return Tail(keyframe: (at, try storedSize(e.value), try Keyframe(try CompressedValue.decode(e.value))), last: at)
+        }
+        guard e.key.last == blockSuffix, e.value.first == openMark else { throw ByteReader.Truncated() }
+        var r = ByteReader(e.value)
+        _ = try r.u8()
+        let distance = UInt64(try amount(&r)), carried = try amount(&r)
+        let entries = [UInt8](UnsafeRawBufferPointer(rebasing: e.value[r.offset...]))
+        var n = 0, last = at
+        try walk(entries, first: at) { s, _ in
+            n += 1
+            last = s
+        }
+        guard distance <= at, let stored = try txn.get(db, key: p + (at - distance).bigEndianBytes + [keyframeSuffix]) else { throw ByteReader.Truncated() }
+        let keyframe = try stored.withUnsafeBytes { (at - distance, try storedSize($0), try Keyframe(try CompressedValue.decode($0))) }
+        return Tail(keyframe: keyframe, open: (at, carried, entries, n), last: last)
+    }
+
     /// Stores what an event changed: `changed`, the rows of the paths whose counts moved (their
     /// `last` this seq), into `field-now`; `shapes`, how many more (or fewer) items and details
-    /// have each shape, into the source's history.
+    /// have each shape, into the source's history: an entry in the open block, or a keyframe.
     static func record(_ changed: [Now], shapes: [[UInt8]: Int], source: String, seq: UInt64, _ ctx: ProjectionContext) throws {
         let txn = ctx.transaction, tables = ctx.tables
         let p = prefix(source, tables)
@@ -267,92 +303,63 @@ package enum SchemaFieldRows {
         guard !moved.isEmpty else { return }
         let c = try txn.cursor(tables[history])
         do {
-            // The source's last row: its open block, or a keyframe.
-            var open: (first: UInt64, carried: Int, entries: [UInt8], count: Int)?
-            var keyframe: (seq: UInt64, size: Int, frame: Keyframe)?
-            var last: UInt64 = 0
-            if let e = try c.seek(atMost: p + [UInt8](repeating: 0xFF, count: 9)), e.key.count == p.count + 9, e.key.starts(with: p) {
-                let at = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[p.count..<(p.count + 8)]))
-                if e.key.last == keyframeSuffix {
-                    keyframe = (at, try storedSize(e.value), try Keyframe(try CompressedValue.decode(e.value)))
-                    last = at
-                } else if e.key.last == blockSuffix, e.value.first == openMark {
-                    var r = ByteReader(e.value)
-                    _ = try r.u8()
-                    let distance = UInt64(try amount(&r)), carried = try amount(&r)
-                    let entries = [UInt8](UnsafeRawBufferPointer(rebasing: e.value[r.offset...]))
-                    var n = 0
-                    try walk(entries, first: at) { s, _ in
-                        n += 1; last = s
+            let tail = try tail(p, c, txn, tables[history])
+            if let tail {
+                guard tail.last < seq else { throw ByteReader.Truncated() }
+                let entry = entry(moved, seq: seq, tail)
+                if tail.carried + entry.count <= keyframeFactor * tail.keyframe.size {
+                    var block = ByteWriter(capacity: 16 + (tail.open?.entries.count ?? 0) + entry.count)
+                    block.u8(openMark)
+                    if let open = tail.open, tail.continues {
+                        block.varint(open.first - tail.keyframe.seq)
+                        block.varint(open.carried)
+                        block.raw(open.entries)
+                        block.raw(entry)
+                        try put(c, p, open.first, blockSuffix, block.bytes)
+                    } else {
+                        if let open = tail.open { try put(c, p, open.first, blockSuffix, CompressedValue.encode(open.entries)) }
+                        block.varint(seq - tail.keyframe.seq)
+                        block.varint(tail.carried)
+                        block.raw(entry)
+                        try put(c, p, seq, blockSuffix, block.bytes)
                     }
-                    open = (at, carried, entries, n)
-                    guard distance <= at else { throw ByteReader.Truncated() }
-                    let kf = p + (at - distance).bigEndianBytes + [keyframeSuffix]
-                    guard let stored = try txn.get(tables[history], key: kf) else { throw ByteReader.Truncated() }
-                    keyframe = (at - distance, try stored.withUnsafeBytes(storedSize), try Keyframe(try stored.withUnsafeBytes(CompressedValue.decode)))
-                } else {
-                    throw ByteReader.Truncated()
+                    return
                 }
-                guard last < seq else { throw ByteReader.Truncated() }
             }
-            // This event's entry, when the changes since the keyframe stay within their share.
-            var entry: [UInt8]?
-            if let keyframe {
-                let numbers = Dictionary(keyframe.frame.shapes.enumerated().map { ($1.ref, $0) }, uniquingKeysWith: { a, _ in a })
-                let startsBlock = open.map { $0.count >= capacity || $0.entries.count >= capacityBytes } ?? true
-                var w = ByteWriter(capacity: 4 + 4 * moved.count)
-                w.varint(startsBlock ? 0 : seq - last)
-                w.varint(moved.count)
-                // The keyframe's shapes by number + 1, a shape it does not have as 0 and the
-                // reference.
-                let coded = moved.map { (code: numbers[$0.key].map { $0 + 1 } ?? 0, ref: $0.key, change: $0.value) }
-                for c in coded.sorted(by: { $0.code != $1.code ? $0.code < $1.code : $0.ref.lexicographicallyPrecedes($1.ref) }) {
-                    w.varint(c.code)
-                    if c.code == 0 { w.raw(c.ref) }
-                    w.zigzag(Int64(c.change))
-                }
-                let carried = (open.map { $0.carried + $0.entries.count } ?? 0) + w.bytes.count
-                if carried <= keyframeFactor * keyframe.size { entry = w.bytes }
-            }
-            guard let entry, let keyframe else {
-                // A keyframe after this event, which closes the open block.
-                var counts: [[UInt8]: Int] = [:]
-                if let span = try span(p, asOf: .max, c) {
-                    counts = try span.counts(upTo: .max)
-                }
-                for (ref, change) in moved { counts[ref, default: 0] += change }
-                guard counts.values.allSatisfy({ $0 >= 0 }) else { throw ByteReader.Truncated() }
-                // A shape no document has now stays numbered: the items of a real scraping
-                // history take one of its 27 shapes after another in and out, and a number is a
-                // byte where a reference is 16. Unless that would keep more than `keptShapes`.
-                if counts.count > keptShapes { counts = counts.filter { $0.value > 0 } }
-                var paths: [(path: String, seq: UInt64)] = []
-                try forEachRow(source: source, txn, tables) { paths.append(($0.path, $0.counts.last)) }
-                let frame = Keyframe(
-                    shapes: counts.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { ($0.key, $0.value) },
-                    last: paths.sorted { $0.path < $1.path })
-                if let open { try put(c, p, open.first, blockSuffix, CompressedValue.encode(open.entries)) }
-                try put(c, p, seq, keyframeSuffix, CompressedValue.encode(frame.bytes))
-                return
-            }
-            var block = ByteWriter(capacity: 16 + (open?.entries.count ?? 0) + entry.count)
-            block.u8(openMark)
-            if let open, open.count < capacity, open.entries.count < capacityBytes {
-                block.varint(open.first - keyframe.seq)
-                block.varint(open.carried)
-                block.raw(open.entries)
-                block.raw(entry)
-                try put(c, p, open.first, blockSuffix, block.bytes)
-            } else {
-                if let open { try put(c, p, open.first, blockSuffix, CompressedValue.encode(open.entries)) }
-                block.varint(seq - keyframe.seq)
-                block.varint(open.map { $0.carried + $0.entries.count } ?? 0)
-                block.raw(entry)
-                try put(c, p, seq, blockSuffix, block.bytes)
-            }
+            // A keyframe after this event, which closes the open block.
+            var counts = try span(p, asOf: .max, c)?.counts(upTo: .max) ?? [:]
+            for (ref, change) in moved { counts[ref, default: 0] += change }
+            guard counts.values.allSatisfy({ $0 >= 0 }) else { throw ByteReader.Truncated() }
+            // A shape no document has now stays numbered: the items of a real scraping history
+            // take one of its 27 shapes after another in and out, and a number is a byte where a
+            // reference is 16. Unless that would keep more than `keptShapes`.
+            if counts.count > keptShapes { counts = counts.filter { $0.value > 0 } }
+            var paths: [(path: String, seq: UInt64)] = []
+            try forEachRow(source: source, txn, tables) { paths.append(($0.path, $0.counts.last)) }
+            let frame = Keyframe(
+                shapes: counts.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { ($0.key, $0.value) },
+                last: paths.sorted { $0.path < $1.path })
+            if let open = tail?.open { try put(c, p, open.first, blockSuffix, CompressedValue.encode(open.entries)) }
+            try put(c, p, seq, keyframeSuffix, CompressedValue.encode(frame.bytes))
         } catch is ByteReader.Truncated {
             throw damaged()
         }
+    }
+
+    /// An event's entry after `tail`: the keyframe's shapes by number + 1, a shape it does not
+    /// have as 0 and the reference.
+    private static func entry(_ moved: [[UInt8]: Int], seq: UInt64, _ tail: Tail) -> [UInt8] {
+        let numbers = Dictionary(tail.keyframe.frame.shapes.enumerated().map { ($1.ref, $0) }, uniquingKeysWith: { a, _ in a })
+        var w = ByteWriter(capacity: 4 + 4 * moved.count)
+        w.varint(tail.continues ? seq - tail.last : 0)
+        w.varint(moved.count)
+        let coded = moved.map { (code: numbers[$0.key].map { $0 + 1 } ?? 0, ref: $0.key, change: $0.value) }
+        for c in coded.sorted(by: { $0.code != $1.code ? $0.code < $1.code : $0.ref.lexicographicallyPrecedes($1.ref) }) {
+            w.varint(c.code)
+            if c.code == 0 { w.raw(c.ref) }
+            w.zigzag(Int64(c.change))
+        }
+        return w.bytes
     }
 
     private static func put(_ c: Cursor, _ prefix: [UInt8], _ seq: UInt64, _ suffix: UInt8, _ value: [UInt8]) throws {
