@@ -38,20 +38,6 @@ import Testing
         }
     }
 
-    static func rows(_ store: EventStore) async throws -> [(key: [UInt8], value: [UInt8])] {
-        let db = try store.tables(of: "schema")[SchemaDriftRows.table]
-        return try await store.read { txn in
-            var out: [(key: [UInt8], value: [UInt8])] = []
-            let c = try txn.cursor(db)
-            var e = try c.first()
-            while let entry = e {
-                out.append(([UInt8](entry.key), [UInt8](entry.value)))
-                e = try c.next()
-            }
-            return out
-        }
-    }
-
     @Test(arguments: [false, true])
     func everySpanReadsWhatDrifted(encrypted: Bool) async throws {
         let store = try await makeStore(key: encrypted ? StoreKey.generate() : nil)
@@ -79,7 +65,7 @@ import Testing
             }
         }
         // Blocks, not a row a drift; closed ones compressed, the last open.
-        let rows = try await Self.rows(store)
+        let rows = try await schemaRows(store, SchemaDriftRows.table)
         #expect(rows.count > 4 && rows.count < all.count / 20)
         if !encrypted {
             #expect(rows.last?.value.first == SchemaDriftRows.openMark)
@@ -93,13 +79,13 @@ import Testing
         try await Self.importAll(one, oneAtATime: true, versions: 120)
         let batched = try await makeStore()
         try await Self.importAll(batched, oneAtATime: false, versions: 120)
-        let a = try await Self.rows(one), b = try await Self.rows(batched)
+        let a = try await schemaRows(one, SchemaDriftRows.table), b = try await schemaRows(batched, SchemaDriftRows.table)
         // The times differ (one a minute per import call); the blocks' keys are the same seqs.
         #expect(a.map(\.key) == b.map(\.key))
         #expect(try await SchemaTables(store: one).drift(source: "shapes").map(\.path) == SchemaTables(store: batched).drift(source: "shapes").map(\.path))
         // A rebuild writes the same bytes.
         try await one.rebuild(["schema"])
-        #expect(try await Self.rows(one).map(\.value) == a.map(\.value))
+        #expect(try await schemaRows(one, SchemaDriftRows.table).map(\.value) == a.map(\.value))
     }
 
     @Test func aDamagedBlockIsAnError() async throws {

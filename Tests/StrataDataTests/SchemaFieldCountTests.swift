@@ -60,24 +60,10 @@ import Testing
         }
     }
 
-    static func rows(_ store: EventStore, _ table: String) async throws -> [(key: [UInt8], value: [UInt8])] {
-        let db = try store.tables(of: "schema")[table]
-        return try await store.read { txn in
-            var out: [(key: [UInt8], value: [UInt8])] = []
-            let c = try txn.cursor(db)
-            var e = try c.first()
-            while let entry = e {
-                out.append(([UInt8](entry.key), [UInt8](entry.value)))
-                e = try c.next()
-            }
-            return out
-        }
-    }
-
     @Test(arguments: [false, true])
     func everyPassReadsTheCountsOfItsItems(encrypted: Bool) async throws {
         let store = try await makeStore(key: encrypted ? StoreKey.generate() : nil)
-        let versions = 200
+        let versions = 160
         try await Self.importAll(store, batch: 25, versions: versions)
         let passes = try await store.events(EventQuery(type: DataEvents.fetchCompleted)).map(\.seq)
         #expect(passes.count == versions)
@@ -111,12 +97,12 @@ import Testing
         }
         // Keyframes between blocks, each when the changes since the last would pass four times
         // its size; blocks, not a row an event.
-        let history = try await Self.rows(store, SchemaFieldRows.history)
+        let history = try await schemaRows(store, SchemaFieldRows.history)
         let keyframes = history.filter { $0.key.last == SchemaFieldRows.keyframeSuffix }.count
         #expect(keyframes >= 3 && keyframes <= versions / 10, "\(keyframes) keyframes")
         #expect(history.count <= versions / 4, "\(history.count) rows of counts for \(versions * 2) events")
         // More shapes than a keyframe keeps were seen; a keyframe keeps those some item has.
-        let shapes = try await Self.rows(store, SchemaProjection.shapes).count
+        let shapes = try await schemaRows(store, SchemaProjection.shapes).count
         let kept = try history.filter { $0.key.last == SchemaFieldRows.keyframeSuffix }.map {
             try SchemaFieldRows.Keyframe(try $0.value.withUnsafeBytes(CompressedValue.decode)).shapes.count
         }
@@ -130,12 +116,12 @@ import Testing
         let batched = try await makeStore()
         try await Self.importAll(batched, batch: 40, versions: 120)
         for table in [SchemaFieldRows.history, SchemaFieldRows.now] {
-            let a = try await Self.rows(one, table), b = try await Self.rows(batched, table)
+            let a = try await schemaRows(one, table), b = try await schemaRows(batched, table)
             #expect(a.map(\.key) == b.map(\.key) && a.map(\.value) == b.map(\.value), "\(table)")
         }
-        let before = try await Self.rows(one, SchemaFieldRows.history)
+        let before = try await schemaRows(one, SchemaFieldRows.history)
         try await one.rebuild(["schema"])
-        #expect(try await Self.rows(one, SchemaFieldRows.history).map(\.value) == before.map(\.value))
+        #expect(try await schemaRows(one, SchemaFieldRows.history).map(\.value) == before.map(\.value))
     }
 
     @Test func aDamagedKeyframeOrBlockIsAnError() async throws {
@@ -143,7 +129,7 @@ import Testing
         try await Self.importAll(store, batch: 50, versions: 100)
         let passes = try await store.events(EventQuery(type: DataEvents.fetchCompleted)).map(\.seq)
         let db = try store.tables(of: "schema")[SchemaFieldRows.history]
-        let rows = try await Self.rows(store, SchemaFieldRows.history)
+        let rows = try await schemaRows(store, SchemaFieldRows.history)
         let keyframe = try #require(rows.first { $0.key.last == SchemaFieldRows.keyframeSuffix })
         let open = try #require(rows.last)
         #expect(open.key.last == SchemaFieldRows.blockSuffix && open.value.first == SchemaFieldRows.openMark)

@@ -3,6 +3,7 @@ import FixtureServer
 import Foundation
 
 import EventStore
+import LMDB
 import Logging
 import StrataData
 
@@ -47,4 +48,19 @@ func itemKeys(_ store: EventStore, _ source: String, includeRemoved: Bool = fals
 
 func itemStates(_ store: EventStore) async throws -> [DocumentState] {
     try await store.documents(projection: "items") { try $0.states(includeRemoved: true) }
+}
+
+/// Every row of the schema projection's `table`, in key order, copied out.
+func schemaRows(_ store: EventStore, _ table: String) async throws -> [(key: [UInt8], value: [UInt8])] {
+    let db = try store.tables(of: "schema")[table]
+    return try await store.read { txn in
+        var out: [(key: [UInt8], value: [UInt8])] = []
+        let c = try txn.cursor(db)
+        var e = try c.first()
+        while let entry = e {
+            out.append(([UInt8](entry.key), [UInt8](entry.value)))
+            e = try c.next()
+        }
+        return out
+    }
 }
