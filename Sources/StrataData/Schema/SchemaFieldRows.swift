@@ -202,7 +202,6 @@ package enum SchemaFieldRows {
     struct Span {
         var keyframe: Keyframe
         var seq: UInt64
-        var size: Int
         var blocks: [(first: UInt64, entries: [UInt8])] = []
 
         /// How many items and details had each shape after the event at `upTo`, and, to
@@ -236,8 +235,7 @@ package enum SchemaFieldRows {
         while let entry = e, entry.key.count == p.count + 9, entry.key.starts(with: p) {
             let at = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: entry.key[p.count..<(p.count + 8)]))
             if entry.key.last == keyframeSuffix {
-                return Span(
-                    keyframe: try Keyframe(try CompressedValue.decode(entry.value)), seq: at, size: try storedSize(entry.value), blocks: blocks.reversed())
+                return Span(keyframe: try Keyframe(try CompressedValue.decode(entry.value)), seq: at, blocks: blocks.reversed())
             }
             guard entry.key.last == blockSuffix else { throw ByteReader.Truncated() }
             if entry.value.first == openMark {
