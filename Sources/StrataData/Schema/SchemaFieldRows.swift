@@ -89,11 +89,14 @@ package enum SchemaFieldRows {
             }
         }
 
-        /// Adds `times` × the counts of one document of shape `byPath` (path → types).
+        /// Adds `times` × one document that has the path with `types` there.
         mutating func add(_ types: Set<String>, times: Int) {
             values[0] += times
-            for t in types { values[FieldCounts.slot(t)] += times }
+            for t in types { values[Self.slot(t)] += times }
         }
+
+        /// The slot of JSON type `type`.
+        static func slot(_ type: String) -> Int { 1 + (SchemaDriftRows.types.firstIndex(of: type) ?? 0) }
     }
 
     /// A path's `field-now` row.

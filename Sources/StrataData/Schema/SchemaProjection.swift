@@ -205,14 +205,15 @@ struct FieldCounts {
             let was = a[path] ?? [], now = b[path] ?? []
             guard was != now else { continue }
             var r = try row(path)
-            for t in was.subtracting(now) { r.counts.values[Self.slot(t)] = max(0, r.counts.values[Self.slot(t)] - 1) }
-            for t in now.subtracting(was) {
-                r.counts.values[Self.slot(t)] += 1
-                if let document, examples[path]?[t] == nil, let example = Self.example(at: path, type: t, in: document) {
-                    examples[path, default: [:]][t] = example
+            // One document of the old shape out, one of the new in (a count never below 0).
+            if !was.isEmpty { r.counts.add(was, times: -1) }
+            if !now.isEmpty { r.counts.add(now, times: 1) }
+            r.counts.values = r.counts.values.map { max(0, $0) }
+            if let document {
+                for t in now.subtracting(was) where examples[path]?[t] == nil {
+                    if let example = Self.example(at: path, type: t, in: document) { examples[path, default: [:]][t] = example }
                 }
             }
-            if was.isEmpty != now.isEmpty { r.counts.values[0] = max(0, r.counts.values[0] + (now.isEmpty ? -1 : 1)) }
             rows[path] = r
         }
     }
@@ -262,9 +263,6 @@ struct FieldCounts {
         try SchemaDriftRows.put(drifts, source: source, ctx)
         return ops
     }
-
-    /// The counts slot of JSON type `type`.
-    static func slot(_ type: String) -> Int { 1 + (SchemaDriftRows.types.firstIndex(of: type) ?? 0) }
 
     /// Bit i for each type ``SchemaDriftRows/types``[i] in `types`.
     static func mask(_ types: some Sequence<String>) -> UInt8 {
