@@ -8,6 +8,7 @@ import CZstd
 /// the bytes` when compressing does not pay.
 package enum CompressedValue {
     static let level: Int32 = 19
+    static let damaged = EventStoreError.corrupted("a compressed projection value is damaged; rebuild the projection (`strata rebuild`)")
 
     package static func encode(_ bytes: [UInt8]) -> [UInt8] {
         guard bytes.count >= 64, let framed = framed(bytes, mark: 1, level: level, keeping: { $0 + 4 < bytes.count }) else { return [0] + bytes }
@@ -26,23 +27,39 @@ package enum CompressedValue {
         return w.bytes
     }
 
+    /// How many bytes `stored` holds, from its header alone (nothing is decompressed); throws
+    /// ``EventStoreError`` when it is damaged.
+    package static func size(_ stored: UnsafeRawBufferPointer) throws -> Int { try header(stored).size }
+
     /// The bytes `stored` holds; throws ``EventStoreError`` when it is damaged.
     package static func decode(_ stored: UnsafeRawBufferPointer) throws -> [UInt8] {
+        let h = try header(stored)
+        let rest = UnsafeRawBufferPointer(rebasing: stored[h.offset...])
+        guard h.compressed else { return [UInt8](rest) }
+        do {
+            return try ZstdContext.pooled { try $0.decompress(rest, prefix: [], size: h.size) }
+        } catch is ByteReader.Truncated {
+            throw damaged
+        }
+    }
+
+    /// Whether `stored` is compressed, how many bytes it holds, and where they (or their frame)
+    /// start.
+    private static func header(_ stored: UnsafeRawBufferPointer) throws -> (compressed: Bool, size: Int, offset: Int) {
         var r = ByteReader(stored)
         do {
             switch try r.u8() {
             case 0:
-                return [UInt8](stored[1...])
+                return (false, stored.count - 1, 1)
             case 1:
                 let size = try r.varint()
                 guard size <= 64 << 20 else { throw ByteReader.Truncated() }
-                let frame = UnsafeRawBufferPointer(rebasing: stored[r.offset...])
-                return try ZstdContext.pooled { try $0.decompress(frame, prefix: [], size: Int(size)) }
+                return (true, Int(size), r.offset)
             default:
                 throw ByteReader.Truncated()
             }
         } catch is ByteReader.Truncated {
-            throw EventStoreError.corrupted("a compressed projection value is damaged; rebuild the projection (`strata rebuild`)")
+            throw damaged
         }
     }
 }

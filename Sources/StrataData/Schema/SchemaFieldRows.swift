@@ -276,7 +276,7 @@ package enum SchemaFieldRows {
         guard let e = try c.seek(atMost: p + [UInt8](repeating: 0xFF, count: 9)), e.key.count == p.count + 9, e.key.starts(with: p) else { return nil }
         let at = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[p.count..<(p.count + 8)]))
         if e.key.last == keyframeSuffix {
-            return Tail(keyframe: (at, try storedSize(e.value), try Keyframe(try CompressedValue.decode(e.value))), last: at)
+            return Tail(keyframe: (at, try CompressedValue.size(e.value), try Keyframe(try CompressedValue.decode(e.value))), last: at)
         }
         guard e.key.last == blockSuffix, e.value.first == openMark else { throw ByteReader.Truncated() }
         var r = ByteReader(e.value)
@@ -289,7 +289,7 @@ package enum SchemaFieldRows {
             last = s
         }
         guard distance <= at, let stored = try txn.get(db, key: p + (at - distance).bigEndianBytes + [keyframeSuffix]) else { throw ByteReader.Truncated() }
-        let keyframe = try stored.withUnsafeBytes { (at - distance, try storedSize($0), try Keyframe(try CompressedValue.decode($0))) }
+        let keyframe = try stored.withUnsafeBytes { (at - distance, try CompressedValue.size($0), try Keyframe(try CompressedValue.decode($0))) }
         return Tail(keyframe: keyframe, open: (at, carried, entries, n), last: last)
     }
 
@@ -365,16 +365,6 @@ package enum SchemaFieldRows {
 
     private static func put(_ c: Cursor, _ prefix: [UInt8], _ seq: UInt64, _ suffix: UInt8, _ value: [UInt8]) throws {
         try (prefix + seq.bigEndianBytes + [suffix]).withUnsafeBytes { k in try value.withUnsafeBytes { try c.put(key: k, value: $0) } }
-    }
-
-    /// How many bytes a ``CompressedValue`` holds, from its header.
-    private static func storedSize(_ stored: UnsafeRawBufferPointer) throws -> Int {
-        var r = ByteReader(stored)
-        switch try r.u8() {
-        case 0: return stored.count - 1
-        case 1: return try amount(&r)
-        default: throw ByteReader.Truncated()
-        }
     }
 
     /// A varint size of bytes stored elsewhere (``ByteReader/count(limit:)`` wants them to follow).
