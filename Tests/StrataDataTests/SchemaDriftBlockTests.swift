@@ -24,18 +24,7 @@ import Testing
     }
 
     static func importAll(_ store: EventStore, oneAtATime: Bool, versions: Int) async throws {
-        try await SourceCatalog(store: store).define(source)
-        let fetcher = Fetcher(store: store, client: CurlHTTPClient(), logger: quietLogger())
-        let files = (1...versions).map { ("v\($0).json", version($0)) }
-        if oneAtATime {
-            for (i, f) in files.enumerated() {
-                _ = try await fetcher.importSnapshots(source, files: [f], recordedAt: Timestamp(microseconds: Int64(i + 1) * 60_000_000))
-            }
-        } else {
-            for (i, chunk) in stride(from: 0, to: files.count, by: 25).map({ Array(files[$0..<min($0 + 25, files.count)]) }).enumerated() {
-                _ = try await fetcher.importSnapshots(source, files: chunk, recordedAt: Timestamp(microseconds: Int64(i + 1) * 60_000_000))
-            }
-        }
+        try await importVersions(store, source, versions: versions, batch: oneAtATime ? 1 : 25, version)
     }
 
     @Test(arguments: [false, true])

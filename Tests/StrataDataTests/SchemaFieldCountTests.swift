@@ -51,13 +51,7 @@ import Testing
     }
 
     static func importAll(_ store: EventStore, batch: Int, versions: Int) async throws {
-        try await SourceCatalog(store: store).define(source)
-        let fetcher = Fetcher(store: store, client: CurlHTTPClient(), logger: quietLogger())
-        let files = (1...versions).map { ("v\($0).json", body($0)) }
-        for (i, start) in stride(from: 0, to: files.count, by: batch).enumerated() {
-            let chunk = Array(files[start..<min(start + batch, files.count)])
-            _ = try await fetcher.importSnapshots(source, files: chunk, recordedAt: Timestamp(microseconds: Int64(i + 1) * 60_000_000))
-        }
+        try await importVersions(store, source, versions: versions, batch: batch, body)
     }
 
     @Test(arguments: [false, true])

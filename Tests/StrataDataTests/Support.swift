@@ -64,3 +64,15 @@ func schemaRows(_ store: EventStore, _ table: String) async throws -> [(key: [UI
         return out
     }
 }
+
+/// Defines `source` and imports versions 1…`versions` of its file (`body(v)`), `batch` to an
+/// import, each import a minute after the one before.
+func importVersions(_ store: EventStore, _ source: SourceDefinition, versions: Int, batch: Int, _ body: (Int) -> [UInt8]) async throws {
+    try await SourceCatalog(store: store).define(source)
+    let fetcher = Fetcher(store: store, client: CurlHTTPClient(), logger: quietLogger())
+    let files = (1...versions).map { ("v\($0).json", body($0)) }
+    for (i, start) in stride(from: 0, to: files.count, by: batch).enumerated() {
+        let chunk = Array(files[start..<min(start + batch, files.count)])
+        _ = try await fetcher.importSnapshots(source, files: chunk, recordedAt: Timestamp(microseconds: Int64(i + 1) * 60_000_000))
+    }
+}
