@@ -40,7 +40,7 @@ import Testing
         let events = (0..<6_000).map { i in
             NewEvent(
                 id: "e\(i)", type: DocumentEvents.recorded, stream: "s", metadata: [("collection", "c"), ("key", "k\(i % 500)")],
-                payload: Array("{\"i\":\(i),\"f\":\"\(String(repeating: "ab\(i)", count: 200))\"}".utf8))
+                payload: Array("{\"i\":\(i),\"f\":\"\(String(repeating: "ab\(i)", count: 700))\"}".utf8))
         }
         // Documents the payloads only contain (here: with a trailing space) are kept inline in
         // history, so the fold writes far more than its versions' keys.

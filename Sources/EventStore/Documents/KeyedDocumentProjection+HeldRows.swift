@@ -78,7 +78,9 @@ extension KeyedDocumentProjection {
                 try c.put(key: key, value: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(pointer)[..<n]), flags: [])
             }
             buffer.storeBytes(of: row.seq.bigEndian, toByteOffset: prefix.count, as: UInt64.self)
-            try row.bytes.withUnsafeBytes { try c.put(key: key, value: $0, flags: []) }
+            try row.bytes.withUnsafeBytes { plain in
+                try HistoryRow.withOpenForm(plain, seq: row.seq) { try c.put(key: key, value: $0, flags: []) }
+            }
         }
     }
 }

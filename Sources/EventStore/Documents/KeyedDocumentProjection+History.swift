@@ -78,11 +78,20 @@ extension KeyedDocumentProjection {
                 guard let existing = try txn.get(history, key: key), !HistoryRow.isPointer(existing) else {
                     throw EventStoreError.corrupted("the keyframe row at seq \(group) is missing from history")
                 }
-                // Copied first: the put may move the page the old value is on.
-                let old = [UInt8](existing)
-                try txn.putReserved(history, key: key, count: old.count + entryCount) { out in
-                    old.withUnsafeBytes { out.copyMemory(from: $0) }
-                    fill(UnsafeMutableRawBufferPointer(rebasing: out[old.count...]))
+                // Copied first (the put may move the page the old value is on), as plain bytes,
+                // then stored in the row's form (``HistoryRow/openForm(_:seq:)``).
+                var row: [UInt8]
+                if existing.first == HistoryRow.solidMark {
+                    let plain = try HistoryRow.plain(ofOpen: existing, seq: group)
+                    row = withExtendedLifetime(plain) { [UInt8](plain.buffer) }
+                } else {
+                    row = [UInt8](existing)
+                }
+                let at = row.count
+                row.append(contentsOf: repeatElement(0, count: entryCount))
+                row.withUnsafeMutableBytes { fill(UnsafeMutableRawBufferPointer(rebasing: $0[at...])) }
+                _ = try row.withUnsafeBytes { plain in
+                    try HistoryRow.withOpenForm(plain, seq: group) { try txn.put(history, key: key, value: $0) }
                 }
             }
         }
@@ -113,7 +122,8 @@ extension KeyedDocumentProjection {
         guard let e = try c.seek(atMost: hk), e.key.count == hk.count, !HistoryRow.isPointer(e.value),
             memcmp(e.key.baseAddress!, hk.baseAddress!, prefixCount) == 0
         else { return (c, nil) }
-        // Copied: the puts below may move the page the row is on.
+        // Copied: the puts below may move the page the row is on. (Plain, or solid: an open row
+        // of small documents.)
         let row = [UInt8](e.value)
         let rowSeq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: e.key[prefixCount...]))
         let number = try packRow(row, seq: rowSeq, ctx)
@@ -160,10 +170,19 @@ extension KeyedDocumentProjection {
         memo.nextPacked = number + 1
         let stored = try memo.pendingBlock ?? HistoryRow.Pending(txn, db)
         var pending = stored
-        let columns = HistoryRow.solidColumns(row, seq: seq)
-        // The row's waiting form, when it fits a block (compressed before the block closes, so
-        // a row whose compression fails stays plain and closes the block like any other).
-        let waiting = columns.flatMap { $0.count <= HistoryRow.blockLimit ? HistoryRow.solid($0, level: HistoryRow.pendingLevel) : nil }
+        let columns: [UInt8]?
+        var waiting: [UInt8]?
+        if row.first == HistoryRow.solidMark {
+            // An open row stored solid (``HistoryRow/openForm(_:seq:)``): already its waiting
+            // form.
+            columns = try row.withUnsafeBytes { try HistoryRow.openColumns($0, seq: seq) }
+            waiting = columns!.count <= HistoryRow.blockLimit ? row : nil
+        } else {
+            columns = row.withUnsafeBytes { HistoryRow.solidColumns($0, seq: seq) }
+            // The row's waiting form, when it fits a block (compressed before the block closes,
+            // so a row whose compression fails stays plain and closes the block like any other).
+            waiting = columns.flatMap { $0.count <= HistoryRow.blockLimit ? HistoryRow.solid($0, level: HistoryRow.pendingLevel) : nil }
+        }
         if pending.count > 0, waiting == nil || pending.columns + columns!.count > HistoryRow.blockLimit {
             try HistoryRow.closeBlock(pending, txn, db)
             pending = .init()

@@ -198,30 +198,42 @@ extension KeyedDocumentProjection {
     static let keyframeInterval = 32
 
     /// How a new version with document `canonical` is stored: a delta against the keyframe of
-    /// the version before it (`previous`, the key's last changed seq), or, when there is none,
-    /// the group is full, its text would pass ``HistoryRow/solidTextLimit`` (counted as the
-    /// larger of the keyframe and this document, times the versions: nothing else is read) or
-    /// the delta would not be smaller, a keyframe.
+    /// the key's row holding the version before it (`previous`, the key's last changed seq: its
+    /// open row, whose first version is the keyframe every other version of it is stored
+    /// against), or, when there is none, the row is full, its text would pass its limit (counted
+    /// as the larger of the keyframe and this document, times the versions: nothing else is read;
+    /// ``HistoryRow/openTextLimit`` for a row of small documents, else
+    /// ``HistoryRow/solidTextLimit``) or the delta would not be smaller, a keyframe.
     static func deltaOrKeyframe(
         _ canonical: [UInt8], _ collection: String, _ key: String, previous: UInt64?,
         _ txn: Transaction, _ tables: TableSet, _ memo: DocumentFold? = nil
     ) throws -> DocumentSource {
         if let previous {
-            let last = try storedDocument(collection, key, at: previous, txn, tables, memo)
-            var keyframe: (seq: UInt64, index: Int, source: DocumentSource)?
-            switch last {
-            case let .delta(seq, index, _, _):
-                if index + 1 < keyframeInterval { keyframe = (seq, index + 1, try storedDocument(collection, key, at: seq, txn, tables, memo)) }
-            default:
-                keyframe = (previous, 1, last)
+            let open = try withRow(collection, key, at: previous, txn, tables, memo) { row in
+                var count = 0
+                var keyframe: DocumentSource?
+                try row.forEach { _, raw in
+                    if keyframe == nil {
+                        var r = ByteReader(raw)
+                        _ = try VersionHeader(reading: &r)
+                        keyframe = try DocumentSource(reading: &r)
+                    }
+                    count += 1
+                    return true
+                }
+                return keyframe.map { (seq: row.seq, count: count, source: $0) }
             }
-            if let keyframe {
-                let prefix = try keyframe.source.text(collection, key, txn, tables, memo)
-                if (keyframe.index + 1) * max(prefix.count, canonical.count) <= HistoryRow.solidTextLimit,
+            guard let open = open ?? nil else {
+                throw EventStoreError.corrupted("the version at seq \(previous) of \(collection)/\(key.prefix(64)) is missing from history")
+            }
+            if open.count < keyframeInterval {
+                let prefix = try open.source.text(collection, key, txn, tables, memo)
+                let limit = prefix.count <= HistoryRow.openKeyframeLimit ? HistoryRow.openTextLimit : HistoryRow.solidTextLimit
+                if (open.count + 1) * max(prefix.count, canonical.count) <= limit,
                     let frame = ZstdContext.pooled({ $0.compress(canonical, prefix: prefix, level: BlobCodec.level) }),
                     frame.count + 8 < canonical.count
                 {
-                    return .delta(keyframe: keyframe.seq, index: keyframe.index, size: canonical.count, frame: frame)
+                    return .delta(keyframe: open.seq, index: open.count, size: canonical.count, frame: frame)
                 }
             }
         }
@@ -239,22 +251,30 @@ extension KeyedDocumentProjection {
         _ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
         _ memo: DocumentFold? = nil, _ body: (UnsafeRawBufferPointer) throws -> T
     ) throws -> T? {
-        func find(_ row: HistoryRow) throws -> T? {
+        try withRow(collection, key, at: seq, txn, tables, memo) { row in
             var result: T?
             try row.forEach { s, record in
                 if s == seq { result = try body(record) }
                 return s < seq
             }
             return result
-        }
+        } ?? nil
+    }
+
+    /// Runs `body` with the key's row holding its version in force at `seq`, or returns nil when
+    /// there is none. `memo`: as in ``withVersionRecord(_:_:at:_:_:_:_:)``.
+    static func withRow<T>(
+        _ collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet,
+        _ memo: DocumentFold? = nil, _ body: (HistoryRow) throws -> T
+    ) throws -> T? {
         if let memo, !memo.held.isEmpty,
             let open = withKeys(collection, key, 0, tables, { memo.held.row(UnsafeRawBufferPointer(rebasing: $1[..<($1.count - 8)])) })
         {
-            if seq >= open.seq { return try open.bytes.withUnsafeBytes { try find(HistoryRow(seq: open.seq, bytes: $0)) } }
+            if seq >= open.seq { return try open.bytes.withUnsafeBytes { try body(HistoryRow(seq: open.seq, bytes: $0)) } }
             try writeHeldRow(open, txn, tables, memo)
         }
         guard let row = try HistoryRow.containing(collection, key, seq, txn, tables) else { return nil }
-        return try find(row)
+        return try body(row)
     }
 
     /// One row of `history`: a keyframe (or a version stored whole) and the deltas against it,
@@ -355,7 +375,12 @@ extension KeyedDocumentProjection {
         init(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, _ txn: Transaction, _ tables: TableSet) throws {
             let seq = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...]))
             guard Self.isPointer(value) else {
-                self.init(seq: seq, bytes: value)
+                guard value.first == Self.solidMark else {
+                    self.init(seq: seq, bytes: value)
+                    return
+                }
+                // An open row of small documents, solid (``openForm(_:seq:)``).
+                self.init(seq: seq, owner: try Self.plain(ofOpen: value, seq: seq))
                 return
             }
             guard let number = try? Self.pointedNumber(value) else { throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing") }
@@ -391,6 +416,12 @@ extension KeyedDocumentProjection {
             self.seq = seq
             self.bytes = bytes
             owner = nil
+        }
+
+        private init(seq: UInt64, owner: OwnedBytes) {
+            self.seq = seq
+            self.owner = owner
+            bytes = UnsafeRawBufferPointer(owner.buffer)
         }
 
         /// Visits the versions in seq order while `body` returns true.

@@ -56,7 +56,7 @@ public struct KeyedDocumentProjection: Projection {
     let builtIn: Bool
 
     /// The built-in ``DocumentEvents``.
-    public init(name: String = "documents", version: Int = 20) {
+    public init(name: String = "documents", version: Int = 21) {
         self.init(
             name: name, version: version, eventTypes: DocumentEvents.types, documentTypes: [DocumentEvents.recorded],
             extract: DocumentEvents.operations, builtIn: true)

@@ -55,7 +55,7 @@ public enum NotificationEntityState: String, Sendable {
 ///   so delivery reads what is left in order, not every notification ever queued;
 /// - `evaluated`, key = source: `{"through": seq}`, the last pass whose changes were matched.
 public enum AlertProjection {
-    public static let projection = KeyedDocumentProjection(name: "alerts", version: 11, eventTypes: AlertEvents.all, skipping: []) { event, fate, ctx in
+    public static let projection = KeyedDocumentProjection(name: "alerts", version: 12, eventTypes: AlertEvents.all, skipping: []) { event, fate, ctx in
         try fold(event, fate, ctx)
     }
 

@@ -5,7 +5,7 @@ public enum DataProjections {
     /// Source definitions: collection `sources`, key = source name; settings (`config set`):
     /// collection `config`, key = setting.
     public static let sources = KeyedDocumentProjection(
-        name: "sources", version: 21, eventTypes: [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved, WriteEvents.configChanged]
+        name: "sources", version: 22, eventTypes: [DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.sourceRemoved, WriteEvents.configChanged]
     ) { event, ctx in
         switch event.type {
         case WriteEvents.configChanged:
@@ -30,7 +30,7 @@ public enum DataProjections {
     /// Local writes are overlaid on the fetched documents (``PendingOverlay``): an item with open
     /// writes shows them, through fetches, until the server answers.
     public static let items = KeyedDocumentProjection(
-        name: "items", version: 32,
+        name: "items", version: 33,
         eventTypes: Set([
             DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted,
             DataEvents.redactionKeyRecorded
@@ -94,7 +94,7 @@ public enum DataProjections {
 
     /// Detail documents: collection = source name, key = item id.
     public static let details = KeyedDocumentProjection(
-        name: "details", version: 24, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
+        name: "details", version: 25, eventTypes: [DataEvents.detailFetched, DataEvents.detailNotModified],
         documentTypes: [DataEvents.detailFetched, DataEvents.detailNotModified], keepsChangeOrder: true,
         skipping: EventFate.gone  // an erased or dropped detail leaves no document
     ) { event, _, ctx in
@@ -106,7 +106,7 @@ public enum DataProjections {
     }
 
     /// Stored images: collection = source name, key = item id; document = url, sha256, size, type.
-    public static let images = KeyedDocumentProjection(name: "images", version: 21, eventTypes: [DataEvents.imageFetched], skipping: EventFate.gone) {
+    public static let images = KeyedDocumentProjection(name: "images", version: 22, eventTypes: [DataEvents.imageFetched], skipping: EventFate.gone) {
         event, _, ctx in
         guard event.type == DataEvents.imageFetched else { return nil }
         guard let source = event[metadata: "source"], let key = event[metadata: "key"], let ref = event.payload else {
@@ -126,7 +126,7 @@ public enum DataProjections {
     /// document = etag, lastModified, sha256 and size of the body they validate, the source's
     /// redaction then (`redaction`), and for a list page where it leads (`next`, `paging`).
     public static let httpCache = KeyedDocumentProjection(
-        name: "http-cache", version: 22,
+        name: "http-cache", version: 23,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.detailFetched, DataEvents.imageFetched],
         skipping: []
     ) { event, fate, ctx in

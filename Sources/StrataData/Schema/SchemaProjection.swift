@@ -22,7 +22,7 @@ import LMDB
 /// `drift` table (``SchemaDriftRows``).
 public enum SchemaProjection {
     public static let projection = KeyedDocumentProjection(
-        name: "schema", version: 18,
+        name: "schema", version: 19,
         eventTypes: [DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted, DataEvents.detailFetched],
         extraTables: [SchemaItemRows.table, SchemaItemRows.counts, shapes, SchemaDriftRows.table, SchemaFieldRows.now, SchemaFieldRows.history],
         // A dropped page has no items; an erased or dropped detail has no shape.

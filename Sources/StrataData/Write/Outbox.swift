@@ -11,7 +11,7 @@ public import EventStore
 /// - `ids`, key = `source/localKey`: the id the server gave an item created here.
 public enum Outbox {
     public static let projection = KeyedDocumentProjection(
-        name: "outbox", version: 15,
+        name: "outbox", version: 16,
         eventTypes: WriteEvents.all.subtracting([WriteEvents.configChanged]),
         skipping: []
     ) { event, fate, ctx in
