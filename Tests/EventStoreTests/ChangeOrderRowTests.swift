@@ -58,6 +58,14 @@ import Testing
         let large = Array(5_000_000..<5_009_000)
         _ = try await store.append([Self.event(first.shuffled()), Self.event([7, 3_041_000]), Self.event(first.prefix(150).map { -$0 }), Self.event(large)])
         #expect(try await Self.marks(store) == [KeyedDocumentProjection.changeBlockMark, ChangeKind.added.code])
+        // The large row fills whole chunks instead of overflow pages, and reads back whole.
+        let tables = try store.tables(of: "documents")
+        let chunks = try await store.read { txn in
+            let c = try txn.cursor(tables["changed"], raw: true)
+            let last = try #require(try c.last())
+            return try txn.storedChunks(tables["changed"], storedKey: last.key).count
+        }
+        #expect(chunks > 10)
         let rows = try await Self.walk(store)
         #expect(rows.count == 4)
         #expect(rows[0] == first.map { "\($0):added" })
