@@ -600,5 +600,31 @@ import Testing
         let history = try await single.documents { try $0.history(collection: "c", key: "k") }
         #expect(history.count == count + 1 && history.last?.kind == .removed)
         #expect(try await single.verify().ok)
+
+        // A damaged open row is never a trap: damage to its frame's bytes is found by `verify`
+        // (zstd frames carry no checksum; a rebuild's bytes differ), damage to its size is an
+        // error for a read, and the next version of the key is quarantined instead of being
+        // built on it.
+        let db = try batch.tables(of: "documents")["history"]
+        let (key, original): ([UInt8], [UInt8]) = try await batch.read { txn in
+            let e = try #require(try txn.cursor(db, raw: true).first())
+            return ([UInt8](e.key), [UInt8](e.value))
+        }
+        func damage(at offset: Int) async throws -> [UInt8] {
+            var damaged = original
+            damaged[offset] ^= 0x5A
+            try batch.environment.write { txn in
+                _ = try key.withUnsafeBytes { k in try damaged.withUnsafeBytes { try txn.putRaw(db, key: k, value: $0) } }
+            }
+            _ = try? await batch.documents { try $0.history(collection: "c", key: "k") }
+            #expect(try await batch.verify().ok == false)
+            return damaged
+        }
+        _ = try await damage(at: original.count / 2)
+        let damaged = try await damage(at: 1)
+        await #expect(throws: (any Error).self) { _ = try await batch.documents { try $0.history(collection: "c", key: "k") } }
+        _ = try await batch.append([events[1]])
+        let stored = try await batch.read { txn in try #require(try txn.cursor(db, raw: true).first()).value.map { $0 } }
+        #expect(stored == damaged)
     }
 }
