@@ -544,6 +544,46 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
+    /// A row closes before its versions' texts, added up, pass
+    /// ``KeyedDocumentProjection/HistoryRow/solidTextLimit``, however they grow and shrink, so
+    /// every closed row is solid. (Counted as the versions times the larger of the keyframe and
+    /// the newest, a row whose middle versions were the largest passed it and stayed plain.)
+    @Test func aRowClosesBeforeItsTextPassesTheSolidLimit() async throws {
+        var rng = SplitMix64(seed: 13)
+        let base = String((0..<220_000).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) })
+        let sizes = [100_000, 200_000, 200_000, 100_000, 100_000, 100_000, 100_000, 150_000]
+        let store = try await openStore()
+        for (v, size) in sizes.enumerated() {
+            _ = try await store.append([
+                NewEvent(
+                    type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")],
+                    payload: bytes("{\"k\":{\"t\":\"\(base.prefix(size))\",\"v\":\(v)}}"))
+            ])
+        }
+        let tables = try store.tables(of: "documents")
+        let marks: [UInt8] = try await store.read { txn in
+            var out: [UInt8] = []
+            let c = try txn.cursor(tables["history-packed"])
+            var e = try c.seek(atLeast: UInt64(1).bigEndianBytes)
+            while let entry = e, entry.key.first != KeyedDocumentProjection.HistoryRow.streamMark {
+                out.append(entry.value.first!)
+                e = try c.next()
+            }
+            return out
+        }
+        // The first row closes at the fourth version (100 + 200 + 200 KB, then 100 more would
+        // pass 512 KiB), the second at the eighth (four of 100 KB, then 150): both blocks of
+        // their own. (Counted the old way, the first row took five versions, 700 KB, plain.)
+        #expect(marks == [KeyedDocumentProjection.HistoryRow.blockMark, KeyedDocumentProjection.HistoryRow.blockMark], "\(marks)")
+        let history = try await store.documents { try $0.history(collection: "c", key: "k") }
+        let versions = history.map { version -> JSONValue? in
+            guard case .object(let o) = version.document else { return nil }
+            return o["v"]
+        }
+        #expect(versions == sizes.indices.map { JSONValue.number(String($0)) })
+        #expect(try await store.verify().ok)
+    }
+
     /// An open row of small documents (a keyframe of at most
     /// ``KeyedDocumentProjection/HistoryRow/openKeyframeLimit``) is stored solid, compressed
     /// alone: far less than its keyframe and a frame per delta. Every version reads back, now and

@@ -200,28 +200,30 @@ extension KeyedDocumentProjection {
     /// How a new version with document `canonical` is stored: a delta against the keyframe of
     /// the key's row holding the version before it (`previous`, the key's last changed seq: its
     /// open row, whose first version is the keyframe every other version of it is stored
-    /// against), or, when there is none, the row is full, its text would pass its limit (counted
-    /// as the larger of the keyframe and this document, times the versions: nothing else is read;
-    /// ``HistoryRow/openTextLimit`` for a row of small documents, else
-    /// ``HistoryRow/solidTextLimit``) or the delta would not be smaller, a keyframe.
+    /// against), or, when there is none, the row is full, its documents' text and this one's
+    /// would pass its limit (``HistoryRow/openTextLimit`` for a row of small documents, else
+    /// ``HistoryRow/solidTextLimit``: a closed row is always solid) or the delta would not be
+    /// smaller, a keyframe.
     static func deltaOrKeyframe(
         _ canonical: [UInt8], _ collection: String, _ key: String, previous: UInt64?,
         _ txn: Transaction, _ tables: TableSet, _ memo: DocumentFold? = nil
     ) throws -> DocumentSource {
         if let previous {
             let open = try withRow(collection, key, at: previous, txn, tables, memo) { row in
-                var count = 0
+                var count = 0, text = 0
                 var keyframe: DocumentSource?
                 try row.forEach { _, raw in
+                    var r = ByteReader(raw)
+                    _ = try VersionHeader(reading: &r)
                     if keyframe == nil {
-                        var r = ByteReader(raw)
-                        _ = try VersionHeader(reading: &r)
-                        keyframe = try DocumentSource(reading: &r)
+                        var first = r
+                        keyframe = try DocumentSource(reading: &first)
                     }
+                    text += try DocumentSource.textCount(reading: &r)
                     count += 1
                     return true
                 }
-                return keyframe.map { (seq: row.seq, count: count, source: $0) }
+                return keyframe.map { (seq: row.seq, count: count, text: text, source: $0) }
             }
             guard let open = open ?? nil else {
                 throw EventStoreError.corrupted("the version at seq \(previous) of \(collection)/\(key.prefix(64)) is missing from history")
@@ -229,7 +231,7 @@ extension KeyedDocumentProjection {
             if open.count < keyframeInterval {
                 let prefix = try open.source.text(collection, key, txn, tables, memo)
                 let limit = prefix.count <= HistoryRow.openKeyframeLimit ? HistoryRow.openTextLimit : HistoryRow.solidTextLimit
-                if (open.count + 1) * max(prefix.count, canonical.count) <= limit,
+                if open.text + canonical.count <= limit,
                     let frame = ZstdContext.pooled({ $0.compress(canonical, prefix: prefix, level: BlobCodec.level) }),
                     frame.count + 8 < canonical.count
                 {

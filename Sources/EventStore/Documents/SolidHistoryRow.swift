@@ -8,8 +8,8 @@ import LMDB
 /// documents. A solid row stores the row's versions as columns, headers first (each field as a
 /// small difference from the version before), then every document whole, one after the other, and
 /// compresses the lot as one frame: a document costs the bytes that changed and a few matches
-/// against the one before it. Measured on the scraping history (docs/benchmarks.md, "Solid
-/// history rows"). Closed rows are solid (no version is added to them again), and so are open
+/// against the one before it. Measured on the scraping histories (docs/benchmarks.md, "Real
+/// scraping histories"). Closed rows are solid (no version is added to them again), and so are open
 /// rows of small documents (``openForm(_:seq:)``), compressed again with each version they gain.
 ///
 /// The columns (``encodeColumns(_:)``):
@@ -47,9 +47,9 @@ extension KeyedDocumentProjection.HistoryRow {
     /// on the `items` workload, 650 keys' open rows of up to 31 deltas, each a zstd frame of its
     /// own after a keyframe compressed alone, were 1.12 MB of its 5.69 MB store.
     static let openKeyframeLimit = 2 << 10
-    /// The most document text an open row of small documents holds (as ``solidTextLimit``, the
-    /// versions times the larger of the keyframe and the newest): every version it gains
-    /// decompresses and compresses it again. 32 versions of 2 KiB fit.
+    /// The most document text an open row of small documents holds (its versions' texts added
+    /// up, as for ``solidTextLimit``): every version it gains decompresses and compresses it
+    /// again. 32 versions of 2 KiB fit.
     static let openTextLimit = 64 << 10
 
     /// How `history` stores the open row `plain` of first seq `seq` (a row's plain bytes):
