@@ -47,8 +47,8 @@ public final class DeltaChains {
     /// The zstd level of a delta of a body of ``denseDeltaMinimum`` bytes or more. On the
     /// scraping history's 200 KB list, a delta is 640 bytes at level 3 (0.5 ms) and 520 at level
     /// 9 (about 4 ms): levels from 5 up search the base with a binary tree instead of hash chains,
-    /// and the deltas of a large, slowly changing list are most of what its history stores
-    /// (docs/benchmarks.md, "Denser deltas of large bodies"). Smaller bodies (a detail, a page of
+    /// and the deltas of a large, slowly changing list are most of what its history stores.
+    /// Smaller bodies (a detail, a page of
     /// a paged list) keep ``BlobCodec/level``: their fetch pays for every millisecond.
     static let denseDeltaLevel: Int32 = 9
     static let denseDeltaMinimum = 64 << 10

@@ -18,7 +18,8 @@ import LMDB
 ///
 /// A plain envelope starts with its format, 1, so the two forms sit side by side: appends after a
 /// compaction store plain envelopes until the next one. On the scraping history: 333 bytes an
-/// envelope become about 130 (docs/benchmarks.md, "Packed envelopes"). Every read checks the
+/// envelope become about 130, and in blocks about 74 (docs/benchmarks.md, "Real scraping
+/// histories"). Every read checks the
 /// seal, so damage to any stored byte is an error there and a finding of `verify` (a frame
 /// header has bits a decoder ignores: the frame alone would not show every flip). The dictionary
 /// carries its own SHA-256. In an encrypted store the packed envelope is what is sealed

@@ -191,8 +191,7 @@ extension JSONValue {
 
 /// Times in JSON: ISO 8601 with milliseconds, UTC (`2026-11-25T15:59:57.817Z`), exactly as
 /// `ISO8601DateFormatter` with `.withInternetDateTime` and `.withFractionalSeconds` writes them,
-/// by hand: on Linux that formatter is slow enough to dominate `export --events`
-/// (docs/benchmarks.md, "Times in JSON").
+/// by hand: on Linux that formatter is slow enough to dominate `export --events`.
 package enum ISOTime {
     package static func format(_ d: Date) -> String {
         // Milliseconds as the formatter takes them: the time rounded to the nearest millisecond.
