@@ -78,15 +78,18 @@ extension KeyedDocumentProjection {
                 guard let existing = try txn.get(history, key: key), !HistoryRow.isPointer(existing) else {
                     throw EventStoreError.corrupted("the keyframe row at seq \(group) is missing from history")
                 }
-                // Copied first (the put may move the page the old value is on), as plain bytes,
-                // then stored in the row's form (``HistoryRow/openForm(_:seq:)``).
-                var row: [UInt8]
-                if existing.first == HistoryRow.solidMark {
-                    let plain = try HistoryRow.plain(ofOpen: existing, seq: group)
-                    row = withExtendedLifetime(plain) { [UInt8](plain.buffer) }
-                } else {
-                    row = [UInt8](existing)
+                if existing.first == HistoryRow.solidMark, case let .delta(_, _, size, frame) = document {
+                    // A solid open row takes the version whole, in its columns.
+                    let version = HistoryRow.SolidVersion(
+                        offset: event.seq - group, version: UInt64(record.version), time: event.recordedAt.microseconds, kind: kind.code,
+                        document: [], rest: [0])
+                    let solid = try HistoryRow.joiningOpen(existing, seq: group, version, size: size, frame: frame)
+                    _ = try solid.withUnsafeBytes { try txn.put(history, key: key, value: $0) }
+                    return
                 }
+                // Copied first (the put may move the page the old value is on), then stored in the
+                // row's form (``HistoryRow/openForm(_:seq:)``).
+                var row = [UInt8](existing)
                 let at = row.count
                 row.append(contentsOf: repeatElement(0, count: entryCount))
                 row.withUnsafeMutableBytes { fill(UnsafeMutableRawBufferPointer(rebasing: $0[at...])) }

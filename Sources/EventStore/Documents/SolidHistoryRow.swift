@@ -76,6 +76,35 @@ extension KeyedDocumentProjection.HistoryRow {
         return try solid.withUnsafeBytes(body)
     }
 
+    /// The stored form of the open row `stored` (solid, of first seq `seq`) with `version`
+    /// joined: a delta (`frame`, of `size` bytes of text) against the row's keyframe, its first
+    /// document. The same bytes ``openForm(_:seq:)`` gives for the row's plain bytes with the
+    /// version's entry after them, without rebuilding those bytes and reading them again.
+    static func joiningOpen(
+        _ stored: UnsafeRawBufferPointer, seq: UInt64, _ version: SolidVersion, size: Int, frame: [UInt8]
+    ) throws -> [UInt8] {
+        var versions: [SolidVersion]
+        do {
+            versions = try decodeColumns(openColumns(stored, seq: seq))
+        } catch let error as EventStoreError {
+            throw error
+        } catch {
+            throw EventStoreError.corrupted("the history row of seq \(seq) does not decode")
+        }
+        guard let keyframe = versions.first?.document else { throw EventStoreError.corrupted("the history row of seq \(seq) is empty") }
+        var joined = version
+        do {
+            joined.document = try frame.withUnsafeBytes { f in try ZstdContext.pooled { try $0.decompress(f, prefix: keyframe, size: size) } }
+        } catch {
+            throw EventStoreError.corrupted("a version joining the history row of seq \(seq) does not decompress")
+        }
+        versions.append(joined)
+        guard let solid = solid(encodeColumns(versions), level: pendingLevel) else {
+            throw EventStoreError.corrupted("the history row of seq \(seq) does not compress")
+        }
+        return solid
+    }
+
     /// The columns of the open row of first seq `seq` stored solid (``openForm(_:seq:)``).
     static func openColumns(_ stored: UnsafeRawBufferPointer, seq: UInt64) throws -> [UInt8] {
         do {
