@@ -83,14 +83,7 @@ extension KeyedDocumentProjection.HistoryRow {
     static func joiningOpen(
         _ stored: UnsafeRawBufferPointer, seq: UInt64, _ version: SolidVersion, size: Int, frame: [UInt8]
     ) throws -> [UInt8] {
-        var versions: [SolidVersion]
-        do {
-            versions = try decodeColumns(openColumns(stored, seq: seq))
-        } catch let error as EventStoreError {
-            throw error
-        } catch {
-            throw EventStoreError.corrupted("the history row of seq \(seq) does not decode")
-        }
+        var versions = try openVersions(stored, seq: seq)
         guard let keyframe = versions.first?.document else { throw EventStoreError.corrupted("the history row of seq \(seq) is empty") }
         var joined = version
         do {
@@ -114,15 +107,21 @@ extension KeyedDocumentProjection.HistoryRow {
         }
     }
 
-    /// The plain bytes of the open row of first seq `seq` stored solid (``openForm(_:seq:)``),
-    /// rebuilt.
-    static func plain(ofOpen stored: UnsafeRawBufferPointer, seq: UInt64) throws -> KeyedDocumentProjection.OwnedBytes {
+    /// The versions of the open row of first seq `seq` stored solid (``openForm(_:seq:)``),
+    /// every document whole.
+    static func openVersions(_ stored: UnsafeRawBufferPointer, seq: UInt64) throws -> [SolidVersion] {
         let columns = try openColumns(stored, seq: seq)
         do {
-            return plainRow(try decodeColumns(columns))
+            return try decodeColumns(columns)
         } catch {
             throw EventStoreError.corrupted("the history row of seq \(seq) does not decode")
         }
+    }
+
+    /// The plain bytes of the open row of first seq `seq` stored solid (``openForm(_:seq:)``),
+    /// rebuilt.
+    static func plain(ofOpen stored: UnsafeRawBufferPointer, seq: UInt64) throws -> KeyedDocumentProjection.OwnedBytes {
+        plainRow(try openVersions(stored, seq: seq))
     }
 
     struct SolidVersion: Equatable {
