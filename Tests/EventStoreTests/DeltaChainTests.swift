@@ -544,6 +544,23 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
+    /// The stored values of the documents projection's `table` (`history` or `history-packed`)
+    /// in key order: every row, after `history-packed`'s number 0 (its waiting rows' count) and
+    /// before its blocks' stream.
+    static func storedRows(_ store: EventStore, _ table: String) async throws -> [[UInt8]] {
+        let tables = try store.tables(of: "documents")
+        return try await store.read { txn in
+            var out: [[UInt8]] = []
+            let c = try txn.cursor(tables[table])
+            var e = try c.seek(atLeast: UInt64(1).bigEndianBytes)
+            while let entry = e, entry.key.first != KeyedDocumentProjection.HistoryRow.streamMark {
+                out.append([UInt8](entry.value))
+                e = try c.next()
+            }
+            return out
+        }
+    }
+
     /// A row closes before its versions' texts, added up, pass
     /// ``KeyedDocumentProjection/HistoryRow/solidTextLimit``, however they grow and shrink, so
     /// every closed row is solid. (Counted as the versions times the larger of the keyframe and
@@ -560,17 +577,7 @@ import Testing
                     payload: bytes("{\"k\":{\"t\":\"\(base.prefix(size))\",\"v\":\(v)}}"))
             ])
         }
-        let tables = try store.tables(of: "documents")
-        let marks: [UInt8] = try await store.read { txn in
-            var out: [UInt8] = []
-            let c = try txn.cursor(tables["history-packed"])
-            var e = try c.seek(atLeast: UInt64(1).bigEndianBytes)
-            while let entry = e, entry.key.first != KeyedDocumentProjection.HistoryRow.streamMark {
-                out.append(entry.value.first!)
-                e = try c.next()
-            }
-            return out
-        }
+        let marks = try await Self.storedRows(store, "history-packed").map { $0.first! }
         // The first row closes at the fourth version (100 + 200 + 200 KB, then 100 more would
         // pass 512 KiB), the second at the eighth (four of 100 KB, then 150): both blocks of
         // their own. (Counted the old way, the first row took five versions, 700 KB, plain.)
@@ -602,25 +609,11 @@ import Testing
         for e in events { _ = try await single.append([e]) }
         let batch = try await openStore()
         _ = try await batch.append(events)
-        func rows(_ store: EventStore, _ table: String) async throws -> [[UInt8]] {
-            let tables = try store.tables(of: "documents")
-            return try await store.read { txn in
-                var out: [[UInt8]] = []
-                let c = try txn.cursor(tables[table])
-                // After `history-packed`'s number 0 (its waiting rows' count).
-                var e = try c.seek(atLeast: UInt64(1).bigEndianBytes)
-                while let entry = e {
-                    out.append([UInt8](entry.value))
-                    e = try c.next()
-                }
-                return out
-            }
-        }
-        let open = try await rows(single, "history")
+        let open = try await Self.storedRows(single, "history")
         #expect(open.count == 1 && open[0].first == KeyedDocumentProjection.HistoryRow.solidMark)
         // Plain, its keyframe (about 200 bytes compressed) and 35–40 bytes a delta.
         #expect(open[0].count < 200 + 12 * count, "\(open[0].count) bytes")
-        #expect(try await rows(batch, "history") == open)
+        #expect(try await Self.storedRows(batch, "history") == open)
         for store in [single, batch] {
             let history = try await store.documents { try $0.history(collection: "c", key: "k") }
             #expect(history.count == count)
@@ -634,8 +627,8 @@ import Testing
         _ = try await single.append([
             NewEvent(type: DocumentEvents.snapshotRecorded, stream: "s", metadata: [("collection", "c")], payload: bytes("{}"))
         ])
-        #expect(try await rows(single, "history").isEmpty)
-        let waiting = try await rows(single, "history-packed")
+        #expect(try await Self.storedRows(single, "history").isEmpty)
+        let waiting = try await Self.storedRows(single, "history-packed")
         #expect(waiting.count == 1 && waiting[0].first == KeyedDocumentProjection.HistoryRow.solidMark && waiting[0].count < open[0].count + 40)
         let history = try await single.documents { try $0.history(collection: "c", key: "k") }
         #expect(history.count == count + 1 && history.last?.kind == .removed)
