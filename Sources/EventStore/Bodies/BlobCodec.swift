@@ -21,6 +21,12 @@ import LMDB
 /// `--patch-from` technique), magicless and without a content size; the seal covers everything
 /// after it (base, depth and frame). `depth` counts the deltas down to a keyframe (a body stored
 /// whole, depth 0), so a read decodes at most ``DeltaChains/keyframeInterval`` frames.
+///
+/// Codec 5 stores a pretty-printed JSON body without its layout (``JSONLayout``): `u8 5 | u8
+/// layout | varint rawSize | row`, the row (codec 0, 2 or 4) holding the body's minified form,
+/// `rawSize` the body's own size. A delta chain runs through the minified forms: a delta row
+/// inside codec 5 is made against its base's stored form, and a read puts the layout back on
+/// the top body only.
 enum BlobCodec {
     static let raw: UInt8 = 0
     static let zstd: UInt8 = 1
@@ -29,6 +35,8 @@ enum BlobCodec {
     static let pointer: UInt8 = 3
     /// A delta against the body stored under another seq.
     static let delta: UInt8 = 4
+    /// A pretty-printed JSON body stored minified (``JSONLayout``), around a row of its form.
+    static let laidOut: UInt8 = 5
     static let sealSize = 8
     static let compressionThreshold = 128
     static let level: Int32 = 3
@@ -103,7 +111,13 @@ enum BlobCodec {
     /// zstd error or (with `checkSeal`, as `verify` does) a seal that does not match the frame.
     /// A delta (codec 4) needs `bases`, which reads and decodes the body it was made against.
     static func decode(_ stored: UnsafeRawBufferPointer, context: ZstdContext? = nil, checkSeal: Bool = false, bases: DeltaBases? = nil) throws -> [UInt8] {
-        let (codec, size, rest) = try header(stored)
+        try laidOut(stored, form: decodeForm(inner(stored), context: context, checkSeal: checkSeal, bases: bases))
+    }
+
+    /// Decodes a row to its stored form: the body, or for codec 5 its minified form (what a
+    /// delta made against it was made against).
+    static func decodeForm(_ stored: UnsafeRawBufferPointer, context: ZstdContext? = nil, checkSeal: Bool = false, bases: DeltaBases? = nil) throws -> [UInt8] {
+        let (codec, size, rest) = try header(inner(stored))
         switch codec {
         case raw, zstd, sealedZstd:
             return try [UInt8](unsafeUninitializedCapacity: size) { o, count in
@@ -112,16 +126,64 @@ enum BlobCodec {
             }
         case delta:
             guard let bases else { throw EventStoreError.corrupted("a delta-encoded body was read without its chain") }
-            return try ZstdContext.maybePooled(context) { try bases.decodeChain(stored, context: $0, checkSeal: checkSeal) }
+            return try ZstdContext.maybePooled(context) { try bases.decodeChain(inner(stored), context: $0, checkSeal: checkSeal) }
         default:
             throw ByteReader.Truncated()
         }
+    }
+
+    /// The row inside a codec 5 row, or the row itself.
+    static func inner(_ stored: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
+        guard stored.first == laidOut else { return stored }
+        var r = ByteReader(stored)
+        _ = try r.u8()
+        _ = try r.u8()
+        _ = try r.varint()
+        let row = try r.slice(r.remaining)
+        // One layer: a form is never laid out again.
+        guard row.first != laidOut else { throw ByteReader.Truncated() }
+        return row
+    }
+
+    /// The body of a row whose stored form is `form`: the form itself, or for codec 5 the form
+    /// with its layout put back.
+    static func laidOut(_ stored: UnsafeRawBufferPointer, form: [UInt8]) throws -> [UInt8] {
+        guard stored.first == laidOut else { return form }
+        var r = ByteReader(stored)
+        _ = try r.u8()
+        let layout = try r.u8()
+        let size = Int(try r.varint())
+        guard size <= 1 << 34 else { throw ByteReader.Truncated() }
+        return try form.withUnsafeBytes { try JSONLayout.expand($0, layout: layout, size: size) }
+    }
+
+    /// The row for `body`: ``encode(_:context:level:)`` of its minified form inside codec 5
+    /// when it is pretty-printed JSON (``JSONLayout``), else of the body. What the log stores;
+    /// a body that leaves the store (``PortableBody``) is encoded without it.
+    static func encodeBody(_ body: [UInt8], form: (form: [UInt8], layout: UInt8)?, context: ZstdContext, level: Int32 = level) -> [UInt8] {
+        guard let form else { return encode(body, context: context, level: level) }
+        return laidOut(encode(form.form, context: context, level: level), layout: form.layout, size: body.count)
+    }
+
+    /// `row`, a row of a body's minified form, inside codec 5.
+    static func laidOut(_ row: [UInt8], layout: UInt8, size: Int) -> [UInt8] {
+        var w = ByteWriter(capacity: row.count + 12)
+        w.u8(laidOut)
+        w.u8(layout)
+        w.varint(size)
+        w.raw(row)
+        return w.bytes
     }
 }
 
 extension BlobCodec {
     /// Whether a stored row reads on its own (any codec but a delta).
-    static func isSelfContained(_ stored: UnsafeRawBufferPointer) -> Bool { stored.first != delta }
+    static func isSelfContained(_ stored: UnsafeRawBufferPointer) -> Bool { !isDelta(stored) }
+
+    /// Whether a stored row is a delta (codec 4, or inside codec 5).
+    static func isDelta(_ stored: UnsafeRawBufferPointer) -> Bool {
+        stored.first == delta || (stored.first == laidOut && (try? inner(stored).first) == delta)
+    }
 
     /// The delta row for `body` against `base` (stored under `baseSeq`, `depth` deltas from its
     /// keyframe counting this one); nil when zstd fails.
@@ -150,8 +212,9 @@ extension BlobCodec {
 
     /// Decodes a row that reads on its own (codec 0, 1 or 2) into `context`'s scratch buffer
     /// `slot`; returns the body's size.
+    /// A codec 5 row decodes to its minified form here, what the deltas above it were made against.
     static func decodeWhole(_ stored: UnsafeRawBufferPointer, into context: ZstdContext, slot: Int, checkSeal: Bool) throws -> Int {
-        let (codec, size, rest) = try header(stored)
+        let (codec, size, rest) = try header(inner(stored))
         guard codec != delta else { throw ByteReader.Truncated() }
         try decodeSelfContained(codec, size: size, rest, checkSeal: checkSeal, dctx: context.dctx, into: context.scratch(slot, capacity: size))
         return size
@@ -205,7 +268,9 @@ struct DeltaHeader {
     var depth: Int
     var frame: UnsafeRawBufferPointer
 
+    /// `stored`: a delta row, or a codec 5 row around one (its stored form's delta).
     init(_ stored: UnsafeRawBufferPointer, checkSeal: Bool) throws {
+        let stored = try BlobCodec.inner(stored)
         var r = ByteReader(stored)
         guard try r.u8() == BlobCodec.delta else { throw ByteReader.Truncated() }
         size = Int(try r.varint())
@@ -221,11 +286,12 @@ struct DeltaHeader {
 }
 
 /// Reads the bases of delta rows in one transaction, keeping the last few bodies decoded, so a
-/// chain read in seq order (a fold, `verify`, a migration) decodes each body once.
+/// chain read in seq order (a fold, `verify`, a migration) decodes each body once. Bodies are
+/// kept and chains walked in their stored forms (a codec 5 row's minified form).
 final class DeltaBases {
     let bodies: Database
     let txn: Transaction
-    private var recent: [(seq: UInt64, body: [UInt8])] = []
+    private var recent: [(seq: UInt64, form: [UInt8])] = []
     private static let remembered = 4
 
     init(bodies: Database, txn: Transaction) {
@@ -243,14 +309,14 @@ final class DeltaBases {
         var keyframe: UnsafeRawBufferPointer?
         while start == nil && keyframe == nil {
             let link = links[links.count - 1]
-            if let hit = recent.last(where: { $0.seq == link.base }) { start = hit.body; break }
+            if let hit = recent.last(where: { $0.seq == link.base }) { start = hit.form; break }
             guard let row = try BlobCodec.stored(seq: link.base, bodies: bodies, in: txn) else {
                 throw EventStoreError.corrupted("the base (seq \(link.base)) of a delta-encoded body is missing")
             }
             // Each step down is shallower and earlier in the log: a damaged depth or base is an
             // error, never a loop. (Usually exactly one shallower; a row written on a base that a
             // rewrite had stored whole again claims more, and reads the same.)
-            if row.first == BlobCodec.delta {
+            if BlobCodec.isDelta(row) {
                 let next = try DeltaHeader(row, checkSeal: checkSeal)
                 guard next.depth < link.depth, next.base < link.base else { throw ByteReader.Truncated() }
                 links.append(next)
@@ -292,15 +358,23 @@ final class DeltaBases {
         return body
     }
 
-    /// Decodes the row stored under `seq`, remembering the body for the deltas made against it.
+    /// Decodes the row stored under `seq`, remembering its stored form for the deltas made
+    /// against it.
     func decode(_ row: UnsafeRawBufferPointer, seq: UInt64, context: ZstdContext?, checkSeal: Bool = false) throws -> [UInt8] {
-        if let hit = recent.last(where: { $0.seq == seq }) { return hit.body }
-        let body = try BlobCodec.decode(row, context: context, checkSeal: checkSeal, bases: self)
-        if body.count >= DeltaChains.minimum {
+        try BlobCodec.laidOut(row, form: form(row, seq: seq, context: context, checkSeal: checkSeal))
+    }
+
+    /// The stored form of the row stored under `seq` (``BlobCodec/decodeForm(_:context:checkSeal:bases:)``),
+    /// remembered for the deltas made against it.
+    func form(_ row: UnsafeRawBufferPointer, seq: UInt64, context: ZstdContext?, checkSeal: Bool = false) throws -> [UInt8] {
+        if let hit = recent.last(where: { $0.seq == seq }) { return hit.form }
+        let form = try BlobCodec.decodeForm(row, context: context, checkSeal: checkSeal, bases: self)
+        // Only a body a delta may be made against (minified, it may be smaller than that).
+        if form.count >= DeltaChains.minimum || row.first == BlobCodec.laidOut {
             if recent.count == Self.remembered { recent.removeFirst() }
-            recent.append((seq, body))
+            recent.append((seq, form))
         }
-        return body
+        return form
     }
 }
 

@@ -24,7 +24,13 @@ import LMDB
 struct SpeculativeDelta: Sendable {
     /// The SHA-256 of the base body.
     var baseHash: [UInt8]
+    /// Made between the stored forms of the two bodies (``JSONLayout``).
     var frame: [UInt8]
+    /// The first seq of the append: the frame is used only against a base stored by this append.
+    /// A base whose body an older row holds (the same body fetched again, deduplicated) may be
+    /// stored in another form than the one the frame was made against (whole, by a version
+    /// before ``BlobCodec/laidOut``).
+    var notBefore: UInt64 = 0
 }
 
 public final class DeltaChains {
@@ -122,12 +128,14 @@ public final class DeltaChains {
 
     /// The row to store for `body` (hash `hash`, whole encoding `whole`) under `seq`: a delta
     /// against the lineage's last body when that is smaller, else `whole`. Records the choice
-    /// in `lineage`. `speculative`: the body's frame against a body it was expected to follow
+    /// in `lineage`. `laidOut`: the body minified, when it is pretty-printed JSON
+    /// (``JSONLayout/minified(_:)``); deltas are then made between stored forms and stored
+    /// inside codec 5. `speculative`: the body's frame against a body it was expected to follow
     /// (the one before it in its batch, worked out off the writer); used when that body, by its
     /// hash, is the lineage's last — the same frame the writer would compress.
     func row(
-        for body: [UInt8], hash: [UInt8], whole makeWhole: () -> [UInt8], seq: UInt64, lineage: [UInt8],
-        schema: LogSchema, txn: Transaction, context: ZstdContext, speculative: SpeculativeDelta? = nil
+        for body: [UInt8], laidOut: (form: [UInt8], layout: UInt8)?, hash: [UInt8], whole makeWhole: () -> [UInt8], seq: UInt64,
+        lineage: [UInt8], schema: LogSchema, txn: Transaction, context: ZstdContext, speculative: SpeculativeDelta? = nil
     ) throws -> [UInt8] {
         // Compressed once, and only when needed: a small delta (``isSmall(_:of:)``) is kept
         // without it.
@@ -138,33 +146,38 @@ public final class DeltaChains {
             return wholeForm!
         }
         guard body.count >= Self.minimum else { return whole() }
+        // What deltas are made of and against: the stored forms.
+        let content = laidOut?.form ?? body
         var depth = 0
         let row = try Self.lineageRow(lineage, schema, txn)
         let last = row?.last, anchor = row?.anchor
         func delta(against last: (seq: UInt64, depth: Int, hash: [UInt8])) throws -> [UInt8]? {
-            if let speculative, speculative.baseHash.prefix(8).elementsEqual(last.hash) {
-                return BlobCodec.deltaRow(frame: speculative.frame, size: body.count, baseSeq: last.seq, depth: last.depth + 1)
+            if let speculative, last.seq >= speculative.notBefore, speculative.baseHash.prefix(8).elementsEqual(last.hash) {
+                return BlobCodec.deltaRow(frame: speculative.frame, size: content.count, baseSeq: last.seq, depth: last.depth + 1)
             }
             guard let base = try base(last, lineage: lineage, schema: schema, txn: txn, context: context) else { return nil }
-            return BlobCodec.encodeDelta(body, base: base, baseSeq: last.seq, depth: last.depth + 1, context: context, level: Self.deltaLevel(body.count))
+            return BlobCodec.encodeDelta(content, base: base, baseSeq: last.seq, depth: last.depth + 1, context: context, level: Self.deltaLevel(content.count))
         }
         var chosen: [UInt8]
+        // Whether `chosen` is a delta of `content` (to be put inside codec 5), not a whole row.
+        var isDelta = false
         if let last, last.depth + 1 < chainLength(body.count), last.seq < seq, let delta = try delta(against: last),
-            Self.isSmall(delta.count, of: body.count) || (whole().first != BlobCodec.raw && delta.count < whole().count)
+            Self.isSmall(delta.count, of: content.count) || (!Self.isRaw(whole()) && delta.count < whole().count)
         {
             chosen = delta
+            isDelta = true
             depth = last.depth + 1
             // A large delta may be the way back from an odd version (keys reordered, a truncated
             // or emptied file): then the version before it is the better base, and the chain
             // does not grow.
             if delta.count >= Self.retryAbove,
-                let (againstEarlier, earlierDepth) = try deltaAgainstEarlier(body, last: last, schema: schema, txn: txn, context: context),
+                let (againstEarlier, earlierDepth) = try deltaAgainstEarlier(content, last: last, schema: schema, txn: txn, context: context),
                 againstEarlier.count < delta.count
             {
                 chosen = againstEarlier
                 depth = earlierDepth
             }
-        } else if whole().first == BlobCodec.raw {
+        } else if Self.isRaw(whole()) {
             // An incompressible body (an image) is left whole, outside its lineage: a delta would
             // not find much either (and as its lineage gets no row, none is tried next time).
             return whole()
@@ -172,20 +185,22 @@ public final class DeltaChains {
             chosen = whole()
             // A keyframe that starts a chain again: denser, or a delta against the anchor.
             if last != nil {
-                let dense = BlobCodec.encode(body, context: context, level: Self.keyframeLevel)
+                let dense = BlobCodec.encodeBody(body, form: laidOut, context: context, level: Self.keyframeLevel)
                 if dense.count < chosen.count { chosen = dense }
                 // A new chain starts from the lineage's anchor when that costs less than half a
                 // keyframe; else this keyframe is the anchor from now on.
                 // (An interval of 1 stores every body whole: no chain at all.)
                 if keyframeInterval > 1, let anchor, anchor.seq < seq,
-                    let anchored = try anchoredDelta(body, against: anchor, depth: 1, schema: schema, txn: txn, context: context),
+                    let anchored = try anchoredDelta(content, against: anchor, depth: 1, schema: schema, txn: txn, context: context),
                     anchored.count * 2 < chosen.count
                 {
                     chosen = anchored
+                    isDelta = true
                     depth = 1
                 }
             }
         }
+        if isDelta, let laidOut { chosen = BlobCodec.laidOut(chosen, layout: laidOut.layout, size: body.count) }
         var w = ByteWriter(capacity: 40)
         w.u64(seq)
         w.varint(depth)
@@ -199,9 +214,16 @@ public final class DeltaChains {
             w.raw(anchor.hash)
         }
         try txn.put(schema.lineage, key: lineage, value: w.bytes)
-        // A lineage seen once may never be seen again (one detail URL of a list): not kept.
-        if last != nil { remember(lineage, seq: seq, hash: hash.prefix(8), body: body) }
+        // A lineage seen once may never be seen again (one detail URL of a list): not kept. What
+        // is kept is the row's stored form, what the next delta is made against (a whole row of
+        // an older format holds the body as it is).
+        if last != nil { remember(lineage, seq: seq, hash: hash.prefix(8), body: chosen.first == BlobCodec.laidOut ? content : body) }
         return chosen
+    }
+
+    /// Whether a whole row stores its body raw (incompressible), inside codec 5 or not.
+    private static func isRaw(_ row: [UInt8]) -> Bool {
+        row.withUnsafeBytes { (try? BlobCodec.inner($0).first) == BlobCodec.raw }
     }
 
     /// A delta of this size or more, after a last body stored as one too, is tried again against
@@ -210,38 +232,39 @@ public final class DeltaChains {
     /// scraping history's `pages`: 10–40 KB, against about 200 bytes for a usual version).
     static let retryAbove = 4096
 
-    /// `body` as a delta against the base of the lineage's last body (the version before it in
-    /// its chain), at the last body's depth; nil when the last body is a keyframe or its base
-    /// cannot be read. Each step down a chain stays shallower and earlier.
+    /// `content` (a body's stored form) as a delta against the base of the lineage's last body
+    /// (the version before it in its chain), at the last body's depth; nil when the last body is
+    /// a keyframe or its base cannot be read. Each step down a chain stays shallower and earlier.
     private func deltaAgainstEarlier(
-        _ body: [UInt8], last: (seq: UInt64, depth: Int, hash: [UInt8]), schema: LogSchema, txn: Transaction, context: ZstdContext
+        _ content: [UInt8], last: (seq: UInt64, depth: Int, hash: [UInt8]), schema: LogSchema, txn: Transaction, context: ZstdContext
     ) throws -> (row: [UInt8], depth: Int)? {
         // Only after a large departure: a way back follows one, and a history whose every
         // version moves a few KB (a feed of 130 KB) would pay a decode and a delta each time.
-        guard last.depth >= 1, let row = try BlobCodec.stored(seq: last.seq, bodies: schema.bodies, in: txn), row.first == BlobCodec.delta,
+        guard last.depth >= 1, let row = try BlobCodec.stored(seq: last.seq, bodies: schema.bodies, in: txn), BlobCodec.isDelta(row),
             row.count >= Self.retryAbove
         else {
             return nil
         }
         let earlier = try DeltaHeader(row, checkSeal: false).base
         guard earlier < last.seq, let stored = try BlobCodec.stored(seq: earlier, bodies: schema.bodies, in: txn) else { return nil }
-        let base = try BlobCodec.decode(stored, context: context, bases: DeltaBases(bodies: schema.bodies, txn: txn))
+        let base = try DeltaBases(bodies: schema.bodies, txn: txn).form(stored, seq: earlier, context: context)
         guard
-            let encoded = BlobCodec.encodeDelta(body, base: base, baseSeq: earlier, depth: last.depth, context: context, level: Self.deltaLevel(body.count))
+            let encoded = BlobCodec.encodeDelta(
+                content, base: base, baseSeq: earlier, depth: last.depth, context: context, level: Self.deltaLevel(content.count))
         else { return nil }
         return (encoded, last.depth)
     }
 
-    /// `body` as a delta against the whole body `base` names (a keyframe, checked against its
-    /// hash prefix), at `depth`; nil when that body is no longer stored whole or is not the one
-    /// named (an erasure rewrote it).
+    /// `content` (a body's stored form) as a delta against the whole body `base` names (a
+    /// keyframe, checked against its hash prefix), at `depth`; nil when that body is no longer
+    /// stored whole or is not the one named (an erasure rewrote it).
     private func anchoredDelta(
-        _ body: [UInt8], against base: (seq: UInt64, hash: [UInt8]), depth: Int, schema: LogSchema, txn: Transaction, context: ZstdContext
+        _ content: [UInt8], against base: (seq: UInt64, hash: [UInt8]), depth: Int, schema: LogSchema, txn: Transaction, context: ZstdContext
     ) throws -> [UInt8]? {
-        guard let row = try BlobCodec.stored(seq: base.seq, bodies: schema.bodies, in: txn), row.first != BlobCodec.delta else { return nil }
-        let content = try BlobCodec.decode(row, context: context)
-        guard Hashing.sha256(content, prefix: 8) == base.hash else { return nil }
-        return BlobCodec.encodeDelta(body, base: content, baseSeq: base.seq, depth: depth, context: context, level: Self.keyframeLevel)
+        guard let row = try BlobCodec.stored(seq: base.seq, bodies: schema.bodies, in: txn), !BlobCodec.isDelta(row) else { return nil }
+        let form = try BlobCodec.decodeForm(row, context: context)
+        guard Hashing.sha256(try BlobCodec.laidOut(row, form: form), prefix: 8) == base.hash else { return nil }
+        return BlobCodec.encodeDelta(content, base: form, baseSeq: base.seq, depth: depth, context: context, level: Self.keyframeLevel)
     }
 
     /// The lineage's row: its last stored body (seq, depth, hash prefix) and its anchor, the body
@@ -263,15 +286,15 @@ public final class DeltaChains {
         return (last, (try r.u64(), try r.bytes(8)))
     }
 
-    /// The base body: remembered, else decoded from the log (its chain included).
+    /// The base body's stored form: remembered, else decoded from the log (its chain included).
     private func base(
         _ last: (seq: UInt64, depth: Int, hash: [UInt8]), lineage: [UInt8], schema: LogSchema,
         txn: Transaction, context: ZstdContext
     ) throws -> [UInt8]? {
         if let r = remembered[lineage], r.seq == last.seq, r.hash.elementsEqual(last.hash) { return r.body }
         guard let row = try BlobCodec.stored(seq: last.seq, bodies: schema.bodies, in: txn) else { return nil }
-        let body = try BlobCodec.decode(row, context: context, bases: DeltaBases(bodies: schema.bodies, txn: txn))
-        return Hashing.sha256(body, prefix: 8) == last.hash ? body : nil
+        let form = try DeltaBases(bodies: schema.bodies, txn: txn).form(row, seq: last.seq, context: context)
+        return Hashing.sha256(try BlobCodec.laidOut(row, form: form), prefix: 8) == last.hash ? form : nil
     }
 
     private func remember(_ lineage: [UInt8], seq: UInt64, hash: ArraySlice<UInt8>, body: [UInt8]) {

@@ -8,7 +8,7 @@ public enum PortableBody {
 
     /// The body; throws when `stored` is damaged (its seal or its frame) or is not self-contained.
     public static func decode(_ stored: [UInt8]) throws -> [UInt8] {
-        guard let codec = stored.first, codec != BlobCodec.delta else {
+        guard !stored.isEmpty, stored.withUnsafeBytes({ BlobCodec.isSelfContained($0) }) else {
             throw EventStoreError.corrupted("a transferred body is not self-contained")
         }
         do {

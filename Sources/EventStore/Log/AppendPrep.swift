@@ -166,16 +166,32 @@ final class AppendPrep: @unchecked Sendable {
     /// `body` with its delta against its likely base (``bases``), when it is to be stored; and
     /// compressed on its own too unless that delta is small (``DeltaChains/isSmall(_:of:)``: the
     /// writer then keeps it without comparing), so the writer seldom compresses a body itself.
+    /// The delta is made between the two bodies' stored forms (``JSONLayout``), as the writer's.
     private func speculate(_ i: Int, _ body: PreparedBody, zstd: ZstdContext) -> PreparedBody {
         var body = body
-        if let j = bases[i], !body.isStored, let base = batch[j].payload,
-            let frame = zstd.compress(body.staged.body, prefix: base, level: DeltaChains.deltaLevel(body.staged.body.count))
-        {
-            body.delta = SpeculativeDelta(baseHash: hash(of: j), frame: frame)
+        let content = body.laidOut?.form ?? body.staged.body
+        if let j = bases[i], !body.isStored {
+            let base = form(of: j)
+            if let frame = zstd.compress(content, prefix: base, level: DeltaChains.deltaLevel(content.count)) {
+                body.delta = SpeculativeDelta(baseHash: hash(of: j), frame: frame)
+            }
         }
-        let small = body.delta.map { DeltaChains.isSmall($0.frame.count, of: body.staged.body.count) } ?? false
-        if !body.isStored, body.encoded == nil, !small { body.encoded = BlobCodec.encode(body.staged.body, context: zstd) }
+        let small = body.delta.map { DeltaChains.isSmall($0.frame.count, of: content.count) } ?? false
+        if !body.isStored, body.encoded == nil, !small {
+            body.encoded = BlobCodec.encodeBody(body.staged.body, form: body.laidOut, context: zstd)
+        }
         return body
+    }
+
+    /// The stored form of event `j`'s body (minified when it is pretty-printed JSON): as
+    /// prepared, when it is, else worked out.
+    private func form(of j: Int) -> [UInt8] {
+        condition.lock()
+        let known = done[j] ? results[j].flatMap { $0.isStored ? nil : $0 } : nil
+        condition.unlock()
+        if let known { return known.laidOut?.form ?? known.staged.body }
+        let payload = batch[j].payload!
+        return JSONLayout.minified(payload)?.form ?? payload
     }
 
     /// The hash of event `j`'s body: as prepared, when it is, else worked out.

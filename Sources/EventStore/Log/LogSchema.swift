@@ -68,11 +68,15 @@ struct LogSchema: Sendable {
     /// 8: a compaction stores runs of envelopes as blocks, each keyed by its last seq
     /// (``EnvelopeBlock``), which a strata reading format 7 at most would take for a missing
     /// event. Rows written before are read as they are; nothing is rewritten as a store opens.
-    static let formatVersion: UInt64 = 8
+    /// 9: a pretty-printed JSON body is stored minified with its layout (``BlobCodec`` codec 5,
+    /// ``JSONLayout``), which a strata reading format 8 at most would take for a body of an
+    /// unknown codec. Rows written before are read as they are; nothing is rewritten as a store
+    /// opens.
+    static let formatVersion: UInt64 = 9
     /// What a compaction's copy is marked: since format 6, the store's own format (6 reads
     /// packed envelopes too).
     static let packedFormat: UInt64 = formatVersion
-    static let readableFormats: ClosedRange<UInt64> = 1...8
+    static let readableFormats: ClosedRange<UInt64> = 1...9
     static let formatKey = Array("format".utf8)
     /// The first byte of a chunked row's head in a projection's table (``Projection/chunkedTables``).
     static let projectionChunkMark: UInt8 = 0xFD

@@ -143,7 +143,7 @@ actor LogWriter {
                 : prep.body(i, zstd: zstd) { [schema] hash in
                     (try? schema.bodyIndex.contains(hash, in: txn)) ?? false
                 }
-            let (ref, stored) = try storeBody(of: e, body, seq: seq, txn)
+            let (ref, stored) = try storeBody(of: e, body, seq: seq, firstNew: firstNew, txn)
             var event = RecordedEvent(
                 seq: seq, id: e.id, type: e.type, schemaVersion: e.schemaVersion, recordedAt: at,
                 stream: e.stream, metadata: e.metadata.map { .init(key: $0.key, value: $0.value) },
@@ -154,7 +154,7 @@ actor LogWriter {
             head.hash = event.hash
             if let body {
                 var staged = body.staged
-                staged.stored = stored?.first == BlobCodec.delta ? nil : stored
+                staged.stored = stored?.withUnsafeBytes { BlobCodec.isSelfContained($0) } == true ? stored : nil
                 payloads.stage(staged, for: seq)
             }
             recorded.append(event)
@@ -165,11 +165,14 @@ actor LogWriter {
     /// The event's body reference, and the row to store under `seq` when the body is new (whole,
     /// or a delta against an earlier version). A body's hash is claimed with one insert: a row
     /// there already is the body stored by an earlier event, and this one stores nothing.
-    private func storeBody(of e: NewEvent, _ body: PreparedBody?, seq: UInt64, _ txn: Transaction) throws -> (PayloadReference?, [UInt8]?) {
+    /// `firstNew`: the append's first seq.
+    private func storeBody(of e: NewEvent, _ body: PreparedBody?, seq: UInt64, firstNew: UInt64, _ txn: Transaction) throws -> (
+        PayloadReference?, [UInt8]?
+    ) {
         if let body {
             let ref = PayloadReference(hash: body.hash, size: body.staged.body.count)
             guard try Self.claimBody(body.hash, seq: seq, schema, txn) else { return (ref, nil) }
-            let whole = { [zstd] in body.encoded ?? BlobCodec.encode(body.staged.body, context: zstd) }
+            let whole = { [zstd] in body.encoded ?? BlobCodec.encodeBody(body.staged.body, form: body.laidOut, context: zstd) }
             if let erased = e.erasedForm {
                 // Stored whole, outside every delta chain, with the row an erasure writes.
                 let row = erased.erasureSeq.bigEndianBytes + Hashing.sha256(body.staged.body) + erased.original
@@ -177,9 +180,11 @@ actor LogWriter {
                 return (ref, whole())
             }
             guard body.staged.body.count >= DeltaChains.minimum else { return (ref, whole()) }
+            var speculative = body.delta
+            speculative?.notBefore = firstNew
             let row = try deltas.row(
-                for: body.staged.body, hash: body.hash, whole: whole, seq: seq, lineage: DeltaChains.lineage(of: e),
-                schema: schema, txn: txn, context: zstd, speculative: body.delta)
+                for: body.staged.body, laidOut: body.laidOut, hash: body.hash, whole: whole, seq: seq, lineage: DeltaChains.lineage(of: e),
+                schema: schema, txn: txn, context: zstd, speculative: speculative)
             return (ref, row)
         }
         if let existing = e.payloadReference {
@@ -293,7 +298,8 @@ actor LogWriter {
                         let body = try BlobCodec.decode(e.value, context: zstd)
                         if body.count >= DeltaChains.minimum {
                             let row = try deltas.row(
-                                for: body, hash: event.payload?.hash ?? Hashing.sha256(body), whole: { whole }, seq: seq,
+                                for: body, laidOut: JSONLayout.minified(body), hash: event.payload?.hash ?? Hashing.sha256(body), whole: { whole },
+                                seq: seq,
                                 lineage: DeltaChains.lineage(of: event), schema: schema, txn: txn, context: zstd)
                             if row != whole { rewrites.append((seq, row)) }
                         }
@@ -587,6 +593,9 @@ struct PreparedBody: Sendable {
     /// to need it (``DeltaChains/row(for:hash:whole:seq:lineage:schema:txn:context:speculative:)``
     /// compresses it then only if it must).
     var encoded: [UInt8]?
+    /// The body minified, when it is pretty-printed JSON and not stored yet (``JSONLayout``):
+    /// its stored form.
+    var laidOut: (form: [UInt8], layout: UInt8)?
     var staged: StagedBody
     /// The body as a delta of the one before it in its batch, when it has one there (see
     /// ``AppendPrep``).
@@ -610,7 +619,8 @@ struct PreparedBody: Sendable {
     ) {
         self.hash = hash
         isStored = stored
-        encoded = stored || !encode ? nil : BlobCodec.encode(body, context: zstd)
+        laidOut = stored ? nil : JSONLayout.minified(body)
+        encoded = stored || !encode ? nil : BlobCodec.encodeBody(body, form: laidOut, context: zstd)
         staged = StagedBody(body)
         guard documentTypes.contains(type) else { return }
         if let canonical {

@@ -115,10 +115,10 @@ extension LogWriter {
             while let e = entry {
                 let row = UInt64(bigEndianBytes: e.key)
                 let plain = try txn.plainValue(schema.bodies, key: e.key, stored: e.value)
-                if plain.first == BlobCodec.delta, changed.contains(try DeltaHeader(plain, checkSeal: false).base) {
+                if BlobCodec.isDelta(plain), changed.contains(try DeltaHeader(plain, checkSeal: false).base) {
                     changed.insert(row)
                     if targets[row] == nil { rebuilt[row] = try bases.decode(plain, seq: row, context: zstd) }
-                } else if plain.first == BlobCodec.delta || targets[row] != nil {
+                } else if BlobCodec.isDelta(plain) || targets[row] != nil {
                     // Decoded while the rows below are as they were, for the deltas above it.
                     _ = try bases.decode(plain, seq: row, context: zstd)
                 }
@@ -127,7 +127,7 @@ extension LogWriter {
             var counters = try Counters.read(txn, schema)
             for (row, content) in targets.merging(rebuilt, uniquingKeysWith: { a, _ in a }) {
                 let old = try BlobCodec.stored(seq: row, bodies: schema.bodies, in: txn)?.count ?? 0
-                let encoded = BlobCodec.encode(content, context: zstd)
+                let encoded = BlobCodec.encodeBody(content, form: JSONLayout.minified(content), context: zstd)
                 _ = try txn.put(schema.bodies, key: row.bigEndianBytes, value: encoded)
                 counters.blobStoredBytes = counters.blobStoredBytes + UInt64(encoded.count) - UInt64(old)
             }

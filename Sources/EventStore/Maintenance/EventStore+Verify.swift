@@ -205,7 +205,7 @@ extension EventStore {
             chunks += try txn.storedChunks(schema.bodies, storedKey: row.key).count
             do {
                 let e = (key: row.key, value: try txn.plainValue(schema.bodies, key: row.key, stored: row.value))
-                if e.value.first == BlobCodec.delta {
+                if BlobCodec.isDelta(e.value) {
                     let header = try DeltaHeader(e.value, checkSeal: true)
                     if header.base >= seq { report.problem("body at seq \(seq): its delta base \(header.base) is not earlier") }
                 }
