@@ -106,6 +106,33 @@ import Testing
         #expect(JSONLayout.minified(Self.bytes(pretty)) != nil)
     }
 
+    /// Whatever a text is, when it is minified the layout gives it back exactly: pretty texts
+    /// with bytes inserted, deleted or changed at random.
+    @Test func anyTextMinifiedComesBackExactly() throws {
+        var rng = SplitMix64(seed: 17)
+        let alphabet = Array("{}[],:\"\\ \n\t\ra1".utf8)
+        var minified = 0
+        for n in 0..<4_000 {
+            let value: Value = .list((0..<Int(rng.next() % 4)).map { _ in Value.random(&rng) })
+            var text = Self.bytes(value.pretty(n % 2 == 0 ? "  " : "\t") + (n % 3 == 0 ? "\n" : ""))
+            for _ in 0..<Int(rng.next() % 3) {
+                let at = Int(rng.next() % UInt64(text.count))
+                switch rng.next() % 3 {
+                case 0: text.insert(alphabet[Int(rng.next() % UInt64(alphabet.count))], at: at)
+                case 1: if at >= 2 { text.remove(at: at) }
+                default: if at >= 2 { text[at] = alphabet[Int(rng.next() % UInt64(alphabet.count))] }
+                }
+            }
+            guard let m = JSONLayout.minified(text) else { continue }
+            minified += 1
+            let back = try? m.form.withUnsafeBytes { try JSONLayout.expand($0, layout: m.layout, size: text.count) }
+            #expect(
+                back == text,
+                "\(String(decoding: text, as: UTF8.self).debugDescription) form \(String(decoding: m.form, as: UTF8.self).debugDescription) layout \(m.layout)")
+        }
+        #expect(minified > 1_000)
+    }
+
     /// A damaged form or size is an error, never a trap, whatever the bytes.
     @Test func aDamagedFormIsAnError() {
         var rng = SplitMix64(seed: 3)

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The whitespace of pretty-printed JSON, taken out of a body before it is stored and put back
 /// when it is read (``BlobCodec`` codec 5).
 ///
@@ -21,7 +23,9 @@ enum JSONLayout {
     static let finalNewline: UInt8 = 0x20
 
     /// The body without its layout, and the layout byte that puts it back; nil when the body is
-    /// not JSON laid out this way (checked by putting the layout back and comparing).
+    /// not JSON laid out this way. One pass: whitespace is taken out only where ``expand(_:layout:size:)``
+    /// puts it back (a newline and the indent after an opening bracket and a comma and before a
+    /// closing one, a space after a colon, a final newline), and anywhere else it is not laid out.
     static func minified(_ body: [UInt8]) -> (form: [UInt8], layout: UInt8)? {
         body.withUnsafeBytes { b -> (form: [UInt8], layout: UInt8)? in
             // Pretty-printed: an object or array whose first member starts on the next line.
@@ -32,39 +36,95 @@ enum JSONLayout {
             while 2 + width < b.count, b[2 + width] == unit { width += 1 }
             guard width <= Int(widthMask) else { return nil }
             var layout = UInt8(width) | (unit == UInt8(ascii: "\t") ? tab : 0)
-            if b[b.count - 1] == UInt8(ascii: "\n") { layout |= finalNewline }
+            let end = b.count - (b[b.count - 1] == UInt8(ascii: "\n") ? 1 : 0)
+            if end < b.count { layout |= finalNewline }
+            var laidOut = true
             let form = [UInt8](unsafeUninitializedCapacity: b.count) { out, count in
                 var n = 0
                 var i = 0
-                while i < b.count {
+                var level = 0
+                // A newline and `level` indents at `i`, skipped.
+                func newline(_ level: Int) -> Bool {
+                    let indent = level * width
+                    guard i + 1 + indent <= end, b[i] == UInt8(ascii: "\n") else { return false }
+                    for k in (i + 1)..<(i + 1 + indent) where b[k] != unit { return false }
+                    i += 1 + indent
+                    return true
+                }
+                scan: while i < end {
                     let c = b[i]
-                    i += 1
-                    if c == UInt8(ascii: " ") || c == UInt8(ascii: "\n") || c == UInt8(ascii: "\t") || c == UInt8(ascii: "\r") { continue }
-                    out[n] = c
-                    n += 1
-                    guard c == UInt8(ascii: "\"") else { continue }
-                    // A string, whitespace and all, to its closing quote.
-                    while i < b.count {
-                        let s = b[i]
-                        out[n] = s
+                    switch c {
+                    case UInt8(ascii: "\""):
+                        let close = closingQuote(b, from: i + 1, end: end)
+                        memcpy(out.baseAddress! + n, b.baseAddress! + i, close - i)
+                        n += close - i
+                        i = close
+                    case UInt8(ascii: "{"), UInt8(ascii: "["):
+                        out[n] = c
                         n += 1
                         i += 1
-                        if s == UInt8(ascii: "\"") { break }
-                        if s == UInt8(ascii: "\\"), i < b.count {
-                            out[n] = b[i]
+                        if i < end, b[i] == c + 2 {
+                            out[n] = c + 2
                             n += 1
                             i += 1
+                        } else {
+                            level += 1
+                            guard newline(level) else { laidOut = false; break scan }
                         }
+                    case UInt8(ascii: ","):
+                        out[n] = c
+                        n += 1
+                        i += 1
+                        guard newline(level) else { laidOut = false; break scan }
+                    case UInt8(ascii: ":"):
+                        out[n] = c
+                        n += 1
+                        i += 1
+                        guard i < end, b[i] == UInt8(ascii: " ") else { laidOut = false; break scan }
+                        i += 1
+                    case UInt8(ascii: "\n"):
+                        // Only before the closing bracket of what is open, and has a member (an
+                        // empty one is laid out `[]`).
+                        guard level > 0, out[n - 1] != UInt8(ascii: "{"), out[n - 1] != UInt8(ascii: "["), newline(level - 1), i < end,
+                            b[i] == UInt8(ascii: "}") || b[i] == UInt8(ascii: "]")
+                        else {
+                            laidOut = false
+                            break scan
+                        }
+                        level -= 1
+                        out[n] = b[i]
+                        n += 1
+                        i += 1
+                    case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "}"), UInt8(ascii: "]"):
+                        // Whitespace the layout does not put there, or a bracket closed on the
+                        // line of its last member.
+                        laidOut = false
+                        break scan
+                    default:
+                        out[n] = c
+                        n += 1
+                        i += 1
                     }
                 }
                 count = n
             }
-            // Only a layout that gives the body back exactly.
-            guard let expanded = try? form.withUnsafeBytes({ try expand($0, layout: layout, size: b.count) }),
-                expanded.withUnsafeBytes({ $0.elementsEqual(b) })
-            else { return nil }
-            return (form, layout)
+            return laidOut ? (form, layout) : nil
         }
+    }
+
+    /// The index just past the quote that closes the string whose text starts at `from` (one not
+    /// escaped by an odd run of backslashes), or `end` when none does.
+    private static func closingQuote(_ b: UnsafeRawBufferPointer, from: Int, end: Int) -> Int {
+        var k = from
+        while k < end {
+            guard let hit = memchr(b.baseAddress! + k, Int32(UInt8(ascii: "\"")), end - k) else { return end }
+            let q = UnsafeRawPointer(hit) - b.baseAddress!
+            var slashes = 0
+            while q - 1 - slashes >= from, b[q - 1 - slashes] == UInt8(ascii: "\\") { slashes += 1 }
+            if slashes % 2 == 0 { return q + 1 }
+            k = q + 1
+        }
+        return end
     }
 
     /// `form` with the layout put back: `size` bytes, or an error when they would be more or
@@ -74,71 +134,69 @@ enum JSONLayout {
         let unit = layout & tab != 0 ? UInt8(ascii: "\t") : UInt8(ascii: " ")
         var failed = false
         let body = [UInt8](unsafeUninitializedCapacity: size) { out, count in
+            let o = UnsafeMutableRawBufferPointer(out)
             var n = 0
             var level = 0
             var i = 0
             func newline() -> Bool {
                 let indent = level * width
                 guard n + 1 + indent <= size else { return false }
-                out[n] = UInt8(ascii: "\n")
-                n += 1
-                for k in 0..<indent { out[n + k] = unit }
-                n += indent
+                o[n] = UInt8(ascii: "\n")
+                if indent > 0 { memset(o.baseAddress! + n + 1, Int32(unit), indent) }
+                n += 1 + indent
                 return true
             }
             scan: while i < form.count {
                 let c = form[i]
-                i += 1
                 guard n < size else { failed = true; break }
-                out[n] = c
-                n += 1
                 switch c {
                 case UInt8(ascii: "\""):
-                    while i < form.count {
-                        let s = form[i]
-                        i += 1
-                        guard n < size else { failed = true; break scan }
-                        out[n] = s
-                        n += 1
-                        if s == UInt8(ascii: "\"") { break }
-                        if s == UInt8(ascii: "\\"), i < form.count {
-                            guard n < size else { failed = true; break scan }
-                            out[n] = form[i]
-                            n += 1
-                            i += 1
-                        }
-                    }
+                    let close = closingQuote(form, from: i + 1, end: form.count)
+                    guard n + close - i <= size else { failed = true; break scan }
+                    memcpy(o.baseAddress! + n, form.baseAddress! + i, close - i)
+                    n += close - i
+                    i = close
                 case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    o[n] = c
+                    n += 1
+                    i += 1
                     // An empty object or array stays on its line.
                     if i < form.count, form[i] == c + 2 {
                         guard n < size else { failed = true; break scan }
-                        out[n] = c + 2
+                        o[n] = c + 2
                         n += 1
                         i += 1
-                        continue
+                    } else {
+                        level += 1
+                        guard newline() else { failed = true; break scan }
                     }
-                    level += 1
-                    guard newline() else { failed = true; break scan }
                 case UInt8(ascii: "}"), UInt8(ascii: "]"):
                     guard level > 0 else { failed = true; break scan }
                     level -= 1
-                    n -= 1
                     guard newline(), n < size else { failed = true; break scan }
-                    out[n] = c
+                    o[n] = c
                     n += 1
+                    i += 1
                 case UInt8(ascii: ","):
+                    o[n] = c
+                    n += 1
+                    i += 1
                     guard newline() else { failed = true; break scan }
                 case UInt8(ascii: ":"):
-                    guard n < size else { failed = true; break scan }
-                    out[n] = UInt8(ascii: " ")
-                    n += 1
+                    guard n + 2 <= size else { failed = true; break scan }
+                    o[n] = c
+                    o[n + 1] = UInt8(ascii: " ")
+                    n += 2
+                    i += 1
                 default:
-                    break
+                    o[n] = c
+                    n += 1
+                    i += 1
                 }
             }
             if !failed, layout & finalNewline != 0 {
                 if n < size {
-                    out[n] = UInt8(ascii: "\n")
+                    o[n] = UInt8(ascii: "\n")
                     n += 1
                 } else {
                     failed = true
