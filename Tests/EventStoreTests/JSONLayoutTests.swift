@@ -104,6 +104,9 @@ import Testing
         ]
         for text in others { #expect(JSONLayout.minified(Self.bytes(text)) == nil, "\(text.prefix(40))") }
         #expect(JSONLayout.minified(Self.bytes(pretty)) != nil)
+        // A body too large to lay out again within a read's bound is left as it is.
+        let large = Value.list((0..<4_000).map { i in .object([("id", .number(i)), ("text", .text(String(repeating: "x", count: 90)))]) }).pretty()
+        #expect(large.utf8.count > JSONLayout.largest && JSONLayout.minified(Self.bytes(large)) == nil)
     }
 
     /// Whatever a text is, when it is minified the layout gives it back exactly: pretty texts
