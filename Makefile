@@ -4,7 +4,7 @@ APT_PACKAGES = pkg-config liblmdb-dev libcurl4-openssl-dev libzstd-dev zlib1g-de
 SWIFT ?= swift
 STRATA := .build/debug/strata
 
-.PHONY: deps build release format test demo bench bench-package bench-targets bench-serve bench-traffic bench-history bench-history-real bench-start bench-teamlog bench-expressions bench-ui bench-ui-peer stress coverage clean
+.PHONY: deps build release format test demo bench bench-package bench-targets bench-serve bench-traffic bench-history bench-history-real bench-layout bench-start bench-teamlog bench-expressions bench-ui bench-ui-peer stress coverage clean
 
 ## Install missing Debian packages (as root), or print the command to run.
 deps:
@@ -217,6 +217,24 @@ bench-history-real: deps
 	  Benchmarks/scripts/history-size.sh .build/release/strata $(HISTORY_RUNS) $(HISTORY_REAL_VERSIONS)
 	HISTORY_REPO=.build/history/outages HISTORY_FILE=outages.json HISTORY_ID=F_OUTAGE_ID \
 	  Benchmarks/scripts/history-size.sh .build/release/strata $(HISTORY_RUNS) $(HISTORY_REAL_VERSIONS)
+
+## What body layouts with a read bounded as the store's allow, outside Strata, on the four
+## histories (docs/benchmarks.md): Benchmarks/scripts/layout-bounds.py (zstandard, pip, in
+## Benchmarks/.venv) on `make bench-history`'s two generated histories and the clones of
+## `make bench-history-real`.
+bench-layout: deps
+	@python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }
+	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
+	@Benchmarks/.venv/bin/python -c 'import zstandard' 2>/dev/null || Benchmarks/.venv/bin/pip install -q zstandard
+	@mkdir -p .build/history
+	@[ -d .build/history/fires ] || git clone -q --bare $(HISTORY_FIRES) .build/history/fires
+	@[ -d .build/history/outages ] || git clone -q --bare $(HISTORY_OUTAGES) .build/history/outages
+	@work=$$(mktemp -d) && trap 'rm -rf "$$work"' EXIT && py=Benchmarks/.venv/bin/python && bounds=Benchmarks/scripts/layout-bounds.py && \
+	  for shape in pages items; do python3 Benchmarks/scripts/scraping-history.py "$$work/$$shape" --versions $(HISTORY_VERSIONS) --shape $$shape >/dev/null; done && \
+	  $$py $$bounds "$$work/pages" items.json --items items --versions $(HISTORY_VERSIONS) && \
+	  $$py $$bounds "$$work/items" items.json --versions $(HISTORY_VERSIONS) && \
+	  $$py $$bounds .build/history/fires incidents.json --items Incidents --id UniqueId --versions $(HISTORY_REAL_VERSIONS) && \
+	  $$py $$bounds .build/history/outages outages.json --id F_OUTAGE_ID --versions $(HISTORY_REAL_VERSIONS)
 
 ## The expression language (docs/benchmarks.md): a range and a facet through the indexes on 1,000
 ## and 200,000 items, a scan beside them, and `changes --when` over 1,000,000 item versions.
