@@ -28,6 +28,20 @@ import Testing
         return o
     }
 
+    /// The `bodies` rows as stored: seq → row.
+    static func bodyRows(_ store: EventStore) throws -> [UInt64: [UInt8]] {
+        try store.environment.read { txn in
+            var out: [UInt64: [UInt8]] = [:]
+            let c = try txn.cursor(store.schema.bodies)
+            var e = try c.first()
+            while let row = e {
+                out[UInt64(bigEndianBytes: row.key)] = [UInt8](row.value)
+                e = try c.next()
+            }
+            return out
+        }
+    }
+
     /// The `bodies` rows: seq → (codec, base, depth).
     static func rows(_ store: EventStore) throws -> [UInt64: (codec: UInt8, base: UInt64?, depth: Int)] {
         try store.environment.read { txn in
@@ -101,19 +115,7 @@ import Testing
         _ = try await batched.append(versions.indices.flatMap(events))
         let single = try await EventStore.open(at: makeTempDir(), projections: [], options: Self.options(keyframeInterval: 6))
         for k in versions.indices { _ = try await single.append(events(k)) }
-        func stored(_ store: EventStore) throws -> [UInt64: [UInt8]] {
-            try store.environment.read { txn in
-                var out: [UInt64: [UInt8]] = [:]
-                let c = try txn.cursor(store.schema.bodies)
-                var e = try c.first()
-                while let row = e {
-                    out[UInt64(bigEndianBytes: row.key)] = [UInt8](row.value)
-                    e = try c.next()
-                }
-                return out
-            }
-        }
-        let (a, b) = (try stored(batched), try stored(single))
+        let (a, b) = (try Self.bodyRows(batched), try Self.bodyRows(single))
         #expect(a.count == 18, "two repeated versions store nothing")
         #expect(a.keys.sorted() == b.keys.sorted())
         for seq in a.keys.sorted() {
@@ -397,14 +399,19 @@ import Testing
         #expect(DeltaChains.lineage(of: event("https://api.test/a@b:c", commit: nil)) != DeltaChains.lineage(of: event("https://api.test/a:c", commit: nil)))
     }
 
-    /// Every flipped bit of a delta row (its seal, base, depth or frame) is reported by
-    /// `verify`, and a read of it fails instead of returning other bytes.
-    @Test func everyFlippedByteOfADeltaIsReported() async throws {
+    /// Every flipped bit of a delta row (its seal, base, depth or frame; and for a pretty-printed
+    /// body's codec 5 row, its layout and size too) is reported by `verify`, and a read of it
+    /// fails instead of returning other bytes.
+    @Test(arguments: [false, true])
+    func everyFlippedByteOfADeltaIsReported(pretty: Bool) async throws {
         let store = try await EventStore.open(at: makeTempDir(), projections: [], options: testOptions())
-        for v in 0..<3 { _ = try await store.append(Self.page(v)) }
+        for v in 0..<3 {
+            _ = try await store.append(
+                pretty ? JSONLayoutTests.event("v\(v)", JSONLayoutTests.bytes(JSONLayoutTests.version(v).pretty())) : Self.page(v))
+        }
         let env = store.environment, bodies = store.schema.bodies
         let original = try env.read { txn in [UInt8](try #require(try txn.get(bodies, key: UInt64(3).bigEndianBytes))) }
-        #expect(original.first == BlobCodec.delta)
+        #expect(original.first == (pretty ? BlobCodec.laidOut : BlobCodec.delta))
         var rng = SplitMix64(seed: 7)
         for index in 0..<original.count {
             var damaged = original
