@@ -8,7 +8,8 @@ import LMDB
 /// ``keyframeInterval`` − 1 deltas deep, so a read decodes at most that many frames. A new chain
 /// starts from the lineage's anchor (its last body stored whole) when that costs less than half a
 /// keyframe, else it is a keyframe and the new anchor; a large delta is tried again against the
-/// version before the last (the way back from an odd version).
+/// version before the last (the way back from an odd version). Deltas are made between stored
+/// forms: a pretty-printed JSON body's is its minified form (codec 5, ``JSONLayout``).
 ///
 /// The `lineage` table maps the first 16 bytes of the lineage's SHA-256 (``lineage(stream:type:metadata:)``) to its last
 /// stored body: `u64be seq | varint depth | 8 bytes of the body's SHA-256`, then its anchor's
@@ -20,7 +21,7 @@ import LMDB
 /// fetch of many URLs each seen once (the details of a list) keeps none of their bodies alive
 /// (a fetch of 2,000 details of 4 KB: 12 MB less resident, 2,000 fewer page faults).
 /// A body's delta frame against the body it is expected to follow in its lineage
-/// (``DeltaChains/row(for:hash:whole:seq:lineage:schema:txn:context:speculative:)``).
+/// (``DeltaChains/row(for:laidOut:hash:whole:seq:lineage:schema:txn:context:speculative:)``).
 struct SpeculativeDelta: Sendable {
     /// The SHA-256 of the base body.
     var baseHash: [UInt8]

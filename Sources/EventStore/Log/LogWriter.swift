@@ -590,7 +590,7 @@ struct PreparedBody: Sendable {
     /// Whether the store held the body when it was prepared.
     var isStored: Bool
     /// The body compressed on its own; nil when stored, or when its delta was small enough not
-    /// to need it (``DeltaChains/row(for:hash:whole:seq:lineage:schema:txn:context:speculative:)``
+    /// to need it (``DeltaChains/row(for:laidOut:hash:whole:seq:lineage:schema:txn:context:speculative:)``
     /// compresses it then only if it must).
     var encoded: [UInt8]?
     /// The body minified, when it is pretty-printed JSON and not stored yet (``JSONLayout``):
