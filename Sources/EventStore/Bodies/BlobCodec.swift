@@ -111,7 +111,7 @@ enum BlobCodec {
     /// zstd error or (with `checkSeal`, as `verify` does) a seal that does not match the frame.
     /// A delta (codec 4) needs `bases`, which reads and decodes the body it was made against.
     static func decode(_ stored: UnsafeRawBufferPointer, context: ZstdContext? = nil, checkSeal: Bool = false, bases: DeltaBases? = nil) throws -> [UInt8] {
-        try laidOut(stored, form: decodeForm(inner(stored), context: context, checkSeal: checkSeal, bases: bases))
+        try body(of: stored, form: decodeForm(stored, context: context, checkSeal: checkSeal, bases: bases))
     }
 
     /// Decodes a row to its stored form: the body, or for codec 5 its minified form (what a
@@ -147,7 +147,7 @@ enum BlobCodec {
 
     /// The body of a row whose stored form is `form`: the form itself, or for codec 5 the form
     /// with its layout put back.
-    static func laidOut(_ stored: UnsafeRawBufferPointer, form: [UInt8]) throws -> [UInt8] {
+    static func body(of stored: UnsafeRawBufferPointer, form: [UInt8]) throws -> [UInt8] {
         guard stored.first == laidOut else { return form }
         var r = ByteReader(stored)
         _ = try r.u8()
@@ -162,11 +162,11 @@ enum BlobCodec {
     /// a body that leaves the store (``PortableBody``) is encoded without it.
     static func encodeBody(_ body: [UInt8], form: (form: [UInt8], layout: UInt8)?, context: ZstdContext, level: Int32 = level) -> [UInt8] {
         guard let form else { return encode(body, context: context, level: level) }
-        return laidOut(encode(form.form, context: context, level: level), layout: form.layout, size: body.count)
+        return laidOutRow(encode(form.form, context: context, level: level), layout: form.layout, size: body.count)
     }
 
     /// `row`, a row of a body's minified form, inside codec 5.
-    static func laidOut(_ row: [UInt8], layout: UInt8, size: Int) -> [UInt8] {
+    static func laidOutRow(_ row: [UInt8], layout: UInt8, size: Int) -> [UInt8] {
         var w = ByteWriter(capacity: row.count + 12)
         w.u8(laidOut)
         w.u8(layout)
@@ -361,7 +361,7 @@ final class DeltaBases {
     /// Decodes the row stored under `seq`, remembering its stored form for the deltas made
     /// against it.
     func decode(_ row: UnsafeRawBufferPointer, seq: UInt64, context: ZstdContext?, checkSeal: Bool = false) throws -> [UInt8] {
-        try BlobCodec.laidOut(row, form: form(row, seq: seq, context: context, checkSeal: checkSeal))
+        try BlobCodec.body(of: row, form: form(row, seq: seq, context: context, checkSeal: checkSeal))
     }
 
     /// The stored form of the row stored under `seq` (``BlobCodec/decodeForm(_:context:checkSeal:bases:)``),

@@ -201,7 +201,7 @@ public final class DeltaChains {
                 }
             }
         }
-        if isDelta, let laidOut { chosen = BlobCodec.laidOut(chosen, layout: laidOut.layout, size: body.count) }
+        if isDelta, let laidOut { chosen = BlobCodec.laidOutRow(chosen, layout: laidOut.layout, size: body.count) }
         var w = ByteWriter(capacity: 40)
         w.u64(seq)
         w.varint(depth)
@@ -264,7 +264,7 @@ public final class DeltaChains {
     ) throws -> [UInt8]? {
         guard let row = try BlobCodec.stored(seq: base.seq, bodies: schema.bodies, in: txn), !BlobCodec.isDelta(row) else { return nil }
         let form = try BlobCodec.decodeForm(row, context: context)
-        guard Hashing.sha256(try BlobCodec.laidOut(row, form: form), prefix: 8) == base.hash else { return nil }
+        guard Hashing.sha256(try BlobCodec.body(of: row, form: form), prefix: 8) == base.hash else { return nil }
         return BlobCodec.encodeDelta(content, base: form, baseSeq: base.seq, depth: depth, context: context, level: Self.keyframeLevel)
     }
 
@@ -295,7 +295,7 @@ public final class DeltaChains {
         if let r = remembered[lineage], r.seq == last.seq, r.hash.elementsEqual(last.hash) { return r.body }
         guard let row = try BlobCodec.stored(seq: last.seq, bodies: schema.bodies, in: txn) else { return nil }
         let form = try DeltaBases(bodies: schema.bodies, txn: txn).form(row, seq: last.seq, context: context)
-        return Hashing.sha256(try BlobCodec.laidOut(row, form: form), prefix: 8) == last.hash ? form : nil
+        return Hashing.sha256(try BlobCodec.body(of: row, form: form), prefix: 8) == last.hash ? form : nil
     }
 
     private func remember(_ lineage: [UInt8], seq: UInt64, hash: ArraySlice<UInt8>, body: [UInt8]) {
