@@ -266,4 +266,36 @@ import Testing
             #expect(throws: EventStoreError.self) { try damaged.withUnsafeBytes { try CompressedValue.decode($0) } }
         }
     }
+
+    /// A value compressed against an anchor: read back with it, the form alone when that is
+    /// smaller, damage (of the value, its anchor, or an anchor that names one) an error.
+    @Test func valuesAgainstAnAnchorReadBack() throws {
+        func shape(_ extra: Int) -> [UInt8] { Array(((0..<40).map { "\"items[].field\($0)\tstring\"," } + ["\"extra\(extra)\""]).joined().utf8) }
+        let anchor = CompressedValue.encode(shape(0))
+        let name = bytes("first")
+        let lookup: ([UInt8]) -> [UInt8]? = { $0 == name ? anchor : nil }
+        let value = CompressedValue.encode(shape(1), against: (name, shape(0)))
+        #expect(value.first == 2 && value.count * 4 < anchor.count)
+        #expect(try value.withUnsafeBytes { try CompressedValue.decode($0, anchor: lookup) } == shape(1))
+        #expect(try value.withUnsafeBytes { try CompressedValue.size($0) } == shape(1).count)
+        // Unlike the anchor: as if alone.
+        var rng = SplitMix64(seed: 9)
+        let noise = (0..<300).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        #expect(CompressedValue.encode(noise, against: (name, shape(0))) == CompressedValue.encode(noise))
+        // Without the anchor, or with a damaged one, or one against an anchor itself.
+        #expect(throws: EventStoreError.self) { try value.withUnsafeBytes { try CompressedValue.decode($0) } }
+        #expect(throws: EventStoreError.self) { try value.withUnsafeBytes { try CompressedValue.decode($0, anchor: { _ in nil }) } }
+        for bad in [Array(anchor.dropLast(2)), value] {
+            #expect(throws: EventStoreError.self) { try value.withUnsafeBytes { try CompressedValue.decode($0, anchor: { _ in bad }) } }
+        }
+        // Every flipped byte of the value: an error or other bytes, never a trap (the frame has
+        // bits a decoder ignores; `verify` finds a projection's damage against a rebuild).
+        var found = 0
+        for i in value.indices {
+            var flipped = value
+            flipped[i] ^= 0x5A
+            if (try? flipped.withUnsafeBytes { try CompressedValue.decode($0, anchor: lookup) }) != shape(1) { found += 1 }
+        }
+        #expect(found * 10 >= value.count * 8, "\(found) of \(value.count) flipped bytes found")
+    }
 }

@@ -139,4 +139,55 @@ import Testing
         try store.environment.write { txn in _ = try txn.put(db, key: open.key, value: bad) }
         await #expect(throws: EventStoreError.self) { _ = try await tables.fields(source: "fields", asOf: passes.last!) }
     }
+
+    /// A source's shapes after its first new one are stored against it (the anchor): a few
+    /// dozen bytes each instead of hundreds, read back as they were; a damaged anchor, or one
+    /// that is gone, is an error when a shape stored against it is read. The items are records
+    /// of 30 fields and some of 10 optional ones, so most items have a shape of their own.
+    @Test func shapesAreStoredAgainstTheSourcesAnchor() async throws {
+        let store = try await makeStore()
+        try await importVersions(store, Self.source, versions: 30, batch: 10) { v in
+            var random = SplitMix64(seed: UInt64(v))
+            let items = (1...20).map { i -> JSONValue in
+                var item: [String: JSONValue] = ["id": .number(String(i))]
+                for f in 0..<30 { item["field\(f)"] = .string("v\(v)") }
+                for f in 0..<10 where random.next() % 2 == 0 { item["optional\(f)"] = .number(String(f)) }
+                return .object(item)
+            }
+            return JSONValue.object(["items": .array(items)]).canonicalBytes
+        }
+        let db = try store.tables(of: "schema")[SchemaProjection.shapes]
+        let rows = try await schemaRows(store, SchemaProjection.shapes)
+        let anchorKey = Array((SchemaProjection.anchorPrefix + Self.source.name).utf8)
+        let anchorRef = try #require(rows.first { $0.key == anchorKey }?.value)
+        let anchor = try #require(rows.first { $0.key == Array(anchorRef.hex.utf8) })
+        #expect(anchor.value.first == 1)
+        let shapes = rows.filter { $0.key != anchorKey }
+        var alone = 0, stored = 0, anchored = 0
+        let tables = try store.tables(of: "schema")
+        for row in shapes {
+            let ref = String(decoding: row.key, as: UTF8.self)
+            let shape = try await store.read { txn in try SchemaProjection.stored(DocumentReader(transaction: txn, tables: tables), ref: ref) }
+            let json = shape.json.canonicalBytes
+            #expect(Hashing.sha256(json, prefix: 16).hex == ref)
+            alone += CompressedValue.encode(json).count
+            stored += row.value.count
+            if row.value.first == 2 { anchored += 1 }
+        }
+        #expect(shapes.count > 100 && anchored == shapes.count - 1, "\(anchored) of \(shapes.count) shapes against the anchor")
+        #expect(stored * 2 < alone, "\(stored) bytes stored, \(alone) compressed alone")
+
+        let other = try #require(shapes.first { $0.value.first == 2 })
+        let ref = String(decoding: other.key, as: UTF8.self)
+        let read = { try await store.read { txn in try SchemaProjection.stored(DocumentReader(transaction: txn, tables: tables), ref: ref) } }
+        // The anchor's frame cut short, then stored against another anchor, then gone.
+        for damaged in [Array(anchor.value.dropLast(3)), other.value, nil] {
+            try store.environment.write { txn in
+                if let damaged { _ = try txn.put(db, key: anchor.key, value: damaged) } else { _ = try txn.delete(db, key: anchor.key) }
+            }
+            await #expect(throws: (any Error).self) { _ = try await read() }
+        }
+        try store.environment.write { txn in _ = try txn.put(db, key: anchor.key, value: anchor.value) }
+        _ = try await read()
+    }
 }
