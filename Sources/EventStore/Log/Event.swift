@@ -22,6 +22,12 @@ public struct NewEvent: Sendable {
     /// already worked it out while checking the body (the fetch path does): a projection storing
     /// the body as a document then uses it instead of canonicalizing again.
     package var canonicalPayload: [UInt8]?
+    /// Values the projections would work out from this event (``ProjectionContext/shared(_:_:_:)``),
+    /// worked out already by the caller from `payload` off the writer thread (an import's items,
+    /// found while checking each snapshot): the writer hands them to the fold instead of it
+    /// working them out again. Each must be what the fold's `make` gives for the event; a rebuild
+    /// works them out.
+    package var shared: [SharedValue] = []
     /// The payload is what an erasure left of a body this store never held: it is stored under
     /// the original's digest, as the node that erased it holds it, with its `rewritten` row
     /// (``ErasedForm``), so both nodes hold the same envelope and fold the same projections.
@@ -40,6 +46,19 @@ public struct NewEvent: Sendable {
         self.metadata = metadata
         self.payload = payload
         self.payloadReference = payloadReference
+    }
+}
+
+/// A value of ``NewEvent/shared``: `kind` as the projections name it, and its size in bytes.
+package struct SharedValue: Sendable {
+    package var kind: String
+    package var value: any Sendable
+    package var bytes: Int
+
+    package init(kind: String, value: any Sendable, bytes: Int) {
+        self.kind = kind
+        self.value = value
+        self.bytes = bytes
     }
 }
 

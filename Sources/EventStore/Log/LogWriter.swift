@@ -81,6 +81,11 @@ actor LogWriter {
                 guard !fresh.isEmpty else { return outcomes }
                 let recorded = try writeFresh(fresh, of: prep, firstNew: firstNew, head: &head, counters: &counters, payloads: payloads, txn)
                 try counters.write(txn, schema)
+                for (k, f) in fresh.enumerated() {
+                    for v in batch[f.index].shared {
+                        payloads.shared.keep(SharedValues.Key(seq: firstNew + UInt64(k), kind: v.kind), v.value, bytes: v.bytes)
+                    }
+                }
                 try applyProjections(recorded, from: firstNew, payloads: payloads, txn: txn, direct: direct)
                 return outcomes
             }

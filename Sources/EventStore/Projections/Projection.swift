@@ -202,14 +202,18 @@ final class SharedValues {
     func value<T>(_ key: Key, _ make: () throws -> (value: T, bytes: Int)) throws -> T {
         if let held = values[key], let value = held.value as? T { return value }
         let made = try make()
-        values[key] = (made.value, made.bytes)
-        order.append(key)
-        bytes += made.bytes
+        keep(key, made.value, bytes: made.bytes)
+        return made.value
+    }
+
+    /// Holds `value` under `key`, as if a projection had worked it out (``NewEvent/shared``).
+    func keep(_ key: Key, _ value: Any, bytes count: Int) {
+        if values.updateValue((value, count), forKey: key) == nil { order.append(key) }
+        bytes += count
         while bytes > Self.budget, first < order.count - 1 {
             if let gone = values.removeValue(forKey: order[first]) { bytes -= gone.bytes }
             first += 1
         }
-        return made.value
     }
 }
 

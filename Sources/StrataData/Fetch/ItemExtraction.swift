@@ -73,15 +73,10 @@ public struct ItemExtraction: Sendable {
         return (doc, out)
     }
 
-    /// Checks a list body as ``items(in:url:)`` does — the same answer, the same error — without
-    /// building its tree: what an import does with every snapshot before it is stored.
-    public func check(_ body: [UInt8], url: String) throws(FetchError) {
-        if scan(body) == nil { _ = try items(in: body, url: url) }
-    }
-
     /// The items of a list body, in order, keyed by id, each as its canonical JSON: the answer of
     /// ``items(in:url:)`` (and its errors) with each item's `canonicalBytes`, worked out from the
-    /// text with no tree when the body is ordinary.
+    /// text with no tree when the body is ordinary. An import checks every snapshot with it
+    /// before it is stored.
     public func canonicalItems(in body: [UInt8], url: String) throws(FetchError) -> [(key: String, canonical: [UInt8])] {
         if let spans = scan(body) {
             let items: [(key: String, canonical: [UInt8])]? = body.withUnsafeBytes { raw in
@@ -102,11 +97,23 @@ public struct ItemExtraction: Sendable {
     /// projection that folds the page (the items, the schema).
     static func pageItems(_ event: RecordedEvent, body: [UInt8], _ ctx: ProjectionContext) throws -> [(key: String, canonical: [UInt8])] {
         let extraction = ItemExtraction(metadataOf: event)
-        let kind = "page-items\u{0}\(extraction.itemsPath ?? "")\u{0}\(extraction.idPaths.joined(separator: ","))"
-        return try ctx.shared(event, kind) {
+        return try ctx.shared(event, extraction.sharedKind) {
             let items = try extraction.canonicalItems(in: body, url: event[metadata: "url"] ?? "")
-            return (items, items.reduce(0) { $0 + $1.key.utf8.count + $1.canonical.count + 48 })
+            return (items, Self.size(of: items))
         }
+    }
+
+    /// `items`, the ``canonicalItems(in:url:)`` of a page event's body worked out before it is
+    /// appended, for ``pageItems(_:body:_:)`` to take instead of working them out on the
+    /// writer's thread (``NewEvent/shared``).
+    package func shared(_ items: [(key: String, canonical: [UInt8])]) -> SharedValue {
+        SharedValue(kind: sharedKind, value: items, bytes: Self.size(of: items))
+    }
+
+    private var sharedKind: String { "page-items\u{0}\(itemsPath ?? "")\u{0}\(idPaths.joined(separator: ","))" }
+
+    private static func size(of items: [(key: String, canonical: [UInt8])]) -> Int {
+        items.reduce(0) { $0 + $1.key.utf8.count + $1.canonical.count + 48 }
     }
 
     /// The ids and byte ranges of the items of an ordinary list body: valid JSON, the items where

@@ -93,12 +93,15 @@ extension Fetcher {
             if try await restateNewestObservation(source, run: run) { summary.backfilled = true }
         }
         for try await var snapshot in snapshots {
+            // Worked out here, beside the reads of the history, and handed to the fold: it was a
+            // fifth of the writer thread's time (NewEvent.shared).
+            let items: [(key: String, canonical: [UInt8])]
             do {
                 guard !snapshot.body.isEmpty else {
                     throw FetchError(code: .malformedJSON, message: "the snapshot is empty", url: snapshot.url)
                 }
                 snapshot.body = try context.gate.list(snapshot.body, items: source.items, url: snapshot.url)
-                try extraction.check(snapshot.body, url: snapshot.url)
+                items = try extraction.canonicalItems(in: snapshot.body, url: snapshot.url)
             } catch {
                 try await recordFailure(
                     context, url: snapshot.url, stage: "import", error: error, attempt: 1, willRetry: false,
@@ -112,10 +115,10 @@ extension Fetcher {
             if snapshot.recordedAt != nil { meta.append(("backfill", "true")) }
             meta += snapshot.metadata
             let ids = snapshot.idempotencyKey.map { key in (Self.eventID(source.name, key, "page"), Self.eventID(source.name, key, "done")) }
-            batch.append(
-                NewEvent(
-                    id: ids?.0, type: DataEvents.pageFetched, recordedAt: snapshot.recordedAt, stream: source.name, metadata: meta,
-                    payload: snapshot.body))
+            var page = NewEvent(
+                id: ids?.0, type: DataEvents.pageFetched, recordedAt: snapshot.recordedAt, stream: source.name, metadata: meta, payload: snapshot.body)
+            page.shared = [extraction.shared(items)]
+            batch.append(page)
             var done = common(context) + [("pages", "1"), ("complete", "true"), ("import", "true")]
             if snapshot.recordedAt != nil { done.append(("backfill", "true")) }
             batch.append(
