@@ -8,6 +8,11 @@ public enum DocumentOperation: Sendable, Hashable {
     /// The document under `key` is now the JSON text `json`: canonicalized straight from the text
     /// (the tree is only built when the collection has indexes). Malformed text throws.
     case putJSON(collection: String, key: String, json: [UInt8])
+    /// The document under `key` is now `canonical`, a text as `JSONValue.canonicalize` gives it,
+    /// whose first 16 bytes of SHA-256 are `digest`: what a fold worked out once for several
+    /// projections (a page's items, for the items and the schema), so neither is done again.
+    /// Taken as given: the caller vouches for both.
+    case putCanonical(collection: String, key: String, canonical: [UInt8], digest: [UInt8])
     /// The present document under `key` is unchanged: it is only marked seen (for ``sweep``),
     /// as a put of the same document would; nothing when it is absent or removed. For an
     /// extractor that knows its document did not change without building it again.
@@ -27,6 +32,7 @@ public enum DocumentOperation: Sendable, Hashable {
         switch (a, b) {
         case let (.put(c1, k1, d1), .put(c2, k2, d2)): return c1 == c2 && k1 == k2 && d1 == d2
         case let (.putJSON(c1, k1, j1), .putJSON(c2, k2, j2)): return c1 == c2 && k1 == k2 && j1 == j2
+        case let (.putCanonical(c1, k1, j1, _), .putCanonical(c2, k2, j2, _)): return c1 == c2 && k1 == k2 && j1 == j2
         case let (.remove(c1, k1), .remove(c2, k2)): return c1 == c2 && k1 == k2
         case let (.seen(c1, k1), .seen(c2, k2)): return c1 == c2 && k1 == k2
         case let (.snapshot(c1, d1), .snapshot(c2, d2)):
@@ -46,6 +52,7 @@ public enum DocumentOperation: Sendable, Hashable {
         case let .index(c, p): h.combine(4); h.combine(c); h.combine(p)
         case let .putJSON(c, k, _): h.combine(5); h.combine(c); h.combine(k)
         case let .seen(c, k): h.combine(6); h.combine(c); h.combine(k)
+        case let .putCanonical(c, k, _, _): h.combine(7); h.combine(c); h.combine(k)
         }
     }
 }

@@ -130,6 +130,9 @@ public struct KeyedDocumentProjection: Projection {
                 try put(collection, key, canonical: document.canonicalBytes, document, event, context)
             case let .putJSON(collection, key, json):
                 try putJSON(collection, key, json, event, context)
+            case let .putCanonical(collection, key, canonical, digest):
+                try Self.validate(collection, key)
+                try put(collection, key, canonical: canonical, digest: digest, nil, event, context, whole: try context.isPayload(canonical, of: event))
             case let .remove(collection, key):
                 try Self.validate(collection, key)
                 try remove(collection, key, event, context)

@@ -63,7 +63,9 @@ public enum DataProjections {
             let overlay = PendingOverlay(context: ctx, source: source)
             // The usual page: each item's canonical text, with no tree (shared with the schema).
             if ignored == nil, restore == nil, try overlay.isEmpty() {
-                return try ItemExtraction.pageItems(event, body: body, ctx).map { .putJSON(collection: source, key: $0.key, json: $0.canonical) }
+                return try ItemExtraction.pageItems(event, body: body, ctx).map {
+                    .putCanonical(collection: source, key: $0.key, canonical: $0.canonical, digest: $0.digest)
+                }
             }
             var (_, items) = try ItemExtraction(metadataOf: event).items(in: body, url: url)
             try ignored?.keepUnchanged(&items)

@@ -93,27 +93,32 @@ public struct ItemExtraction: Sendable {
         return try items(in: body, url: url).items.map { ($0.key, $0.item.canonicalBytes) }
     }
 
-    /// ``canonicalItems(in:url:)`` of a page event's body, worked out once per batch for every
-    /// projection that folds the page (the items, the schema).
-    static func pageItems(_ event: RecordedEvent, body: [UInt8], _ ctx: ProjectionContext) throws -> [(key: String, canonical: [UInt8])] {
+    /// A page's items as the folds take them: each item's canonical JSON and its digest (the
+    /// first 16 bytes of its SHA-256), which the items projection compares with the present
+    /// version and the schema keeps.
+    typealias PageItems = [(key: String, canonical: [UInt8], digest: [UInt8])]
+
+    /// ``canonicalItems(in:url:)`` of a page event's body with their digests, worked out once
+    /// per batch for every projection that folds the page (the items, the schema).
+    static func pageItems(_ event: RecordedEvent, body: [UInt8], _ ctx: ProjectionContext) throws -> PageItems {
         let extraction = ItemExtraction(metadataOf: event)
         return try ctx.shared(event, extraction.sharedKind) {
-            let items = try extraction.canonicalItems(in: body, url: event[metadata: "url"] ?? "")
-            return (items, Self.size(of: items))
+            Self.withDigests(try extraction.canonicalItems(in: body, url: event[metadata: "url"] ?? ""))
         }
     }
 
     /// `items`, the ``canonicalItems(in:url:)`` of a page event's body worked out before it is
     /// appended, for ``pageItems(_:body:_:)`` to take instead of working them out on the
-    /// writer's thread (``NewEvent/shared``).
+    /// writer's thread (``NewEvent/shared``), digests too.
     package func shared(_ items: [(key: String, canonical: [UInt8])]) -> SharedValue {
-        SharedValue(kind: sharedKind, value: items, bytes: Self.size(of: items))
+        let (value, bytes) = Self.withDigests(items)
+        return SharedValue(kind: sharedKind, value: value, bytes: bytes)
     }
 
     private var sharedKind: String { "page-items\u{0}\(itemsPath ?? "")\u{0}\(idPaths.joined(separator: ","))" }
 
-    private static func size(of items: [(key: String, canonical: [UInt8])]) -> Int {
-        items.reduce(0) { $0 + $1.key.utf8.count + $1.canonical.count + 48 }
+    private static func withDigests(_ items: [(key: String, canonical: [UInt8])]) -> (value: PageItems, bytes: Int) {
+        (items.map { ($0.key, $0.canonical, Hashing.sha256($0.canonical, prefix: 16)) }, items.reduce(0) { $0 + $1.key.utf8.count + $1.canonical.count + 64 })
     }
 
     /// The ids and byte ranges of the items of an ordinary list body: valid JSON, the items where
