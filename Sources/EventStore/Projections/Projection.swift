@@ -208,7 +208,7 @@ final class SharedValues {
 
     /// Holds `value` under `key`, as if a projection had worked it out (``NewEvent/shared``).
     func keep(_ key: Key, _ value: Any, bytes count: Int) {
-        if values.updateValue((value, count), forKey: key) == nil { order.append(key) }
+        if let replaced = values.updateValue((value, count), forKey: key) { bytes -= replaced.bytes } else { order.append(key) }
         bytes += count
         while bytes > Self.budget, first < order.count - 1 {
             if let gone = values.removeValue(forKey: order[first]) { bytes -= gone.bytes }
