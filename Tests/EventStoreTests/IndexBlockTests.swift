@@ -299,3 +299,29 @@ import Testing
         #expect(found * 10 >= value.count * 8, "\(found) of \(value.count) flipped bytes found")
     }
 }
+
+/// ``SharedValues``: what the fold works out once per event and kind, and what an append hands
+/// it (``NewEvent/shared``), held within a budget of bytes, the oldest let go first.
+@Suite struct SharedValuesTests {
+    @Test func valuesAreHeldWithinTheBudget() throws {
+        let values = SharedValues()
+        let mib = 1 << 20
+        var made: [UInt64] = []
+        func read(_ seq: UInt64) throws -> String {
+            try values.value(SharedValues.Key(seq: seq, kind: "k")) { () -> (value: String, bytes: Int) in
+                made.append(seq)
+                return ("made \(seq)", mib)
+            }
+        }
+        // Handed twice under one key: the second replaces the first, and counts once.
+        values.keep(SharedValues.Key(seq: 1, kind: "k"), "handed", bytes: 40 * mib)
+        values.keep(SharedValues.Key(seq: 1, kind: "k"), "handed again", bytes: 40 * mib)
+        values.keep(SharedValues.Key(seq: 2, kind: "k"), "second", bytes: 20 * mib)
+        #expect(try read(1) == "handed again" && read(2) == "second" && made.isEmpty)
+        // Past the budget, the oldest goes and is worked out again when asked for.
+        values.keep(SharedValues.Key(seq: 3, kind: "k"), "third", bytes: 10 * mib)
+        #expect(try read(3) == "third" && made.isEmpty)
+        #expect(try read(1) == "made 1" && made == [1])
+        #expect(try read(2) == "second" && made == [1])
+    }
+}
