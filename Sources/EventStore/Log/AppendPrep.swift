@@ -28,6 +28,10 @@ final class AppendPrep: @unchecked Sendable {
     // Guarded by `condition`.
     private var results: [PreparedBody?]
     private var done: [Bool]
+    /// Each body's minified form (``JSONLayout``) once worked out, nil inside when it is not laid
+    /// out: the one event that needs it as a base while another thread prepares it reads it here
+    /// instead of minifying it a second time (a third of the minifying an import did).
+    private var layouts: [(form: [UInt8], layout: UInt8)??]
     private var next = 0
     private var helperRunning = false
 
@@ -49,6 +53,7 @@ final class AppendPrep: @unchecked Sendable {
         }
         results = Array(repeating: nil, count: batch.count)
         done = Array(repeating: false, count: batch.count)
+        layouts = Array(repeating: nil, count: batch.count)
     }
 
     /// Starts the helper on `thread` when the batch is worth a second core.
@@ -88,7 +93,7 @@ final class AppendPrep: @unchecked Sendable {
                         i,
                         PreparedBody(
                             payload, hash: hash, stored: stored, canonical: batch[i].canonicalPayload, type: batch[i].type,
-                            documentTypes: documentTypes, zstd: zstd, encode: bases[i] == nil), zstd: zstd))
+                            documentTypes: documentTypes, zstd: zstd, encode: bases[i] == nil, minify: { _ in self.layout(of: i) }), zstd: zstd))
             }
         }
     }
@@ -159,7 +164,7 @@ final class AppendPrep: @unchecked Sendable {
             i,
             PreparedBody(
                 payload, declaredHash: e.erasedForm?.original, canonical: e.canonicalPayload, type: e.type, documentTypes: documentTypes, zstd: zstd,
-                isStored: isStored, encode: bases[i] == nil),
+                isStored: isStored, encode: bases[i] == nil, minify: { _ in self.layout(of: i) }),
             zstd: zstd)
     }
 
@@ -190,8 +195,20 @@ final class AppendPrep: @unchecked Sendable {
         let known = done[j] ? results[j].flatMap { $0.isStored ? nil : $0 } : nil
         condition.unlock()
         if let known { return known.laidOut?.form ?? known.staged.body }
-        let payload = batch[j].payload!
-        return JSONLayout.minified(payload)?.form ?? payload
+        return layout(of: j)?.form ?? batch[j].payload!
+    }
+
+    /// Event `j`'s body minified (``JSONLayout/minified(_:)``), worked out once.
+    private func layout(of j: Int) -> (form: [UInt8], layout: UInt8)? {
+        condition.lock()
+        let known = layouts[j]
+        condition.unlock()
+        if let known { return known }
+        let made = JSONLayout.minified(batch[j].payload!)
+        condition.lock()
+        layouts[j] = .some(made)
+        condition.unlock()
+        return made
     }
 
     /// The hash of event `j`'s body: as prepared, when it is, else worked out.

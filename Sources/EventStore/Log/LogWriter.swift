@@ -609,22 +609,25 @@ struct PreparedBody: Sendable {
     /// `canonical`: the body's canonical form, when the caller already has it.
     init(
         _ body: [UInt8], declaredHash: [UInt8]? = nil, canonical: [UInt8]? = nil, type: String, documentTypes: Set<String>, zstd: ZstdContext,
-        isStored: ([UInt8]) -> Bool = { _ in false }, encode: Bool = true
+        isStored: ([UInt8]) -> Bool = { _ in false }, encode: Bool = true,
+        minify: ([UInt8]) -> (form: [UInt8], layout: UInt8)? = JSONLayout.minified
     ) {
         let hash = declaredHash ?? BlobCodec.hash(body)
-        self.init(body, hash: hash, stored: isStored(hash), canonical: canonical, type: type, documentTypes: documentTypes, zstd: zstd, encode: encode)
+        self.init(
+            body, hash: hash, stored: isStored(hash), canonical: canonical, type: type, documentTypes: documentTypes, zstd: zstd, encode: encode,
+            minify: minify)
     }
 
     /// `hash`: the body's; `stored`: whether the store holds it already (then it is not encoded).
     /// `encode`: false leaves `encoded` to the caller (``AppendPrep`` skips it for a body whose
-    /// delta is small).
+    /// delta is small). `minify`: ``JSONLayout/minified(_:)``, or where ``AppendPrep`` keeps it.
     init(
         _ body: [UInt8], hash: [UInt8], stored: Bool, canonical: [UInt8]?, type: String, documentTypes: Set<String>, zstd: ZstdContext,
-        encode: Bool = true
+        encode: Bool = true, minify: ([UInt8]) -> (form: [UInt8], layout: UInt8)? = JSONLayout.minified
     ) {
         self.hash = hash
         isStored = stored
-        laidOut = stored ? nil : JSONLayout.minified(body)
+        laidOut = stored ? nil : minify(body)
         encoded = stored || !encode ? nil : BlobCodec.encodeBody(body, form: laidOut, context: zstd)
         staged = StagedBody(body)
         guard documentTypes.contains(type) else { return }
