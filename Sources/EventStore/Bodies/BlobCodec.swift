@@ -134,27 +134,29 @@ enum BlobCodec {
 
     /// The row inside a codec 5 row, or the row itself.
     static func inner(_ stored: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
-        guard stored.first == laidOut else { return stored }
-        var r = ByteReader(stored)
-        _ = try r.u8()
-        _ = try r.u8()
-        _ = try r.varint()
-        let row = try r.slice(r.remaining)
-        // One layer: a form is never laid out again.
-        guard row.first != laidOut else { throw ByteReader.Truncated() }
-        return row
+        try laidOutParts(stored)?.row ?? stored
     }
 
     /// The body of a row whose stored form is `form`: the form itself, or for codec 5 the form
     /// with its layout put back.
     static func body(of stored: UnsafeRawBufferPointer, form: [UInt8]) throws -> [UInt8] {
-        guard stored.first == laidOut else { return form }
+        guard let parts = try laidOutParts(stored) else { return form }
+        guard parts.size <= 1 << 34 else { throw ByteReader.Truncated() }
+        return try form.withUnsafeBytes { try JSONLayout.expand($0, layout: parts.layout, size: Int(parts.size)) }
+    }
+
+    /// A codec 5 row's layout byte, the body's size and the row of its minified form (the reader
+    /// of what ``laidOutRow(_:layout:size:)`` writes); nil for a row of any other codec.
+    private static func laidOutParts(_ stored: UnsafeRawBufferPointer) throws -> (layout: UInt8, size: UInt64, row: UnsafeRawBufferPointer)? {
+        guard stored.first == laidOut else { return nil }
         var r = ByteReader(stored)
         _ = try r.u8()
         let layout = try r.u8()
-        let size = Int(try r.varint())
-        guard size <= 1 << 34 else { throw ByteReader.Truncated() }
-        return try form.withUnsafeBytes { try JSONLayout.expand($0, layout: layout, size: size) }
+        let size = try r.varint()
+        let row = try r.slice(r.remaining)
+        // One layer: a form is never laid out again.
+        guard row.first != laidOut else { throw ByteReader.Truncated() }
+        return (layout, size, row)
     }
 
     /// The row for `body`: ``encode(_:context:level:)`` of its minified form inside codec 5
