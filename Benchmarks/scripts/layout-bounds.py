@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a body layout with a bounded read can store a scraping history in (docs/benchmarks.md).
 
-usage: layout-bounds.py REPO FILE [--items KEY] [--versions N]
+usage: layout-bounds.py REPO FILE [--items KEY] [--id KEY] [--versions N] [--shared-only]
 
 Reads the first N versions of FILE in REPO (commit order) and compresses them, outside Strata,
 the ways a layout could, each read bounded as the store's is (a read decodes at most
@@ -21,6 +21,12 @@ min(128, max(8, 20 MiB / size)) versions of a chain, as `DeltaChains.chainLength
   level 15 (how the item history stores them). The whole versions, canonical too, in the same
   chains for comparison: the residual that would give back each version's exact bytes is not
   counted.
+- shared: one store of object versions for the bodies and the item history together, with a
+  bounded read (``shared``): each chain's keyframe whole, the versions after it as skeletons
+  against the one before, the objects its keyframe does not hold once in the chain's window,
+  compressed against the keyframe, and the item history as an index over them. It prints the
+  reads' costs beside the chains' and the item history's, timed here (Python around the same C
+  library: compare the ratios, not the times, with the store's) and in bytes decompressed.
 
 Needs the `zstandard` package (Benchmarks/.venv: `make bench-layout` installs it).
 """
@@ -29,6 +35,7 @@ import argparse
 import json
 import re
 import subprocess
+import time
 
 import zstandard
 
@@ -39,28 +46,44 @@ def chain_length(size):
     return min(128, max(8, CHAIN_BYTES // max(size, 1)))
 
 
-def compress(data, level, prefix=b""):
+def compressed(data, level, prefix=b""):
     window = max(17, min(27, (len(data) + len(prefix)).bit_length()))
     params = zstandard.ZstdCompressionParameters.from_level(level, window_log=window)
     dictionary = zstandard.ZstdCompressionDict(prefix, dict_type=zstandard.DICT_TYPE_RAWCONTENT) if prefix else None
-    return len(zstandard.ZstdCompressor(compression_params=params, dict_data=dictionary).compress(data))
+    return zstandard.ZstdCompressor(compression_params=params, dict_data=dictionary).compress(data)
+
+
+def compress(data, level, prefix=b""):
+    return len(compressed(data, level, prefix))
+
+
+def decompressed(frame, prefix=b""):
+    dictionary = zstandard.ZstdCompressionDict(prefix, dict_type=zstandard.DICT_TYPE_RAWCONTENT) if prefix else None
+    return zstandard.ZstdDecompressor(dict_data=dictionary).decompress(frame)
+
+
+def chain_frames(versions):
+    """The store's chains: a keyframe, then deltas against the version before (or the one before
+    that). Each version's frame, its base (None: a keyframe) and its chain's keyframe."""
+    frames, depth, keyframe = [], 0, 0
+    for i, body in enumerate(versions):
+        if i == 0 or depth + 1 >= chain_length(len(body)):
+            frames.append((compressed(body, 11), None, i))
+            depth, keyframe = 0, i
+            continue
+        level = 9 if len(body) >= 64 << 10 else 3
+        frame, base = compressed(body, level, versions[i - 1]), i - 1
+        if len(frame) >= 4096 and depth >= 1:
+            other = compressed(body, level, versions[i - 2])
+            if len(other) < len(frame):
+                frame, base = other, i - 2
+        frames.append((frame, base, keyframe))
+        depth += 1
+    return frames
 
 
 def chains(versions):
-    """The store's chains: a keyframe, then deltas against the version before (or the one before that)."""
-    total, depth = 0, 0
-    for i, body in enumerate(versions):
-        if i == 0 or depth + 1 >= chain_length(len(body)):
-            total += compress(body, 11)
-            depth = 0
-            continue
-        level = 9 if len(body) >= 64 << 10 else 3
-        delta = compress(body, level, versions[i - 1])
-        if delta >= 4096 and depth >= 1:
-            delta = min(delta, compress(body, level, versions[i - 2]))
-        total += delta
-        depth += 1
-    return total
+    return sum(len(frame) for frame, _, _ in chain_frames(versions))
 
 
 def blocks(versions, size=16):
@@ -163,9 +186,184 @@ def skeleton(versions, items_key):
     return chains(skeletons), stored, compress(distinct, 19), len(numbers), chains(wholes)
 
 
+def shared(forms, times):
+    """One store of object versions for the bodies and the item history together, each read
+    bounded. A body chain starts (as the store's) with its version whole, the objects inside it,
+    and the chain's window numbers those objects in document order; each version after it is its
+    skeleton (every object with an id a reference: its number in the window) compressed against
+    the skeleton before it, and an object the window does not hold yet is stored once, in the
+    order versions bring it, in the window's blocks of up to 136 KiB compressed at level 15 with
+    the keyframe's whole version as their prefix. The item history is then an index: per item,
+    each version's (version, reference, time). A body read decodes the keyframe, its skeleton,
+    the skeleton chain and the window's blocks up to the last object it needs; an item read, the
+    keyframe and one block. Returns the sizes and the reads' costs in seconds, beside the same
+    costs for the chains of `forms` and for the item history's rows now (rows of up to 32
+    versions of one item, in blocks of 136 KiB at level 15, a read decompressing one block)."""
+    block_limit = 136 << 10
+    sizes = dict(keyframes=0, skeletons=0, objects=0, index=0)
+    frames, blocks, skeletons, ends, index, rows = [], [], [], {}, {}, {}
+    numbers, current, keyframe, depth = {}, bytearray(), 0, 0
+
+    def refer(value, found):
+        if isinstance(value, list):
+            return [refer(v, found) for v in value]
+        if not isinstance(value, dict):
+            return value
+        if args.id in value:
+            found.append(value)
+            return REFERENCE
+        return {k: refer(v, found) for k, v in value.items()}
+
+    def close_block():
+        nonlocal current
+        if current:
+            frame = compressed(bytes(current), 15, forms[keyframe])
+            sizes["objects"] += len(frame)
+            blocks.append((frame, keyframe))
+            current = bytearray()
+
+    for i, form in enumerate(forms):
+        try:
+            document = json.loads(form)
+        except ValueError:
+            document = None
+        if i == 0 or depth + 1 >= chain_length(len(form)) or document is None or frames[-1][0] is None:
+            close_block()
+            keyframe, depth, numbers = i, 0, {}
+            whole = compressed(form, 11)
+            sizes["keyframes"] += len(whole)
+        else:
+            depth += 1
+        if document is None:
+            skeletons.append(form)
+            frames.append((None, keyframe, whole, {}))
+            continue
+        found, needed = [], {}
+        shape = refer(document, found)
+        references = []
+        for value in found:
+            text = canonical(value)
+            key = (json.dumps(value[args.id]), text)
+            if key not in numbers:
+                numbers[key] = len(numbers)
+                if i != keyframe:
+                    if current and len(current) + len(text) > block_limit:
+                        close_block()
+                    current += text
+                    ends[(keyframe, numbers[key])] = (len(blocks), len(current))
+                index.setdefault(key[0], []).append((i, numbers[key], times[i]))
+                rows.setdefault(key[0], []).append(text)
+            number = numbers[key]
+            if (keyframe, number) in ends:
+                block, end = ends[(keyframe, number)]
+                needed[block] = max(needed.get(block, 0), end)
+            references.append(number)
+        skeleton = canonical(fill(shape, iter(references)))
+        skeletons.append(skeleton)
+        if i == keyframe:
+            frame = compressed(skeleton, 11)
+            sizes["keyframes"] += len(frame)
+        else:
+            frame = compressed(skeleton, 9 if len(skeleton) >= 64 << 10 else 3, skeletons[i - 1])
+            sizes["skeletons"] += len(frame)
+        frames.append((frame, keyframe, whole, needed))
+    close_block()
+    sizes["index"] = index_size(index, 3)
+    untimed = index_size(index, 2)
+
+    # Reads, timed here (Python around the same C library) beside the chains they would replace.
+    body_reads, chain_reads = [], []
+    chain = chain_frames(forms)
+    for i in range(len(forms)):
+        frame, keyframe, whole, needed = frames[i]
+        started = time.perf_counter()
+        produced = len(decompressed(whole))
+        if frame is not None and i != keyframe:
+            skeleton = decompressed(frames[keyframe][0])
+            for j in range(keyframe + 1, i + 1):
+                skeleton = decompressed(frames[j][0], skeleton)
+                produced += len(skeleton)
+            base = forms[keyframe]
+            for block, end in needed.items():
+                decompressed(blocks[block][0], base)
+                produced += end
+        body_reads.append((time.perf_counter() - started, produced))
+        started = time.perf_counter()
+        produced = read_chain(chain, i)
+        chain_reads.append((time.perf_counter() - started, produced))
+    item_reads, row_reads = [], []
+    for b, (frame, keyframe) in enumerate(blocks):
+        started = time.perf_counter()
+        decompressed(frames[keyframe][2])
+        decompressed(frame, forms[keyframe])
+        item_reads.append(time.perf_counter() - started)
+    row_blocks, block = [], b""
+    for texts in rows.values():
+        for r in range(0, len(texts), 32):
+            block += b"".join(texts[r : r + 32])
+            if len(block) >= block_limit:
+                row_blocks.append(compressed(block, 15))
+                block = b""
+    for frame in row_blocks:
+        started = time.perf_counter()
+        decompressed(frame)
+        row_reads.append(time.perf_counter() - started)
+    return sizes, untimed, len(blocks), body_reads, chain_reads, item_reads, row_reads
+
+
+REFERENCE = object()
+
+
+def index_size(index, width):
+    """The item index: per item, the first `width` of (version, reference, time) of each of its
+    versions as differences from the version before, in blocks of 64 KiB at level 15."""
+    entries = bytearray()
+    for versions in index.values():
+        last = (0, 0, 0)
+        for entry in versions:
+            for x, y in zip(entry[:width], last):
+                entries += varint(zigzag(x - y))
+            last = entry
+    return sum(compress(bytes(entries[o : o + (64 << 10)]), 15) for o in range(0, len(entries), 64 << 10))
+
+
+def read_chain(chain, i):
+    """Decodes version `i` of `chain_frames`' chain from its keyframe; the bytes it produced."""
+    path = []
+    while chain[i][1] is not None:
+        path.append(i)
+        i = chain[i][1]
+    bodies = {i: decompressed(chain[i][0])}
+    for j in reversed(path):
+        bodies[j] = decompressed(chain[j][0], bodies[chain[j][1]])
+    return sum(len(body) for body in bodies.values())
+
+
+def fill(shape, references):
+    if isinstance(shape, list):
+        return [fill(v, references) for v in shape]
+    if isinstance(shape, dict):
+        return {k: fill(v, references) for k, v in shape.items()}
+    return next(references) if shape is REFERENCE else shape
+
+
+def varint(x):
+    out = bytearray()
+    while x >= 0x80:
+        out.append(x & 0x7F | 0x80)
+        x >>= 7
+    out.append(x)
+    return bytes(out)
+
+
+def zigzag(x):
+    return x << 1 if x >= 0 else (-x << 1) - 1
+
+
 def read_versions(repo, path, count):
-    commits = subprocess.run(["git", "-C", repo, "rev-list", "--reverse", "HEAD", "--", path], capture_output=True, text=True, check=True)
-    names = "".join(f"{c}:{path}\n" for c in commits.stdout.split()[:count]).encode()
+    listed = subprocess.run(["git", "-C", repo, "rev-list", "--reverse", "--timestamp", "HEAD", "--", path], capture_output=True, text=True, check=True)
+    commits = [line.split() for line in listed.stdout.splitlines()[:count]]
+    names = "".join(f"{c}:{path}\n" for _, c in commits).encode()
     out = subprocess.run(["git", "-C", repo, "cat-file", "--batch"], input=names, capture_output=True, check=True).stdout
     versions, at = [], 0
     while at < len(out):
@@ -173,7 +371,7 @@ def read_versions(repo, path, count):
         size = int(out[at:header_end].split()[2])
         versions.append(out[header_end + 1 : header_end + 1 + size])
         at = header_end + 2 + size
-    return versions
+    return versions, [int(t) for t, _ in commits]
 
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -182,10 +380,32 @@ parser.add_argument("file")
 parser.add_argument("--items", default="")
 parser.add_argument("--id", default="id")
 parser.add_argument("--versions", type=int, default=2500)
+parser.add_argument("--shared-only", action="store_true", help="only the shared store of object versions")
 args = parser.parse_args()
-versions = read_versions(args.repo, args.file, args.versions)
+versions, times = read_versions(args.repo, args.file, args.versions)
 mb = lambda n: f"{n / 1e6:.2f} MB"
+us = lambda xs, q: f"{sorted(xs)[int(q * (len(xs) - 1))] * 1e6:,.0f}"
 print(f"{args.file}: {len(versions)} versions, {mb(sum(map(len, versions)))}")
+
+
+def report_shared(forms):
+    sizes, untimed, count, body_reads, chain_reads, item_reads, row_reads = shared(forms, times)
+    print(
+        f"shared: keyframes {mb(sizes['keyframes'])} + skeletons {mb(sizes['skeletons'])} + objects {mb(sizes['objects'])}"
+        f" ({count} blocks) + item index {mb(sizes['index'])} ({mb(untimed)} without the times) = {mb(sum(sizes.values()))}"
+    )
+    kb = lambda xs, q: f"{sorted(x[1] for x in xs)[int(q * (len(xs) - 1))] / 1e3:,.0f} KB"
+    seconds = lambda xs: [x[0] for x in xs]
+    print(
+        f"  body read p50 / p99: {us(seconds(body_reads), 0.5)} / {us(seconds(body_reads), 0.99)} µs, {kb(body_reads, 0.5)} / {kb(body_reads, 0.99)} decompressed"
+        f" (the minified chains: {us(seconds(chain_reads), 0.5)} / {us(seconds(chain_reads), 0.99)} µs, {kb(chain_reads, 0.5)} / {kb(chain_reads, 0.99)})"
+    )
+    print(f"  item read p50 / p99: {us(item_reads, 0.5)} / {us(item_reads, 0.99)} µs (a block of the item history's rows: {us(row_reads, 0.5)} / {us(row_reads, 0.99)} µs)")
+
+
+if args.shared_only:
+    report_shared([minified(v) for v in versions])
+    raise SystemExit
 print(f"chains (the store's body rows, no anchors): {mb(chains(versions))}")
 forms = [minified(v) for v in versions]
 laid = sum(f is not v for f, v in zip(forms, versions))
@@ -194,3 +414,4 @@ print(f"blocks of 16, keyframes at 19: {mb(blocks(versions))}")
 skeletons, items, floor, count, wholes = skeleton(versions, args.items)
 print(f"canonical versions in chains: {mb(wholes)}")
 print(f"skeleton: {mb(skeletons)} in chains + {count} item versions {mb(items)} (zstd -19 of them together: {mb(floor)}) = {mb(skeletons + items)}")
+report_shared(forms)
