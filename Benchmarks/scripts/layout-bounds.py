@@ -270,6 +270,12 @@ def shared(forms, times):
     close_block()
     sizes["index"] = index_size(index, 3)
     untimed = index_size(index, 2)
+    # The keyframes as the store's anchors keep them: against the keyframe before, at level 19.
+    starts = sorted({keyframe for _, keyframe, _, _ in frames})
+    anchored = compress(forms[starts[0]], 19) + sum(
+        min(compress(forms[k], 19, forms[before]), compress(forms[k], 19)) for before, k in zip(starts, starts[1:])
+    )
+    wholes = sum(len(whole) for i, (_, keyframe, whole, _) in enumerate(frames) if i == keyframe)
 
     # Reads, timed here (Python around the same C library) beside the chains they would replace.
     body_reads, chain_reads = [], []
@@ -308,7 +314,7 @@ def shared(forms, times):
         started = time.perf_counter()
         decompressed(frame)
         row_reads.append(time.perf_counter() - started)
-    return sizes, untimed, len(blocks), body_reads, chain_reads, item_reads, row_reads
+    return sizes, untimed, (wholes, anchored), len(blocks), body_reads, chain_reads, item_reads, row_reads
 
 
 REFERENCE = object()
@@ -389,11 +395,12 @@ print(f"{args.file}: {len(versions)} versions, {mb(sum(map(len, versions)))}")
 
 
 def report_shared(forms):
-    sizes, untimed, count, body_reads, chain_reads, item_reads, row_reads = shared(forms, times)
+    sizes, untimed, (wholes, anchored), count, body_reads, chain_reads, item_reads, row_reads = shared(forms, times)
     print(
         f"shared: keyframes {mb(sizes['keyframes'])} + skeletons {mb(sizes['skeletons'])} + objects {mb(sizes['objects'])}"
         f" ({count} blocks) + item index {mb(sizes['index'])} ({mb(untimed)} without the times) = {mb(sum(sizes.values()))}"
     )
+    print(f"  the keyframes' whole versions {mb(wholes)}; against the keyframe before at level 19, as the store's anchors: {mb(anchored)}")
     kb = lambda xs, q: f"{sorted(x[1] for x in xs)[int(q * (len(xs) - 1))] / 1e3:,.0f} KB"
     seconds = lambda xs: [x[0] for x in xs]
     print(
