@@ -201,7 +201,7 @@ def shared(forms, times):
     versions of one item, in blocks of 136 KiB at level 15, a read decompressing one block)."""
     block_limit = 136 << 10
     sizes = dict(keyframes=0, skeletons=0, objects=0, index=0)
-    frames, blocks, skeletons, ends, index, rows = [], [], [], {}, {}, {}
+    frames, blocks, skeletons, ends, index, rows, last = [], [], [], {}, {}, {}, {}
     numbers, current, keyframe, depth = {}, bytearray(), 0, 0
 
     def refer(value, found):
@@ -238,7 +238,7 @@ def shared(forms, times):
             skeletons.append(form)
             frames.append((None, keyframe, whole, {}))
             continue
-        found, needed = [], {}
+        found, needed, seen = [], {}, {}
         shape = refer(document, found)
         references = []
         for value in found:
@@ -251,13 +251,19 @@ def shared(forms, times):
                         close_block()
                     current += text
                     ends[(keyframe, numbers[key])] = (len(blocks), len(current))
-                index.setdefault(key[0], []).append((i, numbers[key], times[i]))
-                rows.setdefault(key[0], []).append(text)
             number = numbers[key]
+            seen.setdefault(key[0], set()).add(text)
+            if text not in last.get(key[0], ()):
+                # A new version of the item: not one the version before had under its id (a
+                # version the window's keyframe holds is indexed where it came, not again in
+                # each window; objects elsewhere in the document may share an item's id).
+                index.setdefault(key[0], []).append((i, number, times[i]))
+                rows.setdefault(key[0], []).append(text)
             if (keyframe, number) in ends:
                 block, end = ends[(keyframe, number)]
                 needed[block] = max(needed.get(block, 0), end)
             references.append(number)
+        last = seen
         skeleton = canonical(fill(shape, iter(references)))
         skeletons.append(skeleton)
         if i == keyframe:
@@ -298,7 +304,7 @@ def shared(forms, times):
         produced = read_chain(chain, i)
         chain_reads.append((time.perf_counter() - started, produced))
     item_reads, row_reads = [], []
-    for b, (frame, keyframe) in enumerate(blocks):
+    for frame, keyframe in blocks:
         started = time.perf_counter()
         decompressed(frames[keyframe][2])
         decompressed(frame, forms[keyframe])
