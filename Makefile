@@ -221,7 +221,7 @@ bench-history-real: deps
 ## What body layouts with a read bounded as the store's allow, outside Strata, on the four
 ## histories (docs/benchmarks.md): Benchmarks/scripts/layout-bounds.py (zstandard, pip, in
 ## Benchmarks/.venv) on `make bench-history`'s two generated histories and the clones of
-## `make bench-history-real`.
+## `make bench-history-real`; Benchmarks/scripts/replay-reads.c times the shared layout's reads.
 bench-layout: deps
 	@python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }
 	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
@@ -230,11 +230,12 @@ bench-layout: deps
 	@[ -d .build/history/fires ] || git clone -q --bare $(HISTORY_FIRES) .build/history/fires
 	@[ -d .build/history/outages ] || git clone -q --bare $(HISTORY_OUTAGES) .build/history/outages
 	@work=$$(mktemp -d) && trap 'rm -rf "$$work"' EXIT && py=Benchmarks/.venv/bin/python && bounds=Benchmarks/scripts/layout-bounds.py && \
+	  cc=$$(command -v cc || command -v clang) && "$$cc" -O2 -o "$$work/replay-reads" Benchmarks/scripts/replay-reads.c -lzstd && \
 	  for shape in pages items; do python3 Benchmarks/scripts/scraping-history.py "$$work/$$shape" --versions $(HISTORY_VERSIONS) --shape $$shape >/dev/null; done && \
-	  $$py $$bounds "$$work/pages" items.json --items items --versions $(HISTORY_VERSIONS) && \
-	  $$py $$bounds "$$work/items" items.json --versions $(HISTORY_VERSIONS) && \
-	  $$py $$bounds .build/history/fires incidents.json --items Incidents --id UniqueId --versions $(HISTORY_REAL_VERSIONS) && \
-	  $$py $$bounds .build/history/outages outages.json --id F_OUTAGE_ID --versions $(HISTORY_REAL_VERSIONS)
+	  $$py $$bounds "$$work/pages" items.json --items items --versions $(HISTORY_VERSIONS) --dump "$$work/reads" && "$$work/replay-reads" "$$work/reads" && \
+	  $$py $$bounds "$$work/items" items.json --versions $(HISTORY_VERSIONS) --dump "$$work/reads" && "$$work/replay-reads" "$$work/reads" && \
+	  $$py $$bounds .build/history/fires incidents.json --items Incidents --id UniqueId --versions $(HISTORY_REAL_VERSIONS) --dump "$$work/reads" && "$$work/replay-reads" "$$work/reads" && \
+	  $$py $$bounds .build/history/outages outages.json --id F_OUTAGE_ID --versions $(HISTORY_REAL_VERSIONS) --dump "$$work/reads" && "$$work/replay-reads" "$$work/reads"
 
 ## The expression language (docs/benchmarks.md): a range and a facet through the indexes on 1,000
 ## and 200,000 items, a scan beside them, and `changes --when` over 1,000,000 item versions.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a body layout with a bounded read can store a scraping history in (docs/benchmarks.md).
 
-usage: layout-bounds.py REPO FILE [--items KEY] [--id KEY] [--versions N] [--shared-only]
+usage: layout-bounds.py REPO FILE [--items KEY] [--id KEY] [--versions N] [--shared-only] [--dump FILE]
 
 Reads the first N versions of FILE in REPO (commit order) and compresses them, outside Strata,
 the ways a layout could, each read bounded as the store's is (a read decodes at most
@@ -25,8 +25,10 @@ min(128, max(8, 20 MiB / size)) versions of a chain, as `DeltaChains.chainLength
   bounded read (``shared``): each chain's keyframe whole, the versions after it as skeletons
   against the one before, the objects its keyframe does not hold once in the chain's window,
   compressed against the keyframe, and the item history as an index over them. It prints the
-  reads' costs beside the chains' and the item history's, timed here (Python around the same C
-  library: compare the ratios, not the times, with the store's) and in bytes decompressed.
+  bytes a body read decompresses, beside the chains'; `--dump FILE` writes every read's
+  decompressions (a body from its window and from the chains, an item from its window, a block
+  of the item history's rows now) for `replay-reads.c`, which times them in C as the store reads
+  (`cc -O2 -o replay-reads Benchmarks/scripts/replay-reads.c -lzstd`; `make bench-layout` runs it).
 
 Needs the `zstandard` package (Benchmarks/.venv: `make bench-layout` installs it).
 """
@@ -34,8 +36,8 @@ Needs the `zstandard` package (Benchmarks/.venv: `make bench-layout` installs it
 import argparse
 import json
 import re
+import struct
 import subprocess
-import time
 
 import zstandard
 
@@ -196,8 +198,8 @@ def shared(forms, times):
     the keyframe's whole version as their prefix. The item history is then an index: per item,
     each version's (version, reference, time). A body read decodes the keyframe, its skeleton,
     the skeleton chain and the window's blocks up to the last object it needs; an item read, the
-    keyframe and one block. Returns the sizes and the reads' costs in seconds, beside the same
-    costs for the chains of `forms` and for the item history's rows now (rows of up to 32
+    keyframe and one block. Returns the sizes and each read's decompressions, beside the same
+    reads from the chains of `forms` and from the item history's rows now (rows of up to 32
     versions of one item, in blocks of 136 KiB at level 15, a read decompressing one block)."""
     block_limit = 136 << 10
     sizes = dict(keyframes=0, skeletons=0, objects=0, index=0)
@@ -283,44 +285,28 @@ def shared(forms, times):
     )
     wholes = sum(len(whole) for i, (_, keyframe, whole, _) in enumerate(frames) if i == keyframe)
 
-    # Reads, timed here (Python around the same C library) beside the chains they would replace.
-    body_reads, chain_reads = [], []
+    # The reads, as the decompressions each runs: (frame, the step whose output is its prefix).
+    reads = {"body": [], "chain": [], "item": [], "row": []}
     chain = chain_frames(forms)
     for i in range(len(forms)):
         frame, keyframe, whole, needed = frames[i]
-        started = time.perf_counter()
-        produced = len(decompressed(whole))
+        steps = [(whole, None)]
         if frame is not None and i != keyframe:
-            skeleton = decompressed(frames[keyframe][0])
+            steps.append((frames[keyframe][0], None))
             for j in range(keyframe + 1, i + 1):
-                skeleton = decompressed(frames[j][0], skeleton)
-                produced += len(skeleton)
-            base = forms[keyframe]
-            for block, end in needed.items():
-                decompressed(blocks[block][0], base)
-                produced += end
-        body_reads.append((time.perf_counter() - started, produced))
-        started = time.perf_counter()
-        produced = read_chain(chain, i)
-        chain_reads.append((time.perf_counter() - started, produced))
-    item_reads, row_reads = [], []
-    for frame, keyframe in blocks:
-        started = time.perf_counter()
-        decompressed(frames[keyframe][2])
-        decompressed(frame, forms[keyframe])
-        item_reads.append(time.perf_counter() - started)
-    row_blocks, block = [], b""
+                steps.append((frames[j][0], len(steps) - 1))
+            steps += [(blocks[block][0], 0) for block in needed]
+        reads["body"].append(steps)
+        reads["chain"].append(chain_steps(chain, i))
+    reads["item"] = [[(frames[keyframe][2], None), (frame, 0)] for frame, keyframe in blocks]
+    block = b""
     for texts in rows.values():
         for r in range(0, len(texts), 32):
             block += b"".join(texts[r : r + 32])
             if len(block) >= block_limit:
-                row_blocks.append(compressed(block, 15))
+                reads["row"].append([(compressed(block, 15), None)])
                 block = b""
-    for frame in row_blocks:
-        started = time.perf_counter()
-        decompressed(frame)
-        row_reads.append(time.perf_counter() - started)
-    return sizes, untimed, (wholes, anchored), len(blocks), body_reads, chain_reads, item_reads, row_reads
+    return sizes, untimed, (wholes, anchored), len(blocks), reads
 
 
 REFERENCE = object()
@@ -339,16 +325,46 @@ def index_size(index, width):
     return sum(compress(bytes(entries[o : o + (64 << 10)]), 15) for o in range(0, len(entries), 64 << 10))
 
 
-def read_chain(chain, i):
-    """Decodes version `i` of `chain_frames`' chain from its keyframe; the bytes it produced."""
+def chain_steps(chain, i):
+    """The decompressions that read version `i` of `chain_frames`' chain, from its keyframe."""
     path = []
     while chain[i][1] is not None:
         path.append(i)
         i = chain[i][1]
-    bodies = {i: decompressed(chain[i][0])}
+    steps, at = [(chain[i][0], None)], {i: 0}
     for j in reversed(path):
-        bodies[j] = decompressed(chain[j][0], bodies[chain[j][1]])
-    return sum(len(body) for body in bodies.values())
+        at[j] = len(steps)
+        steps.append((chain[j][0], at[chain[j][1]]))
+    return steps
+
+
+def produced(steps):
+    """Runs a read's decompressions; the bytes they produce."""
+    outputs = []
+    for frame, prefix in steps:
+        outputs.append(decompressed(frame, outputs[prefix] if prefix is not None else b""))
+    return sum(map(len, outputs))
+
+
+def dump(reads, path):
+    """Writes the reads for `replay-reads` (little-endian): u32 frames, each u32 length and its
+    bytes; then per kind (body, chain, item, row) u32 reads, each u32 steps, each u32 frame and
+    i32 prefix step (-1: none)."""
+    frames, numbers, out = [], {}, bytearray()
+    for kind in ("body", "chain", "item", "row"):
+        out += struct.pack("<I", len(reads[kind]))
+        for steps in reads[kind]:
+            out += struct.pack("<I", len(steps))
+            for frame, prefix in steps:
+                if frame not in numbers:
+                    numbers[frame] = len(frames)
+                    frames.append(frame)
+                out += struct.pack("<Ii", numbers[frame], -1 if prefix is None else prefix)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<I", len(frames)))
+        for frame in frames:
+            f.write(struct.pack("<I", len(frame)) + frame)
+        f.write(out)
 
 
 def fill(shape, references):
@@ -393,27 +409,25 @@ parser.add_argument("--items", default="")
 parser.add_argument("--id", default="id")
 parser.add_argument("--versions", type=int, default=2500)
 parser.add_argument("--shared-only", action="store_true", help="only the shared store of object versions")
+parser.add_argument("--dump", help="write the shared layout's reads and the chains' to this file, for replay-reads")
 args = parser.parse_args()
 versions, times = read_versions(args.repo, args.file, args.versions)
 mb = lambda n: f"{n / 1e6:.2f} MB"
-us = lambda xs, q: f"{sorted(xs)[int(q * (len(xs) - 1))] * 1e6:,.0f}"
 print(f"{args.file}: {len(versions)} versions, {mb(sum(map(len, versions)))}")
 
 
 def report_shared(forms):
-    sizes, untimed, (wholes, anchored), count, body_reads, chain_reads, item_reads, row_reads = shared(forms, times)
+    sizes, untimed, (wholes, anchored), count, reads = shared(forms, times)
     print(
         f"shared: keyframes {mb(sizes['keyframes'])} + skeletons {mb(sizes['skeletons'])} + objects {mb(sizes['objects'])}"
         f" ({count} blocks) + item index {mb(sizes['index'])} ({mb(untimed)} without the times) = {mb(sum(sizes.values()))}"
     )
     print(f"  the keyframes' whole versions {mb(wholes)}; against the keyframe before at level 19, as the store's anchors: {mb(anchored)}")
-    kb = lambda xs, q: f"{sorted(x[1] for x in xs)[int(q * (len(xs) - 1))] / 1e3:,.0f} KB"
-    seconds = lambda xs: [x[0] for x in xs]
-    print(
-        f"  body read p50 / p99: {us(seconds(body_reads), 0.5)} / {us(seconds(body_reads), 0.99)} µs, {kb(body_reads, 0.5)} / {kb(body_reads, 0.99)} decompressed"
-        f" (the minified chains: {us(seconds(chain_reads), 0.5)} / {us(seconds(chain_reads), 0.99)} µs, {kb(chain_reads, 0.5)} / {kb(chain_reads, 0.99)})"
-    )
-    print(f"  item read p50 / p99: {us(item_reads, 0.5)} / {us(item_reads, 0.99)} µs (a block of the item history's rows: {us(row_reads, 0.5)} / {us(row_reads, 0.99)} µs)")
+    kb = lambda kind, q: f"{sorted(map(produced, reads[kind]))[int(q * (len(reads[kind]) - 1))] / 1e3:,.0f}"
+    print(f"  decompressed by a body read, p50 / p99: {kb('body', 0.5)} / {kb('body', 0.99)} KB (from the minified chains: {kb('chain', 0.5)} / {kb('chain', 0.99)} KB)")
+    if args.dump:
+        dump(reads, args.dump)
+        print(f"  the reads are in {args.dump}: time them with replay-reads")
 
 
 if args.shared_only:
