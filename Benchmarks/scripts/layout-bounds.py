@@ -276,6 +276,12 @@ def shared(forms, times):
             sizes["skeletons"] += len(frame)
         frames.append((frame, keyframe, whole, needed))
     close_block()
+    # What walking one item's history decodes: the windows and blocks its versions are in.
+    walks = []
+    for versions in index.values():
+        windows = {frames[i][1] for i, _, _ in versions}
+        held = {ends[(frames[i][1], number)][0] for i, number, _ in versions if (frames[i][1], number) in ends}
+        walks.append((len(versions), len(windows), len(held)))
     sizes["index"] = index_size(index, 3)
     untimed = index_size(index, 2)
     # The keyframes as the store's anchors keep them: against the keyframe before, at level 19.
@@ -306,7 +312,7 @@ def shared(forms, times):
             if len(block) >= block_limit:
                 reads["row"].append([(compressed(block, 15), None)])
                 block = b""
-    return sizes, untimed, (wholes, anchored), len(blocks), reads
+    return sizes, untimed, (wholes, anchored), len(blocks), reads, walks
 
 
 REFERENCE = object()
@@ -417,7 +423,7 @@ print(f"{args.file}: {len(versions)} versions, {mb(sum(map(len, versions)))}")
 
 
 def report_shared(forms):
-    sizes, untimed, (wholes, anchored), count, reads = shared(forms, times)
+    sizes, untimed, (wholes, anchored), count, reads, walks = shared(forms, times)
     print(
         f"shared: keyframes {mb(sizes['keyframes'])} + skeletons {mb(sizes['skeletons'])} + objects {mb(sizes['objects'])}"
         f" ({count} blocks) + item index {mb(sizes['index'])} ({mb(untimed)} without the times) = {mb(sum(sizes.values()))}"
@@ -425,6 +431,10 @@ def report_shared(forms):
     print(f"  the keyframes' whole versions {mb(wholes)}; against the keyframe before at level 19, as the store's anchors: {mb(anchored)}")
     kb = lambda kind, q: f"{sorted(map(produced, reads[kind]))[int(q * (len(reads[kind]) - 1))] / 1e3:,.0f}"
     print(f"  decompressed by a body read, p50 / p99: {kb('body', 0.5)} / {kb('body', 0.99)} KB (from the minified chains: {kb('chain', 0.5)} / {kb('chain', 0.99)} KB)")
+    median = lambda values: sorted(values)[len(values) // 2]
+    versions, windows, held = (median([w[k] for w in walks]) for k in range(3))
+    rows = median([-(-w[0] // 32) for w in walks])
+    print(f"  an item's history (median): {versions} versions in {windows} windows and {held} blocks (in rows of 32 now: {rows} rows)")
     if args.dump:
         dump(reads, args.dump)
         print(f"  the reads are in {args.dump}: time them with replay-reads")
