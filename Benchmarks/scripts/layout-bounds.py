@@ -24,8 +24,10 @@ min(128, max(8, 20 MiB / size)) versions of a chain, as `DeltaChains.chainLength
 - shared: one store of object versions for the bodies and the item history together, with a
   bounded read (``shared``): each chain's keyframe whole, the versions after it as skeletons
   against the one before, the objects its keyframe does not hold once in the chain's window,
-  compressed against the keyframe, and the item history as an index over them. It prints the
-  bytes a body read decompresses, beside the chains'; `--dump FILE` writes every read's
+  compressed against the keyframe, and the item history as an index over them (`--by-item`:
+  each window's objects ordered by item as it closes, not in the order versions bring them). It
+  prints the bytes a body read decompresses, beside the chains', and how many windows and
+  blocks walking one item's history decodes; `--dump FILE` writes every read's
   decompressions (a body from its window and from the chains, an item from its window, a block
   of the item history's rows now) for `replay-reads.c`, which times them in C as the store reads
   (`cc -O2 -o replay-reads Benchmarks/scripts/replay-reads.c -lzstd`; `make bench-layout` runs it).
@@ -194,17 +196,18 @@ def shared(forms, times):
     and the chain's window numbers those objects in document order; each version after it is its
     skeleton (every object with an id a reference: its number in the window) compressed against
     the skeleton before it, and an object the window does not hold yet is stored once, in the
-    order versions bring it, in the window's blocks of up to 136 KiB compressed at level 15 with
-    the keyframe's whole version as their prefix. The item history is then an index: per item,
+    order versions bring it (`--by-item`: by item, as the window closes), in the window's blocks
+    of up to 136 KiB compressed at level 15 with the keyframe's whole version as their prefix. The item history is then an index: per item,
     each version's (version, reference, time). A body read decodes the keyframe, its skeleton,
     the skeleton chain and the window's blocks up to the last object it needs; an item read, the
-    keyframe and one block. Returns the sizes and each read's decompressions, beside the same
-    reads from the chains of `forms` and from the item history's rows now (rows of up to 32
-    versions of one item, in blocks of 136 KiB at level 15, a read decompressing one block)."""
+    keyframe and one block. Returns the sizes, each read's decompressions beside the same reads
+    from the chains of `forms` and from the item history's rows now (rows of up to 32
+    versions of one item, in blocks of 136 KiB at level 15, a read decompressing one block), and
+    per item the windows and blocks its versions are in."""
     block_limit = 136 << 10
     sizes = dict(keyframes=0, skeletons=0, objects=0, index=0)
     frames, blocks, skeletons, ends, index, rows, last = [], [], [], {}, {}, {}, {}
-    numbers, current, keyframe, depth = {}, bytearray(), 0, 0
+    numbers, pending, keyframe, depth = {}, [], 0, 0
 
     def refer(value, found):
         if isinstance(value, list):
@@ -216,13 +219,24 @@ def shared(forms, times):
             return REFERENCE
         return {k: refer(v, found) for k, v in value.items()}
 
-    def close_block():
-        nonlocal current
+    def close_window():
+        # The window's objects in the order versions brought them, or (--by-item) by item.
+        nonlocal pending
+        current = bytearray()
+        for item, text, number in sorted(pending, key=lambda p: p[0]) if args.by_item else pending:
+            if current and len(current) + len(text) > block_limit:
+                close_block(current)
+                current = bytearray()
+            current += text
+            ends[(keyframe, number)] = (len(blocks), len(current))
+        close_block(current)
+        pending = []
+
+    def close_block(current):
         if current:
             frame = compressed(bytes(current), 15, forms[keyframe])
             sizes["objects"] += len(frame)
             blocks.append((frame, keyframe))
-            current = bytearray()
 
     for i, form in enumerate(forms):
         try:
@@ -230,7 +244,7 @@ def shared(forms, times):
         except ValueError:
             document = None
         if i == 0 or depth + 1 >= chain_length(len(form)) or document is None or frames[-1][0] is None:
-            close_block()
+            close_window()
             keyframe, depth, numbers = i, 0, {}
             whole = compressed(form, 11)
             sizes["keyframes"] += len(whole)
@@ -238,9 +252,9 @@ def shared(forms, times):
             depth += 1
         if document is None:
             skeletons.append(form)
-            frames.append((None, keyframe, whole, {}))
+            frames.append((None, keyframe, whole, []))
             continue
-        found, needed, seen = [], {}, {}
+        found, seen = [], {}
         shape = refer(document, found)
         references = []
         for value in found:
@@ -249,10 +263,7 @@ def shared(forms, times):
             if key not in numbers:
                 numbers[key] = len(numbers)
                 if i != keyframe:
-                    if current and len(current) + len(text) > block_limit:
-                        close_block()
-                    current += text
-                    ends[(keyframe, numbers[key])] = (len(blocks), len(current))
+                    pending.append((key[0], text, numbers[key]))
             number = numbers[key]
             seen.setdefault(key[0], set()).add(text)
             if text not in last.get(key[0], ()):
@@ -261,9 +272,6 @@ def shared(forms, times):
                 # each window; objects elsewhere in the document may share an item's id).
                 index.setdefault(key[0], []).append((i, number, times[i]))
                 rows.setdefault(key[0], []).append(text)
-            if (keyframe, number) in ends:
-                block, end = ends[(keyframe, number)]
-                needed[block] = max(needed.get(block, 0), end)
             references.append(number)
         last = seen
         skeleton = canonical(fill(shape, iter(references)))
@@ -274,8 +282,16 @@ def shared(forms, times):
         else:
             frame = compressed(skeleton, 9 if len(skeleton) >= 64 << 10 else 3, skeletons[i - 1])
             sizes["skeletons"] += len(frame)
-        frames.append((frame, keyframe, whole, needed))
-    close_block()
+        frames.append((frame, keyframe, whole, references))
+    close_window()
+    # The blocks each version's read needs, up to where: its objects its keyframe does not hold.
+    for i, (frame, keyframe, whole, references) in enumerate(frames):
+        needed = {}
+        for number in references:
+            if (keyframe, number) in ends:
+                block, end = ends[(keyframe, number)]
+                needed[block] = max(needed.get(block, 0), end)
+        frames[i] = (frame, keyframe, whole, needed)
     # What walking one item's history decodes: the windows and blocks its versions are in.
     walks = []
     for versions in index.values():
@@ -415,6 +431,7 @@ parser.add_argument("--items", default="")
 parser.add_argument("--id", default="id")
 parser.add_argument("--versions", type=int, default=2500)
 parser.add_argument("--shared-only", action="store_true", help="only the shared store of object versions")
+parser.add_argument("--by-item", action="store_true", help="the shared layout's objects by item in each window, not in the order versions bring them")
 parser.add_argument("--dump", help="write the shared layout's reads and the chains' to this file, for replay-reads")
 args = parser.parse_args()
 versions, times = read_versions(args.repo, args.file, args.versions)
