@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What a body layout with a bounded read can store a scraping history in (docs/benchmarks.md).
 
-usage: layout-bounds.py REPO FILE [--items KEY] [--id KEY] [--versions N] [--shared-only] [--dump FILE]
+usage: layout-bounds.py REPO FILE [--items KEY] [--id KEY] [--versions N] [--shared-only]
+                        [--by-item] [--dump FILE]
 
 Reads the first N versions of FILE in REPO (commit order) and compresses them, outside Strata,
 the ways a layout could, each read bounded as the store's is (a read decodes at most
@@ -150,19 +151,13 @@ def skeleton(versions, items_key):
     else the document repeats them) as a reference, and the distinct object versions by id."""
     numbers, rows, skeletons, wholes = {}, {}, [], []
 
-    def refer(value):
-        if isinstance(value, list):
-            return [refer(v) for v in value]
-        if not isinstance(value, dict):
-            return value
-        if args.id in value:
-            text = canonical(value)
-            key = (json.dumps(value[args.id]), text)
-            if key not in numbers:
-                numbers[key] = len(numbers)
-                rows.setdefault(key[0], []).append(text)
-            return numbers[key]
-        return {k: refer(v) for k, v in value.items()}
+    def number(value):
+        text = canonical(value)
+        key = (json.dumps(value[args.id]), text)
+        if key not in numbers:
+            numbers[key] = len(numbers)
+            rows.setdefault(key[0], []).append(text)
+        return numbers[key]
 
     for body in versions:
         try:
@@ -175,7 +170,9 @@ def skeleton(versions, items_key):
             wholes.append(body)
             continue
         wholes.append(canonical(document))
-        skeletons.append(canonical(refer(document)))
+        found = []
+        shape = refer(document, found)
+        skeletons.append(canonical(fill(shape, iter([number(value) for value in found]))))
     # The item history: rows of up to 32 versions of one item, in blocks of 64 KiB.
     stored, block = 0, b""
     for texts in rows.values():
@@ -197,8 +194,8 @@ def shared(forms, times):
     skeleton (every object with an id a reference: its number in the window) compressed against
     the skeleton before it, and an object the window does not hold yet is stored once, in the
     order versions bring it (`--by-item`: by item, as the window closes), in the window's blocks
-    of up to 136 KiB compressed at level 15 with the keyframe's whole version as their prefix. The item history is then an index: per item,
-    each version's (version, reference, time). A body read decodes the keyframe, its skeleton,
+    of up to 136 KiB compressed at level 15 with the keyframe's whole version as their prefix.
+    The item history is then an index: per item, each version's (version, reference, time). A body read decodes the keyframe, its skeleton,
     the skeleton chain and the window's blocks up to the last object it needs; an item read, the
     keyframe and one block. Returns the sizes, each read's decompressions beside the same reads
     from the chains of `forms` and from the item history's rows now (rows of up to 32
@@ -209,21 +206,11 @@ def shared(forms, times):
     frames, blocks, skeletons, ends, index, rows, last = [], [], [], {}, {}, {}, {}
     numbers, pending, keyframe, depth = {}, [], 0, 0
 
-    def refer(value, found):
-        if isinstance(value, list):
-            return [refer(v, found) for v in value]
-        if not isinstance(value, dict):
-            return value
-        if args.id in value:
-            found.append(value)
-            return REFERENCE
-        return {k: refer(v, found) for k, v in value.items()}
-
     def close_window():
         # The window's objects in the order versions brought them, or (--by-item) by item.
         nonlocal pending
         current = bytearray()
-        for item, text, number in sorted(pending, key=lambda p: p[0]) if args.by_item else pending:
+        for _, text, number in sorted(pending, key=lambda p: p[0]) if args.by_item else pending:
             if current and len(current) + len(text) > block_limit:
                 close_block(current)
                 current = bytearray()
@@ -389,7 +376,21 @@ def dump(reads, path):
         f.write(out)
 
 
+def refer(value, found):
+    """`value` with every object that has the id key as REFERENCE, those objects in `found` in
+    document order (``fill`` puts what stands for them back)."""
+    if isinstance(value, list):
+        return [refer(v, found) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if args.id in value:
+        found.append(value)
+        return REFERENCE
+    return {k: refer(v, found) for k, v in value.items()}
+
+
 def fill(shape, references):
+    """`shape` with each REFERENCE ``refer`` left replaced by the next of `references`."""
     if isinstance(shape, list):
         return [fill(v, references) for v in shape]
     if isinstance(shape, dict):
