@@ -81,11 +81,6 @@ actor LogWriter {
                 guard !fresh.isEmpty else { return outcomes }
                 let recorded = try writeFresh(fresh, of: prep, firstNew: firstNew, head: &head, counters: &counters, payloads: payloads, txn)
                 try counters.write(txn, schema)
-                for (k, f) in fresh.enumerated() {
-                    for v in batch[f.index].shared {
-                        payloads.shared.keep(SharedValues.Key(seq: firstNew + UInt64(k), kind: v.kind), v.value, bytes: v.bytes)
-                    }
-                }
                 try applyProjections(recorded, from: firstNew, payloads: payloads, txn: txn, direct: direct)
                 return outcomes
             }
@@ -131,7 +126,8 @@ actor LogWriter {
     }
 
     /// Second pass: bodies, envelopes (the hash chain) and the log's rows, in seq order. Returns
-    /// the events as recorded; each body is staged in `payloads` for the projections.
+    /// the events as recorded; each body, and what the caller worked out for the projections
+    /// (``NewEvent/shared``), is staged in `payloads` for them.
     private func writeFresh(
         _ fresh: [(index: Int, at: Timestamp)], of prep: AppendPrep, firstNew: UInt64, head: inout LogHead, counters: inout Counters,
         payloads: PayloadSource, _ txn: Transaction
@@ -162,6 +158,7 @@ actor LogWriter {
                 staged.stored = stored?.withUnsafeBytes { BlobCodec.isSelfContained($0) } == true ? stored : nil
                 payloads.stage(staged, for: seq)
             }
+            for v in e.shared { payloads.shared.keep(SharedValues.Key(seq: seq, kind: v.kind), v.value, bytes: v.bytes) }
             recorded.append(event)
         }
         return recorded
