@@ -48,6 +48,21 @@ public enum JSONSpans {
         }
     }
 
+    /// The byte ranges of the objects that are elements of a list anywhere in `text`, in order:
+    /// the outermost only (an object inside a listed object is part of it). What a body's window
+    /// of versions keeps once each (a page's items, and the entries of its side lists).
+    /// - Throws: ``JSONParseError`` when the text is not JSON.
+    public static func listedObjects(in text: UnsafeRawBufferPointer) throws(JSONParseError) -> [Range<Int>] {
+        var p = JSONParser(text)
+        try p.skipDocument()
+        p.i = text.count >= 3 && text[0] == 0xEF && text[1] == 0xBB && text[2] == 0xBF ? 3 : 0
+        p.skipWS()
+        p.depth = 0
+        var out: [Range<Int>] = []
+        try p.listedObjects(into: &out)
+        return out
+    }
+
     public enum Scalar: Equatable, Sendable {
         case string(String)
         case number(String)
@@ -112,6 +127,47 @@ extension JSONParser {
         default:
             return .scalar
         }
+    }
+
+    /// Adds the listed objects of the value at `i` of a valid text to `out`
+    /// (``JSONSpans/listedObjects(in:)``), moving past it.
+    mutating func listedObjects(into out: inout [Range<Int>]) throws(JSONParseError) {
+        guard i < b.count, b[i] == UInt8(ascii: "{") || b[i] == UInt8(ascii: "[") else {
+            let d = depth
+            try skipValue()
+            depth = d
+            return
+        }
+        let isObject = b[i] == UInt8(ascii: "{")
+        try enter()
+        defer { depth -= 1 }
+        i += 1
+        skipWS()
+        if i < b.count, b[i] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+            i += 1
+            return
+        }
+        while i < b.count {
+            skipWS()
+            if isObject {
+                try skipString()
+                skipWS()
+                i += 1  // ':'
+                skipWS()
+                try listedObjects(into: &out)
+            } else if i < b.count, b[i] == UInt8(ascii: "{") {
+                let start = i, d = depth
+                try skipValue()
+                depth = d
+                out.append(start..<i)
+            } else {
+                try listedObjects(into: &out)
+            }
+            skipWS()
+            guard i < b.count, b[i] == UInt8(ascii: ",") else { break }
+            i += 1
+        }
+        i += 1  // '}' or ']'
     }
 
     /// Calls `body` with each member's key and its value's range, for the object at `i` of a

@@ -27,6 +27,9 @@ import LMDB
 /// `rawSize` the body's own size. A delta chain runs through the minified forms: a delta row
 /// inside codec 5 is made against its base's stored form, and a read puts the layout back on
 /// the top body only.
+///
+/// Codec 6 stores a list's version as its skeleton and the elements it brings to its window of
+/// versions (``BodyWindow``): a link of a chain as codec 4 is, and read the same way.
 enum BlobCodec {
     static let raw: UInt8 = 0
     static let zstd: UInt8 = 1
@@ -37,6 +40,8 @@ enum BlobCodec {
     static let delta: UInt8 = 4
     /// A pretty-printed JSON body stored minified (``JSONLayout``), around a row of its form.
     static let laidOut: UInt8 = 5
+    /// A list's version as its skeleton and the elements it brings to its window (``BodyWindow``).
+    static let window: UInt8 = 6
     static let sealSize = 8
     static let compressionThreshold = 128
     static let level: Int32 = 3
@@ -124,7 +129,7 @@ enum BlobCodec {
                 try decodeSelfContained(codec, size: size, rest, checkSeal: checkSeal, dctx: context?.dctx, into: UnsafeMutableRawBufferPointer(o))
                 count = size
             }
-        case delta:
+        case delta, window:
             guard let bases else { throw EventStoreError.corrupted("a delta-encoded body was read without its chain") }
             return try ZstdContext.maybePooled(context) { try bases.decodeChain(inner(stored), context: $0, checkSeal: checkSeal) }
         default:
@@ -182,9 +187,10 @@ extension BlobCodec {
     /// Whether a stored row reads on its own (any codec but a delta).
     static func isSelfContained(_ stored: UnsafeRawBufferPointer) -> Bool { !isDelta(stored) }
 
-    /// Whether a stored row is a delta (codec 4, or inside codec 5).
+    /// Whether a stored row builds on another (codec 4 or 6, or either inside codec 5).
     static func isDelta(_ stored: UnsafeRawBufferPointer) -> Bool {
-        stored.first == delta || (stored.first == laidOut && (try? inner(stored).first) == delta)
+        let codec = stored.first == laidOut ? (try? inner(stored).first) : stored.first
+        return codec == delta || codec == window
     }
 
     /// The delta row for `body` against `base` (stored under `baseSeq`, `depth` deltas from its
@@ -217,7 +223,7 @@ extension BlobCodec {
     /// A codec 5 row decodes to its minified form here, what the deltas above it were made against.
     static func decodeWhole(_ stored: UnsafeRawBufferPointer, into context: ZstdContext, slot: Int, checkSeal: Bool) throws -> Int {
         let (codec, size, rest) = try header(inner(stored))
-        guard codec != delta else { throw ByteReader.Truncated() }
+        guard codec != delta, codec != window else { throw ByteReader.Truncated() }
         try decodeSelfContained(codec, size: size, rest, checkSeal: checkSeal, dctx: context.dctx, into: context.scratch(slot, capacity: size))
         return size
     }
@@ -263,19 +269,25 @@ extension BlobCodec {
     }
 }
 
-/// The parts of a delta row (codec 4) after its codec and size.
+/// The parts of a row that builds on another (codec 4 or 6) after its codec and size.
 struct DeltaHeader {
     var size: Int
     var base: UInt64
     var depth: Int
+    /// A delta's frame; a window row's skeleton and objects frames.
     var frame: UnsafeRawBufferPointer
+    /// A window row's parts (codec 6), nil for a delta.
+    var window:
+        (starts: Bool, restarts: Bool, skeletonSize: Int, objectsSize: Int, skeletonFrame: UnsafeRawBufferPointer, objectsFrame: UnsafeRawBufferPointer)?
 
-    /// `stored`: a delta row, or a codec 5 row around one (its stored form's delta).
+    /// `stored`: a delta or window row, or a codec 5 row around one (its stored form's).
     init(_ stored: UnsafeRawBufferPointer, checkSeal: Bool) throws {
         let stored = try BlobCodec.inner(stored)
         var r = ByteReader(stored)
-        guard try r.u8() == BlobCodec.delta else { throw ByteReader.Truncated() }
+        let codec = try r.u8()
+        guard codec == BlobCodec.delta || codec == BlobCodec.window else { throw ByteReader.Truncated() }
         size = Int(try r.varint())
+        guard size <= 1 << 34 else { throw ByteReader.Truncated() }
         let seal = try r.slice(BlobCodec.sealSize)
         let sealed = UnsafeRawBufferPointer(rebasing: stored[(stored.count - r.remaining)...])
         if checkSeal, !Hashing.sha256(sealed, prefix: BlobCodec.sealSize).elementsEqual(seal) { throw ByteReader.Truncated() }
@@ -283,7 +295,17 @@ struct DeltaHeader {
         let d = try r.varint()
         guard d >= 1, d <= UInt64(DeltaChains.maximumDepth) else { throw ByteReader.Truncated() }
         depth = Int(d)
-        frame = try r.slice(r.remaining)
+        if codec == BlobCodec.window {
+            let flags = try r.u8()
+            let skeletonSize = try r.varint(), objectsSize = try r.varint(), skeletonFrameSize = try r.varint()
+            guard flags <= 2 else { throw ByteReader.Truncated() }
+            guard skeletonSize <= 1 << 34, objectsSize <= 1 << 34, skeletonFrameSize <= UInt64(r.remaining) else { throw ByteReader.Truncated() }
+            frame = UnsafeRawBufferPointer(rebasing: stored[r.offset...])
+            let skeletonFrame = try r.slice(Int(skeletonFrameSize))
+            window = (flags == 1, flags == 2, Int(skeletonSize), Int(objectsSize), skeletonFrame, try r.slice(r.remaining))
+        } else {
+            frame = try r.slice(r.remaining)
+        }
     }
 }
 
@@ -307,6 +329,7 @@ final class DeltaBases {
     /// link cost a fresh mapping and a page fault per 4 KiB of every link: about half the time.)
     func decodeChain(_ top: UnsafeRawBufferPointer, context: ZstdContext, checkSeal: Bool) throws -> [UInt8] {
         var links = [try DeltaHeader(top, checkSeal: checkSeal)]
+        if links[0].window != nil { return try decodeWindowed(links[0], context: context, checkSeal: checkSeal) }
         var start: [UInt8]?
         var keyframe: UnsafeRawBufferPointer?
         while start == nil && keyframe == nil {
@@ -321,6 +344,8 @@ final class DeltaBases {
             if BlobCodec.isDelta(row) {
                 let next = try DeltaHeader(row, checkSeal: checkSeal)
                 guard next.depth < link.depth, next.base < link.base else { throw ByteReader.Truncated() }
+                // A window below: read the rest as a chain with windows in it.
+                if next.window != nil { return try decodeWindowed(links[0], context: context, checkSeal: checkSeal) }
                 links.append(next)
             } else {
                 guard link.depth >= 1 else { throw ByteReader.Truncated() }
@@ -360,6 +385,73 @@ final class DeltaBases {
         return body
     }
 
+    /// The window after the row decoded last, under its seq (``BodyWindow``): a chain read in seq
+    /// order takes it for the row above instead of decoding the window again.
+    private var window: (seq: UInt64, state: BodyWindow.State, reader: BodyWindow.Reader)?
+    /// The window after the top row of the last chain with a window at its top, until
+    /// ``form(_:seq:context:checkSeal:)`` files it under that row's seq.
+    private var topWindow: (state: BodyWindow.State, reader: BodyWindow.Reader)?
+
+    /// Decodes a chain with window rows in it (codec 6, ``BodyWindow``), `top` its top row:
+    /// down to a keyframe, a form decoded lately or the window after a row decoded lately, then
+    /// back up; each window row steps its window (or starts one on the form below it), and a
+    /// delta above one is made against the form its skeleton names.
+    private func decodeWindowed(_ top: DeltaHeader, context: ZstdContext, checkSeal: Bool) throws -> [UInt8] {
+        var links = [top]
+        var form: [UInt8]?
+        var current: (state: BodyWindow.State, reader: BodyWindow.Reader)?
+        while form == nil && current == nil {
+            let link = links[links.count - 1]
+            // A row that goes on with its window needs that window; any other, the form below it.
+            let goesOn = link.window.map { !$0.starts } ?? false
+            if goesOn, let w = window, w.seq == link.base {
+                // Taken, not copied: the objects grow in place, and the stream goes on once.
+                current = (w.state, w.reader)
+                window = nil
+                break
+            }
+            if !goesOn, let hit = recent.last(where: { $0.seq == link.base }) {
+                form = hit.form
+                break
+            }
+            guard let row = try BlobCodec.stored(seq: link.base, bodies: bodies, in: txn) else {
+                throw EventStoreError.corrupted("the base (seq \(link.base)) of a delta-encoded body is missing")
+            }
+            if BlobCodec.isDelta(row) {
+                let below = try DeltaHeader(row, checkSeal: checkSeal)
+                guard below.depth < link.depth, below.base < link.base, !goesOn || below.window != nil else { throw ByteReader.Truncated() }
+                links.append(below)
+            } else {
+                guard link.depth >= 1, !goesOn else { throw ByteReader.Truncated() }
+                form = try BlobCodec.decodeForm(row, context: context, checkSeal: checkSeal)
+            }
+        }
+        for (i, link) in links.enumerated().reversed() {
+            if let parts = link.window {
+                try BodyWindow.step(&current, form: parts.starts ? form : nil, link, context: context)
+                // A form only where the row above (or the read) needs it.
+                let above = i == 0 ? nil : links[i - 1].window
+                form = i == 0 || above == nil || above!.starts ? try current!.state.form() : nil
+            } else {
+                let base = try form ?? current!.state.form()
+                form = try context.decompress(link.frame, prefix: base, size: link.size)
+                current = nil
+            }
+        }
+        topWindow = current
+        return form!
+    }
+
+    /// The window after the row stored under `seq` when it is a window row (``BodyWindow``), for
+    /// a writer to go on with; nil for a row of any other codec.
+    func window(_ row: UnsafeRawBufferPointer, seq: UInt64, context: ZstdContext) throws -> BodyWindow.State? {
+        guard BlobCodec.isDelta(row), case let header = try DeltaHeader(row, checkSeal: false), header.window != nil else { return nil }
+        if let w = window, w.seq == seq { return w.state }
+        _ = try decodeWindowed(header, context: context, checkSeal: false)
+        defer { topWindow = nil }
+        return topWindow?.state
+    }
+
     /// Decodes the row stored under `seq`, remembering its stored form for the deltas made
     /// against it.
     func decode(_ row: UnsafeRawBufferPointer, seq: UInt64, context: ZstdContext?, checkSeal: Bool = false) throws -> [UInt8] {
@@ -370,7 +462,12 @@ final class DeltaBases {
     /// remembered for the deltas made against it.
     func form(_ row: UnsafeRawBufferPointer, seq: UInt64, context: ZstdContext?, checkSeal: Bool = false) throws -> [UInt8] {
         if let hit = recent.last(where: { $0.seq == seq }) { return hit.form }
+        topWindow = nil
         let form = try BlobCodec.decodeForm(row, context: context, checkSeal: checkSeal, bases: self)
+        if let top = topWindow {
+            window = (seq, top.state, top.reader)
+            topWindow = nil
+        }
         // Only a body a delta may be made against (minified, it may be smaller than that).
         if form.count >= DeltaChains.minimum || row.first == BlobCodec.laidOut {
             if recent.count == Self.remembered { recent.removeFirst() }

@@ -134,9 +134,11 @@ public final class DeltaChains {
     /// inside codec 5. `speculative`: the body's frame against a body it was expected to follow
     /// (the one before it in its batch, worked out off the writer); used when that body, by its
     /// hash, is the lineage's last — the same frame the writer would compress.
+    /// `windowed`: the body is stored as a window row when it can be (``NewEvent/windowed``,
+    /// ``BodyWindow``).
     func row(
         for body: [UInt8], laidOut: (form: [UInt8], layout: UInt8)?, hash: [UInt8], whole makeWhole: () -> [UInt8], seq: UInt64,
-        lineage: [UInt8], schema: LogSchema, txn: Transaction, context: ZstdContext, speculative: SpeculativeDelta? = nil
+        lineage: [UInt8], windowed: Bool = false, schema: LogSchema, txn: Transaction, context: ZstdContext, speculative: SpeculativeDelta? = nil
     ) throws -> [UInt8] {
         // Compressed once, and only when needed: a small delta (``isSmall(_:of:)``) is kept
         // without it.
@@ -162,7 +164,17 @@ public final class DeltaChains {
         var chosen: [UInt8]
         // Whether `chosen` is a delta of `content` (to be put inside codec 5), not a whole row.
         var isDelta = false
-        if let last, last.depth + 1 < chainLength(body.count), last.seq < seq, let delta = try delta(against: last),
+        // A window row when the body can be one; a full window starts a chain again, as a
+        // chain's last version does (a window on a full one would read both).
+        var outcome = WindowOutcome.unsuitable
+        if windowed, let last, last.depth + 1 < chainLength(body.count), last.seq < seq {
+            outcome = try windowRow(content, hash: hash, seq: seq, last: last, lineage: lineage, schema: schema, txn: txn, context: context)
+        }
+        if case .row(let window) = outcome {
+            chosen = window
+            isDelta = true
+            depth = last!.depth + 1
+        } else if case .unsuitable = outcome, let last, last.depth + 1 < chainLength(body.count), last.seq < seq, let delta = try delta(against: last),
             Self.isSmall(delta.count, of: content.count) || (!Self.isRaw(whole()) && delta.count < whole().count)
         {
             chosen = delta
@@ -296,6 +308,54 @@ public final class DeltaChains {
         guard let row = try BlobCodec.stored(seq: last.seq, bodies: schema.bodies, in: txn) else { return nil }
         let form = try DeltaBases(bodies: schema.bodies, txn: txn).form(row, seq: last.seq, context: context)
         return Hashing.sha256(try BlobCodec.body(of: row, form: form), prefix: 8) == last.hash ? form : nil
+    }
+
+    /// Each lineage's window after its last row, when this writer stored it: the next version
+    /// goes on with it only when the lineage's committed row names that row (its seq and hash
+    /// prefix). Otherwise (another writer, a restart, an aborted append) a window starts on the
+    /// last body: the objects stream cannot go on from the log.
+    private var windows: [[UInt8]: BodyWindow.Writer] = [:]
+    /// The most windows kept: each holds a compressor with its tables (12 MB,
+    /// ``BodyWindow/hashLog``).
+    private static let windowsKept = 4
+
+    /// `content` (a body's stored form) as a window row above the lineage's last body: in its
+    /// window, or in one that starts on it; nil when it cannot be
+    /// (``BodyWindow/Writer/row(_:depth:seq:hash:context:)``) or the last body cannot be read.
+    private func windowRow(
+        _ content: [UInt8], hash: [UInt8], seq: UInt64, last: (seq: UInt64, depth: Int, hash: [UInt8]), lineage: [UInt8],
+        schema: LogSchema, txn: Transaction, context: ZstdContext
+    ) throws -> WindowOutcome {
+        var writer = windows.removeValue(forKey: lineage)
+        if let w = writer, w.seq != last.seq || !w.hash.elementsEqual(last.hash) { writer = nil }
+        if writer == nil, let row = try BlobCodec.stored(seq: last.seq, bodies: schema.bodies, in: txn),
+            let state = try DeltaBases(bodies: schema.bodies, txn: txn).window(row, seq: last.seq, context: context),
+            Hashing.sha256(try BlobCodec.body(of: row, form: state.form()), prefix: 8) == last.hash
+        {
+            // The last body is a window row another writer stored: its window goes on.
+            writer = BodyWindow.Writer(resuming: state, seq: last.seq, hash: last.hash[...])
+        }
+        if writer == nil {
+            guard let form = try base(last, lineage: lineage, schema: schema, txn: txn, context: context) else { return .unsuitable }
+            writer = BodyWindow.Writer(keyframe: form, seq: last.seq, hash: last.hash[...])
+        }
+        // A window whose stream failed is dropped and the body stored as a delta; one that took
+        // no row stays as it was (a full one ends its chain).
+        guard let row = try? writer!.row(content, depth: last.depth + 1, seq: seq, hash: hash.prefix(8), context: context) else {
+            return writer!.full ? .full : .unsuitable
+        }
+        if windows.count >= Self.windowsKept { windows.removeAll(keepingCapacity: true) }
+        windows[lineage] = writer
+        return .row(row)
+    }
+
+    /// What ``windowRow(_:hash:seq:last:lineage:schema:txn:context:)`` made of a body.
+    private enum WindowOutcome {
+        case row([UInt8])
+        /// The window is full: the body starts a chain again.
+        case full
+        /// The body cannot be stored in a window (or the last one cannot be read): a delta.
+        case unsuitable
     }
 
     private func remember(_ lineage: [UInt8], seq: UInt64, hash: ArraySlice<UInt8>, body: [UInt8]) {

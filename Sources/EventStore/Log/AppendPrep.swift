@@ -174,6 +174,9 @@ final class AppendPrep: @unchecked Sendable {
     /// The delta is made between the two bodies' stored forms (``JSONLayout``), as the writer's.
     private func speculate(_ i: Int, _ body: PreparedBody, zstd: ZstdContext) -> PreparedBody {
         var body = body
+        // A window row (``BodyWindow``) is made on the writer, against its window: neither a
+        // delta nor the body alone would be used.
+        guard bases[i] == nil || !batch[i].windowed else { return body }
         let content = body.laidOut?.form ?? body.staged.body
         if let j = bases[i], !body.isStored {
             let base = form(of: j)

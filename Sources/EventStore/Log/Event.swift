@@ -28,6 +28,10 @@ public struct NewEvent: Sendable {
     /// working them out again. Each must be what the fold's `make` gives for the event; a rebuild
     /// works them out.
     package var shared: [SharedValue] = []
+    /// The payload is stored in its lineage's window of versions, each object listed in it (a
+    /// page's items) kept once (``BodyWindow``); false stores it as a delta of the version
+    /// before it.
+    package var windowed = false
     /// The payload is what an erasure left of a body this store never held: it is stored under
     /// the original's digest, as the node that erased it holds it, with its `rewritten` row
     /// (``ErasedForm``), so both nodes hold the same envelope and fold the same projections.

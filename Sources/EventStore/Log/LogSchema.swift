@@ -72,11 +72,15 @@ struct LogSchema: Sendable {
     /// ``JSONLayout``), which a strata reading format 8 at most would take for a body of an
     /// unknown codec. Rows written before are read as they are; nothing is rewritten as a store
     /// opens.
-    static let formatVersion: UInt64 = 9
+    /// 10: a list's version may be stored as its skeleton and the elements it brings to its
+    /// window (``BlobCodec`` codec 6, ``BodyWindow``), which a strata reading format 9 at most
+    /// would take for a body of an unknown codec. Rows written before are read as they are;
+    /// nothing is rewritten as a store opens.
+    static let formatVersion: UInt64 = 10
     /// What a compaction's copy is marked: since format 6, the store's own format (6 reads
     /// packed envelopes too).
     static let packedFormat: UInt64 = formatVersion
-    static let readableFormats: ClosedRange<UInt64> = 1...9
+    static let readableFormats: ClosedRange<UInt64> = 1...10
     static let formatKey = Array("format".utf8)
     /// The first byte of a chunked row's head in a projection's table (``Projection/chunkedTables``).
     static let projectionChunkMark: UInt8 = 0xFD

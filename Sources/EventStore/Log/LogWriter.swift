@@ -186,7 +186,7 @@ actor LogWriter {
             speculative?.notBefore = firstNew
             let row = try deltas.row(
                 for: body.staged.body, laidOut: body.laidOut, hash: body.hash, whole: whole, seq: seq, lineage: DeltaChains.lineage(of: e),
-                schema: schema, txn: txn, context: zstd, speculative: speculative)
+                windowed: e.windowed, schema: schema, txn: txn, context: zstd, speculative: speculative)
             return (ref, row)
         }
         if let existing = e.payloadReference {
