@@ -158,4 +158,25 @@ import Testing
         #expect(file.range(of: Data("regional summary".utf8)) == nil)
         #expect(file.range(of: Data("\"status\":\"closed\"".utf8)) == nil)
     }
+
+    /// A token's values never hold the bytes a token starts with, and read back.
+    @Test func digitsAvoidTheTokenBytesAndReadBack() throws {
+        for value in [0, 1, 2, 3, 125, 126, 127, 15_875, 15_876, 2_000_000, 1 << 30] {
+            var bytes: [UInt8] = []
+            BodyWindow.digits(value) { bytes.append($0) }
+            #expect(bytes.allSatisfy { $0 >= 0x04 }, "\(value): \(bytes)")
+            let read = bytes.withUnsafeBytes { b in
+                var at = 0
+                return (BodyWindow.digits(b, &at), at)
+            }
+            #expect(read.0 == value && read.1 == bytes.count)
+            // Cut short, or with a token byte inside: nil, never a wrong value.
+            let cut = Array(bytes.dropLast())
+            #expect(
+                cut.withUnsafeBytes { b in
+                    var at = 0
+                    return BodyWindow.digits(b, &at)
+                } == nil)
+        }
+    }
 }

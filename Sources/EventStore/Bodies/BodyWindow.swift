@@ -12,43 +12,47 @@ import Synchronization
 /// up a chain of codec 6 rows. The objects its rows bring are its *elements*, numbered in the
 /// order rows bring them. A row's skeleton is its stored form with each object listed in it
 /// (``JSONSpans/listedObjects(in:)``) of at least ``minimumElement`` bytes replaced by a token:
-/// `0x03 varint offset varint length` for the same bytes in the keyframe's form, `0x01 varint n`
-/// for element n (the numbers from the window's count before the row on are the objects the row
-/// brings, in order). Minified JSON never holds the bytes `0x01`–`0x03` (control characters are
-/// escaped in strings), so a skeleton reads back without ambiguity; a body that holds one is not
+/// `0x03 offset length` for the same bytes in the keyframe's form, `0x01 n` for element n,
+/// `0x02 length` for an object this row brings (the next number; its bytes are the next
+/// `length` bytes of the row's objects). Values are in base-126 digits of 0x04 and up
+/// (``digits(_:_:)``), and minified JSON never holds the bytes 0x01–0x03 (control characters are
+/// escaped in strings), so a token is found by its first byte; a body that holds one is not
 /// stored so. A read finds every object by its token: it never parses the keyframe.
 ///
 /// The row: `u8 6 | varint size | 8-byte seal | varint base | varint depth | u8 flags |
 /// varint skeletonSize | varint objectsSize | varint skeletonFrameSize | skeleton frame | objects`,
 /// `flags` 1 for a row that starts a window, 2 for one whose objects start the stream again. The
-/// skeleton frame decompresses to `skeletonSize` bytes: `varint count`, the lengths of the
-/// `count` objects the row brings as varints, then the skeleton; it is compressed with the
-/// skeleton of the row below as its prefix (the keyframe's form for a window's first row), so a
-/// version whose items did not change costs a few bytes. The objects of all rows of a window are
-/// one zstd stream (magicless, windowLog ``windowLog``), started on the keyframe's form as its
-/// prefix by the first row that brings any and flushed at the end of each row's objects, so each
-/// row's part decodes once the parts before it are decoded, and each object is compressed
-/// against every object the window holds (the version of an item before it) at the cost of
-/// compressing its own bytes. A writer that did not write the window's last row (another
-/// process, a restart) goes on with the window read from the log and starts the stream again
-/// (flags 2), on the keyframe's form and the window's objects as its prefix. The seal covers
-/// everything after it, as codec 4's. A row builds on the one below it only, so a read, `verify`,
-/// an erasure's rewrite and a migration walk a window as a chain.
+/// skeleton frame is compressed with the skeleton of the row below as its prefix, each `0x02`
+/// token of that one written as the `0x01` token it became (the keyframe's form for a window's
+/// first row), so a version whose items did not change costs a few bytes. The objects of all
+/// rows of a window are one zstd stream (magicless, windowLog ``windowLog``), started on the
+/// keyframe's form as its prefix by the first row that brings any and flushed at the end of
+/// each row's objects, so each row's part decodes once the parts before it are decoded, and each
+/// object is compressed against every object the window holds (the version of an item before
+/// it) at the cost of compressing its own bytes. A writer that did not write the window's last
+/// row (another process, a restart) goes on with the window read from the log and starts the
+/// stream again (flags 2), on the keyframe's form and the window's objects as its prefix. The
+/// seal covers everything after it, as codec 4's. A row builds on the one below it only, so a
+/// read, `verify`, an erasure's rewrite and a migration walk a window as a chain.
 ///
 /// Why a stream and not a frame per row against the window as a prefix: loading a prefix costs
 /// time in proportion to it at the levels that find an item's last version (`lazy2` and up),
-/// 1.4 ms a row on the fires history; a frame per row at level 3 took the `items` history's
-/// objects to 1.96 MB against 1.44 MB at level 9 (`Benchmarks/scripts/layout-bounds.py`). A
-/// stream at level 15 compresses a row's objects in a fraction of a millisecond, smaller still.
+/// 1.4 ms a row on the fires history at level 9; at level 3 the `items` history's objects took
+/// 1.96 MB. The stream at level 15 took them to 1.07 MB, a row's objects compressed in a
+/// fraction of a millisecond (docs/benchmarks.md, "Windows of versions in the log").
 enum BodyWindow {
     /// The byte that starts a reference to an element of the window in a skeleton.
     static let reference: UInt8 = 0x01
+    /// The byte that starts an object a row brings (in a skeleton as stored).
+    static let brought: UInt8 = 0x02
     /// The byte that starts a reference to bytes of the keyframe's form.
     static let inKeyframe: UInt8 = 0x03
     /// Shorter objects stay in the skeleton: a reference would not be much smaller.
     static let minimumElement = 24
     /// A window ends when its keyframe and objects would pass this; the next version starts a
-    /// window on the last. Bounds what a read decodes and the stream's window.
+    /// chain again (a window on the last version would read both). Bounds what a read decodes
+    /// and the stream's window: at 1 MiB outages' 500 KB lists read in 0.93 ms at p99 instead of
+    /// 2.4, but the store grew from 8.3 to 12.3 MB, a keyframe every few versions.
     static let spaceLimit = 2 << 20
     /// The objects stream's window: the keyframe and every object up to ``spaceLimit`` stay in
     /// reach.
@@ -99,11 +103,11 @@ enum BodyWindow {
             let out = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
                 count = 0
                 let o = UnsafeMutableRawBufferPointer(buffer)
-                var at = 0
+                var written = 0
                 func put(_ part: UnsafeRawBufferPointer) -> Bool {
-                    guard part.count <= size - at else { return false }
-                    if !part.isEmpty { UnsafeMutableRawBufferPointer(rebasing: o[at..<(at + part.count)]).copyMemory(from: part) }
-                    at += part.count
+                    guard part.count <= size - written else { return false }
+                    if !part.isEmpty { UnsafeMutableRawBufferPointer(rebasing: o[written..<(written + part.count)]).copyMemory(from: part) }
+                    written += part.count
                     return true
                 }
                 failed = !skeleton.withUnsafeBytes { s in
@@ -114,23 +118,23 @@ enum BodyWindow {
                             while end < s.count, s[end] > BodyWindow.inKeyframe { end += 1 }
                             guard put(UnsafeRawBufferPointer(rebasing: s[i..<end])) else { return false }
                             guard end < s.count else { break }
-                            var r = ByteReader(UnsafeRawBufferPointer(rebasing: s[(end + 1)...]))
+                            var at = end + 1
                             switch s[end] {
                             case BodyWindow.reference:
-                                guard let n = try? r.varint(), n < UInt64(elements.count) else { return false }
-                                let (offset, length) = elements[Int(n)]
+                                guard let n = BodyWindow.digits(s, &at), n < elements.count else { return false }
+                                let (offset, length) = elements[n]
                                 guard put(UnsafeRawBufferPointer(rebasing: objects[offset..<(offset + length)])) else { return false }
                             case BodyWindow.inKeyframe:
-                                guard let offset = try? r.varint(), let length = try? r.varint(), offset <= UInt64(keyframe.count),
-                                    length <= UInt64(keyframe.count) - offset,
-                                    put(UnsafeRawBufferPointer(rebasing: keyframe.bytes[Int(offset)..<Int(offset + length)]))
+                                guard let offset = BodyWindow.digits(s, &at), let length = BodyWindow.digits(s, &at), offset <= keyframe.count,
+                                    length <= keyframe.count - offset,
+                                    put(UnsafeRawBufferPointer(rebasing: keyframe.bytes[offset..<(offset + length)]))
                                 else { return false }
                             default:
                                 return false
                             }
-                            i = end + 1 + r.offset
+                            i = at
                         }
-                        return at == size
+                        return written == size
                     }
                 }
                 count = failed ? 0 : size
@@ -230,10 +234,10 @@ enum BodyWindow {
             }
         }
 
-        /// A token: its byte, then each value as a varint.
+        /// A token: its byte, then each value in digits (``BodyWindow/digits(_:_:)``).
         private static func token(_ byte: UInt8, _ values: Int...) -> [UInt8] {
             var out = [byte]
-            for v in values { ByteWriter.varint(UInt64(v)) { out.append($0) } }
+            for v in values { BodyWindow.digits(v) { out.append($0) } }
             return out
         }
 
@@ -252,8 +256,10 @@ enum BodyWindow {
             guard !content.contains(where: { $0 <= inKeyframe }),
                 let ranges = content.withUnsafeBytes({ BodyWindow.elements(of: $0) }), ranges.count >= 2
             else { return nil }
-            var skeleton: [UInt8] = []
+            var skeleton: [UInt8] = []  // as stored: 0x02 and its length for an object brought here
+            var resolved: [UInt8] = []  // as the next row's prefix: each 0x02 its 0x01
             skeleton.reserveCapacity(content.count / 8 + ranges.count * 4)
+            resolved.reserveCapacity(content.count / 8 + ranges.count * 4)
             var objects: [UInt8] = []
             var lengths: [Int] = []  // of the objects brought here, in order
             var fresh: [Int: [Int]] = [:]  // brought here, by key: their numbers
@@ -262,42 +268,47 @@ enum BodyWindow {
             content.withUnsafeBytes { c in
                 var literal = 0
                 for r in ranges {
-                    skeleton.append(bytes: UnsafeRawBufferPointer(rebasing: c[literal..<r.lowerBound]))
+                    let text = UnsafeRawBufferPointer(rebasing: c[literal..<r.lowerBound])
+                    skeleton.append(bytes: text)
+                    resolved.append(bytes: text)
                     literal = r.upperBound
                     let element = UnsafeRawBufferPointer(rebasing: c[r])
+                    let token: [UInt8]
                     switch find(element) {
                     case .keyframe(let k)?:
-                        skeleton += Self.token(inKeyframe, k.lowerBound, k.count)
+                        token = Self.token(inKeyframe, k.lowerBound, k.count)
                     case .element(let n)?:
-                        skeleton += Self.token(reference, n)
+                        token = Self.token(reference, n)
                     case nil:
                         // Brought here: once, a second copy in the same version refers to it.
                         let key = Self.key(element)
                         let again = fresh[key]?.first { n in
                             objects.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[bounds[n - base]..<bounds[n - base + 1]]).elementsEqual(element) }
                         }
-                        let n = again ?? base + lengths.count
-                        if again == nil {
+                        if let again {
+                            token = Self.token(reference, again)
+                        } else {
+                            fresh[key, default: []].append(base + lengths.count)
+                            resolved += Self.token(reference, base + lengths.count)
+                            skeleton += Self.token(brought, r.count)
                             objects.append(bytes: element)
                             bounds.append(objects.count)
                             lengths.append(r.count)
-                            fresh[key, default: []].append(n)
+                            continue
                         }
-                        skeleton += Self.token(reference, n)
                     }
+                    skeleton += token
+                    resolved += token
                 }
-                skeleton.append(bytes: UnsafeRawBufferPointer(rebasing: c[literal...]))
+                let tail = UnsafeRawBufferPointer(rebasing: c[literal...])
+                skeleton.append(bytes: tail)
+                resolved.append(bytes: tail)
             }
             guard state.keyframe.count + state.objects.count + objects.count <= spaceLimit else {
                 full = true
                 return nil
             }
-            var framed: [UInt8] = []
-            framed.reserveCapacity(skeleton.count + lengths.count * 2 + 4)
-            ByteWriter.varint(UInt64(lengths.count)) { framed.append($0) }
-            for n in lengths { ByteWriter.varint(UInt64(n)) { framed.append($0) } }
-            framed += skeleton
-            guard let skeletonFrame = context.compress(framed, prefix: state.skeleton, level: DeltaChains.deltaLevel(framed.count)) else {
+            guard let skeletonFrame = context.compress(skeleton, prefix: state.skeleton, level: DeltaChains.deltaLevel(skeleton.count)) else {
                 throw ByteReader.Truncated()
             }
             let restarting = restarts && !objects.isEmpty
@@ -315,7 +326,7 @@ enum BodyWindow {
             w.varint(seq)
             w.varint(depth)
             w.u8(starts ? 1 : restarting ? 2 : 0)
-            w.varint(framed.count)
+            w.varint(skeleton.count)
             w.varint(objects.count)
             w.varint(skeletonFrame.count)
             w.raw(skeletonFrame)
@@ -334,7 +345,7 @@ enum BodyWindow {
                 state.elements.append((firstNew + bounds[i], length))
                 note(state.elements.count - 1)
             }
-            state.skeleton = skeleton
+            state.skeleton = resolved
             state.size = content.count
             seq = newSeq
             hash = newHash
@@ -439,27 +450,72 @@ enum BodyWindow {
             window = (State(keyframe: form), Reader())
         }
         guard window != nil else { throw ByteReader.Truncated() }
-        let framed = try context.decompress(parts.skeletonFrame, prefix: window!.state.skeleton, size: parts.skeletonSize)
+        let stored = try context.decompress(parts.skeletonFrame, prefix: window!.state.skeleton, size: parts.skeletonSize)
         if parts.restarts { window!.reader.restart(window!.state) }
         let at = window!.state.objects.count
         try window!.reader.read(parts.objectsFrame, size: parts.objectsSize, into: &window!.state)
-        // The lengths of the objects the row brings, then its skeleton.
-        let start = try framed.withUnsafeBytes { f in
-            var r = ByteReader(f)
-            let count = try r.count(limit: parts.objectsSize)
-            var offset = at
-            window!.state.elements.reserveCapacity(window!.state.elements.count + count)
-            for _ in 0..<count {
-                let length = try r.varint()
-                guard length <= UInt64(at + parts.objectsSize - offset) else { throw ByteReader.Truncated() }
-                window!.state.elements.append((offset, Int(length)))
-                offset += Int(length)
-            }
-            guard offset == at + parts.objectsSize else { throw ByteReader.Truncated() }
-            return r.offset
-        }
-        window!.state.skeleton = Array(framed[start...])
+        window!.state.skeleton = try resolve(stored, objects: at..<(at + parts.objectsSize), elements: &window!.state.elements)
         window!.state.size = link.size
+    }
+
+    /// `stored` (a row's skeleton as stored) with each `0x02` token replaced by the `0x01` token
+    /// of the element it brings, those elements (the row's objects, `objects` in the window's,
+    /// in order) added to `elements`. Token values are in digits of 0x04 and up, so the `0x02`
+    /// bytes are found with `memchr` and everything between them is copied whole.
+    static func resolve(_ stored: [UInt8], objects: Range<Int>, elements: inout [(offset: Int, length: Int)]) throws -> [UInt8] {
+        var next = objects.lowerBound
+        var out: [UInt8] = []
+        try stored.withUnsafeBytes { s in
+            out.reserveCapacity(s.count + 64)
+            var i = 0
+            while i < s.count {
+                let rest = UnsafeRawBufferPointer(rebasing: s[i...])
+                guard let base = rest.baseAddress, let found = memchr(base, Int32(brought), rest.count) else {
+                    out.append(bytes: rest)
+                    break
+                }
+                let end = i + (UnsafeRawPointer(found) - base)
+                out.append(bytes: UnsafeRawBufferPointer(rebasing: s[i..<end]))
+                var at = end + 1
+                guard let length = digits(s, &at), length <= objects.upperBound - next else { throw ByteReader.Truncated() }
+                out.append(reference)
+                digits(elements.count) { out.append($0) }
+                elements.append((next, length))
+                next += length
+                i = at
+            }
+        }
+        guard next == objects.upperBound else { throw ByteReader.Truncated() }
+        return out
+    }
+
+    /// `value` in base-126 digits, least significant first, each a byte of 0x04 and up: 0x04 +
+    /// digit for all but the last, 0x82 + digit for the last. A token's values never hold the
+    /// bytes 0x01–0x03, so tokens are found by their first byte alone.
+    static func digits(_ value: Int, _ emit: (UInt8) -> Void) {
+        var v = value
+        while v >= 126 {
+            emit(UInt8(4 + v % 126))
+            v /= 126
+        }
+        emit(UInt8(0x82 + v))
+    }
+
+    /// The value written by ``digits(_:_:)`` at `at` in `bytes`, moving `at` past it; nil when
+    /// it is damaged or runs past the end.
+    static func digits(_ bytes: UnsafeRawBufferPointer, _ at: inout Int) -> Int? {
+        var value = 0
+        var scale = 1
+        while at < bytes.count {
+            let b = Int(bytes[at])
+            at += 1
+            guard b >= 4 else { return nil }
+            if b >= 0x82 { return value + (b - 0x82) * scale }
+            value += (b - 4) * scale
+            guard scale < 1 << 40 else { return nil }
+            scale *= 126
+        }
+        return nil
     }
 }
 

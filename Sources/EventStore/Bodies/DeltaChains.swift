@@ -312,15 +312,16 @@ public final class DeltaChains {
 
     /// Each lineage's window after its last row, when this writer stored it: the next version
     /// goes on with it only when the lineage's committed row names that row (its seq and hash
-    /// prefix). Otherwise (another writer, a restart, an aborted append) a window starts on the
-    /// last body: the objects stream cannot go on from the log.
+    /// prefix). Otherwise (another writer, a restart, an aborted append) the window is read from
+    /// the log and its objects stream started again on it (``BodyWindow/Writer/init(resuming:seq:hash:)``).
     private var windows: [[UInt8]: BodyWindow.Writer] = [:]
     /// The most windows kept: each holds a compressor with its tables (12 MB,
     /// ``BodyWindow/hashLog``).
     private static let windowsKept = 4
 
     /// `content` (a body's stored form) as a window row above the lineage's last body: in its
-    /// window, or in one that starts on it; nil when it cannot be
+    /// window (kept, or read from the log), or in one that starts on it; `.full` when the window
+    /// is full, `.unsuitable` when the body cannot be stored so
     /// (``BodyWindow/Writer/row(_:depth:seq:hash:context:)``) or the last body cannot be read.
     private func windowRow(
         _ content: [UInt8], hash: [UInt8], seq: UInt64, last: (seq: UInt64, depth: Int, hash: [UInt8]), lineage: [UInt8],
