@@ -69,9 +69,7 @@ enum BlobCodec {
             }
             if ZSTD_isError(n) == 0, n * 10 <= body.count * 9 {
                 w.bytes.removeLast(bound - n)
-                w.bytes.withUnsafeMutableBytes { b in
-                    Hashing.sha256(UnsafeRawBufferPointer(rebasing: b[header...]), into: UnsafeMutableRawBufferPointer(rebasing: b[sealAt..<header]))
-                }
+                seal(&w.bytes, at: sealAt)
                 return w.bytes
             }
         }
@@ -211,11 +209,17 @@ extension BlobCodec {
         w.varint(baseSeq)
         w.varint(depth)
         w.raw(frame)
-        w.bytes.withUnsafeMutableBytes { b in
+        seal(&w.bytes, at: sealAt)
+        return w.bytes
+    }
+
+    /// Writes the seal of a row at `sealAt`: the first ``sealSize`` bytes of SHA-256 over
+    /// everything after it (codecs 2, 4 and 6 seal so).
+    static func seal(_ row: inout [UInt8], at sealAt: Int) {
+        row.withUnsafeMutableBytes { b in
             Hashing.sha256(
                 UnsafeRawBufferPointer(rebasing: b[(sealAt + sealSize)...]), into: UnsafeMutableRawBufferPointer(rebasing: b[sealAt..<(sealAt + sealSize)]))
         }
-        return w.bytes
     }
 
     /// Decodes a row that reads on its own (codec 0, 1 or 2) into `context`'s scratch buffer

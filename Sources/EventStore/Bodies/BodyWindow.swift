@@ -331,11 +331,7 @@ enum BodyWindow {
             w.varint(skeletonFrame.count)
             w.raw(skeletonFrame)
             w.raw(part)
-            w.bytes.withUnsafeMutableBytes { b in
-                Hashing.sha256(
-                    UnsafeRawBufferPointer(rebasing: b[(sealAt + BlobCodec.sealSize)...]),
-                    into: UnsafeMutableRawBufferPointer(rebasing: b[sealAt..<(sealAt + BlobCodec.sealSize)]))
-            }
+            BlobCodec.seal(&w.bytes, at: sealAt)
             // The window after this row.
             starts = false
             if restarting { restarts = false }
