@@ -85,10 +85,16 @@ enum BodyWindow {
 
         /// The window that starts on a body whose stored form is `form`.
         init(keyframe form: [UInt8]) {
-            keyframe = Pinned(form)
+            keyframe = form.withUnsafeBytes { Pinned($0) }
             skeleton = form
             size = form.count
             objects.reserveCapacity(spaceLimit - min(form.count, spaceLimit))
+        }
+
+        /// The keyframe's form and the objects so far, in one place: the prefix of a stream
+        /// started again (the writer's and the reader's the same bytes).
+        func space() -> Pinned {
+            objects.withUnsafeBytes { Pinned(keyframe.bytes, $0) }
         }
 
         /// Element `n`'s bytes.
@@ -149,10 +155,16 @@ enum BodyWindow {
         let bytes: UnsafeRawBufferPointer
         var count: Int { bytes.count }
 
-        init(_ source: [UInt8]) {
-            let b = UnsafeMutableRawBufferPointer.allocate(byteCount: max(source.count, 1), alignment: 1)
-            source.withUnsafeBytes { if !$0.isEmpty { b.copyMemory(from: $0) } }
-            bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[..<source.count])
+        /// `parts` one after another.
+        init(_ parts: UnsafeRawBufferPointer...) {
+            let count = parts.reduce(0) { $0 + $1.count }
+            let b = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 1)
+            var at = 0
+            for part in parts where !part.isEmpty {
+                UnsafeMutableRawBufferPointer(rebasing: b[at..<(at + part.count)]).copyMemory(from: part)
+                at += part.count
+            }
+            bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[..<count])
         }
 
         deinit { UnsafeMutableRawPointer(mutating: bytes.baseAddress)?.deallocate() }
@@ -253,15 +265,14 @@ enum BodyWindow {
         /// or a window that would pass ``spaceLimit``), the window then unchanged; throws
         /// when zstd fails, after which the window must not be used again.
         func row(_ content: [UInt8], depth: Int, seq newSeq: UInt64, hash newHash: ArraySlice<UInt8>, context: ZstdContext) throws -> [UInt8]? {
-            guard !content.contains(where: { $0 <= inKeyframe }),
-                let ranges = content.withUnsafeBytes({ BodyWindow.elements(of: $0) }), ranges.count >= 2
-            else { return nil }
+            // JSON holds no byte under 0x20 outside its whitespace (a string's control characters
+            // are escaped): a body with a token byte fails here, as any body that is not JSON.
+            guard let ranges = content.withUnsafeBytes({ BodyWindow.elements(of: $0) }), ranges.count >= 2 else { return nil }
             var skeleton: [UInt8] = []  // as stored: 0x02 and its length for an object brought here
             var resolved: [UInt8] = []  // as the next row's prefix: each 0x02 its 0x01
             skeleton.reserveCapacity(content.count / 8 + ranges.count * 4)
             resolved.reserveCapacity(content.count / 8 + ranges.count * 4)
             var objects: [UInt8] = []
-            var lengths: [Int] = []  // of the objects brought here, in order
             var fresh: [Int: [Int]] = [:]  // brought here, by key: their numbers
             let base = state.elements.count
             var bounds = [0]  // where each brought object starts in `objects`, then its end
@@ -288,12 +299,12 @@ enum BodyWindow {
                         if let again {
                             token = Self.token(reference, again)
                         } else {
-                            fresh[key, default: []].append(base + lengths.count)
-                            resolved += Self.token(reference, base + lengths.count)
+                            let n = base + bounds.count - 1
+                            fresh[key, default: []].append(n)
+                            resolved += Self.token(reference, n)
                             skeleton += Self.token(brought, r.count)
                             objects.append(bytes: element)
                             bounds.append(objects.count)
-                            lengths.append(r.count)
                             continue
                         }
                     }
@@ -313,7 +324,7 @@ enum BodyWindow {
             }
             let restarting = restarts && !objects.isEmpty
             if restarting {
-                let p = Pinned(Array(state.keyframe.bytes) + state.objects)
+                let p = state.space()
                 ZSTD_CCtx_refPrefix(cctx, p.bytes.baseAddress, p.count)
                 prefix = p
             }
@@ -337,8 +348,8 @@ enum BodyWindow {
             if restarting { restarts = false }
             let firstNew = state.objects.count
             state.objects += objects
-            for (i, length) in lengths.enumerated() {
-                state.elements.append((firstNew + bounds[i], length))
+            for (start, end) in zip(bounds, bounds.dropFirst()) {
+                state.elements.append((firstNew + start, end - start))
                 note(state.elements.count - 1)
             }
             state.skeleton = resolved
@@ -407,7 +418,7 @@ enum BodyWindow {
         /// The stream starts again at the next part, on the window so far as its prefix.
         func restart(_ state: State) {
             ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only)
-            prefix = Pinned(Array(state.keyframe.bytes) + state.objects)
+            prefix = state.space()
             started = false
         }
 
