@@ -37,12 +37,17 @@ public final class Transaction {
     public func scratch(_ count: Int) -> UnsafeMutableRawBufferPointer { arena.allocate(count) }
 
     /// What a reader derives from a stored row, made under `key` once while it is among the
-    /// ``derivedLimit`` made last in the root transaction: for rows that are never rewritten in
+    /// ``derivedLimit`` used last in the root transaction: for rows that are never rewritten in
     /// place, such as a block of the log's envelopes, which a walk would otherwise decode again
     /// for each entry, and which a walk of a whole log must not keep all of.
     public func derived<T: AnyObject>(_ key: AnyHashable, _ make: () throws -> T) throws -> T {
         let r = root
-        if let i = r.derivedValues.lastIndex(where: { $0.key == key }), let known = r.derivedValues[i].value as? T { return known }
+        if let i = r.derivedValues.lastIndex(where: { $0.key == key }), let known = r.derivedValues[i].value as? T {
+            // The latest used last, so a value used all along (the bodies a walk of versions
+            // keeps) outlives the ones made and left since.
+            if i != r.derivedValues.count - 1 { r.derivedValues.append(r.derivedValues.remove(at: i)) }
+            return known
+        }
         let value = try make()
         if r.derivedValues.count == Self.derivedLimit { r.derivedValues.removeFirst() }
         r.derivedValues.append((key, value))

@@ -46,12 +46,22 @@ func makeTempDir(_ name: String = "lmdb") -> String {
             try txn.nested { (child) throws in #expect(try get(0, child) === first) }
             for k in 1..<Transaction.derivedLimit { _ = try get(k, txn) }
             #expect(try get(0, txn) === first && makes == Transaction.derivedLimit)
+            // The one used least lately goes (1, not 0, which was just used).
             _ = try get(Transaction.derivedLimit, txn)
-            #expect(try get(0, txn) !== first && makes == Transaction.derivedLimit + 2)
+            #expect(try get(0, txn) === first && makes == Transaction.derivedLimit + 1)
+            _ = try get(1, txn)
+            #expect(makes == Transaction.derivedLimit + 2)
+            // 2 went for 1, and 0 stays while it is used.
+            for k in Transaction.derivedLimit + 1..<2 * Transaction.derivedLimit {
+                _ = try get(k, txn)
+                #expect(try get(0, txn) === first)
+            }
+            _ = try get(2, txn)
+            #expect(makes == 2 * Transaction.derivedLimit + 2)
         }
         try env.read { (txn) throws in
             _ = try get(1, txn)
-            #expect(makes == Transaction.derivedLimit + 3)
+            #expect(makes == 2 * Transaction.derivedLimit + 3)
         }
     }
 
