@@ -13,6 +13,11 @@ public enum DocumentOperation: Sendable, Hashable {
     /// projections (a page's items, for the items and the schema), so neither is done again.
     /// Taken as given: the caller vouches for both.
     case putCanonical(collection: String, key: String, canonical: [UInt8], digest: [UInt8])
+    /// ``putCanonical(collection:key:canonical:digest:)`` of the text at `range` of the event's
+    /// payload's form (``PayloadSlice/form(of:)``: the payload without its pretty-printing;
+    /// `canonical` is that text canonicalized): a version of it may be kept as a reference to
+    /// those bytes of the log's body instead of a copy (``PayloadSlice``).
+    case putSlice(collection: String, key: String, canonical: [UInt8], digest: [UInt8], range: Range<Int>)
     /// The present document under `key` is unchanged: it is only marked seen (for ``sweep``),
     /// as a put of the same document would; nothing when it is absent or removed. For an
     /// extractor that knows its document did not change without building it again.
@@ -33,6 +38,7 @@ public enum DocumentOperation: Sendable, Hashable {
         case let (.put(c1, k1, d1), .put(c2, k2, d2)): return c1 == c2 && k1 == k2 && d1 == d2
         case let (.putJSON(c1, k1, j1), .putJSON(c2, k2, j2)): return c1 == c2 && k1 == k2 && j1 == j2
         case let (.putCanonical(c1, k1, j1, _), .putCanonical(c2, k2, j2, _)): return c1 == c2 && k1 == k2 && j1 == j2
+        case let (.putSlice(c1, k1, j1, _, r1), .putSlice(c2, k2, j2, _, r2)): return c1 == c2 && k1 == k2 && j1 == j2 && r1 == r2
         case let (.remove(c1, k1), .remove(c2, k2)): return c1 == c2 && k1 == k2
         case let (.seen(c1, k1), .seen(c2, k2)): return c1 == c2 && k1 == k2
         case let (.snapshot(c1, d1), .snapshot(c2, d2)):
@@ -53,6 +59,7 @@ public enum DocumentOperation: Sendable, Hashable {
         case let .putJSON(c, k, _): h.combine(5); h.combine(c); h.combine(k)
         case let .seen(c, k): h.combine(6); h.combine(c); h.combine(k)
         case let .putCanonical(c, k, _, _): h.combine(7); h.combine(c); h.combine(k)
+        case let .putSlice(c, k, _, _, r): h.combine(8); h.combine(c); h.combine(k); h.combine(r.lowerBound)
         }
     }
 }

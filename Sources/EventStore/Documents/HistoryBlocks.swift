@@ -235,6 +235,17 @@ extension KeyedDocumentProjection.HistoryRow {
 
     /// Row `number`'s plain bytes from the block stored under `first`, decompressed up to its end.
     static func unpackBlock(_ stored: UnsafeRawBufferPointer, first: UInt64, number: UInt64) throws -> KeyedDocumentProjection.OwnedBytes {
+        let (start, length, total, frame) = try blockParts(stored, first: first, number: number)
+        _ = total
+        let columns = try ZstdContext.pooled { try $0.decompressStart(frame, count: start + length) }
+        return try columns.withUnsafeBytes { try plainRow(decodeColumns(UnsafeRawBufferPointer(rebasing: $0[start..<(start + length)]))) }
+    }
+
+    /// Where row `number`'s columns are in the block stored under `first` (`stored`, its bytes
+    /// in the stream), the length of all its columns and its frame.
+    private static func blockParts(_ stored: UnsafeRawBufferPointer, first: UInt64, number: UInt64) throws -> (
+        start: Int, length: Int, total: Int, frame: UnsafeRawBufferPointer
+    ) {
         var r = ByteReader(stored)
         guard try r.u8() == blockMark, number >= first else { throw ByteReader.Truncated() }
         let count = try bounded(&r, blockLimit)
@@ -247,9 +258,60 @@ extension KeyedDocumentProjection.HistoryRow {
         }
         let total = try bounded(&r, blockColumnsLimit)
         guard start + length <= total, length > 0 else { throw ByteReader.Truncated() }
-        let frame = UnsafeRawBufferPointer(rebasing: stored[r.offset...])
-        let columns = try ZstdContext.pooled { try $0.decompressStart(frame, count: start + length) }
-        return try columns.withUnsafeBytes { try plainRow(decodeColumns(UnsafeRawBufferPointer(rebasing: $0[start...]))) }
+        return (start, length, total, UnsafeRawBufferPointer(rebasing: stored[r.offset...]))
+    }
+
+    /// Row `number`'s plain bytes from the block whose entry (under `first`) is `entry`. A read
+    /// decompresses the block up to the row's end; in a read-only transaction, a block read a
+    /// second time is decompressed whole and kept with the transaction
+    /// (``Transaction/derived(_:_:)``): a walk of versions in log order (`changes`) reads the
+    /// rows that closed together, which share blocks, and one read of one version stays as it
+    /// was. (A write transaction keeps none: it may write the block.)
+    static func blockRow(
+        _ entry: UnsafeRawBufferPointer, first: UInt64, number: UInt64, _ c: Cursor, _ txn: Transaction, _ tables: TableSet
+    ) throws -> KeyedDocumentProjection.OwnedBytes {
+        guard txn.readOnly else { return try storedBlock(entry, c).withUnsafeBytes { try unpackBlock($0, first: first, number: number) } }
+        let block = try txn.derived(BlockKey(dbi: tables["history-packed"].dbi, first: first)) { ReadBlock() }
+        let index = Int(clamping: number - first)
+        if let columns = block.columns, index + 1 < block.ends.count {
+            let (start, end) = (block.ends[index], block.ends[index + 1])
+            return try columns.withUnsafeBytes { try plainRow(decodeColumns(UnsafeRawBufferPointer(rebasing: $0[start..<end]))) }
+        }
+        let stored = try storedBlock(entry, c)
+        guard block.seen else {
+            block.seen = true
+            return try stored.withUnsafeBytes { try unpackBlock($0, first: first, number: number) }
+        }
+        return try stored.withUnsafeBytes { raw in
+            let (start, length, total, frame) = try blockParts(raw, first: first, number: number)
+            let columns = try ZstdContext.pooled { try $0.decompressStart(frame, count: total) }
+            block.columns = columns
+            block.ends = try rowEnds(raw)
+            return try columns.withUnsafeBytes { try plainRow(decodeColumns(UnsafeRawBufferPointer(rebasing: $0[start..<(start + length)]))) }
+        }
+    }
+
+    /// Where each row's columns start in a stored block, and where the last ends.
+    private static func rowEnds(_ stored: UnsafeRawBufferPointer) throws -> [Int] {
+        var r = ByteReader(stored)
+        _ = try r.u8()
+        let count = try bounded(&r, blockLimit)
+        var ends = [0]
+        for _ in 0..<count { ends.append(ends[ends.count - 1] + (try bounded(&r, blockColumnsLimit))) }
+        return ends
+    }
+
+    private struct BlockKey: Hashable {
+        var dbi: UInt32
+        var first: UInt64
+    }
+
+    /// A block a read-only transaction read: whether it was read once, and its columns once read
+    /// again.
+    private final class ReadBlock {
+        var seen = false
+        var columns: [UInt8]?
+        var ends: [Int] = []
     }
 }
 

@@ -13,7 +13,7 @@ extension KeyedDocumentProjection {
     /// instead of the table by one key. Any other version starts a row of its own.
     func writeHistory(
         _ hk: UnsafeRawBufferPointer, kind: ChangeKind, document: DocumentSource,
-        record: CurrentRecord, event: RecordedEvent, ctx: ProjectionContext
+        record: CurrentRecord, event: RecordedEvent, ctx: ProjectionContext, rest: [UInt8]? = nil
     ) throws {
         // The header (at most 10 + 8 + 11 + 1 + 10 bytes) is built on the stack; the document is
         // copied once, straight into the page.
@@ -22,6 +22,9 @@ extension KeyedDocumentProjection {
         switch document {
         case .inline(let bytes), .encoded(let bytes): inline = bytes
         case .delta(let keyframe, _, _, _): inline = document.deltaTail; group = keyframe
+        case .slice:
+            // Only a closed row keeps a version as a slice (``HistoryRow/keepingSlices``).
+            throw EventStoreError.corrupted("a new version of \(event.seq) cannot be written as a slice")
         }
         let history = ctx.tables["history"]
         let txn = ctx.transaction
@@ -35,11 +38,13 @@ extension KeyedDocumentProjection {
             switch document {
             case .inline: ByteWriter.varint(UInt64(inline.count), emit)
             case .encoded: emit(0); ByteWriter.varint(UInt64(inline.count), emit)
-            case .delta: emit(0); emit(0)
+            case .delta, .slice: emit(0); emit(0)
             }
             // After the document: the changes, computed on read (stores written before kept them
-            // here; still read), so an empty blob.
-            let recordCount = n + inline.count + 1
+            // here; still read), so an empty blob; or the slice of the payload the version is
+            // kept as once its row closes (``PayloadSlice/blob(seq:size:)``).
+            let rest = rest ?? [0]
+            let recordCount = n + inline.count + rest.count
             // The entry's own head: its seq after the row's, and the record's length.
             let recordStart = n
             ByteWriter.varint(event.seq - group, emit)
@@ -50,7 +55,7 @@ extension KeyedDocumentProjection {
                 out.copyMemory(from: entryHead)
                 UnsafeMutableRawBufferPointer(rebasing: out[entryHead.count...]).copyMemory(from: recordHead)
                 inline.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[(entryHead.count + recordHead.count)...]).copyMemory(from: $0) }
-                out[out.count - 1] = 0
+                rest.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[(out.count - rest.count)...]).copyMemory(from: $0) }
             }
             let entryCount = entryHead.count + recordCount
             guard group != event.seq else {
@@ -82,7 +87,7 @@ extension KeyedDocumentProjection {
                     // A solid open row takes the version whole, in its columns.
                     let version = HistoryRow.SolidVersion(
                         offset: event.seq - group, version: UInt64(record.version), time: event.recordedAt.microseconds, kind: kind.code,
-                        document: [], rest: [0])
+                        document: [], rest: rest)
                     let solid = try HistoryRow.joiningOpen(existing, seq: group, version, size: size, frame: frame)
                     _ = try solid.withUnsafeBytes { try txn.put(history, key: key, value: $0) }
                     return
@@ -177,11 +182,16 @@ extension KeyedDocumentProjection {
         var waiting: [UInt8]?
         if row.first == HistoryRow.solidMark {
             // An open row stored solid (``HistoryRow/openForm(_:seq:)``): already its waiting
-            // form.
-            columns = try row.withUnsafeBytes { try HistoryRow.openColumns($0, seq: seq) }
-            waiting = columns!.count <= HistoryRow.blockLimit ? row : nil
+            // form, unless versions of it are kept as slices of their pages now it closes.
+            if let closing = try row.withUnsafeBytes({ try HistoryRow.closingColumns(ofOpen: $0, seq: seq) }) {
+                columns = closing
+                waiting = closing.count <= HistoryRow.blockLimit ? HistoryRow.solid(closing, level: HistoryRow.pendingLevel) : nil
+            } else {
+                columns = try row.withUnsafeBytes { try HistoryRow.openColumns($0, seq: seq) }
+                waiting = columns!.count <= HistoryRow.blockLimit ? row : nil
+            }
         } else {
-            columns = row.withUnsafeBytes { HistoryRow.solidColumns($0, seq: seq) }
+            columns = row.withUnsafeBytes { HistoryRow.solidColumns($0, seq: seq, closing: true) }
             // The row's waiting form, when it fits a block (compressed before the block closes,
             // so a row whose compression fails stays plain and closes the block like any other).
             waiting = columns.flatMap { $0.count <= HistoryRow.blockLimit ? HistoryRow.solid($0, level: HistoryRow.pendingLevel) : nil }

@@ -97,12 +97,27 @@ extension KeyedDocumentProjection {
         let source = try withVersionRecord(collection, key, at: seq, txn, tables, memo) { raw in
             var r = ByteReader(raw)
             _ = try VersionHeader(reading: &r)
-            return try DocumentSource(reading: &r)
+            return try DocumentSource(reading: &r, seq: seq)
         }
         guard let source else {
             throw EventStoreError.corrupted("the version at seq \(seq) of \(collection)/\(key.prefix(64)) is missing from history")
         }
         return source
+    }
+
+    /// The slice of its page's body the version at `seq` is (or will be, once its row closes)
+    /// kept as (``PayloadSlice``), or nil.
+    static func slice(
+        ofVersion collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet, _ memo: DocumentFold? = nil
+    ) throws -> PayloadSlice? {
+        let found = try withVersionRecord(collection, key, at: seq, txn, tables, memo) { raw -> PayloadSlice? in
+            var r = ByteReader(raw)
+            _ = try VersionHeader(reading: &r)
+            if case let .slice(slice, _) = try DocumentSource(reading: &r, seq: seq) { return slice }
+            let rest = try r.blob()
+            return rest.withUnsafeBytes { PayloadSlice.named(byBlob: $0, seq: seq)?.slice }
+        }
+        return found ?? nil
     }
 
     /// A version's document: canonical bytes (a document an operation built, or one a payload
@@ -121,17 +136,32 @@ extension KeyedDocumentProjection {
     /// it, so a read decodes at most two frames; every ``keyframeInterval`` versions (or when a
     /// delta would not be smaller) the version is a keyframe again: canonical bytes, compressed
     /// (`.encoded`) when that saves a tenth.
+    ///
+    /// Since items 34 a version in a closed row may be a *slice*: `varint 0, varint 0, varint 0,
+    /// varint back, varint lower, varint count, varint size`, the `count` bytes at `lower` of the
+    /// body the log stores in its row at seq (the version's seq − `back`), whose canonical form
+    /// (`size` bytes) is the document (``PayloadSlice``). The item history then holds no copy of
+    /// a list item the page's body already holds.
     enum DocumentSource {
         case inline([UInt8])
         case encoded([UInt8])
         case delta(keyframe: UInt64, index: Int, size: Int, frame: [UInt8])
+        case slice(PayloadSlice, size: Int)
 
-        init(reading r: inout ByteReader) throws {
+        /// `seq`: the version's (a slice names its body's row from it).
+        init(reading r: inout ByteReader, seq: UInt64) throws {
             let n = Int(try r.varint())
             if n > 0 { self = .inline([UInt8](try r.slice(n))); return }
             let m = Int(try r.varint())
             if m > 0 { self = .encoded([UInt8](try r.slice(m))); return }
             let keyframe = try r.varint()
+            if keyframe == 0 {
+                let slice = try PayloadSlice(reading: &r, seq: seq)
+                let size = Int(try r.varint())
+                guard size > 0, size <= 1 << 30 else { throw ByteReader.Truncated() }
+                self = .slice(slice, size: size)
+                return
+            }
             let index = Int(try r.varint())
             let size = Int(try r.varint())
             guard index >= 1, size <= 1 << 30 else { throw ByteReader.Truncated() }
@@ -151,7 +181,10 @@ extension KeyedDocumentProjection {
                 _ = try header.u8()
                 return Int(try header.varint())
             }
-            _ = try r.varint()
+            if try r.varint() == 0 {
+                _ = try PayloadSlice(reading: &r, seq: UInt64.max)
+                return Int(try r.varint())
+            }
             _ = try r.varint()
             let size = Int(try r.varint())
             _ = try r.slice(try r.count())
@@ -178,6 +211,8 @@ extension KeyedDocumentProjection {
             case .encoded(let bytes): return try bytes.withUnsafeBytes { raw in try ZstdContext.pooled { try BlobCodec.decode(raw, context: $0) } }
             case let .delta(keyframe, _, _, _):
                 return try text(onKeyframe: keyframeText(collection, key, at: keyframe, txn, tables, memo))
+            case let .slice(slice, size):
+                return try slice.text(size: size, txn, tables)
             }
         }
 
@@ -217,7 +252,7 @@ extension KeyedDocumentProjection {
                     _ = try VersionHeader(reading: &r)
                     if keyframe == nil {
                         var first = r
-                        keyframe = try DocumentSource(reading: &first)
+                        keyframe = try DocumentSource(reading: &first, seq: row.seq)
                     }
                     text += try DocumentSource.textCount(reading: &r)
                     count += 1
@@ -400,7 +435,7 @@ extension KeyedDocumentProjection {
             do {
                 if let count = try Self.blockCount(row) {
                     guard number - at < UInt64(count) else { throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing") }
-                    owner = try Self.storedBlock(row, c).withUnsafeBytes { try Self.unpackBlock($0, first: at, number: number) }
+                    owner = try Self.blockRow(row, first: at, number: number, c, txn, tables)
                 } else {
                     guard at == number else { throw EventStoreError.corrupted("a packed history row of seq \(seq) is missing") }
                     guard row.first == Self.solidMark || row.first == Self.anchoredMark else { bytes = row; owner = nil; return }
@@ -578,9 +613,13 @@ extension KeyedDocumentProjection {
     static func decodeStoredVersion(seq: UInt64, _ raw: UnsafeRawBufferPointer) throws -> StoredDocumentVersion {
         var r = ByteReader(raw)
         let header = try VersionHeader(reading: &r)
-        let document = try DocumentSource(reading: &r)
+        let document = try DocumentSource(reading: &r, seq: seq)
+        // After the document: the changes stores before documents 7 kept, or the slice of the
+        // payload an open row's version will be kept as (``PayloadSlice/mark``).
+        let rest = try r.blob()
         return StoredDocumentVersion(
-            version: header.version, seq: seq, recordedAt: header.recordedAt, kind: header.kind, document: document, storedChanges: [UInt8](try r.blob()))
+            version: header.version, seq: seq, recordedAt: header.recordedAt, kind: header.kind, document: document,
+            storedChanges: rest.first == PayloadSlice.mark ? [] : [UInt8](rest))
     }
 
     /// The text of the keyframe a delta of `collection`/`key` refers to: the version at `seq`.

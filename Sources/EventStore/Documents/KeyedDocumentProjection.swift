@@ -133,6 +133,9 @@ public struct KeyedDocumentProjection: Projection {
             case let .putCanonical(collection, key, canonical, digest):
                 try Self.validate(collection, key)
                 try put(collection, key, canonical: canonical, digest: digest, nil, event, context, whole: try context.isPayload(canonical, of: event))
+            case let .putSlice(collection, key, canonical, digest, range):
+                try Self.validate(collection, key)
+                try put(collection, key, canonical: canonical, digest: digest, nil, event, context, slice: try slice(range, of: event, context))
             case let .remove(collection, key):
                 try Self.validate(collection, key)
                 try remove(collection, key, event, context)
@@ -170,6 +173,15 @@ public struct KeyedDocumentProjection: Projection {
         }
     }
 
+    /// The slice of the event's body at `range` a version may be kept as once its row closes
+    /// (``PayloadSlice``), when the body is large enough to be worth it.
+    func slice(_ range: Range<Int>, of event: RecordedEvent, _ context: ProjectionContext) throws -> PayloadSlice? {
+        guard let payload = event.payload, payload.size >= PayloadSlice.minimumBody, range.upperBound <= payload.size,
+            let row = try context.payloads.bodyRow(of: event, in: context.transaction)
+        else { return nil }
+        return PayloadSlice(row: row, range: range)
+    }
+
     /// Removes the present documents of `collection` for which `condition` holds.
     func removeAll(
         in collection: String, _ event: RecordedEvent, _ context: ProjectionContext,
@@ -201,7 +213,7 @@ public struct KeyedDocumentProjection: Projection {
     /// stored form from the log instead of the canonical bytes.
     func put(
         _ collection: String, _ key: String, canonical: [UInt8], digest: [UInt8]? = nil, _ doc: JSONValue?,
-        _ event: RecordedEvent, _ ctx: ProjectionContext, whole: Bool = false
+        _ event: RecordedEvent, _ ctx: ProjectionContext, whole: Bool = false, slice: PayloadSlice? = nil
     ) throws {
         let txn = ctx.transaction
         let current = ctx.tables["current"]
@@ -260,7 +272,9 @@ public struct KeyedDocumentProjection: Projection {
                         document = try Self.deltaOrKeyframe(
                             canonical, collection, key, previous: kind == .reappeared ? nil : previousSeq, txn, ctx.tables, ctx.memo)
                     }
-                    try writeHistory(hk, kind: kind, document: document, record: record, event: event, ctx: ctx)
+                    try writeHistory(
+                        hk, kind: kind, document: document, record: record, event: event, ctx: ctx,
+                        rest: slice.map { $0.blob(seq: event.seq, size: canonical.count) })
                 }
                 // Only other tables were written since the seek: the cursor is still on the key's
                 // entry, or where the new key goes.
@@ -306,7 +320,12 @@ public struct KeyedDocumentProjection: Projection {
                 record.changedSeq = event.seq
                 record.lastSeenSeq = event.seq
                 let document = try Self.deltaOrKeyframe(text, collection, key, previous: previous, ctx.transaction, ctx.tables, ctx.memo)
-                try writeHistory(hk, kind: .removed, document: document, record: record, event: event, ctx: ctx)
+                // The removal repeats the last version's slice too, when it has one: its row
+                // closes now, and keeps both as slices.
+                let slice = try Self.slice(ofVersion: collection, key, at: previous, ctx.transaction, ctx.tables, ctx.memo)
+                try writeHistory(
+                    hk, kind: .removed, document: document, record: record, event: event, ctx: ctx,
+                    rest: slice.map { $0.blob(seq: event.seq, size: text.count) })
                 record.packed = try Self.closeRow(hk, firstSeq: record.firstSeq, ctx)
                 _ = try record.withEncoded { try ctx.transaction.put(ctx.tables["current"], key: ck, value: $0) }
             }

@@ -136,8 +136,13 @@ extension KeyedDocumentProjection.HistoryRow {
     /// The columns of the row `plain` (the row of seq `seq` as `history` holds it: its versions,
     /// every document whole, ``encodeColumns(_:)``), or nil for a row that stays plain (one
     /// version, more text than ``solidTextLimit``, a record this version does not write).
-    static func solidColumns(_ plain: UnsafeRawBufferPointer, seq: UInt64) -> [UInt8]? {
-        guard worthSolid(plain), let versions = try? solidVersions(Self(seq: seq, bytes: plain)), versions.count > 1 else { return nil }
+    ///
+    /// `closing`: the row is closed (no version joins it again), so a version whose record names
+    /// the slice of its page's body it came from (``PayloadSlice``) keeps that slice instead of
+    /// its document (``keepingSlices(_:)``).
+    static func solidColumns(_ plain: UnsafeRawBufferPointer, seq: UInt64, closing: Bool = false) -> [UInt8]? {
+        guard worthSolid(plain), var versions = try? solidVersions(Self(seq: seq, bytes: plain)), versions.count > 1 else { return nil }
+        if closing { versions = keepingSlices(versions, seq: seq) }
         let columns = encodeColumns(versions)
         // What a read will rebuild, checked once here: a row that would not read back exactly
         // stays plain.
@@ -216,7 +221,40 @@ extension KeyedDocumentProjection.HistoryRow {
         return try plainRow(decodeColumns(decompressSolid(stored, prefix: prefix)))
     }
 
-    /// The plain bytes of a row whose columns are `versions`.
+    /// `versions` of the closed row of first seq `seq`, each whose record names a slice of its
+    /// page's body (its rest: ``PayloadSlice/blob(seq:size:)``) without its document: the row
+    /// keeps the slice, and a read takes the document from the log (a version with no document
+    /// and that rest, ``plainRow(_:)``).
+    static func keepingSlices(_ versions: [SolidVersion], seq: UInt64) -> [SolidVersion] {
+        versions.map { v in
+            guard !v.document.isEmpty, sliceNamed(byRest: v.rest, seq: seq + v.offset)?.size == v.document.count else { return v }
+            var kept = v
+            kept.document = []
+            return kept
+        }
+    }
+
+    /// The columns of the open row `stored` (stored solid, of first seq `seq`) as it closes, its
+    /// versions kept as slices where their records name one (``keepingSlices(_:seq:)``); nil
+    /// when none does.
+    static func closingColumns(ofOpen stored: UnsafeRawBufferPointer, seq: UInt64) throws -> [UInt8]? {
+        let versions = try openVersions(stored, seq: seq)
+        let kept = keepingSlices(versions, seq: seq)
+        return kept == versions ? nil : encodeColumns(kept)
+    }
+
+    /// The slice a version's rest (its record's blob, length first) names, if any.
+    static func sliceNamed(byRest rest: [UInt8], seq: UInt64) -> (slice: PayloadSlice, size: Int)? {
+        rest.withUnsafeBytes { raw in
+            var r = ByteReader(raw)
+            guard let n = try? r.count(), let content = try? r.slice(n), r.isAtEnd else { return nil }
+            return PayloadSlice.named(byBlob: content, seq: seq)
+        }
+    }
+
+    /// The plain bytes of a row whose columns are `versions`. A version kept as a slice (no
+    /// document) becomes the slice's record (``KeyedDocumentProjection/DocumentSource``): `varint
+    /// 0, varint 0, varint 0`, then its rest's slice and size, then an empty blob.
     static func plainRow(_ versions: [SolidVersion]) -> KeyedDocumentProjection.OwnedBytes {
         var size = 0
         for v in versions {
@@ -236,6 +274,12 @@ extension KeyedDocumentProjection.HistoryRow {
             ByteWriter.varint(v.version, emit)
             withUnsafeBytes(of: UInt64(bitPattern: v.time).bigEndian) { for b in $0 { emit(b) } }
             emit(v.kind)
+            if let slice = sliceFields(v) {
+                emit([0, 0, 0])
+                emit(slice)
+                emit(0)
+                continue
+            }
             ByteWriter.varint(UInt64(v.document.count), emit)
             emit(v.document)
             emit(v.rest)
@@ -243,8 +287,16 @@ extension KeyedDocumentProjection.HistoryRow {
         return owned
     }
 
+    /// What follows `varint 0, varint 0, varint 0` in the plain record of a version kept as a
+    /// slice: its rest's content after the mark (back, lower, count, size); nil for any other.
+    private static func sliceFields(_ v: SolidVersion) -> [UInt8]? {
+        guard v.document.isEmpty, let n = v.rest.first, Int(n) == v.rest.count - 1, v.rest.count > 2, v.rest[1] == PayloadSlice.mark else { return nil }
+        return Array(v.rest[2...])
+    }
+
     private static func recordCount(_ v: SolidVersion) -> Int {
-        varintCount(v.version) + 8 + 1 + varintCount(UInt64(v.document.count)) + v.document.count + v.rest.count
+        if let slice = sliceFields(v) { return varintCount(v.version) + 8 + 1 + 3 + slice.count + 1 }
+        return varintCount(v.version) + 8 + 1 + varintCount(UInt64(v.document.count)) + v.document.count + v.rest.count
     }
 
     private static func varintCount(_ v: UInt64) -> Int {
@@ -266,7 +318,14 @@ extension KeyedDocumentProjection.HistoryRow {
             let kind = try record.u8()
             guard ChangeKind(code: kind) != nil else { throw ByteReader.Truncated() }
             let document: [UInt8]
-            switch try KeyedDocumentProjection.DocumentSource(reading: &record) {
+            switch try KeyedDocumentProjection.DocumentSource(reading: &record, seq: at) {
+            case let .slice(slice, size):
+                // Kept as a slice already (a closed row packed again): no document, the slice
+                // in its rest.
+                guard try record.count() == 0, record.isAtEnd else { throw ByteReader.Truncated() }
+                out.append(
+                    SolidVersion(offset: at - row.seq, version: version, time: time, kind: kind, document: [], rest: slice.blob(seq: at, size: size)))
+                return true
             case .inline(let bytes): document = bytes
             case .encoded(let bytes): document = try bytes.withUnsafeBytes { b in try ZstdContext.pooled { try BlobCodec.decode(b, context: $0) } }
             case let .delta(base, _, size, frame):

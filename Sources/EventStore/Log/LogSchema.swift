@@ -146,7 +146,7 @@ struct LogSchema: Sendable {
                 if cipher != nil {
                     names = try env.openDatabase(TableSet.databaseName(projection: p.name, table: TableSet.namesTable), in: txn, protection: sealed)
                 }
-                tables[p.name] = TableSet(databases: set, cipher: cipher, names: names)
+                tables[p.name] = TableSet(databases: set, cipher: cipher, names: names, logBodies: dbs["bodies"])
             }
             if let f = try txn.get(meta, key: Self.formatKey) {
                 let stored = f.withUnsafeBytes { UInt64(bigEndianBytes: $0) }

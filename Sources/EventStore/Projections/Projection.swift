@@ -79,11 +79,15 @@ public struct TableSet: Sendable {
     /// sealed text. Cleared with the projection's tables.
     let names: Database?
     static let namesTable = "~names"
+    /// The log's `bodies`, which versions kept as slices of bodies are read from
+    /// (``PayloadSlice``).
+    let logBodies: Database?
 
-    init(databases: [String: Database], cipher: StoreCipher? = nil, names: Database? = nil) {
+    init(databases: [String: Database], cipher: StoreCipher? = nil, names: Database? = nil, logBodies: Database? = nil) {
         self.databases = databases
         self.cipher = cipher
         self.names = names
+        self.logBodies = logBodies
         let sorted = databases.sorted { $0.key < $1.key }
         tableNames = sorted.map(\.key)
         tableList = sorted.map(\.value)
@@ -320,6 +324,15 @@ final class PayloadSource {
             guard try isRewritten(ref.hash, in: txn) else { return b }
         }
         return try storedRow(of: event, in: txn).map { try BlobCodec.decode($0, context: zstd, bases: DeltaBases(bodies: bodies, txn: txn)) }
+    }
+
+    /// The seq of the log's `bodies` row holding the event's body (``PayloadSlice/row``): its own
+    /// when it stored the body, else the row of the event that did; nil when the event has no
+    /// body or it is kept elsewhere (a store older than format 3).
+    func bodyRow(of event: RecordedEvent, in txn: Transaction) throws -> UInt64? {
+        guard let ref = event.payload else { return nil }
+        if try BlobCodec.stored(seq: event.seq, bodies: bodies, in: txn) != nil { return event.seq }
+        return try ref.hash.withUnsafeBytes { try bodyIndex.indexedSeq($0, in: txn) }
     }
 
     /// The log's row holding the event's body: its own row when it stored the body; else the row

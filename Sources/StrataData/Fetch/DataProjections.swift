@@ -30,7 +30,7 @@ public enum DataProjections {
     /// Local writes are overlaid on the fetched documents (``PendingOverlay``): an item with open
     /// writes shows them, through fetches, until the server answers.
     public static let items = KeyedDocumentProjection(
-        name: "items", version: 33,
+        name: "items", version: 34,
         eventTypes: Set([
             DataEvents.sourceDefined, DataEvents.sourceChanged, DataEvents.pageFetched, DataEvents.pageNotModified, DataEvents.fetchCompleted,
             DataEvents.redactionKeyRecorded
@@ -63,8 +63,13 @@ public enum DataProjections {
             let overlay = PendingOverlay(context: ctx, source: source)
             // The usual page: each item's canonical text, with no tree (shared with the schema).
             if ignored == nil, restore == nil, try overlay.isEmpty() {
-                return try ItemExtraction.pageItems(event, body: body, ctx).map {
-                    .putCanonical(collection: source, key: $0.key, canonical: $0.canonical, digest: $0.digest)
+                // Each with where it is in the body: a large page's body holds the item's
+                // version, which the history then keeps as that slice once its row closes.
+                return try ItemExtraction.pageItems(event, body: body, ctx).map { item in
+                    guard let range = item.range else {
+                        return .putCanonical(collection: source, key: item.key, canonical: item.canonical, digest: item.digest)
+                    }
+                    return .putSlice(collection: source, key: item.key, canonical: item.canonical, digest: item.digest, range: range)
                 }
             }
             var (_, items) = try ItemExtraction(metadataOf: event).items(in: body, url: url)

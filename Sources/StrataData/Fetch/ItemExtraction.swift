@@ -77,48 +77,64 @@ public struct ItemExtraction: Sendable {
     /// ``items(in:url:)`` (and its errors) with each item's `canonicalBytes`, worked out from the
     /// text with no tree when the body is ordinary. An import checks every snapshot with it
     /// before it is stored.
-    public func canonicalItems(in body: [UInt8], url: String) throws(FetchError) -> [(key: String, canonical: [UInt8])] {
+    /// `range`: where the item's text is in `body`, when the body was ordinary (nil when the
+    /// items were found in the tree).
+    public func canonicalItems(in body: [UInt8], url: String) throws(FetchError) -> [CanonicalItem] {
         if let spans = scan(body) {
-            let items: [(key: String, canonical: [UInt8])]? = body.withUnsafeBytes { raw in
-                var out: [(key: String, canonical: [UInt8])] = []
+            let items: [CanonicalItem]? = body.withUnsafeBytes { raw in
+                var out: [CanonicalItem] = []
                 out.reserveCapacity(spans.count)
                 for s in spans {
                     guard let c = try? JSONValue.canonicalize(UnsafeRawBufferPointer(rebasing: raw[s.range])) else { return nil }
-                    out.append((s.key, c))
+                    out.append((s.key, c, s.range))
                 }
                 return out
             }
             if let items { return items }
         }
-        return try items(in: body, url: url).items.map { ($0.key, $0.item.canonicalBytes) }
+        return try items(in: body, url: url).items.map { ($0.key, $0.item.canonicalBytes, nil) }
     }
+
+    /// An item of a list body: its id, its canonical JSON and where its text is in the body.
+    public typealias CanonicalItem = (key: String, canonical: [UInt8], range: Range<Int>?)
 
     /// A page's items as the folds take them: each item's canonical JSON and its digest (the
     /// first 16 bytes of its SHA-256), which the items projection compares with the present
     /// version and the schema keeps.
-    typealias PageItems = [(key: String, canonical: [UInt8], digest: [UInt8])]
+    typealias PageItems = [(key: String, canonical: [UInt8], digest: [UInt8], range: Range<Int>?)]
 
     /// ``canonicalItems(in:url:)`` of a page event's body with their digests, worked out once
     /// per batch for every projection that folds the page (the items, the schema).
     static func pageItems(_ event: RecordedEvent, body: [UInt8], _ ctx: ProjectionContext) throws -> PageItems {
         let extraction = ItemExtraction(metadataOf: event)
         return try ctx.shared(event, extraction.sharedKind) {
-            Self.withDigests(try extraction.canonicalItems(in: body, url: event[metadata: "url"] ?? ""))
+            Self.withDigests(try extraction.pageItems(in: body, url: event[metadata: "url"] ?? ""))
         }
+    }
+
+    /// ``canonicalItems(in:url:)`` of a page's body as the items fold takes them: a page large
+    /// enough for its items' versions to be kept as slices of it (``PayloadSlice``) is read in
+    /// its stored form, where the slices' ranges are.
+    package func pageItems(in body: [UInt8], url: String) throws(FetchError) -> [CanonicalItem] {
+        guard body.count >= PayloadSlice.minimumBody, let form = PayloadSlice.form(of: body) else { return try canonicalItems(in: body, url: url) }
+        return try canonicalItems(in: form, url: url)
     }
 
     /// `items`, the ``canonicalItems(in:url:)`` of a page event's body worked out before it is
     /// appended, for ``pageItems(_:body:_:)`` to take instead of working them out on the
     /// writer's thread (``NewEvent/shared``), digests too.
-    package func shared(_ items: [(key: String, canonical: [UInt8])]) -> SharedValue {
+    package func shared(_ items: [CanonicalItem]) -> SharedValue {
         let (value, bytes) = Self.withDigests(items)
         return SharedValue(kind: sharedKind, value: value, bytes: bytes)
     }
 
     private var sharedKind: String { "page-items\u{0}\(itemsPath ?? "")\u{0}\(idPaths.joined(separator: ","))" }
 
-    private static func withDigests(_ items: [(key: String, canonical: [UInt8])]) -> (value: PageItems, bytes: Int) {
-        (items.map { ($0.key, $0.canonical, Hashing.sha256($0.canonical, prefix: 16)) }, items.reduce(0) { $0 + $1.key.utf8.count + $1.canonical.count + 64 })
+    private static func withDigests(_ items: [CanonicalItem]) -> (value: PageItems, bytes: Int) {
+        (
+            items.map { ($0.key, $0.canonical, Hashing.sha256($0.canonical, prefix: 16), $0.range) },
+            items.reduce(0) { $0 + $1.key.utf8.count + $1.canonical.count + 80 }
+        )
     }
 
     /// The ids and byte ranges of the items of an ordinary list body: valid JSON, the items where

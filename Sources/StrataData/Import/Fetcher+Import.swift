@@ -95,13 +95,13 @@ extension Fetcher {
         for try await var snapshot in snapshots {
             // Worked out here, beside the reads of the history, and handed to the fold: it was a
             // fifth of the writer thread's time (NewEvent.shared).
-            let items: [(key: String, canonical: [UInt8])]
+            let items: [ItemExtraction.CanonicalItem]
             do {
                 guard !snapshot.body.isEmpty else {
                     throw FetchError(code: .malformedJSON, message: "the snapshot is empty", url: snapshot.url)
                 }
                 snapshot.body = try context.gate.list(snapshot.body, items: source.items, url: snapshot.url)
-                items = try extraction.canonicalItems(in: snapshot.body, url: snapshot.url)
+                items = try extraction.pageItems(in: snapshot.body, url: snapshot.url)
             } catch {
                 try await recordFailure(
                     context, url: snapshot.url, stage: "import", error: error, attempt: 1, willRetry: false,

@@ -75,7 +75,7 @@ public enum SchemaProjection {
             guard let body = try ctx.payload(of: event) else { throw DocumentError("page event without a body") }
             var added = 0
             let rows = try ctx.transaction.cursor(ctx.tables[SchemaItemRows.table])
-            for (key, canonical, digest) in try ItemExtraction.pageItems(event, body: body, ctx) {
+            for (key, canonical, digest, _) in try ItemExtraction.pageItems(event, body: body, ctx) {
                 let rowKey = SchemaItemRows.key(source, key, ctx.tables)
                 let was = try SchemaItemRows.row(rowKey, at: rows)
                 // An item whose text is what it was has the shape it had: only its sighting moves.
