@@ -1,4 +1,5 @@
 import LMDB
+import Synchronization
 
 /// Bytes of a body the log stores: where a version of a list item lives when its page's body
 /// holds it. A closed row of the item history keeps such a version as this reference instead of
@@ -74,48 +75,96 @@ package struct PayloadSlice: Equatable {
         return (slice, Int(size))
     }
 
-    /// The document: the slice's bytes canonicalized, `size` bytes of text. Bodies' forms are
-    /// kept with the transaction (``Forms``).
+    /// The document: the slice's bytes canonicalized, `size` bytes of text.
     func text(size: Int, _ txn: Transaction, _ tables: TableSet) throws -> [UInt8] {
-        guard let bodies = tables.logBodies else { throw Self.missing(row) }
-        let forms = try txn.derived(Forms.key) { Forms(DeltaBases(bodies: bodies, txn: txn)) }
-        return try text(in: forms.form(row), size: size)
+        guard let bodies = tables.logBodies, let shared = tables.sliceForms else { throw Self.missing(row) }
+        let reader = try txn.derived(Reader.key) { Reader(DeltaBases(bodies: bodies, txn: txn), shared) }
+        return try text(in: reader.form(row), size: size)
     }
 
-    /// The forms of the bodies a transaction read slices of, the latest up to ``limit`` bytes,
-    /// and the log's bases they were decoded with. A walk in log order (`changes`, a diff) reads
-    /// each version and the one before it: the versions of one page from one decoding, the
-    /// version before from a page a few dozen back (read earlier in the walk), and each page
-    /// decoded from the one before it.
-    final class Forms {
-        static let key = "payload-slice-forms"
-        static let limit = 32 << 20
+    /// What a transaction reads bodies for slices with: the log's bases, kept from one body to
+    /// the next (a walk in log order decodes each page from the one before it), and the store's
+    /// forms (``SharedForms``).
+    final class Reader {
+        static let key = "payload-slice-reader"
         let bases: DeltaBases
-        private var forms: [UInt64: [UInt8]] = [:]
-        private var order: [UInt64] = []
-        private var first = 0
-        private var bytes = 0
+        let shared: SharedForms
 
-        init(_ bases: DeltaBases) { self.bases = bases }
+        init(_ bases: DeltaBases, _ shared: SharedForms) {
+            self.bases = bases
+            self.shared = shared
+        }
 
         func form(_ row: UInt64) throws -> [UInt8] {
-            if let known = forms[row] { return known }
-            let form = try PayloadSlice.body(row: row, bases)
-            forms[row] = form
-            order.append(row)
-            bytes += form.count
-            while bytes > Self.limit, first < order.count - 1 {
-                bytes -= forms.removeValue(forKey: order[first])?.count ?? 0
-                first += 1
-            }
+            guard let stored = try BlobCodec.stored(seq: row, bodies: bases.bodies, in: bases.txn) else { throw missing(row) }
+            let fingerprint = try SharedForms.fingerprint(stored)
+            if let known = shared.form(row, fingerprint) { return known }
+            let form = try ZstdContext.pooled { try BlobCodec.decodeForm(stored, context: $0, bases: bases) }
+            shared.keep(form, row, fingerprint)
             return form
         }
     }
 
-    /// The form (``form(of:)``) of the body in the log's row `row`, decoded with `bases`.
-    static func body(row: UInt64, _ bases: DeltaBases) throws -> [UInt8] {
-        guard let stored = try BlobCodec.stored(seq: row, bodies: bases.bodies, in: bases.txn) else { throw missing(row) }
-        return try ZstdContext.pooled { try BlobCodec.decodeForm(stored, context: $0, bases: bases) }
+    /// The forms of the bodies read for slices, kept across the transactions of one open store
+    /// (up to ``limit`` bytes, the latest): a walk in log order (`changes`, a diff) reads each
+    /// version and the one before it, the versions of one page from one decoding and the one
+    /// before from a page a few dozen back, read earlier in the walk; the web UI's pages of an
+    /// item's versions or of the latest changes read the same pages again from one request to
+    /// the next. Each is kept under
+    /// its row and the row's fingerprint (its seal, which covers every byte it decodes from):
+    /// an erasure writes a rewritten row, and every row decoded through it, again, so a form
+    /// kept from before it is never found.
+    package final class SharedForms: Sendable {
+        struct Key: Hashable {
+            var row: UInt64
+            var fingerprint: [UInt8]
+        }
+
+        private struct Kept {
+            var forms: [Key: [UInt8]] = [:]
+            var order: [Key] = []
+            var first = 0
+            var bytes = 0
+        }
+
+        static let limit = 64 << 20
+        private let kept = Mutex(Kept())
+
+        package init() {}
+
+        func form(_ row: UInt64, _ fingerprint: [UInt8]) -> [UInt8]? {
+            kept.withLock { $0.forms[Key(row: row, fingerprint: fingerprint)] }
+        }
+
+        func keep(_ form: [UInt8], _ row: UInt64, _ fingerprint: [UInt8]) {
+            kept.withLock { kept in
+                let key = Key(row: row, fingerprint: fingerprint)
+                guard kept.forms.updateValue(form, forKey: key) == nil else { return }
+                kept.order.append(key)
+                kept.bytes += form.count
+                while kept.bytes > Self.limit, kept.first < kept.order.count - 1 {
+                    kept.bytes -= kept.forms.removeValue(forKey: kept.order[kept.first])?.count ?? 0
+                    kept.first += 1
+                }
+                if kept.first > 4096 {
+                    kept.order.removeFirst(kept.first)
+                    kept.first = 0
+                }
+            }
+        }
+
+        /// What tells a row's content: the seal of a sealed row (codec 2, 4 or 6, or one of them
+        /// inside codec 5), with its codec; the SHA-256 of any other.
+        static func fingerprint(_ stored: UnsafeRawBufferPointer) throws -> [UInt8] {
+            let inner = try BlobCodec.inner(stored)
+            guard let codec = inner.first, [BlobCodec.sealedZstd, BlobCodec.delta, BlobCodec.window].contains(codec) else {
+                return Hashing.sha256(Array(stored))
+            }
+            var r = ByteReader(inner)
+            _ = try r.u8()
+            _ = try r.varint()
+            return [stored.first!, codec] + (try r.bytes(BlobCodec.sealSize))
+        }
     }
 
     private static func missing(_ row: UInt64) -> EventStoreError {

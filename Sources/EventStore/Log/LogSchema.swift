@@ -127,6 +127,7 @@ struct LogSchema: Sendable {
                 dbs[name] = try env.openDatabase(name, in: txn, protection: protection(name), chunked: name == "bodies")
             }
             if cipher != nil { dbs["sealed-chain"] = try env.openDatabase("sealed-chain", in: txn) }
+            let sliceForms = PayloadSlice.SharedForms()
             for p in projections {
                 var set: [String: Database] = [:]
                 let sealed = cipher.map { Protection(sealer: $0) }
@@ -146,7 +147,7 @@ struct LogSchema: Sendable {
                 if cipher != nil {
                     names = try env.openDatabase(TableSet.databaseName(projection: p.name, table: TableSet.namesTable), in: txn, protection: sealed)
                 }
-                tables[p.name] = TableSet(databases: set, cipher: cipher, names: names, logBodies: dbs["bodies"])
+                tables[p.name] = TableSet(databases: set, cipher: cipher, names: names, logBodies: dbs["bodies"], sliceForms: sliceForms)
             }
             if let f = try txn.get(meta, key: Self.formatKey) {
                 let stored = f.withUnsafeBytes { UInt64(bigEndianBytes: $0) }

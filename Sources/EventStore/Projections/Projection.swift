@@ -82,12 +82,19 @@ public struct TableSet: Sendable {
     /// The log's `bodies`, which versions kept as slices of bodies are read from
     /// (``PayloadSlice``).
     let logBodies: Database?
+    /// The forms of those bodies kept across transactions (``PayloadSlice/SharedForms``), one
+    /// for every projection of an open store.
+    let sliceForms: PayloadSlice.SharedForms?
 
-    init(databases: [String: Database], cipher: StoreCipher? = nil, names: Database? = nil, logBodies: Database? = nil) {
+    init(
+        databases: [String: Database], cipher: StoreCipher? = nil, names: Database? = nil, logBodies: Database? = nil,
+        sliceForms: PayloadSlice.SharedForms? = nil
+    ) {
         self.databases = databases
         self.cipher = cipher
         self.names = names
         self.logBodies = logBodies
+        self.sliceForms = sliceForms
         let sorted = databases.sorted { $0.key < $1.key }
         tableNames = sorted.map(\.key)
         tableList = sorted.map(\.value)
