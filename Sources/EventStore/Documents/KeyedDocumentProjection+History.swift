@@ -191,7 +191,7 @@ extension KeyedDocumentProjection {
                 waiting = columns!.count <= HistoryRow.blockLimit ? row : nil
             }
         } else {
-            columns = row.withUnsafeBytes { HistoryRow.solidColumns($0, seq: seq, closing: true) }
+            columns = row.withUnsafeBytes { HistoryRow.solidColumns($0, seq: seq, keeping: .all) }
             // The row's waiting form, when it fits a block (compressed before the block closes,
             // so a row whose compression fails stays plain and closes the block like any other).
             waiting = columns.flatMap { $0.count <= HistoryRow.blockLimit ? HistoryRow.solid($0, level: HistoryRow.pendingLevel) : nil }

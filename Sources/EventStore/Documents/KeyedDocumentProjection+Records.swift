@@ -247,25 +247,39 @@ extension KeyedDocumentProjection {
             let open = try withRow(collection, key, at: previous, txn, tables, memo) { row in
                 var count = 0, text = 0
                 var keyframe: DocumentSource?
-                try row.forEach { _, raw in
+                var last: (seq: UInt64, record: UnsafeRawBufferPointer)?
+                try row.forEach { at, raw in
                     var r = ByteReader(raw)
                     _ = try VersionHeader(reading: &r)
                     if keyframe == nil {
                         var first = r
                         keyframe = try DocumentSource(reading: &first, seq: row.seq)
                     }
+                    last = (at, raw)
                     text += try DocumentSource.textCount(reading: &r)
                     count += 1
                     return true
                 }
-                return keyframe.map { (seq: row.seq, count: count, text: text, source: $0) }
+                guard let keyframe, let last else { return nil as (seq: UInt64, count: Int, text: Int, source: DocumentSource, prefix: DocumentSource)? }
+                // A solid open row keeps its versions but the last as slices of their pages
+                // (``HistoryRow/Slices/allButLast``): its next version is compressed against
+                // that last one (``HistoryRow/joiningOpen``), whose text the row holds.
+                var prefix = keyframe
+                if case .slice = keyframe {
+                    var r = ByteReader(last.record)
+                    _ = try VersionHeader(reading: &r)
+                    prefix = try DocumentSource(reading: &r, seq: last.seq)
+                }
+                return (seq: row.seq, count: count, text: text, source: keyframe, prefix: prefix)
             }
             guard let open = open ?? nil else {
                 throw EventStoreError.corrupted("the version at seq \(previous) of \(collection)/\(key.prefix(64)) is missing from history")
             }
             if open.count < keyframeInterval {
-                let prefix = try open.source.text(collection, key, txn, tables, memo)
-                let limit = prefix.count <= HistoryRow.openKeyframeLimit ? HistoryRow.openTextLimit : HistoryRow.solidTextLimit
+                let prefix = try open.prefix.text(collection, key, txn, tables, memo)
+                let keyframeSize: Int
+                if case let .slice(_, size) = open.source { keyframeSize = size } else { keyframeSize = prefix.count }
+                let limit = keyframeSize <= HistoryRow.openKeyframeLimit ? HistoryRow.openTextLimit : HistoryRow.solidTextLimit
                 if open.text + canonical.count <= limit,
                     let frame = ZstdContext.pooled({ $0.compress(canonical, prefix: prefix, level: BlobCodec.level) }),
                     frame.count + 8 < canonical.count

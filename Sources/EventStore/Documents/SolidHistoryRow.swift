@@ -64,7 +64,7 @@ extension KeyedDocumentProjection.HistoryRow {
         var record = ByteReader(first)
         guard (try? KeyedDocumentProjection.VersionHeader(reading: &record)) != nil,
             let text = try? KeyedDocumentProjection.DocumentSource.textCount(reading: &record), text <= openKeyframeLimit,
-            let columns = solidColumns(plain, seq: seq)
+            let columns = solidColumns(plain, seq: seq, keeping: .allButLast)
         else { return nil }
         return solid(columns, level: pendingLevel)
     }
@@ -84,15 +84,20 @@ extension KeyedDocumentProjection.HistoryRow {
         _ stored: UnsafeRawBufferPointer, seq: UInt64, _ version: SolidVersion, size: Int, frame: [UInt8]
     ) throws -> [UInt8] {
         var versions = try openVersions(stored, seq: seq)
-        guard let keyframe = versions.first?.document else { throw EventStoreError.corrupted("the history row of seq \(seq) is empty") }
+        guard let first = versions.first?.document, let last = versions.last?.document else {
+            throw EventStoreError.corrupted("the history row of seq \(seq) is empty")
+        }
         var joined = version
         do {
-            joined.document = try frame.withUnsafeBytes { f in try ZstdContext.pooled { try $0.decompress(f, prefix: keyframe, size: size) } }
+            // Against the row's keyframe, or its last version when the keyframe is kept as a
+            // slice (``KeyedDocumentProjection/deltaOrKeyframe``).
+            let prefix = first.isEmpty ? last : first
+            joined.document = try frame.withUnsafeBytes { f in try ZstdContext.pooled { try $0.decompress(f, prefix: prefix, size: size) } }
         } catch {
             throw EventStoreError.corrupted("a version joining the history row of seq \(seq) does not decompress")
         }
         versions.append(joined)
-        guard let solid = solid(encodeColumns(versions), level: pendingLevel) else {
+        guard let solid = solid(encodeColumns(keepingSlices(versions, seq: seq, .allButLast)), level: pendingLevel) else {
             throw EventStoreError.corrupted("the history row of seq \(seq) does not compress")
         }
         return solid
@@ -137,12 +142,11 @@ extension KeyedDocumentProjection.HistoryRow {
     /// every document whole, ``encodeColumns(_:)``), or nil for a row that stays plain (one
     /// version, more text than ``solidTextLimit``, a record this version does not write).
     ///
-    /// `closing`: the row is closed (no version joins it again), so a version whose record names
-    /// the slice of its page's body it came from (``PayloadSlice``) keeps that slice instead of
-    /// its document (``keepingSlices(_:)``).
-    static func solidColumns(_ plain: UnsafeRawBufferPointer, seq: UInt64, closing: Bool = false) -> [UInt8]? {
+    /// `slices`: which versions whose records name the slice of their page's body they came from
+    /// (``PayloadSlice``) keep that slice instead of their document (``keepingSlices(_:seq:_:)``).
+    static func solidColumns(_ plain: UnsafeRawBufferPointer, seq: UInt64, keeping slices: Slices = .none) -> [UInt8]? {
         guard worthSolid(plain), var versions = try? solidVersions(Self(seq: seq, bytes: plain)), versions.count > 1 else { return nil }
-        if closing { versions = keepingSlices(versions, seq: seq) }
+        versions = keepingSlices(versions, seq: seq, slices)
         let columns = encodeColumns(versions)
         // What a read will rebuild, checked once here: a row that would not read back exactly
         // stays plain.
@@ -221,13 +225,31 @@ extension KeyedDocumentProjection.HistoryRow {
         return try plainRow(decodeColumns(decompressSolid(stored, prefix: prefix)))
     }
 
-    /// `versions` of the closed row of first seq `seq`, each whose record names a slice of its
-    /// page's body (its rest: ``PayloadSlice/blob(seq:size:)``) without its document: the row
-    /// keeps the slice, and a read takes the document from the log (a version with no document
-    /// and that rest, ``plainRow(_:)``).
-    static func keepingSlices(_ versions: [SolidVersion], seq: UInt64) -> [SolidVersion] {
-        versions.map { v in
-            guard !v.document.isEmpty, sliceNamed(byRest: v.rest, seq: seq + v.offset)?.size == v.document.count else { return v }
+    /// Which versions of a solid row keep their slices (``keepingSlices(_:seq:_:)``).
+    enum Slices {
+        /// None: every document whole.
+        case none
+        /// Every version but the last: an open row, whose last version is its key's document
+        /// now (read whole, as every list and page of items reads it), and which the next
+        /// version is compressed against when the row's keyframe is kept as a slice.
+        case allButLast
+        /// Every version: a closed row.
+        case all
+    }
+
+    /// `versions` of the row of first seq `seq`, each whose record names a slice of its page's
+    /// body (its rest: ``PayloadSlice/blob(seq:size:)``) without its document, as `slices` says:
+    /// the row keeps the slice, and a read takes the document from the log (a version with no
+    /// document and that rest, ``plainRow(_:)``).
+    static func keepingSlices(_ versions: [SolidVersion], seq: UInt64, _ slices: Slices = .all) -> [SolidVersion] {
+        let count: Int
+        switch slices {
+        case .none: return versions
+        case .allButLast: count = versions.count - 1
+        case .all: count = versions.count
+        }
+        return versions.enumerated().map { i, v in
+            guard i < count, !v.document.isEmpty, sliceNamed(byRest: v.rest, seq: seq + v.offset)?.size == v.document.count else { return v }
             var kept = v
             kept.document = []
             return kept
