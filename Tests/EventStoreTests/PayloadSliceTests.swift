@@ -44,13 +44,24 @@ import Testing
         }
     }
 
-    /// How many versions of closed rows are kept as slices, and how many as documents.
-    static func closedVersions(_ store: EventStore) async throws -> (slices: Int, documents: Int) {
+    /// For each closed row (in `history-packed`) and each open row (in `history`), whether each
+    /// of its versions is kept as a slice.
+    static func slicesByRow(_ store: EventStore) async throws -> (closed: [[Bool]], open: [[Bool]]) {
         let tables = try store.tables(of: "documents")
         return try await store.read { txn in
-            var slices = 0, documents = 0
-            let c = try txn.cursor(tables["history-packed"])
-            var e = try c.first()
+            func slices(_ row: KeyedDocumentProjection.HistoryRow) throws -> [Bool] {
+                var out: [Bool] = []
+                try row.forEach { at, record in
+                    var r = ByteReader(record)
+                    _ = try KeyedDocumentProjection.VersionHeader(reading: &r)
+                    if case .slice = try KeyedDocumentProjection.DocumentSource(reading: &r, seq: at) { out.append(true) } else { out.append(false) }
+                    return true
+                }
+                return out
+            }
+            var closed: [[Bool]] = [], open: [[Bool]] = []
+            let packed = try txn.cursor(tables["history-packed"])
+            var e = try packed.first()
             var numbers: [UInt64] = []
             while let entry = e {
                 let number = UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: entry.key[..<8]))
@@ -58,49 +69,18 @@ import Testing
                     let count = try KeyedDocumentProjection.HistoryRow.blockCount(entry.value) ?? 1
                     numbers += (0..<UInt64(count)).map { number + $0 }
                 }
-                e = try c.next()
+                e = try packed.next()
             }
-            for number in numbers {
-                let row = try KeyedDocumentProjection.HistoryRow(seq: 1, number: number, txn, tables)
-                try row.forEach { at, record in
-                    var r = ByteReader(record)
-                    _ = try KeyedDocumentProjection.VersionHeader(reading: &r)
-                    if case .slice = try KeyedDocumentProjection.DocumentSource(reading: &r, seq: at) { slices += 1 } else { documents += 1 }
-                    return true
-                }
-            }
-            return (slices, documents)
-        }
-    }
-
-    /// The versions of the open rows (in `history`, not pointers) kept as slices, and the open
-    /// rows whose last version is one (none should be: it is the key's document now).
-    static func openVersions(_ store: EventStore) async throws -> (slices: Int, lastAsSlice: Int) {
-        let tables = try store.tables(of: "documents")
-        return try await store.read { txn in
-            var slices = 0, lastAsSlice = 0
-            let c = try txn.cursor(tables["history"])
-            var e = try c.first()
+            for number in numbers { closed.append(try slices(KeyedDocumentProjection.HistoryRow(seq: 1, number: number, txn, tables))) }
+            let history = try txn.cursor(tables["history"])
+            e = try history.first()
             while let entry = e {
                 if !KeyedDocumentProjection.HistoryRow.isPointer(entry.value) {
-                    let row = try KeyedDocumentProjection.HistoryRow(key: entry.key, value: entry.value, txn, tables)
-                    var last = false
-                    try row.forEach { at, record in
-                        var r = ByteReader(record)
-                        _ = try KeyedDocumentProjection.VersionHeader(reading: &r)
-                        if case .slice = try KeyedDocumentProjection.DocumentSource(reading: &r, seq: at) {
-                            slices += 1
-                            last = true
-                        } else {
-                            last = false
-                        }
-                        return true
-                    }
-                    if last { lastAsSlice += 1 }
+                    open.append(try slices(KeyedDocumentProjection.HistoryRow(key: entry.key, value: entry.value, txn, tables)))
                 }
-                e = try c.next()
+                e = try history.next()
             }
-            return (slices, lastAsSlice)
+            return (closed, open)
         }
     }
 
@@ -142,11 +122,11 @@ import Testing
 
         // Rows of 32 versions closed (and key 3's, closed by its removal): their versions are
         // slices, but the ones a removal repeats of a version before the page (none here).
-        let (slices, documents) = try await Self.closedVersions(store)
-        #expect(slices > 150 && documents == 0, "\(slices) slices, \(documents) documents")
+        let rows = try await Self.slicesByRow(store)
+        let closed = rows.closed.joined()
+        #expect(closed.count > 150 && closed.allSatisfy { $0 }, "\(closed.filter { $0 }.count) of \(closed.count) closed versions are slices")
         // Open rows keep their last version whole and the ones before it as slices.
-        let open = try await Self.openVersions(store)
-        #expect(open.slices > 50 && open.lastAsSlice == 0, "\(open)")
+        #expect(rows.open.joined().filter { $0 }.count > 50 && rows.open.allSatisfy { $0.last == false }, "\(rows.open)")
         try await Self.expectEveryVersion(store, events)
         #expect(try await store.verify().ok)
         if encrypted {
@@ -160,9 +140,8 @@ import Testing
         let store = try await openStore(projections: [Self.projection])
         let events = Self.pages(count: 70, keys: 8, padding: 10)
         _ = try await store.append(events)
-        let (slices, documents) = try await Self.closedVersions(store)
-        #expect(slices == 0 && documents > 100, "\(slices) slices, \(documents) documents")
-        #expect(try await Self.openVersions(store).slices == 0)
+        let rows = try await Self.slicesByRow(store)
+        #expect(rows.closed.joined().count > 100 && !(rows.closed + rows.open).joined().contains(true))
         try await Self.expectEveryVersion(store, events)
     }
 
