@@ -173,8 +173,8 @@ public struct KeyedDocumentProjection: Projection {
         }
     }
 
-    /// The slice of the event's body at `range` a version may be kept as once its row closes
-    /// (``PayloadSlice``), when the body is large enough to be worth it.
+    /// The slice of the event's body at `range` (in its form) a version may be kept as once it is
+    /// not its key's last (``PayloadSlice``), when the body is large enough to be worth it.
     func slice(_ range: Range<Int>, of event: RecordedEvent, _ context: ProjectionContext) throws -> PayloadSlice? {
         guard let payload = event.payload, payload.size >= PayloadSlice.minimumBody, range.upperBound <= payload.size,
             let row = try context.payloads.bodyRow(of: event, in: context.transaction)
@@ -320,8 +320,8 @@ public struct KeyedDocumentProjection: Projection {
                 record.changedSeq = event.seq
                 record.lastSeenSeq = event.seq
                 let document = try Self.deltaOrKeyframe(text, collection, key, previous: previous, ctx.transaction, ctx.tables, ctx.memo)
-                // The removal repeats the last version's slice too, when it has one: its row
-                // closes now, and keeps both as slices.
+                // The removal repeats the last version's slice too, when it has one: the row
+                // closes now and keeps both as slices.
                 let slice = try Self.slice(ofVersion: collection, key, at: previous, ctx.transaction, ctx.tables, ctx.memo)
                 try writeHistory(
                     hk, kind: .removed, document: document, record: record, event: event, ctx: ctx,

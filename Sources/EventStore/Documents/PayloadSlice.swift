@@ -2,8 +2,8 @@ import LMDB
 import Synchronization
 
 /// Bytes of a body the log stores: where a version of a list item lives when its page's body
-/// holds it. A closed row of the item history keeps such a version as this reference instead of
-/// a copy (``KeyedDocumentProjection/DocumentSource/slice(_:size:)``): a scraping history's page
+/// holds it. A solid row of the item history keeps such a version (but its key's last) as this
+/// reference instead of a copy (``KeyedDocumentProjection/DocumentSource/slice(_:size:)``): a scraping history's page
 /// bodies hold every version of every item already, and the history held them all again (1.98 MB
 /// of the `items` workload's 4.78 MB store; docs/benchmarks.md).
 ///
@@ -18,9 +18,9 @@ package struct PayloadSlice: Equatable {
     /// Where the document's text is in the body.
     var range: Range<Int>
 
-    /// The first byte of the blob after an open row's record when it names the slice its version
-    /// will be kept as once the row closes: the changes stores kept there before documents 7 are
-    /// a JSON array.
+    /// The first byte of the blob after a version's record when it names the slice the version is
+    /// kept as once a solid row holds it: the changes stores kept there before documents 7 are a
+    /// JSON array.
     static let mark: UInt8 = 0
 
     /// Pages smaller than this keep copies of their items' versions: reading a slice decodes the
@@ -56,7 +56,7 @@ package struct PayloadSlice: Equatable {
         ByteWriter.varint(UInt64(range.count), emit)
     }
 
-    /// The blob an open row's record carries after its document (the record's changes blob):
+    /// The blob a version's record carries after its document (the record's changes blob):
     /// ``mark``, the slice and the document's size.
     func blob(seq: UInt64, size: Int) -> [UInt8] {
         var content: [UInt8] = [Self.mark]
@@ -110,10 +110,9 @@ package struct PayloadSlice: Equatable {
     /// version and the one before it, the versions of one page from one decoding and the one
     /// before from a page a few dozen back, read earlier in the walk; the web UI's pages of an
     /// item's versions or of the latest changes read the same pages again from one request to
-    /// the next. Each is kept under
-    /// its row and the row's fingerprint (its seal, which covers every byte it decodes from):
-    /// an erasure writes a rewritten row, and every row decoded through it, again, so a form
-    /// kept from before it is never found.
+    /// the next. Each is kept under its row and the row's fingerprint (its seal, which covers the
+    /// row's bytes): an erasure writes a rewritten row, and every row decoded through it, again,
+    /// so a form kept from before it is never found.
     package final class SharedForms: Sendable {
         struct Key: Hashable {
             var row: UInt64

@@ -257,7 +257,7 @@ extension KeyedDocumentProjection.HistoryRow {
     }
 
     /// The columns of the open row `stored` (stored solid, of first seq `seq`) as it closes, its
-    /// versions kept as slices where their records name one (``keepingSlices(_:seq:)``); nil
+    /// versions kept as slices where their records name one (``keepingSlices(_:seq:_:)``); nil
     /// when none does.
     static func closingColumns(ofOpen stored: UnsafeRawBufferPointer, seq: UInt64) throws -> [UInt8]? {
         let versions = try openVersions(stored, seq: seq)

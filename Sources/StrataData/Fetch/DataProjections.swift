@@ -64,7 +64,7 @@ public enum DataProjections {
             // The usual page: each item's canonical text, with no tree (shared with the schema).
             if ignored == nil, restore == nil, try overlay.isEmpty() {
                 // Each with where it is in the body: a large page's body holds the item's
-                // version, which the history then keeps as that slice once its row closes.
+                // version, which the history keeps as that slice once it is not the item's last.
                 return try ItemExtraction.pageItems(event, body: body, ctx).map { item in
                     guard let range = item.range else {
                         return .putCanonical(collection: source, key: item.key, canonical: item.canonical, digest: item.digest)
