@@ -42,7 +42,7 @@ extension KeyedDocumentProjection {
             }
             // After the document: the changes, computed on read (stores written before kept them
             // here; still read), so an empty blob; or the slice of the payload the version is
-            // kept as once its row closes (``PayloadSlice/blob(seq:size:)``).
+            // kept as once a solid row holds it (``PayloadSlice/blob(seq:size:)``).
             let rest = rest ?? [0]
             let recordCount = n + inline.count + rest.count
             // The entry's own head: its seq after the row's, and the record's length.

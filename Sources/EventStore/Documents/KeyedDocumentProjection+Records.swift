@@ -105,8 +105,8 @@ extension KeyedDocumentProjection {
         return source
     }
 
-    /// The slice of its page's body the version at `seq` is (or will be, once its row closes)
-    /// kept as (``PayloadSlice``), or nil.
+    /// The slice of its page's body the version at `seq` is kept as (or will be, once a solid
+    /// row holds it and it is not its key's last: ``PayloadSlice``), or nil.
     static func slice(
         ofVersion collection: String, _ key: String, at seq: UInt64, _ txn: Transaction, _ tables: TableSet, _ memo: DocumentFold? = nil
     ) throws -> PayloadSlice? {
