@@ -262,31 +262,33 @@ extension KeyedDocumentProjection.HistoryRow {
     }
 
     /// Row `number`'s plain bytes from the block whose entry (under `first`) is `entry`. A read
-    /// decompresses the block up to the row's end; in a read-only transaction, a block read a
-    /// second time is decompressed whole and kept with the transaction
-    /// (``Transaction/derived(_:_:)``): a walk of versions in log order (`changes`) reads the
-    /// rows that closed together, which share blocks, and one read of one version stays as it
-    /// was. (A write transaction keeps none: it may write the block.)
+    /// decompresses the block up to the row's end. In a read-only transaction, a block read again
+    /// within its last ``ReadBlocks/recentLimit`` blocks is decompressed whole and kept (the
+    /// last ``ReadBlocks/keptLimit`` such): a walk of versions in log order (`changes`) reads the
+    /// rows that closed together, which share blocks, while reads of versions here and there (an
+    /// as-of read, a million of them in one transaction) decompress as before. A write
+    /// transaction keeps none: it may write the block.
     static func blockRow(
         _ entry: UnsafeRawBufferPointer, first: UInt64, number: UInt64, _ c: Cursor, _ txn: Transaction, _ tables: TableSet
     ) throws -> KeyedDocumentProjection.OwnedBytes {
         guard txn.readOnly else { return try storedBlock(entry, c).withUnsafeBytes { try unpackBlock($0, first: first, number: number) } }
-        let block = try txn.derived(BlockKey(dbi: tables["history-packed"].dbi, first: first)) { ReadBlock() }
+        let blocks = try txn.derived(ReadBlocks.Key(dbi: tables["history-packed"].dbi)) { ReadBlocks() }
         let index = Int(clamping: number - first)
-        if let columns = block.columns, index + 1 < block.ends.count {
+        if let block = blocks.kept.last(where: { $0.first == first }), index + 1 < block.ends.count {
             let (start, end) = (block.ends[index], block.ends[index + 1])
-            return try columns.withUnsafeBytes { try plainRow(decodeColumns(UnsafeRawBufferPointer(rebasing: $0[start..<end]))) }
+            return try block.columns.withUnsafeBytes { try plainRow(decodeColumns(UnsafeRawBufferPointer(rebasing: $0[start..<end]))) }
         }
         let stored = try storedBlock(entry, c)
-        guard block.seen else {
-            block.seen = true
+        guard blocks.recent.contains(first) else {
+            blocks.recent.append(first)
+            if blocks.recent.count > ReadBlocks.recentLimit { blocks.recent.removeFirst() }
             return try stored.withUnsafeBytes { try unpackBlock($0, first: first, number: number) }
         }
         return try stored.withUnsafeBytes { raw in
             let (start, length, total, frame) = try blockParts(raw, first: first, number: number)
             let columns = try ZstdContext.pooled { try $0.decompressStart(frame, count: total) }
-            block.columns = columns
-            block.ends = try rowEnds(raw)
+            blocks.kept.append((first, columns, try rowEnds(raw)))
+            if blocks.kept.count > ReadBlocks.keptLimit { blocks.kept.removeFirst() }
             return try columns.withUnsafeBytes { try plainRow(decodeColumns(UnsafeRawBufferPointer(rebasing: $0[start..<(start + length)]))) }
         }
     }
@@ -301,17 +303,14 @@ extension KeyedDocumentProjection.HistoryRow {
         return ends
     }
 
-    private struct BlockKey: Hashable {
-        var dbi: UInt32
-        var first: UInt64
-    }
-
-    /// A block a read-only transaction read: whether it was read once, and its columns once read
-    /// again.
-    private final class ReadBlock {
-        var seen = false
-        var columns: [UInt8]?
-        var ends: [Int] = []
+    /// The blocks a read-only transaction read lately (their first numbers) and the ones it
+    /// keeps whole.
+    private final class ReadBlocks {
+        struct Key: Hashable { var dbi: UInt32 }
+        static let recentLimit = 16
+        static let keptLimit = 4
+        var recent: [UInt64] = []
+        var kept: [(first: UInt64, columns: [UInt8], ends: [Int])] = []
     }
 }
 
