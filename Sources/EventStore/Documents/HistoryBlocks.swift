@@ -235,10 +235,14 @@ extension KeyedDocumentProjection.HistoryRow {
 
     /// Row `number`'s plain bytes from the block stored under `first`, decompressed up to its end.
     static func unpackBlock(_ stored: UnsafeRawBufferPointer, first: UInt64, number: UInt64) throws -> KeyedDocumentProjection.OwnedBytes {
-        let (start, length, total, frame) = try blockParts(stored, first: first, number: number)
-        _ = total
+        let (start, length, _, frame) = try blockParts(stored, first: first, number: number)
         let columns = try ZstdContext.pooled { try $0.decompressStart(frame, count: start + length) }
-        return try columns.withUnsafeBytes { try plainRow(decodeColumns(UnsafeRawBufferPointer(rebasing: $0[start..<(start + length)]))) }
+        return try plainRow(columns, start..<(start + length))
+    }
+
+    /// The plain bytes of the row whose columns are `range` of a block's decompressed columns.
+    private static func plainRow(_ columns: [UInt8], _ range: Range<Int>) throws -> KeyedDocumentProjection.OwnedBytes {
+        try columns.withUnsafeBytes { try plainRow(decodeColumns(UnsafeRawBufferPointer(rebasing: $0[range]))) }
     }
 
     /// Where row `number`'s columns are in the block stored under `first` (`stored`, its bytes
@@ -275,8 +279,7 @@ extension KeyedDocumentProjection.HistoryRow {
         let blocks = try txn.derived(ReadBlocks.Key(dbi: tables["history-packed"].dbi)) { ReadBlocks() }
         let index = Int(clamping: number - first)
         if let block = blocks.kept.last(where: { $0.first == first }), index + 1 < block.ends.count {
-            let (start, end) = (block.ends[index], block.ends[index + 1])
-            return try block.columns.withUnsafeBytes { try plainRow(decodeColumns(UnsafeRawBufferPointer(rebasing: $0[start..<end]))) }
+            return try plainRow(block.columns, block.ends[index]..<block.ends[index + 1])
         }
         let stored = try storedBlock(entry, c)
         guard blocks.recent.contains(first) else {
@@ -289,7 +292,7 @@ extension KeyedDocumentProjection.HistoryRow {
             let columns = try ZstdContext.pooled { try $0.decompressStart(frame, count: total) }
             blocks.kept.append((first, columns, try rowEnds(raw)))
             if blocks.kept.count > ReadBlocks.keptLimit { blocks.kept.removeFirst() }
-            return try columns.withUnsafeBytes { try plainRow(decodeColumns(UnsafeRawBufferPointer(rebasing: $0[start..<(start + length)]))) }
+            return try plainRow(columns, start..<(start + length))
         }
     }
 

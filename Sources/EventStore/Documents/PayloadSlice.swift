@@ -119,37 +119,17 @@ package struct PayloadSlice: Equatable {
             var fingerprint: [UInt8]
         }
 
-        private struct Kept {
-            var forms: [Key: [UInt8]] = [:]
-            var order: [Key] = []
-            var first = 0
-            var bytes = 0
-        }
-
         static let limit = 64 << 20
-        private let kept = Mutex(Kept())
+        private let kept = Mutex(ByteBudget<Key, [UInt8]>(budget: limit))
 
         package init() {}
 
         func form(_ row: UInt64, _ fingerprint: [UInt8]) -> [UInt8]? {
-            kept.withLock { $0.forms[Key(row: row, fingerprint: fingerprint)] }
+            kept.withLock { $0[Key(row: row, fingerprint: fingerprint)] }
         }
 
         func keep(_ form: [UInt8], _ row: UInt64, _ fingerprint: [UInt8]) {
-            kept.withLock { kept in
-                let key = Key(row: row, fingerprint: fingerprint)
-                guard kept.forms.updateValue(form, forKey: key) == nil else { return }
-                kept.order.append(key)
-                kept.bytes += form.count
-                while kept.bytes > Self.limit, kept.first < kept.order.count - 1 {
-                    kept.bytes -= kept.forms.removeValue(forKey: kept.order[kept.first])?.count ?? 0
-                    kept.first += 1
-                }
-                if kept.first > 4096 {
-                    kept.order.removeFirst(kept.first)
-                    kept.first = 0
-                }
-            }
+            kept.withLock { $0.keep(form, for: Key(row: row, fingerprint: fingerprint), bytes: form.count) }
         }
 
         /// What tells a row's content: the seal of a sealed row (codec 2, 4 or 6, or one of them

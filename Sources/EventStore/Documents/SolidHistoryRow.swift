@@ -267,10 +267,16 @@ extension KeyedDocumentProjection.HistoryRow {
 
     /// The slice a version's rest (its record's blob, length first) names, if any.
     static func sliceNamed(byRest rest: [UInt8], seq: UInt64) -> (slice: PayloadSlice, size: Int)? {
+        guard let content = blobContent(rest) else { return nil }
+        return content.withUnsafeBytes { PayloadSlice.named(byBlob: $0, seq: seq) }
+    }
+
+    /// What a version's rest holds after its blob's length, when that is all it holds.
+    private static func blobContent(_ rest: [UInt8]) -> ArraySlice<UInt8>? {
         rest.withUnsafeBytes { raw in
             var r = ByteReader(raw)
-            guard let n = try? r.count(), let content = try? r.slice(n), r.isAtEnd else { return nil }
-            return PayloadSlice.named(byBlob: content, seq: seq)
+            guard let n = try? r.count(), (try? r.slice(n)) != nil, r.isAtEnd else { return nil }
+            return rest[(rest.count - n)...]
         }
     }
 
@@ -312,8 +318,8 @@ extension KeyedDocumentProjection.HistoryRow {
     /// What follows `varint 0, varint 0, varint 0` in the plain record of a version kept as a
     /// slice: its rest's content after the mark (back, lower, count, size); nil for any other.
     private static func sliceFields(_ v: SolidVersion) -> [UInt8]? {
-        guard v.document.isEmpty, let n = v.rest.first, Int(n) == v.rest.count - 1, v.rest.count > 2, v.rest[1] == PayloadSlice.mark else { return nil }
-        return Array(v.rest[2...])
+        guard v.document.isEmpty, let content = blobContent(v.rest), content.count > 1, content.first == PayloadSlice.mark else { return nil }
+        return Array(content.dropFirst())
     }
 
     private static func recordCount(_ v: SolidVersion) -> Int {

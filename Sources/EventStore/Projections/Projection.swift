@@ -205,13 +205,10 @@ final class SharedValues {
     }
 
     static let budget = 64 << 20
-    private var values: [Key: (value: Any, bytes: Int)] = [:]
-    private var order: [Key] = []
-    private var first = 0
-    private var bytes = 0
+    private var values = ByteBudget<Key, Any>(budget: budget)
 
     func value<T>(_ key: Key, _ make: () throws -> (value: T, bytes: Int)) throws -> T {
-        if let held = values[key], let value = held.value as? T { return value }
+        if let value = values[key] as? T { return value }
         let made = try make()
         keep(key, made.value, bytes: made.bytes)
         return made.value
@@ -219,12 +216,7 @@ final class SharedValues {
 
     /// Holds `value` under `key`, as if a projection had worked it out (``NewEvent/shared``).
     func keep(_ key: Key, _ value: Any, bytes count: Int) {
-        if let replaced = values.updateValue((value, count), forKey: key) { bytes -= replaced.bytes } else { order.append(key) }
-        bytes += count
-        while bytes > Self.budget, first < order.count - 1 {
-            if let gone = values.removeValue(forKey: order[first]) { bytes -= gone.bytes }
-            first += 1
-        }
+        values.keep(value, for: key, bytes: count)
     }
 }
 
