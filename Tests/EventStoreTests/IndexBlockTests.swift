@@ -121,7 +121,7 @@ import Testing
         let store = try await openStore(dir)
         let schema = store.schema
         let format = try store.environment.read { txn in try txn.get(schema.meta, key: LogSchema.formatKey)! }
-        #expect(format == LogSchema.formatVersion.bigEndianBytes && LogSchema.formatVersion == 10)
+        #expect(format == LogSchema.formatVersion.bigEndianBytes && LogSchema.formatVersion == 11)
         try await Self.expectAnswers(store, logged, seed: 12)
         #expect(try await store.verify().ok)
         // Rewritten in blocks as it opened.

@@ -50,7 +50,7 @@ import Testing
     }
 
     /// Rows a compaction wrote: blocks, or envelopes packed alone.
-    static func isPacked(_ mark: UInt8) -> Bool { mark == EnvelopeBlock.mark || mark == Envelope.packedMark }
+    static func isPacked(_ mark: UInt8) -> Bool { EnvelopeBlock.isBlock(mark) || mark == Envelope.packedMark }
 
     static func logBytes(_ store: EventStore) async throws -> Int {
         let schema = store.schema
@@ -233,9 +233,14 @@ import Testing
         for text in ["c295e186-c12b-4ec8", "api.example.test", "collection"] {
             #expect(file.range(of: Data(text.utf8)) == nil, "\(text) in data.mdb")
         }
+        // Event types and streams are readable by design (`by-type` and `by-stream` keys): a
+        // stretch of the dictionary that is one of them is found in the file as such.
+        let readable = Set(before.flatMap { [Data($0.type.utf8), Data($0.stream.utf8)] })
         let dictionary = try #require(copy.schema.envelopeDictionary).bytes
         for start in stride(from: 0, to: dictionary.count - 16, by: 97) {
-            #expect(file.range(of: Data(dictionary[start..<start + 16])) == nil, "dictionary bytes at \(start) in data.mdb")
+            let stretch = Data(dictionary[start..<start + 16])
+            guard !readable.contains(where: { $0.range(of: stretch) != nil }) else { continue }
+            #expect(file.range(of: stretch) == nil, "dictionary bytes at \(start) in data.mdb")
         }
 
         // Appends chain on, sealed chain included; the copy reopens under its key only.

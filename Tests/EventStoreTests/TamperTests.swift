@@ -60,7 +60,8 @@ import Testing
     /// and those in envelopes, bodies, chunks and links also by the chain check without the key.
     @Test func everyFlippedByteInACompactedStoreIsReported() async throws {
         let trials = (Int(ProcessInfo.processInfo.environment["STRATA_TAMPER_TRIALS"] ?? "") ?? 1_000) / 4
-        for encrypted in [false, true] {
+        // Blocks by column (format 11), sealed or not, and the row-wise blocks of a store from before.
+        for (encrypted, byColumn) in [(false, true), (true, true), (false, false)] {
             var options = testOptions()
             if encrypted { options.key = StoreKey.generate() }
             let source = try await EventStore.open(at: makeTempDir(), projections: [KeyedDocumentProjection()], options: options)
@@ -68,17 +69,19 @@ import Testing
             for v in 0..<6 { _ = try await source.append(DeltaChainTests.page(v)) }
             _ = try await source.append(Self.largeBodies(seed: 97))
             let dir = makeTempDir("compacted")
-            let store = try await source.compactedCopy(into: dir)
-            #expect(try await PackedEnvelopeTests.marks(store).contains(EnvelopeBlock.mark))
+            let store = try await source.compactedCopy(into: dir, envelopesByColumn: byColumn)
+            #expect(try await PackedEnvelopeTests.marks(store).contains(byColumn ? EnvelopeBlock.columnsMark : EnvelopeBlock.mark))
             #expect(try await store.verify(checkProjections: false).ok)
             #expect(try EventStore.verifyChain(at: dir).ok)
-            var rng = SplitMix64(seed: encrypted ? 4545 : 4444)
+            var rng = SplitMix64(seed: encrypted ? 4545 : byColumn ? 4444 : 4646)
             let env = store.environment
             let schema = store.schema
             let chunks = try env.write { try env.openDatabase("bodies.chunks", in: $0) }
             let tables = [schema.events, schema.bodies, schema.bodyIndex.index, chunks] + (schema.sealedChain.map { [$0] } ?? [])
             // The chain check without the key covers a plain store's envelopes only.
-            try await Self.flipBits(store, at: dir, tables: tables, trials: trials, rng: &rng, label: encrypted ? ", encrypted" : "") {
+            try await Self.flipBits(
+                store, at: dir, tables: tables, trials: trials, rng: &rng, label: encrypted ? ", encrypted" : byColumn ? "" : ", row-wise blocks"
+            ) {
                 $0 != schema.bodyIndex.index && (encrypted || $0 == schema.events)
             }
             #expect(try await store.verify().ok)

@@ -24,8 +24,17 @@ import LMDB
 /// holding a seq is the first at or after it: one seek, as for a row per seq. A block fits a leaf
 /// page (about 2 KB, 20–40 envelopes of a scraping history); a transaction keeps the last few
 /// blocks it decoded (``LMDB/Transaction/derived(_:_:)``), so a walk decodes each block once.
+///
+/// Since format 11 a compaction lays the envelopes out by column (``EnvelopeColumns``) and marks
+/// the row 4 instead of 3; the rest of the row is the same, and blocks of both marks are read.
 enum EnvelopeBlock {
+    /// A block whose envelopes follow one another (format 8).
     static let mark: UInt8 = 3
+    /// A block whose envelopes are laid out by column (format 11, ``EnvelopeColumns``).
+    static let columnsMark: UInt8 = 4
+
+    /// Whether a stored `events` row whose first byte is `first` is a block.
+    static func isBlock(_ first: UInt8?) -> Bool { first == mark || first == columnsMark }
     /// The most envelopes a block is cut from at once: enough that a block is never short of
     /// envelopes to fill its page, few enough that a failed fit costs little.
     static let window = 128
@@ -56,7 +65,7 @@ enum EnvelopeBlock {
         _ seq: UInt64, _ opened: UnsafeRawBufferPointer, dictionary: EnvelopeDictionary?, in txn: Transaction,
         unreadable: (String) throws -> Void, _ visit: (_ seq: UInt64, _ envelope: UnsafeRawBufferPointer, _ computed: Bool) throws -> Void
     ) rethrows {
-        if opened.first == mark {
+        if isBlock(opened.first) {
             guard let run = try? decoded(opened, last: seq, dictionary: dictionary, in: txn) else {
                 return try unreadable(
                     "the block of event envelopes ending at seq \(seq) does not match its seal or does not decompress (tampered or damaged)")
@@ -74,7 +83,7 @@ enum EnvelopeBlock {
             throw EventStoreError.corrupted("a block of event envelopes, and the store has no envelope dictionary")
         }
         do {
-            guard stored.first == mark, Envelope.sealMatches(stored) else { throw ByteReader.Truncated() }
+            guard isBlock(stored.first), Envelope.sealMatches(stored) else { throw ByteReader.Truncated() }
             var r = ByteReader(UnsafeRawBufferPointer(rebasing: stored[(1 + Envelope.sealLength)...]))
             let count = Int(clamping: try r.varint())
             let n = Int(clamping: try r.varint())
@@ -83,44 +92,56 @@ enum EnvelopeBlock {
             defer { content.deallocate() }
             let frame = UnsafeRawBufferPointer(rebasing: r.buffer[r.offset...])
             try ZstdContext.pooled { try $0.decompress(frame, dictionary: dictionary, into: content) }
+            let first = last - UInt64(count) + 1
+            let previousHash = UnsafeRawBufferPointer(rebasing: content[0..<32])
+            if stored.first == columnsMark {
+                let rows = try EnvelopeColumns.decode(UnsafeRawBufferPointer(rebasing: content[32...]), count: count, first: first)
+                return try rows.bytes.withUnsafeBytes { try run(of: $0, ranges: rows.ranges, first: first, previousHash: previousHash) }
+            }
             // The envelopes' sizes first, for one buffer of all of them.
             var heads = ByteReader(UnsafeRawBufferPointer(rebasing: content[32...]))
             var ranges: [Range<Int>] = []
             ranges.reserveCapacity(count)
-            var total = 0
             for _ in 0..<count {
                 let m = try heads.count(limit: 1 << 20)
                 let start = 32 + heads.offset
                 _ = try heads.slice(m)
                 ranges.append(start..<(start + m))
-                total += m + 64
             }
             guard heads.offset == heads.buffer.count else { throw ByteReader.Truncated() }
-            let run = EnvelopeRun(first: last - UInt64(count) + 1, size: total, count: count)
-            let out = run.storage
-            var previous = UnsafeRawBufferPointer(rebasing: content[0..<32])
-            let first = run.first
-            var at = 0
-            for (i, range) in ranges.enumerated() {
-                let m = range.count
-                let envelope = UnsafeMutableRawBufferPointer(rebasing: out[at..<(at + m + 64)])
-                envelope.copyMemory(from: UnsafeRawBufferPointer(rebasing: content[range]))
-                UnsafeMutableRawBufferPointer(rebasing: envelope[m..<(m + 32)]).copyMemory(from: previous)
-                let hash = UnsafeMutableRawBufferPointer(rebasing: envelope[(m + 32)...])
-                Hashing.sha256(UnsafeRawBufferPointer(rebasing: envelope[0..<(m + 32)]), into: hash)
-                // Each envelope names its seq: a block that does not count up to its key is damaged.
-                guard m >= 9, envelope[0] == Envelope.format,
-                    UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: envelope[1..<9])) == first + UInt64(i)
-                else { throw ByteReader.Truncated() }
-                previous = UnsafeRawBufferPointer(hash)
-                at += m + 64
-                run.offsets[i + 1] = at
-            }
-            return run
+            return try run(of: UnsafeRawBufferPointer(content), ranges: ranges, first: first, previousHash: previousHash)
         } catch {
             throw EventStoreError.corrupted(
                 "the block of event envelopes ending at seq \(last) does not match its seal or does not decompress (damaged)")
         }
+    }
+
+    /// The envelopes whose bytes before their previous hash are `rows[ranges[i]]`, from the seq
+    /// `first` on, each with the previous hash (`previousHash`, then each one's computed hash)
+    /// and its hash put back.
+    private static func run(of rows: UnsafeRawBufferPointer, ranges: [Range<Int>], first: UInt64, previousHash: UnsafeRawBufferPointer) throws
+        -> EnvelopeRun
+    {
+        let run = EnvelopeRun(first: first, size: ranges.reduce(0) { $0 + $1.count + 64 }, count: ranges.count)
+        let out = run.storage
+        var previous = previousHash
+        var at = 0
+        for (i, range) in ranges.enumerated() {
+            let m = range.count
+            let envelope = UnsafeMutableRawBufferPointer(rebasing: out[at..<(at + m + 64)])
+            envelope.copyMemory(from: UnsafeRawBufferPointer(rebasing: rows[range]))
+            UnsafeMutableRawBufferPointer(rebasing: envelope[m..<(m + 32)]).copyMemory(from: previous)
+            let hash = UnsafeMutableRawBufferPointer(rebasing: envelope[(m + 32)...])
+            Hashing.sha256(UnsafeRawBufferPointer(rebasing: envelope[0..<(m + 32)]), into: hash)
+            // Each envelope names its seq: a block that does not count up to its key is damaged.
+            guard m >= 9, envelope[0] == Envelope.format,
+                UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: envelope[1..<9])) == first + UInt64(i)
+            else { throw ByteReader.Truncated() }
+            previous = UnsafeRawBufferPointer(hash)
+            at += m + 64
+            run.offsets[i + 1] = at
+        }
+        return run
     }
 }
 
@@ -196,12 +217,20 @@ extension EnvelopePacker {
         var content = ByteWriter(capacity: envelopes.reduce(32) { $0 + $1.count })
         let first = envelopes.first!
         content.raw(first[(first.count - 64)..<(first.count - 32)])
-        for e in envelopes {
-            content.varint(e.count - 64)
-            content.raw(e[0..<(e.count - 64)])
+        let rows = envelopes.lazy.map { [UInt8]($0[0..<($0.count - 64)]) }
+        var mark = EnvelopeBlock.mark
+        let firstSeq = first.withUnsafeBytes { UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: $0[1..<9])) }
+        if byColumn, let columns = EnvelopeColumns.encode(Array(rows), first: firstSeq) {
+            mark = EnvelopeBlock.columnsMark
+            content.raw(columns)
+        } else {
+            for row in rows {
+                content.varint(row.count)
+                content.raw(row)
+            }
         }
         var w = ByteWriter(capacity: content.bytes.count / 2 + 64)
-        w.u8(EnvelopeBlock.mark)
+        w.u8(mark)
         w.raw(repeatElement(0, count: Envelope.sealLength))
         w.varint(envelopes.count)
         w.varint(content.bytes.count)

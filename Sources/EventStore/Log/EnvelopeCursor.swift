@@ -30,7 +30,7 @@ struct EnvelopeCursor {
     static func envelope(at seq: UInt64, events: Database, dictionary: EnvelopeDictionary?, _ txn: Transaction) throws -> UnsafeRawBufferPointer? {
         // A row per seq unless a compaction made blocks: one get finds it.
         if let v = try withUnsafeBytes(of: seq.bigEndian, { try txn.get(events, key: $0) }) {
-            guard v.first == EnvelopeBlock.mark else { return try Envelope.plain(v, dictionary: dictionary, in: txn) }
+            guard EnvelopeBlock.isBlock(v.first) else { return try Envelope.plain(v, dictionary: dictionary, in: txn) }
             return try EnvelopeBlock.decoded(v, last: seq, dictionary: dictionary, in: txn).envelope(seq)
         }
         guard dictionary != nil else { return nil }
@@ -79,7 +79,7 @@ struct EnvelopeCursor {
             return nil
         }
         let key = UInt64(bigEndianBytes: row.key)
-        guard row.value.first == EnvelopeBlock.mark else {
+        guard EnvelopeBlock.isBlock(row.value.first) else {
             run = nil
             return (key, try Envelope.plain(row.value, dictionary: dictionary, in: txn))
         }

@@ -76,11 +76,14 @@ struct LogSchema: Sendable {
     /// window (``BlobCodec`` codec 6, ``BodyWindow``), which a strata reading format 9 at most
     /// would take for a body of an unknown codec. Rows written before are read as they are;
     /// nothing is rewritten as a store opens.
-    static let formatVersion: UInt64 = 10
+    /// 11: a compaction lays a block's envelopes out by column (``EnvelopeColumns``, marked 4),
+    /// which a strata reading format 10 at most would take for an envelope of an unknown kind.
+    /// Blocks written before are read as they are; nothing is rewritten as a store opens.
+    static let formatVersion: UInt64 = 11
     /// What a compaction's copy is marked: since format 6, the store's own format (6 reads
     /// packed envelopes too).
     static let packedFormat: UInt64 = formatVersion
-    static let readableFormats: ClosedRange<UInt64> = 1...10
+    static let readableFormats: ClosedRange<UInt64> = 1...11
     static let formatKey = Array("format".utf8)
     /// The first byte of a chunked row's head in a projection's table (``Projection/chunkedTables``).
     static let projectionChunkMark: UInt8 = 0xFD
