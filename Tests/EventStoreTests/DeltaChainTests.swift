@@ -96,6 +96,45 @@ import Testing
         #expect(try await store.verify().ok)
     }
 
+    /// A reader that keeps checkpoints (``DeltaBases/keepsCheckpoints``: the one slices are read
+    /// through) gives every version of a long chain exactly, newest first, in random order and
+    /// again, walking from the checkpoints it kept on the way up instead of from the keyframe.
+    @Test func checkpointsOnTheWayUpReadEveryVersionTheSame() async throws {
+        let store = try await EventStore.open(at: makeTempDir(), projections: [], options: Self.options(keyframeInterval: 128))
+        for v in 0..<90 { _ = try await store.append([Self.page(v)]) }
+        let rows = try Self.rows(store)
+        #expect(rows.values.map(\.depth).max() ?? 0 > 3 * DeltaBases.checkpointEvery)
+        let events = try await store.events(EventQuery())
+        let expected = Dictionary(uniqueKeysWithValues: events.enumerated().map { ($1.seq, Self.list($0)) })
+        let schema = store.schema
+        var rng = SplitMix64(seed: 5)
+        let orders = [events.map(\.seq).reversed(), events.map(\.seq).shuffled(using: &rng), events.map(\.seq).reversed()]
+        let (read, kept) = try await store.read { txn -> ([[UInt64: [UInt8]]], Int) in
+            let bases = DeltaBases(bodies: schema.bodies, txn: txn, keepsCheckpoints: true)
+            let context = ZstdContext()
+            var out: [[UInt64: [UInt8]]] = []
+            for order in orders {
+                var bodies: [UInt64: [UInt8]] = [:]
+                for seq in order {
+                    let row = try #require(try BlobCodec.stored(seq: seq, bodies: schema.bodies, in: txn))
+                    bodies[seq] = try bases.decode(row, seq: seq, context: context, checkSeal: true)
+                }
+                out.append(bodies)
+            }
+            return (out, bases.checkpointCount)
+        }
+        for bodies in read { #expect(bodies == expected) }
+        #expect(kept >= 4, "\(kept) checkpoints kept")
+        // A reader for one body keeps none.
+        let single = try await store.read { txn in
+            let bases = DeltaBases(bodies: schema.bodies, txn: txn)
+            let row = try #require(try BlobCodec.stored(seq: events.last!.seq, bodies: schema.bodies, in: txn))
+            #expect(try bases.decode(row, seq: events.last!.seq, context: ZstdContext()) == Self.list(89))
+            return bases.checkpointCount
+        }
+        #expect(single == 0)
+    }
+
     /// A batch's versions of one URL have their deltas compressed off the writer, against the
     /// version before them in the batch: the rows are byte for byte those of the same versions
     /// appended one at a time, also where the guess is wrong (a version that repeats an older one

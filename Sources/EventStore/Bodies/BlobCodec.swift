@@ -321,10 +321,28 @@ final class DeltaBases {
     let txn: Transaction
     private var recent: [(seq: UInt64, form: [UInt8])] = []
     private static let remembered = 4
+    /// Forms met on the way up a long chain, every ``checkpointEvery`` links (when
+    /// ``keepsCheckpoints``), so a read of an earlier version of the same chain starts from the
+    /// nearest one below it instead of from the keyframe: a walk back through a history (the
+    /// changes of a list, newest first) decodes at most that many links a version after its
+    /// first. On the `pages` history (275 KB versions, chains of up to 76) the first view of its
+    /// latest changes took 95–104 ms, four fifths of it zstd copying matches out of the versions
+    /// below; 47–56 ms with them (every 8 links: 40 ms, but an item's versions, oldest first,
+    /// paid 5 ms more for the copies).
+    private var checkpoints: [(seq: UInt64, form: [UInt8])] = []
+    private var checkpointBytes = 0
+    /// Whether this reader keeps checkpoints: one that reads many versions of a history in one
+    /// transaction. A reader made for one body would only pay for the copies (reading every
+    /// `pages` body once in random order: p50 0.69 → 0.98 ms with them).
+    let keepsCheckpoints: Bool
+    static let checkpointEvery = 16
+    /// What the checkpoints of one reader may hold; the oldest go first.
+    static let checkpointBudget = 32 << 20
 
-    init(bodies: Database, txn: Transaction) {
+    init(bodies: Database, txn: Transaction, keepsCheckpoints: Bool = false) {
         self.bodies = bodies
         self.txn = txn
+        self.keepsCheckpoints = keepsCheckpoints
     }
 
     /// Decodes a delta row: walks its chain down to a keyframe (or to a body decoded lately),
@@ -338,7 +356,10 @@ final class DeltaBases {
         var keyframe: UnsafeRawBufferPointer?
         while start == nil && keyframe == nil {
             let link = links[links.count - 1]
-            if let hit = recent.last(where: { $0.seq == link.base }) { start = hit.form; break }
+            if let hit = recent.last(where: { $0.seq == link.base }) ?? checkpoints.last(where: { $0.seq == link.base }) {
+                start = hit.form
+                break
+            }
             guard let row = try BlobCodec.stored(seq: link.base, bodies: bodies, in: txn) else {
                 throw EventStoreError.corrupted("the base (seq \(link.base)) of a delta-encoded body is missing")
             }
@@ -356,6 +377,7 @@ final class DeltaBases {
                 keyframe = row
             }
         }
+        let checkpointing = keepsCheckpoints && links.count > Self.checkpointEvery
         // The bottom of the chain in scratch buffer 0, then each link up into the other one.
         var current = 0
         var size: Int
@@ -365,12 +387,17 @@ final class DeltaBases {
         } else {
             size = try BlobCodec.decodeWhole(keyframe!, into: context, slot: 0, checkSeal: checkSeal)
         }
-        for link in links.dropFirst().reversed() {
+        // Link i's version is stored under the seq the link above it names as its base.
+        for i in stride(from: links.count - 1, through: 1, by: -1) {
+            let link = links[i]
             let prefix = UnsafeRawBufferPointer(context.scratch(current, capacity: size)).prefix(size)
             let out = context.scratch(1 - current, capacity: link.size)
             try context.decompress(link.frame, prefix: UnsafeRawBufferPointer(rebasing: prefix), into: out, size: link.size)
             current = 1 - current
             size = link.size
+            if checkpointing, (links.count - i) % Self.checkpointEvery == 0, i > 1 {
+                keepCheckpoint(links[i - 1].base, UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out).prefix(size)))
+            }
         }
         let prefix = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(context.scratch(current, capacity: size)).prefix(size))
         let top = links[0]
@@ -387,6 +414,18 @@ final class DeltaBases {
         context.releaseLargeScratch()
         if let failure { throw failure }
         return body
+    }
+
+    /// How many checkpoints the reader holds (for tests).
+    var checkpointCount: Int { checkpoints.count }
+
+    private func keepCheckpoint(_ seq: UInt64, _ form: UnsafeRawBufferPointer) {
+        guard !checkpoints.contains(where: { $0.seq == seq }), form.count <= Self.checkpointBudget / 4 else { return }
+        while checkpointBytes + form.count > Self.checkpointBudget, !checkpoints.isEmpty {
+            checkpointBytes -= checkpoints.removeFirst().form.count
+        }
+        checkpoints.append((seq, [UInt8](form)))
+        checkpointBytes += form.count
     }
 
     /// The window after the row decoded last, under its seq (``BodyWindow``): a chain read in seq

@@ -78,7 +78,7 @@ package struct PayloadSlice: Equatable {
     /// The document: the slice's bytes canonicalized, `size` bytes of text.
     func text(size: Int, _ txn: Transaction, _ tables: TableSet) throws -> [UInt8] {
         guard let bodies = tables.logBodies, let shared = tables.sliceForms else { throw Self.missing(row) }
-        let reader = try txn.derived(Reader.key) { Reader(DeltaBases(bodies: bodies, txn: txn), shared) }
+        let reader = try txn.derived(Reader.key) { Reader(DeltaBases(bodies: bodies, txn: txn, keepsCheckpoints: true), shared) }
         return try text(in: reader.form(row), size: size)
     }
 
