@@ -235,7 +235,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "StrataDomainTests", dependencies: ["StrataTestSupport", "StrataDomain", "StrataAdapters", "StrataData", "EventStore", "FixtureServer"], swiftSettings: strictSettings),
-        .testTarget(name: "StrataPresentationTests", dependencies: ["TestScratch", "StrataPresentation", "StrataDomain", "StrataData", "StrataJSON"],
+        .testTarget(name: "StrataPresentationTests", dependencies: ["TestScratch", "StrataPresentation", "StrataDomain", "StrataData", "StrataJSON", "TerminalUI"],
                     exclude: ["Goldens"], swiftSettings: strictSettings),  // read at run time by path
         .testTarget(
             name: "StrataAppTests",

@@ -31,19 +31,23 @@ package enum TextWidth {
             || (0x1F1E6...0x1F1FF).contains(v)
     }
 
-    /// `text` cut to at most `columns` cells, ending in `…` when it was cut.
+    /// `text` cut to at most `columns` cells, ending in `…` when it was cut. One pass over the
+    /// characters that fit and the first that does not: a value of several KB (an HTML text in
+    /// an item's history) cut to half a line measured the whole of it twice, most of a
+    /// `strata history` of such items.
     package static func truncate(_ text: String, to columns: Int) -> String {
         guard columns > 0 else { return "" }
-        if of(text) <= columns { return text }
-        var out = ""
         var used = 0
-        for c in text {
-            let w = of(c)
-            if used + w > columns - 1 { break }
-            out.append(c)
-            used += w
+        // The end of the longest start that leaves a cell for the `…`.
+        var cut = text.startIndex
+        var i = text.startIndex
+        while i < text.endIndex {
+            used += of(text[i])
+            if used > columns { return String(text[..<cut]) + "…" }
+            i = text.index(after: i)
+            if used <= columns - 1 { cut = i }
         }
-        return out + "…"
+        return text
     }
 
     /// `text` cut or padded with spaces to exactly `columns` cells.

@@ -74,9 +74,19 @@ enum TextCell {
 
     /// Cuts plain text to `width` cells, ending with `…` when cut; newlines become spaces.
     static func fit(_ s: String, _ width: Int) -> String {
-        let flat = s.contains("\n") || s.contains("\t") ? s.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ") : s
         guard width > 0 else { return "" }
-        guard self.width(flat) > width else { return flat }
+        // By bytes: looking for a character walks every grapheme of a long value, and missed the
+        // line feed of a `\r\n` (one character), which then reached the terminal.
+        let flat =
+            s.utf8.contains { $0 == 0x0A || $0 == 0x09 }
+            ? String(decoding: s.utf8.map { $0 == 0x0A || $0 == 0x09 ? 0x20 : $0 }, as: UTF8.self) : s
+        if flat.utf8.contains(0x1B) {
+            guard self.width(flat) > width else { return flat }
+            return TextWidth.truncate(flat, to: width)
+        }
+        // Short plain ASCII (the common case) is measured by its bytes; anything else once, by
+        // the cut itself, which stops a cell past the width.
+        if flat.utf8.count <= width && flat.utf8.allSatisfy({ $0 < 0x80 }) { return flat }
         return TextWidth.truncate(flat, to: width)
     }
 
@@ -110,11 +120,5 @@ enum TextCell {
     static func pad(_ s: String, _ width: Int) -> String {
         let w = self.width(s)
         return w >= width ? s : s + String(repeating: " ", count: width - w)
-    }
-}
-
-extension String {
-    fileprivate func replacingOccurrences(of a: String, with b: String) -> String {
-        split(separator: Character(a), omittingEmptySubsequences: false).joined(separator: b)
     }
 }
