@@ -1,6 +1,7 @@
 import Foundation
-import Testing
+import StrataDomain
 import TerminalUI
+import Testing
 
 @testable import StrataPresentation
 

@@ -22,21 +22,6 @@ extension ItemDiff {
     package static func text(_ v: JSONValue?) -> String {
         guard let v else { return "—" }
         let s = if case .string(let s) = v { s } else { v.canonicalString }
-        var out = String.UnicodeScalarView()
-        var previousCR = false
-        for u in s.unicodeScalars {
-            defer { previousCR = u == "\r" }
-            if u == "\n" && previousCR { continue }
-            if u == "\n" || u == "\r" {
-                out.append("↵")
-            } else if u == "\t" {
-                out.append(" ")
-            } else {
-                let control =
-                    u.value < 0x20 || (0x7F...0x9F).contains(u.value) || (0x202A...0x202E).contains(u.value) || (0x2066...0x2069).contains(u.value)
-                out.append(control ? "\u{FFFD}" : u)
-            }
-        }
-        return String(out)
+        return s.replacingControls(lineBreak: "↵")
     }
 }
