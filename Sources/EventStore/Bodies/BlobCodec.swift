@@ -329,8 +329,7 @@ final class DeltaBases {
     /// latest changes took 95–104 ms, four fifths of it zstd copying matches out of the versions
     /// below; 47–56 ms with them (every 8 links: 40 ms, but an item's versions, oldest first,
     /// paid 5 ms more for the copies).
-    private var checkpoints: [(seq: UInt64, form: [UInt8])] = []
-    private var checkpointBytes = 0
+    private var checkpoints = ByteBudget<UInt64, [UInt8]>(budget: DeltaBases.checkpointBudget)
     /// Whether this reader keeps checkpoints: one that reads many versions of a history in one
     /// transaction. A reader made for one body would only pay for the copies (reading every
     /// `pages` body once in random order: p50 0.69 → 0.98 ms with them).
@@ -356,8 +355,8 @@ final class DeltaBases {
         var keyframe: UnsafeRawBufferPointer?
         while start == nil && keyframe == nil {
             let link = links[links.count - 1]
-            if let hit = recent.last(where: { $0.seq == link.base }) ?? checkpoints.last(where: { $0.seq == link.base }) {
-                start = hit.form
+            if let hit = recent.last(where: { $0.seq == link.base })?.form ?? checkpoints[link.base] {
+                start = hit
                 break
             }
             guard let row = try BlobCodec.stored(seq: link.base, bodies: bodies, in: txn) else {
@@ -420,12 +419,8 @@ final class DeltaBases {
     var checkpointCount: Int { checkpoints.count }
 
     private func keepCheckpoint(_ seq: UInt64, _ form: UnsafeRawBufferPointer) {
-        guard !checkpoints.contains(where: { $0.seq == seq }), form.count <= Self.checkpointBudget / 4 else { return }
-        while checkpointBytes + form.count > Self.checkpointBudget, !checkpoints.isEmpty {
-            checkpointBytes -= checkpoints.removeFirst().form.count
-        }
-        checkpoints.append((seq, [UInt8](form)))
-        checkpointBytes += form.count
+        guard checkpoints[seq] == nil, form.count <= Self.checkpointBudget / 4 else { return }
+        checkpoints.keep([UInt8](form), for: seq, bytes: form.count)
     }
 
     /// The window after the row decoded last, under its seq (``BodyWindow``): a chain read in seq

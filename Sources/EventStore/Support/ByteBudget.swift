@@ -12,6 +12,9 @@ struct ByteBudget<Key: Hashable, Value> {
 
     subscript(key: Key) -> Value? { values[key]?.value }
 
+    /// How many values are kept.
+    var count: Int { values.count }
+
     /// Keeps `value` under `key` (replacing what it held), then lets the oldest go while the
     /// values pass the budget.
     mutating func keep(_ value: Value, for key: Key, bytes count: Int) {
