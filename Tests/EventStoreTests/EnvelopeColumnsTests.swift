@@ -6,11 +6,11 @@ import Testing
 /// for byte, one that would not is refused (the block is then written row-wise), and damaged
 /// columns are an error, never a trap or a wrong envelope.
 @Suite struct EnvelopeColumnsTests {
-    /// Envelopes without their hashes, of the seqs `first`…, with every shape the codec handles:
+    /// Whole envelopes of the seqs `first`…, with every shape the codec handles:
     /// UUID ids and others (an upper-case UUID is not compacted), types and streams that repeat
     /// or not, times that go back, metadata that repeats, changes, is empty or names a key twice,
     /// with a payload or without.
-    static func rows(_ count: Int, first: UInt64, seed: UInt64) -> [[UInt8]] {
+    static func envelopes(_ count: Int, first: UInt64, seed: UInt64) -> [[UInt8]] {
         var rng = SplitMix64(seed: seed)
         var at = Int64(1_700_000_000_000_000)
         return (0..<count).map { i in
@@ -36,8 +36,7 @@ import Testing
                 schemaVersion: Int(rng.next() % 3) + 1, recordedAt: Timestamp(microseconds: at),
                 stream: rng.next() % 4 == 0 ? "other" : "scraped", metadata: metadata, payload: payload,
                 previousHash: Envelope.zeroHash, hash: [])
-            let envelope = Envelope.encode(&event)
-            return [UInt8](envelope[0..<(envelope.count - 64)])
+            return Envelope.encode(&event)
         }
     }
 
@@ -45,50 +44,56 @@ import Testing
     func everyEnvelopeComesBackByteForByte(count: Int) throws {
         for seed in 0..<UInt64(20) {
             let first = 1 + seed * 1_000_003
-            let rows = Self.rows(count, first: first, seed: seed)
-            let columns = try #require(EnvelopeColumns.encode(rows, first: first))
+            let envelopes = Self.envelopes(count, first: first, seed: seed)
+            let columns = try #require(EnvelopeColumns.encode(envelopes, first: first))
             let back = try columns.withUnsafeBytes { try EnvelopeColumns.decode($0, count: count, first: first) }
-            #expect(back.ranges.map { [UInt8](back.bytes[$0]) } == rows)
+            #expect(back.ranges.map { [UInt8](back.bytes[$0]) } == envelopes.map { [UInt8]($0.dropLast(64)) })
             // The same envelopes give the same columns: what is stored follows from the log alone.
-            #expect(EnvelopeColumns.encode(rows, first: first) == columns)
+            #expect(EnvelopeColumns.encode(envelopes, first: first) == columns)
         }
     }
 
     /// Columns are smaller than the rows they hold before compression too: UUIDs as 16 bytes, a
     /// repeated value as one.
     @Test func repeatedFieldsCostAByte() throws {
-        let rows = (0..<50).map { i -> [UInt8] in
+        let envelopes = (0..<50).map { i -> [UInt8] in
             var event = RecordedEvent(
                 seq: UInt64(i + 1), id: RandomID.uuid(), type: "CollectionPageFetched", schemaVersion: 1,
                 recordedAt: Timestamp(microseconds: 1_700_000_000_000_000 + Int64(i) * 1_000), stream: "scraped",
                 metadata: [.init(key: "run", value: "c8903dfb-b83e-4be0-b279-7ff1ef91b835"), .init(key: "url", value: "git:/tmp/repo:x.json")],
                 payload: nil, previousHash: Envelope.zeroHash, hash: [])
-            let e = Envelope.encode(&event)
-            return [UInt8](e[0..<(e.count - 64)])
+            return Envelope.encode(&event)
         }
-        let columns = try #require(EnvelopeColumns.encode(rows, first: 1))
-        let perEnvelope = (columns.count - rows[0].count) / 49
+        let columns = try #require(EnvelopeColumns.encode(envelopes, first: 1))
+        let perEnvelope = (columns.count - (envelopes[0].count - 64)) / 49
         #expect(perEnvelope <= 17 + 1 + 1 + 2 + 1 + 12 + 2 + 1, "\(perEnvelope) bytes an envelope after the first")
     }
 
     /// What would not come back exactly is refused, and the block is then written row-wise: an
-    /// envelope of another format, a varint longer than it needs, bytes after its end, or seqs
-    /// that do not count up from `first`.
+    /// envelope of another format, a varint longer than it needs, bytes after its end, a number
+    /// past Int's range, or seqs that do not count up from `first`.
     @Test func whatWouldNotComeBackIsRefused() {
-        let rows = Self.rows(10, first: 5, seed: 7)
-        #expect(EnvelopeColumns.encode(rows, first: 5) != nil)
-        #expect(EnvelopeColumns.encode(rows, first: 6) == nil)
-        var other = rows
+        let envelopes = Self.envelopes(10, first: 5, seed: 7)
+        #expect(EnvelopeColumns.encode(envelopes, first: 5) != nil)
+        #expect(EnvelopeColumns.encode(envelopes, first: 6) == nil)
+        var other = envelopes
         other[3][0] = 2
         #expect(EnvelopeColumns.encode(other, first: 5) == nil)
-        var long = rows
+        var long = envelopes
         // The id's length, one byte, written in two: the same number, other bytes.
         let n = long[4][9]
         long[4].replaceSubrange(9...9, with: [n | 0x80, 0])
         #expect(EnvelopeColumns.encode(long, first: 5) == nil)
-        var trailing = rows
+        var trailing = envelopes
         trailing[9].append(0)
         #expect(EnvelopeColumns.encode(trailing, first: 5) == nil)
+        // A schema version past Int's range (a damaged envelope a compaction samples): refused,
+        // not a trap.
+        var huge = envelopes
+        let idLength = Int(huge[2][9])
+        let version = 9 + 1 + idLength + 1 + Int(huge[2][9 + 1 + idLength])
+        huge[2].replaceSubrange(version...version, with: [UInt8](repeating: 0xFF, count: 9) + [0x01])
+        #expect(EnvelopeColumns.encode(huge, first: 5) == nil)
         #expect(EnvelopeColumns.encode([[UInt8]](), first: 1)?.isEmpty == true)
     }
 
@@ -97,8 +102,8 @@ import Testing
     /// decode to the same envelopes, harmlessly: a "same value as before" written out as that
     /// value (an empty one, 0x00 flipped to 0x01).
     @Test func damagedColumnsFailOrDiffer() throws {
-        let rows = Self.rows(40, first: 1, seed: 3)
-        let columns = try #require(EnvelopeColumns.encode(rows, first: 1))
+        let rows = Self.envelopes(40, first: 1, seed: 3).map { [UInt8]($0.dropLast(64)) }
+        let columns = try #require(EnvelopeColumns.encode(Self.envelopes(40, first: 1, seed: 3), first: 1))
         var rng = SplitMix64(seed: 99)
         var (failed, same) = (0, 0)
         let trials = 2_000

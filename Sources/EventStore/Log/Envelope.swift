@@ -48,7 +48,8 @@ enum Envelope {
             let seq = try r.u64()
             let id = try r.string()
             let type = try r.string()
-            let schema = Int(try r.varint())
+            // A damaged varint past Int's range is a malformed envelope, not a trap.
+            guard let schema = Int(exactly: try r.varint()) else { throw Malformed() }
             let at = Timestamp(microseconds: try r.i64())
             let stream = try r.string()
             let n = try r.count(limit: 10_000)
@@ -63,7 +64,8 @@ enum Envelope {
             case 0: break
             case 1:
                 let h = try r.bytes(32)
-                payload = PayloadReference(hash: h, size: Int(try r.varint()))
+                guard let size = Int(exactly: try r.varint()) else { throw Malformed() }
+                payload = PayloadReference(hash: h, size: size)
             default: throw Malformed()
             }
             let prev = try r.bytes(32)

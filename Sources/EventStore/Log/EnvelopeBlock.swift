@@ -217,16 +217,15 @@ extension EnvelopePacker {
         var content = ByteWriter(capacity: envelopes.reduce(32) { $0 + $1.count })
         let first = envelopes.first!
         content.raw(first[(first.count - 64)..<(first.count - 32)])
-        let rows = envelopes.lazy.map { [UInt8]($0[0..<($0.count - 64)]) }
         var mark = EnvelopeBlock.mark
         let firstSeq = first.withUnsafeBytes { UInt64(bigEndianBytes: UnsafeRawBufferPointer(rebasing: $0[1..<9])) }
-        if byColumn, let columns = EnvelopeColumns.encode(Array(rows), first: firstSeq) {
+        if byColumn, let columns = EnvelopeColumns.encode(envelopes, first: firstSeq) {
             mark = EnvelopeBlock.columnsMark
             content.raw(columns)
         } else {
-            for row in rows {
-                content.varint(row.count)
-                content.raw(row)
+            for e in envelopes {
+                content.varint(e.count - 64)
+                content.raw(e[0..<(e.count - 64)])
             }
         }
         var w = ByteWriter(capacity: content.bytes.count / 2 + 64)

@@ -31,94 +31,78 @@ import Foundation
 /// decodes what it wrote and compares): an envelope of another format or with a varint longer
 /// than it needs is stored in a row-wise block instead.
 enum EnvelopeColumns {
-    /// The envelopes `rows` (each without its previous hash and hash, of the seqs `first`,
-    /// `first + 1`, …) by column; nil when one of them would not come back exactly.
-    static func encode(_ rows: some Collection<[UInt8]>, first: UInt64) -> [UInt8]? {
-        var ids = ByteWriter(capacity: rows.count * 17)
-        var types = ByteWriter(capacity: rows.count * 2)
-        var versions = ByteWriter(capacity: rows.count)
-        var times = ByteWriter(capacity: rows.count * 3)
-        var streams = ByteWriter(capacity: rows.count * 2)
-        var keys = ByteWriter(capacity: rows.count * 64)
-        var values = ByteWriter(capacity: rows.count * 64)
-        var payloads = ByteWriter(capacity: rows.count)
-        var hashes = ByteWriter(capacity: rows.count * 32)
-        var sizes = ByteWriter(capacity: rows.count * 3)
+    /// The whole envelopes `envelopes` (of the seqs `first`, `first + 1`, …) by column, without
+    /// their previous hashes and hashes; nil when one of them would not come back exactly.
+    static func encode(_ envelopes: some Collection<[UInt8]>, first: UInt64) -> [UInt8]? {
+        var ids = ByteWriter(capacity: envelopes.count * 17)
+        var types = ByteWriter(capacity: envelopes.count * 2)
+        var versions = ByteWriter(capacity: envelopes.count)
+        var times = ByteWriter(capacity: envelopes.count * 3)
+        var streams = ByteWriter(capacity: envelopes.count * 2)
+        var keys = ByteWriter(capacity: envelopes.count * 64)
+        var values = ByteWriter(capacity: envelopes.count * 64)
+        var payloads = ByteWriter(capacity: envelopes.count)
+        var hashes = ByteWriter(capacity: envelopes.count * 32)
+        var sizes = ByteWriter(capacity: envelopes.count * 3)
         var lastValues = LastValues<[UInt8]>()
         var previousType: [UInt8]?
         var previousStream: [UInt8]?
         var previousTime: Int64 = 0
         var uuid = [UInt8](repeating: 0, count: IDKeys.compactLength)
-        for row in rows {
-            let ok: Bool? = row.withUnsafeBytes { e -> Bool? in
-                var r = ByteReader(e)
-                guard (try? r.u8()) == Envelope.format, (try? r.u64()) != nil,
-                    let id = try? r.slice(try r.count(limit: 1 << 16)),
-                    let type = try? r.slice(try r.count(limit: 1 << 16)),
-                    let version = try? r.varint(),
-                    let at = try? r.i64(),
-                    let stream = try? r.slice(try r.count(limit: 1 << 16)),
-                    let n = try? r.count(limit: 1 << 16)
-                else { return nil }
-                if uuid.withUnsafeMutableBytes({ IDKeys.compact(id, into: $0) }) {
-                    ids.varint(0)
-                    ids.raw(uuid[1...])
-                } else {
-                    ids.varint(id.count + 1)
-                    ids.raw(id)
-                }
-                Self.put(type, &types, &previousType)
-                versions.varint(version)
-                times.zigzag(at &- previousTime)
-                previousTime = at
-                Self.put(stream, &streams, &previousStream)
-                keys.varint(n)
-                for _ in 0..<n {
-                    guard let key = try? r.slice(try r.count(limit: 1 << 16)), let value = try? r.slice(try r.count(limit: 1 << 16)) else {
-                        return nil
-                    }
-                    keys.varint(key.count)
-                    keys.raw(key)
-                    if lastValues.swap([UInt8](key), [UInt8](value)) {
-                        values.varint(0)
-                    } else {
-                        values.varint(value.count + 1)
-                        values.raw(value)
-                    }
-                }
-                switch try? r.u8() {
-                case 0:
-                    payloads.u8(0)
-                case 1:
-                    guard let hash = try? r.slice(32), let size = try? r.varint() else { return nil }
-                    payloads.u8(1)
-                    hashes.raw(hash)
-                    sizes.varint(size)
-                default:
-                    return nil
-                }
-                return r.isAtEnd
+        for (i, envelope) in envelopes.enumerated() {
+            guard let e = try? envelope.withUnsafeBytes({ try Envelope.decode($0) }), e.seq == first &+ UInt64(i) else { return nil }
+            let id = Array(e.id.utf8)
+            if id.withUnsafeBytes({ utf8 in uuid.withUnsafeMutableBytes { IDKeys.compact(utf8, into: $0) } }) {
+                ids.varint(0)
+                ids.raw(uuid[1...])
+            } else {
+                ids.varint(id.count + 1)
+                ids.raw(id)
             }
-            guard ok == true else { return nil }
+            Self.put(Array(e.type.utf8), &types, &previousType)
+            versions.varint(e.schemaVersion)
+            times.zigzag(e.recordedAt.microseconds &- previousTime)
+            previousTime = e.recordedAt.microseconds
+            Self.put(Array(e.stream.utf8), &streams, &previousStream)
+            keys.varint(e.metadata.count)
+            for m in e.metadata {
+                let (key, value) = (Array(m.key.utf8), Array(m.value.utf8))
+                keys.varint(key.count)
+                keys.raw(key)
+                if lastValues.swap(key, value) {
+                    values.varint(0)
+                } else {
+                    values.varint(value.count + 1)
+                    values.raw(value)
+                }
+            }
+            if let payload = e.payload {
+                payloads.u8(1)
+                hashes.raw(payload.hash)
+                sizes.varint(payload.size)
+            } else {
+                payloads.u8(0)
+            }
         }
         var out = ids
         for column in [types, versions, times, streams, keys, values, payloads, hashes, sizes] { out.raw(column.bytes) }
-        // Only what comes back byte for byte: the hash chain is over the rows as they were.
-        guard let back = try? out.bytes.withUnsafeBytes({ try decode($0, count: rows.count, first: first) }),
-            back.ranges.count == rows.count,
-            zip(back.ranges, rows).allSatisfy({ back.bytes[$0].elementsEqual($1) })
+        // Only what comes back byte for byte (a string that was not UTF-8, a varint longer than
+        // it needs would not): the hash chain is over the envelopes as they were.
+        guard let back = try? out.bytes.withUnsafeBytes({ try decode($0, count: envelopes.count, first: first) }),
+            back.ranges.count == envelopes.count,
+            zip(back.ranges, envelopes).allSatisfy({ back.bytes[$0].elementsEqual($1.dropLast(64)) })
         else { return nil }
         return out.bytes
     }
 
     /// A type or a stream: 0 when it is the envelope before's, else its length + 1 and its bytes.
-    private static func put(_ value: UnsafeRawBufferPointer, _ column: inout ByteWriter, _ previous: inout [UInt8]?) {
-        if let p = previous, p.elementsEqual(value) {
+    private static func put(_ value: [UInt8], _ column: inout ByteWriter, _ previous: inout [UInt8]?) {
+        if value == previous {
             column.varint(0)
         } else {
             column.varint(value.count + 1)
             column.raw(value)
-            previous = [UInt8](value)
+            previous = value
         }
     }
 

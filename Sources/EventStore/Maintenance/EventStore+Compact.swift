@@ -52,16 +52,16 @@ extension EventStore {
             // Positions i·count/runs: no stride a log's repeating pattern of types could share.
             for i in 0..<runs {
                 let first = UInt64(i * count / runs + 1)
-                var rows: [[UInt8]] = []
+                var envelopes: [[UInt8]] = []
                 for seq in first..<min(first + UInt64(run), UInt64(count) + 1) {
-                    // What packing compresses: an envelope without its hashes.
                     guard let plain = try schema.envelope(at: seq, txn), plain.count > 64 else { break }
-                    rows.append([UInt8](plain[0..<(plain.count - 64)]))
+                    envelopes.append([UInt8](plain))
                 }
-                if run > 1, rows.count > 1, let columns = EnvelopeColumns.encode(rows, first: first) {
+                if run > 1, envelopes.count > 1, let columns = EnvelopeColumns.encode(envelopes, first: first) {
                     out.append(columns)
                 } else {
-                    out += rows
+                    // What packing compresses: an envelope without its hashes.
+                    out += envelopes.map { [UInt8]($0.dropLast(64)) }
                 }
             }
             return out
